@@ -1,0 +1,149 @@
+// Parameter structs shared by the CPU reference kernels (kernels/cpu) and the CUDA kernels
+// (kernels/cuda). They are plain data, fully resolved at plan load: every size is concrete, so a
+// kernel does no shape arithmetic beyond indexing. Tensors are dense, row-major, in the layout
+// each struct states. Pointers are never stored here; kernels take them as arguments.
+#pragma once
+
+#include <cstdint>
+
+namespace jetplan::kernels {
+
+constexpr int kMaxRank = 8;
+constexpr int kMaxSpatial = 3;
+constexpr int kMaxConcatInputs = 64;
+
+enum class ActivationKind : uint8_t {
+  kNone = 0,
+  kRelu = 1,
+  kClip = 2,         // clamp(x, alpha, beta)
+  kLeakyRelu = 3,    // x < 0 ? alpha * x : x
+  kSigmoid = 4,
+  kTanh = 5,
+  kHardSigmoid = 6,  // max(0, min(1, alpha * x + beta))
+  kHardSwish = 7,    // x * max(0, min(1, x / 6 + 1 / 2))
+  kSilu = 8,         // x * sigmoid(x)
+  kGelu = 9,         // 0.5 * x * (1 + erf(x / sqrt(2)))
+  kElu = 10,         // x < 0 ? alpha * (exp(x) - 1) : x
+};
+constexpr int kActivationKindCount = 11;
+
+struct Activation {
+  ActivationKind kind = ActivationKind::kNone;
+  float alpha = 0.f;
+  float beta = 0.f;
+};
+
+// y = act(conv(x, w) + bias + residual)
+// x [batch, in_channels, *in_size], w [out_channels, in_channels / groups, *kernel],
+// bias [out_channels] (optional), residual and y [batch, out_channels, *out_size].
+// Padding at the end of each dim is implied by out_size.
+struct ConvParams {
+  int32_t spatial_rank = 2;  // 1..kMaxSpatial
+  int64_t batch = 1;
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t groups = 1;
+  int64_t in_size[kMaxSpatial] = {1, 1, 1};
+  int64_t out_size[kMaxSpatial] = {1, 1, 1};
+  int64_t kernel[kMaxSpatial] = {1, 1, 1};
+  int64_t stride[kMaxSpatial] = {1, 1, 1};
+  int64_t dilation[kMaxSpatial] = {1, 1, 1};
+  int64_t pad_begin[kMaxSpatial] = {0, 0, 0};
+  bool has_bias = false;
+  bool has_residual = false;
+  Activation act;
+};
+
+enum class PoolKind : uint8_t { kMax = 0, kAverage = 1 };
+
+// x [batch, channels, *in_size], y [batch, channels, *out_size]. Window positions in the padding
+// are skipped by max; average divides by the whole window when count_include_pad (padding that
+// lies past the end of the input beyond pad_end never counts), else by the positions inside x.
+struct PoolParams {
+  PoolKind kind = PoolKind::kMax;
+  int32_t spatial_rank = 2;
+  int64_t batch = 1;
+  int64_t channels = 0;
+  int64_t in_size[kMaxSpatial] = {1, 1, 1};
+  int64_t out_size[kMaxSpatial] = {1, 1, 1};
+  int64_t kernel[kMaxSpatial] = {1, 1, 1};
+  int64_t stride[kMaxSpatial] = {1, 1, 1};
+  int64_t dilation[kMaxSpatial] = {1, 1, 1};
+  int64_t pad_begin[kMaxSpatial] = {0, 0, 0};
+  int64_t pad_end[kMaxSpatial] = {0, 0, 0};
+  bool count_include_pad = false;
+};
+
+// For b in [0, batch): y[b] (M x N) = act(alpha * opA(A[b]) * opB(B[b]) + beta * C)
+// A[b] starts at a + b * a_batch_stride and is [M, K] row-major, or [K, M] when trans_a;
+// B[b] starts at b + b * b_batch_stride and is [K, N], or [N, K] when trans_b (stride 0
+// broadcasts one matrix to every batch). y is [batch, M, N] dense.
+// C (optional) element (b, m, n) is c[b * c_stride_batch + m * c_stride_m + n * c_stride_n];
+// zero strides broadcast.
+struct GemmParams {
+  int64_t batch = 1;
+  int64_t M = 0, N = 0, K = 0;
+  bool trans_a = false;
+  bool trans_b = false;
+  float alpha = 1.f;
+  float beta = 1.f;
+  int64_t a_batch_stride = 0;
+  int64_t b_batch_stride = 0;
+  bool has_c = false;
+  int64_t c_stride_batch = 0, c_stride_m = 0, c_stride_n = 0;
+  Activation act;
+};
+
+enum class BinaryOp : uint8_t { kAdd = 0, kSub, kMul, kDiv, kMax, kMin, kPow };
+constexpr int kBinaryOpCount = 7;
+
+// y[i] = act(op(a[i . a_strides], b[i . b_strides])) over the dense output shape out_dims;
+// a stride of 0 broadcasts that dim. Ranks below kMaxRank use leading dims of 1.
+struct BinaryParams {
+  BinaryOp op = BinaryOp::kAdd;
+  int32_t rank = 0;
+  int64_t out_dims[kMaxRank] = {};
+  int64_t a_strides[kMaxRank] = {};
+  int64_t b_strides[kMaxRank] = {};
+  Activation act;
+};
+
+// y[i] = act(x[i]) for i in [0, count).
+struct ActivationParams {
+  int64_t count = 0;
+  Activation act;
+};
+
+// x and y [outer, axis, inner]; softmax (or log-softmax) along the middle dim.
+struct SoftmaxParams {
+  int64_t outer = 1;
+  int64_t axis = 1;
+  int64_t inner = 1;
+  bool log = false;
+};
+
+// x and y [batch, channels, spatial]; per-channel scale, bias, mean, var.
+// y = scale * (x - mean) / sqrt(var + epsilon) + bias
+struct BatchNormParams {
+  int64_t batch = 1;
+  int64_t channels = 0;
+  int64_t spatial = 1;
+  float epsilon = 1e-5f;
+};
+
+// Inputs viewed as [outer, axis_len[i], inner] elements of elem_bytes each, written side by side
+// into y [outer, sum(axis_len), inner].
+struct ConcatParams {
+  int64_t outer = 1;
+  int64_t inner = 1;
+  int64_t elem_bytes = 4;
+  int32_t num_inputs = 0;
+  int64_t axis_len[kMaxConcatInputs] = {};
+};
+
+// A byte copy (Reshape, Flatten, Identity).
+struct CopyParams {
+  int64_t bytes = 0;
+};
+
+}  // namespace jetplan::kernels

@@ -1,0 +1,156 @@
+/* jetplan runtime C API.
+ *
+ * A plan (.jplan) is produced offline by jetplan-convert. At run time:
+ *   jp_plan_load_file / jp_plan_load_buffer  -> verifies the whole plan (untrusted input)
+ *   jp_context_create                        -> binds the plan to a backend and an arena
+ *   jp_context_set_input / jp_context_run / jp_context_get_output
+ *   jp_context_destroy, jp_plan_destroy
+ *
+ * Errors: every fallible call returns a jp_status; jp_status_string names it, and the detail
+ * (which tensor, which step, which offset) goes to the log callback and to jp_last_error(),
+ * a per-thread copy of the last detailed message. The library never aborts, never prints on its
+ * own and allocates nothing during jp_context_run.
+ *
+ * Ownership: a jp_plan must outlive every context created from it. Pointers returned by the
+ * library (names, output data) stay valid until the owning plan or context is destroyed.
+ * Thread safety: distinct contexts may run concurrently; one context is used by one thread at a
+ * time. A plan is immutable after load and may be shared.
+ */
+#ifndef JETPLAN_JETPLAN_H_
+#define JETPLAN_JETPLAN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define JP_API
+#else
+#define JP_API __attribute__((visibility("default")))
+#endif
+
+#if defined(__cplusplus) && __cplusplus >= 201703L
+#define JP_NODISCARD [[nodiscard]]
+#elif defined(__GNUC__)
+#define JP_NODISCARD __attribute__((warn_unused_result))
+#else
+#define JP_NODISCARD
+#endif
+
+#define JP_VERSION_MAJOR 0
+#define JP_VERSION_MINOR 1
+#define JP_VERSION_PATCH 0
+/* The plan schema version this runtime reads (schemas/plan.fbs). */
+#define JP_SCHEMA_VERSION 1
+#define JP_MAX_RANK 8
+
+typedef enum jp_status {
+  JP_OK = 0,
+  JP_ERROR_INVALID_ARGUMENT = 1, /* a null pointer, an index out of range, a wrong size */
+  JP_ERROR_IO = 2,               /* a file could not be opened or read */
+  JP_ERROR_INVALID_PLAN = 3,     /* not a jetplan plan, truncated, corrupt or inconsistent */
+  JP_ERROR_VERSION_MISMATCH = 4, /* a plan of a schema version this runtime does not read */
+  JP_ERROR_UNSUPPORTED = 5,      /* a valid plan this runtime or device cannot run */
+  JP_ERROR_OUT_OF_MEMORY = 6,
+  JP_ERROR_SHAPE_MISMATCH = 7,   /* an input of the wrong size */
+  JP_ERROR_NOT_FOUND = 8,        /* no input or output of that name */
+  JP_ERROR_DEVICE = 9,           /* no usable GPU, or a driver error */
+  JP_ERROR_INTERNAL = 10
+} jp_status;
+
+typedef enum jp_dtype {
+  JP_FLOAT32 = 0,
+  JP_FLOAT16 = 1,
+  JP_INT8 = 2,
+  JP_UINT8 = 3,
+  JP_INT32 = 4,
+  JP_INT64 = 5,
+  JP_BOOL = 6
+} jp_dtype;
+
+typedef enum jp_log_level { JP_LOG_ERROR = 0, JP_LOG_WARNING = 1, JP_LOG_INFO = 2 } jp_log_level;
+
+typedef enum jp_backend { JP_BACKEND_CPU = 0, JP_BACKEND_CUDA = 1 } jp_backend;
+
+typedef struct jp_plan jp_plan;
+typedef struct jp_context jp_context;
+
+typedef struct jp_tensor_desc {
+  const char* name; /* owned by the plan */
+  jp_dtype dtype;
+  int32_t rank;
+  int64_t dims[JP_MAX_RANK];
+  size_t bytes;
+} jp_tensor_desc;
+
+/* Called for every error and warning, from the thread that hit it. msg is valid during the call. */
+typedef void (*jp_log_fn)(void* user, jp_log_level level, const char* msg);
+
+/* Process-wide log callback; NULL turns logging off (the default). */
+JP_API void jp_set_log_callback(jp_log_fn fn, void* user);
+JP_API const char* jp_status_string(jp_status status);
+/* The detailed message of the last error on this thread ("" if none). */
+JP_API const char* jp_last_error(void);
+JP_API const char* jp_version_string(void);
+
+/* ---- plans ---- */
+
+/* The plan keeps its own copy of the file. */
+JP_NODISCARD JP_API jp_status jp_plan_load_file(const char* path, jp_plan** out);
+
+/* Load flags for jp_plan_load_buffer. */
+#define JP_LOAD_COPY 0u   /* copy the bytes; the caller's buffer may be freed after the call */
+#define JP_LOAD_BORROW 1u /* use the caller's buffer in place (e.g. a plan in flash): it must be
+                             256-byte aligned and outlive the plan */
+JP_NODISCARD JP_API jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags,
+                                                  jp_plan** out);
+JP_API void jp_plan_destroy(jp_plan* plan);
+
+JP_API int32_t jp_plan_num_inputs(const jp_plan* plan);
+JP_API int32_t jp_plan_num_outputs(const jp_plan* plan);
+JP_NODISCARD JP_API jp_status jp_plan_input_desc(const jp_plan* plan, int32_t index,
+                                                 jp_tensor_desc* out);
+JP_NODISCARD JP_API jp_status jp_plan_output_desc(const jp_plan* plan, int32_t index,
+                                                  jp_tensor_desc* out);
+JP_NODISCARD JP_API jp_status jp_plan_find_input(const jp_plan* plan, const char* name,
+                                                 int32_t* index);
+JP_NODISCARD JP_API jp_status jp_plan_find_output(const jp_plan* plan, const char* name,
+                                                  int32_t* index);
+/* Bytes of the activation arena a context of this plan needs, and its required alignment. */
+JP_API size_t jp_plan_arena_bytes(const jp_plan* plan);
+JP_API size_t jp_plan_arena_alignment(const jp_plan* plan);
+JP_API jp_backend jp_plan_backend(const jp_plan* plan);
+JP_API int32_t jp_plan_num_steps(const jp_plan* plan);
+
+/* ---- contexts ---- */
+
+typedef struct jp_context_options {
+  /* Optional caller-owned arena of at least jp_plan_arena_bytes bytes, aligned to
+     jp_plan_arena_alignment; it must outlive the context. NULL: the context allocates it. */
+  void* arena;
+  size_t arena_bytes;
+} jp_context_options;
+
+/* options may be NULL. Allocates the arena and input/output buffers; nothing after this. */
+JP_NODISCARD JP_API jp_status jp_context_create(const jp_plan* plan,
+                                                const jp_context_options* options,
+                                                jp_context** out);
+JP_API void jp_context_destroy(jp_context* ctx);
+
+/* Copies bytes into input `index`; bytes must equal the input's size. */
+JP_NODISCARD JP_API jp_status jp_context_set_input(jp_context* ctx, int32_t index,
+                                                   const void* data, size_t bytes);
+/* Runs every step; returns when the outputs are ready. */
+JP_NODISCARD JP_API jp_status jp_context_run(jp_context* ctx);
+/* Output `index`: *data stays valid (and is overwritten by the next run) until the context dies. */
+JP_NODISCARD JP_API jp_status jp_context_get_output(const jp_context* ctx, int32_t index,
+                                                    const void** data, size_t* bytes);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* JETPLAN_JETPLAN_H_ */

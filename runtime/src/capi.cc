@@ -1,0 +1,235 @@
+// The C API: argument checks, ownership and the translation to the C++ core.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/src/context.h"
+#include "runtime/src/plan.h"
+
+using jetplan::rt::fail;
+using jetplan::rt::Status;
+
+namespace {
+
+Status finish_load(jp_plan* plan, jp_plan** out) {
+  const Status status = jetplan::rt::load_plan(plan);
+  if (status != JP_OK) {
+    delete plan;
+    return status;
+  }
+  *out = plan;
+  return JP_OK;
+}
+
+Status describe(const jp_plan* plan, const jetplan::rt::Array<jetplan::rt::BindingInfo>& list,
+                const char* what, int32_t index, jp_tensor_desc* out) {
+  if (plan == nullptr || out == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "%s description: null plan or output", what);
+  }
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "%s index %d is out of range (the plan has %zu)",
+                what, index, list.size());
+  }
+  const jetplan::rt::TensorInfo& t = plan->tensors[list[static_cast<size_t>(index)].tensor];
+  std::memset(out, 0, sizeof(*out));
+  out->name = list[static_cast<size_t>(index)].name;
+  out->dtype = static_cast<jp_dtype>(t.dtype);
+  out->rank = t.rank;
+  for (int32_t d = 0; d < t.rank; ++d) out->dims[d] = t.dims[d];
+  out->bytes = t.bytes;
+  return JP_OK;
+}
+
+Status find(const jetplan::rt::Array<jetplan::rt::BindingInfo>& list, const char* what,
+            const char* name, int32_t* index) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (std::strcmp(list[i].name, name) == 0) {
+      *index = static_cast<int32_t>(i);
+      return JP_OK;
+    }
+  }
+  return fail(JP_ERROR_NOT_FOUND, "the plan has no %s named '%s'", what, name);
+}
+
+}  // namespace
+
+static_assert(static_cast<int>(jetplan::fb::DType::Float32) == JP_FLOAT32 &&
+                  static_cast<int>(jetplan::fb::DType::Float16) == JP_FLOAT16 &&
+                  static_cast<int>(jetplan::fb::DType::Int8) == JP_INT8 &&
+                  static_cast<int>(jetplan::fb::DType::UInt8) == JP_UINT8 &&
+                  static_cast<int>(jetplan::fb::DType::Int32) == JP_INT32 &&
+                  static_cast<int>(jetplan::fb::DType::Int64) == JP_INT64 &&
+                  static_cast<int>(jetplan::fb::DType::Bool) == JP_BOOL &&
+                  static_cast<int>(jetplan::fb::DType::MAX) == JP_BOOL,
+              "jp_dtype must mirror fb::DType");
+
+extern "C" {
+
+jp_status jp_plan_load_file(const char* path, jp_plan** out) {
+  if (path == nullptr || out == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_load_file: null path or output");
+  }
+  *out = nullptr;
+  FILE* file = std::fopen(path, "rb");
+  if (file == nullptr) return fail(JP_ERROR_IO, "cannot open plan file '%s'", path);
+  long size = -1;
+  if (std::fseek(file, 0, SEEK_END) == 0) size = std::ftell(file);
+  if (size < 0 || std::fseek(file, 0, SEEK_SET) != 0) {
+    std::fclose(file);
+    return fail(JP_ERROR_IO, "cannot read plan file '%s'", path);
+  }
+  jp_plan* plan = new (std::nothrow) jp_plan();
+  if (plan == nullptr) {
+    std::fclose(file);
+    return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", path);
+  }
+  const size_t bytes = static_cast<size_t>(size);
+  // One spare byte so that an empty file still gets a buffer.
+  plan->owned = jetplan::rt::aligned_alloc_bytes(bytes + 1, jetplan::rt::kWeightAlignment);
+  if (plan->owned == nullptr) {
+    std::fclose(file);
+    delete plan;
+    return fail(JP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for plan '%s'", bytes, path);
+  }
+  const size_t read = std::fread(plan->owned, 1, bytes, file);
+  std::fclose(file);
+  if (read != bytes) {
+    delete plan;
+    return fail(JP_ERROR_IO, "short read of plan file '%s' (%zu of %zu bytes)", path, read,
+                bytes);
+  }
+  plan->data = static_cast<const uint8_t*>(plan->owned);
+  plan->size = bytes;
+  return finish_load(plan, out);
+}
+
+jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags, jp_plan** out) {
+  if (out == nullptr || (data == nullptr && size != 0)) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_load_buffer: null buffer or output");
+  }
+  *out = nullptr;
+  if (flags != JP_LOAD_COPY && flags != JP_LOAD_BORROW) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_load_buffer: unknown flags 0x%x", flags);
+  }
+  jp_plan* plan = new (std::nothrow) jp_plan();
+  if (plan == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory loading a plan");
+  if (flags == JP_LOAD_BORROW) {
+    if (reinterpret_cast<uintptr_t>(data) % jetplan::rt::kWeightAlignment != 0) {
+      delete plan;
+      return fail(JP_ERROR_INVALID_ARGUMENT,
+                  "a borrowed plan buffer must be 256-byte aligned (weights are used in place)");
+    }
+    plan->data = static_cast<const uint8_t*>(data);
+  } else {
+    plan->owned = jetplan::rt::aligned_alloc_bytes(size + 1, jetplan::rt::kWeightAlignment);
+    if (plan->owned == nullptr) {
+      delete plan;
+      return fail(JP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a plan", size);
+    }
+    if (size != 0) std::memcpy(plan->owned, data, size);
+    plan->data = static_cast<const uint8_t*>(plan->owned);
+  }
+  plan->size = size;
+  return finish_load(plan, out);
+}
+
+void jp_plan_destroy(jp_plan* plan) { delete plan; }
+
+int32_t jp_plan_num_inputs(const jp_plan* plan) {
+  return plan ? static_cast<int32_t>(plan->inputs.size()) : 0;
+}
+
+int32_t jp_plan_num_outputs(const jp_plan* plan) {
+  return plan ? static_cast<int32_t>(plan->outputs.size()) : 0;
+}
+
+jp_status jp_plan_input_desc(const jp_plan* plan, int32_t index, jp_tensor_desc* out) {
+  if (plan == nullptr) return fail(JP_ERROR_INVALID_ARGUMENT, "input description: null plan");
+  return describe(plan, plan->inputs, "input", index, out);
+}
+
+jp_status jp_plan_output_desc(const jp_plan* plan, int32_t index, jp_tensor_desc* out) {
+  if (plan == nullptr) return fail(JP_ERROR_INVALID_ARGUMENT, "output description: null plan");
+  return describe(plan, plan->outputs, "output", index, out);
+}
+
+jp_status jp_plan_find_input(const jp_plan* plan, const char* name, int32_t* index) {
+  if (plan == nullptr || name == nullptr || index == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_find_input: null argument");
+  }
+  return find(plan->inputs, "input", name, index);
+}
+
+jp_status jp_plan_find_output(const jp_plan* plan, const char* name, int32_t* index) {
+  if (plan == nullptr || name == nullptr || index == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_find_output: null argument");
+  }
+  return find(plan->outputs, "output", name, index);
+}
+
+size_t jp_plan_arena_bytes(const jp_plan* plan) { return plan ? plan->arena_bytes : 0; }
+size_t jp_plan_arena_alignment(const jp_plan* plan) { return plan ? plan->arena_alignment : 0; }
+jp_backend jp_plan_backend(const jp_plan* plan) { return plan ? plan->backend : JP_BACKEND_CPU; }
+int32_t jp_plan_num_steps(const jp_plan* plan) {
+  return plan ? static_cast<int32_t>(plan->steps.size()) : 0;
+}
+
+jp_status jp_context_create(const jp_plan* plan, const jp_context_options* options,
+                            jp_context** out) {
+  if (plan == nullptr || out == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_create: null plan or output");
+  }
+  *out = nullptr;
+  jp_context* ctx = new (std::nothrow) jp_context();
+  if (ctx == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for a context");
+  const Status status = jetplan::rt::create_context(*plan, options, ctx);
+  if (status != JP_OK) {
+    delete ctx;
+    return status;
+  }
+  *out = ctx;
+  return JP_OK;
+}
+
+void jp_context_destroy(jp_context* ctx) { delete ctx; }
+
+jp_status jp_context_set_input(jp_context* ctx, int32_t index, const void* data, size_t bytes) {
+  if (ctx == nullptr || data == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_set_input: null context or data");
+  }
+  const jp_plan& plan = *ctx->plan;
+  if (index < 0 || static_cast<size_t>(index) >= plan.inputs.size()) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "input index %d is out of range (the plan has %zu)",
+                index, plan.inputs.size());
+  }
+  const jetplan::rt::BindingInfo& input = plan.inputs[static_cast<size_t>(index)];
+  const jetplan::rt::TensorInfo& t = plan.tensors[input.tensor];
+  if (bytes != t.bytes) {
+    return fail(JP_ERROR_SHAPE_MISMATCH, "input '%s' takes %" PRIu64 " bytes, got %zu",
+                input.name, t.bytes, bytes);
+  }
+  std::memcpy(ctx->input_data[static_cast<size_t>(index)], data, bytes);
+  return JP_OK;
+}
+
+jp_status jp_context_run(jp_context* ctx) {
+  if (ctx == nullptr) return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_run: null context");
+  return jetplan::rt::run_context(ctx);
+}
+
+jp_status jp_context_get_output(const jp_context* ctx, int32_t index, const void** data,
+                                size_t* bytes) {
+  if (ctx == nullptr || data == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_get_output: null context or data");
+  }
+  const jp_plan& plan = *ctx->plan;
+  if (index < 0 || static_cast<size_t>(index) >= plan.outputs.size()) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "output index %d is out of range (the plan has %zu)",
+                index, plan.outputs.size());
+  }
+  *data = ctx->output_data[static_cast<size_t>(index)];
+  if (bytes != nullptr) *bytes = plan.tensors[plan.outputs[static_cast<size_t>(index)].tensor].bytes;
+  return JP_OK;
+}
+
+}  // extern "C"

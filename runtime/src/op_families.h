@@ -1,0 +1,46 @@
+// The registry of op families: one row per fb::OpFamily value, in enum order (checked at compile
+// time in op_families.cc). A row says which params table the step must carry, how load turns it
+// into kernel parameters (checking every shape against the tensors, since a plan is untrusted)
+// and which CPU kernel runs it.
+#pragma once
+
+#include "runtime/src/plan.h"
+
+namespace jetplan::rt {
+
+using PrepareFn = Status (*)(const jp_plan& plan, const fb::Step& step, PreparedStep* out);
+
+struct OpFamilyEntry {
+  fb::OpFamily op;
+  fb::StepParams params_type;
+  const char* name;
+  PrepareFn prepare;
+  RunCpuFn run_cpu;
+};
+
+// Null when `op` is not a value this runtime knows.
+const OpFamilyEntry* find_op_family(fb::OpFamily op);
+
+// Prepare functions (prepare.cc).
+Status prepare_conv(const jp_plan&, const fb::Step&, PreparedStep*);
+Status prepare_pool(const jp_plan&, const fb::Step&, PreparedStep*);
+Status prepare_gemm(const jp_plan&, const fb::Step&, PreparedStep*);
+Status prepare_binary(const jp_plan&, const fb::Step&, PreparedStep*);
+Status prepare_activation(const jp_plan&, const fb::Step&, PreparedStep*);
+Status prepare_softmax(const jp_plan&, const fb::Step&, PreparedStep*);
+Status prepare_batch_norm(const jp_plan&, const fb::Step&, PreparedStep*);
+Status prepare_concat(const jp_plan&, const fb::Step&, PreparedStep*);
+Status prepare_copy(const jp_plan&, const fb::Step&, PreparedStep*);
+
+// CPU kernels behind each family (backend_cpu.cc).
+void run_conv_cpu(const PreparedStep&, void* const*);
+void run_pool_cpu(const PreparedStep&, void* const*);
+void run_gemm_cpu(const PreparedStep&, void* const*);
+void run_binary_cpu(const PreparedStep&, void* const*);
+void run_activation_cpu(const PreparedStep&, void* const*);
+void run_softmax_cpu(const PreparedStep&, void* const*);
+void run_batch_norm_cpu(const PreparedStep&, void* const*);
+void run_concat_cpu(const PreparedStep&, void* const*);
+void run_copy_cpu(const PreparedStep&, void* const*);
+
+}  // namespace jetplan::rt

@@ -1,0 +1,92 @@
+// A loaded, verified plan: the FlatBuffer plus tables resolved from it at load (tensor shapes and
+// storage, bindings, and every step's kernel parameters), so that run does no parsing and no
+// checking. Everything here is immutable after jp_plan_load_* returns.
+#pragma once
+
+#include <cstdint>
+
+#include "jetplan/jetplan.h"
+#include "jetplan/plan_generated.h"
+#include "kernels/params.h"
+#include "runtime/src/memory.h"
+#include "runtime/src/status.h"
+
+namespace jetplan::rt {
+
+constexpr int kMaxRank = kernels::kMaxRank;
+constexpr uint64_t kWeightAlignment = 256;
+
+struct TensorInfo {
+  const char* name;  // into the plan buffer (FlatBuffers strings are NUL-terminated)
+  fb::Storage storage;
+  fb::DType dtype;
+  int32_t rank;
+  int64_t dims[kMaxRank];
+  uint64_t elements;
+  uint64_t offset;    // into the arena or the weights, by storage
+  uint64_t bytes;
+  int32_t binding;    // Binding storage: index into inputs or outputs (is_output says which)
+  bool is_output;
+};
+
+// Kernel parameters of one step, resolved at load. The member in use is named by the step's op.
+union KernelParams {
+  KernelParams() : copy() {}
+  kernels::ConvParams conv;
+  kernels::PoolParams pool;
+  kernels::GemmParams gemm;
+  kernels::BinaryParams binary;
+  kernels::ActivationParams activation;
+  kernels::SoftmaxParams softmax;
+  kernels::BatchNormParams batch_norm;
+  kernels::ConcatParams concat;
+  kernels::CopyParams copy;
+};
+
+struct PreparedStep;
+// tensors: one pointer per plan tensor, resolved when the context was created.
+using RunCpuFn = void (*)(const PreparedStep& step, void* const* tensors);
+
+struct PreparedStep {
+  fb::OpFamily op;
+  RunCpuFn run_cpu;                              // the family's CPU kernel, chosen at load
+  const char* name;                              // into the plan buffer
+  const flatbuffers::Vector<uint32_t>* inputs;   // verified tensor indices
+  const flatbuffers::Vector<uint32_t>* outputs;
+  KernelParams params;
+};
+
+struct BindingInfo {
+  const char* name;
+  uint32_t tensor;
+};
+
+size_t dtype_size(fb::DType dtype);
+
+}  // namespace jetplan::rt
+
+struct jp_plan {
+  void* owned = nullptr;             // our copy of the plan bytes (null when borrowed)
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  const jetplan::fb::Plan* fb = nullptr;
+  jp_backend backend = JP_BACKEND_CPU;
+  const uint8_t* weights = nullptr;  // 256-byte aligned, may be null when there are none
+  uint64_t weights_bytes = 0;
+  uint64_t arena_bytes = 0;
+  uint64_t arena_alignment = 256;
+  jetplan::rt::Array<jetplan::rt::TensorInfo> tensors;
+  jetplan::rt::Array<jetplan::rt::BindingInfo> inputs;
+  jetplan::rt::Array<jetplan::rt::BindingInfo> outputs;
+  jetplan::rt::Array<jetplan::rt::PreparedStep> steps;
+
+  ~jp_plan() { jetplan::rt::aligned_free(owned); }
+};
+
+namespace jetplan::rt {
+
+// Verifies `plan->data/size` (set by the caller) and fills the rest of `plan`. On failure the
+// plan is left for the caller to destroy.
+[[nodiscard]] Status load_plan(jp_plan* plan);
+
+}  // namespace jetplan::rt

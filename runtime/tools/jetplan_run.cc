@@ -1,0 +1,319 @@
+// jetplan-run: loads a plan, feeds it inputs (files or seeded random data), runs it, prints an
+// output summary and latency figures. It uses the public C API only, as a user's program would.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "input_files.h"
+#include "jetplan/jetplan.h"
+#include "npy.h"
+
+namespace {
+
+using jetplan::tools::dtype_name;
+using jetplan::tools::shape_string;
+
+struct Options {
+  std::string plan;
+  std::vector<std::string> inputs;  // NAME=FILE or FILE
+  int warmup = 10;
+  int iterations = 100;
+  double duration_s = 0;
+  std::string save_dir;
+  std::string json_path;
+  uint32_t seed = 0;
+};
+
+void usage(FILE* out) {
+  std::fprintf(out,
+      "usage: jetplan-run PLAN.jplan [options]\n"
+      "  --input NAME=FILE   input from FILE (.npy, .png/.jpg/.bmp image, or raw bytes);\n"
+      "  --input FILE        without NAME, files fill the inputs in order; others are random\n"
+      "  --warmup N          untimed runs first (default 10)\n"
+      "  --iterations N      timed runs (default 100)\n"
+      "  --duration SECONDS  time runs for this long instead of a fixed count\n"
+      "  --seed N            seed of the random inputs (default 0)\n"
+      "  --save-outputs DIR  write every output as DIR/<name>.npy\n"
+      "  --json FILE         write the latency figures as JSON\n");
+}
+
+// Released by die() too, so that an error exit leaks nothing.
+jp_plan* g_plan = nullptr;
+jp_context* g_ctx = nullptr;
+
+void release() {
+  jp_context_destroy(g_ctx);
+  jp_plan_destroy(g_plan);
+  g_ctx = nullptr;
+  g_plan = nullptr;
+}
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "jetplan-run: error: %s\n", message.c_str());
+  release();
+  std::exit(1);
+}
+
+void check(jp_status status) {
+  if (status != JP_OK) {
+    const char* detail = jp_last_error();
+    die(std::string(jp_status_string(status)) + (detail[0] ? ": " : "") + detail);
+  }
+}
+
+bool parse_int(const char* text, long min, long max, long* out) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "jetplan-run: %s needs a value\n", arg.c_str());
+        usage(stderr);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    auto int_value = [&](long min, long max) {
+      const char* text = value();
+      long v = 0;
+      if (!parse_int(text, min, max, &v)) {
+        std::fprintf(stderr, "jetplan-run: %s: '%s' is not an integer in [%ld, %ld]\n",
+                     arg.c_str(), text, min, max);
+        std::exit(2);
+      }
+      return v;
+    };
+    if (arg == "-h" || arg == "--help") {
+      usage(stdout);
+      std::exit(0);
+    } else if (arg == "--input") {
+      o.inputs.push_back(value());
+    } else if (arg == "--warmup") {
+      o.warmup = static_cast<int>(int_value(0, 1000000));
+    } else if (arg == "--iterations") {
+      o.iterations = static_cast<int>(int_value(1, 100000000));
+    } else if (arg == "--duration") {
+      const char* text = value();
+      o.duration_s = std::atof(text);
+      if (!(o.duration_s > 0)) {
+        std::fprintf(stderr, "jetplan-run: --duration: '%s' is not a positive number\n", text);
+        std::exit(2);
+      }
+    } else if (arg == "--seed") {
+      o.seed = static_cast<uint32_t>(int_value(0, 0xffffffffL));
+    } else if (arg == "--save-outputs") {
+      o.save_dir = value();
+    } else if (arg == "--json") {
+      o.json_path = value();
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "jetplan-run: unknown option '%s'\n", arg.c_str());
+      usage(stderr);
+      std::exit(2);
+    } else if (o.plan.empty()) {
+      o.plan = arg;
+    } else {
+      std::fprintf(stderr, "jetplan-run: more than one plan given ('%s')\n", arg.c_str());
+      std::exit(2);
+    }
+  }
+  if (o.plan.empty()) {
+    usage(stderr);
+    std::exit(2);
+  }
+  return o;
+}
+
+std::vector<uint8_t> random_input(const jp_tensor_desc& d, std::mt19937* rng) {
+  std::vector<uint8_t> bytes(d.bytes);
+  if (d.dtype == JP_FLOAT32) {
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    std::vector<float> values(d.bytes / 4);
+    for (float& v : values) v = dist(*rng);
+    std::memcpy(bytes.data(), values.data(), d.bytes);
+  } else {
+    // Integer and boolean inputs get small non-negative values, valid as indices and flags.
+    // Little-endian: the value goes in each element's low byte, the rest stay zero.
+    std::uniform_int_distribution<int> dist(0, d.dtype == JP_BOOL ? 1 : 9);
+    size_t elements = 1;
+    for (int32_t i = 0; i < d.rank; ++i) elements *= static_cast<size_t>(d.dims[i]);
+    const size_t elem = d.bytes / elements;
+    for (size_t i = 0; i < bytes.size(); i += elem) bytes[i] = static_cast<uint8_t>(dist(*rng));
+  }
+  return bytes;
+}
+
+std::string safe_file_name(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') c = '_';
+  }
+  return out.empty() ? "output" : out;
+}
+
+void print_output(const jp_tensor_desc& d, const void* data) {
+  std::printf("output '%s': %s %s", d.name, shape_string(d.dims, d.rank).c_str(),
+              dtype_name(d.dtype));
+  if (d.dtype != JP_FLOAT32) {
+    std::printf("\n");
+    return;
+  }
+  const float* v = static_cast<const float*>(data);
+  const size_t n = d.bytes / 4;
+  double sum = 0;
+  float lo = v[0], hi = v[0];
+  size_t argmax = 0;
+  size_t nonfinite = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i])) ++nonfinite;
+    sum += v[i];
+    lo = std::min(lo, v[i]);
+    if (v[i] > hi) {
+      hi = v[i];
+      argmax = i;
+    }
+  }
+  std::printf("  min %.6g  max %.6g (at %zu)  mean %.6g", lo, hi, argmax, sum / n);
+  if (nonfinite) std::printf("  NON-FINITE: %zu", nonfinite);
+  std::printf("\n    first:");
+  for (size_t i = 0; i < std::min<size_t>(n, 6); ++i) std::printf(" %.6g", v[i]);
+  std::printf("\n");
+}
+
+double percentile(const std::vector<double>& sorted, double p) {
+  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(rank);
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+
+  check(jp_plan_load_file(opt.plan.c_str(), &g_plan));
+  const jp_plan* plan = g_plan;
+  const int32_t num_inputs = jp_plan_num_inputs(plan);
+  const int32_t num_outputs = jp_plan_num_outputs(plan);
+  std::printf("plan %s: %d inputs, %d outputs, %d steps, arena %zu bytes, backend %s\n",
+              opt.plan.c_str(), num_inputs, num_outputs, jp_plan_num_steps(plan),
+              jp_plan_arena_bytes(plan), jp_plan_backend(plan) == JP_BACKEND_CPU ? "cpu" : "cuda");
+
+  check(jp_context_create(plan, nullptr, &g_ctx));
+  jp_context* ctx = g_ctx;
+
+  // Inputs: named files, then positional files in order, then seeded random data.
+  std::vector<std::string> files(static_cast<size_t>(num_inputs));
+  int32_t next_positional = 0;
+  for (const std::string& spec : opt.inputs) {
+    const size_t eq = spec.find('=');
+    int32_t index = -1;
+    std::string path = spec;
+    if (eq != std::string::npos) {
+      const std::string name = spec.substr(0, eq);
+      path = spec.substr(eq + 1);
+      if (jp_plan_find_input(plan, name.c_str(), &index) != JP_OK) {
+        die("--input " + spec + ": the plan has no input named '" + name + "'");
+      }
+    } else {
+      while (next_positional < num_inputs && !files[next_positional].empty()) ++next_positional;
+      if (next_positional >= num_inputs) {
+        die("--input " + spec + ": more input files than the plan's " +
+            std::to_string(num_inputs) + " inputs");
+      }
+      index = next_positional++;
+    }
+    files[static_cast<size_t>(index)] = path;
+  }
+  std::mt19937 rng(opt.seed);
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    jp_tensor_desc desc;
+    check(jp_plan_input_desc(plan, i, &desc));
+    std::vector<uint8_t> bytes;
+    std::string source = "random (seed " + std::to_string(opt.seed) + ")";
+    if (!files[i].empty()) {
+      std::string error;
+      if (!jetplan::tools::load_input_file(files[i], desc, &bytes, &error)) die(error);
+      source = files[i];
+    } else {
+      bytes = random_input(desc, &rng);
+    }
+    std::printf("input '%s': %s %s from %s\n", desc.name, shape_string(desc.dims, desc.rank).c_str(),
+                dtype_name(desc.dtype), source.c_str());
+    check(jp_context_set_input(ctx, i, bytes.data(), bytes.size()));
+  }
+
+  for (int i = 0; i < opt.warmup; ++i) check(jp_context_run(ctx));
+  std::vector<double> ms;
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  for (int i = 0;; ++i) {
+    if (opt.duration_s > 0) {
+      if (std::chrono::duration<double>(clock::now() - start).count() >= opt.duration_s && i > 0)
+        break;
+    } else if (i >= opt.iterations) {
+      break;
+    }
+    const auto t0 = clock::now();
+    check(jp_context_run(ctx));
+    ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+  }
+  if (ms.empty()) check(jp_context_run(ctx));  // --iterations 0 is refused; keep outputs valid
+
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    jp_tensor_desc desc;
+    check(jp_plan_output_desc(plan, i, &desc));
+    const void* data = nullptr;
+    size_t bytes = 0;
+    check(jp_context_get_output(ctx, i, &data, &bytes));
+    print_output(desc, data);
+    if (!opt.save_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(opt.save_dir, ec);
+      const std::string path = opt.save_dir + "/" + safe_file_name(desc.name) + ".npy";
+      std::string error;
+      std::vector<int64_t> shape(desc.dims, desc.dims + desc.rank);
+      if (!jetplan::tools::write_npy(path, jetplan::tools::npy_descr(desc.dtype), shape, data,
+                                     bytes, &error)) {
+        die(error);
+      }
+    }
+  }
+
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double total = 0;
+  for (double v : ms) total += v;
+  const double median = percentile(sorted, 50), p90 = percentile(sorted, 90),
+               p99 = percentile(sorted, 99), mean = total / static_cast<double>(ms.size());
+  std::printf("latency over %zu runs after %d warm-up (host wall clock, ms): median %.4f  p90 %.4f"
+              "  p99 %.4f  max %.4f  mean %.4f  throughput %.1f runs/s\n",
+              ms.size(), opt.warmup, median, p90, p99, sorted.back(), mean, 1000.0 / mean);
+  if (!opt.json_path.empty()) {
+    std::ofstream json(opt.json_path);
+    json << "{\"plan\": \"" << opt.plan << "\", \"warmup\": " << opt.warmup
+         << ", \"iterations\": " << ms.size() << ", \"median_ms\": " << median
+         << ", \"p90_ms\": " << p90 << ", \"p99_ms\": " << p99 << ", \"max_ms\": " << sorted.back()
+         << ", \"mean_ms\": " << mean << "}\n";
+    if (!json) die("cannot write '" + opt.json_path + "'");
+  }
+
+  release();
+  return 0;
+}

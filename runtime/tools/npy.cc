@@ -1,0 +1,121 @@
+#include "npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace jetplan::tools {
+namespace {
+
+// Finds `'key':` in the header dict and returns the text after it.
+bool find_value(const std::string& header, const std::string& key, size_t* pos) {
+  const size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos) return false;
+  const size_t colon = header.find(':', at);
+  if (colon == std::string::npos) return false;
+  *pos = colon + 1;
+  while (*pos < header.size() && header[*pos] == ' ') ++*pos;
+  return *pos < header.size();
+}
+
+}  // namespace
+
+bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    *error = "cannot open '" + path + "'";
+    return false;
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                             std::istreambuf_iterator<char>());
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
+    *error = "'" + path + "' is not a .npy file";
+    return false;
+  }
+  const uint8_t major = bytes[6];
+  size_t header_len = 0, header_start = 0;
+  if (major == 1) {
+    header_len = bytes[8] | (bytes[9] << 8);
+    header_start = 10;
+  } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
+    header_len = bytes[8] | (bytes[9] << 8) | (bytes[10] << 16) |
+                 (static_cast<size_t>(bytes[11]) << 24);
+    header_start = 12;
+  } else {
+    *error = "'" + path + "': unsupported .npy version " + std::to_string(major);
+    return false;
+  }
+  if (header_start + header_len > bytes.size()) {
+    *error = "'" + path + "': truncated .npy header";
+    return false;
+  }
+  const std::string header(bytes.begin() + header_start,
+                           bytes.begin() + header_start + header_len);
+  size_t pos = 0;
+  if (!find_value(header, "descr", &pos) || header[pos] != '\'') {
+    *error = "'" + path + "': .npy header has no descr";
+    return false;
+  }
+  const size_t end = header.find('\'', pos + 1);
+  out->dtype = header.substr(pos + 1, end - pos - 1);
+  if (!find_value(header, "fortran_order", &pos) || header.compare(pos, 5, "False") != 0) {
+    *error = "'" + path + "': only C-order .npy arrays are supported";
+    return false;
+  }
+  if (!find_value(header, "shape", &pos) || header[pos] != '(') {
+    *error = "'" + path + "': .npy header has no shape";
+    return false;
+  }
+  out->shape.clear();
+  const size_t close = header.find(')', pos);
+  std::string dims = header.substr(pos + 1, close - pos - 1);
+  size_t i = 0;
+  while (i < dims.size()) {
+    while (i < dims.size() && (dims[i] == ' ' || dims[i] == ',')) ++i;
+    if (i >= dims.size()) break;
+    size_t used = 0;
+    try {
+      out->shape.push_back(std::stoll(dims.substr(i), &used));
+    } catch (...) {
+      *error = "'" + path + "': bad .npy shape '" + dims + "'";
+      return false;
+    }
+    i += used;
+  }
+  out->data.assign(bytes.begin() + header_start + header_len, bytes.end());
+  return true;
+}
+
+bool write_npy(const std::string& path, const std::string& dtype,
+               const std::vector<int64_t>& shape, const void* data, size_t bytes,
+               std::string* error) {
+  std::string dict = "{'descr': '" + dtype + "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    dict += std::to_string(shape[i]);
+    if (shape.size() == 1 || i + 1 < shape.size()) dict += ",";
+    if (i + 1 < shape.size()) dict += " ";
+  }
+  dict += "), }";
+  // The header (magic + version + length + dict + newline) is padded to a multiple of 64.
+  size_t total = 10 + dict.size() + 1;
+  dict.append((64 - total % 64) % 64, ' ');
+  dict += '\n';
+  std::ofstream file(path, std::ios::binary);
+  if (!file) {
+    *error = "cannot write '" + path + "'";
+    return false;
+  }
+  const uint16_t len = static_cast<uint16_t>(dict.size());
+  file.write("\x93NUMPY\x01\x00", 8);
+  const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  file.write(len_bytes, 2);
+  file.write(dict.data(), static_cast<std::streamsize>(dict.size()));
+  file.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+  if (!file) {
+    *error = "error writing '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace jetplan::tools
