@@ -1,0 +1,108 @@
+// Builds small plans directly with the FlatBuffers API, so runtime tests do not depend on the
+// converter and can produce deliberately broken plans.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include "jetplan/jetplan.h"
+#include "jetplan/plan_generated.h"
+
+namespace jetplan::testing {
+
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  fb::Storage storage = fb::Storage::Arena;
+  uint64_t offset = 0;
+  int32_t binding = -1;
+  fb::DType dtype = fb::DType::Float32;
+  int64_t size_override = -1;  // >= 0: write this size_bytes instead of the true one
+};
+
+struct StepSpec {
+  std::string name;
+  fb::OpFamily op = fb::OpFamily::Copy;
+  std::vector<uint32_t> inputs, outputs;
+  // Writes the params union member; returns its type and offset.
+  std::function<std::pair<fb::StepParams, flatbuffers::Offset<void>>(
+      flatbuffers::FlatBufferBuilder&)>
+      params;
+};
+
+struct PlanSpec {
+  uint32_t schema_version = JP_SCHEMA_VERSION;
+  fb::Backend backend = fb::Backend::CPU;
+  std::vector<TensorSpec> tensors;
+  std::vector<std::pair<std::string, uint32_t>> inputs, outputs;
+  std::vector<StepSpec> steps;
+  uint64_t arena_bytes = 0;
+  std::vector<uint8_t> weights;
+};
+
+inline uint64_t tensor_bytes(const TensorSpec& t) {
+  uint64_t n = 1;
+  for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+  const uint64_t elem = t.dtype == fb::DType::Float32 || t.dtype == fb::DType::Int32 ? 4
+                        : t.dtype == fb::DType::Int64                                 ? 8
+                        : t.dtype == fb::DType::Float16                               ? 2
+                                                                                      : 1;
+  return n * elem;
+}
+
+inline std::vector<uint8_t> build_plan(const PlanSpec& spec) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  for (const TensorSpec& t : spec.tensors) {
+    const uint64_t size = t.size_override >= 0 ? static_cast<uint64_t>(t.size_override)
+                                               : tensor_bytes(t);
+    tensors.push_back(fb::CreateTensorDirect(b, t.name.c_str(), &t.shape, t.dtype,
+                                             fb::Layout::Any, t.storage, t.offset, size,
+                                             t.binding));
+  }
+  auto bindings = [&](const std::vector<std::pair<std::string, uint32_t>>& list) {
+    std::vector<flatbuffers::Offset<fb::BindingDesc>> out;
+    for (const auto& [name, tensor] : list) {
+      out.push_back(fb::CreateBindingDescDirect(b, name.c_str(), tensor));
+    }
+    return out;
+  };
+  auto inputs = bindings(spec.inputs);
+  auto outputs = bindings(spec.outputs);
+  std::vector<flatbuffers::Offset<fb::Step>> steps;
+  for (const StepSpec& s : spec.steps) {
+    fb::StepParams type = fb::StepParams::CopyParams;
+    flatbuffers::Offset<void> params = fb::CreateCopyParams(b).Union();
+    if (s.params) std::tie(type, params) = s.params(b);
+    const fb::LaunchConfig launch{};
+    steps.push_back(fb::CreateStepDirect(b, s.name.c_str(), s.op, type, params, &s.inputs,
+                                         &s.outputs, "", &launch));
+  }
+  auto target = fb::CreateTargetDirect(b, "cpu", spec.backend, 0);
+  auto metadata = fb::CreateMetadataDirect(b, "test", "", nullptr, "test");
+  b.ForceVectorAlignment(spec.weights.size(), 1, 256);
+  auto weights = b.CreateVector(spec.weights);
+  auto input_vec = b.CreateVector(inputs);
+  auto output_vec = b.CreateVector(outputs);
+  auto tensor_vec = b.CreateVector(tensors);
+  auto step_vec = b.CreateVector(steps);
+  fb::PlanBuilder pb(b);
+  pb.add_schema_version(spec.schema_version);
+  pb.add_target(target);
+  pb.add_inputs(input_vec);
+  pb.add_outputs(output_vec);
+  pb.add_tensors(tensor_vec);
+  pb.add_steps(step_vec);
+  pb.add_arena_bytes(spec.arena_bytes);
+  pb.add_arena_alignment(256);
+  pb.add_weights(weights);
+  pb.add_metadata(metadata);
+  fb::FinishPlanBuffer(b, pb.Finish());
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+}  // namespace jetplan::testing
