@@ -14,7 +14,7 @@ namespace {
 Status finish_load(jp_plan* plan, jp_plan** out) {
   const Status status = jetplan::rt::load_plan(plan);
   if (status != JP_OK) {
-    delete plan;
+    jetplan::rt::destroy(plan);
     return status;
   }
   *out = plan;
@@ -78,23 +78,23 @@ jp_status jp_plan_load_file(const char* path, jp_plan** out) {
     std::fclose(file);
     return fail(JP_ERROR_IO, "cannot read plan file '%s'", path);
   }
-  jp_plan* plan = new (std::nothrow) jp_plan();
+  jp_plan* plan = jetplan::rt::create<jp_plan>();
   if (plan == nullptr) {
     std::fclose(file);
     return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", path);
   }
   const size_t bytes = static_cast<size_t>(size);
   // One spare byte so that an empty file still gets a buffer.
-  plan->owned = jetplan::rt::aligned_alloc_bytes(bytes + 1, jetplan::rt::kWeightAlignment);
+  plan->owned = jetplan::rt::allocate(bytes + 1, jetplan::rt::kWeightAlignment);
   if (plan->owned == nullptr) {
     std::fclose(file);
-    delete plan;
+    jetplan::rt::destroy(plan);
     return fail(JP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for plan '%s'", bytes, path);
   }
   const size_t read = std::fread(plan->owned, 1, bytes, file);
   std::fclose(file);
   if (read != bytes) {
-    delete plan;
+    jetplan::rt::destroy(plan);
     return fail(JP_ERROR_IO, "short read of plan file '%s' (%zu of %zu bytes)", path, read,
                 bytes);
   }
@@ -111,19 +111,19 @@ jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags, jp_
   if (flags != JP_LOAD_COPY && flags != JP_LOAD_BORROW) {
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_load_buffer: unknown flags 0x%x", flags);
   }
-  jp_plan* plan = new (std::nothrow) jp_plan();
+  jp_plan* plan = jetplan::rt::create<jp_plan>();
   if (plan == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory loading a plan");
   if (flags == JP_LOAD_BORROW) {
     if (reinterpret_cast<uintptr_t>(data) % jetplan::rt::kWeightAlignment != 0) {
-      delete plan;
+      jetplan::rt::destroy(plan);
       return fail(JP_ERROR_INVALID_ARGUMENT,
                   "a borrowed plan buffer must be 256-byte aligned (weights are used in place)");
     }
     plan->data = static_cast<const uint8_t*>(data);
   } else {
-    plan->owned = jetplan::rt::aligned_alloc_bytes(size + 1, jetplan::rt::kWeightAlignment);
+    plan->owned = jetplan::rt::allocate(size + 1, jetplan::rt::kWeightAlignment);
     if (plan->owned == nullptr) {
-      delete plan;
+      jetplan::rt::destroy(plan);
       return fail(JP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a plan", size);
     }
     if (size != 0) std::memcpy(plan->owned, data, size);
@@ -133,7 +133,7 @@ jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags, jp_
   return finish_load(plan, out);
 }
 
-void jp_plan_destroy(jp_plan* plan) { delete plan; }
+void jp_plan_destroy(jp_plan* plan) { jetplan::rt::destroy(plan); }
 
 int32_t jp_plan_num_inputs(const jp_plan* plan) {
   return plan ? static_cast<int32_t>(plan->inputs.size()) : 0;
@@ -180,18 +180,18 @@ jp_status jp_context_create(const jp_plan* plan, const jp_context_options* optio
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_create: null plan or output");
   }
   *out = nullptr;
-  jp_context* ctx = new (std::nothrow) jp_context();
+  jp_context* ctx = jetplan::rt::create<jp_context>();
   if (ctx == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for a context");
   const Status status = jetplan::rt::create_context(*plan, options, ctx);
   if (status != JP_OK) {
-    delete ctx;
+    jetplan::rt::destroy(ctx);
     return status;
   }
   *out = ctx;
   return JP_OK;
 }
 
-void jp_context_destroy(jp_context* ctx) { delete ctx; }
+void jp_context_destroy(jp_context* ctx) { jetplan::rt::destroy(ctx); }
 
 jp_status jp_context_set_input(jp_context* ctx, int32_t index, const void* data, size_t bytes) {
   if (ctx == nullptr || data == nullptr) {

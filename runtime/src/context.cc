@@ -27,7 +27,7 @@ Status setup_arena(const jp_plan& plan, const jp_context_options* options, jp_co
     return JP_OK;
   }
   if (plan.arena_bytes == 0) return JP_OK;
-  ctx->arena = static_cast<uint8_t*>(aligned_alloc_bytes(plan.arena_bytes, plan.arena_alignment));
+  ctx->arena = static_cast<uint8_t*>(allocate(plan.arena_bytes, plan.arena_alignment));
   if (ctx->arena == nullptr) {
     return fail(JP_ERROR_OUT_OF_MEMORY, "cannot allocate the %" PRIu64 "-byte arena",
                 plan.arena_bytes);
@@ -47,7 +47,7 @@ Status setup_bindings(const jp_plan& plan, jp_context* ctx) {
     return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for the binding tables");
   }
   if (total > 0) {
-    ctx->bindings = static_cast<uint8_t*>(aligned_alloc_bytes(total, kBindingAlignment));
+    ctx->bindings = static_cast<uint8_t*>(allocate(total, kBindingAlignment));
     if (ctx->bindings == nullptr) {
       return fail(JP_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes of inputs and outputs",
                   total);

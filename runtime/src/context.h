@@ -14,8 +14,8 @@ struct jp_context {
   jetplan::rt::Array<uint8_t*> output_data;  // per output
 
   ~jp_context() {
-    if (owns_arena) jetplan::rt::aligned_free(arena);
-    jetplan::rt::aligned_free(bindings);
+    if (owns_arena) jetplan::rt::deallocate(arena);
+    jetplan::rt::deallocate(bindings);
   }
 };
 

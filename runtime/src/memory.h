@@ -1,24 +1,33 @@
-// Host memory for the runtime core, which is built without exceptions: every allocation can
-// fail and reports it instead of throwing or aborting.
+// Host memory for the runtime core. Every allocation goes through the process-wide jp_allocator
+// (default: posix_memalign/free), so firmware can supply its own heap and tests can inject
+// failures. Built without exceptions: an allocation can fail and says so instead of throwing.
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <type_traits>
 
 namespace jetplan::rt {
 
-// Returns null on failure or when bytes == 0. alignment: a power of two >= sizeof(void*).
-inline void* aligned_alloc_bytes(size_t bytes, size_t alignment) {
-  if (bytes == 0) return nullptr;
-  void* p = nullptr;
-  if (posix_memalign(&p, alignment, bytes) != 0) return nullptr;
-  return p;
+// Null on failure or when bytes == 0. alignment: a power of two.
+void* allocate(size_t bytes, size_t alignment);
+void deallocate(void* p);
+
+// Constructs a T in allocated memory; null when out of memory.
+template <typename T>
+T* create() {
+  void* memory = allocate(sizeof(T), alignof(T) < sizeof(void*) ? sizeof(void*) : alignof(T));
+  return memory != nullptr ? new (memory) T() : nullptr;
 }
 
-inline void aligned_free(void* p) { std::free(p); }
+template <typename T>
+void destroy(T* p) {
+  if (p == nullptr) return;
+  p->~T();
+  deallocate(p);
+}
 
 // A fixed-size array of trivially copyable T, allocated once (zero-filled) and owned.
 template <typename T>
@@ -29,16 +38,19 @@ class Array {
   Array() = default;
   Array(const Array&) = delete;
   Array& operator=(const Array&) = delete;
-  ~Array() { std::free(data_); }
+  ~Array() { deallocate(data_); }
 
   // False when out of memory; the array is then empty.
   [[nodiscard]] bool allocate(size_t count) {
-    std::free(data_);
+    deallocate(data_);
     data_ = nullptr;
     size_ = 0;
     if (count == 0) return true;
-    data_ = static_cast<T*>(std::calloc(count, sizeof(T)));
+    if (count > SIZE_MAX / sizeof(T)) return false;
+    const size_t align = alignof(T) < sizeof(void*) ? sizeof(void*) : alignof(T);
+    data_ = static_cast<T*>(::jetplan::rt::allocate(count * sizeof(T), align));
     if (data_ == nullptr) return false;
+    std::memset(static_cast<void*>(data_), 0, count * sizeof(T));
     size_ = count;
     return true;
   }
@@ -53,11 +65,5 @@ class Array {
   T* data_ = nullptr;
   size_t size_ = 0;
 };
-
-// Allocates a T with new (nothrow); null when out of memory.
-template <typename T>
-T* make_nothrow() {
-  return new (std::nothrow) T();
-}
 
 }  // namespace jetplan::rt

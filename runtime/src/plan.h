@@ -80,7 +80,7 @@ struct jp_plan {
   jetplan::rt::Array<jetplan::rt::BindingInfo> outputs;
   jetplan::rt::Array<jetplan::rt::PreparedStep> steps;
 
-  ~jp_plan() { jetplan::rt::aligned_free(owned); }
+  ~jp_plan() { jetplan::rt::deallocate(owned); }
 };
 
 namespace jetplan::rt {

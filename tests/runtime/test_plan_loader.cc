@@ -428,3 +428,64 @@ TEST(Logging, CallbackReceivesTheDetail) {
 
 }  // namespace
 }  // namespace jetplan::testing
+
+namespace jetplan::testing {
+namespace {
+
+// An allocator that fails the n-th request and counts what is still live.
+struct FailingAllocator {
+  int fail_at = -1;
+  int calls = 0;
+  int live = 0;
+};
+
+void* failing_allocate(void* user, size_t bytes, size_t alignment) {
+  auto* a = static_cast<FailingAllocator*>(user);
+  if (a->calls++ == a->fail_at) return nullptr;
+  void* p = nullptr;
+  if (posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, bytes) != 0) {
+    return nullptr;
+  }
+  ++a->live;
+  return p;
+}
+
+void failing_deallocate(void* user, void* p) {
+  --static_cast<FailingAllocator*>(user)->live;
+  std::free(p);
+}
+
+// Fails every allocation of load + context creation in turn: each failure must surface as
+// JP_ERROR_OUT_OF_MEMORY with nothing leaked; past the last allocation everything succeeds.
+TEST(Memory, EveryAllocationFailureIsReportedAndLeaksNothing) {
+  const auto bytes = build_plan(conv_relu_plan());
+  FailingAllocator state;
+  const jp_allocator allocator{failing_allocate, failing_deallocate, &state};
+  jp_set_allocator(&allocator);
+  bool completed = false;
+  for (int n = 0; n < 100 && !completed; ++n) {
+    state = FailingAllocator{n, 0, 0};
+    jp_plan* plan = nullptr;
+    jp_context* ctx = nullptr;
+    jp_status status = jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan);
+    if (status == JP_OK) status = jp_context_create(plan, nullptr, &ctx);
+    if (status == JP_OK) {
+      completed = state.calls <= n;  // the n-th allocation was never asked for
+      const auto x = random_input(5);
+      EXPECT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK);
+      EXPECT_EQ(jp_context_run(ctx), JP_OK);
+      EXPECT_TRUE(completed) << "allocation " << n << " failed but nothing reported it";
+    } else {
+      EXPECT_EQ(status, JP_ERROR_OUT_OF_MEMORY) << "failing allocation " << n << ": "
+                                               << jp_last_error();
+    }
+    jp_context_destroy(ctx);
+    jp_plan_destroy(plan);
+    EXPECT_EQ(state.live, 0) << "leak after failing allocation " << n;
+  }
+  jp_set_allocator(nullptr);
+  EXPECT_TRUE(completed);
+}
+
+}  // namespace
+}  // namespace jetplan::testing

@@ -96,6 +96,17 @@ JP_API const char* jp_status_string(jp_status status);
 JP_API const char* jp_last_error(void);
 JP_API const char* jp_version_string(void);
 
+/* Where the runtime's host memory comes from (plans, contexts, arenas the library allocates).
+   allocate returns NULL on failure. Process-wide; NULL restores the default (posix_memalign and
+   free). Set it before the first load and keep it while any plan or context exists: memory is
+   given back to the allocator current at that time. */
+typedef struct jp_allocator {
+  void* (*allocate)(void* user, size_t bytes, size_t alignment);
+  void (*deallocate)(void* user, void* ptr);
+  void* user;
+} jp_allocator;
+JP_API void jp_set_allocator(const jp_allocator* allocator);
+
 /* ---- plans ---- */
 
 /* The plan keeps its own copy of the file. */
