@@ -59,6 +59,7 @@ enum class PoolKind : uint8_t { kMax = 0, kAverage = 1 };
 // x [batch, channels, *in_size], y [batch, channels, *out_size]. Window positions in the padding
 // are skipped by max; average divides by the whole window when count_include_pad (padding that
 // lies past the end of the input beyond pad_end never counts), else by the positions inside x.
+// A window wholly in the padding gives 0 (plan load refuses pads that allow one).
 struct PoolParams {
   PoolKind kind = PoolKind::kMax;
   int32_t spatial_rank = 2;
@@ -74,11 +75,11 @@ struct PoolParams {
   bool count_include_pad = false;
 };
 
-// For b in [0, batch): y[b] (M x N) = act(alpha * opA(A[b]) * opB(B[b]) + beta * C)
-// A[b] starts at a + b * a_batch_stride and is [M, K] row-major, or [K, M] when trans_a;
-// B[b] starts at b + b * b_batch_stride and is [K, N], or [N, K] when trans_b (stride 0
+// For i in [0, batch): y[i] (M x N) = act(alpha * opA(A[i]) * opB(B[i]) + beta * C)
+// A[i] starts at a + i * a_batch_stride and is [M, K] row-major, or [K, M] when trans_a;
+// B[i] starts at b + i * b_batch_stride and is [K, N], or [N, K] when trans_b (stride 0
 // broadcasts one matrix to every batch). y is [batch, M, N] dense.
-// C (optional) element (b, m, n) is c[b * c_stride_batch + m * c_stride_m + n * c_stride_n];
+// C (optional) element (i, m, n) is c[i * c_stride_batch + m * c_stride_m + n * c_stride_n];
 // zero strides broadcast.
 struct GemmParams {
   int64_t batch = 1;
@@ -98,7 +99,8 @@ enum class BinaryOp : uint8_t { kAdd = 0, kSub, kMul, kDiv, kMax, kMin, kPow };
 constexpr int kBinaryOpCount = 7;
 
 // y[i] = act(op(a[i . a_strides], b[i . b_strides])) over the dense output shape out_dims;
-// a stride of 0 broadcasts that dim. Ranks below kMaxRank use leading dims of 1.
+// a stride of 0 broadcasts that dim. Only the first `rank` entries are read; rank 0 is one
+// element. Max and Min propagate NaN from either side, as numpy.maximum/minimum do.
 struct BinaryParams {
   BinaryOp op = BinaryOp::kAdd;
   int32_t rank = 0;
@@ -132,7 +134,7 @@ struct BatchNormParams {
 };
 
 // Inputs viewed as [outer, axis_len[i], inner] elements of elem_bytes each, written side by side
-// into y [outer, sum(axis_len), inner].
+// into y [outer, sum(axis_len), inner]. An input with axis_len 0 may be null.
 struct ConcatParams {
   int64_t outer = 1;
   int64_t inner = 1;
@@ -141,7 +143,7 @@ struct ConcatParams {
   int64_t axis_len[kMaxConcatInputs] = {};
 };
 
-// A byte copy (Reshape, Flatten, Identity).
+// A byte copy (Reshape, Flatten, Identity); source and destination may overlap.
 struct CopyParams {
   int64_t bytes = 0;
 };

@@ -1,0 +1,22 @@
+#include <cmath>
+
+#include "kernels/cpu/cpu_kernels.h"
+
+namespace jetplan::kernels::cpu {
+
+// Evaluated in double straight from the formula and rounded to float once at the end, so the
+// reference carries no error of its own worth speaking of (a folded scale/bias form would).
+void batch_norm(const BatchNormParams& p, const float* x, const float* scale, const float* bias,
+                const float* mean, const float* var, float* y) {
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t c = 0; c < p.channels; ++c) {
+      const double inv_std = 1.0 / std::sqrt(static_cast<double>(var[c]) + p.epsilon);
+      const int64_t base = (n * p.channels + c) * p.spatial;
+      for (int64_t s = 0; s < p.spatial; ++s) {
+        const double v = scale[c] * (x[base + s] - static_cast<double>(mean[c])) * inv_std;
+        y[base + s] = static_cast<float>(v + bias[c]);
+      }
+    }
+}
+
+}  // namespace jetplan::kernels::cpu

@@ -1,0 +1,90 @@
+#include "kernels/cpu/cpu_kernels.h"
+
+namespace jetplan::kernels::cpu {
+
+namespace {
+
+// 1D and 2D pools run as 3D ones: the missing spatial dims go in front with size 1, kernel 1,
+// stride 1, dilation 1 and no padding, which changes no row-major offset.
+struct Geometry {
+  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
+};
+
+Geometry to_3d(const PoolParams& p) {
+  Geometry g;
+  const int lead = 3 - p.spatial_rank;
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - lead;  // index into the params, negative for an added dim
+    g.in[d] = s < 0 ? 1 : p.in_size[s];
+    g.out[d] = s < 0 ? 1 : p.out_size[s];
+    g.kernel[d] = s < 0 ? 1 : p.kernel[s];
+    g.stride[d] = s < 0 ? 1 : p.stride[s];
+    g.dilation[d] = s < 0 ? 1 : p.dilation[s];
+    g.pad_begin[d] = s < 0 ? 0 : p.pad_begin[s];
+    g.pad_end[d] = s < 0 ? 0 : p.pad_end[s];
+  }
+  return g;
+}
+
+// How a window tap at input coordinate i of dim d counts: read from x, padding, or nothing (past
+// pad_end, where a ceil-mode output window may reach).
+enum class Tap { kInput, kPad, kOutside };
+
+Tap classify(const Geometry& g, int d, int64_t i) {
+  if (i >= 0 && i < g.in[d]) return Tap::kInput;
+  if (i >= -g.pad_begin[d] && i < g.in[d] + g.pad_end[d]) return Tap::kPad;
+  return Tap::kOutside;
+}
+
+}  // namespace
+
+// Max ignores padding. Average sums in double, in window order, and divides by the taps inside
+// x, or with count_include_pad also by those in the padding. A window with no tap inside x (it
+// lies wholly in the padding) gives 0 for both kinds: a finite, neutral value instead of -inf or
+// 0/0. A NaN in a max window wins, so it stays visible.
+void pool(const PoolParams& p, const float* x, float* y) {
+  const Geometry g = to_3d(p);
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  const bool is_max = p.kind == PoolKind::kMax;
+
+  for (int64_t plane = 0; plane < p.batch * p.channels; ++plane) {
+    const float* xp = x + plane * in_plane;
+    float* yp = y + plane * out_plane;
+    for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+        for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+          const int64_t o[3] = {o0, o1, o2};
+          float max = 0.f;
+          double sum = 0.0;
+          int64_t inputs = 0, counted = 0;
+          for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0)
+            for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1)
+              for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+                const int64_t k[3] = {k0, k1, k2};
+                int64_t i[3];
+                bool all_input = true, any_outside = false;
+                for (int d = 0; d < 3; ++d) {
+                  i[d] = o[d] * g.stride[d] - g.pad_begin[d] + k[d] * g.dilation[d];
+                  const Tap t = classify(g, d, i[d]);
+                  all_input = all_input && t == Tap::kInput;
+                  any_outside = any_outside || t == Tap::kOutside;
+                }
+                if (any_outside) continue;
+                ++counted;
+                if (!all_input) continue;
+                const float v = xp[(i[0] * g.in[1] + i[1]) * g.in[2] + i[2]];
+                if (inputs == 0 || v > max || v != v) max = v;
+                sum += v;
+                ++inputs;
+              }
+          const int64_t divisor = p.count_include_pad ? counted : inputs;
+          float result = 0.f;
+          if (is_max) result = max;
+          else if (divisor > 0) result = static_cast<float>(sum / static_cast<double>(divisor));
+          yp[(o0 * g.out[1] + o1) * g.out[2] + o2] = result;
+        }
+  }
+}
+
+}  // namespace jetplan::kernels::cpu
