@@ -12,6 +12,33 @@ constexpr int kMaxRank = 8;
 constexpr int kMaxSpatial = 3;
 constexpr int kMaxConcatInputs = 64;
 
+// Element types, numbered as fb::DType in schemas/plan.fbs (the runtime static_asserts this).
+enum class DType : uint8_t {
+  kFloat32 = 0,
+  kFloat16 = 1,
+  kInt8 = 2,
+  kUInt8 = 3,
+  kInt32 = 4,
+  kInt64 = 5,
+  kBool = 6,  // one byte, 0 or 1
+  kFloat64 = 7,
+};
+constexpr int kDTypeCount = 8;
+
+constexpr int64_t dtype_bytes(DType t) {
+  switch (t) {
+    case DType::kFloat32: return 4;
+    case DType::kFloat16: return 2;
+    case DType::kInt8: return 1;
+    case DType::kUInt8: return 1;
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+    case DType::kBool: return 1;
+    case DType::kFloat64: return 8;
+  }
+  return 0;
+}
+
 enum class ActivationKind : uint8_t {
   kNone = 0,
   kRelu = 1,

@@ -60,7 +60,8 @@ static_assert(static_cast<int>(jetplan::fb::DType::Float32) == JP_FLOAT32 &&
                   static_cast<int>(jetplan::fb::DType::Int32) == JP_INT32 &&
                   static_cast<int>(jetplan::fb::DType::Int64) == JP_INT64 &&
                   static_cast<int>(jetplan::fb::DType::Bool) == JP_BOOL &&
-                  static_cast<int>(jetplan::fb::DType::MAX) == JP_BOOL,
+                  static_cast<int>(jetplan::fb::DType::Float64) == JP_FLOAT64 &&
+                  static_cast<int>(jetplan::fb::DType::MAX) == JP_FLOAT64,
               "jp_dtype must mirror fb::DType");
 
 extern "C" {

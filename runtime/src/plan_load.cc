@@ -19,6 +19,7 @@ size_t dtype_size(fb::DType dtype) {
     case fb::DType::Int32: return 4;
     case fb::DType::Int64: return 8;
     case fb::DType::Bool: return 1;
+    case fb::DType::Float64: return 8;
   }
   return 0;
 }

@@ -32,6 +32,7 @@ const char* dtype_name(jp_dtype dtype) {
     case JP_INT32: return "int32";
     case JP_INT64: return "int64";
     case JP_BOOL: return "bool";
+    case JP_FLOAT64: return "float64";
   }
   return "unknown";
 }
@@ -45,6 +46,7 @@ const char* npy_descr(jp_dtype dtype) {
     case JP_INT32: return "<i4";
     case JP_INT64: return "<i8";
     case JP_BOOL: return "|b1";
+    case JP_FLOAT64: return "<f8";
   }
   return "";
 }

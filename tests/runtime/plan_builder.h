@@ -47,10 +47,13 @@ struct PlanSpec {
 inline uint64_t tensor_bytes(const TensorSpec& t) {
   uint64_t n = 1;
   for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
-  const uint64_t elem = t.dtype == fb::DType::Float32 || t.dtype == fb::DType::Int32 ? 4
-                        : t.dtype == fb::DType::Int64                                 ? 8
-                        : t.dtype == fb::DType::Float16                               ? 2
-                                                                                      : 1;
+  uint64_t elem = 1;
+  switch (t.dtype) {
+    case fb::DType::Float32: case fb::DType::Int32: elem = 4; break;
+    case fb::DType::Int64: case fb::DType::Float64: elem = 8; break;
+    case fb::DType::Float16: elem = 2; break;
+    case fb::DType::Int8: case fb::DType::UInt8: case fb::DType::Bool: elem = 1; break;
+  }
   return n * elem;
 }
 

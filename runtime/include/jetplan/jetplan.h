@@ -68,7 +68,8 @@ typedef enum jp_dtype {
   JP_UINT8 = 3,
   JP_INT32 = 4,
   JP_INT64 = 5,
-  JP_BOOL = 6
+  JP_BOOL = 6,
+  JP_FLOAT64 = 7
 } jp_dtype;
 
 typedef enum jp_log_level { JP_LOG_ERROR = 0, JP_LOG_WARNING = 1, JP_LOG_INFO = 2 } jp_log_level;
