@@ -1,0 +1,156 @@
+// jetplan-inspect: prints what a plan holds (target, metadata, bindings, steps with their tensors
+// and parameters, arena and weights). The plan is verified by the runtime's loader first, so a
+// corrupt plan is reported, not walked.
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "jetplan/jetplan.h"
+#include "jetplan/plan_generated.h"
+
+namespace {
+
+namespace fb = jetplan::fb;
+
+std::string shape_of(const fb::Tensor* t) {
+  std::string s = "[";
+  for (uint32_t i = 0; t->shape() && i < t->shape()->size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(t->shape()->Get(i));
+  }
+  return s + "]";
+}
+
+std::string where(const fb::Tensor* t) {
+  switch (t->storage()) {
+    case fb::Storage::Arena: return "arena@" + std::to_string(t->offset());
+    case fb::Storage::Weight: return "weight@" + std::to_string(t->offset());
+    case fb::Storage::Binding: return "binding " + std::to_string(t->binding());
+  }
+  return "?";
+}
+
+std::string tensor_list(const fb::Plan* plan, const flatbuffers::Vector<uint32_t>* list) {
+  std::string s;
+  for (uint32_t i = 0; list && i < list->size(); ++i) {
+    const fb::Tensor* t = plan->tensors()->Get(list->Get(i));
+    if (i) s += ", ";
+    s += "'" + t->name()->str() + "' " + shape_of(t) + " " + fb::EnumNameDType(t->dtype()) + " " +
+         where(t);
+  }
+  return s;
+}
+
+std::string longs(const flatbuffers::Vector<int64_t>* v) {
+  if (v == nullptr) return "-";
+  std::string s;
+  for (uint32_t i = 0; i < v->size(); ++i) s += (i ? "," : "") + std::to_string(v->Get(i));
+  return s;
+}
+
+std::string activation(const fb::Activation* a) {
+  if (a == nullptr || a->kind() == fb::ActivationKind::None) return "";
+  return std::string(" act=") + fb::EnumNameActivationKind(a->kind());
+}
+
+std::string params_of(const fb::Step* s) {
+  switch (s->params_type()) {
+    case fb::StepParams::ConvParams: {
+      const auto* p = s->params_as_ConvParams();
+      return "kernel=" + longs(p->kernel()) + " stride=" + longs(p->stride()) +
+             " dilation=" + longs(p->dilation()) + " pads=" + longs(p->pad_begin()) + "/" +
+             longs(p->pad_end()) + " groups=" + std::to_string(p->groups()) +
+             (p->has_bias() ? " bias" : "") + (p->has_residual() ? " residual" : "") +
+             activation(p->activation());
+    }
+    case fb::StepParams::PoolParams: {
+      const auto* p = s->params_as_PoolParams();
+      return std::string(fb::EnumNamePoolKind(p->kind())) + " kernel=" + longs(p->kernel()) +
+             " stride=" + longs(p->stride()) + " pads=" + longs(p->pad_begin()) + "/" +
+             longs(p->pad_end());
+    }
+    case fb::StepParams::GemmParams: {
+      const auto* p = s->params_as_GemmParams();
+      return std::string(p->trans_a() ? "A^T " : "") + (p->trans_b() ? "B^T " : "") +
+             "alpha=" + std::to_string(p->alpha()) + " beta=" + std::to_string(p->beta()) +
+             (p->has_c() ? " C" : "") + activation(p->activation());
+    }
+    case fb::StepParams::BinaryParams: {
+      const auto* p = s->params_as_BinaryParams();
+      return std::string(fb::EnumNameBinaryOp(p->op())) + activation(p->activation());
+    }
+    case fb::StepParams::ActivationParams:
+      return activation(s->params_as_ActivationParams()->activation());
+    case fb::StepParams::SoftmaxParams: {
+      const auto* p = s->params_as_SoftmaxParams();
+      return "axis=" + std::to_string(p->axis()) + (p->log() ? " log" : "");
+    }
+    case fb::StepParams::BatchNormParams:
+      return "epsilon=" + std::to_string(s->params_as_BatchNormParams()->epsilon());
+    case fb::StepParams::ConcatParams:
+      return "axis=" + std::to_string(s->params_as_ConcatParams()->axis());
+    case fb::StepParams::CopyParams:
+    case fb::StepParams::NONE:
+      return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2 || argv[1][0] == '-') {
+    std::fprintf(stderr, "usage: jetplan-inspect PLAN.jplan\n");
+    return 2;
+  }
+  jp_plan* verified = nullptr;
+  if (jp_plan_load_file(argv[1], &verified) != JP_OK) {
+    std::fprintf(stderr, "jetplan-inspect: error: %s\n", jp_last_error());
+    return 1;
+  }
+  const size_t arena = jp_plan_arena_bytes(verified);
+  jp_plan_destroy(verified);
+  std::ifstream file(argv[1], std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                                   std::istreambuf_iterator<char>());
+  const fb::Plan* plan = fb::GetPlan(bytes.data());
+
+  const fb::Target* target = plan->target();
+  std::printf("plan %s: schema %u, %zu bytes\n", argv[1], plan->schema_version(), bytes.size());
+  std::printf("target: %s (%s, sm_%u)\n", target->name() ? target->name()->c_str() : "",
+              fb::EnumNameBackend(target->backend()), target->sm_arch());
+  if (const fb::Metadata* m = plan->metadata()) {
+    std::printf("converted by jetplan-convert %s from %s (sha256 %s)\n",
+                m->converter_version() ? m->converter_version()->c_str() : "?",
+                m->source_name() ? m->source_name()->c_str() : "?",
+                m->source_sha256() ? m->source_sha256()->c_str() : "?");
+    for (uint32_t i = 0; m->options() && i < m->options()->size(); ++i) {
+      const fb::KeyValue* kv = m->options()->Get(i);
+      std::printf("  option %s = %s\n", kv->key()->c_str(), kv->value() ? kv->value()->c_str() : "");
+    }
+  }
+  for (uint32_t i = 0; i < plan->inputs()->size(); ++i) {
+    const fb::Tensor* t = plan->tensors()->Get(plan->inputs()->Get(i)->tensor());
+    std::printf("input %u '%s': %s %s\n", i, plan->inputs()->Get(i)->name()->c_str(),
+                shape_of(t).c_str(), fb::EnumNameDType(t->dtype()));
+  }
+  for (uint32_t i = 0; i < plan->outputs()->size(); ++i) {
+    const fb::Tensor* t = plan->tensors()->Get(plan->outputs()->Get(i)->tensor());
+    std::printf("output %u '%s': %s %s\n", i, plan->outputs()->Get(i)->name()->c_str(),
+                shape_of(t).c_str(), fb::EnumNameDType(t->dtype()));
+  }
+  std::printf("arena %zu bytes (alignment %u), weights %u bytes, %u tensors, %u steps\n", arena,
+              plan->arena_alignment(), plan->weights() ? plan->weights()->size() : 0,
+              plan->tensors()->size(), plan->steps()->size());
+  for (uint32_t i = 0; i < plan->steps()->size(); ++i) {
+    const fb::Step* s = plan->steps()->Get(i);
+    std::printf("step %u '%s' %s %s\n    in:  %s\n    out: %s\n", i,
+                s->name() ? s->name()->c_str() : "", fb::EnumNameOpFamily(s->op()),
+                params_of(s).c_str(), tensor_list(plan, s->inputs()).c_str(),
+                tensor_list(plan, s->outputs()).c_str());
+  }
+  return 0;
+}
