@@ -1,0 +1,132 @@
+#include "kernels/cpu/seq_quant_ops.h"
+
+namespace jetplan::kernels::cpu {
+
+namespace {
+
+int32_t load_q(DType t, const void* base, int64_t i) {
+  return t == DType::kInt8 ? int32_t{static_cast<const int8_t*>(base)[i]}
+                           : int32_t{static_cast<const uint8_t*>(base)[i]};
+}
+
+void store_q(DType t, void* base, int64_t i, int32_t v) {
+  if (t == DType::kInt8)
+    static_cast<int8_t*>(base)[i] = static_cast<int8_t>(v);
+  else
+    static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v);
+}
+
+// ONNX accumulates in int32; the sum is taken exactly in int64 and reduced modulo 2^32 once,
+// which gives the same bits as wrapping int32 additions without their undefined behaviour.
+int32_t wrap_int32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+
+// The requantization multiplier, in double, in ONNX's order of operations.
+double multiplier(float in_scale, float w_scale, float out_scale) {
+  return static_cast<double>(in_scale) * static_cast<double>(w_scale) /
+         static_cast<double>(out_scale);
+}
+
+// As in conv.cc: 1D and 2D convolutions run as 3D ones with size-1 leading dims.
+struct Geometry {
+  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
+};
+
+Geometry to_3d(const ConvParams& p) {
+  Geometry g;
+  const int lead = 3 - p.spatial_rank;
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - lead;
+    g.in[d] = s < 0 ? 1 : p.in_size[s];
+    g.out[d] = s < 0 ? 1 : p.out_size[s];
+    g.kernel[d] = s < 0 ? 1 : p.kernel[s];
+    g.stride[d] = s < 0 ? 1 : p.stride[s];
+    g.dilation[d] = s < 0 ? 1 : p.dilation[s];
+    g.pad[d] = s < 0 ? 0 : p.pad_begin[s];
+  }
+  return g;
+}
+
+bool inside(int64_t i, int64_t size) { return i >= 0 && i < size; }
+
+}  // namespace
+
+void qlinear_matmul(const QLinearMatMulParams& p, const void* a, const float* a_scale,
+                    const void* a_zero_point, const void* b, const float* b_scale,
+                    const void* b_zero_point, const float* y_scale, const void* y_zero_point,
+                    void* y) {
+  const int32_t y_zp = load_q(p.y_type, y_zero_point, 0);
+  for (int64_t bi = 0; bi < p.batch; ++bi) {
+    const int64_t a0 = bi * p.a_batch_stride, b0 = bi * p.b_batch_stride;
+    for (int64_t m = 0; m < p.M; ++m) {
+      const int64_t am = p.a_per_row ? m : 0;
+      const int32_t a_zp = load_q(p.a_type, a_zero_point, am);
+      for (int64_t n = 0; n < p.N; ++n) {
+        const int64_t bn = p.b_per_column ? n : 0;
+        const int32_t b_zp = load_q(p.b_type, b_zero_point, bn);
+        int64_t acc = 0;
+        for (int64_t k = 0; k < p.K; ++k)
+          acc += int64_t{load_q(p.a_type, a, a0 + m * p.K + k) - a_zp} *
+                 (load_q(p.b_type, b, b0 + k * p.N + n) - b_zp);
+        const double v = wrap_int32(acc) * multiplier(a_scale[am], b_scale[bn], *y_scale);
+        store_q(p.y_type, y, (bi * p.M + m) * p.N + n, quantize_value(v, y_zp, p.y_type));
+      }
+    }
+  }
+}
+
+void qlinear_conv(const QLinearConvParams& q, const void* x, const float* x_scale,
+                  const void* x_zero_point, const void* w, const float* w_scale,
+                  const void* w_zero_point, const float* y_scale, const void* y_zero_point,
+                  const int32_t* bias, void* y) {
+  const ConvParams& p = q.conv;
+  const Geometry g = to_3d(p);
+  const int64_t in_per_group = p.in_channels / p.groups;
+  const int64_t out_per_group = p.out_channels / p.groups;
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  const int64_t kernel_volume = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int32_t x_zp = load_q(q.x_type, x_zero_point, 0);
+  const int32_t y_zp = load_q(q.y_type, y_zero_point, 0);
+
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t oc = 0; oc < p.out_channels; ++oc) {
+      const int64_t wq = q.w_per_channel ? oc : 0;
+      const int32_t w_zp = load_q(q.w_type, w_zero_point, wq);
+      const double mult = multiplier(*x_scale, w_scale[wq], *y_scale);
+      const int64_t first_ic = (oc / out_per_group) * in_per_group;
+      const int64_t w_oc = oc * in_per_group * kernel_volume;
+      for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+            // Padding is x_zp in ONNX's quantized domain, i.e. a term of 0: skipped.
+            int64_t acc = p.has_bias ? bias[oc] : 0;
+            for (int64_t ic = 0; ic < in_per_group; ++ic) {
+              const int64_t x_plane = (n * p.in_channels + first_ic + ic) * in_plane;
+              const int64_t w_ic = w_oc + ic * kernel_volume;
+              for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+                const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dilation[0];
+                if (!inside(i0, g.in[0])) continue;
+                for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+                  const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dilation[1];
+                  if (!inside(i1, g.in[1])) continue;
+                  for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+                    const int64_t i2 = o2 * g.stride[2] - g.pad[2] + k2 * g.dilation[2];
+                    if (!inside(i2, g.in[2])) continue;
+                    const int32_t xv =
+                        load_q(q.x_type, x, x_plane + (i0 * g.in[1] + i1) * g.in[2] + i2);
+                    const int32_t wv =
+                        load_q(q.w_type, w, w_ic + (k0 * g.kernel[1] + k1) * g.kernel[2] + k2);
+                    acc += int64_t{xv - x_zp} * (wv - w_zp);
+                  }
+                }
+              }
+            }
+            const int64_t yi =
+                (n * p.out_channels + oc) * out_plane + (o0 * g.out[1] + o1) * g.out[2] + o2;
+            store_q(q.y_type, y, yi, quantize_value(wrap_int32(acc) * mult, y_zp, q.y_type));
+          }
+    }
+  }
+}
+
+}  // namespace jetplan::kernels::cpu
