@@ -83,7 +83,7 @@ Options parse(int argc, char** argv) {
     const std::string arg = argv[i];
     auto value = [&]() -> const char* {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "jetplan-run: %s needs a value\n", arg.c_str());
+        std::fprintf(stderr, "jetplan-run: error: %s needs a value\n", arg.c_str());
         usage(stderr);
         std::exit(2);
       }
@@ -93,7 +93,7 @@ Options parse(int argc, char** argv) {
       const char* text = value();
       long v = 0;
       if (!parse_int(text, min, max, &v)) {
-        std::fprintf(stderr, "jetplan-run: %s: '%s' is not an integer in [%ld, %ld]\n",
+        std::fprintf(stderr, "jetplan-run: error: %s: '%s' is not an integer in [%ld, %ld]\n",
                      arg.c_str(), text, min, max);
         std::exit(2);
       }
@@ -112,7 +112,8 @@ Options parse(int argc, char** argv) {
       const char* text = value();
       o.duration_s = std::atof(text);
       if (!(o.duration_s > 0)) {
-        std::fprintf(stderr, "jetplan-run: --duration: '%s' is not a positive number\n", text);
+        std::fprintf(stderr, "jetplan-run: error: --duration: '%s' is not a positive number\n",
+                     text);
         std::exit(2);
       }
     } else if (arg == "--seed") {
@@ -122,17 +123,18 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--json") {
       o.json_path = value();
     } else if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "jetplan-run: unknown option '%s'\n", arg.c_str());
+      std::fprintf(stderr, "jetplan-run: error: unknown option '%s'\n", arg.c_str());
       usage(stderr);
       std::exit(2);
     } else if (o.plan.empty()) {
       o.plan = arg;
     } else {
-      std::fprintf(stderr, "jetplan-run: more than one plan given ('%s')\n", arg.c_str());
+      std::fprintf(stderr, "jetplan-run: error: more than one plan given ('%s')\n", arg.c_str());
       std::exit(2);
     }
   }
   if (o.plan.empty()) {
+    std::fprintf(stderr, "jetplan-run: error: no plan given\n");
     usage(stderr);
     std::exit(2);
   }
