@@ -1,0 +1,24 @@
+#include <cstring>
+
+#include "kernels/cpu/tensor_ops.h"
+
+namespace jetplan::kernels::cpu {
+
+void transpose(const TransposeParams& p, const void* x, void* y) {
+  int64_t count = 1;
+  for (int d = 0; d < p.rank; ++d) count *= p.out_dims[d];
+  const auto* in = static_cast<const unsigned char*>(x);
+  auto* out = static_cast<unsigned char*>(y);
+  const size_t elem = static_cast<size_t>(p.elem_bytes);
+  for (int64_t i = 0; i < count; ++i) {
+    // Peel the coordinates of output element i off from the last dim (the fastest) up.
+    int64_t rest = i, offset = 0;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      offset += (rest % p.out_dims[d]) * p.x_strides[d];
+      rest /= p.out_dims[d];
+    }
+    std::memcpy(out + i * p.elem_bytes, in + offset * p.elem_bytes, elem);
+  }
+}
+
+}  // namespace jetplan::kernels::cpu
