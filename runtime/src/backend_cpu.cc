@@ -16,7 +16,7 @@ float* out_f32(const PreparedStep& s, void* const* tensors) {
 
 }  // namespace
 
-void run_conv_cpu(const PreparedStep& s, void* const* tensors) {
+void run_conv_cpu(const PreparedStep& s, void* const* tensors, void*) {
   const kernels::ConvParams& p = s.params.conv;
   uint32_t next = 2;
   const float* bias = p.has_bias ? in_f32(s, tensors, next++) : nullptr;
@@ -25,36 +25,36 @@ void run_conv_cpu(const PreparedStep& s, void* const* tensors) {
                      out_f32(s, tensors));
 }
 
-void run_pool_cpu(const PreparedStep& s, void* const* tensors) {
+void run_pool_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::pool(s.params.pool, in_f32(s, tensors, 0), out_f32(s, tensors));
 }
 
-void run_gemm_cpu(const PreparedStep& s, void* const* tensors) {
+void run_gemm_cpu(const PreparedStep& s, void* const* tensors, void*) {
   const kernels::GemmParams& p = s.params.gemm;
   kernels::cpu::gemm(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
                      p.has_c ? in_f32(s, tensors, 2) : nullptr, out_f32(s, tensors));
 }
 
-void run_binary_cpu(const PreparedStep& s, void* const* tensors) {
+void run_binary_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::binary(s.params.binary, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
                        out_f32(s, tensors));
 }
 
-void run_activation_cpu(const PreparedStep& s, void* const* tensors) {
+void run_activation_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::activation(s.params.activation, in_f32(s, tensors, 0), out_f32(s, tensors));
 }
 
-void run_softmax_cpu(const PreparedStep& s, void* const* tensors) {
+void run_softmax_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::softmax(s.params.softmax, in_f32(s, tensors, 0), out_f32(s, tensors));
 }
 
-void run_batch_norm_cpu(const PreparedStep& s, void* const* tensors) {
+void run_batch_norm_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::batch_norm(s.params.batch_norm, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
                            in_f32(s, tensors, 2), in_f32(s, tensors, 3), in_f32(s, tensors, 4),
                            out_f32(s, tensors));
 }
 
-void run_concat_cpu(const PreparedStep& s, void* const* tensors) {
+void run_concat_cpu(const PreparedStep& s, void* const* tensors, void*) {
   const void* inputs[kernels::kMaxConcatInputs];
   for (int32_t i = 0; i < s.params.concat.num_inputs; ++i) {
     inputs[i] = tensors[s.inputs->Get(static_cast<uint32_t>(i))];
@@ -62,7 +62,7 @@ void run_concat_cpu(const PreparedStep& s, void* const* tensors) {
   kernels::cpu::concat(s.params.concat, inputs, tensors[s.outputs->Get(0)]);
 }
 
-void run_copy_cpu(const PreparedStep& s, void* const* tensors) {
+void run_copy_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::copy(s.params.copy, tensors[s.inputs->Get(0)], tensors[s.outputs->Get(0)]);
 }
 

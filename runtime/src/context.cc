@@ -97,7 +97,8 @@ Status run_context(jp_context* ctx) {
   void* const* tensors = ctx->tensors.data();
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PreparedStep& step = plan.steps[i];
-    step.run_cpu(step, tensors);
+    step.run_cpu(step, tensors,
+                 step.workspace_bytes != 0 ? ctx->arena + step.workspace_offset : nullptr);
   }
   return JP_OK;
 }

@@ -18,6 +18,9 @@ constexpr OpFamilyEntry kOpFamilies[] = {
      run_batch_norm_cpu},
     {OpFamily::Concat, StepParams::ConcatParams, "Concat", prepare_concat, run_concat_cpu},
     {OpFamily::Copy, StepParams::CopyParams, "Copy", prepare_copy, run_copy_cpu},
+#include "runtime/src/families_nn.inc"
+#include "runtime/src/families_tensor.inc"
+#include "runtime/src/families_seq.inc"
 };
 
 constexpr size_t kFamilyCount = sizeof(kOpFamilies) / sizeof(kOpFamilies[0]);
@@ -33,6 +36,13 @@ constexpr bool rows_in_enum_order() {
 static_assert(rows_in_enum_order(), "kOpFamilies rows must follow the OpFamily enum order");
 
 }  // namespace
+
+Status prepare_unimplemented(const jp_plan&, const fb::Step& step, PreparedStep* s) {
+  return fail(JP_ERROR_UNSUPPORTED, "step '%s': op family %s is not implemented in this runtime",
+              s->name, fb::EnumNameOpFamily(step.op()));
+}
+
+void run_unimplemented(const PreparedStep&, void* const*, void*) {}
 
 const OpFamilyEntry* find_op_family(fb::OpFamily op) {
   const auto index = static_cast<size_t>(op);

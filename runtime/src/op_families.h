@@ -5,6 +5,11 @@
 #pragma once
 
 #include "runtime/src/plan.h"
+// Families of the ONNX coverage, one group per file pair (prepare_<group>.cc,
+// backend_cpu_<group>.cc); their registry rows are in families_<group>.inc.
+#include "runtime/src/families_nn.h"
+#include "runtime/src/families_seq.h"
+#include "runtime/src/families_tensor.h"
 
 namespace jetplan::rt {
 
@@ -21,6 +26,10 @@ struct OpFamilyEntry {
 // Null when `op` is not a value this runtime knows.
 const OpFamilyEntry* find_op_family(fb::OpFamily op);
 
+// A family this runtime build does not implement: its plans fail at load, naming it.
+Status prepare_unimplemented(const jp_plan&, const fb::Step&, PreparedStep*);
+void run_unimplemented(const PreparedStep&, void* const*, void*);
+
 // Prepare functions (prepare.cc).
 Status prepare_conv(const jp_plan&, const fb::Step&, PreparedStep*);
 Status prepare_pool(const jp_plan&, const fb::Step&, PreparedStep*);
@@ -33,14 +42,15 @@ Status prepare_concat(const jp_plan&, const fb::Step&, PreparedStep*);
 Status prepare_copy(const jp_plan&, const fb::Step&, PreparedStep*);
 
 // CPU kernels behind each family (backend_cpu.cc).
-void run_conv_cpu(const PreparedStep&, void* const*);
-void run_pool_cpu(const PreparedStep&, void* const*);
-void run_gemm_cpu(const PreparedStep&, void* const*);
-void run_binary_cpu(const PreparedStep&, void* const*);
-void run_activation_cpu(const PreparedStep&, void* const*);
-void run_softmax_cpu(const PreparedStep&, void* const*);
-void run_batch_norm_cpu(const PreparedStep&, void* const*);
-void run_concat_cpu(const PreparedStep&, void* const*);
-void run_copy_cpu(const PreparedStep&, void* const*);
+void run_conv_cpu(const PreparedStep&, void* const*, void*);
+void run_pool_cpu(const PreparedStep&, void* const*, void*);
+void run_gemm_cpu(const PreparedStep&, void* const*, void*);
+void run_binary_cpu(const PreparedStep&, void* const*, void*);
+void run_activation_cpu(const PreparedStep&, void* const*, void*);
+void run_softmax_cpu(const PreparedStep&, void* const*, void*);
+void run_batch_norm_cpu(const PreparedStep&, void* const*, void*);
+void run_concat_cpu(const PreparedStep&, void* const*, void*);
+void run_copy_cpu(const PreparedStep&, void* const*, void*);
+
 
 }  // namespace jetplan::rt

@@ -8,6 +8,10 @@
 #include "jetplan/jetplan.h"
 #include "jetplan/plan_generated.h"
 #include "kernels/params.h"
+#include "kernels/params_nn.h"
+#include "kernels/params_quant.h"
+#include "kernels/params_seq.h"
+#include "kernels/params_tensor.h"
 #include "runtime/src/memory.h"
 #include "runtime/src/status.h"
 
@@ -41,11 +45,39 @@ union KernelParams {
   kernels::BatchNormParams batch_norm;
   kernels::ConcatParams concat;
   kernels::CopyParams copy;
+  // nn ops
+  kernels::ConvTransposeParams conv_transpose;
+  kernels::ResizeParams resize;
+  kernels::ReduceParams reduce;
+  kernels::ArgReduceParams arg_reduce;
+  kernels::TopKParams top_k;
+  kernels::InstanceNormParams instance_norm;
+  kernels::LayerNormParams layer_norm;
+  kernels::GroupNormParams group_norm;
+  kernels::LrnParams lrn;
+  kernels::NmsParams nms;
+  // tensor ops
+  kernels::TransposeParams transpose;
+  kernels::SliceParams slice;
+  kernels::GatherParams gather;
+  kernels::GatherElementsParams gather_elements;
+  kernels::PadParams pad;
+  kernels::BroadcastParams broadcast;
+  kernels::UnaryParams unary;
+  kernels::ElementwiseParams elementwise;
+  kernels::WhereParams where;
+  kernels::CastParams cast;
+  // sequence and quantized ops
+  kernels::RnnParams rnn;
+  kernels::QuantizeLinearParams quantize;
+  kernels::QLinearMatMulParams qlinear_matmul;
+  kernels::QLinearConvParams qlinear_conv;
 };
 
 struct PreparedStep;
-// tensors: one pointer per plan tensor, resolved when the context was created.
-using RunCpuFn = void (*)(const PreparedStep& step, void* const* tensors);
+// tensors: one pointer per plan tensor, resolved when the context was created; workspace: the
+// step's scratch in the arena (null when the step has none).
+using RunCpuFn = void (*)(const PreparedStep& step, void* const* tensors, void* workspace);
 
 struct PreparedStep {
   fb::OpFamily op;
@@ -53,12 +85,15 @@ struct PreparedStep {
   const char* name;                              // into the plan buffer
   const flatbuffers::Vector<uint32_t>* inputs;   // verified tensor indices
   const flatbuffers::Vector<uint32_t>* outputs;
+  uint64_t workspace_offset;  // verified inside the arena
+  uint64_t workspace_bytes;   // verified >= what the kernel needs
   KernelParams params;
 };
 
 struct BindingInfo {
   const char* name;
   uint32_t tensor;
+  int32_t count_tensor;  // -1, or an Int64 [1] arena tensor holding the run-time leading extent
 };
 
 size_t dtype_size(fb::DType dtype);

@@ -204,7 +204,18 @@ Status check_binding_list(jp_plan* plan, bool outputs) {
     }
     t.binding = static_cast<int32_t>(i);
     t.is_output = outputs;
-    infos[i] = BindingInfo{name, desc->tensor()};
+    const int32_t count = desc->count_tensor();
+    if (count != -1) {
+      // A run-time leading extent: only outputs have one, held in an Int64 [1] arena tensor.
+      if (!outputs || count < 0 || static_cast<size_t>(count) >= plan->tensors.size() ||
+          plan->tensors[count].storage != fb::Storage::Arena ||
+          plan->tensors[count].dtype != fb::DType::Int64 || plan->tensors[count].elements != 1 ||
+          t.rank < 1) {
+        return fail(JP_ERROR_INVALID_PLAN, "%s '%s' has an invalid count tensor %d", what, name,
+                    count);
+      }
+    }
+    infos[i] = BindingInfo{name, desc->tensor(), count};
   }
   return JP_OK;
 }
@@ -275,7 +286,19 @@ Status check_steps(jp_plan* plan) {
                     t.name);
       }
     }
+    uint64_t workspace_end = 0;
+    if (step->workspace_bytes() != 0 &&
+        (step->workspace_offset() % plan->arena_alignment != 0 ||
+         add_overflows(step->workspace_offset(), step->workspace_bytes(), &workspace_end) ||
+         workspace_end > plan->arena_bytes)) {
+      return fail(JP_ERROR_INVALID_PLAN,
+                  "step '%s': workspace [%" PRIu64 ", +%" PRIu64
+                  ") is misaligned or outside the %" PRIu64 "-byte arena",
+                  name, step->workspace_offset(), step->workspace_bytes(), plan->arena_bytes);
+    }
     PreparedStep& prepared = plan->steps[i];
+    prepared.workspace_offset = step->workspace_offset();
+    prepared.workspace_bytes = step->workspace_bytes();
     prepared.op = step->op();
     prepared.run_cpu = family->run_cpu;
     prepared.name = name;

@@ -95,13 +95,17 @@ Status read_spatial(const PreparedStep& s, const char* what,
   return JP_OK;
 }
 
-// Output extent of a sliding window, or -1 when the window does not fit once.
+// Output extent of a sliding window, or -1 when the window does not fit once. Ceil mode rounds
+// the last partial stride up, but never starts a window inside the end padding (ONNX, PyTorch).
 int64_t window_output(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-                      int64_t pad_begin, int64_t pad_end) {
+                      int64_t pad_begin, int64_t pad_end, bool ceil_mode = false) {
   const int64_t span = dilation * (kernel - 1) + 1;
   const int64_t padded = in + pad_begin + pad_end;
   if (padded < span) return -1;
-  return (padded - span) / stride + 1;
+  if (!ceil_mode) return (padded - span) / stride + 1;
+  int64_t out = (padded - span + stride - 1) / stride + 1;
+  if ((out - 1) * stride >= in + pad_begin) --out;
+  return out;
 }
 
 struct Window {
@@ -117,7 +121,7 @@ struct Window {
 
 template <typename FbParams>
 Status read_window(const PreparedStep& s, const FbParams& p, const TensorInfo& x,
-                   const TensorInfo& y, Window* w) {
+                   const TensorInfo& y, Window* w, bool ceil_mode = false) {
   if (p.kernel() == nullptr || p.kernel()->size() < 1 ||
       p.kernel()->size() > static_cast<uint32_t>(kernels::kMaxSpatial)) {
     return shape_error(s, "kernel must have 1 to 3 spatial dims");
@@ -140,7 +144,8 @@ Status read_window(const PreparedStep& s, const FbParams& p, const TensorInfo& x
       continue;
     }
     const int64_t expected = window_output(w->in_size[i], w->kernel[i], w->stride[i],
-                                           w->dilation[i], w->pad_begin[i], w->pad_end[i]);
+                                           w->dilation[i], w->pad_begin[i], w->pad_end[i],
+                                           ceil_mode);
     if (expected != w->out_size[i]) {
       return fail(JP_ERROR_INVALID_PLAN,
                   "step '%s': output '%s' spatial dim %d is %" PRId64 ", the window gives %" PRId64,
@@ -212,7 +217,7 @@ Status prepare_pool(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
   const TensorInfo& x = tensor_at(plan, s->inputs, 0);
   const TensorInfo& y = tensor_at(plan, s->outputs, 0);
   Window win;
-  JP_RETURN_IF_ERROR(read_window(*s, p, x, y, &win));
+  JP_RETURN_IF_ERROR(read_window(*s, p, x, y, &win, p.ceil_mode()));
   if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1]) {
     return shape_error(*s, "output batch or channels do not match the input");
   }

@@ -56,47 +56,38 @@ std::string activation(const fb::Activation* a) {
   return std::string(" act=") + fb::EnumNameActivationKind(a->kind());
 }
 
+// The parameters of the core families in words; other families show their params table name.
 std::string params_of(const fb::Step* s) {
-  switch (s->params_type()) {
-    case fb::StepParams::ConvParams: {
-      const auto* p = s->params_as_ConvParams();
-      return "kernel=" + longs(p->kernel()) + " stride=" + longs(p->stride()) +
-             " dilation=" + longs(p->dilation()) + " pads=" + longs(p->pad_begin()) + "/" +
-             longs(p->pad_end()) + " groups=" + std::to_string(p->groups()) +
-             (p->has_bias() ? " bias" : "") + (p->has_residual() ? " residual" : "") +
-             activation(p->activation());
-    }
-    case fb::StepParams::PoolParams: {
-      const auto* p = s->params_as_PoolParams();
-      return std::string(fb::EnumNamePoolKind(p->kind())) + " kernel=" + longs(p->kernel()) +
-             " stride=" + longs(p->stride()) + " pads=" + longs(p->pad_begin()) + "/" +
-             longs(p->pad_end());
-    }
-    case fb::StepParams::GemmParams: {
-      const auto* p = s->params_as_GemmParams();
-      return std::string(p->trans_a() ? "A^T " : "") + (p->trans_b() ? "B^T " : "") +
-             "alpha=" + std::to_string(p->alpha()) + " beta=" + std::to_string(p->beta()) +
-             (p->has_c() ? " C" : "") + activation(p->activation());
-    }
-    case fb::StepParams::BinaryParams: {
-      const auto* p = s->params_as_BinaryParams();
-      return std::string(fb::EnumNameBinaryOp(p->op())) + activation(p->activation());
-    }
-    case fb::StepParams::ActivationParams:
-      return activation(s->params_as_ActivationParams()->activation());
-    case fb::StepParams::SoftmaxParams: {
-      const auto* p = s->params_as_SoftmaxParams();
-      return "axis=" + std::to_string(p->axis()) + (p->log() ? " log" : "");
-    }
-    case fb::StepParams::BatchNormParams:
-      return "epsilon=" + std::to_string(s->params_as_BatchNormParams()->epsilon());
-    case fb::StepParams::ConcatParams:
-      return "axis=" + std::to_string(s->params_as_ConcatParams()->axis());
-    case fb::StepParams::CopyParams:
-    case fb::StepParams::NONE:
-      return "";
+  if (const auto* p = s->params_as_ConvParams()) {
+    return "kernel=" + longs(p->kernel()) + " stride=" + longs(p->stride()) +
+           " dilation=" + longs(p->dilation()) + " pads=" + longs(p->pad_begin()) + "/" +
+           longs(p->pad_end()) + " groups=" + std::to_string(p->groups()) +
+           (p->has_bias() ? " bias" : "") + (p->has_residual() ? " residual" : "") +
+           activation(p->activation());
   }
-  return "";
+  if (const auto* p = s->params_as_PoolParams()) {
+    return std::string(fb::EnumNamePoolKind(p->kind())) + " kernel=" + longs(p->kernel()) +
+           " stride=" + longs(p->stride()) + " pads=" + longs(p->pad_begin()) + "/" +
+           longs(p->pad_end()) + (p->ceil_mode() ? " ceil" : "");
+  }
+  if (const auto* p = s->params_as_GemmParams()) {
+    return std::string(p->trans_a() ? "A^T " : "") + (p->trans_b() ? "B^T " : "") +
+           "alpha=" + std::to_string(p->alpha()) + " beta=" + std::to_string(p->beta()) +
+           (p->has_c() ? " C" : "") + activation(p->activation());
+  }
+  if (const auto* p = s->params_as_BinaryParams()) {
+    return std::string(fb::EnumNameBinaryOp(p->op())) + activation(p->activation());
+  }
+  if (const auto* p = s->params_as_ActivationParams()) return activation(p->activation());
+  if (const auto* p = s->params_as_SoftmaxParams()) {
+    return "axis=" + std::to_string(p->axis()) + (p->log() ? " log" : "");
+  }
+  if (const auto* p = s->params_as_BatchNormParams()) {
+    return "epsilon=" + std::to_string(p->epsilon());
+  }
+  if (const auto* p = s->params_as_ConcatParams()) return "axis=" + std::to_string(p->axis());
+  if (s->params_type() == fb::StepParams::CopyParams) return "";
+  return std::string("(") + fb::EnumNameStepParams(s->params_type()) + ")";
 }
 
 }  // namespace
