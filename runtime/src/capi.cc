@@ -223,13 +223,28 @@ jp_status jp_context_get_output(const jp_context* ctx, int32_t index, const void
   if (ctx == nullptr || data == nullptr) {
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_get_output: null context or data");
   }
-  const jp_plan& plan = *ctx->plan;
-  if (index < 0 || static_cast<size_t>(index) >= plan.outputs.size()) {
-    return fail(JP_ERROR_INVALID_ARGUMENT, "output index %d is out of range (the plan has %zu)",
-                index, plan.outputs.size());
-  }
+  jp_tensor_desc desc;
+  JP_RETURN_IF_ERROR(jp_context_output_desc(ctx, index, &desc));
   *data = ctx->output_data[static_cast<size_t>(index)];
-  if (bytes != nullptr) *bytes = plan.tensors[plan.outputs[static_cast<size_t>(index)].tensor].bytes;
+  if (bytes != nullptr) *bytes = desc.bytes;
+  return JP_OK;
+}
+
+jp_status jp_context_output_desc(const jp_context* ctx, int32_t index, jp_tensor_desc* out) {
+  if (ctx == nullptr) return fail(JP_ERROR_INVALID_ARGUMENT, "output description: null context");
+  const jp_plan& plan = *ctx->plan;
+  JP_RETURN_IF_ERROR(describe(&plan, plan.outputs, "output", index, out));
+  const jetplan::rt::BindingInfo& binding = plan.outputs[static_cast<size_t>(index)];
+  if (binding.count_tensor >= 0) {
+    // The kernel wrote the extent into the arena; a value out of range is clamped, never trusted.
+    int64_t count = 0;
+    std::memcpy(&count, ctx->tensors[static_cast<size_t>(binding.count_tensor)], sizeof(count));
+    const int64_t capacity = out->dims[0];
+    if (count < 0) count = 0;
+    if (count > capacity) count = capacity;
+    out->bytes = out->bytes / static_cast<size_t>(capacity) * static_cast<size_t>(count);
+    out->dims[0] = count;
+  }
   return JP_OK;
 }
 

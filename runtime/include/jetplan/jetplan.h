@@ -157,9 +157,14 @@ JP_NODISCARD JP_API jp_status jp_context_set_input(jp_context* ctx, int32_t inde
                                                    const void* data, size_t bytes);
 /* Runs every step; returns when the outputs are ready. */
 JP_NODISCARD JP_API jp_status jp_context_run(jp_context* ctx);
-/* Output `index`: *data stays valid (and is overwritten by the next run) until the context dies. */
+/* Output `index`: *data stays valid (and is overwritten by the next run) until the context dies.
+   *bytes is the size of this run's result: for outputs whose leading extent is known only at run
+   time (e.g. NonMaxSuppression) it is less than the plan's description says. */
 JP_NODISCARD JP_API jp_status jp_context_get_output(const jp_context* ctx, int32_t index,
                                                     const void** data, size_t* bytes);
+/* Output `index` as the last run produced it (dims[0] is the run-time extent where it varies). */
+JP_NODISCARD JP_API jp_status jp_context_output_desc(const jp_context* ctx, int32_t index,
+                                                     jp_tensor_desc* out);
 
 #ifdef __cplusplus
 } /* extern "C" */
