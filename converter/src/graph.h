@@ -1,0 +1,170 @@
+// The converter's intermediate representation: a dataflow graph of values and nodes, imported
+// from ONNX, rewritten by the passes and lowered to plan steps. It owns all its data (constants
+// included) and knows nothing of protobuf.
+//
+// Lifecycle of a node: import fills name/op_type/inputs/outputs/attrs; check_support either folds
+// it into constants (dead) or resolves it to one plan op (`op`, output shapes known, inputs cut
+// to the step's); the fusion passes merge resolved nodes; legalize gives each node its step's
+// exact shapes; lower() turns each live node into one plan step.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jetplan/plan_generated.h"
+
+namespace jetplan::converter {
+
+// Element types, numbered as ONNX TensorProto.DataType so that import is a cast.
+enum class DataType : int32_t {
+  kUndefined = 0,
+  kFloat32 = 1,
+  kUInt8 = 2,
+  kInt8 = 3,
+  kUInt16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kFloat64 = 11,
+  kUInt32 = 12,
+  kUInt64 = 13,
+  kComplex64 = 14,
+  kComplex128 = 15,
+  kBFloat16 = 16,
+};
+
+// Bytes per element; 0 for types without a fixed size (string, undefined, unknown numbers).
+size_t dtype_size(DataType type);
+const char* dtype_name(DataType type);
+
+using Shape = std::vector<int64_t>;
+
+int64_t shape_count(const Shape& shape);  // shapes that passed checked_bytes() only
+
+// No tensor of a plan may be this large; keeps every size computation far from overflow.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+// product(shape) * element_size when every dim is >= 0 and the result is at most
+// kMaxTensorBytes; -1 otherwise. Safe on any input (dims from an untrusted file).
+int64_t checked_bytes(const Shape& shape, size_t element_size);
+std::string shape_str(const Shape& shape);  // "[1,3,224,224]"
+
+// Dense row-major data with little-endian elements.
+struct TensorData {
+  DataType dtype = DataType::kUndefined;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+};
+
+struct Attribute {
+  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kTensor, kOther };
+  Kind kind = Kind::kOther;
+  int64_t i = 0;
+  float f = 0.f;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  TensorData tensor;
+  std::string onnx_type;  // for kOther: the ONNX attribute type name, for messages
+};
+
+struct ActivationDesc {
+  fb::ActivationKind kind = fb::ActivationKind::None;
+  float alpha = 0.f;
+  float beta = 0.f;
+};
+
+// The plan operation a node resolves to. Only the fields of `family` are meaningful.
+struct OpDesc {
+  bool resolved = false;
+  fb::OpFamily family = fb::OpFamily::Copy;
+  ActivationDesc act;  // Activation: the function; Conv, Gemm, Binary: the fused epilogue
+  // Conv and Pool, one entry per spatial dim, explicit pads (auto_pad resolved).
+  std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end;
+  int64_t groups = 1;
+  bool has_residual = false;  // Conv: inputs[3] is added before the activation
+  fb::PoolKind pool_kind = fb::PoolKind::Max;
+  bool count_include_pad = false;
+  // Gemm (ONNX Gemm and MatMul).
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.f, beta = 1.f;
+  bool a_vector = false, b_vector = false;  // MatMul 1-D operands: viewed as [1,K] and [K,1]
+  fb::BinaryOp binary = fb::BinaryOp::Add;
+  // Softmax: the axis of the step's input; Concat: the concatenation axis (non-negative).
+  int32_t axis = 0;
+  bool log = false;
+  Shape softmax_view;  // non-empty: softmax runs on x viewed as this 2-D shape (opset < 13)
+  float epsilon = 1e-5f;
+  bool removable = false;  // Identity/Dropout: consumers may read the input directly
+};
+
+struct Value {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  Shape shape;
+  bool shape_known = false;
+  bool is_constant = false;
+  std::vector<uint8_t> data;  // the elements when is_constant
+  int producer = -1;          // node index, -1 for graph inputs and constants
+  int graph_input = -1;       // index into Graph::inputs, -1 when not a graph input
+  bool graph_output = false;
+};
+
+struct Node {
+  std::string name;  // ONNX name, op_type + '_' + index when unnamed; fused nodes join with '+'
+  std::string op_type;
+  std::string domain;
+  std::vector<int> inputs;   // value ids; -1 for an omitted optional input
+  std::vector<int> outputs;  // value ids; -1 for an omitted optional output
+  std::map<std::string, Attribute> attrs;
+  OpDesc op;
+  bool dead = false;
+};
+
+struct Graph {
+  std::vector<Value> values;
+  std::vector<Node> nodes;   // topological order
+  std::vector<int> inputs;   // runtime graph inputs (initializers excluded), ONNX order
+  std::vector<int> outputs;  // graph outputs, ONNX order
+  int opset = 0;             // of the default ONNX domain
+
+  int add_value(Value value);
+  // Per value id: the indices of live nodes that read it, ascending (a node reading a value
+  // twice is listed twice).
+  std::vector<std::vector<int>> consumers() const;
+  // Drops dead nodes (keeping order) and recomputes Value::producer.
+  void compact();
+  // Replaces every read of value `from` (node inputs and graph outputs) by value `to`.
+  void replace_uses(int from, int to);
+};
+
+// "'conv1' (Conv)", the way every message names a node.
+std::string node_label(const Node& node);
+
+// Attribute accessors: the default when absent; ConvertError naming the node when present with
+// the wrong kind.
+int64_t attr_int(const Node& node, const std::string& name, int64_t fallback);
+float attr_float(const Node& node, const std::string& name, float fallback);
+std::string attr_string(const Node& node, const std::string& name, const std::string& fallback);
+std::vector<int64_t> attr_ints(const Node& node, const std::string& name,
+                               const std::vector<int64_t>& fallback);
+bool has_attr(const Node& node, const std::string& name);
+
+// Reads the elements of a constant of any numeric type, converting each one; ConvertError for
+// types that carry no numbers (string, complex, float16, bfloat16).
+std::vector<double> read_doubles(const Value& value);
+std::vector<int64_t> read_ints(const Value& value);
+std::vector<double> read_doubles(const TensorData& data);
+std::vector<int64_t> read_ints(const TensorData& data);
+// Builds `dtype` elements from numbers (rounding/truncating as a C++ cast does).
+std::vector<uint8_t> write_doubles(DataType dtype, const std::vector<double>& values);
+std::vector<uint8_t> write_ints(DataType dtype, const std::vector<int64_t>& values);
+bool is_numeric(DataType dtype);  // read_/write_ functions accept it
+bool is_floating(DataType dtype);
+
+}  // namespace jetplan::converter

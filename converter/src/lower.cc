@@ -1,0 +1,165 @@
+#include "converter/src/lower.h"
+
+#include <algorithm>
+
+#include "converter/src/error.h"
+#include "converter/src/memory_plan.h"
+
+namespace jetplan::converter {
+namespace {
+
+class Lowering {
+ public:
+  explicit Lowering(const Graph& g) : g_(g), tensor_of_(g.values.size(), -1) {}
+
+  PlanDraft run() {
+    for (int id : g_.inputs) {
+      const uint32_t t = tensor(id);
+      draft_.inputs.push_back({g_.values[id].name, t});
+    }
+    draft_.outputs.resize(g_.outputs.size());
+    for (const Node& node : g_.nodes) lower_node(node);
+    bind_outputs();
+    return std::move(draft_);
+  }
+
+ private:
+  // The plan tensor of a graph value, made on first use.
+  uint32_t tensor(int value_id) {
+    if (tensor_of_[value_id] >= 0) return static_cast<uint32_t>(tensor_of_[value_id]);
+    const Value& v = g_.values[value_id];
+    if (!v.shape_known) fail("internal error: value '", v.name, "' has no shape at lowering");
+    DraftTensor t;
+    t.name = v.name;
+    t.shape = v.shape;
+    t.dtype = v.dtype;
+    if (v.graph_input >= 0) {
+      t.storage = fb::Storage::Binding;
+      t.binding = v.graph_input;
+    } else if (v.is_constant) {
+      t.storage = fb::Storage::Weight;
+      t.data = &v.data;
+    } else if (v.graph_output) {
+      // A value produced by a step and listed as an output: the step writes the binding.
+      t.storage = fb::Storage::Binding;
+      t.output_binding = true;
+      t.binding = static_cast<int32_t>(std::find(g_.outputs.begin(), g_.outputs.end(), value_id) -
+                                       g_.outputs.begin());
+    }
+    const uint32_t index = add(std::move(t));
+    tensor_of_[value_id] = static_cast<int>(index);
+    return index;
+  }
+
+  uint32_t add(DraftTensor t) {
+    t.size_bytes = static_cast<uint64_t>(shape_count(t.shape)) * dtype_size(t.dtype);
+    t.layout = t.shape.size() == 4 && t.storage != fb::Storage::Weight ? fb::Layout::NCHW
+                                                                       : fb::Layout::Any;
+    draft_.tensors.push_back(std::move(t));
+    return static_cast<uint32_t>(draft_.tensors.size() - 1);
+  }
+
+  void copy(const std::string& name, uint32_t from, uint32_t to) {
+    DraftStep s;
+    s.name = name;
+    s.op.resolved = true;
+    s.op.family = fb::OpFamily::Copy;
+    s.inputs = {from};
+    s.outputs = {to};
+    draft_.steps.push_back(std::move(s));
+  }
+
+  void emit(const Node& node, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs) {
+    DraftStep s;
+    s.name = node.name;
+    s.op = node.op;
+    s.inputs = std::move(inputs);
+    s.outputs = std::move(outputs);
+    draft_.steps.push_back(std::move(s));
+  }
+
+  void lower_node(const Node& node) {
+    if (node.dead) return;
+    if (!node.op.resolved) fail("internal error: node ", node_label(node), " is not resolved");
+    std::vector<uint32_t> in;
+    for (int v : node.inputs)
+      if (v >= 0) in.push_back(tensor(v));
+    emit(node, std::move(in), {tensor(node.outputs[0])});
+  }
+
+  // Every graph output needs its own Binding tensor that a step writes: outputs that are graph
+  // inputs, constants or already bound to an earlier output get a Copy.
+  void bind_outputs() {
+    for (size_t i = 0; i < g_.outputs.size(); ++i) {
+      const int id = g_.outputs[i];
+      const std::string& name = g_.values[id].name;
+      const uint32_t t = tensor(id);
+      const DraftTensor& have = draft_.tensors[t];
+      if (have.output_binding && have.binding == static_cast<int32_t>(i)) {
+        draft_.outputs[i] = {name, t};
+        continue;
+      }
+      DraftTensor bound;
+      bound.name = name + ":output" + std::to_string(i);
+      bound.shape = have.shape;
+      bound.dtype = have.dtype;
+      bound.storage = fb::Storage::Binding;
+      bound.output_binding = true;
+      bound.binding = static_cast<int32_t>(i);
+      const uint32_t to = add(std::move(bound));
+      copy(name + ":output" + std::to_string(i), t, to);
+      draft_.outputs[i] = {name, to};
+    }
+  }
+
+  const Graph& g_;
+  std::vector<int> tensor_of_;  // value id -> tensor index
+  PlanDraft draft_;
+};
+
+uint64_t align_up(uint64_t n, uint64_t alignment) {
+  return (n + alignment - 1) / alignment * alignment;
+}
+
+}  // namespace
+
+PlanDraft lower(const Graph& g) { return Lowering(g).run(); }
+
+void assign_memory(PlanDraft* draft) {
+  for (DraftTensor& t : draft->tensors) {
+    if (t.storage != fb::Storage::Weight) continue;
+    t.offset = align_up(draft->weights.size(), kWeightAlignment);
+    draft->weights.resize(t.offset, 0);
+    draft->weights.insert(draft->weights.end(), t.data->begin(), t.data->end());
+  }
+
+  for (size_t s = 0; s < draft->steps.size(); ++s) {
+    const DraftStep& step = draft->steps[s];
+    for (const auto* list : {&step.inputs, &step.outputs})
+      for (uint32_t i : *list) {
+        DraftTensor& t = draft->tensors[i];
+        if (t.storage != fb::Storage::Arena) continue;
+        if (t.first_step < 0) t.first_step = static_cast<int32_t>(s);
+        t.last_step = std::max(t.last_step, static_cast<int32_t>(s));
+      }
+  }
+  std::vector<BufferRequest> requests;
+  std::vector<size_t> request_tensor;
+  for (size_t i = 0; i < draft->tensors.size(); ++i) {
+    const DraftTensor& t = draft->tensors[i];
+    if (t.storage != fb::Storage::Arena) continue;
+    if (t.first_step < 0) fail("internal error: arena tensor '", t.name, "' is used by no step");
+    requests.push_back({t.size_bytes, t.first_step, t.last_step});
+    request_tensor.push_back(i);
+  }
+  const ArenaPlan plan = plan_arena(requests, kArenaAlignment);
+  if (plan.offsets.size() != requests.size() ||
+      !arena_plan_is_valid(requests, plan, kArenaAlignment))
+    fail("internal error: the arena plan overlaps live tensors");
+  for (size_t r = 0; r < requests.size(); ++r)
+    draft->tensors[request_tensor[r]].offset = plan.offsets[r];
+  draft->arena_bytes = plan.arena_bytes;
+  draft->arena_lower_bound = plan.lower_bound;
+}
+
+}  // namespace jetplan::converter

@@ -1,0 +1,63 @@
+// IR -> plan draft: tensors, steps and bindings with plan semantics, then memory placement.
+// The draft is everything a plan holds except its encoding (serialize.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "converter/src/graph.h"
+
+namespace jetplan::converter {
+
+constexpr uint64_t kWeightAlignment = 256;
+constexpr uint64_t kArenaAlignment = 256;
+
+struct DraftTensor {
+  std::string name;
+  Shape shape;
+  DataType dtype = DataType::kFloat32;
+  fb::Layout layout = fb::Layout::Any;
+  fb::Storage storage = fb::Storage::Arena;
+  int32_t binding = -1;  // Binding: index into the draft's inputs or outputs
+  bool output_binding = false;
+  uint64_t offset = 0;  // set by assign_memory
+  uint64_t size_bytes = 0;
+  // Weight: the elements, borrowed from the Graph, which must outlive the draft.
+  const std::vector<uint8_t>* data = nullptr;
+  // Arena: the first and last step that touch it (set by assign_memory).
+  int32_t first_step = -1, last_step = -1;
+};
+
+struct DraftStep {
+  std::string name;
+  OpDesc op;
+  std::vector<uint32_t> inputs, outputs;  // tensor indices
+};
+
+struct DraftBinding {
+  std::string name;
+  uint32_t tensor = 0;
+};
+
+struct PlanDraft {
+  std::vector<DraftTensor> tensors;
+  std::vector<DraftStep> steps;  // execution order
+  std::vector<DraftBinding> inputs, outputs;
+  std::vector<uint8_t> weights;  // set by assign_memory
+  uint64_t arena_bytes = 0;
+  uint64_t arena_lower_bound = 0;
+};
+
+// One step per live node (the graph must be legalized: node shapes are step shapes), plus a
+// Copy into its own Binding tensor for each graph output that is a graph input, a constant or
+// another output already. Tensors are numbered graph inputs first, then in order of first use
+// by the steps.
+PlanDraft lower(const Graph& g);
+
+// Packs the weight tensors into `weights` (each at a multiple of kWeightAlignment, zero padding
+// between), computes each arena tensor's live step range and places them with the arena
+// planner. ConvertError if the planner's result fails its own validity check.
+void assign_memory(PlanDraft* draft);
+
+}  // namespace jetplan::converter

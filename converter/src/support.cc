@@ -1,0 +1,209 @@
+#include "converter/src/support.h"
+
+#include <jetplan/jetplan.h>
+
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
+#include "converter/src/error.h"
+#include "converter/src/passes.h"
+#include "converter/src/support_ops.h"
+#include "converter/src/table.h"
+
+namespace jetplan::converter {
+namespace support {
+
+bool has_input(const Node& node, size_t i) { return i < node.inputs.size() && node.inputs[i] >= 0; }
+
+const Value& input(const Graph& g, const Node& node, size_t i) {
+  if (!has_input(node, i)) fail("node ", node_label(node), ": required input ", i, " is missing");
+  return g.values[node.inputs[i]];
+}
+
+std::string float_inputs(const Graph& g, const Node& node, std::initializer_list<size_t> which) {
+  for (size_t i : which) {
+    if (!has_input(node, i)) continue;
+    const Value& v = g.values[node.inputs[i]];
+    if (v.dtype != DataType::kFloat32)
+      return cat("input '", v.name, "' is ", dtype_name(v.dtype),
+                 " (jetplan computes float32 only)");
+  }
+  return "";
+}
+
+std::string extra_outputs_unused(const Graph& g, const Node& node, const char* what) {
+  for (size_t i = 1; i < node.outputs.size(); ++i) {
+    const int id = node.outputs[i];
+    if (id < 0) continue;
+    bool used = g.values[id].graph_output;
+    for (const Node& other : g.nodes)
+      if (!other.dead &&
+          std::find(other.inputs.begin(), other.inputs.end(), id) != other.inputs.end())
+        used = true;
+    if (used) return cat("its ", what, " output '", g.values[id].name, "' is used");
+  }
+  return "";
+}
+
+void set_output(Graph& g, Node& node, const Shape& shape) {
+  if (node.outputs.empty() || node.outputs[0] < 0)
+    fail("node ", node_label(node), ": its first output has no name");
+  Value& out = g.values[node.outputs[0]];
+  if (out.shape_known && out.shape != shape)
+    fail("node ", node_label(node), ": output '", out.name, "' has shape ", shape_str(shape),
+         " by the op's rules, but the model declares ", shape_str(out.shape));
+  for (int64_t d : shape)
+    if (d < 1) fail("node ", node_label(node), ": output shape ", shape_str(shape), " is empty");
+  if (checked_bytes(shape, sizeof(float)) < 0)
+    fail("node ", node_label(node), ": output shape ", shape_str(shape), " is too large");
+  out.dtype = DataType::kFloat32;
+  out.shape = shape;
+  out.shape_known = true;
+  node.op.resolved = true;
+}
+
+bool constant_scalar(const Graph& g, const Node& node, size_t i, float* out) {
+  if (!has_input(node, i)) return false;
+  const Value& v = g.values[node.inputs[i]];
+  if (!v.is_constant || !is_numeric(v.dtype) || shape_count(v.shape) != 1) return false;
+  *out = static_cast<float>(read_doubles(v)[0]);
+  return true;
+}
+
+}  // namespace support
+
+namespace {
+
+constexpr size_t kMaxRank = JP_MAX_RANK;
+
+struct OpCheck {
+  const char* op_type;
+  CheckFn check;
+};
+
+// Every ONNX op jetplan runs, sorted by op type.
+constexpr OpCheck kOps[] = {
+    {"Add", support::check_binary},
+    {"AveragePool", support::check_pool},
+    {"BatchNormalization", support::check_batchnorm},
+    {"Clip", support::check_activation},
+    {"Concat", support::check_concat},
+    {"Conv", support::check_conv},
+    {"Div", support::check_binary},
+    {"Dropout", support::check_identity},
+    {"Elu", support::check_activation},
+    {"Flatten", support::check_reshape},
+    {"Gemm", support::check_gemm},
+    {"GlobalAveragePool", support::check_global_pool},
+    {"GlobalMaxPool", support::check_global_pool},
+    {"HardSigmoid", support::check_activation},
+    {"HardSwish", support::check_activation},
+    {"Identity", support::check_identity},
+    {"LeakyRelu", support::check_activation},
+    {"LogSoftmax", support::check_softmax},
+    {"MatMul", support::check_matmul},
+    {"Max", support::check_binary},
+    {"MaxPool", support::check_pool},
+    {"Min", support::check_binary},
+    {"Mul", support::check_binary},
+    {"Pow", support::check_binary},
+    {"Relu", support::check_activation},
+    {"Reshape", support::check_reshape},
+    {"Sigmoid", support::check_activation},
+    {"Softmax", support::check_softmax},
+    {"Squeeze", support::check_reshape},
+    {"Sub", support::check_binary},
+    {"Tanh", support::check_activation},
+    {"Unsqueeze", support::check_reshape},
+};
+static_assert(sorted_by_op_type(kOps), "kOps must be sorted by op type");
+
+bool input_shapes_known(const Graph& g, const Node& node) {
+  for (int v : node.inputs)
+    if (v >= 0 && !g.values[v].shape_known) return false;
+  return true;
+}
+
+// Why a fold-only op (Shape, Gather, Cast, ...) stayed in the graph.
+std::string fold_only_reason(const Graph& g, const Node& node) {
+  for (int v : node.inputs)
+    if (v >= 0 && !g.values[v].is_constant)
+      return cat("jetplan folds ", node.op_type, " on constants only; input '", g.values[v].name,
+                 "' is computed at run time");
+  return cat("jetplan cannot fold this ", node.op_type,
+             " (its dtype, attributes or size are not supported)");
+}
+
+// The plan's tensors have at most kMaxRank dims (the kernels index with fixed-size arrays).
+std::string rank_reason(const Graph& g, const Node& node) {
+  for (int v : node.outputs)
+    if (v >= 0 && g.values[v].shape.size() > kMaxRank)
+      return cat("output '", g.values[v].name, "' has rank ", g.values[v].shape.size(),
+                 " (jetplan handles up to ", kMaxRank, ")");
+  return "";
+}
+
+std::string plural(size_t n, const char* what) {
+  return cat(n, " unsupported ", what, n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+CheckFn find_check(const std::string& op_type) {
+  auto it =
+      std::lower_bound(std::begin(kOps), std::end(kOps), op_type,
+                       [](const OpCheck& e, const std::string& op) { return op > e.op_type; });
+  return it != std::end(kOps) && op_type == it->op_type ? it->check : nullptr;
+}
+
+void check_support(Graph& g) {
+  std::vector<std::string> bad_inputs, bad_nodes, bad_outputs;
+  for (int id : g.inputs) {
+    const Value& v = g.values[id];
+    if (v.dtype != DataType::kFloat32)
+      bad_inputs.push_back(cat("graph input '", v.name, "': ", dtype_name(v.dtype),
+                               " is not supported (jetplan computes float32 only)"));
+    else if (v.shape.size() > kMaxRank)
+      bad_inputs.push_back(cat("graph input '", v.name, "': rank ", v.shape.size(),
+                               " is not supported (jetplan handles up to ", kMaxRank, ")"));
+  }
+  for (Node& node : g.nodes) {
+    if (node.dead || fold_node(g, node)) continue;
+    const CheckFn check = node.domain.empty() ? find_check(node.op_type) : nullptr;
+    std::string reason;
+    if (check == nullptr && !(node.domain.empty() && can_fold_op(node.op_type))) {
+      reason = node.domain.empty() ? "no such op in jetplan"
+                                   : cat("no such op in jetplan (domain '", node.domain, "')");
+    } else if (!input_shapes_known(g, node)) {
+      continue;  // fed by an unsupported node that is listed already
+    } else {
+      reason = check ? check(g, node) : fold_only_reason(g, node);
+      if (reason.empty() && check) reason = rank_reason(g, node);
+    }
+    if (!reason.empty()) bad_nodes.push_back(node_label(node) + ": " + reason);
+  }
+  for (int id : g.outputs) {
+    const Value& v = g.values[id];
+    if (v.dtype != DataType::kFloat32 && v.dtype != DataType::kUndefined)
+      bad_outputs.push_back(cat("graph output '", v.name, "': ", dtype_name(v.dtype),
+                                " is not supported (jetplan computes float32 only)"));
+  }
+  if (bad_inputs.empty() && bad_nodes.empty() && bad_outputs.empty()) {
+    for (const Node& node : g.nodes)
+      if (!node.dead && !node.op.resolved)
+        fail("internal error: node ", node_label(node), " was neither folded nor resolved");
+    return;
+  }
+  std::string head, items;
+  for (const auto& [list, what] :
+       {std::pair{&bad_inputs, "graph input"}, std::pair{&bad_nodes, "node"},
+        std::pair{&bad_outputs, "graph output"}}) {
+    if (list->empty()) continue;
+    head += (head.empty() ? "" : ", ") + plural(list->size(), what);
+    for (const std::string& item : *list) items += (items.empty() ? "" : "; ") + item;
+  }
+  fail(head, ": ", items);
+}
+
+}  // namespace jetplan::converter

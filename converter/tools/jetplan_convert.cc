@@ -1,0 +1,207 @@
+// jetplan-convert: ONNX model -> jetplan plan (.jplan).
+//
+// Exit status: 0 converted, 1 the conversion failed (one line on stderr naming the problem),
+// 2 the command line is wrong (a line naming the mistake, then the usage text).
+#include <google/protobuf/stubs/logging.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "converter/src/convert.h"
+#include "converter/src/error.h"
+
+namespace {
+
+using jetplan::converter::ConvertError;
+using jetplan::converter::ConvertOptions;
+
+constexpr const char* kUsage =
+    "usage: jetplan-convert MODEL.onnx -o PLAN.jplan [options]\n"
+    "\n"
+    "Converts an ONNX model (float32) into a jetplan plan.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output PATH     where to write the plan (required)\n"
+    "  --shape NAME:DIMS     pin the shape of graph input NAME, e.g. --shape input:1x3x224x224;\n"
+    "                        needed for inputs with symbolic dims (repeat for several inputs;\n"
+    "                        NAME may contain ':', the last one separates the dims)\n"
+    "  --no-fuse             keep BatchNorm, bias, residual and activation nodes as their own "
+    "steps\n"
+    "  --target NAME         the device the plan is for: cpu (the default)\n"
+    "  -h, --help            print this help\n"
+    "  --version             print the converter version\n";
+
+struct UsageError {
+  std::string message;
+};
+
+struct Args {
+  std::string model;
+  std::string output;
+  ConvertOptions options;
+};
+
+bool parse_dims(const std::string& text, std::vector<int64_t>* dims) {
+  dims->clear();
+  size_t at = 0;
+  while (true) {
+    const size_t end = text.find('x', at);
+    const std::string part =
+        text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (part.empty() || part.size() > 12 ||
+        part.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    const int64_t d = std::stoll(part);
+    if (d < 1) return false;
+    dims->push_back(d);
+    if (end == std::string::npos) return true;
+    at = end + 1;
+  }
+}
+
+void add_shape(const std::string& spec, ConvertOptions* options) {
+  const size_t colon = spec.rfind(':');
+  std::vector<int64_t> dims;
+  if (colon == std::string::npos || colon == 0 || !parse_dims(spec.substr(colon + 1), &dims))
+    throw UsageError{"--shape '" + spec +
+                     "': expected NAME:DIMS with DIMS positive integers joined by 'x' (e.g. "
+                     "input:1x3x224x224)"};
+  const std::string name = spec.substr(0, colon);
+  if (!options->input_shapes.emplace(name, dims).second)
+    throw UsageError{"--shape given twice for input '" + name + "'"};
+}
+
+// Returns false for --help / --version (already answered).
+bool parse_args(int argc, char** argv, Args* args) {
+  bool have_target = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const std::string& option) -> std::string {
+      const std::string prefix = option + "=";
+      if (arg.compare(0, prefix.size(), prefix) == 0) return arg.substr(prefix.size());
+      if (i + 1 >= argc) throw UsageError{option + " needs a value"};
+      return argv[++i];
+    };
+    auto is = [&](const char* option) {
+      return arg == option ||
+             arg.compare(0, std::strlen(option) + 1, std::string(option) + "=") == 0;
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return false;
+    } else if (arg == "--version") {
+      std::printf("jetplan-convert %s\n", jetplan::converter::kConverterVersion);
+      return false;
+    } else if (arg == "-o" || is("--output")) {
+      if (!args->output.empty()) throw UsageError{"-o given twice"};
+      args->output = value(arg == "-o" ? "-o" : "--output");
+      if (args->output.empty()) throw UsageError{"-o needs a non-empty path"};
+    } else if (is("--shape")) {
+      add_shape(value("--shape"), &args->options);
+    } else if (arg == "--no-fuse") {
+      args->options.fuse = false;
+    } else if (is("--target")) {
+      if (have_target) throw UsageError{"--target given twice"};
+      have_target = true;
+      args->options.target = value("--target");
+      bool known = false;
+      for (const std::string& t : jetplan::converter::known_targets())
+        known |= t == args->options.target;
+      if (!known) throw UsageError{"unknown target '" + args->options.target + "' (known: cpu)"};
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw UsageError{"unknown option '" + arg + "'"};
+    } else {
+      if (!args->model.empty())
+        throw UsageError{"more than one model given ('" + args->model + "', '" + arg + "')"};
+      args->model = arg;
+    }
+  }
+  if (args->model.empty()) throw UsageError{"no model given"};
+  if (args->output.empty()) throw UsageError{"no output given (-o PLAN.jplan)"};
+  return true;
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string read_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) throw ConvertError("cannot read '" + path + "': " + std::strerror(errno));
+  std::string bytes;
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) bytes.append(buffer, n);
+  const int read_errno = errno;
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw ConvertError("cannot read '" + path + "': " + std::strerror(read_errno));
+  return bytes;
+}
+
+// Writes through a temporary file, so a failed write leaves no partial plan behind.
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) throw ConvertError("cannot write '" + path + "': " + std::strerror(errno));
+  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const int write_errno = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed) {
+    std::remove(tmp.c_str());
+    throw ConvertError("cannot write '" + path +
+                       "': " + std::strerror(wrote ? errno : write_errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int rename_errno = errno;
+    std::remove(tmp.c_str());
+    throw ConvertError("cannot write '" + path + "': " + std::strerror(rename_errno));
+  }
+}
+
+int error(const std::string& message) {
+  std::fprintf(stderr, "jetplan-convert: error: %s\n",
+               jetplan::converter::one_line(message).c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // libprotobuf would print its own diagnostics; every failure is reported below in one line.
+  google::protobuf::SetLogHandler(nullptr);
+  Args args;
+  try {
+    if (!parse_args(argc, argv, &args)) return 0;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "jetplan-convert: error: %s\n\n%s",
+                 jetplan::converter::one_line(e.message).c_str(), kUsage);
+    return 2;
+  }
+  try {
+    const std::string model = read_file(args.model);
+    jetplan::converter::ConvertResult result;
+    try {
+      result = jetplan::converter::convert_onnx(model, base_name(args.model), args.options);
+    } catch (const ConvertError& e) {
+      return error(args.model + ": " + e.what());
+    }
+    write_file(args.output, result.plan);
+    std::printf("%s\n", jetplan::converter::format_summary(args.output, result.summary).c_str());
+    return 0;
+  } catch (const ConvertError& e) {
+    return error(e.what());
+  } catch (const std::bad_alloc&) {
+    return error(args.model + ": out of memory");
+  } catch (const std::exception& e) {
+    return error(args.model + ": internal error: " + e.what());
+  } catch (...) {
+    return error(args.model + ": internal error: unknown exception");
+  }
+}

@@ -1,0 +1,348 @@
+#include "tests/converter/plan_contract.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace jetplan::converter::testing {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+int64_t count(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string str(const Shape& s) {
+  std::ostringstream o;
+  o << "[";
+  for (size_t i = 0; i < s.size(); ++i) o << (i ? "," : "") << s[i];
+  o << "]";
+  return o.str();
+}
+
+Shape vec(const flatbuffers::Vector<int64_t>* v) {
+  return v ? Shape(v->begin(), v->end()) : Shape();
+}
+
+bool broadcast(const Shape& a, const Shape& b, Shape* out) {
+  const size_t r = std::max(a.size(), b.size());
+  out->assign(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    (*out)[i] = std::max(da, db);
+  }
+  return true;
+}
+
+int64_t elem_size(fb::DType t) {
+  switch (t) {
+    case fb::DType::Float32: return 4;
+    case fb::DType::Float16: return 2;
+    case fb::DType::Int8: return 1;
+    case fb::DType::UInt8: return 1;
+    case fb::DType::Int32: return 4;
+    case fb::DType::Int64: return 8;
+    case fb::DType::Bool: return 1;
+    case fb::DType::Float64: return 8;
+  }
+  return 0;
+}
+
+class Checker {
+ public:
+  Checker(const std::vector<uint8_t>& buf, const fb::Plan* plan) : buf_(buf), p_(plan) {}
+
+  std::vector<std::string> run() {
+    if (p_->schema_version() != 1) bad("schema_version ", p_->schema_version());
+    if (!p_->target() || !p_->target()->name()) bad("no target");
+    if (!p_->tensors() || !p_->steps() || !p_->inputs() || !p_->outputs()) {
+      bad("missing tensors, steps or bindings");
+      return problems_;
+    }
+    check_bindings();
+    check_tensors();
+    check_steps();
+    check_liveness();
+    return problems_;
+  }
+
+ private:
+  template <typename... A>
+  void bad(A&&... a) {
+    std::ostringstream o;
+    (o << ... << a);
+    problems_.push_back(o.str());
+  }
+
+  const fb::Tensor* t(uint32_t i) const { return p_->tensors()->Get(i); }
+  Shape shape(uint32_t i) const { return vec(t(i)->shape()); }
+  uint32_t n_tensors() const { return p_->tensors()->size(); }
+
+  void check_bindings() {
+    for (const auto* list : {p_->inputs(), p_->outputs()}) {
+      const bool is_input = list == p_->inputs();
+      for (uint32_t i = 0; i < list->size(); ++i) {
+        const auto* b = list->Get(i);
+        if (!b->name()) bad("binding without a name");
+        if (b->tensor() >= n_tensors()) {
+          bad("binding ", i, " tensor out of range");
+          continue;
+        }
+        const fb::Tensor* tt = t(b->tensor());
+        if (tt->storage() != fb::Storage::Binding || tt->binding() != static_cast<int32_t>(i))
+          bad(is_input ? "input " : "output ", i, " tensor is not Binding ", i);
+        auto [it, fresh] = bound_.emplace(b->tensor(), is_input);
+        if (!fresh) bad("tensor ", b->tensor(), " bound twice");
+      }
+    }
+  }
+
+  void check_tensors() {
+    const auto* w = p_->weights();
+    const uint64_t weights = w ? w->size() : 0;
+    if (w && (w->data() - buf_.data()) % 256 != 0) bad("weights do not start at a multiple of 256");
+    for (uint32_t i = 0; i < n_tensors(); ++i) {
+      const fb::Tensor* tt = t(i);
+      const Shape s = shape(i);
+      if (!tt->name()) bad("tensor ", i, " has no name");
+      for (int64_t d : s)
+        if (d < 1) bad("tensor ", i, " has dim ", d);
+      if (static_cast<int64_t>(tt->size_bytes()) != count(s) * elem_size(tt->dtype()))
+        bad("tensor ", i, " size_bytes ", tt->size_bytes(), " for ", str(s));
+      switch (tt->storage()) {
+        case fb::Storage::Weight:
+          if (tt->offset() % 256 || tt->offset() + tt->size_bytes() > weights)
+            bad("weight tensor ", i, " at ", tt->offset(), "+", tt->size_bytes(), " of ", weights);
+          break;
+        case fb::Storage::Arena:
+          if (tt->offset() % p_->arena_alignment() ||
+              tt->offset() + tt->size_bytes() > p_->arena_bytes())
+            bad("arena tensor ", i, " at ", tt->offset(), "+", tt->size_bytes(), " of ",
+                p_->arena_bytes());
+          break;
+        case fb::Storage::Binding:
+          if (!bound_.count(i)) bad("Binding tensor ", i, " is in no binding");
+          break;
+      }
+      const bool nchw = s.size() == 4 && tt->storage() != fb::Storage::Weight;
+      if ((tt->layout() == fb::Layout::NCHW) != nchw) bad("tensor ", i, " layout");
+    }
+  }
+
+  bool io_ok(const fb::Step* s) {
+    if (!s->inputs() || !s->outputs() || s->outputs()->size() != 1) return false;
+    for (uint32_t i : *s->inputs())
+      if (i >= n_tensors()) return false;
+    return s->outputs()->Get(0) < n_tensors();
+  }
+
+  void check_steps() {
+    std::vector<int> writer(n_tensors(), -1);
+    for (uint32_t k = 0; k < p_->steps()->size(); ++k) {
+      const fb::Step* s = p_->steps()->Get(k);
+      const std::string name = s->name() ? s->name()->str() : "";
+      if (name.empty()) bad("step ", k, " has no name");
+      if (s->kernel() && s->kernel()->size() != 0) bad("step ", name, " names a kernel");
+      if (s->workspace_bytes() != 0 || s->workspace_offset() != 0) bad("step ", name, " workspace");
+      if (const auto* l = s->launch())
+        if (l->grid_x() || l->grid_y() || l->grid_z() || l->block_x() || l->block_y() ||
+            l->block_z() || l->shared_bytes() || l->split_k())
+          bad("step ", name, " launch not zero");
+      if (!io_ok(s)) {
+        bad("step ", name, " inputs/outputs out of range");
+        continue;
+      }
+      for (uint32_t i : *s->inputs()) {
+        const fb::Tensor* in = t(i);
+        if (in->storage() == fb::Storage::Arena && writer[i] < 0)
+          bad("step ", name, " reads arena tensor ", i, " before any step writes it");
+        if (in->storage() == fb::Storage::Binding && !bound_.at(i) && writer[i] < 0)
+          bad("step ", name, " reads output ", i, " before it is written");
+      }
+      const uint32_t out = s->outputs()->Get(0);
+      if (t(out)->storage() == fb::Storage::Weight ||
+          (t(out)->storage() == fb::Storage::Binding && bound_.at(out)))
+        bad("step ", name, " writes a weight or an input");
+      if (writer[out] >= 0) bad("tensor ", out, " written twice");
+      writer[out] = static_cast<int>(k);
+      check_family(s, name);
+      for (uint32_t i : *s->inputs()) touch(i, k);
+      touch(out, k);
+    }
+    for (uint32_t i = 0; i < n_tensors(); ++i)
+      if (bound_.count(i) && !bound_.at(i) && writer[i] < 0)
+        bad("output tensor ", i, " never written");
+  }
+
+  void touch(uint32_t i, uint32_t step) {
+    if (t(i)->storage() != fb::Storage::Arena) return;
+    auto [it, fresh] = live_.emplace(i, std::pair<uint32_t, uint32_t>{step, step});
+    if (!fresh) it->second.second = step;
+  }
+
+  void check_liveness() {
+    for (auto a = live_.begin(); a != live_.end(); ++a)
+      for (auto b = std::next(a); b != live_.end(); ++b) {
+        const bool same_time =
+            a->second.first <= b->second.second && b->second.first <= a->second.second;
+        const fb::Tensor *ta = t(a->first), *tb = t(b->first);
+        const bool same_bytes = ta->offset() < tb->offset() + tb->size_bytes() &&
+                                tb->offset() < ta->offset() + ta->size_bytes();
+        if (same_time && same_bytes)
+          bad("arena tensors ", a->first, " and ", b->first, " are live together and overlap");
+      }
+  }
+
+  Shape window_out(const Shape& x, int64_t channels, const Shape& k, const Shape& st,
+                   const Shape& dil, const Shape& pb, const Shape& pe) {
+    Shape out = {x[0], channels};
+    for (size_t i = 0; i + 2 < x.size(); ++i)
+      out.push_back((x[i + 2] + pb[i] + pe[i] - dil[i] * (k[i] - 1) - 1) / st[i] + 1);
+    return out;
+  }
+
+  void check_family(const fb::Step* s, const std::string& name) {
+    std::vector<Shape> in;
+    for (uint32_t i : *s->inputs()) in.push_back(shape(i));
+    const uint32_t out_index = s->outputs()->Get(0);
+    const Shape y = shape(out_index);
+    auto expect = [&](bool ok, const std::string& what) {
+      if (!ok) bad("step ", name, ": ", what);
+    };
+    for (uint32_t i : *s->inputs())
+      if (t(i)->dtype() != fb::DType::Float32 && s->op() != fb::OpFamily::Copy &&
+          s->op() != fb::OpFamily::Concat)
+        bad("step ", name, " reads a non-float32 tensor");
+    switch (s->op()) {
+      case fb::OpFamily::Conv: {
+        const auto* p = s->params_as_ConvParams();
+        if (!p) return bad("step ", name, " lacks ConvParams");
+        const size_t n_in = 2 + p->has_bias() + p->has_residual();
+        if (in.size() != n_in) return bad("step ", name, " has ", in.size(), " inputs");
+        const Shape& x = in[0];
+        const Shape& w = in[1];
+        const Shape k = vec(p->kernel()), st = vec(p->stride()), dil = vec(p->dilation());
+        const Shape pb = vec(p->pad_begin()), pe = vec(p->pad_end());
+        const size_t sr = x.size() - 2;
+        expect(x.size() >= 3 && x.size() <= 5 && w.size() == x.size(), "conv ranks");
+        expect(k.size() == sr && st.size() == sr && dil.size() == sr && pb.size() == sr &&
+                   pe.size() == sr,
+               "conv array sizes");
+        expect(k == Shape(w.begin() + 2, w.end()), "kernel != weight dims");
+        expect(w[1] * p->groups() == x[1] && w[0] % p->groups() == 0, "conv channels");
+        expect(y == window_out(x, w[0], k, st, dil, pb, pe), "conv output " + str(y));
+        if (p->has_bias()) expect(in[2] == Shape{w[0]}, "bias shape");
+        if (p->has_residual()) expect(in.back() == y, "residual shape");
+        return;
+      }
+      case fb::OpFamily::Pool: {
+        const auto* p = s->params_as_PoolParams();
+        if (!p || in.size() != 1) return bad("step ", name, " pool params/inputs");
+        const Shape& x = in[0];
+        const Shape k = vec(p->kernel()), st = vec(p->stride()), dil = vec(p->dilation());
+        const Shape pb = vec(p->pad_begin()), pe = vec(p->pad_end());
+        const size_t sr = x.size() - 2;
+        expect(k.size() == sr && st.size() == sr && dil.size() == sr && pb.size() == sr &&
+                   pe.size() == sr,
+               "pool array sizes");
+        expect(y == window_out(x, x[1], k, st, dil, pb, pe), "pool output " + str(y));
+        return;
+      }
+      case fb::OpFamily::Gemm: {
+        const auto* p = s->params_as_GemmParams();
+        if (!p || in.size() != 2u + p->has_c()) return bad("step ", name, " gemm params/inputs");
+        const Shape &a = in[0], &b = in[1];
+        if (a.size() < 2 || b.size() < 2) return bad("step ", name, " gemm rank");
+        const int64_t m = p->trans_a() ? a.back() : a[a.size() - 2];
+        const int64_t ka = p->trans_a() ? a[a.size() - 2] : a.back();
+        const int64_t kb = p->trans_b() ? b.back() : b[b.size() - 2];
+        const int64_t n = p->trans_b() ? b[b.size() - 2] : b.back();
+        expect(ka == kb, "gemm K");
+        expect(y.size() >= 2 && y[y.size() - 2] == m && y.back() == n, "gemm output " + str(y));
+        const Shape batch(y.begin(), y.end() - 2);
+        for (const Shape* op : {&a, &b}) {
+          const Shape ob(op->begin(), op->end() - 2);
+          expect(ob == batch || count(ob) == 1, "gemm batch " + str(*op) + " vs " + str(y));
+        }
+        Shape c_out;
+        if (p->has_c()) expect(broadcast(in[2], y, &c_out) && c_out == y, "gemm C broadcast");
+        return;
+      }
+      case fb::OpFamily::Binary: {
+        Shape out;
+        if (!s->params_as_BinaryParams() || in.size() != 2) return bad("step ", name, " binary");
+        expect(broadcast(in[0], in[1], &out) && out == y && y.size() <= 8, "binary output");
+        return;
+      }
+      case fb::OpFamily::Activation:
+        expect(s->params_as_ActivationParams() && in.size() == 1 && in[0] == y, "activation");
+        return;
+      case fb::OpFamily::Softmax: {
+        const auto* p = s->params_as_SoftmaxParams();
+        const int64_t r = static_cast<int64_t>(y.size());
+        expect(p && in.size() == 1 && in[0] == y && p->axis() >= -r && p->axis() < r, "softmax");
+        return;
+      }
+      case fb::OpFamily::BatchNorm: {
+        if (!s->params_as_BatchNormParams() || in.size() != 5) return bad("step ", name, " bn");
+        expect(in[0].size() >= 2 && in[0] == y, "bn shapes");
+        for (size_t i = 1; i < 5; ++i) expect(in[i] == Shape{in[0][1]}, "bn parameter shape");
+        return;
+      }
+      case fb::OpFamily::Concat: {
+        const auto* p = s->params_as_ConcatParams();
+        if (!p || in.empty() || in.size() > 64) return bad("step ", name, " concat");
+        const int64_t r = static_cast<int64_t>(y.size());
+        const int64_t axis = p->axis() < 0 ? p->axis() + r : p->axis();
+        int64_t sum = 0;
+        for (const Shape& x : in) {
+          bool same = x.size() == y.size();
+          for (int64_t d = 0; same && d < r; ++d) same = d == axis || x[d] == y[d];
+          expect(same, "concat input " + str(x));
+          if (same) sum += x[axis];
+        }
+        expect(sum == y[axis], "concat axis sum");
+        return;
+      }
+      case fb::OpFamily::Copy:
+        expect(s->params_as_CopyParams() && in.size() == 1 &&
+                   t(s->inputs()->Get(0))->size_bytes() == t(out_index)->size_bytes(),
+               "copy sizes");
+        return;
+      default:  // families the converter does not emit yet have no check here
+        bad("step ", name, ": op family ", fb::EnumNameOpFamily(s->op()), " is not checked");
+        return;
+    }
+  }
+
+  const std::vector<uint8_t>& buf_;
+  const fb::Plan* p_;
+  std::vector<std::string> problems_;
+  std::map<uint32_t, bool> bound_;  // tensor -> is an input binding
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> live_;
+};
+
+}  // namespace
+
+const fb::Plan* read_plan(const std::vector<uint8_t>& buffer) {
+  flatbuffers::Verifier verifier(buffer.data(), buffer.size());
+  if (!fb::VerifyPlanBuffer(verifier)) return nullptr;
+  return fb::GetPlan(buffer.data());
+}
+
+std::vector<int64_t> tensor_shape(const fb::Plan* plan, uint32_t index) {
+  return vec(plan->tensors()->Get(index)->shape());
+}
+
+std::vector<std::string> plan_contract_problems(const std::vector<uint8_t>& buffer) {
+  const fb::Plan* plan = read_plan(buffer);
+  if (plan == nullptr) return {"the buffer does not verify as a Plan"};
+  return Checker(buffer, plan).run();
+}
+
+}  // namespace jetplan::converter::testing
