@@ -2,6 +2,7 @@
 """Writes a small image classifier as ONNX (random weights): conv-BN-relu stem, max-pool, a
 residual block, global average pool, a fully connected layer and softmax; input 'image'
 [1, 3, 32, 32], output 'probs' [1, 10]. Run with Debian's /usr/bin/python3 (python3-onnx)."""
+import os
 import sys
 
 import numpy as np
@@ -53,6 +54,7 @@ def main(path):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
                               producer_name="jetplan-quickstart")
     onnx.checker.check_model(model)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     onnx.save(model, path)
     print(f"wrote {path}")
 
