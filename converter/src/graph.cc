@@ -272,4 +272,20 @@ std::vector<uint8_t> write_ints(DataType dtype, const std::vector<int64_t>& valu
   return write_as(dtype, values);
 }
 
+bool is_plan_dtype(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32:
+    case DataType::kFloat16:
+    case DataType::kFloat64:
+    case DataType::kInt8:
+    case DataType::kUInt8:
+    case DataType::kInt32:
+    case DataType::kInt64:
+    case DataType::kBool:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace jetplan::converter

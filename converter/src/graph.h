@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "converter/src/op_desc_groups.h"
 #include "jetplan/plan_generated.h"
 
 namespace jetplan::converter {
@@ -90,6 +91,7 @@ struct OpDesc {
   bool has_residual = false;  // Conv: inputs[3] is added before the activation
   fb::PoolKind pool_kind = fb::PoolKind::Max;
   bool count_include_pad = false;
+  bool ceil_mode = false;  // Pool: output extents round up (schema PoolParams.ceil_mode)
   // Gemm (ONNX Gemm and MatMul).
   bool trans_a = false, trans_b = false;
   float alpha = 1.f, beta = 1.f;
@@ -101,6 +103,15 @@ struct OpDesc {
   Shape softmax_view;  // non-empty: softmax runs on x viewed as this 2-D shape (opset < 13)
   float epsilon = 1e-5f;
   bool removable = false;  // Identity/Dropout: consumers may read the input directly
+  // Scratch the step needs in the arena for itself alone (TopK, NMS, RNN), in bytes.
+  uint64_t workspace_bytes = 0;
+  // The step writes one more output, an int64 [1] holding output 0's run-time leading extent
+  // (NonMaxSuppression); output 0 must then be a graph output.
+  bool count_output = false;
+  // The ONNX-coverage families keep their attributes here (op_desc_groups.h).
+  NnDesc nn;
+  TensorOpDesc tensor;
+  SeqDesc seq;
 };
 
 struct Value {
@@ -165,6 +176,7 @@ std::vector<int64_t> read_ints(const TensorData& data);
 std::vector<uint8_t> write_doubles(DataType dtype, const std::vector<double>& values);
 std::vector<uint8_t> write_ints(DataType dtype, const std::vector<int64_t>& values);
 bool is_numeric(DataType dtype);  // read_/write_ functions accept it
+bool is_plan_dtype(DataType dtype);  // a plan tensor may have it (fb::DType)
 bool is_floating(DataType dtype);
 
 }  // namespace jetplan::converter

@@ -1,6 +1,7 @@
 #include "converter/src/lower.h"
 
 #include <algorithm>
+#include <map>
 
 #include "converter/src/error.h"
 #include "converter/src/memory_plan.h"
@@ -78,13 +79,30 @@ class Lowering {
     draft_.steps.push_back(std::move(s));
   }
 
+  // Omitted optional inputs and outputs (-1) are left out; the params say which are present.
   void lower_node(const Node& node) {
     if (node.dead) return;
     if (!node.op.resolved) fail("internal error: node ", node_label(node), " is not resolved");
-    std::vector<uint32_t> in;
+    std::vector<uint32_t> in, out;
     for (int v : node.inputs)
       if (v >= 0) in.push_back(tensor(v));
-    emit(node, std::move(in), {tensor(node.outputs[0])});
+    for (int v : node.outputs)
+      if (v >= 0) out.push_back(tensor(v));
+    if (node.op.count_output) {
+      const int first = node.outputs[0];
+      const auto at = std::find(g_.outputs.begin(), g_.outputs.end(), first);
+      if (at == g_.outputs.end())
+        fail("internal error: node ", node_label(node), " has a run-time extent but its output '",
+             g_.values[first].name, "' is not a graph output");
+      DraftTensor count;
+      count.name = g_.values[first].name + ":count";
+      count.shape = {1};
+      count.dtype = DataType::kInt64;
+      const uint32_t t = add(std::move(count));
+      out.push_back(t);
+      counts_[g_.values[first].name] = static_cast<int32_t>(t);
+    }
+    emit(node, std::move(in), std::move(out));
   }
 
   // Every graph output needs its own Binding tensor that a step writes: outputs that are graph
@@ -95,6 +113,15 @@ class Lowering {
       const std::string& name = g_.values[id].name;
       const uint32_t t = tensor(id);
       const DraftTensor& have = draft_.tensors[t];
+      const auto count = counts_.find(name);
+      if (count != counts_.end()) {
+        // A run-time extent is read off the step that wrote it: no Copy may come between.
+        if (!have.output_binding || have.binding != static_cast<int32_t>(i))
+          fail("graph output '", name, "' has a run-time extent and cannot also be another "
+               "output or an input");
+        draft_.outputs[i] = {name, t, count->second};
+        continue;
+      }
       if (have.output_binding && have.binding == static_cast<int32_t>(i)) {
         draft_.outputs[i] = {name, t};
         continue;
@@ -114,6 +141,7 @@ class Lowering {
 
   const Graph& g_;
   std::vector<int> tensor_of_;  // value id -> tensor index
+  std::map<std::string, int32_t> counts_;  // output name -> its count tensor
   PlanDraft draft_;
 };
 
@@ -152,12 +180,23 @@ void assign_memory(PlanDraft* draft) {
     requests.push_back({t.size_bytes, t.first_step, t.last_step});
     request_tensor.push_back(i);
   }
+  // Step workspaces are buffers live during their step only.
+  const size_t tensor_requests = requests.size();
+  std::vector<size_t> request_step;
+  for (size_t s = 0; s < draft->steps.size(); ++s) {
+    if (draft->steps[s].op.workspace_bytes == 0) continue;
+    requests.push_back({draft->steps[s].op.workspace_bytes, static_cast<int32_t>(s),
+                        static_cast<int32_t>(s)});
+    request_step.push_back(s);
+  }
   const ArenaPlan plan = plan_arena(requests, kArenaAlignment);
   if (plan.offsets.size() != requests.size() ||
       !arena_plan_is_valid(requests, plan, kArenaAlignment))
     fail("internal error: the arena plan overlaps live tensors");
-  for (size_t r = 0; r < requests.size(); ++r)
+  for (size_t r = 0; r < tensor_requests; ++r)
     draft->tensors[request_tensor[r]].offset = plan.offsets[r];
+  for (size_t r = tensor_requests; r < requests.size(); ++r)
+    draft->steps[request_step[r - tensor_requests]].workspace_offset = plan.offsets[r];
   draft->arena_bytes = plan.arena_bytes;
   draft->arena_lower_bound = plan.lower_bound;
 }

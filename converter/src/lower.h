@@ -33,11 +33,13 @@ struct DraftStep {
   std::string name;
   OpDesc op;
   std::vector<uint32_t> inputs, outputs;  // tensor indices
+  uint64_t workspace_offset = 0;          // set by assign_memory when op.workspace_bytes > 0
 };
 
 struct DraftBinding {
   std::string name;
   uint32_t tensor = 0;
+  int32_t count_tensor = -1;  // outputs with a run-time leading extent (fb::BindingDesc)
 };
 
 struct PlanDraft {

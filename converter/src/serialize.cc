@@ -3,6 +3,7 @@
 #include <jetplan/jetplan.h>
 
 #include "converter/src/error.h"
+#include "converter/src/serialize_groups.h"
 
 namespace jetplan::converter {
 namespace {
@@ -45,7 +46,7 @@ std::pair<fb::StepParams, Offset<void>> step_params(FlatBufferBuilder& fbb, cons
     case fb::OpFamily::Pool: {
       auto p = fb::CreatePoolParams(fbb, op.pool_kind, ints(fbb, op.kernel), ints(fbb, op.stride),
                                     ints(fbb, op.dilation), ints(fbb, op.pad_begin),
-                                    ints(fbb, op.pad_end), op.count_include_pad);
+                                    ints(fbb, op.pad_end), op.count_include_pad, op.ceil_mode);
       return {fb::StepParams::PoolParams, p.Union()};
     }
     case fb::OpFamily::Gemm: {
@@ -64,8 +65,13 @@ std::pair<fb::StepParams, Offset<void>> step_params(FlatBufferBuilder& fbb, cons
     case fb::OpFamily::Concat:
       return {fb::StepParams::ConcatParams, fb::CreateConcatParams(fbb, op.axis).Union()};
     case fb::OpFamily::Copy: return {fb::StepParams::CopyParams, fb::CreateCopyParams(fbb).Union()};
-    default:  // the schema has more families than this converter lowers to (yet)
+    default: {  // the ONNX-coverage families: their group's serializer
+      StepParamsOffset out;
+      if (serialize_nn(fbb, s, &out) || serialize_tensor(fbb, s, &out) ||
+          serialize_seq(fbb, s, &out))
+        return out;
       break;
+    }
   }
   fail("internal error: step '", s.name, "' has op family ", fb::EnumNameOpFamily(op.family),
        ", which the converter does not serialize");
@@ -89,12 +95,14 @@ std::vector<uint8_t> serialize_plan(const PlanDraft& draft, const TargetDesc& ta
     const auto [type, params] = step_params(fbb, s);
     steps.push_back(fb::CreateStep(fbb, fbb.CreateString(s.name), s.op.family, type, params,
                                    fbb.CreateVector(s.inputs), fbb.CreateVector(s.outputs),
-                                   fbb.CreateString(""), &no_launch, 0, 0));
+                                   fbb.CreateString(""), &no_launch, s.workspace_offset,
+                                   s.op.workspace_bytes));
   }
   auto bindings = [&](const std::vector<DraftBinding>& list) {
     std::vector<Offset<fb::BindingDesc>> out;
     for (const DraftBinding& b : list)
-      out.push_back(fb::CreateBindingDesc(fbb, fbb.CreateString(b.name), b.tensor));
+      out.push_back(
+          fb::CreateBindingDesc(fbb, fbb.CreateString(b.name), b.tensor, b.count_tensor));
     return fbb.CreateVector(out);
   };
   const auto inputs = bindings(draft.inputs);

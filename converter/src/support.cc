@@ -8,6 +8,7 @@
 
 #include "converter/src/error.h"
 #include "converter/src/passes.h"
+#include "converter/src/support_groups.h"
 #include "converter/src/support_ops.h"
 #include "converter/src/table.h"
 
@@ -47,17 +48,21 @@ std::string extra_outputs_unused(const Graph& g, const Node& node, const char* w
 }
 
 void set_output(Graph& g, Node& node, const Shape& shape) {
-  if (node.outputs.empty() || node.outputs[0] < 0)
-    fail("node ", node_label(node), ": its first output has no name");
-  Value& out = g.values[node.outputs[0]];
+  set_output_typed(g, node, 0, DataType::kFloat32, shape);
+}
+
+void set_output_typed(Graph& g, Node& node, size_t index, DataType dtype, const Shape& shape) {
+  if (index >= node.outputs.size() || node.outputs[index] < 0)
+    fail("node ", node_label(node), ": its output ", index, " has no name");
+  Value& out = g.values[node.outputs[index]];
   if (out.shape_known && out.shape != shape)
     fail("node ", node_label(node), ": output '", out.name, "' has shape ", shape_str(shape),
          " by the op's rules, but the model declares ", shape_str(out.shape));
   for (int64_t d : shape)
     if (d < 1) fail("node ", node_label(node), ": output shape ", shape_str(shape), " is empty");
-  if (checked_bytes(shape, sizeof(float)) < 0)
+  if (checked_bytes(shape, dtype_size(dtype)) < 0)
     fail("node ", node_label(node), ": output shape ", shape_str(shape), " is too large");
-  out.dtype = DataType::kFloat32;
+  out.dtype = dtype;
   out.shape = shape;
   out.shape_known = true;
   node.op.resolved = true;
@@ -154,16 +159,20 @@ CheckFn find_check(const std::string& op_type) {
   auto it =
       std::lower_bound(std::begin(kOps), std::end(kOps), op_type,
                        [](const OpCheck& e, const std::string& op) { return op > e.op_type; });
-  return it != std::end(kOps) && op_type == it->op_type ? it->check : nullptr;
+  if (it != std::end(kOps) && op_type == it->op_type) return it->check;
+  for (CheckFn (*group)(const std::string&) : {find_check_nn, find_check_tensor, find_check_seq})
+    if (CheckFn check = group(op_type)) return check;
+  return nullptr;
 }
 
 void check_support(Graph& g) {
   std::vector<std::string> bad_inputs, bad_nodes, bad_outputs;
   for (int id : g.inputs) {
     const Value& v = g.values[id];
-    if (v.dtype != DataType::kFloat32)
+    if (!is_plan_dtype(v.dtype))
       bad_inputs.push_back(cat("graph input '", v.name, "': ", dtype_name(v.dtype),
-                               " is not supported (jetplan computes float32 only)"));
+                               " is not supported (plans hold float32, float16, float64, int8, "
+                               "uint8, int32, int64 and bool)"));
     else if (v.shape.size() > kMaxRank)
       bad_inputs.push_back(cat("graph input '", v.name, "': rank ", v.shape.size(),
                                " is not supported (jetplan handles up to ", kMaxRank, ")"));
@@ -185,9 +194,10 @@ void check_support(Graph& g) {
   }
   for (int id : g.outputs) {
     const Value& v = g.values[id];
-    if (v.dtype != DataType::kFloat32 && v.dtype != DataType::kUndefined)
+    if (!is_plan_dtype(v.dtype) && v.dtype != DataType::kUndefined)
       bad_outputs.push_back(cat("graph output '", v.name, "': ", dtype_name(v.dtype),
-                                " is not supported (jetplan computes float32 only)"));
+                                " is not supported (plans hold float32, float16, float64, int8, "
+                                "uint8, int32, int64 and bool)"));
   }
   if (bad_inputs.empty() && bad_nodes.empty() && bad_outputs.empty()) {
     for (const Node& node : g.nodes)
