@@ -6,6 +6,7 @@
 
 #include "converter/src/error.h"
 #include "converter/src/fold_eval.h"
+#include "converter/src/graph_edit.h"
 #include "converter/src/passes.h"
 #include "converter/src/shape_ops.h"
 
@@ -23,6 +24,9 @@ class Legalizer {
         legalize_gemm(std::move(node));
       } else if (node.op.family == fb::OpFamily::Softmax && !node.op.softmax_view.empty()) {
         legalize_softmax(std::move(node));
+      } else if (expand_nn(g_, node, &out_) || expand_tensor(g_, node, &out_) ||
+                 expand_seq(g_, node, &out_)) {
+        continue;
       } else {
         out_.push_back(std::move(node));
       }
