@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "kernels/cpu/nn_ops.h"
-#include "tests/kernels/nn_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
-namespace jetplan::kernels::nn_test {
+namespace jetplan::kernels::test_util {
 
 constexpr auto kNearest = ResizeMode::kNearest;
 constexpr auto kLinear = ResizeMode::kLinear;
@@ -54,4 +54,4 @@ inline Output run_resize(const ResizeCase& c, const std::vector<float>& x) {
   return y;
 }
 
-}  // namespace jetplan::kernels::nn_test
+}  // namespace jetplan::kernels::test_util

@@ -12,12 +12,12 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/nn_ops.h"
-#include "tests/kernels/nn_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using namespace nn_test;
+using namespace test_util;
 
 // A transposed convolution in ONNX's terms; out() applies ONNX's output-shape formula.
 struct ConvTShape {

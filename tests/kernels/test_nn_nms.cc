@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "kernels/cpu/nn_ops.h"
-#include "tests/kernels/nn_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using namespace nn_test;
+using namespace test_util;
 
 NmsParams nms_params(int64_t batch, int64_t classes, int64_t boxes, int64_t max_out, float iou,
                      bool has_score, float score, bool center) {

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "kernels/cpu/nn_ops.h"
-#include "tests/kernels/nn_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using namespace nn_test;
+using namespace test_util;
 
 constexpr Tolerance kNormTol{1e-5, 1e-5};
 

@@ -1,7 +1,6 @@
 // cpu::reduce against a reference written differently: each output filters the whole input for
 // the elements whose kept coordinates match it, then applies the ONNX formula in long double;
-// plus ONNX operator examples and hand cases for NaN, infinities and empty reductions. Also the
-// self-test of the nn test helpers.
+// plus ONNX operator examples and hand cases for NaN, infinities and empty reductions.
 
 #include <algorithm>
 #include <cmath>
@@ -11,34 +10,14 @@
 #include <vector>
 
 #include "kernels/cpu/nn_ops.h"
-#include "tests/kernels/nn_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using namespace nn_test;
+using namespace test_util;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-TEST(NnCompareHelpers, RejectPoisonMismatchAndOverrun) {
-  IndexOutput y(2);
-  EXPECT_FALSE(all_equal(y, {0, 0}));
-  y.data()[0] = 3;
-  y.data()[1] = 4;
-  EXPECT_TRUE(all_equal(y, {3, 4}));
-  EXPECT_FALSE(all_equal(y, {3, 5}));
-  EXPECT_FALSE(all_equal(y, {3}));
-  y.data()[2] = 0;
-  EXPECT_FALSE(all_equal(y, {3, 4}));
-  Output f(1);
-  EXPECT_FALSE(all_close(f, {0}, {1, 1}));
-  f.data()[0] = NAN;
-  EXPECT_FALSE(all_close(f, {NAN}, {1, 1}));
-  Workspace ws(12);
-  EXPECT_TRUE(ws.guard_intact());
-  static_cast<int64_t*>(ws.data())[2] = 0;
-  EXPECT_FALSE(ws.guard_intact());
-}
 
 // ------------------------------------------------------------------------------------ Reduce
 

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "kernels/cpu/nn_ops.h"
-#include "tests/kernels/nn_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/resize_case.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using namespace nn_test;
+using namespace test_util;
 
 // -------------------------------------------------------------------- the ONNX reference, ported
 

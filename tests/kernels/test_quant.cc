@@ -14,54 +14,17 @@
 #include <cfenv>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <map>
-#include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/seq_quant_ops.h"
+#include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/onnx_node_data.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using Shape = std::vector<int64_t>;
-using Bytes = std::vector<uint8_t>;
-
-uint32_t fresh_seed() {
-  if (const char* env = std::getenv("JETPLAN_TEST_SEED"))
-    return static_cast<uint32_t>(std::strtoul(env, nullptr, 10));
-  return std::random_device{}();
-}
-
-class SeededRng {
- public:
-  SeededRng(const char* file, int line)
-      : seed_(fresh_seed()),
-        gen_(seed_),
-        trace_(file, line,
-               "seed " + std::to_string(seed_) +
-                   " (replay: JETPLAN_TEST_SEED=" + std::to_string(seed_) + ")") {}
-  float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(gen_); }
-  int64_t below(int64_t n) { return static_cast<int64_t>(gen_() % static_cast<uint32_t>(n)); }
-  Bytes bytes(int64_t n) {
-    Bytes v(static_cast<size_t>(n));
-    for (uint8_t& e : v) e = static_cast<uint8_t>(gen_());
-    return v;
-  }
-
- private:
-  uint32_t seed_;
-  std::mt19937 gen_;
-  testing::ScopedTrace trace_;
-};
-#define SEEDED_RNG(name) SeededRng name(__FILE__, __LINE__)
-
-constexpr int64_t kGuard = 16;
-constexpr uint8_t kPoisons[2] = {0xA5, 0x5A};
+using namespace test_util;
 
 int32_t qmin(DType t) { return t == DType::kInt8 ? -128 : 0; }
 int32_t qmax(DType t) { return t == DType::kInt8 ? 127 : 255; }
@@ -96,18 +59,17 @@ template <typename Kernel>
 int64_t check_bytes(int64_t n, DType t, const Allowed& want, Kernel kernel) {
   EXPECT_EQ(int64_t(want.lo.size()), n);
   int64_t saturated = 0;
-  for (uint8_t poison : kPoisons) {
-    Bytes out(size_t(n + kGuard), poison);
+  for (uint8_t poison : kBytePoisons) {
+    ByteOutput out(n, poison);
     kernel(out.data());
     int64_t bad = 0;
-    for (int64_t i = n; i < n + kGuard && !bad; ++i)
-      if (out[size_t(i)] != poison) {
-        ADD_FAILURE() << "kernel wrote past the output";
-        ++bad;
-      }
+    if (!out.guard_intact()) {
+      ADD_FAILURE() << "kernel wrote past the output";
+      ++bad;
+    }
     saturated = 0;
     for (int64_t i = 0; i < n && i < int64_t(want.lo.size()); ++i) {
-      const int32_t got = decode(t, out[size_t(i)]);
+      const int32_t got = decode(t, out[i]);
       saturated += got == qmin(t) || got == qmax(t);
       if (got >= want.lo[size_t(i)] && got <= want.hi[size_t(i)]) continue;
       if (bad++ < 5)
@@ -141,18 +103,6 @@ TEST(QuantCompareHelper, RejectsWrongUnwrittenAndOverrun) {
   allow(tie, -2.5000001, 1e-9, 0, DType::kInt8);
   EXPECT_EQ(tie.lo, (std::vector<int32_t>{2, -3}));
   EXPECT_EQ(tie.hi, (std::vector<int32_t>{3, -3}));
-}
-
-// A float output of n elements, NaN-poisoned with a guard zone, compared exactly.
-testing::AssertionResult floats_equal(const std::vector<float>& got,
-                                      const std::vector<float>& want) {
-  if (got.size() != want.size() + size_t(kGuard)) return testing::AssertionFailure() << "size";
-  for (size_t i = want.size(); i < got.size(); ++i)
-    if (!std::isnan(got[i])) return testing::AssertionFailure() << "kernel wrote past the output";
-  for (size_t i = 0; i < want.size(); ++i)
-    if (!(got[i] == want[i]))  // false for NaN
-      return testing::AssertionFailure() << "[" << i << "] got " << got[i] << " want " << want[i];
-  return testing::AssertionSuccess();
 }
 
 // ------------------------------------------------------------------ quantize / dequantize
@@ -248,9 +198,9 @@ TEST(DequantizeLinear, HandAndRandom) {
   const Bytes x = {encode(-128), encode(127), 0, 5};
   const float half = 0.5f;
   const uint8_t zp = encode(-3);
-  std::vector<float> y(4 + kGuard, NAN);
+  Output y(4);
   cpu::dequantize_linear({DType::kInt8, 1, 1, 4, false, true}, x.data(), &half, &zp, y.data());
-  EXPECT_TRUE(floats_equal(y, {-62.5f, 65.f, 1.5f, 4.f}));
+  EXPECT_TRUE(all_close(y, {-62.5, 65, 1.5, 4}, kExact));
 
   SEEDED_RNG(rng);
   for (DType t : kQTypes)
@@ -266,10 +216,11 @@ TEST(DequantizeLinear, HandAndRandom) {
           want.push_back(float(double(decode(t, xs[size_t(i)]) - q.zero(c)) *
                                q.scale[size_t(per_channel ? c : 0)]));
         }
-        std::vector<float> got(size_t(n + kGuard), NAN);
+        Output got(n);
         cpu::dequantize_linear(q.p, xs.data(), q.scale.data(), has_zp ? q.zp.data() : nullptr,
                                got.data());
-        EXPECT_TRUE(floats_equal(got, want)) << "type " << int(t) << " per_channel " << per_channel;
+        EXPECT_TRUE(all_close(got, to_doubles(want), kExact))
+            << "type " << int(t) << " per_channel " << per_channel;
       }
 }
 
@@ -519,94 +470,15 @@ TEST(QLinearConv, Hand1DPerChannelBiasAndTies) {
 
 // --------------------------------------------------------------------- ONNX node test data
 
-struct Tensor {
-  std::string name;
-  int dtype = 0;  // onnx.TensorProto.DataType: 1 float, 2 uint8, 3 int8
-  Shape dims;
-  std::string raw;
-};
-
-bool varint(const std::string& s, size_t& i, uint64_t& v) {
-  v = 0;
-  for (int shift = 0; i < s.size() && shift < 64; shift += 7) {
-    const auto byte = static_cast<unsigned char>(s[i++]);
-    v |= uint64_t{byte & 0x7fu} << shift;
-    if (!(byte & 0x80u)) return true;
-  }
-  return false;
+DType qtype_of(const OnnxTensor& t) { return t.dtype == kOnnxInt8 ? DType::kInt8 : DType::kUInt8; }
+const uint8_t* bytes_of(const OnnxTensor& t) {
+  return reinterpret_cast<const uint8_t*>(t.raw.data());
 }
-
-// The onnx.TensorProto fields these files use, in protobuf wire format: dims (1, packed or
-// not), data_type (2), float_data (4), name (8), raw_data (9); any other field is skipped.
-bool parse_tensor(const std::string& s, Tensor& t) {
-  for (size_t i = 0; i < s.size();) {
-    uint64_t key, v;
-    if (!varint(s, i, key)) return false;
-    const uint64_t field = key >> 3, wire = key & 7;
-    if (wire == 0) {
-      if (!varint(s, i, v)) return false;
-      if (field == 1) t.dims.push_back(int64_t(v));
-      if (field == 2) t.dtype = int(v);
-    } else if (wire == 2) {
-      if (!varint(s, i, v) || v > s.size() - i) return false;
-      const std::string payload = s.substr(i, size_t(v));
-      i += size_t(v);
-      for (size_t j = 0; field == 1 && j < payload.size();) {
-        if (!varint(payload, j, v)) return false;
-        t.dims.push_back(int64_t(v));
-      }
-      if (field == 4 || field == 9) t.raw += payload;
-      if (field == 8) t.name = payload;
-    } else if (wire == 1 || wire == 5) {
-      const size_t n = wire == 1 ? 8 : 4;
-      if (n > s.size() - i) return false;
-      if (field == 4) t.raw += s.substr(i, n);
-      i += n;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string node_data_dir() {
-  const char* env = std::getenv("JETPLAN_ONNX_NODE_DATA");
-  return env ? env : "/usr/share/libonnx-testdata/data/node";
-}
-
-// input_<k>.pb and output_<k>.pb of test_data_set_0, in order.
-std::vector<Tensor> load_node_case(const std::string& test) {
-  std::vector<Tensor> out;
-  for (const char* kind : {"input_", "output_"})
-    for (int k = 0;; ++k) {
-      const std::string path =
-          node_data_dir() + "/" + test + "/test_data_set_0/" + kind + std::to_string(k) + ".pb";
-      std::ifstream f(path, std::ios::binary);
-      if (!f) break;
-      std::ostringstream bytes;
-      bytes << f.rdbuf();
-      out.emplace_back();
-      EXPECT_TRUE(parse_tensor(bytes.str(), out.back())) << path;
-    }
-  return out;
-}
-
-int64_t volume(const Tensor& t) {
-  int64_t n = 1;
-  for (int64_t d : t.dims) n *= d;
-  return n;
-}
-DType qtype_of(const Tensor& t) { return t.dtype == 3 ? DType::kInt8 : DType::kUInt8; }
-const uint8_t* bytes_of(const Tensor& t) { return reinterpret_cast<const uint8_t*>(t.raw.data()); }
-std::vector<float> floats_of(const Tensor& t) {
-  EXPECT_EQ(t.dtype, 1) << t.name;
-  std::vector<float> v(t.raw.size() / 4);
-  std::memcpy(v.data(), t.raw.data(), v.size() * 4);
-  return v;
-}
-Allowed expected_bytes(const Tensor& t) {
+std::vector<float> floats_of(const OnnxTensor& t) { return values<float>(t, kOnnxFloat); }
+Allowed expected_bytes(const OnnxTensor& t) {
   Allowed a;
-  for (int64_t i = 0; i < volume(t); ++i) a.lo.push_back(decode(qtype_of(t), bytes_of(t)[i]));
+  for (int64_t i = 0; i < element_count(t); ++i)
+    a.lo.push_back(decode(qtype_of(t), bytes_of(t)[i]));
   a.hi = a.lo;
   return a;
 }
@@ -615,42 +487,42 @@ Allowed expected_bytes(const Tensor& t) {
 // stride 1, group 1). Tensors are taken in ONNX input order: x, scale, zero point for the
 // quantize tests; a/x, scale, zp, b/w, scale, zp, y_scale, y_zp for the QLinear ones.
 TEST(Quant, OnnxNodeTestData) {
-  if (!std::ifstream(node_data_dir() + "/test_qlinearconv/model.onnx"))
+  if (!have_node_test("test_qlinearconv"))
     GTEST_SKIP() << "no ONNX node test data in " << node_data_dir();
   for (const char* test : {"test_quantizelinear", "test_quantizelinear_axis"}) {
     SCOPED_TRACE(test);
-    const std::vector<Tensor> t = load_node_case(test);
+    const std::vector<OnnxTensor> t = load_node_case(test);
     ASSERT_EQ(t.size(), 4u);
     const bool axis = t[1].dims.size() == 1;
     const QuantizeLinearParams p{qtype_of(t[2]),
                                  1,
                                  axis ? t[0].dims[1] : 1,
-                                 axis ? volume(t[0]) / t[0].dims[1] : volume(t[0]),
+                                 axis ? element_count(t[0]) / t[0].dims[1] : element_count(t[0]),
                                  axis,
                                  true};
     const std::vector<float> x = floats_of(t[0]), s = floats_of(t[1]);
-    check_bytes(volume(t[3]), qtype_of(t[3]), expected_bytes(t[3]), [&](uint8_t* y) {
+    check_bytes(element_count(t[3]), qtype_of(t[3]), expected_bytes(t[3]), [&](uint8_t* y) {
       cpu::quantize_linear(p, x.data(), s.data(), bytes_of(t[2]), y);
     });
   }
   for (const char* test : {"test_dequantizelinear", "test_dequantizelinear_axis"}) {
     SCOPED_TRACE(test);
-    const std::vector<Tensor> t = load_node_case(test);
+    const std::vector<OnnxTensor> t = load_node_case(test);
     ASSERT_EQ(t.size(), 4u);
     const bool axis = t[1].dims.size() == 1;
     const QuantizeLinearParams p{qtype_of(t[0]),
                                  1,
                                  axis ? t[0].dims[1] : 1,
-                                 axis ? volume(t[0]) / t[0].dims[1] : volume(t[0]),
+                                 axis ? element_count(t[0]) / t[0].dims[1] : element_count(t[0]),
                                  axis,
                                  true};
-    std::vector<float> y(size_t(volume(t[3]) + kGuard), NAN);
+    Output y(element_count(t[3]));
     cpu::dequantize_linear(p, bytes_of(t[0]), floats_of(t[1]).data(), bytes_of(t[2]), y.data());
-    EXPECT_TRUE(floats_equal(y, floats_of(t[3])));
+    EXPECT_TRUE(all_close(y, to_doubles(floats_of(t[3])), kExact));
   }
   for (const char* test : {"test_qlinearmatmul_2D", "test_qlinearmatmul_3D"}) {
     SCOPED_TRACE(test);
-    const std::vector<Tensor> t = load_node_case(test);
+    const std::vector<OnnxTensor> t = load_node_case(test);
     ASSERT_EQ(t.size(), 9u);
     const Shape& ad = t[0].dims;
     QLinearMatMulParams p;
@@ -659,13 +531,13 @@ TEST(Quant, OnnxNodeTestData) {
     p.a_batch_stride = p.M * p.K, p.b_batch_stride = p.K * p.N;
     p.a_type = qtype_of(t[0]), p.b_type = qtype_of(t[3]), p.y_type = qtype_of(t[8]);
     const std::vector<float> as = floats_of(t[1]), bs = floats_of(t[4]), ys = floats_of(t[6]);
-    check_bytes(volume(t[8]), p.y_type, expected_bytes(t[8]), [&](uint8_t* y) {
+    check_bytes(element_count(t[8]), p.y_type, expected_bytes(t[8]), [&](uint8_t* y) {
       cpu::qlinear_matmul(p, bytes_of(t[0]), as.data(), bytes_of(t[2]), bytes_of(t[3]), bs.data(),
                           bytes_of(t[5]), ys.data(), bytes_of(t[7]), y);
     });
   }
   {
-    const std::vector<Tensor> t = load_node_case("test_qlinearconv");
+    const std::vector<OnnxTensor> t = load_node_case("test_qlinearconv");
     ASSERT_EQ(t.size(), 9u);
     QLinearConvParams q;
     ConvParams& p = q.conv;
@@ -675,9 +547,9 @@ TEST(Quant, OnnxNodeTestData) {
       p.out_size[d] = p.in_size[d] - p.kernel[d] + 1;
     }
     q.x_type = qtype_of(t[0]), q.w_type = qtype_of(t[3]), q.y_type = qtype_of(t[8]);
-    q.w_per_channel = volume(t[4]) > 1;
+    q.w_per_channel = element_count(t[4]) > 1;
     const std::vector<float> xs = floats_of(t[1]), ws = floats_of(t[4]), ys = floats_of(t[6]);
-    check_bytes(volume(t[8]), q.y_type, expected_bytes(t[8]), [&](uint8_t* y) {
+    check_bytes(element_count(t[8]), q.y_type, expected_bytes(t[8]), [&](uint8_t* y) {
       cpu::qlinear_conv(q, bytes_of(t[0]), xs.data(), bytes_of(t[2]), bytes_of(t[3]), ws.data(),
                         bytes_of(t[5]), ys.data(), bytes_of(t[7]), nullptr, y);
     });

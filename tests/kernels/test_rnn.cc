@@ -10,106 +10,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <iomanip>
 #include <map>
-#include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/seq_quant_ops.h"
+#include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/onnx_node_data.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using Shape = std::vector<int64_t>;
+using namespace test_util;
+
 using Vec = std::vector<double>;
 using Mat = std::vector<Vec>;  // rows
-
-// ------------------------------------------------------- seeds, poisoned outputs, compare
-
-uint32_t fresh_seed() {
-  if (const char* env = std::getenv("JETPLAN_TEST_SEED"))
-    return static_cast<uint32_t>(std::strtoul(env, nullptr, 10));
-  return std::random_device{}();
-}
-
-class SeededRng {
- public:
-  SeededRng(const char* file, int line)
-      : seed_(fresh_seed()),
-        gen_(seed_),
-        trace_(file, line,
-               "seed " + std::to_string(seed_) +
-                   " (replay: JETPLAN_TEST_SEED=" + std::to_string(seed_) + ")") {}
-  std::vector<float> uniform(int64_t n, float lo, float hi) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& e : v) e = std::uniform_real_distribution<float>(lo, hi)(gen_);
-    return v;
-  }
-  int64_t below(int64_t n) { return static_cast<int64_t>(gen_() % static_cast<uint32_t>(n)); }
-
- private:
-  uint32_t seed_;
-  std::mt19937 gen_;
-  testing::ScopedTrace trace_;
-};
-#define SEEDED_RNG(name) SeededRng name(__FILE__, __LINE__)
-
-constexpr uint32_t kPoisonBits = 0x7fc0deadu;  // a quiet NaN no kernel computes
-constexpr int64_t kGuard = 16;
-
-float poison() {
-  float f;
-  std::memcpy(&f, &kPoisonBits, sizeof f);
-  return f;
-}
-bool is_poison(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits == kPoisonBits;
-}
-
-// n floats, poisoned, then a poisoned guard zone. data() is null for n = 0: an absent output.
-class Output {
- public:
-  explicit Output(int64_t n = 0) : n_(n), buf_(static_cast<size_t>(n + kGuard), poison()) {}
-  float* data() { return n_ ? buf_.data() : nullptr; }
-  testing::AssertionResult close_to(const Vec& want, double rel, double abs) const {
-    if (static_cast<int64_t>(want.size()) != n_)
-      return testing::AssertionFailure() << n_ << " elements, reference " << want.size();
-    for (int64_t i = n_; i < n_ + kGuard; ++i)
-      if (!is_poison(buf_[size_t(i)])) return testing::AssertionFailure() << "wrote past end";
-    for (size_t i = 0; i < want.size(); ++i) {
-      const double g = buf_[i], w = want[i];
-      if (!std::isnan(g) && !std::isnan(w) && std::fabs(g - w) <= abs + rel * std::fabs(w))
-        continue;
-      return testing::AssertionFailure()
-             << std::setprecision(9) << "[" << i << "] got " << g
-             << (is_poison(buf_[i]) ? " (poison)" : "") << " want " << w;
-    }
-    return testing::AssertionSuccess();
-  }
-
- private:
-  int64_t n_;
-  std::vector<float> buf_;
-};
-
-TEST(RnnCompareHelper, RejectsPoisonNaNAndOverrun) {
-  Output y(2);
-  EXPECT_FALSE(y.close_to({0, 0}, 1, 1));
-  y.data()[0] = 1.f;
-  y.data()[1] = 2.f;
-  EXPECT_TRUE(y.close_to({1, 2}, 0, 0));
-  EXPECT_FALSE(y.close_to({1, 2.01}, 1e-3, 0));
-  EXPECT_FALSE(y.close_to({1, NAN}, 1, 1));
-  y.data()[2] = 0.f;
-  EXPECT_FALSE(y.close_to({1, 2}, 0, 0));
-}
 
 // ------------------------------------------------------------------------ problem, kernel
 
@@ -154,13 +69,18 @@ void run_kernel(const Problem& pr, Outputs& out) {
   out.y_h = Output(p.has_y_h ? D * N * H : 0);
   out.y_c = Output(p.has_y_c ? D * N * H : 0);
   // Poisoned workspace: a read before a write propagates NaN into the outputs.
-  const int64_t ws_doubles = cpu::rnn_workspace_bytes(p) / 8;
-  std::vector<double> ws(size_t(ws_doubles + kGuard), std::nan("0xA5"));
+  Workspace ws(cpu::rnn_workspace_bytes(p), kNaNWord);
   auto ptr = [](const auto& v) { return v.empty() ? nullptr : v.data(); };
+  // An output not asked for (size 0) is passed as null.
+  auto out_ptr = [](Output& o) { return o.size() ? o.data() : nullptr; };
   cpu::rnn(p, x.data(), pr.w.data(), pr.r.data(), ptr(pr.b), ptr(pr.lens), ptr(h0), ptr(c0),
-           ptr(pr.peep), out.y.data(), out.y_h.data(), out.y_c.data(), ws.data());
-  for (int64_t i = ws_doubles; i < ws_doubles + kGuard; ++i)
-    ASSERT_TRUE(std::isnan(ws[size_t(i)])) << "kernel wrote past its workspace";
+           ptr(pr.peep), out_ptr(out.y), out_ptr(out.y_h), out_ptr(out.y_c), ws.data());
+  ASSERT_TRUE(ws.guard_intact()) << "kernel wrote past its workspace";
+}
+
+// The tolerances of these tests come as (rel, abs).
+testing::AssertionResult close_to(const Output& got, const Vec& want, double rel, double abs) {
+  return all_close(got, want, {rel, abs});
 }
 
 // ---------------------------------------------------------------------------- reference
@@ -335,14 +255,14 @@ void expect_matches(const Problem& pr, const Outputs& out, const Expected& e, do
   auto state = [&](const Vec& v) { return p.batch_major ? permute(v, {D, N, H}, {1, 0, 2}) : v; };
   if (p.has_y) {
     EXPECT_TRUE(
-        out.y.close_to(p.batch_major ? permute(e.y, {S, D, N, H}, {2, 0, 1, 3}) : e.y, rel, abs))
+        close_to(out.y, p.batch_major ? permute(e.y, {S, D, N, H}, {2, 0, 1, 3}) : e.y, rel, abs))
         << "Y";
   }
   if (p.has_y_h) {
-    EXPECT_TRUE(out.y_h.close_to(state(e.y_h), rel, abs)) << "Y_h";
+    EXPECT_TRUE(close_to(out.y_h, state(e.y_h), rel, abs)) << "Y_h";
   }
   if (p.has_y_c) {
-    EXPECT_TRUE(out.y_c.close_to(state(e.y_c), rel, abs)) << "Y_c";
+    EXPECT_TRUE(close_to(out.y_c, state(e.y_c), rel, abs)) << "Y_c";
   }
 }
 
@@ -390,12 +310,12 @@ TEST(Rnn, HandRnnForwardAndReverse) {
     run_kernel(pr, out);
     if (dir == RnnDirection::kForward) {  // Ht = tanh(0.5 x + 0.25 Ht-1 + 0.3)
       const double h0 = std::tanh(0.8), h1 = std::tanh(-0.7 + 0.25 * h0);
-      EXPECT_TRUE(out.y.close_to({h0, h1}, kHandRel, kHandAbs));
-      EXPECT_TRUE(out.y_h.close_to({h1}, kHandRel, kHandAbs));
+      EXPECT_TRUE(close_to(out.y, {h0, h1}, kHandRel, kHandAbs));
+      EXPECT_TRUE(close_to(out.y_h, {h1}, kHandRel, kHandAbs));
     } else {
       const double h1 = std::tanh(-0.7), h0 = std::tanh(0.8 + 0.25 * h1);
-      EXPECT_TRUE(out.y.close_to({h0, h1}, kHandRel, kHandAbs));
-      EXPECT_TRUE(out.y_h.close_to({h0}, kHandRel, kHandAbs));
+      EXPECT_TRUE(close_to(out.y, {h0, h1}, kHandRel, kHandAbs));
+      EXPECT_TRUE(close_to(out.y_h, {h0}, kHandRel, kHandAbs));
     }
   }
 }
@@ -411,8 +331,8 @@ TEST(Rnn, HandLstmPeepholesAndInputForget) {
     run_kernel(pr, out);
     const double i = sig(0.1 + 0.5 * 0.5), f = coupled ? 1 - i : sig(0.3 - 0.5 * 0.5);
     const double C = f * 0.5 + i * std::tanh(0.4), o = sig(0.2 + 0.25 * C);
-    EXPECT_TRUE(out.y_c.close_to({C}, kHandRel, kHandAbs)) << "coupled " << coupled;
-    EXPECT_TRUE(out.y_h.close_to({o * std::tanh(C)}, kHandRel, kHandAbs)) << "coupled " << coupled;
+    EXPECT_TRUE(close_to(out.y_c, {C}, kHandRel, kHandAbs)) << "coupled " << coupled;
+    EXPECT_TRUE(close_to(out.y_h, {o * std::tanh(C)}, kHandRel, kHandAbs)) << "coupled " << coupled;
   }
 }
 
@@ -428,7 +348,7 @@ TEST(Rnn, HandGruBothResetOrders) {
     const double z = sig(0.1 + 0.4 * 0.5 + 0.05), r = sig(0.2 + 0.5 * 0.5 + 0.07);
     const double h = lbr ? std::tanh(0.3 + r * (0.6 * 0.5 + 0.06) + 0.03)
                          : std::tanh(0.3 + 0.6 * (r * 0.5) + 0.06 + 0.03);
-    EXPECT_TRUE(out.y_h.close_to({(1 - z) * h + z * 0.5}, kHandRel, kHandAbs)) << "lbr " << lbr;
+    EXPECT_TRUE(close_to(out.y_h, {(1 - z) * h + z * 0.5}, kHandRel, kHandAbs)) << "lbr " << lbr;
   }
 }
 
@@ -440,7 +360,7 @@ TEST(Rnn, HandClipBoundsTheActivationArgument) {
   pr.p.clip = 0.5f;
   Outputs out;
   run_kernel(pr, out);
-  EXPECT_TRUE(out.y_h.close_to({2.0}, 0, 0));  // 2 * clip(10) + 1
+  EXPECT_TRUE(close_to(out.y_h, {2.0}, 0, 0));  // 2 * clip(10) + 1
 }
 
 TEST(Rnn, HandSequenceLensBidirectional) {
@@ -459,11 +379,11 @@ TEST(Rnn, HandSequenceLensBidirectional) {
                b0 = std::tanh(X(0, 0) + 0.5 * b1);
   auto T = [&](int64_t t, int64_t n) { return std::tanh(X(t, n)); };
   // clang-format off
-  EXPECT_TRUE(out.y.close_to({T(0, 0), T(0, 1), 0,   b0, T(0, 1), 0,    // t 0: forward, backward
+  EXPECT_TRUE(close_to(out.y, {T(0, 0), T(0, 1), 0,   b0, T(0, 1), 0,    // t 0: forward, backward
                               T(1, 0), 0,       0,   b1, 0,       0,    // t 1
                               T(2, 0), 0,       0,   b2, 0,       0},   // t 2
                              kHandRel, kHandAbs));
-  EXPECT_TRUE(out.y_h.close_to({T(2, 0), T(0, 1), 0,   b0, T(0, 1), 0}, kHandRel, kHandAbs));
+  EXPECT_TRUE(close_to(out.y_h, {T(2, 0), T(0, 1), 0,   b0, T(0, 1), 0}, kHandRel, kHandAbs));
   // clang-format on
 }
 
@@ -542,90 +462,6 @@ INSTANTIATE_TEST_SUITE_P(Cells, RnnMatrix,
 
 // --------------------------------------------------------------------- ONNX node test data
 
-struct Tensor {
-  std::string name;
-  int dtype = 0;  // onnx.TensorProto.DataType: 1 float, 6 int32
-  Shape dims;
-  std::string raw;
-};
-
-bool varint(const std::string& s, size_t& i, uint64_t& v) {
-  v = 0;
-  for (int shift = 0; i < s.size() && shift < 64; shift += 7) {
-    const auto byte = static_cast<unsigned char>(s[i++]);
-    v |= uint64_t{byte & 0x7fu} << shift;
-    if (!(byte & 0x80u)) return true;
-  }
-  return false;
-}
-
-// The onnx.TensorProto fields these files use, in protobuf wire format: dims (1, packed or
-// not), data_type (2), float_data (4), name (8), raw_data (9); any other field is skipped.
-bool parse_tensor(const std::string& s, Tensor& t) {
-  for (size_t i = 0; i < s.size();) {
-    uint64_t key, v;
-    if (!varint(s, i, key)) return false;
-    const uint64_t field = key >> 3, wire = key & 7;
-    if (wire == 0) {
-      if (!varint(s, i, v)) return false;
-      if (field == 1) t.dims.push_back(int64_t(v));
-      if (field == 2) t.dtype = int(v);
-    } else if (wire == 2) {
-      if (!varint(s, i, v) || v > s.size() - i) return false;
-      const std::string payload = s.substr(i, size_t(v));
-      i += size_t(v);
-      for (size_t j = 0; field == 1 && j < payload.size();) {
-        if (!varint(payload, j, v)) return false;
-        t.dims.push_back(int64_t(v));
-      }
-      if (field == 4 || field == 9) t.raw += payload;
-      if (field == 8) t.name = payload;
-    } else if (wire == 1 || wire == 5) {
-      const size_t n = wire == 1 ? 8 : 4;
-      if (n > s.size() - i) return false;
-      if (field == 4) t.raw += s.substr(i, n);
-      i += n;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string node_data_dir() {
-  const char* env = std::getenv("JETPLAN_ONNX_NODE_DATA");
-  return env ? env : "/usr/share/libonnx-testdata/data/node";
-}
-
-// input_<k>.pb and output_<k>.pb of test_data_set_0, by tensor name.
-std::map<std::string, Tensor> load_node_case(const std::string& test) {
-  std::map<std::string, Tensor> out;
-  for (const char* kind : {"input_", "output_"})
-    for (int k = 0;; ++k) {
-      const std::string path =
-          node_data_dir() + "/" + test + "/test_data_set_0/" + kind + std::to_string(k) + ".pb";
-      std::ifstream f(path, std::ios::binary);
-      if (!f) break;
-      std::ostringstream bytes;
-      bytes << f.rdbuf();
-      Tensor t;
-      EXPECT_TRUE(parse_tensor(bytes.str(), t)) << path;
-      out[t.name] = t;
-    }
-  return out;
-}
-
-template <typename T>
-std::vector<T> values(const Tensor& t, int dtype) {
-  int64_t n = 1;
-  for (int64_t d : t.dims) n *= d;
-  EXPECT_EQ(t.dtype, dtype) << t.name;
-  EXPECT_EQ(int64_t(t.raw.size()), n * int64_t(sizeof(T))) << t.name;
-  std::vector<T> v(t.raw.size() / sizeof(T));
-  std::memcpy(v.data(), t.raw.data(), v.size() * sizeof(T));
-  return v;
-}
-
 // Attributes read by hand from the models (every other attribute is at its default):
 // hidden_size, and layout = 1 for the *_batchwise tests. Inputs and outputs go by name.
 struct NodeCase {
@@ -650,11 +486,11 @@ const NodeCase kNodeCases[] = {
 };
 
 TEST(Rnn, OnnxNodeTestData) {
-  if (!std::ifstream(node_data_dir() + "/test_lstm_defaults/model.onnx"))
+  if (!have_node_test("test_lstm_defaults"))
     GTEST_SKIP() << "no ONNX node test data in " << node_data_dir();
   for (const NodeCase& c : kNodeCases) {
     SCOPED_TRACE(c.test);
-    std::map<std::string, Tensor> t = load_node_case(c.test);
+    std::map<std::string, OnnxTensor> t = by_name(load_node_case(c.test));
     ASSERT_TRUE(t.count("X") && t.count("W") && t.count("R"));
     const Shape& xd = t["X"].dims;
     ASSERT_EQ(xd.size(), 3u);
@@ -666,17 +502,17 @@ TEST(Rnn, OnnxNodeTestData) {
     auto seq_major = [&](const std::vector<float>& v, const Shape& d) {
       return c.batch_major ? permute(v, d, {1, 0, 2}) : v;
     };
-    pr.x = seq_major(values<float>(t["X"], 1), xd);
-    pr.w = values<float>(t["W"], 1);
-    pr.r = values<float>(t["R"], 1);
-    if ((p.has_bias = t.count("B"))) pr.b = values<float>(t["B"], 1);
+    pr.x = seq_major(values<float>(t["X"], kOnnxFloat), xd);
+    pr.w = values<float>(t["W"], kOnnxFloat);
+    pr.r = values<float>(t["R"], kOnnxFloat);
+    if ((p.has_bias = t.count("B"))) pr.b = values<float>(t["B"], kOnnxFloat);
     if ((p.has_sequence_lens = t.count("sequence_lens")))
-      pr.lens = values<int32_t>(t["sequence_lens"], 6);
+      pr.lens = values<int32_t>(t["sequence_lens"], kOnnxInt32);
     if ((p.has_initial_h = t.count("initial_h")))
-      pr.init_h = seq_major(values<float>(t["initial_h"], 1), t["initial_h"].dims);
+      pr.init_h = seq_major(values<float>(t["initial_h"], kOnnxFloat), t["initial_h"].dims);
     if ((p.has_initial_c = t.count("initial_c")))
-      pr.init_c = seq_major(values<float>(t["initial_c"], 1), t["initial_c"].dims);
-    if ((p.has_peepholes = t.count("P"))) pr.peep = values<float>(t["P"], 1);
+      pr.init_c = seq_major(values<float>(t["initial_c"], kOnnxFloat), t["initial_c"].dims);
+    if ((p.has_peepholes = t.count("P"))) pr.peep = values<float>(t["P"], kOnnxFloat);
     p.has_y = p.has_y_h = true;
     p.has_y_c = c.cell == RnnCell::kLstm;
     Outputs out;
@@ -685,8 +521,8 @@ TEST(Rnn, OnnxNodeTestData) {
     for (const auto& [name, got] :
          {std::pair<const char*, const Output*>{"Y", &out.y}, {"Y_h", &out.y_h}}) {
       if (!t.count(name)) continue;
-      const std::vector<float> want = values<float>(t[name], 1);
-      EXPECT_TRUE(got->close_to(Vec(want.begin(), want.end()), 1e-6, 1e-7)) << name;
+      const std::vector<float> want = values<float>(t[name], kOnnxFloat);
+      EXPECT_TRUE(close_to(*got, Vec(want.begin(), want.end()), 1e-6, 1e-7)) << name;
       ++compared;
     }
     EXPECT_GT(compared, 0);

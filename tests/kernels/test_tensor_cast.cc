@@ -21,13 +21,13 @@
 
 #include "kernels/cpu/half.h"
 #include "kernels/cpu/tensor_ops.h"
-#include "tests/kernels/tensor_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using tensor_test::Bytes;
-using tensor_test::to_bytes;
+using test_util::Bytes;
+using test_util::to_bytes;
 
 __extension__ typedef __int128 Int128;
 
@@ -74,7 +74,7 @@ uint16_t half_of(long double v) {
 }
 
 uint32_t float_bits(float f) {
-  return tensor_test::load<uint32_t>(reinterpret_cast<unsigned char*>(&f));
+  return test_util::load<uint32_t>(reinterpret_cast<unsigned char*>(&f));
 }
 
 // ------------------------------------------------------------------------------------ half.h
@@ -183,21 +183,21 @@ struct Source {
 Source read(DType t, const unsigned char* p) {
   switch (t) {
     case DType::kFloat32:
-      return {true, tensor_test::load<float>(p)};
+      return {true, test_util::load<float>(p)};
     case DType::kFloat64:
-      return {true, tensor_test::load<double>(p)};
+      return {true, test_util::load<double>(p)};
     case DType::kFloat16:
-      return {true, half_value(tensor_test::load<uint16_t>(p))};
+      return {true, half_value(test_util::load<uint16_t>(p))};
     case DType::kInt8:
-      return {false, static_cast<long double>(tensor_test::load<int8_t>(p))};
+      return {false, static_cast<long double>(test_util::load<int8_t>(p))};
     case DType::kUInt8:
-      return {false, static_cast<long double>(tensor_test::load<uint8_t>(p))};
+      return {false, static_cast<long double>(test_util::load<uint8_t>(p))};
     case DType::kInt32:
-      return {false, static_cast<long double>(tensor_test::load<int32_t>(p))};
+      return {false, static_cast<long double>(test_util::load<int32_t>(p))};
     case DType::kInt64:
-      return {false, static_cast<long double>(tensor_test::load<int64_t>(p))};
+      return {false, static_cast<long double>(test_util::load<int64_t>(p))};
     case DType::kBool:
-      return {false, tensor_test::load<uint8_t>(p) ? 1.0L : 0.0L};
+      return {false, test_util::load<uint8_t>(p) ? 1.0L : 0.0L};
   }
   return {false, 0};
 }
@@ -248,21 +248,21 @@ Bytes cast_ref(const Source& s, DType to) {
 Bytes poison_element(DType t, int pattern) {
   switch (t) {
     case DType::kFloat32:
-      return to_bytes(std::vector<uint32_t>{pattern ? 0xffa5a5a5u : tensor_test::kPoisonBits});
+      return to_bytes(std::vector<uint32_t>{pattern ? 0xffa5a5a5u : test_util::kPoisonBits});
     case DType::kFloat64:
       return to_bytes(
           std::vector<uint64_t>{pattern ? 0xfff5a5a5a5a5a5a5ull : 0x7ff0dead0000deadull});
     case DType::kFloat16:
       return to_bytes(std::vector<uint16_t>{uint16_t(pattern ? 0xfda5 : 0x7dad)});
     default:
-      return Bytes(size_t(dtype_bytes(t)), tensor_test::kBytePoisons[pattern]);
+      return Bytes(size_t(dtype_bytes(t)), test_util::kBytePoisons[pattern]);
   }
 }
 
 bool is_nan_element(DType t, const unsigned char* p) {
-  if (t == DType::kFloat32) return std::isnan(tensor_test::load<float>(p));
-  if (t == DType::kFloat64) return std::isnan(tensor_test::load<double>(p));
-  const uint16_t h = tensor_test::load<uint16_t>(p);
+  if (t == DType::kFloat32) return std::isnan(test_util::load<float>(p));
+  if (t == DType::kFloat64) return std::isnan(test_util::load<double>(p));
+  const uint16_t h = test_util::load<uint16_t>(p);
   return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
 }
 
@@ -277,10 +277,10 @@ testing::AssertionResult check_cast(DType from, DType to, const Bytes& x) {
   for (int pattern = 0; pattern < 2; ++pattern) {
     const Bytes poison = poison_element(to, pattern);
     Bytes y;
-    for (int64_t i = 0; i < n + tensor_test::kGuard; ++i)
+    for (int64_t i = 0; i < n + test_util::kGuard; ++i)
       y.insert(y.end(), poison.begin(), poison.end());
     cpu::cast({from, to, n}, x.data(), y.data());
-    for (int64_t i = n; i < n + tensor_test::kGuard; ++i)
+    for (int64_t i = n; i < n + test_util::kGuard; ++i)
       if (!std::equal(poison.begin(), poison.end(), y.begin() + i * tb))
         return testing::AssertionFailure() << "kernel wrote past the output";
     for (int64_t i = 0; i < n; ++i) {
@@ -304,7 +304,7 @@ testing::AssertionResult check_cast(DType from, DType to, const Bytes& x) {
 }
 
 // Source values of each dtype: every value for the small types, edges and random ones otherwise.
-Bytes cast_sources(tensor_test::SeededRng& rng, DType t) {
+Bytes cast_sources(test_util::SeededRng& rng, DType t) {
   const long double edges[] = {0,
                                1,
                                -1,
@@ -408,7 +408,7 @@ template <typename From, typename To>
 void expect_cast(DType from, DType to, From x, To want) {
   SCOPED_TRACE("cast dtype " + std::to_string(int(from)) + " to " + std::to_string(int(to)) +
                " of " + std::to_string(x));
-  tensor_test::expect_bytes(to_bytes(std::vector<To>{want}), sizeof(To), [&](unsigned char* y) {
+  test_util::expect_bytes(to_bytes(std::vector<To>{want}), sizeof(To), [&](unsigned char* y) {
     cpu::cast({from, to, 1}, &x, y);
   });
 }

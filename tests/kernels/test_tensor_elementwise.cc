@@ -15,21 +15,21 @@
 #include <vector>
 
 #include "kernels/cpu/tensor_ops.h"
-#include "tests/kernels/tensor_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using tensor_test::broadcast_index;
-using tensor_test::broadcast_shapes;
-using tensor_test::broadcast_strides;
-using tensor_test::Bytes;
-using tensor_test::expect_bytes;
-using tensor_test::Shape;
-using tensor_test::shape_str;
-using tensor_test::to_bytes;
-using tensor_test::unravel;
-using tensor_test::volume;
+using test_util::broadcast_index;
+using test_util::broadcast_shapes;
+using test_util::broadcast_strides;
+using test_util::Bytes;
+using test_util::expect_bytes;
+using test_util::Shape;
+using test_util::shape_str;
+using test_util::to_bytes;
+using test_util::unravel;
+using test_util::volume;
 
 __extension__ typedef __int128 Int128;
 
@@ -97,7 +97,7 @@ T reduce(Int128 v) {
 }
 
 template <typename T>
-std::vector<T> integers(tensor_test::SeededRng& rng, int64_t n) {
+std::vector<T> integers(test_util::SeededRng& rng, int64_t n) {
   const T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   const T special[] = {lo, hi, 0, 1, -1, T(lo + 1)};
   std::vector<T> v;
@@ -111,7 +111,7 @@ std::vector<T> integers(tensor_test::SeededRng& rng, int64_t n) {
 }
 
 template <typename T>
-void check_integer_arithmetic(tensor_test::SeededRng& rng, DType t) {
+void check_integer_arithmetic(test_util::SeededRng& rng, DType t) {
   for (const auto& shapes : kShapes)
     for (const auto& [as, bs] : {shapes, std::pair{shapes.second, shapes.first}})
       for (ElementwiseOp op : kArithmeticOps) {
@@ -187,8 +187,8 @@ TEST(Elementwise, FloatFMod) {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> x = {1.f, inf, 3.f, -4.f}, y = {0.f, 2.f, inf, 2.f};
   const Shape s = {4};
-  for (unsigned char poison : tensor_test::kBytePoisons) {
-    tensor_test::ByteOutput out(16, poison);
+  for (unsigned char poison : test_util::kBytePoisons) {
+    test_util::ByteOutput out(16, poison);
     cpu::elementwise(elementwise_params(ElementwiseOp::kFMod, DType::kFloat32, s, s), x.data(),
                      y.data(), out.data());
     EXPECT_TRUE(out.guard_intact());
@@ -214,21 +214,21 @@ long double value_of(DType t, const Bytes& v, int64_t i) {
   const unsigned char* p = v.data() + i * dtype_bytes(t);
   switch (t) {
     case DType::kFloat32:
-      return tensor_test::load<float>(p);
+      return test_util::load<float>(p);
     case DType::kFloat64:
-      return tensor_test::load<double>(p);
+      return test_util::load<double>(p);
     case DType::kInt8:
-      return tensor_test::load<int8_t>(p);
+      return test_util::load<int8_t>(p);
     case DType::kUInt8:
-      return tensor_test::load<uint8_t>(p);
+      return test_util::load<uint8_t>(p);
     case DType::kBool:
-      return tensor_test::load<uint8_t>(p);
+      return test_util::load<uint8_t>(p);
     case DType::kInt32:
-      return tensor_test::load<int32_t>(p);
+      return test_util::load<int32_t>(p);
     case DType::kInt64:
-      return tensor_test::load<int64_t>(p);
+      return test_util::load<int64_t>(p);
     case DType::kFloat16: {
-      const uint16_t h = tensor_test::load<uint16_t>(p);
+      const uint16_t h = test_util::load<uint16_t>(p);
       const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
       const long double mag = e == 31 ? (m ? NAN : INFINITY)
                                       : (e == 0 ? std::ldexp((long double)m, -24)
@@ -268,7 +268,7 @@ bool compare_ref(ElementwiseOp op, long double a, long double b) {
 
 // Values of dtype t drawn from a small pool, so that equal pairs are common; the pool holds the
 // extremes, zeros of both signs, infinities and NaNs where the dtype has them.
-Bytes pooled_values(tensor_test::SeededRng& rng, DType t, int64_t n) {
+Bytes pooled_values(test_util::SeededRng& rng, DType t, int64_t n) {
   std::vector<Bytes> pool;
   auto add = [&](auto v) { pool.push_back(to_bytes(std::vector<decltype(v)>{v})); };
   switch (t) {
@@ -314,7 +314,7 @@ Bytes pooled_values(tensor_test::SeededRng& rng, DType t, int64_t n) {
   return out;
 }
 
-void check_bool_ops(tensor_test::SeededRng& rng, DType t, const ElementwiseOp* ops,
+void check_bool_ops(test_util::SeededRng& rng, DType t, const ElementwiseOp* ops,
                     size_t num_ops) {
   for (const auto& shapes : kShapes)
     for (const auto& [as, bs] : {shapes, std::pair{shapes.second, shapes.first}})
@@ -384,8 +384,8 @@ TEST(Elementwise, SupportTableAndUnsupportedPairsWriteNothing) {
   EXPECT_EQ(elementwise_out_dtype(ElementwiseOp::kMul, DType::kInt64), DType::kInt64);
   const std::vector<int32_t> a = {1, 2};
   const Shape s = {2};
-  for (unsigned char poison : tensor_test::kBytePoisons) {
-    tensor_test::ByteOutput y(8, poison);
+  for (unsigned char poison : test_util::kBytePoisons) {
+    test_util::ByteOutput y(8, poison);
     cpu::elementwise(elementwise_params(ElementwiseOp::kAnd, DType::kInt32, s, s), a.data(),
                      a.data(), y.data());
     cpu::elementwise(elementwise_params(ElementwiseOp::kAdd, DType::kFloat32, s, s), a.data(),

@@ -16,23 +16,23 @@
 #include <vector>
 
 #include "kernels/cpu/tensor_ops.h"
-#include "tests/kernels/tensor_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using tensor_test::broadcast_index;
-using tensor_test::broadcast_shapes;
-using tensor_test::broadcast_strides;
-using tensor_test::Bytes;
-using tensor_test::expect_bytes;
-using tensor_test::FloatOutput;
-using tensor_test::Shape;
-using tensor_test::shape_str;
-using tensor_test::to_bytes;
-using tensor_test::Tolerance;
-using tensor_test::unravel;
-using tensor_test::volume;
+using test_util::broadcast_index;
+using test_util::broadcast_shapes;
+using test_util::broadcast_strides;
+using test_util::Bytes;
+using test_util::expect_bytes;
+using test_util::Output;
+using test_util::Shape;
+using test_util::shape_str;
+using test_util::to_bytes;
+using test_util::Tolerance;
+using test_util::unravel;
+using test_util::volume;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -107,7 +107,7 @@ TEST(Unary, TablesCoverEveryOpInOrder) {
   for (UnaryOp op : kPredicateOps) EXPECT_EQ(int(op), next++);
 }
 
-void run_float_unary(UnaryOp op, const std::vector<float>& x, FloatOutput& y) {
+void run_float_unary(UnaryOp op, const std::vector<float>& x, Output& y) {
   cpu::unary({op, DType::kFloat32, int64_t(x.size())}, x.data(), y.data());
 }
 
@@ -123,13 +123,13 @@ TEST(Unary, EveryFloatOpMatchesItsFormula) {
       if (t >= c.lo && t <= c.hi) x.push_back(t);
     std::vector<double> want;
     for (float v : x) want.push_back(c.ref(v));
-    FloatOutput y(int64_t(x.size()));
+    Output y(int64_t(x.size()));
     run_float_unary(c.op, x, y);
-    EXPECT_TRUE(tensor_test::all_close(y, want, c.tol, &x));
+    EXPECT_TRUE(test_util::all_close(y, want, c.tol, &x));
     // The single-value entry point applies the same formula.
-    FloatOutput single(int64_t(x.size()));
+    Output single(int64_t(x.size()));
     for (size_t i = 0; i < x.size(); ++i) single.data()[i] = cpu::apply_unary(c.op, x[i]);
-    EXPECT_TRUE(tensor_test::all_close(single, want, c.tol, &x));
+    EXPECT_TRUE(test_util::all_close(single, want, c.tol, &x));
   }
 }
 
@@ -206,13 +206,13 @@ TEST(Unary, HandEdgeValues) {
   };
   for (const HandValue& c : cases) {
     SCOPED_TRACE("unary op " + std::to_string(int(c.op)) + " of " + std::to_string(c.x));
-    FloatOutput y(1);
+    Output y(1);
     run_float_unary(c.op, {c.x}, y);
     EXPECT_TRUE(y.guard_intact());
     if (std::isnan(c.want)) {
-      EXPECT_TRUE(std::isnan(y[0]) && !tensor_test::is_poison(y[0])) << "got " << y[0];
+      EXPECT_TRUE(std::isnan(y[0]) && !test_util::is_poison(y[0])) << "got " << y[0];
     } else {
-      EXPECT_TRUE(tensor_test::all_close(y, {double{c.want}}, {1e-6, 0}));
+      EXPECT_TRUE(test_util::all_close(y, {double{c.want}}, {1e-6, 0}));
       if (c.want == 0.f) {
         EXPECT_EQ(std::signbit(y[0]), c.negative_zero) << "sign of zero";
       }
@@ -224,11 +224,11 @@ TEST(Unary, HandEdgeValues) {
 
 // Classified from the bits, not from <cmath>.
 bool is_nan_bits(float f) {
-  const uint32_t b = tensor_test::load<uint32_t>(reinterpret_cast<const unsigned char*>(&f));
+  const uint32_t b = test_util::load<uint32_t>(reinterpret_cast<const unsigned char*>(&f));
   return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0;
 }
 bool is_inf_bits(float f, int sign) {  // sign: 0 either, 1 positive, -1 negative
-  const uint32_t b = tensor_test::load<uint32_t>(reinterpret_cast<const unsigned char*>(&f));
+  const uint32_t b = test_util::load<uint32_t>(reinterpret_cast<const unsigned char*>(&f));
   if ((b & 0x7fffffffu) != 0x7f800000u) return false;
   return sign == 0 || (sign > 0) == ((b >> 31) == 0);
 }
@@ -273,7 +273,7 @@ TEST(Unary, PredicatesGiveBool) {
 // ---------------------------------------------------------------------------- unary, integer
 
 template <typename T>
-void check_integer_unary(tensor_test::SeededRng& rng, DType t) {
+void check_integer_unary(test_util::SeededRng& rng, DType t) {
   const T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   std::vector<T> x = {lo, T(lo + 1), T(-1), 0, 1, hi};
   for (int i = 0; i < 200; ++i)
@@ -310,8 +310,8 @@ TEST(Unary, SupportTableAndUnsupportedPairsWriteNothing) {
   EXPECT_FALSE(unary_supported(UnaryOp::kAbs, DType::kFloat16));
   EXPECT_EQ(unary_out_dtype(UnaryOp::kAbs, DType::kInt32), DType::kInt32);
   const std::vector<int32_t> x = {1, 2};
-  for (unsigned char poison : tensor_test::kBytePoisons) {
-    tensor_test::ByteOutput y(8, poison);
+  for (unsigned char poison : test_util::kBytePoisons) {
+    test_util::ByteOutput y(8, poison);
     cpu::unary({UnaryOp::kExp, DType::kInt32, 2}, x.data(), y.data());
     cpu::unary({UnaryOp::kNot, DType::kFloat32, 2}, x.data(), y.data());
     EXPECT_TRUE(y.equals(Bytes(8, poison)));

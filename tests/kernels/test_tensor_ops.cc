@@ -18,21 +18,21 @@
 #include <vector>
 
 #include "kernels/cpu/tensor_ops.h"
-#include "tests/kernels/tensor_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using tensor_test::Bytes;
-using tensor_test::copy_element;
-using tensor_test::dense_strides;
-using tensor_test::expect_bytes;
-using tensor_test::ravel;
-using tensor_test::Shape;
-using tensor_test::shape_str;
-using tensor_test::to_bytes;
-using tensor_test::unravel;
-using tensor_test::volume;
+using test_util::Bytes;
+using test_util::copy_element;
+using test_util::dense_strides;
+using test_util::expect_bytes;
+using test_util::ravel;
+using test_util::Shape;
+using test_util::shape_str;
+using test_util::to_bytes;
+using test_util::unravel;
+using test_util::volume;
 
 // ---------------------------------------------------------------------------------- transpose
 
@@ -63,7 +63,7 @@ Bytes transpose_reference(const Shape& xs, const Bytes& x, const std::vector<int
   return y;
 }
 
-void check_transpose(tensor_test::SeededRng& rng, const Shape& xs, const std::vector<int>& perm,
+void check_transpose(test_util::SeededRng& rng, const Shape& xs, const std::vector<int>& perm,
                      int64_t elem) {
   std::string perm_str;
   for (int v : perm) perm_str += std::to_string(v) + " ";
@@ -198,10 +198,10 @@ TEST(Slice, OnnxNegativeStepsExample) {
       slice_case({20, 10, 5}, to_bytes(x), {{20, 0, -1}, {10, 0, -3}, {4, 1, -2}}, 2);
   EXPECT_EQ(c.out, (Shape{19, 3, 2}));
   // y[0,0,0] = x[19,9,4], y[0,0,1] = x[19,9,2], y[0,1,0] = x[19,6,4], y[18,2,1] = x[1,3,2].
-  EXPECT_EQ(tensor_test::load<int16_t>(c.want.data()), 19 * 50 + 9 * 5 + 4);
-  EXPECT_EQ(tensor_test::load<int16_t>(c.want.data() + 2), 19 * 50 + 9 * 5 + 2);
-  EXPECT_EQ(tensor_test::load<int16_t>(c.want.data() + 4), 19 * 50 + 6 * 5 + 4);
-  EXPECT_EQ(tensor_test::load<int16_t>(c.want.data() + c.want.size() - 2), 1 * 50 + 3 * 5 + 2);
+  EXPECT_EQ(test_util::load<int16_t>(c.want.data()), 19 * 50 + 9 * 5 + 4);
+  EXPECT_EQ(test_util::load<int16_t>(c.want.data() + 2), 19 * 50 + 9 * 5 + 2);
+  EXPECT_EQ(test_util::load<int16_t>(c.want.data() + 4), 19 * 50 + 6 * 5 + 4);
+  EXPECT_EQ(test_util::load<int16_t>(c.want.data() + c.want.size() - 2), 1 * 50 + 3 * 5 + 2);
   expect_bytes(c.want, 2, [&](unsigned char* y) { cpu::slice(c.params, x.data(), y); });
 }
 
@@ -242,7 +242,7 @@ TEST(Slice, SplitPiecesReassembleTheInput) {
     }
     p.starts[1] = offset;
     const Shape piece = {2, len, 3};
-    tensor_test::ByteOutput y(volume(piece) * elem, 0xA5);
+    test_util::ByteOutput y(volume(piece) * elem, 0xA5);
     cpu::slice(p, x.data(), y.data());
     EXPECT_TRUE(y.guard_intact());
     const Bytes got(y.data(), y.data() + y.size());

@@ -15,24 +15,24 @@
 #include <vector>
 
 #include "kernels/cpu/tensor_ops.h"
-#include "tests/kernels/tensor_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
 
-using tensor_test::broadcast_index;
-using tensor_test::broadcast_shapes;
-using tensor_test::broadcast_strides;
-using tensor_test::Bytes;
-using tensor_test::copy_element;
-using tensor_test::dense_strides;
-using tensor_test::expect_bytes;
-using tensor_test::ravel;
-using tensor_test::Shape;
-using tensor_test::shape_str;
-using tensor_test::to_bytes;
-using tensor_test::unravel;
-using tensor_test::volume;
+using test_util::broadcast_index;
+using test_util::broadcast_shapes;
+using test_util::broadcast_strides;
+using test_util::Bytes;
+using test_util::copy_element;
+using test_util::dense_strides;
+using test_util::expect_bytes;
+using test_util::ravel;
+using test_util::Shape;
+using test_util::shape_str;
+using test_util::to_bytes;
+using test_util::unravel;
+using test_util::volume;
 
 // ---------------------------------------------------------------------------------------- pad
 
