@@ -7,7 +7,7 @@ packages=(
   cmake g++ make
   libflatbuffers-dev flatbuffers-compiler
   libprotobuf-dev protobuf-compiler
-  libonnx-dev libonnx-testdata python3-onnx python3-numpy
+  libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-torch python3-torchvision
   libstb-dev
   googletest libgtest-dev
 )

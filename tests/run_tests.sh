@@ -15,14 +15,15 @@ JETPLAN_CROSS_CHECK=1 "$root/tests/install_deps.sh"
 echo "== release build and tests"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$jobs"
-ctest --test-dir "$build" --output-on-failure -j "$jobs"
+# models_slow (every real architecture, minutes on 2 cores) is its own command: see README.
+ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE models_slow
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S "$root" -B "$build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJETPLAN_ASAN=ON \
   -DJETPLAN_EXAMPLES=OFF
 cmake --build "$build-asan" -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir "$build-asan" --output-on-failure -j "$jobs" -LE no_asan
+  ctest --test-dir "$build-asan" --output-on-failure -j "$jobs" -LE "no_asan|models"
 
 echo "== aarch64 cross build of the runtime (toolchains/aarch64-jetson.cmake)"
 cmake -S "$root" -B "$build-aarch64" -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/aarch64-jetson.cmake" \

@@ -1,7 +1,8 @@
 // jetplan_converter's entry point: ONNX model bytes in, plan bytes out.
 //
 //   import (onnx_import.h) -> dead-node removal -> folding + support check (support.h)
-//   -> Identity removal -> [BatchNorm folding, epilogue fusion] -> legalize -> lower (lower.h)
+//   -> dead-node removal (of what only folded nodes read) -> Identity removal -> [BatchNorm
+//   folding, epilogue fusion] -> legalize -> lower (lower.h)
 //   -> memory placement -> serialize (serialize.h)
 #pragma once
 
@@ -20,6 +21,9 @@ struct ConvertOptions {
   std::map<std::string, Shape> input_shapes;  // --shape NAME:DIMS
   bool fuse = true;                           // BatchNorm folding and epilogue fusion
   std::string target = "cpu";
+  // Where external data files are looked up: the model file's directory (the CLI sets it).
+  // Empty: a model with external data is refused. Not part of the plan's metadata.
+  std::string model_dir;
 };
 
 struct ConvertSummary {
@@ -43,6 +47,21 @@ std::vector<std::string> known_targets();
 // where there is one, the node; the caller adds the file name.
 ConvertResult convert_onnx(const std::string& model_bytes, const std::string& source_name,
                            const ConvertOptions& options);
+
+// What jetplan does with one ONNX op type of the default domain, from the converter's tables
+// (support.cc, support_group_*.cc, the folder's rules).
+struct OpSupport {
+  bool runs = false;        // a check function resolves it to a plan step
+  bool folds = false;       // evaluated at conversion when its inputs are constants
+  const char* table = "";   // the op table it is in: "core", "nn", "tensor", "seq"
+  const char* dtypes = "";  // element types its steps take ("" where the table gives none)
+  const char* notes = "";   // restrictions, one line
+};
+OpSupport describe_op(const std::string& op_type);  // defined in support.cc
+
+// converter/SUPPORTED_OPS.md: every op of ONNX's default domain (opsets up to 17) and what
+// jetplan does with it (`jetplan-convert --list-ops`).
+std::string supported_ops_markdown();
 
 // "model.jplan: 23 steps, 41 tensors, weights 11.2 MB, arena 3211264 bytes (lower bound ...)"
 std::string format_summary(const std::string& plan_name, const ConvertSummary& summary);

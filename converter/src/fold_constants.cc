@@ -3,6 +3,8 @@
 // the plan only holds steps on run-time data. Data movement ops here are dtype-agnostic byte
 // moves; numeric ops are in fold_arith.cc.
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -11,6 +13,8 @@
 #include "converter/src/passes.h"
 #include "converter/src/shape_ops.h"
 #include "converter/src/table.h"
+#include "kernels/cpu/half.h"
+#include "kernels/cpu/tensor_ops.h"
 
 namespace jetplan::converter {
 namespace fold {
@@ -51,6 +55,312 @@ std::vector<int64_t> broadcast_index(const Shape& in, const Shape& out) {
   return index;
 }
 
+// ---- Rules of the tensor ops (fold_eval.h) ----
+
+namespace {
+
+// Input `i` of the node when it is present and constant; nullptr when it is absent (or an
+// omitted optional input); false with *why when the model computes it at run time.
+bool constant_input(const Graph& g, const Node& node, size_t i, const char* what,
+                    const Value** out, std::string* why) {
+  *out = nullptr;
+  if (i >= node.inputs.size() || node.inputs[i] < 0) return true;
+  const Value& v = g.values[node.inputs[i]];
+  if (!v.is_constant) {
+    *why = cat("its ", what, " input '", v.name, "' is computed at run time (jetplan needs it constant)");
+    return false;
+  }
+  if (!is_numeric(v.dtype))
+    fail("node ", node_label(node), ": its ", what, " input '", v.name, "' is ",
+         dtype_name(v.dtype), ", not a number type");
+  *out = &v;
+  return true;
+}
+
+}  // namespace
+
+std::vector<int32_t> transpose_perm(const Node& node, int64_t rank) {
+  std::vector<int64_t> perm = attr_ints(node, "perm", {});
+  if (!has_attr(node, "perm"))
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+  std::vector<bool> seen(rank, false);
+  bool ok = static_cast<int64_t>(perm.size()) == rank;
+  for (size_t i = 0; ok && i < perm.size(); ++i) {
+    ok = perm[i] >= 0 && perm[i] < rank && !seen[perm[i]];
+    if (ok) seen[perm[i]] = true;
+  }
+  if (!ok)
+    fail("node ", node_label(node), ": perm ", shape_str(perm), " is not a permutation of the ",
+         rank, " input dims");
+  return std::vector<int32_t>(perm.begin(), perm.end());
+}
+
+bool slice_spec(const Graph& g, const Node& node, const Shape& x, SliceSpec* spec,
+                std::string* why) {
+  const int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  bool have_axes = false, have_steps = false;
+  if (g.opset < 10) {
+    if (!has_attr(node, "starts") || !has_attr(node, "ends"))
+      fail("node ", node_label(node), ": the starts or ends attribute is missing");
+    starts = attr_ints(node, "starts", {});
+    ends = attr_ints(node, "ends", {});
+    axes = attr_ints(node, "axes", {});
+    have_axes = has_attr(node, "axes");
+  } else {
+    const char* names[] = {"starts", "ends", "axes", "steps"};
+    std::vector<int64_t>* lists[] = {&starts, &ends, &axes, &steps};
+    for (size_t i = 0; i < 4; ++i) {
+      const Value* v;
+      if (!constant_input(g, node, i + 1, names[i], &v, why)) return false;
+      if (v == nullptr && i < 2)
+        fail("node ", node_label(node), ": the ", names[i], " input is missing");
+      if (v != nullptr) *lists[i] = read_ints(*v);
+      if (i == 2) have_axes = v != nullptr;
+      if (i == 3) have_steps = v != nullptr;
+    }
+  }
+  const size_t n = starts.size();
+  if (!have_axes)
+    for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
+  if (!have_steps) steps.assign(n, 1);
+  if (ends.size() != n || axes.size() != n || steps.size() != n)
+    fail("node ", node_label(node), ": starts, ends, axes and steps differ in length (", n, ", ",
+         ends.size(), ", ", axes.size(), ", ", steps.size(), ")");
+  spec->starts.assign(rank, 0);
+  spec->steps.assign(rank, 1);
+  spec->out = x;
+  std::vector<bool> seen(rank, false);
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t axis = normalize_axis(node, axes[k], rank);
+    if (seen[axis]) fail("node ", node_label(node), ": axis ", axis, " is sliced twice");
+    seen[axis] = true;
+    const int64_t dim = x[axis], step = steps[k];
+    if (step == 0) fail("node ", node_label(node), ": Slice step 0 on axis ", axis);
+    // Negative values count from the end; anything before the start maps to -1, which the
+    // clamps below treat as ONNX does (clamping before the addition keeps INT64_MIN in range).
+    int64_t s = starts[k], e = ends[k];
+    if (s < 0) s = s < -dim ? -1 : s + dim;
+    if (e < 0) e = e < -dim ? -1 : e + dim;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+    }
+    // ceil(|e - s| / |step|) without overflow for any step.
+    const int64_t span = step > 0 ? e - s : s - e;
+    const int64_t stride = step > 0 ? step : (step == INT64_MIN ? INT64_MAX : -step);
+    spec->starts[axis] = s;
+    spec->steps[axis] = step;
+    spec->out[axis] = span > 0 ? (span - 1) / stride + 1 : 0;
+  }
+  return true;
+}
+
+bool split_spec(const Graph& g, const Node& node, const Shape& x, SplitSpec* spec,
+                std::string* why) {
+  const int64_t rank = static_cast<int64_t>(x.size());
+  if (rank == 0) fail("node ", node_label(node), ": Split of a scalar");
+  spec->axis = normalize_axis(node, attr_int(node, "axis", 0), rank);
+  const int64_t dim = x[spec->axis];
+  const int64_t outputs = static_cast<int64_t>(node.outputs.size());
+  spec->sizes.clear();
+  if (g.opset < 13) {
+    spec->sizes = attr_ints(node, "split", {});
+  } else {
+    const Value* split;
+    if (!constant_input(g, node, 1, "split", &split, why)) return false;
+    if (split != nullptr) spec->sizes = read_ints(*split);
+  }
+  if (spec->sizes.empty() && has_attr(node, "num_outputs")) {
+    // Opset 18: equal parts of ceil(dim / n), the last one smaller when they do not divide.
+    const int64_t parts = attr_int(node, "num_outputs", 0);
+    if (parts != outputs)
+      fail("node ", node_label(node), ": num_outputs is ", parts, " but the node has ", outputs,
+           " outputs");
+    const int64_t chunk = (dim + parts - 1) / parts;
+    for (int64_t i = 0; i < parts; ++i)
+      spec->sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+  } else if (spec->sizes.empty()) {
+    if (outputs < 1 || dim % outputs != 0)
+      fail("node ", node_label(node), ": dim ", dim, " does not split into ", outputs,
+           " equal parts");
+    spec->sizes.assign(outputs, dim / outputs);
+  }
+  int64_t total = 0;
+  for (int64_t s : spec->sizes) {
+    if (s < 0 || s > dim) fail("node ", node_label(node), ": split size ", s, " is out of range");
+    total += s;
+  }
+  if (static_cast<int64_t>(spec->sizes.size()) != outputs || total != dim)
+    fail("node ", node_label(node), ": split ", shape_str(spec->sizes), " does not cut dim ", dim,
+         " into ", outputs, " outputs");
+  return true;
+}
+
+bool pad_value_bytes(double v, DataType dtype, unsigned char out[8]) {
+  auto integral_in = [&](double lo, double hi) {
+    return std::isfinite(v) && v == std::trunc(v) && v >= lo && v <= hi;
+  };
+  auto store = [&](auto value) { std::memcpy(out, &value, sizeof value); };
+  switch (dtype) {
+    case DataType::kFloat32: store(static_cast<float>(v)); return true;
+    case DataType::kFloat16: store(kernels::half_from_double(v)); return true;
+    case DataType::kFloat64: store(v); return true;
+    case DataType::kInt8:
+      if (!integral_in(-128, 127)) return false;
+      store(static_cast<int8_t>(v));
+      return true;
+    case DataType::kUInt8:
+    case DataType::kBool:
+      if (!integral_in(0, dtype == DataType::kBool ? 1 : 255)) return false;
+      store(static_cast<uint8_t>(v));
+      return true;
+    case DataType::kInt32:
+      if (!integral_in(-2147483648.0, 2147483647.0)) return false;
+      store(static_cast<int32_t>(v));
+      return true;
+    case DataType::kInt64:
+      if (!integral_in(-9223372036854775808.0, 9223372036854774784.0)) return false;
+      store(static_cast<int64_t>(v));
+      return true;
+    default: return false;
+  }
+}
+
+bool pad_spec(const Graph& g, const Node& node, const Shape& x, DataType dtype, PadSpec* spec,
+              std::string* why) {
+  const int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<int64_t> pads, axes;
+  double value = 0.0;
+  if (g.opset < 11) {
+    const char* name = g.opset < 2 ? "paddings" : "pads";
+    if (!has_attr(node, name)) fail("node ", node_label(node), ": the ", name, " attribute is missing");
+    pads = attr_ints(node, name, {});
+    value = attr_float(node, "value", 0.f);
+  } else {
+    const Value *p, *c, *a;
+    if (!constant_input(g, node, 1, "pads", &p, why) ||
+        !constant_input(g, node, 2, "constant_value", &c, why) ||
+        !constant_input(g, node, 3, "axes", &a, why))
+      return false;
+    if (p == nullptr) fail("node ", node_label(node), ": the pads input is missing");
+    pads = read_ints(*p);
+    if (c != nullptr) {
+      if (shape_count(c->shape) != 1)
+        fail("node ", node_label(node), ": constant_value has ", shape_count(c->shape),
+             " elements, not one");
+      if (c->dtype != dtype)
+        fail("node ", node_label(node), ": constant_value is ", dtype_name(c->dtype),
+             " but the input is ", dtype_name(dtype));
+      if (is_floating(c->dtype) || c->dtype == DataType::kFloat16) {
+        value = numbers(c->dtype, c->data)[0];
+      } else {
+        const int64_t i = read_ints(*c)[0];
+        value = static_cast<double>(i);
+        if (static_cast<int64_t>(value) != i) {
+          *why = cat("constant_value ", i, " has no exact double (the plan carries a double)");
+          return false;
+        }
+      }
+    }
+    if (a != nullptr) axes = read_ints(*a);
+  }
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  const std::string mode = attr_string(node, "mode", "constant");
+  if (mode == "constant")
+    spec->mode = fb::PadMode::Constant;
+  else if (mode == "reflect")
+    spec->mode = fb::PadMode::Reflect;
+  else if (mode == "edge")
+    spec->mode = fb::PadMode::Edge;
+  else if (mode == "wrap")
+    spec->mode = fb::PadMode::Wrap;
+  else
+    fail("node ", node_label(node), ": unknown pad mode '", mode, "'");
+  const size_t n = axes.size();
+  if (pads.size() != 2 * n)
+    fail("node ", node_label(node), ": pads has ", pads.size(), " entries, expected ", 2 * n);
+  spec->begin.assign(rank, 0);
+  spec->out = x;
+  std::vector<bool> seen(rank, false);
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t axis = normalize_axis(node, axes[k], rank);
+    if (seen[axis]) fail("node ", node_label(node), ": axis ", axis, " is padded twice");
+    seen[axis] = true;
+    const int64_t begin = pads[k], end = pads[k + n];
+    if (begin < -kMaxTensorBytes || begin > kMaxTensorBytes || end < -kMaxTensorBytes ||
+        end > kMaxTensorBytes || x[axis] + begin + end < 0)
+      fail("node ", node_label(node), ": pads ", begin, " and ", end, " do not fit dim ", x[axis]);
+    spec->begin[axis] = begin;
+    spec->out[axis] = x[axis] + begin + end;
+    const int64_t kept = x[axis] - std::max<int64_t>(0, -begin) - std::max<int64_t>(0, -end);
+    if (spec->mode != fb::PadMode::Constant && kept <= 0 && spec->out[axis] > 0) {
+      *why = cat(mode, " padding of dim ", axis, " after cropping it to nothing");
+      return false;
+    }
+  }
+  unsigned char bytes[8];
+  if (!pad_value_bytes(value, dtype, bytes))
+    fail("node ", node_label(node), ": pad value ", value, " does not fit ", dtype_name(dtype));
+  spec->value = value;
+  return true;
+}
+
+bool tile_shape(const Graph& g, const Node& node, const Shape& x, Shape* out, std::string* why) {
+  const Value* r;
+  if (!constant_input(g, node, 1, "repeats", &r, why)) return false;
+  if (r == nullptr) fail("node ", node_label(node), ": the repeats input is missing");
+  const std::vector<int64_t> repeats = read_ints(*r);
+  if (repeats.size() != x.size())
+    fail("node ", node_label(node), ": repeats has ", repeats.size(), " entries for rank ",
+         x.size());
+  *out = x;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (repeats[d] < 0 || (x[d] != 0 && repeats[d] > kMaxTensorBytes / x[d]))
+      fail("node ", node_label(node), ": repeats ", repeats[d], " is out of range");
+    (*out)[d] = x[d] * repeats[d];
+  }
+  return true;
+}
+
+SpaceDepthSpec space_depth_spec(const Node& node, const Shape& x) {
+  if (x.size() != 4) fail("node ", node_label(node), ": input has rank ", x.size(), ", not 4");
+  if (!has_attr(node, "blocksize")) fail("node ", node_label(node), ": blocksize is missing");
+  const int64_t b = attr_int(node, "blocksize", 0);
+  if (b < 1 || b > (int64_t{1} << 20))
+    fail("node ", node_label(node), ": blocksize ", b, " is out of range");
+  const int64_t n = x[0], c = x[1], h = x[2], w = x[3];
+  SpaceDepthSpec spec;
+  if (node.op_type == "DepthToSpace") {
+    if (c % (b * b) != 0)
+      fail("node ", node_label(node), ": channels ", c, " are not a multiple of blocksize^2 ",
+           b * b);
+    const std::string mode = attr_string(node, "mode", "DCR");
+    if (mode == "DCR") {
+      spec.view = {n, b, b, c / (b * b), h, w};
+      spec.perm = {0, 3, 4, 1, 5, 2};
+    } else if (mode == "CRD") {
+      spec.view = {n, c / (b * b), b, b, h, w};
+      spec.perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      fail("node ", node_label(node), ": unknown mode '", mode, "' (DCR or CRD)");
+    }
+    spec.out = {n, c / (b * b), h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0)
+      fail("node ", node_label(node), ": height ", h, " and width ", w,
+           " are not multiples of blocksize ", b);
+    spec.view = {n, c, h / b, b, w / b, b};
+    spec.perm = {0, 3, 5, 1, 2, 4};
+    spec.out = {n, c * b * b, h / b, w / b};
+  }
+  return spec;
+}
+
 namespace {
 
 // The elements of `in` at flat indices `index`, as a tensor of `shape`.
@@ -60,12 +370,6 @@ TensorData pick(const Value& in, Shape shape, const std::vector<int64_t>& index)
   for (size_t k = 0; k < index.size(); ++k)
     std::memcpy(t.bytes.data() + k * size, in.data.data() + index[k] * size, size);
   return t;
-}
-
-std::vector<int64_t> iota(int64_t n) {
-  std::vector<int64_t> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = i;
-  return v;
 }
 
 TensorData int64_tensor(Shape shape, const std::vector<int64_t>& values) {
@@ -223,93 +527,169 @@ bool eval_concat(const Args& a, std::vector<TensorData>* out) {
   return true;
 }
 
+// The input's kernel dtype and rank are within what the kernels take (rank <= kMaxRank).
+bool kernel_rank(const Shape& shape) { return shape.size() <= static_cast<size_t>(kernels::kMaxRank); }
+
+}  // namespace
+
+TensorData transpose_data(const TensorData& x, const Shape& view, const std::vector<int32_t>& perm) {
+  const int32_t rank = static_cast<int32_t>(view.size());
+  kernels::TransposeParams p;
+  p.rank = rank;
+  p.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
+  std::vector<int64_t> dense(rank, 1);
+  for (int32_t d = rank - 2; d >= 0; --d) dense[d] = dense[d + 1] * view[d + 1];
+  Shape shape(rank);
+  for (int32_t d = 0; d < rank; ++d) {
+    shape[d] = p.out_dims[d] = view[perm[d]];
+    p.x_strides[d] = dense[perm[d]];
+  }
+  TensorData t{x.dtype, shape, std::vector<uint8_t>(x.bytes.size())};
+  if (!t.bytes.empty()) kernels::cpu::transpose(p, x.bytes.data(), t.bytes.data());
+  return t;
+}
+
+namespace {
+
+TensorData run_slice(const TensorData& x, const SliceSpec& spec) {
+  kernels::SliceParams p;
+  p.rank = static_cast<int32_t>(x.shape.size());
+  p.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
+  for (int32_t d = 0; d < p.rank; ++d) {
+    p.x_dims[d] = x.shape[d];
+    p.out_dims[d] = spec.out[d];
+    p.starts[d] = spec.starts[d];
+    p.steps[d] = spec.steps[d];
+  }
+  TensorData t{x.dtype, spec.out, std::vector<uint8_t>(shape_count(spec.out) * p.elem_bytes)};
+  if (!t.bytes.empty()) kernels::cpu::slice(p, x.bytes.data(), t.bytes.data());
+  return t;
+}
+
+TensorData data_of(const Value& v) { return {v.dtype, v.shape, v.data}; }
+
 bool eval_transpose(const Args& a, std::vector<TensorData>* out) {
   const Value& x = *a.in[0];
-  const int64_t rank = static_cast<int64_t>(x.shape.size());
-  std::vector<int64_t> perm = attr_ints(a.node, "perm", {});
-  if (perm.empty())
-    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
-  std::vector<int64_t> sorted = perm;
-  std::sort(sorted.begin(), sorted.end());
-  if (sorted != iota(rank)) fail("node ", node_label(a.node), ": perm is not a permutation");
-  std::vector<int64_t> in_stride(rank, 1);
-  for (int64_t i = rank - 2; i >= 0; --i) in_stride[i] = in_stride[i + 1] * x.shape[i + 1];
-  Shape shape(rank);
-  std::vector<int64_t> stride(rank);  // input stride of each output dim
-  for (int64_t i = 0; i < rank; ++i) {
-    shape[i] = x.shape[perm[i]];
-    stride[i] = in_stride[perm[i]];
-  }
-  std::vector<int64_t> index(shape_count(shape));
-  std::vector<int64_t> counter(rank, 0);
-  int64_t at = 0;
-  for (int64_t& e : index) {
-    e = at;
-    for (int64_t i = rank - 1; i >= 0; --i) {
-      at += stride[i];
-      if (++counter[i] < shape[i]) break;
-      at -= stride[i] * shape[i];
-      counter[i] = 0;
-    }
-  }
-  out->push_back(pick(x, std::move(shape), index));
+  const std::vector<int32_t> perm = transpose_perm(a.node, static_cast<int64_t>(x.shape.size()));
+  if (!kernel_rank(x.shape)) return false;
+  out->push_back(transpose_data(data_of(x), x.shape, perm));
   return true;
 }
 
 bool eval_slice(const Args& a, std::vector<TensorData>* out) {
   const Value& x = *a.in[0];
-  const int64_t rank = static_cast<int64_t>(x.shape.size());
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (a.g.opset < 10) {
-    starts = attr_ints(a.node, "starts", {});
-    ends = attr_ints(a.node, "ends", {});
-    axes = attr_ints(a.node, "axes", {});
-  } else {
-    if (a.in.size() < 3 || a.in[1] == nullptr || a.in[2] == nullptr) return false;
-    starts = read_ints(*a.in[1]);
-    ends = read_ints(*a.in[2]);
-    if (a.in.size() > 3 && a.in[3]) axes = read_ints(*a.in[3]);
-    if (a.in.size() > 4 && a.in[4]) steps = read_ints(*a.in[4]);
+  SliceSpec spec;
+  std::string why;
+  if (!kernel_rank(x.shape) || !slice_spec(a.g, a.node, x.shape, &spec, &why)) return false;
+  out->push_back(run_slice(data_of(x), spec));
+  return true;
+}
+
+bool eval_split(const Args& a, std::vector<TensorData>* out) {
+  const Value& x = *a.in[0];
+  SplitSpec split;
+  std::string why;
+  if (!kernel_rank(x.shape) || !split_spec(a.g, a.node, x.shape, &split, &why)) return false;
+  SliceSpec spec;
+  spec.starts.assign(x.shape.size(), 0);
+  spec.steps.assign(x.shape.size(), 1);
+  spec.out = x.shape;
+  for (int64_t size : split.sizes) {
+    spec.out[split.axis] = size;
+    out->push_back(run_slice(data_of(x), spec));
+    spec.starts[split.axis] += size;
   }
-  if (axes.empty()) axes = iota(static_cast<int64_t>(starts.size()));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    fail("node ", node_label(a.node), ": starts, ends, axes and steps differ in length");
-  std::vector<int64_t> first(rank, 0), step(rank, 1);
-  Shape shape = x.shape;
-  for (size_t k = 0; k < starts.size(); ++k) {
-    const int64_t axis = normalize_axis(a.node, axes[k], rank);
-    const int64_t dim = x.shape[axis];
-    const int64_t st = steps[k];
-    if (st == 0) fail("node ", node_label(a.node), ": Slice step 0");
-    int64_t s = starts[k], e = ends[k];
-    if (s < 0) s = s < -dim ? -1 : s + dim;  // clamp before adding: INT64_MIN stays in range
-    if (e < 0) e = e < -dim ? -1 : e + dim;
-    if (st > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-    } else {
-      s = std::clamp<int64_t>(s, -1, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-    }
-    const int64_t n = st > 0 ? (e - s + st - 1) / st : (s - e + (-st) - 1) / (-st);
-    first[axis] = s;
-    step[axis] = st;
-    shape[axis] = std::max<int64_t>(n, 0);
+  return true;
+}
+
+bool eval_pad(const Args& a, std::vector<TensorData>* out) {
+  const Value& x = *a.in[0];
+  PadSpec spec;
+  std::string why;
+  kernels::PadParams p;
+  if (!kernel_rank(x.shape) || dtype_size(x.dtype) > sizeof(p.value) ||
+      !pad_spec(a.g, a.node, x.shape, x.dtype, &spec, &why) || !fits(spec.out, x.dtype) ||
+      !pad_value_bytes(spec.value, x.dtype, p.value))
+    return false;
+  p.mode = static_cast<kernels::PadMode>(spec.mode);
+  p.rank = static_cast<int32_t>(x.shape.size());
+  p.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
+  for (int32_t d = 0; d < p.rank; ++d) {
+    p.x_dims[d] = x.shape[d];
+    p.out_dims[d] = spec.out[d];
+    p.pads_begin[d] = spec.begin[d];
   }
-  std::vector<int64_t> in_stride(rank, 1);
-  for (int64_t i = rank - 2; i >= 0; --i) in_stride[i] = in_stride[i + 1] * x.shape[i + 1];
-  std::vector<int64_t> index(shape_count(shape));
-  std::vector<int64_t> counter(rank, 0);
-  for (int64_t& e : index) {
-    e = 0;
-    for (int64_t i = 0; i < rank; ++i) e += (first[i] + counter[i] * step[i]) * in_stride[i];
-    for (int64_t i = rank - 1; i >= 0; --i) {
-      if (++counter[i] < shape[i]) break;
-      counter[i] = 0;
-    }
+  TensorData t{x.dtype, spec.out, std::vector<uint8_t>(shape_count(spec.out) * p.elem_bytes)};
+  if (!t.bytes.empty()) kernels::cpu::pad(p, x.data.data(), t.bytes.data());
+  out->push_back(std::move(t));
+  return true;
+}
+
+bool eval_tile(const Args& a, std::vector<TensorData>* out) {
+  const Value& x = *a.in[0];
+  Shape shape;
+  std::string why;
+  if (!kernel_rank(x.shape) || !tile_shape(a.g, a.node, x.shape, &shape, &why) ||
+      !fits(shape, x.dtype))
+    return false;
+  kernels::BroadcastParams p;
+  p.rank = static_cast<int32_t>(x.shape.size());
+  p.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
+  int64_t stride = 1;
+  for (int32_t d = p.rank - 1; d >= 0; --d) {
+    p.out_dims[d] = shape[d];
+    p.x_dims[d] = x.shape[d];
+    p.x_strides[d] = stride;
+    stride *= x.shape[d];
   }
-  out->push_back(pick(x, std::move(shape), index));
+  TensorData t{x.dtype, shape, std::vector<uint8_t>(shape_count(shape) * p.elem_bytes)};
+  if (!t.bytes.empty() && !x.data.empty()) kernels::cpu::broadcast(p, x.data.data(), t.bytes.data());
+  out->push_back(std::move(t));
+  return true;
+}
+
+bool eval_gather_elements(const Args& a, std::vector<TensorData>* out) {
+  const Value &data = *a.in[0], &indices = *a.in[1];
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  if (rank == 0 || indices.shape.size() != data.shape.size())
+    fail("node ", node_label(a.node), ": GatherElements needs data and indices of one rank >= 1");
+  if (!kernel_rank(data.shape)) return false;
+  const int64_t axis = normalize_axis(a.node, attr_int(a.node, "axis", 0), rank);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && indices.shape[d] > data.shape[d])
+      fail("node ", node_label(a.node), ": indices ", shape_str(indices.shape),
+           " are larger than data ", shape_str(data.shape), " off the axis");
+  const int64_t dim = data.shape[axis];
+  std::vector<int64_t> idx = read_ints(indices);
+  for (int64_t i : idx)
+    if (i < -dim || i >= dim)
+      fail("node ", node_label(a.node), ": GatherElements index ", i,
+           " is out of range for dim ", dim);
+  // The kernel reads int64 indices: the values just read, whatever the stored type.
+  const std::vector<uint8_t> index_bytes = write_ints(DataType::kInt64, idx);
+  kernels::GatherElementsParams p;
+  p.rank = static_cast<int32_t>(rank);
+  p.axis = static_cast<int32_t>(axis);
+  p.elem_bytes = static_cast<int64_t>(dtype_size(data.dtype));
+  p.index_dtype = kernels::DType::kInt64;
+  for (int64_t d = 0; d < rank; ++d) {
+    p.data_dims[d] = data.shape[d];
+    p.out_dims[d] = indices.shape[d];
+  }
+  TensorData t{data.dtype, indices.shape,
+               std::vector<uint8_t>(shape_count(indices.shape) * p.elem_bytes)};
+  if (!t.bytes.empty())
+    kernels::cpu::gather_elements(p, data.data.data(), index_bytes.data(), t.bytes.data());
+  out->push_back(std::move(t));
+  return true;
+}
+
+bool eval_space_depth(const Args& a, std::vector<TensorData>* out) {
+  const Value& x = *a.in[0];
+  const SpaceDepthSpec spec = space_depth_spec(a.node, x.shape);
+  TensorData t = transpose_data(data_of(x), spec.view, spec.perm);
+  t.shape = spec.out;
+  out->push_back(std::move(t));
   return true;
 }
 
@@ -331,40 +711,79 @@ struct Rule {
 // Sorted by op type (checked below), searched by binary search.
 constexpr Rule kRules[] = {
     {"Abs", eval_unary, 1, false},
+    {"Acos", eval_unary, 1, false},
+    {"Acosh", eval_unary, 1, false},
     {"Add", eval_binary, 2, false},
+    {"And", eval_elementwise, 2, false},
+    {"Asin", eval_unary, 1, false},
+    {"Asinh", eval_unary, 1, false},
+    {"Atan", eval_unary, 1, false},
+    {"Atanh", eval_unary, 1, false},
     {"Cast", eval_cast, 1, false},
+    {"CastLike", eval_cast, 2, false},
     {"Ceil", eval_unary, 1, false},
     {"Concat", eval_concat, 1, false},
     {"Constant", eval_constant, 0, false},
     {"ConstantOfShape", eval_constant_of_shape, 1, false},
+    {"Cos", eval_unary, 1, false},
+    {"Cosh", eval_unary, 1, false},
+    {"DepthToSpace", eval_space_depth, 1, false},
     {"Div", eval_binary, 2, false},
     {"Dropout", eval_identity, 1, false},
+    {"Equal", eval_elementwise, 2, false},
+    {"Erf", eval_unary, 1, false},
     {"Exp", eval_unary, 1, false},
     {"Expand", eval_expand, 2, false},
     {"Flatten", eval_reshape_like, 1, false},
     {"Floor", eval_unary, 1, false},
     {"Gather", eval_gather, 2, false},
+    {"GatherElements", eval_gather_elements, 2, false},
+    {"Greater", eval_elementwise, 2, false},
+    {"GreaterOrEqual", eval_elementwise, 2, false},
     {"Identity", eval_identity, 1, false},
+    {"IsInf", eval_unary, 1, false},
+    {"IsNaN", eval_unary, 1, false},
+    {"Less", eval_elementwise, 2, false},
+    {"LessOrEqual", eval_elementwise, 2, false},
     {"Log", eval_unary, 1, false},
     {"Max", eval_binary, 1, false},
+    {"Mean", eval_variadic, 1, false},
     {"Min", eval_binary, 1, false},
+    {"Mish", eval_unary, 1, false},
+    {"Mod", eval_elementwise, 2, false},
     {"Mul", eval_binary, 2, false},
     {"Neg", eval_unary, 1, false},
+    {"Not", eval_unary, 1, false},
+    {"Or", eval_elementwise, 2, false},
+    {"Pad", eval_pad, 1, false},
     {"Pow", eval_binary, 2, false},
     {"Range", eval_range, 3, false},
     {"Reciprocal", eval_unary, 1, false},
     {"Relu", eval_unary, 1, false},
     {"Reshape", eval_reshape_like, 2, false},
+    {"Round", eval_unary, 1, false},
     {"Shape", eval_shape, 1, true},
     {"Sigmoid", eval_unary, 1, false},
+    {"Sign", eval_unary, 1, false},
+    {"Sin", eval_unary, 1, false},
+    {"Sinh", eval_unary, 1, false},
     {"Size", eval_size, 1, true},
     {"Slice", eval_slice, 1, false},
+    {"Softplus", eval_unary, 1, false},
+    {"Softsign", eval_unary, 1, false},
+    {"SpaceToDepth", eval_space_depth, 1, false},
+    {"Split", eval_split, 1, false},
     {"Sqrt", eval_unary, 1, false},
     {"Squeeze", eval_reshape_like, 1, false},
     {"Sub", eval_binary, 2, false},
+    {"Sum", eval_variadic, 1, false},
+    {"Tan", eval_unary, 1, false},
     {"Tanh", eval_unary, 1, false},
+    {"Tile", eval_tile, 2, false},
     {"Transpose", eval_transpose, 1, false},
     {"Unsqueeze", eval_reshape_like, 1, false},
+    {"Where", eval_where, 3, false},
+    {"Xor", eval_elementwise, 2, false},
 };
 
 static_assert(sorted_by_op_type(kRules), "kRules must be sorted by op type");

@@ -171,6 +171,11 @@ void assign_memory(PlanDraft* draft) {
         t.last_step = std::max(t.last_step, static_cast<int32_t>(s));
       }
   }
+  // A run-time count is read after the run (jp_context_output_desc): it lives to the last step.
+  for (const DraftBinding& b : draft->outputs)
+    if (b.count_tensor >= 0 && !draft->steps.empty())
+      draft->tensors[static_cast<size_t>(b.count_tensor)].last_step =
+          static_cast<int32_t>(draft->steps.size() - 1);
   std::vector<BufferRequest> requests;
   std::vector<size_t> request_tensor;
   for (size_t i = 0; i < draft->tensors.size(); ++i) {

@@ -4,8 +4,13 @@
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -19,9 +24,17 @@
 namespace jetplan::converter {
 namespace {
 
-// Below opset 7 the elementwise ops broadcast only on request and BatchNormalization has other
-// attributes; nothing in the field still uses them.
+// Opsets 7-17 are read as they are. Below 7 the elementwise ops broadcast only on request and
+// several ops had other attributes: such models are upgraded to kUpgradeOpset first.
 constexpr int kMinOpset = 7;
+// The newest opset jetplan reads: that of libonnx 1.12, whose schemas check and infer the model
+// (the op checks are written against them). Opset 18 changed ops these schemas cannot see
+// (ReduceMean and the other reductions, Split, Pad, Resize take new inputs or attributes), so a
+// later model is refused rather than read with the wrong semantics.
+constexpr int kMaxOpset = 17;
+// IR versions 9 and 10 add element types (float8, int4), which are refused where they occur,
+// and function overloads, which no default-domain node uses; libonnx 1.12's checker reads 8.
+constexpr int64_t kMaxIrVersion = 10;
 
 std::string normalized_domain(const std::string& domain) {
   return domain == "ai.onnx" ? std::string() : domain;
@@ -61,11 +74,6 @@ Sorted check_structure(const onnx::GraphProto& graph) {
     if (!initializers.insert(init.name()).second)
       fail("initializer '", init.name(), "' is defined twice");
     defined[init.name()] = "an initializer";
-    // Before the checker, which would report the missing file instead of the reason.
-    if (init.data_location() == onnx::TensorProto::EXTERNAL)
-      fail("initializer '", init.name(), "' keeps its data in an external file, which ",
-           "jetplan-convert does not read; save the model with the weights inside ",
-           "(onnx.save(..., save_as_external_data=False))");
   }
   if (graph.sparse_initializer_size() > 0)
     fail("sparse initializer '", graph.sparse_initializer(0).values().name(),
@@ -146,6 +154,171 @@ Sorted check_structure(const onnx::GraphProto& graph) {
   std::string path;
   for (int i : cycle) path += proto_label(graph.node(i), i) + " -> ";
   fail("cyclic graph: ", path, proto_label(graph.node(cycle[0]), cycle[0]));
+}
+
+// ---- external data ----
+
+// One external data file, opened once however many tensors it holds.
+struct ExternalFile {
+  std::FILE* file = nullptr;
+  uint64_t size = 0;
+};
+
+class ExternalData {
+ public:
+  explicit ExternalData(std::string dir) : dir_(std::move(dir)) {}
+  ~ExternalData() {
+    for (auto& [path, f] : files_) std::fclose(f.file);
+  }
+  ExternalData(const ExternalData&) = delete;
+  ExternalData& operator=(const ExternalData&) = delete;
+
+  // Replaces the tensor's external reference by its bytes (raw_data).
+  void load(onnx::TensorProto* t, const std::string& what) {
+    std::string location;
+    uint64_t offset = 0, length = 0;
+    bool has_location = false, has_length = false;
+    for (const auto& kv : t->external_data()) {
+      const std::string& key = kv.key();
+      if (key == "location") {
+        if (has_location) fail(what, ": external data gives 'location' twice");
+        has_location = true;
+        location = kv.value();
+      } else if (key == "offset" || key == "length") {
+        uint64_t v;
+        if (!parse_u64(kv.value(), &v))
+          fail(what, ": external data '", key, "' is '", kv.value(), "', not a byte count");
+        (key == "offset" ? offset : length) = v;
+        if (key == "length") has_length = true;
+      }  // "checksum" and keys of later specs do not change where the bytes are
+    }
+    if (!has_location || location.empty())
+      fail(what, " is marked as external data but names no file (no 'location')");
+    check_location(location, what);
+    if (dir_.empty())
+      fail(what, " keeps its data in the external file '", location,
+           "', but the model was given without the directory it lives in (convert it from its "
+           "file, or set ConvertOptions::model_dir)");
+
+    const DataType dtype = static_cast<DataType>(t->data_type());
+    const size_t element = dtype_size(dtype);
+    if (dtype == DataType::kString || element == 0)
+      fail(what, ": external data of type ", dtype_name(dtype), " is not supported");
+    Shape shape;
+    for (int64_t d : t->dims()) {
+      if (d < 0) fail(what, " has a negative dim ", d);
+      shape.push_back(d);
+    }
+    const int64_t need = checked_bytes(shape, element);
+    if (need < 0) fail(what, " of shape ", shape_str(shape), " is too large");
+
+    const ExternalFile& f = open(location, what);
+    const std::string where = cat(what, ": external file '", location, "' (", f.size, " bytes)");
+    if (has_length && length != static_cast<uint64_t>(need))
+      fail(where, ": length ", length, " does not match ", shape_str(shape), " ", dtype_name(dtype),
+           " (", need, " bytes)");
+    if (offset > f.size || static_cast<uint64_t>(need) > f.size - offset)
+      fail(where, " is too short for ", need, " bytes at offset ", offset);
+    if (!has_length && f.size - offset != static_cast<uint64_t>(need))
+      fail(where, " holds ", f.size - offset, " bytes from offset ", offset, " but ",
+           shape_str(shape), " ", dtype_name(dtype), " needs ", need,
+           " (without 'length' the tensor runs to the end of the file)");
+    std::string bytes(static_cast<size_t>(need), '\0');
+    if (need > 0 && (fseeko(f.file, static_cast<off_t>(offset), SEEK_SET) != 0 ||
+                     std::fread(&bytes[0], 1, bytes.size(), f.file) != bytes.size()))
+      fail(where, ": cannot read ", need, " bytes at offset ", offset);
+    t->clear_external_data();
+    t->set_data_location(onnx::TensorProto::DEFAULT);
+    t->set_raw_data(std::move(bytes));
+  }
+
+ private:
+  static bool parse_u64(const std::string& s, uint64_t* v) {
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    *v = std::strtoull(s.c_str(), nullptr, 10);
+    return true;
+  }
+
+  // Only files inside the model's directory: a model is untrusted input and must not make the
+  // converter read (and embed in a plan) whatever file its author names.
+  static void check_location(const std::string& location, const std::string& what) {
+    if (location.find('\0') != std::string::npos)
+      fail(what, ": external data location holds a NUL character");
+    if (location[0] == '/')
+      fail(what, ": external data location '", location,
+           "' is an absolute path; jetplan reads external data only from files in the model's "
+           "directory");
+    size_t at = 0;
+    while (at <= location.size()) {
+      const size_t end = std::min(location.find('/', at), location.size());
+      if (location.compare(at, end - at, "..") == 0)
+        fail(what, ": external data location '", location,
+             "' leaves the model's directory ('..'); jetplan reads external data only from "
+             "files in the model's directory");
+      at = end + 1;
+    }
+  }
+
+  const ExternalFile& open(const std::string& location, const std::string& what) {
+    auto it = files_.find(location);
+    if (it != files_.end()) return it->second;
+    const std::string path = dir_ + "/" + location;
+    if (real_dir_.empty() && !real_path(dir_, &real_dir_))
+      fail(what, ": cannot open the model's directory '", dir_, "': ", std::strerror(errno));
+    // A symbolic link inside the directory may point anywhere: the file itself must be inside.
+    std::string real;
+    if (!real_path(path, &real))
+      fail(what, ": cannot open external file '", location, "': ", std::strerror(errno));
+    if (real.compare(0, real_dir_.size(), real_dir_) != 0 ||
+        (real.size() > real_dir_.size() && real_dir_ != "/" && real[real_dir_.size()] != '/'))
+      fail(what, ": external file '", location, "' resolves to '", real,
+           "', outside the model's directory (through a symbolic link)");
+    struct stat st;
+    if (::stat(real.c_str(), &st) != 0)
+      fail(what, ": cannot open external file '", location, "': ", std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) fail(what, ": external file '", location, "' is not a regular file");
+    ExternalFile f;
+    f.file = std::fopen(real.c_str(), "rb");
+    if (f.file == nullptr)
+      fail(what, ": cannot open external file '", location, "': ", std::strerror(errno));
+    f.size = static_cast<uint64_t>(st.st_size);
+    return files_.emplace(location, f).first->second;
+  }
+
+  // false (errno set) when the path does not resolve.
+  static bool real_path(const std::string& path, std::string* out) {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (resolved == nullptr) return false;
+    *out = resolved;
+    std::free(resolved);
+    return true;
+  }
+
+  std::string dir_;
+  std::string real_dir_;
+  std::map<std::string, ExternalFile> files_;
+};
+
+// Every tensor of the graph with external data: initializers and tensor attributes (Constant),
+// in subgraphs too.
+void load_external_data(onnx::GraphProto* graph, ExternalData* data) {
+  auto external = [](const onnx::TensorProto& t) {
+    return t.data_location() == onnx::TensorProto::EXTERNAL;
+  };
+  for (auto& init : *graph->mutable_initializer())
+    if (external(init)) data->load(&init, "initializer '" + init.name() + "'");
+  for (int i = 0; i < graph->node_size(); ++i) {
+    onnx::NodeProto* node = graph->mutable_node(i);
+    for (auto& a : *node->mutable_attribute()) {
+      const std::string what = cat("node ", proto_label(*node, i), " attribute '", a.name(), "'");
+      if (a.has_t() && external(a.t())) data->load(a.mutable_t(), what);
+      for (auto& t : *a.mutable_tensors())
+        if (external(t)) data->load(&t, what);
+      if (a.has_g()) load_external_data(a.mutable_g(), data);
+      for (auto& g : *a.mutable_graphs()) load_external_data(&g, data);
+    }
+  }
 }
 
 // ---- shapes given on the command line ----
@@ -274,15 +447,17 @@ void run_checker(const onnx::ModelProto& model, const std::vector<bool>& unknown
   }
 }
 
-void run_shape_inference(onnx::ModelProto* model) {
+// strict: an inference error fails the import. Not strict: inference fills what it can (before
+// an opset upgrade, whose adapters read shapes; strict inference follows on the upgraded model).
+void run_shape_inference(onnx::ModelProto* model, bool strict) {
   try {
     // No data propagation: the converter folds shape computations itself, and libonnx 1.12's
     // propagators dereference the type of an input that has none (a Shape of opset 15 fed by
     // an op it does not know crashes).
-    onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1,
-                                       /*enable_data_propagation=*/false);
+    onnx::ShapeInferenceOptions options(/*check_type=*/strict, /*error_mode=*/strict ? 1 : 0,
+                                        /*enable_data_propagation=*/false);
     const InferenceSchemas schemas;
-    onnx::shape_inference::InferShapes(*model, &schemas, strict);
+    onnx::shape_inference::InferShapes(*model, &schemas, options);
   } catch (const std::exception& e) {
     fail("shape inference failed: ", e.what());
   }
@@ -297,8 +472,8 @@ TensorData tensor_from_proto(const onnx::TensorProto& t, const std::string& what
     if (d < 0) fail(what, " has a negative dim ", d);
     out.shape.push_back(d);
   }
-  if (t.data_location() == onnx::TensorProto::EXTERNAL)
-    fail(what, " keeps its data in an external file, which jetplan-convert does not read");
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)  // import loaded all it could reach
+    fail(what, " keeps its data in an external file, which jetplan-convert does not read here");
   if (t.has_segment()) fail(what, " is a segment of a larger tensor, which is not supported");
   if (out.dtype == DataType::kString) return out;  // no numbers: nothing can compute on it
   const size_t size = dtype_size(out.dtype);
@@ -487,16 +662,45 @@ Graph build_graph(const onnx::ModelProto& model, const std::vector<int>& origina
   return g;
 }
 
+// Per node: its op has no libonnx schema at the model's opset of its domain. A node of a domain
+// the model does not import gets an import (version 1): strict shape inference refuses such a
+// node, though it skips one it has no schema for, and so it is reported as what it is, an op
+// jetplan lacks.
+std::vector<bool> unknown_ops(onnx::ModelProto* model, std::map<std::string, int>* opsets) {
+  const onnx::GraphProto& graph = model->graph();
+  std::vector<bool> unknown(graph.node_size(), false);
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    const std::string domain = normalized_domain(node.domain());
+    auto it = opsets->find(domain);
+    if (it == opsets->end()) {
+      auto* o = model->add_opset_import();
+      o->set_domain(domain);
+      o->set_version(1);
+      it = opsets->emplace(domain, 1).first;
+    }
+    unknown[i] = onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain) == nullptr;
+  }
+  return unknown;
+}
+
+// Sorts the graph's nodes into the order check_structure found; returns that order.
+std::vector<int> sort_nodes(onnx::GraphProto* graph) {
+  const Sorted sorted = check_structure(*graph);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (int i : sorted.order) nodes.Add()->Swap(graph->mutable_node(i));
+  graph->mutable_node()->Swap(&nodes);
+  return sorted.order;
+}
+
 }  // namespace
 
 Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   if (bytes.empty()) fail("the file is empty, not an ONNX model");
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
-    fail(
-        "not an ONNX model: the bytes do not parse as an ONNX ModelProto (not ONNX, or truncated "
-        "or "
-        "corrupt)");
+    fail("not an ONNX model: the bytes do not parse as an ONNX ModelProto (not ONNX, or ",
+         "truncated or corrupt)");
   // Arbitrary bytes sometimes parse as a protobuf message of unknown fields; a model has these.
   if (!model.has_ir_version() || !model.has_graph() || model.opset_import_size() == 0)
     fail("not an ONNX model: no ",
@@ -504,48 +708,66 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
          : !model.has_graph()    ? "graph"
                                  : "opset_import",
          " in the ModelProto");
+  if (model.ir_version() > kMaxIrVersion)
+    fail("IR version ", model.ir_version(), " is newer than jetplan-convert reads (up to ",
+         kMaxIrVersion, "); save the model with an older onnx package");
+  model.set_ir_version(std::min<int64_t>(model.ir_version(), onnx::Version::IR_VERSION));
 
   std::map<std::string, int> opsets;
-  for (const auto& o : model.opset_import()) opsets[normalized_domain(o.domain())] = o.version();
+  for (const auto& o : model.opset_import()) {
+    const std::string domain = normalized_domain(o.domain());
+    if (o.version() < 1 || o.version() > INT_MAX)
+      fail("the model imports opset ", o.version(), " of domain '",
+           domain.empty() ? "ai.onnx" : domain, "', which is not an opset version");
+    if (!opsets.emplace(domain, static_cast<int>(o.version())).second)
+      fail("the model imports domain '", domain.empty() ? "ai.onnx" : domain, "' twice (opset ",
+           opsets[domain], " and ", o.version(), ")");
+  }
   auto default_opset = opsets.find("");
   if (default_opset == opsets.end()) fail("the model imports no opset of the default ONNX domain");
-  const int opset = static_cast<int>(default_opset->second);
-  if (opset < kMinOpset)
-    fail("opset ", opset, " is not supported (jetplan reads opset ", kMinOpset,
-         " and later; upgrade the model with onnx.version_converter)");
+  const int model_opset = default_opset->second;
+  if (model_opset > kMaxOpset)
+    fail("opset ", model_opset, " is newer than jetplan-convert reads (opsets 1 to ", kMaxOpset,
+         ", those of ONNX 1.12; opset 18 changed Reduce*, Split, Pad and Resize); export with ",
+         "opset ", kMaxOpset, " (torch.onnx.export(..., opset_version=", kMaxOpset,
+         ")) or convert with a newer onnx: onnx.version_converter.convert_version(model, ",
+         kMaxOpset, ")");
 
-  onnx::GraphProto* graph = model.mutable_graph();
-  const Sorted sorted = check_structure(*graph);
-  {
-    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-    for (int i : sorted.order) nodes.Add()->Swap(graph->mutable_node(i));
-    graph->mutable_node()->Swap(&nodes);
-  }
+  ExternalData external(options.model_dir);
+  load_external_data(model.mutable_graph(), &external);
 
+  std::vector<int> order = sort_nodes(model.mutable_graph());
   std::set<std::string> initializers;
-  for (const auto& init : graph->initializer()) initializers.insert(init.name());
-  pin_input_shapes(graph, initializers, options.input_shapes);
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  pin_input_shapes(model.mutable_graph(), initializers, options.input_shapes);
 
-  std::vector<bool> unknown_op(graph->node_size(), false);
-  for (int i = 0; i < graph->node_size(); ++i) {
-    const auto& node = graph->node(i);
-    const std::string domain = normalized_domain(node.domain());
-    auto it = opsets.find(domain);
-    if (it == opsets.end()) {
-      // Strict shape inference refuses a node of a domain the model does not import, though it
-      // skips one it has no schema for; with the import, such a node is reported as what it
-      // is, an op jetplan lacks.
-      auto* o = model.add_opset_import();
-      o->set_domain(domain);
-      o->set_version(1);
-      it = opsets.emplace(domain, 1).first;
-    }
-    unknown_op[i] = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(it->second),
-                                                   domain) == nullptr;
+  int opset = model_opset;
+  if (opset < kMinOpset) {
+    // The model is checked as it is, then upgraded: errors name its own nodes, and the adapters
+    // find the value shapes they read.
+    run_checker(model, unknown_ops(&model, &opsets));
+    run_shape_inference(&model, /*strict=*/false);
+    opset = upgrade_opset(&model, model_opset);
+    opsets[""] = opset;
+    // Adapters insert nodes: unnamed nodes are named by their place in the upgraded model.
+    order = sort_nodes(model.mutable_graph());
   }
-  run_checker(model, unknown_op);
-  run_shape_inference(&model);
-  return build_graph(model, sorted.order, opset);
+
+  const std::vector<bool> unknown = unknown_ops(&model, &opsets);
+  run_checker(model, unknown);
+  run_shape_inference(&model, /*strict=*/true);
+  return build_graph(model, order, opset);
+}
+
+std::vector<OnnxOpInfo> onnx_default_domain_ops() {
+  std::vector<OnnxOpInfo> ops;
+  for (const onnx::OpSchema& schema : onnx::OpSchemaRegistry::get_all_schemas()) {
+    if (!schema.domain().empty() || schema.SinceVersion() > kMaxOpset) continue;
+    ops.push_back({schema.Name(), schema.SinceVersion(), schema.Deprecated()});
+  }
+  std::sort(ops.begin(), ops.end(),
+            [](const OnnxOpInfo& a, const OnnxOpInfo& b) { return a.op_type < b.op_type; });
+  return ops;
 }
 
 }  // namespace jetplan::converter

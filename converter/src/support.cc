@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 #include <vector>
 
+#include "converter/src/convert.h"
 #include "converter/src/error.h"
 #include "converter/src/passes.h"
 #include "converter/src/support_groups.h"
@@ -85,42 +87,66 @@ constexpr size_t kMaxRank = JP_MAX_RANK;
 struct OpCheck {
   const char* op_type;
   CheckFn check;
+  // For SUPPORTED_OPS.md (jetplan-convert --list-ops): the element types the op's steps take,
+  // and the restrictions its check function enforces, in one line each.
+  const char* dtypes;
+  const char* notes;
 };
+
+constexpr const char* kFloat = "float32";
+constexpr const char* kBinaryNotes =
+    "2 inputs, numpy broadcasting; fused into the preceding Conv/Gemm as bias or residual where "
+    "it can be";
+constexpr const char* kActivationNotes =
+    "fused into the preceding Conv, Gemm or elementwise step where it can be";
+constexpr const char* kPoolNotes =
+    "1 to 3 spatial dims; ceil_mode=1 only where no window starts inside the end padding";
 
 // Every ONNX op jetplan runs, sorted by op type.
 constexpr OpCheck kOps[] = {
-    {"Add", support::check_binary},
-    {"AveragePool", support::check_pool},
-    {"BatchNormalization", support::check_batchnorm},
-    {"Clip", support::check_activation},
-    {"Concat", support::check_concat},
-    {"Conv", support::check_conv},
-    {"Div", support::check_binary},
-    {"Dropout", support::check_identity},
-    {"Elu", support::check_activation},
-    {"Flatten", support::check_reshape},
-    {"Gemm", support::check_gemm},
-    {"GlobalAveragePool", support::check_global_pool},
-    {"GlobalMaxPool", support::check_global_pool},
-    {"HardSigmoid", support::check_activation},
-    {"HardSwish", support::check_activation},
-    {"Identity", support::check_identity},
-    {"LeakyRelu", support::check_activation},
-    {"LogSoftmax", support::check_softmax},
-    {"MatMul", support::check_matmul},
-    {"Max", support::check_binary},
-    {"MaxPool", support::check_pool},
-    {"Min", support::check_binary},
-    {"Mul", support::check_binary},
-    {"Pow", support::check_binary},
-    {"Relu", support::check_activation},
-    {"Reshape", support::check_reshape},
-    {"Sigmoid", support::check_activation},
-    {"Softmax", support::check_softmax},
-    {"Squeeze", support::check_reshape},
-    {"Sub", support::check_binary},
-    {"Tanh", support::check_activation},
-    {"Unsqueeze", support::check_reshape},
+    {"Add", support::check_binary, kFloat, kBinaryNotes},
+    {"AveragePool", support::check_pool, kFloat, kPoolNotes},
+    {"BatchNormalization", support::check_batchnorm, kFloat,
+     "inference only (training_mode=0, no statistics outputs); spatial=1 before opset 9; folded "
+     "into the preceding Conv where it can be"},
+    {"Clip", support::check_activation, kFloat,
+     "min and max constant scalars (inputs since opset 11)"},
+    {"Concat", support::check_concat, kFloat, "1 to 64 inputs"},
+    {"Conv", support::check_conv, kFloat,
+     "1 to 3 spatial dims; bias, BatchNorm, residual Add and activation fused"},
+    {"Div", support::check_binary, kFloat, kBinaryNotes},
+    {"Dropout", support::check_identity, kFloat,
+     "removed (inference); mask output unused; training_mode a constant 0"},
+    {"Elu", support::check_activation, kFloat, kActivationNotes},
+    {"Flatten", support::check_reshape, kFloat, ""},
+    {"Gemm", support::check_gemm, kFloat, "2-D A and B; C broadcasts to [M, N]"},
+    {"GlobalAveragePool", support::check_global_pool, kFloat, "1 to 3 spatial dims"},
+    {"GlobalMaxPool", support::check_global_pool, kFloat, "1 to 3 spatial dims"},
+    {"HardSigmoid", support::check_activation, kFloat, kActivationNotes},
+    {"HardSwish", support::check_activation, kFloat, kActivationNotes},
+    {"Identity", support::check_identity, kFloat, "removed"},
+    {"LeakyRelu", support::check_activation, kFloat, kActivationNotes},
+    {"LogSoftmax", support::check_softmax, kFloat,
+     "before opset 13 (2-D flattening at axis) through a 2-D view"},
+    {"MatMul", support::check_matmul, kFloat,
+     "numpy semantics: 1-D operands, broadcast batch dims"},
+    {"Max", support::check_binary, kFloat, "exactly 2 inputs, numpy broadcasting"},
+    {"MaxPool", support::check_pool, kFloat,
+     "1 to 3 spatial dims; Indices output unused; storage_order=0; ceil_mode=1 only where no "
+     "window starts inside the end padding"},
+    {"Min", support::check_binary, kFloat, "exactly 2 inputs, numpy broadcasting"},
+    {"Mul", support::check_binary, kFloat, kBinaryNotes},
+    {"Pow", support::check_binary, kFloat, "2 inputs, numpy broadcasting"},
+    {"Relu", support::check_activation, kFloat, kActivationNotes},
+    {"Reshape", support::check_reshape, kFloat,
+     "shape input constant (after folding); allowzero=1 with a 0 in the shape refused"},
+    {"Sigmoid", support::check_activation, kFloat, kActivationNotes},
+    {"Softmax", support::check_softmax, kFloat,
+     "before opset 13 (2-D flattening at axis) through a 2-D view"},
+    {"Squeeze", support::check_reshape, kFloat, "axes constant (after folding)"},
+    {"Sub", support::check_binary, kFloat, kBinaryNotes},
+    {"Tanh", support::check_activation, kFloat, kActivationNotes},
+    {"Unsqueeze", support::check_reshape, kFloat, "axes constant (after folding)"},
 };
 static_assert(sorted_by_op_type(kOps), "kOps must be sorted by op type");
 
@@ -163,6 +189,31 @@ CheckFn find_check(const std::string& op_type) {
   for (CheckFn (*group)(const std::string&) : {find_check_nn, find_check_tensor, find_check_seq})
     if (CheckFn check = group(op_type)) return check;
   return nullptr;
+}
+
+OpSupport describe_op(const std::string& op_type) {
+  OpSupport out;
+  out.folds = can_fold_op(op_type);
+  auto it =
+      std::lower_bound(std::begin(kOps), std::end(kOps), op_type,
+                       [](const OpCheck& e, const std::string& op) { return op > e.op_type; });
+  if (it != std::end(kOps) && op_type == it->op_type) {
+    out.runs = true;
+    out.table = "core";
+    out.dtypes = it->dtypes;
+    out.notes = it->notes;
+    return out;
+  }
+  // The group tables carry no dtypes and notes yet (see converter/README.md, "Op tables").
+  const std::pair<const char*, CheckFn (*)(const std::string&)> groups[] = {
+      {"nn", find_check_nn}, {"tensor", find_check_tensor}, {"seq", find_check_seq}};
+  for (const auto& [name, find] : groups)
+    if (find(op_type) != nullptr) {
+      out.runs = true;
+      out.table = name;
+      return out;
+    }
+  return out;
 }
 
 void check_support(Graph& g) {

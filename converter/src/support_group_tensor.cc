@@ -1,5 +1,20 @@
-// Check functions of the tensor op families and their op table.
+// Check functions of the tensor op families and their op table, and expand_tensor, which turns
+// the nodes that need several steps into those steps at legalize.
+//
+// Dtypes: data movement (Transpose, Slice, Split, Gather, GatherElements, Pad, Expand, Tile,
+// DepthToSpace, SpaceToDepth, Where, Cast) takes every plan dtype. Math runs where a kernel has
+// the dtype (kernels/params_tensor.h, unary_supported / elementwise_supported); float16 computes
+// in float32 and int8/uint8 in int32, with Cast steps around (exact for these ops: float32 holds
+// every float16 result before its one rounding, and integer results wrap back to 8 bits as they
+// would have). Float arithmetic is the core Binary family (float32 only): float64 arithmetic is
+// refused, but float64 Max/Min run as comparisons and a Where.
+#include <algorithm>
+#include <string>
+
+#include "converter/src/error.h"
+#include "converter/src/fold_eval.h"
 #include "converter/src/graph_edit.h"
+#include "converter/src/shape_ops.h"
 #include "converter/src/support_groups.h"
 #include "converter/src/support_ops.h"
 #include "converter/src/table.h"
@@ -7,29 +22,915 @@
 namespace jetplan::converter {
 namespace {
 
+using support::has_input;
+using support::input;
+using support::set_output_typed;
+
+// ---- shared pieces ----
+
+std::string plan_dtype_reason(const Value& v) {
+  if (is_plan_dtype(v.dtype)) return "";
+  return cat("input '", v.name, "' is ", dtype_name(v.dtype),
+             ", which a plan cannot hold (float32, float16, float64, int8, uint8, int32, int64, "
+             "bool)");
+}
+
+// Plans hold no empty tensors: an op whose output would have a dim of 0 cannot be a step.
+std::string empty_reason(const Shape& shape, size_t output = 0) {
+  for (int64_t d : shape)
+    if (d == 0)
+      return cat("output ", output, " would be empty (", shape_str(shape),
+                 "; plans hold no empty tensors)");
+  return "";
+}
+
+// A node that moves nothing (identity Transpose, full Slice, Cast to the same type, ...):
+// consumers read its input (remove_identities), or a Copy where both must stay.
+std::string resolve_as_copy(Graph& g, Node& node, DataType dtype, const Shape& shape) {
+  node.op.family = fb::OpFamily::Copy;
+  node.op.removable = true;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, dtype, shape);
+  return "";
+}
+
+std::string same_dtype_reason(const Graph& g, const Node& node) {
+  DataType first = DataType::kUndefined;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!has_input(node, i)) continue;
+    const Value& v = g.values[node.inputs[i]];
+    if (std::string r = plan_dtype_reason(v); !r.empty()) return r;
+    if (first == DataType::kUndefined) first = v.dtype;
+    if (v.dtype != first)
+      return cat("inputs differ in dtype (", dtype_name(first), " and ", dtype_name(v.dtype), ")");
+  }
+  return "";
+}
+
+// ---- data movement ----
+
+std::string check_transpose(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  const std::vector<int32_t> perm = fold::transpose_perm(node, static_cast<int64_t>(xs.size()));
+  Shape out(xs.size());
+  bool identity = true;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    out[d] = xs[perm[d]];
+    identity = identity && perm[d] == static_cast<int32_t>(d);
+  }
+  if (identity) return resolve_as_copy(g, node, dtype, out);
+  node.op.family = fb::OpFamily::Transpose;
+  node.op.tensor.perm = perm;
+  set_output_typed(g, node, 0, dtype, out);
+  return "";
+}
+
+std::string check_slice(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  fold::SliceSpec spec;
+  std::string why;
+  if (!fold::slice_spec(g, node, xs, &spec, &why)) return why;
+  if (std::string r = empty_reason(spec.out); !r.empty()) return r;
+  bool whole = spec.out == xs;
+  for (int64_t s : spec.steps) whole = whole && s == 1;
+  if (whole) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Slice;
+  node.op.tensor.starts = spec.starts;
+  node.op.tensor.steps = spec.steps;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, dtype, spec.out);
+  return "";
+}
+
+std::string check_split(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  fold::SplitSpec spec;
+  std::string why;
+  if (!fold::split_spec(g, node, xs, &spec, &why)) return why;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < spec.sizes.size(); ++i) {
+    Shape s = xs;
+    s[spec.axis] = spec.sizes[i];
+    if (node.outputs[i] >= 0)
+      if (std::string r = empty_reason(s, i); !r.empty()) return r;
+    shapes.push_back(s);
+  }
+  node.inputs.resize(1);
+  if (shapes.size() == 1) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Slice;
+  node.op.tensor.expand = TensorExpand::kSplit;
+  node.op.tensor.axis = static_cast<int32_t>(spec.axis);
+  node.op.tensor.split = spec.sizes;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    if (node.outputs[i] >= 0) set_output_typed(g, node, i, dtype, shapes[i]);
+  return "";
+}
+
+std::string index_dtype_reason(const Value& indices) {
+  if (indices.dtype == DataType::kInt32 || indices.dtype == DataType::kInt64) return "";
+  return cat("indices '", indices.name, "' are ", dtype_name(indices.dtype),
+             " (jetplan gathers with int32 or int64 indices)");
+}
+
+// Constant indices are checked now: out of range, the kernel would write zeros.
+void check_constant_indices(const Node& node, const Value& indices, int64_t dim) {
+  if (!indices.is_constant) return;
+  for (int64_t i : read_ints(indices))
+    if (i < -dim || i >= dim)
+      fail("node ", node_label(node), ": index ", i, " is out of range for dim ", dim);
+}
+
+std::string check_gather(Graph& g, Node& node) {
+  const Value& data = input(g, node, 0);
+  const Value& indices = input(g, node, 1);
+  if (std::string r = plan_dtype_reason(data); !r.empty()) return r;
+  if (std::string r = index_dtype_reason(indices); !r.empty()) return r;
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  if (rank == 0) fail("node ", node_label(node), ": Gather on a scalar");
+  const int64_t axis = normalize_axis(node, attr_int(node, "axis", 0), rank);
+  check_constant_indices(node, indices, data.shape[axis]);
+  Shape out(data.shape.begin(), data.shape.begin() + axis);
+  out.insert(out.end(), indices.shape.begin(), indices.shape.end());
+  out.insert(out.end(), data.shape.begin() + axis + 1, data.shape.end());
+  if (std::string r = empty_reason(out); !r.empty()) return r;
+  node.op.family = fb::OpFamily::Gather;
+  node.op.tensor.axis = static_cast<int32_t>(axis);
+  set_output_typed(g, node, 0, data.dtype, out);
+  return "";
+}
+
+std::string check_gather_elements(Graph& g, Node& node) {
+  const Value& data = input(g, node, 0);
+  const Value& indices = input(g, node, 1);
+  if (std::string r = plan_dtype_reason(data); !r.empty()) return r;
+  if (std::string r = index_dtype_reason(indices); !r.empty()) return r;
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  if (rank == 0 || indices.shape.size() != data.shape.size())
+    fail("node ", node_label(node), ": data ", shape_str(data.shape), " and indices ",
+         shape_str(indices.shape), " need one rank >= 1");
+  const int64_t axis = normalize_axis(node, attr_int(node, "axis", 0), rank);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && indices.shape[d] > data.shape[d])
+      fail("node ", node_label(node), ": indices ", shape_str(indices.shape),
+           " are larger than data ", shape_str(data.shape), " off the axis");
+  check_constant_indices(node, indices, data.shape[axis]);
+  if (std::string r = empty_reason(indices.shape); !r.empty()) return r;
+  node.op.family = fb::OpFamily::GatherElements;
+  node.op.tensor.axis = static_cast<int32_t>(axis);
+  set_output_typed(g, node, 0, data.dtype, indices.shape);
+  return "";
+}
+
+std::string check_pad(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  fold::PadSpec spec;
+  std::string why;
+  if (!fold::pad_spec(g, node, xs, dtype, &spec, &why)) return why;
+  if (std::string r = empty_reason(spec.out); !r.empty()) return r;
+  bool none = spec.out == xs;
+  for (int64_t b : spec.begin) none = none && b == 0;
+  if (none) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Pad;
+  node.op.tensor.pad_mode = spec.mode;
+  node.op.tensor.pads_begin = spec.begin;
+  node.op.tensor.pad_value = spec.value;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, dtype, spec.out);
+  return "";
+}
+
+std::string check_expand(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const Value& shape = input(g, node, 1);
+  if (!shape.is_constant)
+    return cat("its shape input '", shape.name,
+               "' is computed at run time (jetplan needs it constant)");
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  const Shape out = broadcast_or_fail(node, xs, read_ints(shape));
+  if (std::string r = empty_reason(out); !r.empty()) return r;
+  if (out == xs) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Broadcast;
+  node.op.tensor.tile = false;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, dtype, out);
+  return "";
+}
+
+std::string check_tile(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  Shape out;
+  std::string why;
+  if (!fold::tile_shape(g, node, xs, &out, &why)) return why;
+  if (std::string r = empty_reason(out); !r.empty()) return r;
+  if (out == xs) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Broadcast;
+  node.op.tensor.tile = true;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, dtype, out);
+  return "";
+}
+
+std::string check_space_depth(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const fold::SpaceDepthSpec spec = fold::space_depth_spec(node, x.shape);
+  if (spec.out == x.shape) return resolve_as_copy(g, node, dtype, spec.out);  // blocksize 1
+  node.op.family = fb::OpFamily::Transpose;
+  node.op.tensor.expand = TensorExpand::kSpaceDepth;
+  node.op.tensor.view = spec.view;
+  node.op.tensor.perm = spec.perm;
+  set_output_typed(g, node, 0, dtype, spec.out);
+  return "";
+}
+
+std::string check_where(Graph& g, Node& node) {
+  const Value& cond = input(g, node, 0);
+  const Value& x = input(g, node, 1);
+  const Value& y = input(g, node, 2);
+  if (cond.dtype != DataType::kBool)
+    return cat("condition '", cond.name, "' is ", dtype_name(cond.dtype), ", not bool");
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  if (x.dtype != y.dtype)
+    return cat("x and y differ in dtype (", dtype_name(x.dtype), " and ", dtype_name(y.dtype), ")");
+  const Shape out = broadcast_or_fail(node, broadcast_or_fail(node, cond.shape, x.shape), y.shape);
+  if (std::string r = empty_reason(out); !r.empty()) return r;
+  node.op.family = fb::OpFamily::Where;
+  set_output_typed(g, node, 0, x.dtype, out);
+  return "";
+}
+
+std::string check_cast(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType from = x.dtype;
+  const Shape xs = x.shape;
+  DataType to;
+  if (node.op_type == "CastLike") {
+    to = input(g, node, 1).dtype;
+  } else {
+    if (!has_attr(node, "to")) fail("node ", node_label(node), ": the 'to' attribute is missing");
+    to = static_cast<DataType>(attr_int(node, "to", 0));
+  }
+  if (!is_plan_dtype(to))
+    return cat("cast to ", dtype_name(to), " is not supported (plans hold float32, float16, "
+               "float64, int8, uint8, int32, int64 and bool)");
+  if (to == from) return resolve_as_copy(g, node, from, xs);
+  node.op.family = fb::OpFamily::Cast;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, to, xs);
+  return "";
+}
+
+// ---- math ----
+
+std::string check_unary(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  if (node.op_type == "Gelu" && attr_string(node, "approximate", "none") == "none") {
+    // The erf form is an activation of the core family (float32).
+    if (dtype != DataType::kFloat32)
+      return cat("Gelu on ", dtype_name(dtype), " is not supported (float32 only)");
+    node.op.family = fb::OpFamily::Activation;
+    node.op.act.kind = fb::ActivationKind::Gelu;
+    set_output_typed(g, node, 0, dtype, xs);
+    return "";
+  }
+  kernels::UnaryOp op;
+  if (!fold::unary_op_of(node, &op)) {
+    if (node.op_type == "Gelu")
+      fail("node ", node_label(node), ": unknown approximate '",
+           attr_string(node, "approximate", ""), "' (none or tanh)");
+    return "detect_positive and detect_negative are both 0 (the output is all false)";
+  }
+  const DataType compute = fold::unary_compute_dtype(op, dtype);
+  if (compute == DataType::kUndefined) {
+    if (op == kernels::UnaryOp::kNot) return cat("Not on ", dtype_name(dtype), " (bool only)");
+    return cat(node.op_type, " on ", dtype_name(dtype),
+               " is not supported (jetplan computes it in float32 or float16",
+               op == kernels::UnaryOp::kAbs || op == kernels::UnaryOp::kNeg ||
+                       op == kernels::UnaryOp::kSign
+                   ? ", and integers of 8, 32 and 64 bits)"
+                   : ")");
+  }
+  node.op.family = fb::OpFamily::Unary;
+  node.op.tensor.unary = static_cast<fb::UnaryOp>(op);
+  if (compute != dtype) {
+    node.op.tensor.expand = TensorExpand::kPromote;
+    node.op.tensor.compute_dtype = static_cast<int32_t>(compute);
+  }
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, kernels::unary_is_predicate(op) ? DataType::kBool : dtype, xs);
+  return "";
+}
+
+// Comparisons, logic and Mod.
+std::string check_elementwise(Graph& g, Node& node) {
+  if (node.inputs.size() != 2 || !has_input(node, 0) || !has_input(node, 1))
+    return cat(node.inputs.size(), " inputs (", node.op_type, " takes 2)");
+  if (std::string r = same_dtype_reason(g, node); !r.empty()) return r;
+  const Value& a = input(g, node, 0);
+  const Value& b = input(g, node, 1);
+  const DataType dtype = a.dtype;
+  kernels::ElementwiseOp op;
+  fold::elementwise_op_of(node, &op);
+  if (op == kernels::ElementwiseOp::kMod && (is_floating(dtype) || dtype == DataType::kFloat16))
+    fail("node ", node_label(node), ": Mod of ", dtype_name(dtype),
+         " needs fmod=1 (ONNX leaves fmod=0 to integers)");
+  const DataType compute = fold::elementwise_compute_dtype(op, dtype);
+  if (compute == DataType::kUndefined)
+    return cat(node.op_type, " on ", dtype_name(dtype), " is not supported (",
+               kernels::elementwise_is_logic(op) ? "bool only" : "no kernel for this dtype", ")");
+  const Shape out = broadcast_or_fail(node, a.shape, b.shape);
+  if (std::string r = empty_reason(out); !r.empty()) return r;
+  node.op.family = fb::OpFamily::Elementwise;
+  node.op.tensor.elementwise = static_cast<fb::ElementwiseOp>(op);
+  if (compute != dtype) {
+    node.op.tensor.expand = TensorExpand::kPromote;
+    node.op.tensor.compute_dtype = static_cast<int32_t>(compute);
+  }
+  const bool to_bool = kernels::elementwise_is_comparison(op) || kernels::elementwise_is_logic(op);
+  set_output_typed(g, node, 0, to_bool ? DataType::kBool : dtype, out);
+  return "";
+}
+
+// How two-input arithmetic of a dtype runs: the float32 Binary family, the integer Elementwise
+// family, or (float64 Max/Min) a comparison and a Where; in `compute` dtype.
+enum class ArithWay { kNone, kBinary, kElementwise, kWhere };
+
+ArithWay arith_way(const std::string& op, DataType dtype, DataType* compute) {
+  *compute = dtype;
+  switch (dtype) {
+    case DataType::kFloat32: return ArithWay::kBinary;
+    case DataType::kFloat16: *compute = DataType::kFloat32; return ArithWay::kBinary;
+    case DataType::kInt32:
+    case DataType::kInt64: return ArithWay::kElementwise;
+    case DataType::kInt8:
+    case DataType::kUInt8: *compute = DataType::kInt32; return ArithWay::kElementwise;
+    case DataType::kFloat64:
+      return op == "Max" || op == "Min" ? ArithWay::kWhere : ArithWay::kNone;
+    default: return ArithWay::kNone;
+  }
+}
+
+fb::BinaryOp binary_op(const std::string& op) {
+  if (op == "Sub") return fb::BinaryOp::Sub;
+  if (op == "Mul") return fb::BinaryOp::Mul;
+  if (op == "Div") return fb::BinaryOp::Div;
+  if (op == "Max") return fb::BinaryOp::Max;
+  if (op == "Min") return fb::BinaryOp::Min;
+  return fb::BinaryOp::Add;  // Add, Sum, Mean
+}
+
+fb::ElementwiseOp elementwise_arith_op(const std::string& op) {
+  if (op == "Sub") return fb::ElementwiseOp::Sub;
+  if (op == "Mul") return fb::ElementwiseOp::Mul;
+  if (op == "Div") return fb::ElementwiseOp::Div;
+  if (op == "Max") return fb::ElementwiseOp::Max;
+  if (op == "Min") return fb::ElementwiseOp::Min;
+  return fb::ElementwiseOp::Add;
+}
+
+// Add, Sub, Mul, Div (two inputs) and Sum, Mean, Max, Min (one or more) of any dtype that has a
+// way. Float32 with two inputs is the core's check_binary (fusable Binary step).
+std::string check_arith(Graph& g, Node& node) {
+  const std::string& type = node.op_type;
+  const bool variadic = type == "Sum" || type == "Mean" || type == "Max" || type == "Min";
+  const size_t n = node.inputs.size();
+  for (size_t i = 0; i < n; ++i)
+    if (!has_input(node, i)) return cat("input ", i, " is omitted");
+  if (n < 1 || (!variadic && n != 2))
+    return cat(n, " inputs (", type, " takes ", variadic ? "1 or more" : "2", ")");
+  if (std::string r = same_dtype_reason(g, node); !r.empty()) return r;
+  const DataType dtype = input(g, node, 0).dtype;
+  if (n == 2 && dtype == DataType::kFloat32 && type != "Sum" && type != "Mean")
+    return support::check_binary(g, node);
+  Shape out = input(g, node, 0).shape;
+  for (size_t i = 1; i < n; ++i) out = broadcast_or_fail(node, out, input(g, node, i).shape);
+  if (std::string r = empty_reason(out); !r.empty()) return r;
+  if (n == 1) return resolve_as_copy(g, node, dtype, out);
+  DataType compute;
+  const ArithWay way = arith_way(type, dtype, &compute);
+  if (way == ArithWay::kNone || (type == "Mean" && way != ArithWay::kBinary))
+    return cat(type, " on ", dtype_name(dtype), " is not supported (",
+               type == "Mean" ? "float32 and float16 only"
+               : dtype == DataType::kFloat64
+                   ? "float64 arithmetic has no kernel: the Binary family computes float32"
+                   : "no kernel for this dtype",
+               ")");
+  node.op.tensor.compute_dtype = static_cast<int32_t>(compute);
+  if (n == 2 && type != "Mean" && way != ArithWay::kWhere) {
+    // One step, with Cast steps around when the dtype is promoted.
+    if (way == ArithWay::kBinary) {
+      node.op.family = fb::OpFamily::Binary;
+      node.op.binary = binary_op(type);
+    } else {
+      node.op.family = fb::OpFamily::Elementwise;
+      node.op.tensor.elementwise = elementwise_arith_op(type);
+    }
+    if (compute != dtype) node.op.tensor.expand = TensorExpand::kPromote;
+  } else {
+    node.op.family = fb::OpFamily::Elementwise;  // placeholder: never fused
+    node.op.tensor.expand = TensorExpand::kVariadic;
+  }
+  set_output_typed(g, node, 0, dtype, out);
+  return "";
+}
+
+// ---- Einsum ----
+
+struct EinsumTerms {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+// The classes of a two-operand contraction, each in the order the plan uses.
+struct EinsumPlan {
+  std::string batch, m, n, k;
+};
+
+std::string parse_einsum(const Graph& g, const Node& node, EinsumTerms* terms) {
+  std::string eq;
+  for (char c : attr_string(node, "equation", ""))
+    if (c != ' ') eq += c;
+  if (eq.empty()) fail("node ", node_label(node), ": the equation attribute is missing");
+  if (eq.find("...") != std::string::npos) return "'...' (broadcast dims) in the equation";
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  size_t start = 0;
+  while (true) {
+    const size_t comma = lhs.find(',', start);
+    terms->inputs.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms->inputs.size() != node.inputs.size())
+    fail("node ", node_label(node), ": equation '", eq, "' has ", terms->inputs.size(),
+         " operands but the node ", node.inputs.size(), " inputs");
+  int count[128] = {};
+  for (size_t i = 0; i < terms->inputs.size(); ++i) {
+    const std::string& t = terms->inputs[i];
+    if (t.size() != input(g, node, i).shape.size())
+      fail("node ", node_label(node), ": operand '", t, "' does not match input ", i, " of rank ",
+           input(g, node, i).shape.size());
+    for (char c : t) {
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+        fail("node ", node_label(node), ": '", c, "' in equation '", eq, "' is not a letter");
+      if (std::count(t.begin(), t.end(), c) > 1)
+        return cat("index '", c, "' repeats in operand '", t, "' (a diagonal)");
+      ++count[static_cast<int>(c)];
+    }
+  }
+  if (arrow == std::string::npos) {
+    // Implicit output: the indices that appear once, in alphabetical order.
+    for (int c = 0; c < 128; ++c)
+      if (count[c] == 1) terms->output += static_cast<char>(c);
+    std::sort(terms->output.begin(), terms->output.end());
+  } else {
+    terms->output = eq.substr(arrow + 2);
+  }
+  for (char c : terms->output) {
+    if (static_cast<unsigned char>(c) >= 128 || count[static_cast<int>(c)] == 0)
+      fail("node ", node_label(node), ": output index '", c, "' is in no operand");
+    if (std::count(terms->output.begin(), terms->output.end(), c) > 1)
+      fail("node ", node_label(node), ": output index '", c, "' repeats");
+  }
+  return "";
+}
+
+EinsumPlan plan_einsum(const std::string& a, const std::string& b, const std::string& out) {
+  EinsumPlan p;
+  const auto has = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
+  for (char c : out) {
+    if (has(a, c) && has(b, c))
+      p.batch += c;
+    else if (has(a, c))
+      p.m += c;
+    else
+      p.n += c;
+  }
+  for (char c : a)
+    if (has(b, c) && !has(out, c)) p.k += c;
+  return p;
+}
+
+std::string check_einsum(Graph& g, Node& node) {
+  if (std::string r = same_dtype_reason(g, node); !r.empty()) return r;
+  EinsumTerms terms;
+  if (std::string r = parse_einsum(g, node, &terms); !r.empty()) return r;
+  if (terms.inputs.size() > 2) return cat(terms.inputs.size(), " operands (jetplan takes 1 or 2)");
+  // Every index's extent, checked across operands.
+  int64_t dim[128] = {};
+  for (size_t i = 0; i < terms.inputs.size(); ++i) {
+    const Shape& s = input(g, node, i).shape;
+    for (size_t d = 0; d < s.size(); ++d) {
+      const int c = terms.inputs[i][d];
+      if (dim[c] != 0 && dim[c] != s[d])
+        fail("node ", node_label(node), ": index '", static_cast<char>(c), "' is ", dim[c],
+             " in one operand and ", s[d], " in another");
+      dim[c] = s[d];
+    }
+  }
+  Shape out;
+  for (char c : terms.output) out.push_back(dim[static_cast<int>(c)]);
+  const auto in_output = [&](char c) { return terms.output.find(c) != std::string::npos; };
+  if (terms.inputs.size() == 1) {
+    const std::string& a = terms.inputs[0];
+    for (char c : a)
+      if (!in_output(c)) return cat("it sums over index '", c, "' (reductions are not supported)");
+    // A permutation of the operand: a Transpose (of any dtype).
+    std::vector<int64_t> perm;
+    for (char c : terms.output) perm.push_back(static_cast<int64_t>(a.find(c)));
+    node.attrs.erase("perm");
+    Attribute attr;
+    attr.kind = Attribute::Kind::kInts;
+    attr.ints = perm;
+    node.attrs["perm"] = attr;
+    return check_transpose(g, node);
+  }
+  // Two operands: matrix products, which the Gemm family computes in float32.
+  if (std::string r = support::float_inputs(g, node, {0, 1}); !r.empty()) return r;
+  const std::string &a = terms.inputs[0], &b = terms.inputs[1];
+  for (char c : a + b)
+    if (!in_output(c) && (a.find(c) == std::string::npos || b.find(c) == std::string::npos))
+      return cat("it sums over index '", c, "' of one operand (reductions are not supported)");
+  if (std::string r = empty_reason(out); !r.empty()) return r;
+  node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
+  node.op.tensor.expand = TensorExpand::kEinsum;
+  node.op.tensor.einsum_a.assign(a.begin(), a.end());
+  node.op.tensor.einsum_b.assign(b.begin(), b.end());
+  node.op.tensor.einsum_out.assign(terms.output.begin(), terms.output.end());
+  set_output_typed(g, node, 0, DataType::kFloat32, out);
+  return "";
+}
+
 struct OpCheck {
   const char* op_type;
   CheckFn check;
 };
 
-// Sorted by op type. The first entry only keeps the table non-empty until the group's ops land.
+// Sorted by op type. Add, Div, Max, Min, Mul and Sub are found in the core table first
+// (support.cc, float32 only); the rows here take every dtype once the core rows defer to them.
 constexpr OpCheck kOps[] = {
-    {"", nullptr},
+    {"Abs", check_unary},
+    {"Acos", check_unary},
+    {"Acosh", check_unary},
+    {"Add", check_arith},
+    {"And", check_elementwise},
+    {"Asin", check_unary},
+    {"Asinh", check_unary},
+    {"Atan", check_unary},
+    {"Atanh", check_unary},
+    {"Cast", check_cast},
+    {"CastLike", check_cast},
+    {"Ceil", check_unary},
+    {"Cos", check_unary},
+    {"Cosh", check_unary},
+    {"DepthToSpace", check_space_depth},
+    {"Div", check_arith},
+    {"Einsum", check_einsum},
+    {"Equal", check_elementwise},
+    {"Erf", check_unary},
+    {"Exp", check_unary},
+    {"Expand", check_expand},
+    {"Floor", check_unary},
+    {"Gather", check_gather},
+    {"GatherElements", check_gather_elements},
+    {"Gelu", check_unary},
+    {"Greater", check_elementwise},
+    {"GreaterOrEqual", check_elementwise},
+    {"IsInf", check_unary},
+    {"IsNaN", check_unary},
+    {"Less", check_elementwise},
+    {"LessOrEqual", check_elementwise},
+    {"Log", check_unary},
+    {"Max", check_arith},
+    {"Mean", check_arith},
+    {"Min", check_arith},
+    {"Mish", check_unary},
+    {"Mod", check_elementwise},
+    {"Mul", check_arith},
+    {"Neg", check_unary},
+    {"Not", check_unary},
+    {"Or", check_elementwise},
+    {"Pad", check_pad},
+    {"Reciprocal", check_unary},
+    {"Round", check_unary},
+    {"Sign", check_unary},
+    {"Sin", check_unary},
+    {"Sinh", check_unary},
+    {"Slice", check_slice},
+    {"Softplus", check_unary},
+    {"Softsign", check_unary},
+    {"SpaceToDepth", check_space_depth},
+    {"Split", check_split},
+    {"Sqrt", check_unary},
+    {"Sub", check_arith},
+    {"Sum", check_arith},
+    {"Tan", check_unary},
+    {"Tile", check_tile},
+    {"Transpose", check_transpose},
+    {"Where", check_where},
+    {"Xor", check_elementwise},
 };
 static_assert(sorted_by_op_type(kOps), "kOps must be sorted by op type");
 
 }  // namespace
 
 CheckFn find_check_tensor(const std::string& op_type) {
-  for (const OpCheck& e : kOps)
-    if (e.check != nullptr && op_type == e.op_type) return e.check;
-  return nullptr;
+  auto it =
+      std::lower_bound(std::begin(kOps), std::end(kOps), op_type,
+                       [](const OpCheck& e, const std::string& op) { return op > e.op_type; });
+  return it != std::end(kOps) && op_type == it->op_type ? it->check : nullptr;
 }
 
-}  // namespace jetplan::converter
+// ---- expansion at legalize ----
 
-namespace jetplan::converter {
+namespace {
 
-bool expand_tensor(Graph&, Node&, std::vector<Node>*) { return false; }
+class TensorExpander {
+ public:
+  TensorExpander(Graph& g, std::vector<Node>* out) : g_(g), out_(*out) {}
+
+  void expand(Node node) {
+    const TensorExpand kind = node.op.tensor.expand;
+    node.op.tensor.expand = TensorExpand::kNone;
+    switch (kind) {
+      case TensorExpand::kNone: out_.push_back(std::move(node)); return;
+      case TensorExpand::kPromote: promote(std::move(node)); return;
+      case TensorExpand::kSplit: split(std::move(node)); return;
+      case TensorExpand::kSpaceDepth: space_depth(std::move(node)); return;
+      case TensorExpand::kVariadic: variadic(std::move(node)); return;
+      case TensorExpand::kEinsum: einsum(std::move(node)); return;
+    }
+  }
+
+ private:
+  const Value& value(int id) const { return g_.values[id]; }
+
+  Node step(const std::string& name, fb::OpFamily family, std::vector<int> inputs, int output) {
+    Node n;
+    n.name = name;
+    n.op_type = fb::EnumNameOpFamily(family);
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    n.op.resolved = true;
+    n.op.family = family;
+    return n;
+  }
+
+  // Value `v` as `to`: a constant is converted now, a run-time tensor by a Cast step. New
+  // values are named after their step, which keeps tensor names unique.
+  int cast(int v, DataType to, const std::string& step_name) {
+    if (value(v).dtype == to) return v;
+    if (value(v).is_constant) {
+      const TensorData converted =
+          fold::cast_data(TensorData{value(v).dtype, value(v).shape, value(v).data}, to);
+      return new_constant(g_, step_name, to, value(v).shape, converted.bytes);
+    }
+    const int id = new_value(g_, step_name, to, value(v).shape);
+    out_.push_back(step(step_name, fb::OpFamily::Cast, {v}, id));
+    return id;
+  }
+
+  // Value `v` with another shape of the same size.
+  int view(int v, const Shape& shape, const std::string& step_name) {
+    if (value(v).shape == shape) return v;
+    if (value(v).is_constant)
+      return new_constant(g_, step_name, value(v).dtype, shape, value(v).data);
+    const int id = new_value(g_, step_name, value(v).dtype, shape);
+    out_.push_back(copy_node(step_name, v, id));
+    return id;
+  }
+
+  // `v` transposed by perm into value `to` (-1: a new value); constants are transposed now.
+  int transpose(int v, const std::vector<int32_t>& perm, const std::string& step_name,
+                int to = -1) {
+    const Shape& xs = value(v).shape;
+    Shape shape(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) shape[d] = xs[perm[d]];
+    if (value(v).is_constant && to < 0) {
+      const TensorData t = fold::transpose_data(
+          TensorData{value(v).dtype, xs, value(v).data}, xs, perm);
+      return new_constant(g_, step_name, value(v).dtype, shape, t.bytes);
+    }
+    if (to < 0) to = new_value(g_, step_name, value(v).dtype, shape);
+    Node n = step(step_name, fb::OpFamily::Transpose, {v}, to);
+    n.op.tensor.perm = perm;
+    out_.push_back(std::move(n));
+    return to;
+  }
+
+  // Runs the node in its compute dtype: its inputs cast there, its output cast back.
+  void promote(Node node) {
+    const auto compute = static_cast<DataType>(node.op.tensor.compute_dtype);
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      node.inputs[i] = cast(node.inputs[i], compute, node.name + ":in" + std::to_string(i));
+    const int y = node.outputs[0];
+    if (value(y).dtype == DataType::kBool) {  // predicates and comparisons give bool directly
+      out_.push_back(std::move(node));
+      return;
+    }
+    const std::string name = node.name + ":out";
+    const int tmp = new_value(g_, node.name + ":" + dtype_name(compute), compute, value(y).shape);
+    node.outputs[0] = tmp;
+    out_.push_back(std::move(node));
+    out_.push_back(step(name, fb::OpFamily::Cast, {tmp}, y));
+  }
+
+  void split(Node node) {
+    const int x = node.inputs[0];
+    const size_t rank = value(x).shape.size();
+    int64_t offset = 0;
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      const int64_t size = node.op.tensor.split[i];
+      if (node.outputs[i] >= 0) {
+        Node n = step(node.name + ":" + std::to_string(i), fb::OpFamily::Slice, {x},
+                      node.outputs[i]);
+        n.op.tensor.starts.assign(rank, 0);
+        n.op.tensor.steps.assign(rank, 1);
+        n.op.tensor.starts[node.op.tensor.axis] = offset;
+        out_.push_back(std::move(n));
+      }
+      offset += size;
+    }
+  }
+
+  void space_depth(Node node) {
+    const int x = view(node.inputs[0], node.op.tensor.view, node.name + ":6d");
+    const int t = transpose(x, node.op.tensor.perm, node.name);
+    view_into(t, node.outputs[0], node.name + ":4d");
+  }
+
+  // Writes `v` into the existing value `y` (same size, maybe another shape) with a Copy.
+  void view_into(int v, int y, const std::string& step_name) {
+    out_.push_back(copy_node(step_name, v, y));
+  }
+
+  // One two-input arithmetic step a op b -> out (-1: a new value), in the dtype of a and b.
+  int arith(const std::string& op, int a, int b, int out, const std::string& name) {
+    const DataType dtype = value(a).dtype;
+    Shape shape;
+    broadcast_shapes(value(a).shape, value(b).shape, &shape);
+    if (out < 0) out = new_value(g_, name, dtype, shape);
+    DataType compute;
+    const ArithWay way = arith_way(op, dtype, &compute);
+    if (way == ArithWay::kBinary) {
+      Node n = step(name, fb::OpFamily::Binary, {a, b}, out);
+      n.op.binary = binary_op(op);
+      out_.push_back(std::move(n));
+    } else if (way == ArithWay::kElementwise) {
+      Node n = step(name, fb::OpFamily::Elementwise, {a, b}, out);
+      n.op.tensor.elementwise = elementwise_arith_op(op);
+      out_.push_back(std::move(n));
+    } else {
+      // kWhere: max(a, b) = (a > b || a != a) ? a : b, and min with <. A NaN on either side
+      // gives NaN, as the Binary kernel's Max and Min do: a NaN in a is picked by a != a, a NaN
+      // in b by the comparison being false.
+      const auto bool_step = [&](const char* tag, fb::ElementwiseOp e, int x, int y) {
+        const int id = new_value(g_, name + tag, DataType::kBool, shape);
+        Node n = step(name + tag, fb::OpFamily::Elementwise, {x, y}, id);
+        n.op.tensor.elementwise = e;
+        out_.push_back(std::move(n));
+        return id;
+      };
+      const int cmp = bool_step(":cmp", op == "Max" ? fb::ElementwiseOp::Greater
+                                                    : fb::ElementwiseOp::Less, a, b);
+      const int self = bool_step(":self", fb::ElementwiseOp::Equal, a, a);
+      const int nan = new_value(g_, name + ":nan", DataType::kBool, value(a).shape);
+      Node n = step(name + ":nan", fb::OpFamily::Unary, {self}, nan);
+      n.op.tensor.unary = fb::UnaryOp::Not;
+      out_.push_back(std::move(n));
+      const int cond = bool_step(":cond", fb::ElementwiseOp::Or, cmp, nan);
+      out_.push_back(step(name, fb::OpFamily::Where, {cond, a, b}, out));
+    }
+    return out;
+  }
+
+  // Sum, Mean, Max, Min over N inputs (and promoted two-input float64 Max/Min): a left fold,
+  // in the compute dtype; Mean divides the sum by N.
+  void variadic(Node node) {
+    const std::string& op = node.op_type;
+    const int y = node.outputs[0];
+    const DataType dtype = value(y).dtype;
+    const auto compute = static_cast<DataType>(node.op.tensor.compute_dtype);
+    std::vector<int> xs;
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      xs.push_back(cast(node.inputs[i], compute, node.name + ":in" + std::to_string(i)));
+    const bool mean = op == "Mean";
+    const bool direct = compute == dtype && !mean;  // the last step writes y itself
+    int acc = xs[0];
+    for (size_t i = 1; i < xs.size(); ++i) {
+      const bool last = i + 1 == xs.size();
+      const std::string name = node.name + (last && direct ? "" : ":" + std::to_string(i));
+      acc = arith(op == "Sum" || mean ? "Add" : op, acc, xs[i], last && direct ? y : -1, name);
+    }
+    if (mean) {
+      const int n = new_constant(g_, node.name + ":count", compute, {},
+                                 write_doubles(compute, {static_cast<double>(xs.size())}));
+      acc = arith("Div", acc, n, compute == dtype ? y : -1,
+                  compute == dtype ? node.name : node.name + ":mean");
+    }
+    if (compute != dtype) out_.push_back(step(node.name + ":out", fb::OpFamily::Cast, {acc}, y));
+  }
+
+  // A two-operand contraction as batched matrix products: A to [batch, M, K] (or [batch, K, M],
+  // transposed by the Gemm), B to [batch, K, N] (or [batch, N, K]), both transposed first only
+  // when their indices come in neither order; the product [batch, M, N] is then viewed (and
+  // transposed, if needed) as the output.
+  void einsum(Node node) {
+    const TensorOpDesc& t = node.op.tensor;
+    const std::string a(t.einsum_a.begin(), t.einsum_a.end());
+    const std::string b(t.einsum_b.begin(), t.einsum_b.end());
+    const std::string out(t.einsum_out.begin(), t.einsum_out.end());
+    const EinsumPlan p = plan_einsum(a, b, out);
+    int64_t dim[128] = {};
+    for (size_t d = 0; d < a.size(); ++d) dim[static_cast<int>(a[d])] = value(node.inputs[0]).shape[d];
+    for (size_t d = 0; d < b.size(); ++d) dim[static_cast<int>(b[d])] = value(node.inputs[1]).shape[d];
+    const auto extent = [&](const std::string& letters) {
+      int64_t n = 1;
+      for (char c : letters) n *= dim[static_cast<int>(c)];
+      return n;
+    };
+    Shape batch;
+    for (char c : p.batch) batch.push_back(dim[static_cast<int>(c)]);
+    const int64_t M = extent(p.m), N = extent(p.n), K = extent(p.k);
+    // Operand `v` with indices `have` arranged as `batch + first + second` (or swapped, with
+    // *trans set), viewed as [batch, rows, cols].
+    const auto operand = [&](int v, const std::string& have, const std::string& first,
+                             const std::string& second, int64_t rows, int64_t cols, bool* trans,
+                             const std::string& tag) {
+      *trans = false;
+      if (have == p.batch + second + first && have != p.batch + first + second) {
+        *trans = true;
+        std::swap(rows, cols);
+      } else if (have != p.batch + first + second) {
+        const std::string want = p.batch + first + second;
+        std::vector<int32_t> perm;
+        for (char c : want) perm.push_back(static_cast<int32_t>(have.find(c)));
+        v = transpose(v, perm, node.name + ":" + tag);
+      }
+      Shape shape = batch;
+      shape.push_back(rows);
+      shape.push_back(cols);
+      return view(v, shape, node.name + ":" + tag + "3d");
+    };
+    Node gemm = step(node.name, fb::OpFamily::Gemm, {}, -1);
+    gemm.op_type = "MatMul";
+    const int A = operand(node.inputs[0], a, p.m, p.k, M, K, &gemm.op.trans_a, "A");
+    const int B = operand(node.inputs[1], b, p.k, p.n, K, N, &gemm.op.trans_b, "B");
+    gemm.inputs = {A, B};
+    Shape product = batch;
+    product.push_back(M);
+    product.push_back(N);
+    const int y = node.outputs[0];
+    const std::string natural = p.batch + p.m + p.n;  // the product's index order
+    Shape natural_shape = batch;
+    for (char c : p.m + p.n) natural_shape.push_back(dim[static_cast<int>(c)]);
+    const bool direct = natural == out && product == value(y).shape;
+    gemm.outputs[0] = direct ? y : new_value(g_, node.name + ":product", DataType::kFloat32, product);
+    const int z = gemm.outputs[0];
+    out_.push_back(std::move(gemm));
+    if (direct) return;
+    if (natural == out) {
+      view_into(z, y, node.name + ":Y");
+      return;
+    }
+    const int w = view(z, natural_shape, node.name + ":nd");
+    std::vector<int32_t> perm;
+    for (char c : out) perm.push_back(static_cast<int32_t>(natural.find(c)));
+    transpose(w, perm, node.name + ":Y", y);
+  }
+
+  Graph& g_;
+  std::vector<Node>& out_;
+};
+
+}  // namespace
+
+bool expand_tensor(Graph& g, Node& node, std::vector<Node>* out) {
+  if (!node.op.resolved || node.op.tensor.expand == TensorExpand::kNone) return false;
+  TensorExpander(g, out).expand(std::move(node));
+  return true;
+}
 
 }  // namespace jetplan::converter

@@ -124,20 +124,23 @@ std::string check_pool(Graph& g, Node& node) {
   resolve_window(node, x, &op);
   op.pool_kind = is_max ? fb::PoolKind::Max : fb::PoolKind::Average;
   op.count_include_pad = !is_max && attr_int(node, "count_include_pad", 0) != 0;
-  const Shape out = window_output(node, x, x[1], op);
-  if (attr_int(node, "ceil_mode", 0) != 0) {
+  Shape out = window_output(node, x, x[1], op);
+  op.ceil_mode = attr_int(node, "ceil_mode", 0) != 0;
+  if (op.ceil_mode) {
     // Rounding up adds a partial last window wherever the windows do not tile the padded
-    // input; where they tile, ceil_mode changes nothing and the model runs as it is. (Output
-    // size as ONNX shape inference computes it.)
-    Shape ceil_out = out;
+    // input. A window that would start inside the end padding is dropped (PyTorch, and the
+    // ONNX spec since); ONNX 1.12's shape inference keeps it, so where the two differ the
+    // output shape is ambiguous and the node is refused.
     for (size_t i = 0; i + 2 < x.size(); ++i) {
       const int64_t span =
           x[i + 2] + op.pad_begin[i] + op.pad_end[i] - op.dilation[i] * (op.kernel[i] - 1) - 1;
-      ceil_out[i + 2] = (span + op.stride[i] - 1) / op.stride[i] + 1;
+      const int64_t ceil_out = (span + op.stride[i] - 1) / op.stride[i] + 1;
+      if ((ceil_out - 1) * op.stride[i] >= x[i + 2] + op.pad_begin[i])
+        return cat("ceil_mode=1 here starts the last window of spatial dim ", i,
+                   " inside the end padding (ONNX versions disagree on whether that window "
+                   "exists)");
+      out[i + 2] = ceil_out;
     }
-    if (ceil_out != out)
-      return cat("ceil_mode=1 is not supported (here it gives ", shape_str(ceil_out),
-                 " where floor gives ", shape_str(out), ")");
   }
   op.family = fb::OpFamily::Pool;
   set_output(g, node, out);

@@ -22,6 +22,7 @@ using jetplan::converter::ConvertOptions;
 
 constexpr const char* kUsage =
     "usage: jetplan-convert MODEL.onnx -o PLAN.jplan [options]\n"
+    "       jetplan-convert --list-ops\n"
     "\n"
     "Converts an ONNX model (float32) into a jetplan plan.\n"
     "\n"
@@ -33,6 +34,8 @@ constexpr const char* kUsage =
     "  --no-fuse             keep BatchNorm, bias, residual and activation nodes as their own "
     "steps\n"
     "  --target NAME         the device the plan is for: cpu (the default)\n"
+    "  --list-ops            print the table of ONNX ops jetplan supports (markdown, the\n"
+    "                        contents of converter/SUPPORTED_OPS.md) and exit\n"
     "  -h, --help            print this help\n"
     "  --version             print the converter version\n";
 
@@ -97,6 +100,10 @@ bool parse_args(int argc, char** argv, Args* args) {
     } else if (arg == "--version") {
       std::printf("jetplan-convert %s\n", jetplan::converter::kConverterVersion);
       return false;
+    } else if (arg == "--list-ops") {
+      if (argc != 2) throw UsageError{"--list-ops takes no model and no other option"};
+      std::fputs(jetplan::converter::supported_ops_markdown().c_str(), stdout);
+      return false;
     } else if (arg == "-o" || is("--output")) {
       if (!args->output.empty()) throw UsageError{"-o given twice"};
       args->output = value(arg == "-o" ? "-o" : "--output");
@@ -129,6 +136,13 @@ bool parse_args(int argc, char** argv, Args* args) {
 std::string base_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Where the model's external data files are: its directory.
+std::string dir_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 std::string read_file(const std::string& path) {
@@ -186,6 +200,7 @@ int main(int argc, char** argv) {
   }
   try {
     const std::string model = read_file(args.model);
+    args.options.model_dir = dir_name(args.model);
     jetplan::converter::ConvertResult result;
     try {
       result = jetplan::converter::convert_onnx(model, base_name(args.model), args.options);

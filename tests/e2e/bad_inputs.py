@@ -61,10 +61,11 @@ def write(path, data):
 def model_with_unsupported_ops(path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
-    nodes = [helper.make_node("Sin", ["x"], ["a"], name="strange_sine"),
+    nodes = [helper.make_node("CumSum", ["x", "axis"], ["a"], name="strange_cumsum"),
              helper.make_node("Relu", ["a"], ["b"], name="fine_relu"),
              helper.make_node("Hardmax", ["b"], ["y"], name="odd_hardmax", axis=1)]
-    model = helper.make_model(helper.make_graph(nodes, "unsupported", [x], [y]),
+    axis = helper.make_tensor("axis", TensorProto.INT64, [], [1])
+    model = helper.make_model(helper.make_graph(nodes, "unsupported", [x], [y], [axis]),
                               opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -95,11 +96,11 @@ def model_with_dangling_input(path):
     return path
 
 
-def model_with_ceil_mode(path):
+def model_with_storage_order(path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 5])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])
-    nodes = [helper.make_node("AveragePool", ["x"], ["y"], name="ceil_pool", kernel_shape=[2, 2],
-                              strides=[2, 2], ceil_mode=1)]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 2, 2])
+    nodes = [helper.make_node("MaxPool", ["x"], ["y"], name="column_major_pool",
+                              kernel_shape=[2, 2], strides=[2, 2], storage_order=1)]
     model = helper.make_model(helper.make_graph(nodes, "ceil", [x], [y]),
                               opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
@@ -146,7 +147,7 @@ def converter_checks(tools, suite, work, good_onnx):
 
     uns = model_with_unsupported_ops(os.path.join(work, "unsupported.onnx"))
     expect("two_unsupported_ops_in_one_line", [uns, "-o", out],
-           mentions=["strange_sine", "Sin", "odd_hardmax", "Hardmax"])
+           mentions=["strange_cumsum", "CumSum", "odd_hardmax", "Hardmax"])
     res = run_tool([tools.convert, uns, "-o", out])
     suite.report("convert/supported_node_not_listed_as_unsupported",
                  [f"error names the supported node fine_relu: {res.first_error()!r}"]
@@ -157,9 +158,9 @@ def converter_checks(tools, suite, work, good_onnx):
     expect("invalid_graph", [model_with_dangling_input(os.path.join(work, "dangling.onnx")),
                              "-o", out], any_of=["ghost_tensor", "add_ghost"])
 
-    expect("avgpool_ceil_mode_unsupported",
-           [model_with_ceil_mode(os.path.join(work, "ceil.onnx")), "-o", out],
-           mentions=["ceil_pool"])
+    expect("maxpool_storage_order_unsupported",
+           [model_with_storage_order(os.path.join(work, "storage_order.onnx")), "-o", out],
+           mentions=["column_major_pool"])
 
     # External data: converts (and computes right) while the file is there, or refuses
     # external data cleanly; once the file is gone, an error that names it.

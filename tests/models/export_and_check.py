@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Real architectures through jetplan: each model is built in PyTorch with random weights (eval
+mode, BatchNorm statistics randomized so that folding them matters), exported with
+torch.onnx.export (constant folding on, batch dim symbolic so the shape arithmetic an exporter
+writes is in the graph), converted with jetplan-convert (--shape pins the batch to 1), run with
+jetplan-run on a fixed random input saved as .npy, and compared with PyTorch's output.
+
+Error measures per model: max |jetplan - torch| and that divided by max |torch| (the output's
+scale); the model passes when the relative error is within its tolerance (float32 throughout:
+about 1e-4, the sums of a deep network in another order; see TOLERANCE). One table line per
+model: PASS, FAIL (with why) or UNSUPPORTED (the converter's reason, which names every node it
+refuses). Exit status 1 when a model of --require (default: every model run) is not PASS.
+
+    /usr/bin/python3 tests/models/export_and_check.py \\
+        --convert build/converter/jetplan-convert --run build/runtime/tools/jetplan-run \\
+        [--models fast|all|NAME,...] [--require NAME,...|all|none] [--workdir DIR]
+
+Run with /usr/bin/python3 (Debian's torch, torchvision, onnx and numpy).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torchvision
+
+TOOL_TIMEOUT_S = 900
+
+# Relative error (max abs error / max |reference|) each model must stay within. float32 sums in
+# another order than PyTorch's drift by ~1e-7 per accumulation; deep stacks of convolutions and
+# the attention of ViT (softmax over 197 tokens, 12 layers) get to a few 1e-5.
+DEFAULT_TOLERANCE = 1e-4
+TOLERANCE = {}
+
+
+class UNetSmall(nn.Module):
+    """A small U-Net: Conv/BN/ReLU encoder with MaxPool, a decoder with one ConvTranspose and one
+    bilinear Upsample step, skip connections joined by Concat, a 1x1 classifier."""
+
+    def __init__(self, classes=3):
+        super().__init__()
+
+        def block(cin, cout):
+            return nn.Sequential(
+                nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
+                nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
+
+        self.enc1, self.enc2, self.mid = block(3, 16), block(16, 32), block(32, 64)
+        self.pool = nn.MaxPool2d(2)
+        self.up2 = nn.ConvTranspose2d(64, 32, 2, stride=2)
+        self.dec2 = block(64, 32)
+        self.up1 = nn.Sequential(nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+                                 nn.Conv2d(32, 16, 1))
+        self.dec1 = block(32, 16)
+        self.head = nn.Conv2d(16, classes, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(self.pool(e1))
+        m = self.mid(self.pool(e2))
+        d2 = self.dec2(torch.cat([self.up2(m), e2], dim=1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], dim=1))
+        return self.head(d1)
+
+
+class SequenceModel(nn.Module):
+    """A sequence tagger: a 2-layer bidirectional LSTM, a GRU on its outputs, a Linear per step."""
+
+    def __init__(self, features=16, classes=5):
+        super().__init__()
+        self.lstm = nn.LSTM(features, 32, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(64, 24, batch_first=True)
+        self.fc = nn.Linear(24, classes)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, _ = self.gru(y)
+        return self.fc(y)
+
+
+def tv(name):
+    return lambda: getattr(torchvision.models, name)(weights=None)
+
+
+# name -> (constructor, input shape, opset)
+MODELS = {
+    "resnet18": (tv("resnet18"), (1, 3, 224, 224), 13),
+    "resnet50": (tv("resnet50"), (1, 3, 224, 224), 13),
+    "mobilenet_v2": (tv("mobilenet_v2"), (1, 3, 224, 224), 13),
+    "mobilenet_v3_small": (tv("mobilenet_v3_small"), (1, 3, 224, 224), 17),
+    "efficientnet_b0": (tv("efficientnet_b0"), (1, 3, 224, 224), 13),
+    "squeezenet1_1": (tv("squeezenet1_1"), (1, 3, 224, 224), 13),
+    "densenet121": (tv("densenet121"), (1, 3, 224, 224), 13),
+    "vit_b_16": (tv("vit_b_16"), (1, 3, 224, 224), 17),
+    "unet_small": (UNetSmall, (1, 3, 64, 64), 13),
+    "lstm_gru": (SequenceModel, (1, 20, 16), 13),
+}
+FAST = ["resnet18", "mobilenet_v2", "squeezenet1_1", "unet_small", "lstm_gru"]
+
+
+def build(name):
+    ctor, shape, opset = MODELS[name]
+    torch.manual_seed(0)
+    model = ctor()
+    # Random BatchNorm statistics and affine parameters: the defaults (mean 0, var 1, weight 1,
+    # bias 0) would make BatchNorm folding a no-op.
+    for m in model.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            with torch.no_grad():
+                m.running_mean.uniform_(-0.2, 0.2)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
+    # Parameters a constructor zeroes (ViT's classifier head, class token, biases) would make
+    # the output constant and the comparison empty.
+    with torch.no_grad():
+        for p in model.parameters():
+            if not torch.any(p != 0):
+                p.normal_(0.0, 0.02)
+    model.eval()
+    x = torch.from_numpy(np.random.default_rng(1).standard_normal(shape).astype(np.float32))
+    return model, x, opset
+
+
+def export(model, x, opset, path):
+    torch.onnx.export(model, (x,), path, opset_version=opset, do_constant_folding=True,
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    onnx.checker.check_model(onnx.load(path))
+
+
+def last_line(text):
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else "(no message)"
+
+
+def run_tool(argv):
+    start = time.monotonic()
+    try:
+        p = subprocess.run([str(a) for a in argv], capture_output=True, text=True,
+                           timeout=TOOL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {TOOL_TIMEOUT_S} s", time.monotonic() - start
+    return p.returncode, p.stderr, time.monotonic() - start
+
+
+def check_model(name, args):
+    """Returns a dict: status, why, abs_err, rel_err, tol, times."""
+    row = {"name": name, "status": "FAIL", "why": "", "abs": None, "rel": None,
+           "tol": TOLERANCE.get(name, DEFAULT_TOLERANCE), "ops": "", "t_conv": 0.0, "t_run": 0.0}
+    work = os.path.join(args.workdir, name)
+    os.makedirs(work, exist_ok=True)
+    onnx_path, plan = os.path.join(work, "model.onnx"), os.path.join(work, "model.jplan")
+    in_npy, out_dir = os.path.join(work, "input.npy"), os.path.join(work, "out")
+    try:
+        model, x, opset = build(name)
+        with torch.no_grad():
+            ref = model(x).numpy()
+        export(model, x, opset, onnx_path)
+        np.save(in_npy, x.numpy())
+    except Exception as e:  # an export failure is a finding, not a crash of the run
+        row["why"] = f"export: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        return row
+    ops = sorted({n.op_type for n in onnx.load(onnx_path, load_external_data=False).graph.node})
+    row["ops"] = ",".join(ops)
+
+    shape = "x".join(str(d) for d in x.shape)
+    rc, err, row["t_conv"] = run_tool([args.convert, onnx_path, "-o", plan,
+                                       "--shape", f"input:{shape}"])
+    if rc != 0:
+        msg = last_line(err).replace("jetplan-convert: error: ", "").replace(onnx_path + ": ", "")
+        if rc is None or rc < 0:
+            row["why"] = f"jetplan-convert: {msg if rc is None else f'killed by signal {-rc}'}"
+        elif re.search(r"unsupported (node|graph)", msg):
+            row["status"], row["why"] = "UNSUPPORTED", msg
+        else:
+            row["why"] = f"jetplan-convert: {msg}"
+        return row
+    rc, err, row["t_run"] = run_tool([args.run, plan, "--input", f"input={in_npy}", "--warmup",
+                                      "0", "--iterations", "1", "--save-outputs", out_dir])
+    if rc != 0:
+        row["why"] = "jetplan-run: " + (err if rc is None else
+                                        f"killed by signal {-rc}" if rc < 0 else last_line(err))
+        return row
+    got_path = os.path.join(out_dir, "output.npy")
+    if not os.path.exists(got_path):
+        row["why"] = "jetplan-run wrote no output.npy"
+        return row
+    got = np.load(got_path)
+    if got.shape != ref.shape:
+        row["why"] = f"output shape {list(got.shape)}, torch gives {list(ref.shape)}"
+        return row
+    if not np.all(np.isfinite(got)):
+        row["why"] = f"{int((~np.isfinite(got)).sum())} non-finite output elements"
+        return row
+    scale = float(np.max(np.abs(ref)))
+    if scale == 0.0 or float(np.std(ref)) <= 1e-6 * scale:
+        row["why"] = "torch's output is constant: the comparison would prove nothing"
+        return row
+    diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+    row["abs"], row["rel"] = float(diff.max()), float(diff.max()) / scale
+    if row["rel"] <= row["tol"]:
+        row["status"] = "PASS"
+    else:
+        i = np.unravel_index(int(np.argmax(diff)), diff.shape)
+        row["why"] = (f"relative error {row['rel']:.2e} > {row['tol']:.0e} (worst at {i}: "
+                      f"{got[i]!r} vs {ref[i]!r})")
+    return row
+
+
+def fmt(v):
+    return "-" if v is None else f"{v:.2e}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--convert", required=True)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--models", default="fast", help="fast, all, or a comma-separated list")
+    ap.add_argument("--require", default="all",
+                    help="models that must PASS (comma-separated), all (default) or none")
+    ap.add_argument("--workdir", default=None, help="keep the models, plans and outputs here")
+    ap.add_argument("--show-ops", action="store_true", help="print each model's ONNX op types")
+    args = ap.parse_args()
+
+    names = (FAST if args.models == "fast" else list(MODELS) if args.models == "all"
+             else [n for n in args.models.split(",") if n])
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        print(f"unknown model(s) {unknown}; known: {', '.join(MODELS)}", file=sys.stderr)
+        return 2
+    require = (set(names) if args.require == "all" else set() if args.require == "none"
+               else set(args.require.split(",")))
+    if args.workdir is None:
+        args.workdir = tempfile.mkdtemp(prefix="jetplan-models.")
+    os.makedirs(args.workdir, exist_ok=True)
+    torch.set_num_threads(1)  # the machine is shared; the reference is small next to the runs
+    warnings.filterwarnings("ignore")  # the exporter's notes on LSTM batch sizes and the like
+
+    rows = []
+    for name in names:
+        row = check_model(name, args)
+        rows.append(row)
+        print(f"{row['status']:<11} {name}: " + (row["why"] or
+              f"max abs err {fmt(row['abs'])}, rel err {fmt(row['rel'])} (tol {row['tol']:.0e})"),
+              flush=True)
+        if args.show_ops:
+            print(f"            ops: {row['ops']}")
+
+    print()
+    print("| model | status | max abs err | rel err | tol | convert s | run s | reason |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['name']} | {r['status']} | {fmt(r['abs'])} | {fmt(r['rel'])} | "
+              f"{r['tol']:.0e} | {r['t_conv']:.1f} | {r['t_run']:.1f} | {r['why']} |")
+    bad = [r["name"] for r in rows if r["name"] in require and r["status"] != "PASS"]
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("PASS", "FAIL", "UNSUPPORTED")}
+    print(f"\nmodels: {len(rows)}: {counts['PASS']} pass, {counts['FAIL']} fail, "
+          f"{counts['UNSUPPORTED']} unsupported; required and not passing: "
+          f"{', '.join(bad) if bad else 'none'}")
+    fails = [r["name"] for r in rows if r["status"] == "FAIL"]
+    return 1 if bad or fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
