@@ -106,6 +106,10 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
   }
   info->name = t->name()->c_str();
   const auto* shape = t->shape();
+  // The verifier checks a vector's length prefix, not that 8-byte elements are 8-byte aligned.
+  if (shape->size() != 0 && reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0) {
+    return fail(JP_ERROR_INVALID_PLAN, "tensor '%s': shape is misaligned", info->name);
+  }
   if (shape->size() > static_cast<uint32_t>(kMaxRank)) {
     return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' has rank %u; at most %d is supported",
                 info->name, shape->size(), kMaxRank);
@@ -273,6 +277,11 @@ Status check_steps(jp_plan* plan) {
     if (step->params_type() != family->params_type) {
       return fail(JP_ERROR_INVALID_PLAN, "step %u '%s' (%s) carries the wrong params table", i,
                   name, family->name);
+    }
+    // The verifier accepts a union type with no table; every prepare function reads the table.
+    if (step->params() == nullptr) {
+      return fail(JP_ERROR_INVALID_PLAN, "step %u '%s' (%s) has no params table", i, name,
+                  family->name);
     }
     JP_RETURN_IF_ERROR(check_index_list(*plan, name, "inputs", step->inputs()));
     JP_RETURN_IF_ERROR(check_index_list(*plan, name, "outputs", step->outputs()));

@@ -80,6 +80,9 @@ Status read_spatial(const PreparedStep& s, const char* what,
                     int64_t min_value, int64_t* out) {
   for (int32_t i = 0; i < kernels::kMaxSpatial; ++i) out[i] = i < rank ? fallback : 1;
   if (list == nullptr) return JP_OK;
+  if (list->size() != 0 && reinterpret_cast<uintptr_t>(list->data()) % alignof(int64_t) != 0) {
+    return fail(JP_ERROR_INVALID_PLAN, "step '%s': %s is misaligned", s.name, what);
+  }
   if (list->size() != static_cast<uint32_t>(rank)) {
     return fail(JP_ERROR_INVALID_PLAN, "step '%s': %s has %u entries, expected %d", s.name, what,
                 list->size(), rank);
