@@ -1,0 +1,78 @@
+#include "kernels/cuda/select.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace jetplan::kernels::cuda {
+namespace {
+
+// One row per fb::OpFamily value (schemas/plan.fbs order); null: no CUDA kernel yet.
+constexpr int kFamilies = 34;
+const SelectFn kSelectors[kFamilies] = {
+    /* Conv */ nullptr,
+    /* Pool */ nullptr,
+    /* Gemm */ nullptr,
+    /* Binary */ select_pointwise,
+    /* Activation */ select_pointwise,
+    /* Softmax */ nullptr,
+    /* BatchNorm */ nullptr,
+    /* Concat */ nullptr,
+    /* Copy */ nullptr,
+    /* ConvTranspose */ nullptr,
+    /* Resize */ nullptr,
+    /* Reduce */ nullptr,
+    /* ArgReduce */ nullptr,
+    /* TopK */ nullptr,
+    /* InstanceNorm */ nullptr,
+    /* LayerNorm */ nullptr,
+    /* GroupNorm */ nullptr,
+    /* Lrn */ nullptr,
+    /* Nms */ nullptr,
+    /* Transpose */ nullptr,
+    /* Slice */ nullptr,
+    /* Gather */ nullptr,
+    /* GatherElements */ nullptr,
+    /* Pad */ nullptr,
+    /* Broadcast */ nullptr,
+    /* Unary */ nullptr,
+    /* Elementwise */ nullptr,
+    /* Where */ nullptr,
+    /* Cast */ nullptr,
+    /* Rnn */ nullptr,
+    /* Quantize */ nullptr,
+    /* Dequantize */ nullptr,
+    /* QLinearMatMul */ nullptr,
+    /* QLinearConv */ nullptr,
+};
+
+}  // namespace
+
+uint32_t ceil_div_u32(uint64_t a, uint64_t b) {
+  const uint64_t q = (a + b - 1) / b;
+  return q > std::numeric_limits<uint32_t>::max() ? std::numeric_limits<uint32_t>::max()
+                                                   : static_cast<uint32_t>(q);
+}
+
+void launch_1d(uint64_t work, uint32_t threads, uint32_t max_blocks, LaunchChoice* out) {
+  out->block[0] = threads;
+  out->block[1] = out->block[2] = 1;
+  out->grid[0] = std::max<uint32_t>(1, std::min(ceil_div_u32(work, threads), max_blocks));
+  out->grid[1] = out->grid[2] = 1;
+}
+
+bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
+                   std::string* why) {
+  *out = LaunchChoice{};
+  if (step.family >= kFamilies || kSelectors[step.family] == nullptr) {
+    *why = "no CUDA kernel for this op family yet";
+    return false;
+  }
+  if (!kSelectors[step.family](step, target, out, why)) return false;
+  if (out->variant == nullptr || out->variant->family != step.family) {
+    *why = "internal: the selector returned no variant of the step's family";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace jetplan::kernels::cuda

@@ -1,0 +1,61 @@
+// Kernel selection: for one step, which variant (variants.h) runs it on a target and with which
+// launch configuration. The converter calls this once per step of a GPU plan; nothing chooses at
+// run time. Host C++ only (no CUDA), so plans are built on machines without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/cuda/launch.h"
+#include "kernels/cuda/variants.h"
+
+namespace jetplan::kernels::cuda {
+
+// What selection knows of the device (targets/<name>.json).
+struct TargetInfo {
+  std::string name;             // "h100", "orin-agx", ...
+  uint32_t sm_arch = 0;         // 87 for sm_87
+  uint32_t sm_count = 0;
+  uint32_t max_shared_per_block = 0;  // opt-in maximum, bytes
+  uint32_t shared_per_sm = 0;         // bytes
+  uint32_t l2_bytes = 0;
+  double dram_gbps = 0;         // GB/s
+  double fp16_tensor_tflops = 0;  // dense FP16 tensor-core peak (FP32 accumulate)
+};
+
+// One step as plan load prepared it: the family's parameter struct and the element types.
+struct StepDesc {
+  uint16_t family = 0;       // fb::OpFamily value
+  const void* params = nullptr;  // the family's kernels::*Params
+  DType dtype = DType::kFloat32;  // of the step's data tensors (see variants.h)
+  int num_inputs = 0;
+  int num_outputs = 0;
+  DType input_dtypes[kMaxStepInputs] = {};
+  DType output_dtypes[kMaxStepOutputs] = {};
+};
+
+struct LaunchChoice {
+  const KernelVariant* variant = nullptr;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t shared_bytes = 0;
+  uint32_t split_k = 1;          // Conv/Gemm: K slices (1: none)
+  uint64_t workspace_bytes = 0;  // scratch the step needs in the arena
+};
+
+// Picks the variant and launch for `step` on `target`. False with `why` set ("no CUDA kernel for
+// Softmax over Float32", ...) when none fits; never throws.
+bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
+                   std::string* why);
+
+// Family selectors (one per kernels/cuda/<family>_select.cc), dispatched by select_kernel.
+using SelectFn = bool (*)(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_pointwise(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+
+// Helpers for selectors.
+uint32_t ceil_div_u32(uint64_t a, uint64_t b);  // saturates at UINT32_MAX
+// A 1-D launch of `threads`-thread blocks covering `work` items, capped at `max_blocks` blocks
+// (kernels then stride over the rest).
+void launch_1d(uint64_t work, uint32_t threads, uint32_t max_blocks, LaunchChoice* out);
+
+}  // namespace jetplan::kernels::cuda
