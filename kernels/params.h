@@ -63,6 +63,8 @@ struct Activation {
 // y = act(conv(x, w) + bias + residual)
 // x [batch, in_channels, *in_size], w [out_channels, in_channels / groups, *kernel],
 // bias [out_channels] (optional), residual and y [batch, out_channels, *out_size].
+// channels_last: x [batch, *in_size, in_channels], w [out_channels, *kernel, in_channels / groups],
+// residual and y [batch, *out_size, out_channels] (NHWC; GPU plans).
 // Padding at the end of each dim is implied by out_size.
 struct ConvParams {
   int32_t spatial_rank = 2;  // 1..kMaxSpatial
@@ -79,11 +81,13 @@ struct ConvParams {
   bool has_bias = false;
   bool has_residual = false;
   Activation act;
+  bool channels_last = false;
 };
 
 enum class PoolKind : uint8_t { kMax = 0, kAverage = 1 };
 
-// x [batch, channels, *in_size], y [batch, channels, *out_size]. Window positions in the padding
+// x [batch, channels, *in_size], y [batch, channels, *out_size]; channels_last: x [batch,
+// *in_size, channels], y [batch, *out_size, channels]. Window positions in the padding
 // are skipped by max; average divides by the whole window when count_include_pad (padding that
 // lies past the end of the input beyond pad_end never counts), else by the positions inside x.
 // A window wholly in the padding gives 0 (plan load refuses pads that allow one).
@@ -100,6 +104,7 @@ struct PoolParams {
   int64_t pad_begin[kMaxSpatial] = {0, 0, 0};
   int64_t pad_end[kMaxSpatial] = {0, 0, 0};
   bool count_include_pad = false;
+  bool channels_last = false;
 };
 
 // For i in [0, batch): y[i] (M x N) = act(alpha * opA(A[i]) * opB(B[i]) + beta * C)
@@ -151,13 +156,14 @@ struct SoftmaxParams {
   bool log = false;
 };
 
-// x and y [batch, channels, spatial]; per-channel scale, bias, mean, var.
-// y = scale * (x - mean) / sqrt(var + epsilon) + bias
+// x and y [batch, channels, spatial] ([batch, spatial, channels] when channels_last);
+// per-channel scale, bias, mean, var. y = scale * (x - mean) / sqrt(var + epsilon) + bias
 struct BatchNormParams {
   int64_t batch = 1;
   int64_t channels = 0;
   int64_t spatial = 1;
   float epsilon = 1e-5f;
+  bool channels_last = false;
 };
 
 // Inputs viewed as [outer, axis_len[i], inner] elements of elem_bytes each, written side by side
