@@ -18,7 +18,8 @@
 //     outside a tensor. A variant that assumes a block shape or dynamic shared memory size says
 //     so in its KernelVariant row (variants.h), and load refuses launch configs that differ.
 //   - Deterministic: no unordered atomics in reductions; same inputs, same bits.
-//   - The workspace (ptrs.workspace, Step.workspace_bytes of the arena) holds garbage on entry.
+//   - The workspace (ptrs.workspace, Step.workspace_bytes of the arena) holds garbage on entry,
+//     unless the variant's row sets zero_workspace (then it is all zero bytes).
 //   - Activation tensors of GPU plans are FP16 (storage) with FP32 arithmetic; 4-D tensors the
 //     converter marked NHWC have shape [N, H, W, C] and the Conv/Pool/BatchNorm params say
 //     channels_last (conv weights are then [Cout, KH, KW, Cin / groups]).

@@ -22,6 +22,9 @@ struct KernelVariant {
   uint8_t dtype;           // a DType value, or kAnyDType
   uint32_t block_threads;  // blockDim.x * y * z the kernel assumes; 0: any block up to 1024
   uint32_t shared_bytes;   // dynamic shared memory it needs at least (0: none)
+  // The runtime clears the step's whole workspace before each launch (a memset node in the
+  // graph): for kernels that count arrivals there (serial split-K). Otherwise it is garbage.
+  bool zero_workspace = false;
 };
 
 // Null when no variant has that name.
