@@ -9,7 +9,7 @@ namespace {
 // One row per fb::OpFamily value (schemas/plan.fbs order); null: no CUDA kernel yet.
 constexpr int kFamilies = 34;
 const SelectFn kSelectors[kFamilies] = {
-    /* Conv */ nullptr,
+    /* Conv */ select_conv,
     /* Pool */ nullptr,
     /* Gemm */ nullptr,
     /* Binary */ select_pointwise,
