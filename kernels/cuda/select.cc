@@ -11,7 +11,7 @@ constexpr int kFamilies = 34;
 const SelectFn kSelectors[kFamilies] = {
     /* Conv */ select_conv,
     /* Pool */ nullptr,
-    /* Gemm */ nullptr,
+    /* Gemm */ select_gemm,
     /* Binary */ select_pointwise,
     /* Activation */ select_pointwise,
     /* Softmax */ nullptr,

@@ -52,6 +52,7 @@ bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice*
 using SelectFn = bool (*)(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_pointwise(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_conv(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_gemm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 
 // Helpers for selectors.
 uint32_t ceil_div_u32(uint64_t a, uint64_t b);  // saturates at UINT32_MAX

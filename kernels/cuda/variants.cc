@@ -21,6 +21,7 @@ constexpr uint8_t kAny = kAnyDType;
 constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/pointwise_variants.inc"
 #include "kernels/cuda/conv_variants.inc"
+#include "kernels/cuda/gemm_variants.inc"
 };
 
 }  // namespace
