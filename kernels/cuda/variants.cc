@@ -22,6 +22,11 @@ constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/pointwise_variants.inc"
 #include "kernels/cuda/conv_variants.inc"
 #include "kernels/cuda/gemm_variants.inc"
+#include "kernels/cuda/cast_variants.inc"
+#include "kernels/cuda/tensor_variants.inc"
+#include "kernels/cuda/pool_variants.inc"
+#include "kernels/cuda/softmax_variants.inc"
+#include "kernels/cuda/norm_variants.inc"
 };
 
 }  // namespace
