@@ -30,9 +30,14 @@ bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     out->block[1] = 8;
     return true;
   }
+  const uint64_t outputs = static_cast<uint64_t>(p->batch) * p->channels * out_plane;
+  if (f16 && p->channels_last && p->channels % 8 == 0) {  // 8 channels per thread
+    out->variant = find_kernel_variant("jp_pool_nhwc8_f16");
+    launch_1d(outputs / 8, 256, target.sm_count * 8, out);
+    return true;
+  }
   out->variant = find_kernel_variant(f16 ? "jp_pool_f16" : "jp_pool_f32");
-  launch_1d(static_cast<uint64_t>(p->batch) * p->channels * out_plane, 256, target.sm_count * 8,
-            out);
+  launch_1d(outputs, 256, target.sm_count * 8, out);
   return true;
 }
 

@@ -103,6 +103,8 @@ const PoolCase kCases[] = {
     // ResNet stem max pool 3x3 s2 p1 on 112x112 (cut to 29x31: odd), batch 1 and 8.
     {1, 64, 2, {29, 31}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false},
     {8, 67, 2, {13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false},
+    {8, 24, 2, {15, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true},  // 8-channel vectors
+    {2, 16, 3, {5, 6, 7}, {2, 3, 2}, {1, 2, 2}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}, true},
     // ceil mode with a window past pad_end, asymmetric pads, dilation.
     {2, 5, 2, {7, 6}, {3, 2}, {2, 2}, {2, 1}, {1, 0}, {0, 1}, true},
     {1, 3, 2, {9, 9}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true},
@@ -117,9 +119,10 @@ TEST_P(GpuPool, ChannelsLastFloat16MatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
   const PoolCase& c = kCases[GetParam()];
-  check(rng, make_params(c, PoolKind::kMax, false, true), DType::kFloat16, "jp_pool_f16");
-  check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat16, "jp_pool_f16");
-  check(rng, make_params(c, PoolKind::kAverage, true, true), DType::kFloat16, "jp_pool_f16");
+  const char* kernel = c.channels % 8 == 0 ? "jp_pool_nhwc8_f16" : "jp_pool_f16";
+  check(rng, make_params(c, PoolKind::kMax, false, true), DType::kFloat16, kernel);
+  check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat16, kernel);
+  check(rng, make_params(c, PoolKind::kAverage, true, true), DType::kFloat16, kernel);
 }
 
 TEST_P(GpuPool, ChannelsFirstFloat32MatchesCpuTwin) {
