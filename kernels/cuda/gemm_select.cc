@@ -1,7 +1,9 @@
 // Selection for the Gemm family (kernels/cuda/gemm.cu): FP16 only.
 //   M <= 8: the gemv variants (B [N, K]: one warp per column; B [K, N]: 64 columns per CTA);
 //       a 64-row tensor-core tile would idle 7/8 of its rows and give ceil(N / 64) CTAs.
-//   otherwise: the mma variant of the step's (trans_a, trans_b). It takes its 16-byte cp.async
+//   otherwise: the mma variant of the step's (trans_a, trans_b), with 64-row tiles when those
+//       give at least 4 CTAs per SM, else 32-row tiles (ViT's 197-row GEMMs on a big GPU: twice
+//       the CTAs, and 224 instead of 256 padded rows). It takes its 16-byte cp.async
 //       path by itself when the contiguous dims and batch strides are multiples of 8 (and the
 //       pointers aligned, which the arena guarantees), else it fills tiles element by element.
 // Batches go to grid.z (capped at 65535; the kernels loop over the rest).
@@ -13,7 +15,7 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-constexpr int64_t kTile = 64;      // gemm_mma.cuh kBM = kBN
+constexpr int64_t kTileN = 64;     // gemm_mma.cuh kBN; rows per tile: 64 or 32
 constexpr int64_t kGemvMaxM = 8;   // gemm.cu
 constexpr uint32_t kMaxGridYZ = 65535;
 
@@ -21,7 +23,6 @@ constexpr uint32_t kMaxGridYZ = 65535;
 
 bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                  std::string* why) {
-  (void)target;  // one tile shape for every target so far
   if (step.dtype != DType::kFloat16) {
     *why = "the CUDA Gemm kernels take Float16 storage (FP32 accumulation) only";
     return false;
@@ -47,15 +48,22 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     out->block[0] = 256;
     return true;
   }
-  const uint32_t row_tiles = ceil_div_u32(p->M, kTile);
+  const uint64_t col_tiles = ceil_div_u32(p->N, kTileN);
+  const uint64_t tiles64 = col_tiles * ceil_div_u32(p->M, 64) * static_cast<uint64_t>(p->batch);
+  const bool small = target.sm_count > 0 && tiles64 < 4ull * target.sm_count;
+  const int64_t tile_m = small ? 32 : 64;
+  const uint32_t row_tiles = ceil_div_u32(p->M, tile_m);
   if (row_tiles > kMaxGridYZ) {
-    *why = "Gemm with more than " + std::to_string(kMaxGridYZ * kTile) + " rows";
+    *why = "Gemm with more than " + std::to_string(kMaxGridYZ * tile_m) + " rows";
     return false;
   }
-  static const char* const kMma[2][2] = {{"jp_gemm_f16_mma_nn", "jp_gemm_f16_mma_nt"},
-                                         {"jp_gemm_f16_mma_tn", "jp_gemm_f16_mma_tt"}};
-  out->variant = find_kernel_variant(kMma[p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
-  out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, kTile));
+  static const char* const kMma[2][2][2] = {
+      {{"jp_gemm_f16_mma64_nn", "jp_gemm_f16_mma64_nt"},
+       {"jp_gemm_f16_mma64_tn", "jp_gemm_f16_mma64_tt"}},
+      {{"jp_gemm_f16_mma32_nn", "jp_gemm_f16_mma32_nt"},
+       {"jp_gemm_f16_mma32_tn", "jp_gemm_f16_mma32_tt"}}};
+  out->variant = find_kernel_variant(kMma[small ? 1 : 0][p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
+  out->grid[0] = std::max<uint32_t>(1, static_cast<uint32_t>(col_tiles));
   out->grid[1] = row_tiles;
   out->block[0] = 128;
   return true;

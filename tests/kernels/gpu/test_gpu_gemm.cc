@@ -91,7 +91,7 @@ cuda::LaunchChoice launch_for(const std::string& name, const GemmParams& p) {
     l.block[0] = 256;
   } else {
     l.grid[0] = std::max(1u, cdiv(p.N, 64));
-    l.grid[1] = std::max(1u, cdiv(p.M, 64));
+    l.grid[1] = std::max(1u, cdiv(p.M, name.find("mma32") != std::string::npos ? 32 : 64));
     l.block[0] = 128;
   }
   return l;
@@ -99,7 +99,9 @@ cuda::LaunchChoice launch_for(const std::string& name, const GemmParams& p) {
 
 std::vector<std::string> variants_for(const Case& c) {
   std::vector<std::string> v;
-  v.push_back(std::string("jp_gemm_f16_mma_") + (c.ta ? "t" : "n") + (c.tb ? "t" : "n"));
+  const std::string layout = std::string(c.ta ? "t" : "n") + (c.tb ? "t" : "n");
+  v.push_back("jp_gemm_f16_mma64_" + layout);
+  v.push_back("jp_gemm_f16_mma32_" + layout);
   if (c.M <= 8) v.push_back(c.tb ? "jp_gemm_f16_gemv_bt" : "jp_gemm_f16_gemv_bn");
   return v;
 }
@@ -262,9 +264,16 @@ TEST(GpuGemmSelect, RefusesOtherDtypesAndPicksByShape) {
   p.trans_a = true;
   p.batch = 100000;
   ASSERT_TRUE(cuda::select_kernel(step, t, &l, &why)) << why;
-  EXPECT_STREQ(l.variant->name, "jp_gemm_f16_mma_tt");
+  EXPECT_STREQ(l.variant->name, "jp_gemm_f16_mma64_tt");
   EXPECT_EQ(l.grid[2], 65535u);
   EXPECT_EQ(l.block[0], l.variant->block_threads);
+  p.batch = 1;  // 4 x 1 tiles of 64 rows on 16 SMs: 32-row tiles
+  p.N = 256;
+  ASSERT_TRUE(cuda::select_kernel(step, t, &l, &why)) << why;
+  EXPECT_STREQ(l.variant->name, "jp_gemm_f16_mma32_tt");
+  EXPECT_EQ(l.grid[1], 7u);
+  step.dtype = DType::kInt8;
+  EXPECT_FALSE(cuda::select_kernel(step, t, &l, &why));
 }
 
 }  // namespace

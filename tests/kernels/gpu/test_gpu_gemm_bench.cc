@@ -1,9 +1,10 @@
 // Timings of the CUDA Gemm kernels on the ViT-B/16 batch-1 shapes and the ResNet-50 classifier
 // (disabled: run with --gtest_also_run_disabled_tests --gtest_filter='*GemmBench*'). Each shape
-// runs the selector's pick, timed with driver events over repeated launches; prints TFLOP/s.
+// runs the selector's pick (marked *) and the other mma row tile, timed with driver events over repeated launches; prints TFLOP/s.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "tests/kernels/gpu/gpu_test_util.h"
@@ -27,6 +28,7 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
   const Shape shapes[] = {
       {"vit qkv    [197,768]x[768,2304]", 1, 197, 2304, 768, false, true, ActivationKind::kNone},
       {"vit q.k^T  12x[197,64]x[64,197]", 12, 197, 197, 64, false, false, ActivationKind::kNone},
+      {"vit q.k^T  12x[197,64]x[197,64]^T", 12, 197, 197, 64, true, false, ActivationKind::kNone},
       {"vit attn.v 12x[197,197]x[197,64]", 12, 197, 64, 197, false, false, ActivationKind::kNone},
       {"vit proj   [197,768]x[768,768]", 1, 197, 768, 768, false, true, ActivationKind::kNone},
       {"vit fc1    [197,768]x[768,3072]+gelu", 1, 197, 3072, 768, false, true, ActivationKind::kGelu},
@@ -64,25 +66,40 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
     ptrs.out[0] = dy.get();
     cuda::LaunchChoice l;
     ASSERT_EQ(gpu_test::select_and_launch(uint16_t{2}, DType::kFloat16, ptrs, p, &l), "");
-    cu::CUfunction fn = nullptr;
-    ASSERT_EQ(gpu_test::device()->modules.function(l.variant->name, &fn), JP_OK);
-    void* args[] = {&ptrs, &p};
-    const auto go = [&] {
-      return d.LaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
-                            l.block[2], l.shared_bytes, nullptr, args, nullptr);
-    };
-    for (int i = 0; i < 20; ++i) ASSERT_EQ(go(), cu::kSuccess);
-    const int reps = 200;
-    ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
-    for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
-    ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
-    ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
-    float ms = 0.f;
-    ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
-    const double us = 1e3 * ms / reps;
-    const double flop = 2.0 * s.batch * s.M * s.N * s.K;
-    std::printf("%-40s %-22s grid %ux%ux%u  %8.2f us  %7.2f TFLOP/s\n", s.name, l.variant->name,
-                l.grid[0], l.grid[1], l.grid[2], us, flop / us * 1e-6);
+    // The selector's pick, then the other row tile of the mma kernels for comparison.
+    std::vector<cuda::LaunchChoice> runs{l};
+    const std::string picked = l.variant->name;
+    if (picked.find("mma") != std::string::npos) {
+      const bool is64 = picked.find("mma64") != std::string::npos;
+      std::string other = picked;
+      other.replace(other.find("mma") + 3, 2, is64 ? "32" : "64");
+      cuda::LaunchChoice o = l;
+      o.variant = cuda::find_kernel_variant(other.c_str());
+      o.grid[1] = static_cast<uint32_t>((s.M + (is64 ? 31 : 63)) / (is64 ? 32 : 64));
+      runs.push_back(o);
+    }
+    for (const cuda::LaunchChoice& r : runs) {
+      cu::CUfunction fn = nullptr;
+      ASSERT_EQ(gpu_test::device()->modules.function(r.variant->name, &fn), JP_OK);
+      void* args[] = {&ptrs, &p};
+      const auto go = [&] {
+        return d.LaunchKernel(fn, r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1],
+                              r.block[2], r.shared_bytes, nullptr, args, nullptr);
+      };
+      for (int i = 0; i < 20; ++i) ASSERT_EQ(go(), cu::kSuccess);
+      const int reps = 200;
+      ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
+      for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
+      ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
+      ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
+      float ms = 0.f;
+      ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
+      const double us = 1e3 * ms / reps;
+      const double flop = 2.0 * s.batch * s.M * s.N * s.K;
+      std::printf("%-40s %-22s%s grid %ux%ux%u  %8.2f us  %7.2f TFLOP/s\n", s.name, r.variant->name,
+                  &r == &runs[0] ? "*" : " ", r.grid[0], r.grid[1], r.grid[2], us,
+                  flop / us * 1e-6);
+    }
   }
   (void)d.EventDestroy(start);
   (void)d.EventDestroy(stop);
