@@ -60,6 +60,7 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
 #pragma unroll
     for (int m = 0; m < kGemvMaxM; ++m) acc[m] = 0.f;
     if (vec_b) {
+#pragma unroll 4
       for (int64_t k = lane * 8; k < K; k += 32 * 8) {
         float bv[8];
         unpack8(*reinterpret_cast<const uint4*>(brow + k), bv);
@@ -124,6 +125,7 @@ __device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
 #pragma unroll
     for (int m = 0; m < kGemvMaxM; ++m) acc[m][0] = acc[m][1] = 0.f;
     if (n < N) {
+#pragma unroll 4
       for (int64_t k = warp; k < K; k += kGemvWarps) {
         float b0, b1 = 0.f;
         if (vec_b) {  // N even: n + 1 < N too

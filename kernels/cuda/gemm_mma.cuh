@@ -5,10 +5,10 @@
 // Shared memory holds each tile in the operand's stored layout (A [M,K] or [K,M], B [K,N] or
 // [N,K]), rows padded by 16 bytes so the 8 row addresses of an ldmatrix hit distinct banks;
 // ldmatrix.trans turns the M- or N-contiguous layouts into the mma fragments. Tiles stream with
-// 16-byte cp.async when every row start is 16-byte aligned (contiguous dims and batch strides
-// multiples of 8, base pointers aligned: checked here per launch, not trusted from the plan);
-// otherwise the same tiles are filled element by element (any shape, any stride), the next tile's
-// global loads held in registers across the current tile's mma so their latency overlaps.
+// 16-byte cp.async when every row start is 16-byte aligned (contiguous dim and batch stride
+// multiples of 8, base pointer aligned: checked here per launch and operand, not trusted from
+// the plan); otherwise that operand's tiles are filled element by element (any shape, any
+// stride), the next tile's global loads held in registers across the current tile's mma.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -163,8 +163,8 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
   const auto* C = p.has_c ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
   auto* Y = static_cast<__half*>(ptrs.out[0]);
   const int64_t lda = TA ? M : K, ldb = TB ? K : N;
-  const bool vec = lda % 8 == 0 && ldb % 8 == 0 && p.a_batch_stride % 8 == 0 &&
-                   p.b_batch_stride % 8 == 0 && aligned16(A) && aligned16(B);
+  const bool vec_a = lda % 8 == 0 && p.a_batch_stride % 8 == 0 && aligned16(A);
+  const bool vec_b = ldb % 8 == 0 && p.b_batch_stride % 8 == 0 && aligned16(B);
   const bool pair_store = N % 2 == 0 && (reinterpret_cast<uintptr_t>(Y) & 3u) == 0;
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
@@ -222,7 +222,7 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
       }
     };
 
-    if (vec) {
+    if (vec_a && vec_b) {  // the common case gets a loop of its own: no branches, no spills
       const auto load = [&](int stage, int kt) {
         const int64_t k0 = static_cast<int64_t>(kt) * kBK;
         if (TA) load_tile_async<kBK, BM>(sa[stage], a, lda, k0, m0, K, M);
@@ -245,33 +245,49 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
       }
       cp_async_wait<0>();
     } else {
+      // Each operand streams by cp.async when its rows are 16-byte aligned, else through
+      // registers: fetched before the current tile's mma, stored to shared memory after it.
       TileRegs<kARows, kACols> ra;
       TileRegs<kBRows, kBCols> rb;
-      const auto fetch = [&](int kt) {
+      const auto issue = [&](int stage, int kt) {  // async copies now, register fetches begun
         const int64_t k0 = static_cast<int64_t>(kt) * kBK;
-        if (TA) fetch_tile(ra, a, lda, k0, m0, K, M);
-        else fetch_tile(ra, a, lda, m0, k0, M, K);
-        if (TB) fetch_tile(rb, b, ldb, n0, k0, N, K);
-        else fetch_tile(rb, b, ldb, k0, n0, K, N);
+        if (vec_a) {
+          if (TA) load_tile_async<kBK, BM>(sa[stage], a, lda, k0, m0, K, M);
+          else load_tile_async<BM, kBK>(sa[stage], a, lda, m0, k0, M, K);
+        } else {
+          if (TA) fetch_tile(ra, a, lda, k0, m0, K, M);
+          else fetch_tile(ra, a, lda, m0, k0, M, K);
+        }
+        if (vec_b) {
+          if (TB) load_tile_async<kBN, kBK>(sb[stage], b, ldb, n0, k0, N, K);
+          else load_tile_async<kBK, kBN>(sb[stage], b, ldb, k0, n0, K, N);
+        } else {
+          if (TB) fetch_tile(rb, b, ldb, n0, k0, N, K);
+          else fetch_tile(rb, b, ldb, k0, n0, K, N);
+        }
       };
-      const auto store = [&](int stage) {
-        store_tile(sa[stage], ra);
-        store_tile(sb[stage], rb);
+      const auto finish_regs = [&](int stage) {
+        if (!vec_a) store_tile(sa[stage], ra);
+        if (!vec_b) store_tile(sb[stage], rb);
       };
-#pragma unroll
+  #pragma unroll
       for (int s = 0; s < kStages - 1; ++s) {
         if (s < ktiles) {
-          fetch(s);
-          store(s);
+          issue(s, s);
+          finish_regs(s);
         }
+        cp_async_commit();
       }
       for (int kt = 0; kt < ktiles; ++kt) {
-        __syncthreads();  // tile kt stored by everyone; stage (kt - 1) % kStages is free
+        cp_async_wait<kStages - 2>();
+        __syncthreads();  // tile kt is in for everyone; stage (kt - 1) % kStages is free
         const int next = kt + kStages - 1;
-        if (next < ktiles) fetch(next);  // in flight during the mma below
+        if (next < ktiles) issue(next % kStages, next);
+        cp_async_commit();
         compute(kt % kStages);
-        if (next < ktiles) store(next % kStages);
+        if (next < ktiles) finish_regs(next % kStages);
       }
+      cp_async_wait<0>();
     }
     __syncthreads();  // every warp is done with the stages: they become the output tile
 
