@@ -60,7 +60,7 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
 #pragma unroll
     for (int m = 0; m < kGemvMaxM; ++m) acc[m] = 0.f;
     if (vec_b) {
-#pragma unroll 4
+#pragma unroll 8
       for (int64_t k = lane * 8; k < K; k += 32 * 8) {
         float bv[8];
         unpack8(*reinterpret_cast<const uint4*>(brow + k), bv);

@@ -181,6 +181,9 @@ std::vector<Case> matrix() {
   cases.push_back({2, 1, 1000, 512, false, true, false, true, CMode::kBiasRow, 1.f, 1.f, A::kNone});
   cases.push_back({4, 33, 65, 31, true, false, true, false, CMode::kFull, -1.f, 1.5f, A::kLeakyRelu});
   cases.push_back({1, 4, 130, 16, true, false, false, false, CMode::kFull, 1.f, 1.f, A::kHardSwish});
+  // K = 0: y = act(beta * C).
+  cases.push_back({2, 70, 9, 0, false, true, false, false, CMode::kFull, 1.f, 0.5f, A::kRelu});
+  cases.push_back({1, 3, 9, 0, false, false, false, false, CMode::kBiasRow, 1.f, 2.f, A::kNone});
   return cases;
 }
 
