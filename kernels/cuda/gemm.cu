@@ -3,6 +3,8 @@
 // output y [batch, M, N] dense.
 //   jp_gemm_f16_mma{64,32}_{nn,nt,tn,tt}: tensor cores (gemm_mma.cuh), one per row tile (64 or
 //       32) and (trans_a, trans_b); grid (ceil(N / 64), ceil(M / tile), batch), 128 threads.
+//   jp_gemm_f16_mma32_splitk_{nn,nt,tn,tt}: batch 1, K split over grid.z CTAs that meet in the
+//       workspace (serial split-K, fixed summation order: gemm_mma.cuh); zero_workspace.
 //   jp_gemm_f16_gemv_bt / _bn: M <= 8 (batch-1 FC layers), B stored [N, K] / [K, N]; K split
 //       across the lanes and warps of a CTA and summed in a fixed order (deterministic);
 //       grid (ceil(N / 8), 1, batch) / (ceil(N / 64), 1, batch), 256 threads.
@@ -202,6 +204,22 @@ extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
 extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
     jp_gemm_f16_mma32_tt(StepPointers ptrs, const GemmParams p) {
   g::gemm_mma<32, true, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_splitk_nn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, false, false, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_splitk_nt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, false, true, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_splitk_tn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, true, false, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_splitk_tt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, true, true, true>(ptrs, p);
 }
 extern "C" __global__ void __launch_bounds__(256)
     jp_gemm_f16_gemv_bt(StepPointers ptrs, const GemmParams p) {

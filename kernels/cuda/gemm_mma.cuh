@@ -136,9 +136,20 @@ __device__ __forceinline__ void epilogue_pair(const GemmParams& p, const __half*
   }
 }
 
+// Serial split-K (SPLIT): batch 1 only, gridDim.z = number of K slices. Workspace: one uint32
+// arrival counter per output tile (kSplitCounterBytes, zero before the first launch: the
+// variant's row sets zero_workspace; the last arriver puts it back to 0), then FP32 partial
+// tiles [tile][slice][BM x 64]. Each CTA stores its slice's tile; the last of a tile to arrive
+// adds the slices in slice order (the same bits whoever arrives last) and runs the epilogue.
+__host__ __device__ constexpr uint64_t split_workspace_bytes(uint64_t tiles, uint64_t splits,
+                                                             int bm) {
+  return (tiles * 4 + 255) / 256 * 256 + tiles * splits * static_cast<uint64_t>(bm) * kBN * 4;
+}
+
 // TA: A is stored [K, M]; TB: B is stored [N, K]; BM: rows per CTA (64 or 32). A launch whose
-// params disagree with the variant's layout computes nothing (the selector never makes one).
-template <int BM, bool TA, bool TB>
+// params disagree with the variant's layout (or a split launch with too small a workspace)
+// computes nothing (the selector never makes one).
+template <int BM, bool TA, bool TB, bool SPLIT = false>
 __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmParams& p) {
   constexpr int kMI = BM / 32;  // m16 tiles per warp
   constexpr int kARows = TA ? kBK : BM, kACols = TA ? BM : kBK;
@@ -148,6 +159,7 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
   constexpr int kLdo = kBN + 4;  // floats: the accumulator tile, staged for the epilogue
   constexpr int kOutBytes = BM * kLdo * 4;
   __shared__ alignas(128) unsigned char smem[kStageBytes > kOutBytes ? kStageBytes : kOutBytes];
+  __shared__ bool last_arrival;
   auto sa = reinterpret_cast<__half(*)[kARows * kLda]>(smem);
   auto sb = reinterpret_cast<__half(*)[kBRows * kLdb]>(smem + kStages * kARows * kLda * 2);
   auto so = reinterpret_cast<float*>(smem);
@@ -169,9 +181,18 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int wm = (warp / 2) * (BM / 2), wn = (warp % 2) * 32;
-  const int ktiles = static_cast<int>((K + kBK - 1) / kBK);
+  int ktiles = static_cast<int>((K + kBK - 1) / kBK), kbase = 0;
+  const uint64_t tiles = static_cast<uint64_t>(gridDim.x) * gridDim.y;
+  if (SPLIT) {
+    if (p.batch != 1 || ptrs.workspace == nullptr ||
+        ptrs.workspace_bytes < split_workspace_bytes(tiles, gridDim.z, BM))
+      return;
+    const int per = (ktiles + static_cast<int>(gridDim.z) - 1) / static_cast<int>(gridDim.z);
+    kbase = min(ktiles, static_cast<int>(blockIdx.z) * per);
+    ktiles = min(ktiles, kbase + per) - kbase;
+  }
 
-  for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
+  for (int64_t bi = SPLIT ? 0 : blockIdx.z; bi < p.batch; bi += SPLIT ? 1 : gridDim.z) {
     const __half* a = A + bi * p.a_batch_stride;
     const __half* b = B + bi * p.b_batch_stride;
 
@@ -224,7 +245,7 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
 
     if (vec_a && vec_b) {  // the common case gets a loop of its own: no branches, no spills
       const auto load = [&](int stage, int kt) {
-        const int64_t k0 = static_cast<int64_t>(kt) * kBK;
+        const int64_t k0 = static_cast<int64_t>(kbase + kt) * kBK;
         if (TA) load_tile_async<kBK, BM>(sa[stage], a, lda, k0, m0, K, M);
         else load_tile_async<BM, kBK>(sa[stage], a, lda, m0, k0, M, K);
         if (TB) load_tile_async<kBN, kBK>(sb[stage], b, ldb, n0, k0, N, K);
@@ -250,7 +271,7 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
       TileRegs<kARows, kACols> ra;
       TileRegs<kBRows, kBCols> rb;
       const auto issue = [&](int stage, int kt) {  // async copies now, register fetches begun
-        const int64_t k0 = static_cast<int64_t>(kt) * kBK;
+        const int64_t k0 = static_cast<int64_t>(kbase + kt) * kBK;
         if (vec_a) {
           if (TA) load_tile_async<kBK, BM>(sa[stage], a, lda, k0, m0, K, M);
           else load_tile_async<BM, kBK>(sa[stage], a, lda, m0, k0, M, K);
@@ -303,6 +324,45 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
             make_float2(acc[i][j][2], acc[i][j][3]);
       }
     __syncthreads();
+    if (SPLIT) {
+      const uint64_t tile = static_cast<uint64_t>(blockIdx.y) * gridDim.x + blockIdx.x;
+      auto* counters = static_cast<uint32_t*>(ptrs.workspace);
+      float* parts = reinterpret_cast<float*>(static_cast<unsigned char*>(ptrs.workspace) +
+                                              split_workspace_bytes(tiles, 0, BM)) +
+                     tile * gridDim.z * (BM * kBN);
+      float* mine = parts + static_cast<uint64_t>(blockIdx.z) * (BM * kBN);
+#pragma unroll 1
+      for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 4; e += kMmaThreads) {
+        const int r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
+        __stcg(reinterpret_cast<float4*>(mine + r * kBN + c),
+               *reinterpret_cast<const float4*>(so + r * kLdo + c));
+      }
+      __threadfence();  // this CTA's partial tile is visible before its arrival is
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        const uint32_t before = atomicAdd(counters + tile, 1u);
+        last_arrival = before + 1 == gridDim.z;
+        if (last_arrival) counters[tile] = 0;  // every slice has arrived: ready for a replay
+      }
+      __syncthreads();
+      if (!last_arrival) return;
+      __threadfence();
+#pragma unroll 1
+      for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 4; e += kMmaThreads) {
+        const int r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
+        float4 sum = __ldcg(reinterpret_cast<const float4*>(parts + r * kBN + c));
+        for (uint32_t z = 1; z < gridDim.z; ++z) {
+          const float4 v =
+              __ldcg(reinterpret_cast<const float4*>(parts + z * (BM * kBN) + r * kBN + c));
+          sum.x += v.x;
+          sum.y += v.y;
+          sum.z += v.z;
+          sum.w += v.w;
+        }
+        *reinterpret_cast<float4*>(so + r * kLdo + c) = sum;
+      }
+      __syncthreads();
+    }
 #pragma unroll 1
     for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 2; e += kMmaThreads) {
       const int r = e / (kBN / 2), c = (e % (kBN / 2)) * 2;

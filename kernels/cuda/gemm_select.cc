@@ -6,6 +6,8 @@
 //       the CTAs, and 224 instead of 256 padded rows). It takes its 16-byte cp.async
 //       path by itself when the contiguous dims and batch strides are multiples of 8 (and the
 //       pointers aligned, which the arena guarantees), else it fills tiles element by element.
+//   batch 1 with 32-row tiles that still leave SMs idle and at least 8 K tiles: serial split-K
+//       (grid.z = slices, up to 8, each at least 4 K tiles), partial tiles in the workspace.
 // Batches go to grid.z (capped at 65535; the kernels loop over the rest).
 #include <algorithm>
 #include <string>
@@ -63,6 +65,20 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
       {{"jp_gemm_f16_mma32_nn", "jp_gemm_f16_mma32_nt"},
        {"jp_gemm_f16_mma32_tn", "jp_gemm_f16_mma32_tt"}}};
   out->variant = find_kernel_variant(kMma[small ? 1 : 0][p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
+  const uint64_t tiles = col_tiles * row_tiles;
+  const uint64_t ktiles = (static_cast<uint64_t>(p->K) + 31) / 32;
+  if (small && p->batch == 1 && tiles < target.sm_count && ktiles >= 8) {
+    const uint64_t splits = std::min<uint64_t>(
+        {8, ktiles / 4, (2ull * target.sm_count + tiles - 1) / tiles});
+    static const char* const kSplit[2][2] = {
+        {"jp_gemm_f16_mma32_splitk_nn", "jp_gemm_f16_mma32_splitk_nt"},
+        {"jp_gemm_f16_mma32_splitk_tn", "jp_gemm_f16_mma32_splitk_tt"}};
+    out->variant = find_kernel_variant(kSplit[p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
+    out->grid[2] = static_cast<uint32_t>(splits);
+    out->split_k = static_cast<uint32_t>(splits);
+    // gemm_mma.cuh split_workspace_bytes: counters (256-byte aligned), then FP32 32x64 tiles.
+    out->workspace_bytes = (tiles * 4 + 255) / 256 * 256 + tiles * splits * 32 * 64 * 4;
+  }
   out->grid[0] = std::max<uint32_t>(1, static_cast<uint32_t>(col_tiles));
   out->grid[1] = row_tiles;
   out->block[0] = 128;

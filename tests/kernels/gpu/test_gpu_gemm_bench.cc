@@ -1,9 +1,11 @@
 // Timings of the CUDA Gemm kernels on the ViT-B/16 batch-1 shapes and the ResNet-50 classifier
 // (disabled: run with --gtest_also_run_disabled_tests --gtest_filter='*GemmBench*'). Each shape
-// runs the selector's pick (marked *) and the other mma row tile, timed with driver events over repeated launches; prints TFLOP/s.
+// runs the selector's pick (marked *) and the plain mma variants, timed with driver events over repeated launches; prints TFLOP/s.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,7 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
       {"vit fc1    [197,768]x[768,3072]+gelu", 1, 197, 3072, 768, false, true, ActivationKind::kGelu},
       {"vit fc2    [197,3072]x[3072,768]", 1, 197, 768, 3072, false, true, ActivationKind::kNone},
       {"resnet fc  [1,2048]x[1000,2048]^T", 1, 1, 1000, 2048, true, true, ActivationKind::kNone},
+      {"floor      [8,8]x[8,8] (launch cost)", 1, 8, 8, 8, false, false, ActivationKind::kNone},
       {"square     [2048,2048]x[2048,2048]", 1, 2048, 2048, 2048, false, false, ActivationKind::kNone},
   };
   const cu::Driver& d = *gpu_test::device()->d;
@@ -64,19 +67,36 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
     ptrs.in[1] = db.get();
     ptrs.in[2] = dc.get();
     ptrs.out[0] = dy.get();
+    cuda::StepDesc step;
+    step.family = 2;
+    step.params = &p;
+    step.dtype = DType::kFloat16;
     cuda::LaunchChoice l;
-    ASSERT_EQ(gpu_test::select_and_launch(uint16_t{2}, DType::kFloat16, ptrs, p, &l), "");
-    // The selector's pick, then the other row tile of the mma kernels for comparison.
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &l, &why)) << why;
+    // The selector's pick, then the plain mma variants of both row tiles for comparison.
     std::vector<cuda::LaunchChoice> runs{l};
     const std::string picked = l.variant->name;
     if (picked.find("mma") != std::string::npos) {
-      const bool is64 = picked.find("mma64") != std::string::npos;
-      std::string other = picked;
-      other.replace(other.find("mma") + 3, 2, is64 ? "32" : "64");
-      cuda::LaunchChoice o = l;
-      o.variant = cuda::find_kernel_variant(other.c_str());
-      o.grid[1] = static_cast<uint32_t>((s.M + (is64 ? 31 : 63)) / (is64 ? 32 : 64));
-      runs.push_back(o);
+      const std::string layout = picked.substr(picked.size() - 2);
+      for (int bm : {64, 32}) {
+        const std::string name = "jp_gemm_f16_mma" + std::to_string(bm) + "_" + layout;
+        if (name == picked) continue;
+        cuda::LaunchChoice o = l;
+        o.variant = cuda::find_kernel_variant(name.c_str());
+        o.grid[1] = static_cast<uint32_t>((s.M + bm - 1) / bm);
+        o.grid[2] = static_cast<uint32_t>(std::min<int64_t>(s.batch, 65535));
+        o.workspace_bytes = 0;
+        runs.push_back(o);
+      }
+    }
+    std::unique_ptr<DeviceBuffer> ws;
+    if (l.workspace_bytes > 0) {
+      ws = std::make_unique<DeviceBuffer>(l.workspace_bytes);
+      const std::vector<uint8_t> zeros(l.workspace_bytes, 0);
+      ws->upload(zeros.data(), zeros.size());
+      ptrs.workspace = ws->get();
+      ptrs.workspace_bytes = l.workspace_bytes;
     }
     for (const cuda::LaunchChoice& r : runs) {
       cu::CUfunction fn = nullptr;
