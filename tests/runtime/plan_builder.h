@@ -32,6 +32,9 @@ struct StepSpec {
   std::function<std::pair<fb::StepParams, flatbuffers::Offset<void>>(
       flatbuffers::FlatBufferBuilder&)>
       params;
+  std::string kernel;           // CUDA plans: the variant
+  fb::LaunchConfig launch{};    // CUDA plans
+  uint64_t workspace_offset = 0, workspace_bytes = 0;
 };
 
 struct PlanSpec {
@@ -82,9 +85,9 @@ inline std::vector<uint8_t> build_plan(const PlanSpec& spec) {
     fb::StepParams type = fb::StepParams::CopyParams;
     flatbuffers::Offset<void> params = fb::CreateCopyParams(b).Union();
     if (s.params) std::tie(type, params) = s.params(b);
-    const fb::LaunchConfig launch{};
     steps.push_back(fb::CreateStepDirect(b, s.name.c_str(), s.op, type, params, &s.inputs,
-                                         &s.outputs, "", &launch));
+                                         &s.outputs, s.kernel.c_str(), &s.launch,
+                                         s.workspace_offset, s.workspace_bytes));
   }
   auto target = fb::CreateTargetDirect(b, spec.backend == fb::Backend::CUDA ? "test-gpu" : "cpu", spec.backend, spec.sm_arch);
   auto metadata = fb::CreateMetadataDirect(b, "test", "", nullptr, "test");

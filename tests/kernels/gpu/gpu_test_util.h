@@ -188,7 +188,13 @@ std::string select_and_launch(uint16_t family, DType dtype, const cuda::StepPoin
   std::unique_ptr<DeviceBuffer> workspace;
   if (choice.workspace_bytes > 0) {
     workspace = std::make_unique<DeviceBuffer>(choice.workspace_bytes);
-    workspace->poison32(kFloatPoison);  // kernels must not expect zeros
+    // Garbage, as the arena holds, unless the variant asks the runtime to clear it.
+    if (choice.variant->zero_workspace) {
+      std::vector<uint8_t> zeros(choice.workspace_bytes, 0);
+      workspace->upload(zeros.data(), zeros.size());
+    } else {
+      workspace->poison32(kFloatPoison);
+    }
     p.workspace = workspace->get();
     p.workspace_bytes = choice.workspace_bytes;
   }
