@@ -269,18 +269,24 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
     __syncthreads();
     if (!last) return;
     __threadfence();
+    // Slice order for every element (so the bits do not depend on which CTA came last); the
+    // loads of one slice are independent, so they are all in flight at once.
 #pragma unroll
     for (int a = 0; a < T::kMI; ++a)
 #pragma unroll
       for (int b = 0; b < T::kNI; ++b)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const int e = ((a * T::kNI + b) * 4 + c) * T::kThreads + tid;
-          float s = 0.f;
-          for (int z = 0; z < splits; ++z)
-            s += __ldcg(ws + (uint64_t(z) * tiles + tile) * (BM * BN) + e);
-          acc[a][b][c] = s;
-        }
+        for (int c = 0; c < 4; ++c) acc[a][b][c] = 0.f;
+    for (int z = 0; z < splits; ++z) {
+      const float* slice = ws + (uint64_t(z) * tiles + tile) * (BM * BN) + tid;
+#pragma unroll
+      for (int a = 0; a < T::kMI; ++a)
+#pragma unroll
+        for (int b = 0; b < T::kNI; ++b)
+#pragma unroll
+          for (int c = 0; c < 4; ++c)
+            acc[a][b][c] += __ldcg(slice + ((a * T::kNI + b) * 4 + c) * T::kThreads);
+    }
     static_assert(kAcc > 0, "");
     if (tid == 0) counters[tile] = 0;
   }
