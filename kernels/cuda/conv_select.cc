@@ -22,7 +22,7 @@ uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
   return uint64_t(ceil_div_u32(m, t.bm)) * ceil_div_u32(n, t.bn);
 }
 
-// The igemm launch for `t`; split-K when its tiles leave SMs idle, keeping >= 4 K tiles a slice.
+// The igemm launch for `t`; serial split-K when its tiles alone leave the SMs short of work.
 bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
                   LaunchChoice* out, std::string* why) {
   out->variant = find_kernel_variant(t.name);
@@ -38,10 +38,11 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
   const uint32_t kt = ceil_div_u32(k, kBK);
   uint32_t split = 1;
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
-  if (tiles < sms) {
-    // About one wave of CTAs, each with at least 4 K tiles (H100 timings of ResNet-50 batch 1).
-    split = uint32_t((sms + tiles / 2) / tiles);
-    split = std::min<uint32_t>({split, std::max<uint32_t>(1, kt / 4), 16});
+  if (tiles < 3 * uint64_t(sms)) {
+    // About three CTAs per SM, each slice at least 5 K tiles, at most 8 slices (fitted to H100
+    // timings of ResNet-50 at batch 1 and 8).
+    split = uint32_t((3 * uint64_t(sms) + tiles / 2) / tiles);
+    split = std::max<uint32_t>(1, std::min<uint32_t>({split, kt / 5, 8}));
     const uint32_t per = ceil_div_u32(kt, split);
     split = ceil_div_u32(kt, per);  // no empty slices
   }
@@ -81,11 +82,15 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
 
   if (p.groups == 1 && p.spatial_rank == 2 && fits32) {
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
-    // The larger tiles only where they still give every SM two CTAs: at batch 1 the 32x64
-    // tile with split-K beat 64x64 on every ResNet-50 layer (H100).
+    // Larger tiles only where they fill the SMs and K is long enough to pipeline; short-K
+    // layers are latency-bound and run fastest as many small tiles (H100 timings).
     const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
-    if (tiles_of(kTile128, m, n) >= 2 * sms) return launch_igemm(kTile128, m, n, k, target, out, why);
-    if (tiles_of(kTile64, m, n) >= 2 * sms) return launch_igemm(kTile64, m, n, k, target, out, why);
+    const uint64_t kt = ceil_div_u32(k, kBK);
+    if (n % 128 == 0 && tiles_of(kTile128, m, n) >= sms && kt >= 8)
+      return launch_igemm(kTile128, m, n, k, target, out, why);
+    const uint64_t tiles64 = tiles_of(kTile64, m, n);
+    if (tiles64 >= 2 * uint64_t(sms) || (tiles64 >= sms && kt >= 8))
+      return launch_igemm(kTile64, m, n, k, target, out, why);
     return launch_igemm(kTile32, m, n, k, target, out, why);
   }
   const uint64_t total = m * n;
