@@ -10,12 +10,13 @@ namespace {
 
 struct Tile {
   const char* name;
-  uint32_t bm, bn;
+  uint32_t bm, bn, bk;  // bk: K per pipeline stage
 };
-constexpr Tile kTile128{"jp_conv_igemm_128x128_f16", 128, 128};
-constexpr Tile kTile64{"jp_conv_igemm_64x64_f16", 64, 64};
-constexpr Tile kTile32{"jp_conv_igemm_32x64_f16", 32, 64};
-constexpr Tile kTileAnyC{"jp_conv_igemm_64x64_anyc_f16", 64, 64};
+constexpr Tile kTile128{"jp_conv_igemm_128x128_f16", 128, 128, 32};
+constexpr Tile kTile64{"jp_conv_igemm_64x64_f16", 64, 64, 32};
+constexpr Tile kTile32{"jp_conv_igemm_32x64_f16", 32, 64, 32};
+constexpr Tile kTile32K64{"jp_conv_igemm_32x64k64_f16", 32, 64, 64};
+constexpr Tile kTileAnyC{"jp_conv_igemm_64x64_anyc_f16", 64, 64, 32};
 constexpr uint32_t kBK = 32;
 
 uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
@@ -35,14 +36,14 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
     return false;
   }
   const uint64_t tiles = tiles_of(t, m, n);
-  const uint32_t kt = ceil_div_u32(k, kBK);
+  const uint32_t kt = ceil_div_u32(k, t.bk);
   uint32_t split = 1;
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
   if (tiles < 3 * uint64_t(sms)) {
-    // About three CTAs per SM, each slice at least 5 K tiles, at most 8 slices (fitted to H100
+    // About three CTAs per SM, each slice at least 256 of K, at most 8 slices (fitted to H100
     // timings of ResNet-50 at batch 1 and 8).
     split = uint32_t((3 * uint64_t(sms) + tiles / 2) / tiles);
-    split = std::max<uint32_t>(1, std::min<uint32_t>({split, kt / 5, 8}));
+    split = std::max<uint32_t>(1, std::min<uint32_t>({split, kt / ceil_div_u32(256, t.bk), 8}));
     const uint32_t per = ceil_div_u32(kt, split);
     split = ceil_div_u32(kt, per);  // no empty slices
   }
@@ -86,12 +87,17 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     // layers are latency-bound and run fastest as many small tiles (H100 timings).
     const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
     const uint64_t kt = ceil_div_u32(k, kBK);
-    if (n % 128 == 0 && tiles_of(kTile128, m, n) >= sms && kt >= 8)
+    const KernelVariant* big = find_kernel_variant(kTile128.name);
+    const bool big_fits = big != nullptr && (target.max_shared_per_block == 0 ||
+                                             big->shared_bytes <= target.max_shared_per_block);
+    if (big_fits && n % 128 == 0 && tiles_of(kTile128, m, n) >= sms && kt >= 8)
       return launch_igemm(kTile128, m, n, k, target, out, why);
     const uint64_t tiles64 = tiles_of(kTile64, m, n);
-    if (tiles64 >= 2 * uint64_t(sms) || (tiles64 >= sms && kt >= 8))
+    if (tiles64 * 2 >= 5 * uint64_t(sms) || (tiles64 >= sms && kvol > 1 && kt >= 16))
       return launch_igemm(kTile64, m, n, k, target, out, why);
-    return launch_igemm(kTile32, m, n, k, target, out, why);
+    // Otherwise many 32x64 tiles; from K = 256 on, 64 of K a stage halves the pipeline steps of
+    // these latency-bound CTAs.
+    return launch_igemm(kt >= 8 ? kTile32K64 : kTile32, m, n, k, target, out, why);
   }
   const uint64_t total = m * n;
   if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {

@@ -80,6 +80,7 @@ struct IgemmTile {
 constexpr IgemmTile kTiles[] = {{"jp_conv_igemm_128x128_f16", 128, 128, false},
                                 {"jp_conv_igemm_64x64_f16", 64, 64, false},
                                 {"jp_conv_igemm_32x64_f16", 32, 64, false},
+                                {"jp_conv_igemm_32x64k64_f16", 32, 64, false},
                                 {"jp_conv_igemm_64x64_anyc_f16", 64, 64, true}};
 
 // The launch of igemm tile `t` with `split` K slices (what conv_select.cc computes for it).
@@ -143,6 +144,7 @@ std::vector<Case> cases() {
       {"dilation 2", 1, 16, 24, 1, {12, 12}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
       {"asym pads 3x2", 2, 24, 40, 1, {10, 9}, {3, 2}, {1, 2}, {1, 1}, {0, 1}, {2, 0}},
       {"late 3x3 512", 1, 512, 512, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"cin 60", 1, 60, 20, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {"cout 7", 1, 8, 7, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {"depthwise 3x3 s1 b8", 8, 32, 32, 32, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {"depthwise 3x3 s2", 1, 48, 48, 48, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
@@ -251,7 +253,7 @@ TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
   EXPECT_NE(why.find("channels_last"), std::string::npos) << why;
   p.channels_last = true;
   ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
-  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_32x64_f16");  // 8x1 tiles: split-K
+  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_32x64k64_f16");  // 8x1 tiles, K 576: split-K
   EXPECT_GT(c.split_k, 1u);
   EXPECT_GT(c.workspace_bytes, 0u);
 }
@@ -417,6 +419,46 @@ TEST(GpuConvBench, DISABLED_ResNet50Batch8) {
   }
   std::printf("ResNet-50 batch 8, all conv layers: %.1f us, %.2f GFLOP, %.1f TFLOP/s\n", total_us,
               total_flop * 1e-9, total_flop / total_us * 1e-6);
+}
+
+// Depthwise layers of MobileNetV2 / EfficientNet-B0 at batch 1: memory-bound, so GB/s of x + y.
+TEST(GpuConvBench, DISABLED_DepthwiseBatch1) {
+  GPU_TEST_OR_SKIP();
+  struct Dw {
+    int64_t c, hw, k, stride;
+  };
+  const Dw layers[] = {{96, 112, 3, 2}, {144, 56, 3, 1}, {192, 28, 3, 1}, {384, 14, 3, 1},
+                       {960, 7, 3, 1}, {240, 28, 5, 2}, {672, 14, 5, 1}, {1152, 7, 5, 1}};
+  for (const Dw& l : layers) {
+    const int64_t pad = l.k / 2;
+    Case c{"dw", 1, l.c, l.c, l.c, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride}, {1, 1},
+           {pad, pad}, {pad, pad}};
+    ConvParams p = params_of(c, true, test_util::kEveryActivation[1]);
+    p.has_residual = false;
+    const int64_t nx = in_volume(p) * l.c, ny = out_volume(p) * l.c, nw = l.c * l.k * l.k;
+    DeviceBuffer dx(nx * 2), dw(nw * 2), db(l.c * 2), dy(ny * 2);
+    dx.poison16(0x3c00);
+    dw.poison16(0x2000);
+    db.poison16(0);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.in[1] = dw.get();
+    ptrs.in[2] = db.get();
+    ptrs.out[0] = dy.get();
+    cuda::StepDesc step;
+    step.family = kConv;
+    step.params = &p;
+    step.dtype = DType::kFloat16;
+    cuda::LaunchChoice ch;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &ch, &why)) << why;
+    double plain = 0;
+    const double us = time_launch(ch, ptrs, p, &plain);
+    ASSERT_GT(us, 0);
+    std::printf("dw C %4lld %3lldx%-3lld k%lld s%lld  %-24s %7.2f us  %6.1f GB/s\n", (long long)l.c,
+                (long long)l.hw, (long long)l.hw, (long long)l.k, (long long)l.stride,
+                ch.variant->name, us, double(nx + ny) * 2 / us * 1e-3);
+  }
 }
 
 }  // namespace
