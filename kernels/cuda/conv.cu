@@ -5,6 +5,8 @@
 //                                     cp.async multi-stage pipeline), 2-D, groups 1, Cin % 8 == 0.
 //                                     M = N*OH*OW rows (output pixels), N = Cout, K = KH*KW*Cin:
 //                                     NHWC weights are already the [Cout, K] row-major B matrix.
+//   jp_conv_igemm_32x64k64_f16        32x64 tiles with 64 K a stage: half the pipeline steps, for
+//                                     latency-bound small-M layers with long K.
 //   jp_conv_igemm_64x64_anyc_f16      the same for any Cin (element-wise loads into shared memory).
 //   jp_conv_depthwise_f16             groups == Cin == Cout, 2-D.
 //   jp_conv_direct_f16                everything else (grouped, 1-D/3-D): one thread per output.
@@ -23,8 +25,6 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-constexpr int kBK = 32;            // K per pipeline stage
-constexpr int kPitch = kBK + 8;    // halves per shared row: 80 bytes, ldmatrix conflict-free
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -89,8 +89,11 @@ __device__ __forceinline__ float epilogue(const ConvParams& p, const __half* bia
 
 // ------------------------------------------------------------------------ implicit GEMM
 
-template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES, bool VEC>
+// BK: K per pipeline stage. Shared rows are BK + 8 halves (80 or 144 bytes): the 8 rows of each
+// ldmatrix land in distinct 16-byte bank groups.
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool VEC>
 struct Igemm {
+  static constexpr int kBK = BK, kPitch = BK + 8;
   static constexpr int kThreads = WARPS_M * WARPS_N * 32;
   static constexpr int kWM = BM / WARPS_M, kWN = BN / WARPS_N;
   static constexpr int kMI = kWM / 16, kNI = kWN / 8;
@@ -102,9 +105,10 @@ struct Igemm {
   static_assert(kAChunks >= 1 && kBChunks >= 1 && kNI % 2 == 0, "tile shape");
 };
 
-template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES, bool VEC>
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool VEC>
 __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams& p) {
-  using T = Igemm<BM, BN, WARPS_M, WARPS_N, STAGES, VEC>;
+  using T = Igemm<BM, BN, BK, WARPS_M, WARPS_N, STAGES, VEC>;
+  constexpr int kBK = T::kBK, kPitch = T::kPitch;
   extern __shared__ __align__(16) __half smem[];
   if (blockDim.x != T::kThreads) return;
   const Geo2 g = geo2(p);
@@ -269,18 +273,24 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
     __syncthreads();
     if (!last) return;
     __threadfence();
+    // Slice order for every element (so the bits do not depend on which CTA came last); the
+    // loads of one slice are independent, so they are all in flight at once.
 #pragma unroll
     for (int a = 0; a < T::kMI; ++a)
 #pragma unroll
       for (int b = 0; b < T::kNI; ++b)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const int e = ((a * T::kNI + b) * 4 + c) * T::kThreads + tid;
-          float s = 0.f;
-          for (int z = 0; z < splits; ++z)
-            s += __ldcg(ws + (uint64_t(z) * tiles + tile) * (BM * BN) + e);
-          acc[a][b][c] = s;
-        }
+        for (int c = 0; c < 4; ++c) acc[a][b][c] = 0.f;
+    for (int z = 0; z < splits; ++z) {
+      const float* slice = ws + (uint64_t(z) * tiles + tile) * (BM * BN) + tid;
+#pragma unroll
+      for (int a = 0; a < T::kMI; ++a)
+#pragma unroll
+        for (int b = 0; b < T::kNI; ++b)
+#pragma unroll
+          for (int c = 0; c < 4; ++c)
+            acc[a][b][c] += __ldcg(slice + ((a * T::kNI + b) * 4 + c) * T::kThreads);
+    }
     static_assert(kAcc > 0, "");
     if (tid == 0) counters[tile] = 0;
   }
@@ -408,19 +418,22 @@ using jetplan::kernels::ConvParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace jk = jetplan::kernels::cuda;
 
-// Block shapes and shared memory of these rows: conv_variants.inc (kept equal by conv_select.cc's
-// static_asserts on the same numbers).
+// Block shapes and shared memory of these rows: conv_variants.inc repeats them (STAGES * (BM + BN) *
+// (BK + 8) * 2 bytes); the GPU tests launch every row with exactly those numbers.
 extern "C" __global__ void __launch_bounds__(256) jp_conv_igemm_128x128_f16(StepPointers ptrs, const ConvParams p) {
-  jk::igemm<128, 128, 2, 4, 3, true>(ptrs, p);
+  jk::igemm<128, 128, 32, 2, 4, 3, true>(ptrs, p);
 }
 extern "C" __global__ void __launch_bounds__(128) jp_conv_igemm_64x64_f16(StepPointers ptrs, const ConvParams p) {
-  jk::igemm<64, 64, 2, 2, 4, true>(ptrs, p);
+  jk::igemm<64, 64, 32, 2, 2, 4, true>(ptrs, p);
 }
 extern "C" __global__ void __launch_bounds__(128) jp_conv_igemm_32x64_f16(StepPointers ptrs, const ConvParams p) {
-  jk::igemm<32, 64, 1, 4, 4, true>(ptrs, p);
+  jk::igemm<32, 64, 32, 1, 4, 4, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(128) jp_conv_igemm_32x64k64_f16(StepPointers ptrs, const ConvParams p) {
+  jk::igemm<32, 64, 64, 1, 4, 3, true>(ptrs, p);
 }
 extern "C" __global__ void __launch_bounds__(128) jp_conv_igemm_64x64_anyc_f16(StepPointers ptrs, const ConvParams p) {
-  jk::igemm<64, 64, 2, 2, 4, false>(ptrs, p);
+  jk::igemm<64, 64, 32, 2, 2, 4, false>(ptrs, p);
 }
 extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvParams p) {
   const int kh = p.spatial_rank == 2 ? int(p.kernel[0]) : 1;

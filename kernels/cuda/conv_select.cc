@@ -10,19 +10,20 @@ namespace {
 
 struct Tile {
   const char* name;
-  uint32_t bm, bn;
+  uint32_t bm, bn, bk;  // bk: K per pipeline stage
 };
-constexpr Tile kTile128{"jp_conv_igemm_128x128_f16", 128, 128};
-constexpr Tile kTile64{"jp_conv_igemm_64x64_f16", 64, 64};
-constexpr Tile kTile32{"jp_conv_igemm_32x64_f16", 32, 64};
-constexpr Tile kTileAnyC{"jp_conv_igemm_64x64_anyc_f16", 64, 64};
+constexpr Tile kTile128{"jp_conv_igemm_128x128_f16", 128, 128, 32};
+constexpr Tile kTile64{"jp_conv_igemm_64x64_f16", 64, 64, 32};
+constexpr Tile kTile32{"jp_conv_igemm_32x64_f16", 32, 64, 32};
+constexpr Tile kTile32K64{"jp_conv_igemm_32x64k64_f16", 32, 64, 64};
+constexpr Tile kTileAnyC{"jp_conv_igemm_64x64_anyc_f16", 64, 64, 32};
 constexpr uint32_t kBK = 32;
 
 uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
   return uint64_t(ceil_div_u32(m, t.bm)) * ceil_div_u32(n, t.bn);
 }
 
-// The igemm launch for `t`; split-K when its tiles leave SMs idle, keeping >= 4 K tiles a slice.
+// The igemm launch for `t`; serial split-K when its tiles alone leave the SMs short of work.
 bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
                   LaunchChoice* out, std::string* why) {
   out->variant = find_kernel_variant(t.name);
@@ -35,12 +36,14 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
     return false;
   }
   const uint64_t tiles = tiles_of(t, m, n);
-  const uint32_t kt = ceil_div_u32(k, kBK);
+  const uint32_t kt = ceil_div_u32(k, t.bk);
   uint32_t split = 1;
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
-  if (tiles < sms) {
-    split = std::min<uint32_t>(ceil_div_u32(sms, tiles), std::max<uint32_t>(1, kt / 4));
-    split = std::min<uint32_t>(split, 32);
+  if (tiles < 3 * uint64_t(sms)) {
+    // About three CTAs per SM, each slice at least 256 of K, at most 8 slices (fitted to H100
+    // timings of ResNet-50 at batch 1 and 8).
+    split = uint32_t((3 * uint64_t(sms) + tiles / 2) / tiles);
+    split = std::max<uint32_t>(1, std::min<uint32_t>({split, kt / ceil_div_u32(256, t.bk), 8}));
     const uint32_t per = ceil_div_u32(kt, split);
     split = ceil_div_u32(kt, per);  // no empty slices
   }
@@ -75,19 +78,26 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   uint64_t kvol = 1;
   for (int d = 0; d < p.spatial_rank; ++d) kvol *= uint64_t(p.kernel[d]);
   const uint64_t k = kvol * uint64_t(p.in_channels / std::max<int64_t>(1, p.groups));
-  // The igemm kernels index with 32-bit ints.
-  const bool fits32 = m * n < (1ull << 31) && m * k < (1ull << 31) &&
-                      uint64_t(p.batch) * uint64_t(p.in_channels) * p.in_size[0] *
-                              (p.spatial_rank == 2 ? p.in_size[1] : 1) <
-                          (1ull << 31);
+  // The igemm kernels count GEMM rows, columns and K in 32-bit ints (offsets are 64-bit).
+  const bool fits32 = m < (1ull << 31) && n < (1ull << 31) && k < (1ull << 31) - kBK;
 
   if (p.groups == 1 && p.spatial_rank == 2 && fits32) {
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
+    // Larger tiles only where they fill the SMs and K is long enough to pipeline; short-K
+    // layers are latency-bound and run fastest as many small tiles (H100 timings).
     const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
-    if (tiles_of(kTile128, m, n) >= sms) return launch_igemm(kTile128, m, n, k, target, out, why);
-    if (tiles_of(kTile64, m, n) >= sms || m > 32)
+    const uint64_t kt = ceil_div_u32(k, kBK);
+    const KernelVariant* big = find_kernel_variant(kTile128.name);
+    const bool big_fits = big != nullptr && (target.max_shared_per_block == 0 ||
+                                             big->shared_bytes <= target.max_shared_per_block);
+    if (big_fits && n % 128 == 0 && tiles_of(kTile128, m, n) >= sms && kt >= 8)
+      return launch_igemm(kTile128, m, n, k, target, out, why);
+    const uint64_t tiles64 = tiles_of(kTile64, m, n);
+    if (tiles64 * 2 >= 5 * uint64_t(sms) || (tiles64 >= sms && kvol > 1 && kt >= 16))
       return launch_igemm(kTile64, m, n, k, target, out, why);
-    return launch_igemm(kTile32, m, n, k, target, out, why);
+    // Otherwise many 32x64 tiles; from K = 256 on, 64 of K a stage halves the pipeline steps of
+    // these latency-bound CTAs.
+    return launch_igemm(kt >= 8 ? kTile32K64 : kTile32, m, n, k, target, out, why);
   }
   const uint64_t total = m * n;
   if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,7 @@ struct IgemmTile {
 constexpr IgemmTile kTiles[] = {{"jp_conv_igemm_128x128_f16", 128, 128, false},
                                 {"jp_conv_igemm_64x64_f16", 64, 64, false},
                                 {"jp_conv_igemm_32x64_f16", 32, 64, false},
+                                {"jp_conv_igemm_32x64k64_f16", 32, 64, false},
                                 {"jp_conv_igemm_64x64_anyc_f16", 64, 64, true}};
 
 // The launch of igemm tile `t` with `split` K slices (what conv_select.cc computes for it).
@@ -142,6 +144,7 @@ std::vector<Case> cases() {
       {"dilation 2", 1, 16, 24, 1, {12, 12}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
       {"asym pads 3x2", 2, 24, 40, 1, {10, 9}, {3, 2}, {1, 2}, {1, 1}, {0, 1}, {2, 0}},
       {"late 3x3 512", 1, 512, 512, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"cin 60", 1, 60, 20, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {"cout 7", 1, 8, 7, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {"depthwise 3x3 s1 b8", 8, 32, 32, 32, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {"depthwise 3x3 s2", 1, 48, 48, 48, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
@@ -250,7 +253,9 @@ TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
   EXPECT_NE(why.find("channels_last"), std::string::npos) << why;
   p.channels_last = true;
   ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
-  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_64x64_f16");
+  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_32x64k64_f16");  // 8x1 tiles, K 576: split-K
+  EXPECT_GT(c.split_k, 1u);
+  EXPECT_GT(c.workspace_bytes, 0u);
 }
 
 // ResNet-50 batch-1 conv layers (224x224 input): shape and how many times it occurs.
@@ -268,16 +273,67 @@ constexpr BenchLayer kResNet50[] = {
     {2048, 512, 7, 1, 1, 2},   {512, 512, 7, 3, 1, 2},
 };
 
-TEST(GpuConvBench, DISABLED_ResNet50Batch1) {
-  GPU_TEST_OR_SKIP();
-  const gpu_test::cu::Driver& d = *gpu_test::device()->d;
-  double total_us = 0, total_flop = 0;
-  for (const BenchLayer& l : kResNet50) {
+// Mean GPU time of one launch of `ch`, in a CUDA graph of kReps back-to-back launches (as the
+// runtime replays a plan), after a warm-up replay so the clocks are up; <= 0 on failure.
+// `stream_us` gets the same for plain launches on the legacy stream (host launch cost included).
+// The split-K kernels reset their arrival counters, so the workspace is zeroed only once.
+double time_launch(const cuda::LaunchChoice& ch, cuda::StepPointers ptrs, ConvParams q,
+                   double* stream_us) {
+  namespace cu = gpu_test::cu;
+  const cu::Driver& d = *gpu_test::device()->d;
+  if (!gpu_test::launch(ch.variant->name, ch, ptrs, q).empty()) return -1;  // sets shared limit
+  cu::CUfunction fn = nullptr;
+  if (gpu_test::device()->modules.function(ch.variant->name, &fn) != JP_OK) return -1;
+  void* args[] = {&ptrs, &q};
+  constexpr int kReps = 100, kReplays = 3;
+  auto launch_n = [&](cu::CUstream s) {
+    for (int r = 0; r < kReps; ++r)
+      (void)d.LaunchKernel(fn, ch.grid[0], ch.grid[1], ch.grid[2], ch.block[0], ch.block[1],
+                           ch.block[2], ch.shared_bytes, s, args, nullptr);
+  };
+  cu::CUevent e0 = nullptr, e1 = nullptr;
+  cu::CUstream s = nullptr;
+  cu::CUgraph g = nullptr;
+  cu::CUgraphExec ge = nullptr;
+  bool ok = d.EventCreate(&e0, cu::kEventDefault) == cu::kSuccess &&
+            d.EventCreate(&e1, cu::kEventDefault) == cu::kSuccess &&
+            d.StreamCreate(&s, cu::kStreamNonBlocking) == cu::kSuccess;
+  float ms = 0;
+  if (ok) {
+    launch_n(nullptr);
+    (void)d.EventRecord(e0, nullptr);
+    launch_n(nullptr);
+    (void)d.EventRecord(e1, nullptr);
+    ok = d.EventSynchronize(e1) == cu::kSuccess && d.EventElapsedTime(&ms, e0, e1) == cu::kSuccess;
+    *stream_us = 1000.0 * ms / kReps;
+  }
+  ok = ok && d.StreamBeginCapture(s, cu::kCaptureModeThreadLocal) == cu::kSuccess;
+  if (ok) launch_n(s);
+  ok = ok && d.StreamEndCapture(s, &g) == cu::kSuccess &&
+       d.GraphInstantiate(&ge, g, 0) == cu::kSuccess && d.GraphLaunch(ge, s) == cu::kSuccess &&
+       d.EventRecord(e0, s) == cu::kSuccess;
+  for (int r = 0; ok && r < kReplays; ++r) ok = d.GraphLaunch(ge, s) == cu::kSuccess;
+  ok = ok && d.EventRecord(e1, s) == cu::kSuccess && d.EventSynchronize(e1) == cu::kSuccess &&
+       d.EventElapsedTime(&ms, e0, e1) == cu::kSuccess;
+  if (ge) (void)d.GraphExecDestroy(ge);
+  if (g) (void)d.GraphDestroy(g);
+  if (s) (void)d.StreamDestroy(s);
+  if (e0) (void)d.EventDestroy(e0);
+  if (e1) (void)d.EventDestroy(e1);
+  return ok ? 1000.0 * ms / (kReps * kReplays) : -1;
+}
+
+// Times the selector's choice for layer `l` at `batch` (bias + ReLU epilogue) and every igemm
+// tile with each of `splits`, printing one line; adds the choice's time and FLOPs to the totals.
+void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint32_t> splits,
+                 double* total_us, double* total_flop) {
+  {
     const int64_t pad = l.k / 2;
-    Case c{"bench", 1, l.cin, l.cout, 1, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride}, {1, 1},
+    Case c{"bench", batch, l.cin, l.cout, 1, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride}, {1, 1},
            {pad, pad}, {pad, pad}};
     const ConvParams p = params_of(c, true, test_util::kEveryActivation[1]);
-    const int64_t nx = in_volume(p) * p.in_channels, ny = out_volume(p) * p.out_channels;
+    const int64_t nx = batch * in_volume(p) * p.in_channels;
+    const int64_t ny = batch * out_volume(p) * p.out_channels;
     const int64_t k = kernel_volume(p) * p.in_channels, nw = p.out_channels * k;
     DeviceBuffer dx(nx * 2), dw(nw * 2), db(p.out_channels * 2), dy(ny * 2);
     dx.poison16(0x3c00);
@@ -305,39 +361,104 @@ TEST(GpuConvBench, DISABLED_ResNet50Batch1) {
       ptrs.workspace = ws->get();
       ptrs.workspace_bytes = ch.workspace_bytes;
     }
-    ASSERT_EQ(gpu_test::launch(ch.variant->name, ch, ptrs, q), "");  // also sets shared limit
-    gpu_test::cu::CUfunction fn = nullptr;
-    ASSERT_EQ(gpu_test::device()->modules.function(ch.variant->name, &fn), JP_OK);
-    void* args[] = {&ptrs, &q};
-    gpu_test::cu::CUevent e0 = nullptr, e1 = nullptr;
-    ASSERT_EQ(d.EventCreate(&e0, gpu_test::cu::kEventDefault), gpu_test::cu::kSuccess);
-    ASSERT_EQ(d.EventCreate(&e1, gpu_test::cu::kEventDefault), gpu_test::cu::kSuccess);
-    constexpr int kReps = 50;
-    (void)d.EventRecord(e0, nullptr);
-    const auto host0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < kReps; ++r)
-      (void)d.LaunchKernel(fn, ch.grid[0], ch.grid[1], ch.grid[2], ch.block[0], ch.block[1],
-                           ch.block[2], ch.shared_bytes, nullptr, args, nullptr);
-    const double host_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host0).count() /
-        kReps;
-    (void)d.EventRecord(e1, nullptr);
-    (void)d.EventSynchronize(e1);
-    float ms = 0;
-    (void)d.EventElapsedTime(&ms, e0, e1);
-    (void)d.EventDestroy(e0);
-    (void)d.EventDestroy(e1);
-    const double us = 1000.0 * ms / kReps;
+    double host_us = 0;
+    const double us = time_launch(ch, ptrs, q, &host_us);
+    ASSERT_GT(us, 0) << ch.variant->name;
+    // The other tiles and splits, for tuning the selector.
+    double best_us = us;
+    std::string best = "selected";
+    for (const IgemmTile& t : kTiles) {
+      if (!t.any_channels && q.in_channels % 8 != 0) continue;
+      for (uint32_t split : splits) {
+        if (split > cuda::ceil_div_u32(uint64_t(k), 32) / 2 && split > 1) continue;
+        const cuda::LaunchChoice alt = igemm_choice(t, q, split);
+        std::unique_ptr<DeviceBuffer> alt_ws;
+        cuda::StepPointers alt_ptrs = ptrs;
+        if (alt.workspace_bytes) {
+          alt_ws = std::make_unique<DeviceBuffer>(alt.workspace_bytes);
+          std::vector<uint8_t> zeros(alt.workspace_bytes, 0);
+          alt_ws->upload(zeros.data(), zeros.size());
+          alt_ptrs.workspace = alt_ws->get();
+          alt_ptrs.workspace_bytes = alt.workspace_bytes;
+        }
+        double h = 0;
+        const double a_us = time_launch(alt, alt_ptrs, q, &h);
+        if (a_us > 0 && a_us < best_us) {
+          best_us = a_us;
+          best = std::string(t.name + 8) + " split " + std::to_string(split);
+        }
+      }
+    }
     const double flop = 2.0 * double(ny) * double(k);
-    std::printf("conv %4lld->%4lld %3lldx%-3lld k%lld s%lld x%lld  %-30s split %2u  %8.2f us  %6.1f TFLOP/s  (host enqueue %.1f us)\n",
-                (long long)l.cin, (long long)l.cout, (long long)l.hw, (long long)l.hw,
+    std::printf("b%lld conv %4lld->%4lld %3lldx%-3lld k%lld s%lld x%lld  %-30s split %2u  %8.2f us  %6.1f TFLOP/s  (plain launches %.1f us; best %s %.2f us)\n",
+                (long long)batch, (long long)l.cin, (long long)l.cout, (long long)l.hw, (long long)l.hw,
                 (long long)l.k, (long long)l.stride, (long long)l.count, ch.variant->name,
-                ch.split_k, us, flop / us * 1e-6, host_us);
-    total_us += us * double(l.count);
-    total_flop += flop * double(l.count);
+                ch.split_k, us, flop / us * 1e-6, host_us, best.c_str(), best_us);
+    *total_us += us * double(l.count);
+    *total_flop += flop * double(l.count);
+  }
+}
+
+TEST(GpuConvBench, DISABLED_ResNet50Batch1) {
+  GPU_TEST_OR_SKIP();
+  double total_us = 0, total_flop = 0;
+  for (const BenchLayer& l : kResNet50) {
+    bench_layer(l, 1, {1, 2, 3, 4, 6, 8, 12, 16}, &total_us, &total_flop);
+    if (HasFatalFailure()) return;
   }
   std::printf("ResNet-50 batch 1, all conv layers: %.1f us, %.2f GFLOP, %.1f TFLOP/s\n", total_us,
               total_flop * 1e-9, total_flop / total_us * 1e-6);
+}
+
+TEST(GpuConvBench, DISABLED_ResNet50Batch8) {
+  GPU_TEST_OR_SKIP();
+  double total_us = 0, total_flop = 0;
+  for (const BenchLayer& l : kResNet50) {
+    bench_layer(l, 8, {1, 2, 4}, &total_us, &total_flop);
+    if (HasFatalFailure()) return;
+  }
+  std::printf("ResNet-50 batch 8, all conv layers: %.1f us, %.2f GFLOP, %.1f TFLOP/s\n", total_us,
+              total_flop * 1e-9, total_flop / total_us * 1e-6);
+}
+
+// Depthwise layers of MobileNetV2 / EfficientNet-B0 at batch 1: memory-bound, so GB/s of x + y.
+TEST(GpuConvBench, DISABLED_DepthwiseBatch1) {
+  GPU_TEST_OR_SKIP();
+  struct Dw {
+    int64_t c, hw, k, stride;
+  };
+  const Dw layers[] = {{96, 112, 3, 2}, {144, 56, 3, 1}, {192, 28, 3, 1}, {384, 14, 3, 1},
+                       {960, 7, 3, 1}, {240, 28, 5, 2}, {672, 14, 5, 1}, {1152, 7, 5, 1}};
+  for (const Dw& l : layers) {
+    const int64_t pad = l.k / 2;
+    Case c{"dw", 1, l.c, l.c, l.c, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride}, {1, 1},
+           {pad, pad}, {pad, pad}};
+    ConvParams p = params_of(c, true, test_util::kEveryActivation[1]);
+    p.has_residual = false;
+    const int64_t nx = in_volume(p) * l.c, ny = out_volume(p) * l.c, nw = l.c * l.k * l.k;
+    DeviceBuffer dx(nx * 2), dw(nw * 2), db(l.c * 2), dy(ny * 2);
+    dx.poison16(0x3c00);
+    dw.poison16(0x2000);
+    db.poison16(0);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.in[1] = dw.get();
+    ptrs.in[2] = db.get();
+    ptrs.out[0] = dy.get();
+    cuda::StepDesc step;
+    step.family = kConv;
+    step.params = &p;
+    step.dtype = DType::kFloat16;
+    cuda::LaunchChoice ch;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &ch, &why)) << why;
+    double plain = 0;
+    const double us = time_launch(ch, ptrs, p, &plain);
+    ASSERT_GT(us, 0);
+    std::printf("dw C %4lld %3lldx%-3lld k%lld s%lld  %-24s %7.2f us  %6.1f GB/s\n", (long long)l.c,
+                (long long)l.hw, (long long)l.hw, (long long)l.k, (long long)l.stride,
+                ch.variant->name, us, double(nx + ny) * 2 / us * 1e-3);
+  }
 }
 
 }  // namespace
