@@ -110,7 +110,13 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
   using T = Igemm<BM, BN, BK, WARPS_M, WARPS_N, STAGES, VEC>;
   constexpr int kBK = T::kBK, kPitch = T::kPitch;
   extern __shared__ __align__(16) __half smem[];
-  if (blockDim.x != T::kThreads) return;
+  // A plan is untrusted: a kernel named for a step it does not fit computes nothing.
+  if (blockDim.x != T::kThreads || !p.channels_last || p.spatial_rank > 2 || p.groups != 1 ||
+      (VEC && p.in_channels % 8 != 0) ||
+      p.batch * p.out_size[0] * p.out_size[1] >= (int64_t{1} << 31) ||
+      p.out_channels >= (int64_t{1} << 31) ||
+      p.kernel[0] * p.kernel[1] * p.in_channels >= (int64_t{1} << 31))
+    return;
   const Geo2 g = geo2(p);
   const __half* x = static_cast<const __half*>(ptrs.in[0]);
   const __half* w = static_cast<const __half*>(ptrs.in[1]);
@@ -436,6 +442,9 @@ extern "C" __global__ void __launch_bounds__(128) jp_conv_igemm_64x64_anyc_f16(S
   jk::igemm<64, 64, 32, 2, 2, 4, false>(ptrs, p);
 }
 extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvParams p) {
+  if (!p.channels_last || p.groups != p.in_channels || p.out_channels != p.in_channels ||
+      p.spatial_rank > 2)
+    return;  // not a step this kernel fits (an untrusted plan)
   const int kh = p.spatial_rank == 2 ? int(p.kernel[0]) : 1;
   const int kw = int(p.kernel[p.spatial_rank == 2 ? 1 : 0]);
   if (kh == 3 && kw == 3) jk::depthwise<3, 3>(ptrs, p);
@@ -443,5 +452,6 @@ extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvPa
   else jk::depthwise<0, 0>(ptrs, p);
 }
 extern "C" __global__ void jp_conv_direct_f16(StepPointers ptrs, const ConvParams p) {
+  if (!p.channels_last) return;  // NCHW steps are not this kernel's (an untrusted plan)
   jk::direct(ptrs, p);
 }

@@ -12,8 +12,10 @@
 
 namespace jetplan::kernels::cuda {
 
-// The element type of a variant's data tensors (inputs and outputs that carry activations or
-// weights); kAnyDType for kernels that move bytes or read their types from the params.
+// The element types a variant reads and writes: `dtype` is input 0's, `out_dtype` output 0's
+// (kAnyDType there: the same as `dtype`). kAnyDType in `dtype` for kernels that move bytes or
+// read their types from the params. Load refuses a step whose tensors differ: a kernel
+// writing wider elements than its output holds would write past it.
 constexpr uint8_t kAnyDType = 0xff;
 
 struct KernelVariant {
@@ -25,6 +27,7 @@ struct KernelVariant {
   // The runtime clears the step's whole workspace before each launch (a memset node in the
   // graph): for kernels that count arrivals there (serial split-K). Otherwise it is garbage.
   bool zero_workspace = false;
+  uint8_t out_dtype = kAnyDType;  // see above (Cast: the destination type)
 };
 
 // Null when no variant has that name.

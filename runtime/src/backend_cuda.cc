@@ -155,12 +155,16 @@ Status bind_step(const jp_plan& plan, size_t index, CudaStep* out) {
                 "step takes", s.name, s.inputs->size(), s.outputs->size());
   }
   if (v->dtype != kernels::cuda::kAnyDType) {
+    const uint8_t out_dtype = v->out_dtype != kernels::cuda::kAnyDType ? v->out_dtype : v->dtype;
     const TensorInfo& y = plan.tensors[s.outputs->Get(0)];
-    if (static_cast<uint8_t>(y.dtype) != v->dtype) {
-      return fail(JP_ERROR_INVALID_PLAN, "step '%s': kernel '%s' computes %s, the output '%s' is "
-                  "%s", s.name, name,
-                  fb::EnumNameDType(static_cast<fb::DType>(v->dtype)), y.name,
-                  fb::EnumNameDType(y.dtype));
+    const TensorInfo* x = s.inputs->size() > 0 ? &plan.tensors[s.inputs->Get(0)] : nullptr;
+    if ((x != nullptr && static_cast<uint8_t>(x->dtype) != v->dtype) ||
+        static_cast<uint8_t>(y.dtype) != out_dtype) {
+      return fail(JP_ERROR_INVALID_PLAN, "step '%s': kernel '%s' reads %s and writes %s, but the "
+                  "step's tensors '%s' and '%s' are %s and %s", s.name, name,
+                  fb::EnumNameDType(static_cast<fb::DType>(v->dtype)),
+                  fb::EnumNameDType(static_cast<fb::DType>(out_dtype)), x ? x->name : "",
+                  y.name, x ? fb::EnumNameDType(x->dtype) : "-", fb::EnumNameDType(y.dtype));
     }
   }
   JP_RETURN_IF_ERROR(check_launch(plan, s, step, *v, out));
