@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
 
   jp_plan* plan = NULL;
   if (jp_plan_load_buffer(g_plan_flash, plan_bytes, JP_LOAD_BORROW, &plan) != JP_OK) return 1;
-  jp_context_options options = {g_arena, sizeof(g_arena)};
+  jp_context_options options = {g_arena, sizeof(g_arena), 0, NULL};
   jp_context* ctx = NULL;
   jp_tensor_desc in;
   if (jp_context_create(plan, &options, &ctx) != JP_OK ||

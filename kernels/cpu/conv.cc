@@ -31,7 +31,8 @@ bool inside(int64_t i, int64_t size) { return i >= 0 && i < size; }
 
 // Accumulates in double, in the order (input channel, kd, kh, kw), then adds the bias, rounds to
 // float once and adds the residual: the reference error stays far below that of any GPU kernel
-// checked against it.
+// checked against it. channels_last only changes where each element lives (NHWC tensors,
+// [Cout, *kernel, Cin / groups] weights), not the summation order.
 void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
           const float* residual, float* y) {
   const Geometry g = to_3d(p);
@@ -40,19 +41,27 @@ void conv(const ConvParams& p, const float* x, const float* w, const float* bias
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const int64_t kernel_volume = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const bool cl = p.channels_last;
+  // Element offsets of x[n, c, spatial], w[oc, ic, k] and y[n, oc, spatial] in either layout.
+  auto x_at = [&](int64_t n, int64_t c, int64_t s) {
+    return cl ? (n * in_plane + s) * p.in_channels + c : (n * p.in_channels + c) * in_plane + s;
+  };
+  auto w_at = [&](int64_t oc, int64_t ic, int64_t k) {
+    return cl ? (oc * kernel_volume + k) * in_per_group + ic
+              : (oc * in_per_group + ic) * kernel_volume + k;
+  };
+  auto y_at = [&](int64_t n, int64_t oc, int64_t s) {
+    return cl ? (n * out_plane + s) * p.out_channels + oc : (n * p.out_channels + oc) * out_plane + s;
+  };
 
   for (int64_t n = 0; n < p.batch; ++n) {
     for (int64_t oc = 0; oc < p.out_channels; ++oc) {
       const int64_t first_ic = (oc / out_per_group) * in_per_group;
-      const float* w_oc = w + oc * in_per_group * kernel_volume;
-      const int64_t plane_offset = (n * p.out_channels + oc) * out_plane;
       for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
         for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
           for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
             double acc = 0.0;
             for (int64_t ic = 0; ic < in_per_group; ++ic) {
-              const float* x_plane = x + (n * p.in_channels + first_ic + ic) * in_plane;
-              const float* w_ic = w_oc + ic * kernel_volume;
               for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
                 const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dilation[0];
                 if (!inside(i0, g.in[0])) continue;
@@ -62,15 +71,17 @@ void conv(const ConvParams& p, const float* x, const float* w, const float* bias
                   for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
                     const int64_t i2 = o2 * g.stride[2] - g.pad[2] + k2 * g.dilation[2];
                     if (!inside(i2, g.in[2])) continue;
-                    const double xv = x_plane[(i0 * g.in[1] + i1) * g.in[2] + i2];
-                    const double wv = w_ic[(k0 * g.kernel[1] + k1) * g.kernel[2] + k2];
+                    const int64_t s = (i0 * g.in[1] + i1) * g.in[2] + i2;
+                    const int64_t k = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;
+                    const double xv = x[x_at(n, first_ic + ic, s)];
+                    const double wv = w[w_at(oc, ic, k)];
                     acc += xv * wv;
                   }
                 }
               }
             }
             if (p.has_bias) acc += bias[oc];
-            const int64_t yi = plane_offset + (o0 * g.out[1] + o1) * g.out[2] + o2;
+            const int64_t yi = y_at(n, oc, (o0 * g.out[1] + o1) * g.out[2] + o2);
             float v = static_cast<float>(acc);
             if (p.has_residual) v += residual[yi];
             y[yi] = apply_activation(p.act, v);

@@ -48,9 +48,12 @@ void pool(const PoolParams& p, const float* x, float* y) {
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const bool is_max = p.kind == PoolKind::kMax;
 
+  // A plane is one (n, c): its elements lie `step` apart (1 in NCHW, channels in NHWC).
+  const int64_t step = p.channels_last ? p.channels : 1;
   for (int64_t plane = 0; plane < p.batch * p.channels; ++plane) {
-    const float* xp = x + plane * in_plane;
-    float* yp = y + plane * out_plane;
+    const int64_t n = plane / p.channels, c = plane % p.channels;
+    const float* xp = p.channels_last ? x + n * in_plane * p.channels + c : x + plane * in_plane;
+    float* yp = p.channels_last ? y + n * out_plane * p.channels + c : y + plane * out_plane;
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
         for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
@@ -73,7 +76,7 @@ void pool(const PoolParams& p, const float* x, float* y) {
                 if (any_outside) continue;
                 ++counted;
                 if (!all_input) continue;
-                const float v = xp[(i[0] * g.in[1] + i[1]) * g.in[2] + i[2]];
+                const float v = xp[((i[0] * g.in[1] + i[1]) * g.in[2] + i[2]) * step];
                 if (inputs == 0 || v > max || v != v) max = v;
                 sum += v;
                 ++inputs;
@@ -82,7 +85,7 @@ void pool(const PoolParams& p, const float* x, float* y) {
           float result = 0.f;
           if (is_max) result = max;
           else if (divisor > 0) result = static_cast<float>(sum / static_cast<double>(divisor));
-          yp[(o0 * g.out[1] + o1) * g.out[2] + o2] = result;
+          yp[((o0 * g.out[1] + o1) * g.out[2] + o2) * step] = result;
         }
   }
 }

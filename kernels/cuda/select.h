@@ -51,6 +51,16 @@ bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice*
 // Family selectors (one per kernels/cuda/<family>_select.cc), dispatched by select_kernel.
 using SelectFn = bool (*)(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_pointwise(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_conv(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_gemm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_cast(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_copy(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_concat(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_transpose(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_pool(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_softmax(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_batch_norm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_layer_norm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 
 // Helpers for selectors.
 uint32_t ceil_div_u32(uint64_t a, uint64_t b);  // saturates at UINT32_MAX

@@ -20,6 +20,13 @@ constexpr uint8_t kAny = kAnyDType;
 
 constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/pointwise_variants.inc"
+#include "kernels/cuda/conv_variants.inc"
+#include "kernels/cuda/gemm_variants.inc"
+#include "kernels/cuda/cast_variants.inc"
+#include "kernels/cuda/tensor_variants.inc"
+#include "kernels/cuda/pool_variants.inc"
+#include "kernels/cuda/softmax_variants.inc"
+#include "kernels/cuda/norm_variants.inc"
 };
 
 }  // namespace

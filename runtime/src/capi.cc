@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include <ctime>
+
+#include "runtime/src/backend_cuda.h"
 #include "runtime/src/context.h"
 #include "runtime/src/plan.h"
 
@@ -11,8 +14,11 @@ using jetplan::rt::Status;
 
 namespace {
 
-Status finish_load(jp_plan* plan, jp_plan** out) {
-  const Status status = jetplan::rt::load_plan(plan);
+Status finish_load(jp_plan* plan, jp_plan** out, uint32_t flags) {
+  Status status = jetplan::rt::load_plan(plan);
+  if (status == JP_OK && plan->backend == JP_BACKEND_CUDA && (flags & JP_LOAD_NO_DEVICE) == 0) {
+    status = jetplan::rt::bind_cuda_plan(plan);
+  }
   if (status != JP_OK) {
     jetplan::rt::destroy(plan);
     return status;
@@ -49,6 +55,10 @@ Status find(const jetplan::rt::Array<jetplan::rt::BindingInfo>& list, const char
     }
   }
   return fail(JP_ERROR_NOT_FOUND, "the plan has no %s named '%s'", what, name);
+}
+
+bool device_io(const jp_context* ctx) {
+  return ctx->cuda != nullptr && jetplan::rt::cuda_device_io(ctx);
 }
 
 }  // namespace
@@ -101,7 +111,7 @@ jp_status jp_plan_load_file(const char* path, jp_plan** out) {
   }
   plan->data = static_cast<const uint8_t*>(plan->owned);
   plan->size = bytes;
-  return finish_load(plan, out);
+  return finish_load(plan, out, 0);
 }
 
 jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags, jp_plan** out) {
@@ -109,12 +119,12 @@ jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags, jp_
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_load_buffer: null buffer or output");
   }
   *out = nullptr;
-  if (flags != JP_LOAD_COPY && flags != JP_LOAD_BORROW) {
+  if ((flags & ~(JP_LOAD_BORROW | JP_LOAD_NO_DEVICE)) != 0) {
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_load_buffer: unknown flags 0x%x", flags);
   }
   jp_plan* plan = jetplan::rt::create<jp_plan>();
   if (plan == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory loading a plan");
-  if (flags == JP_LOAD_BORROW) {
+  if ((flags & JP_LOAD_BORROW) != 0) {
     if (reinterpret_cast<uintptr_t>(data) % jetplan::rt::kWeightAlignment != 0) {
       jetplan::rt::destroy(plan);
       return fail(JP_ERROR_INVALID_ARGUMENT,
@@ -131,7 +141,7 @@ jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags, jp_
     plan->data = static_cast<const uint8_t*>(plan->owned);
   }
   plan->size = size;
-  return finish_load(plan, out);
+  return finish_load(plan, out, flags);
 }
 
 void jp_plan_destroy(jp_plan* plan) { jetplan::rt::destroy(plan); }
@@ -183,7 +193,9 @@ jp_status jp_context_create(const jp_plan* plan, const jp_context_options* optio
   *out = nullptr;
   jp_context* ctx = jetplan::rt::create<jp_context>();
   if (ctx == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for a context");
-  const Status status = jetplan::rt::create_context(*plan, options, ctx);
+  const Status status = plan->backend == JP_BACKEND_CUDA
+                            ? jetplan::rt::create_cuda_context(*plan, options, ctx)
+                            : jetplan::rt::create_context(*plan, options, ctx);
   if (status != JP_OK) {
     jetplan::rt::destroy(ctx);
     return status;
@@ -209,13 +221,109 @@ jp_status jp_context_set_input(jp_context* ctx, int32_t index, const void* data,
     return fail(JP_ERROR_SHAPE_MISMATCH, "input '%s' takes %" PRIu64 " bytes, got %zu",
                 input.name, t.bytes, bytes);
   }
+  if (device_io(ctx)) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "input '%s': the context keeps its inputs in GPU "
+                "memory (JP_CONTEXT_DEVICE_IO); write them at jp_context_device_input", input.name);
+  }
   std::memcpy(ctx->input_data[static_cast<size_t>(index)], data, bytes);
   return JP_OK;
 }
 
 jp_status jp_context_run(jp_context* ctx) {
   if (ctx == nullptr) return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_run: null context");
-  return jetplan::rt::run_context(ctx);
+  if (ctx->cuda == nullptr) return jetplan::rt::run_context(ctx);
+  JP_RETURN_IF_ERROR(jetplan::rt::enqueue_cuda(ctx));
+  return jetplan::rt::synchronize_cuda(ctx);
+}
+
+jp_status jp_context_enqueue(jp_context* ctx) {
+  if (ctx == nullptr) return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_enqueue: null context");
+  if (ctx->cuda == nullptr) return jetplan::rt::run_context(ctx);
+  return jetplan::rt::enqueue_cuda(ctx);
+}
+
+jp_status jp_context_synchronize(jp_context* ctx) {
+  if (ctx == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_synchronize: null context");
+  }
+  return ctx->cuda == nullptr ? JP_OK : jetplan::rt::synchronize_cuda(ctx);
+}
+
+jp_status jp_context_gpu_time_ms(const jp_context* ctx, float* ms) {
+  if (ctx == nullptr || ms == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_gpu_time_ms: null argument");
+  }
+  if (ctx->cuda == nullptr) {
+    return fail(JP_ERROR_UNSUPPORTED, "GPU time: the context runs a CPU plan");
+  }
+  const float t = jetplan::rt::cuda_gpu_time_ms(ctx);
+  if (t < 0.f) return fail(JP_ERROR_NOT_FOUND, "GPU time: no run has completed yet");
+  *ms = t;
+  return JP_OK;
+}
+
+jp_status jp_context_profile_steps(jp_context* ctx, float* ms, int32_t count) {
+  if (ctx == nullptr || (ms == nullptr && count > 0)) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_profile_steps: null argument");
+  }
+  if (ctx->cuda != nullptr) return jetplan::rt::profile_cuda_steps(ctx, ms, count);
+  const jp_plan& plan = *ctx->plan;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const jetplan::rt::PreparedStep& step = plan.steps[i];
+    timespec a{}, b{};
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    step.run_cpu(step, ctx->tensors.data(),
+                 step.workspace_bytes != 0 ? ctx->arena + step.workspace_offset : nullptr);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    if (static_cast<int32_t>(i) < count) {
+      ms[i] = static_cast<float>((b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) * 1e-6);
+    }
+  }
+  return JP_OK;
+}
+
+jp_status jp_context_device_input(const jp_context* ctx, int32_t index, void** device_ptr) {
+  if (ctx == nullptr || device_ptr == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_device_input: null argument");
+  }
+  if (ctx->cuda == nullptr) return fail(JP_ERROR_UNSUPPORTED, "device input: a CPU plan");
+  if (index < 0 || static_cast<size_t>(index) >= ctx->plan->inputs.size()) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "input index %d is out of range", index);
+  }
+  *device_ptr = jetplan::rt::cuda_device_binding(ctx, false, index);
+  return JP_OK;
+}
+
+jp_status jp_context_device_output(const jp_context* ctx, int32_t index, void** device_ptr) {
+  if (ctx == nullptr || device_ptr == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_device_output: null argument");
+  }
+  if (ctx->cuda == nullptr) return fail(JP_ERROR_UNSUPPORTED, "device output: a CPU plan");
+  if (index < 0 || static_cast<size_t>(index) >= ctx->plan->outputs.size()) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "output index %d is out of range", index);
+  }
+  *device_ptr = jetplan::rt::cuda_device_binding(ctx, true, index);
+  return JP_OK;
+}
+
+jp_status jp_plan_step_desc(const jp_plan* plan, int32_t index, jp_step_desc* out) {
+  if (plan == nullptr || out == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_step_desc: null argument");
+  }
+  if (index < 0 || static_cast<size_t>(index) >= plan->steps.size()) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "step index %d is out of range (the plan has %zu)",
+                index, plan->steps.size());
+  }
+  const jetplan::fb::Step* step = plan->fb->steps()->Get(static_cast<uint32_t>(index));
+  out->name = plan->steps[static_cast<size_t>(index)].name;
+  out->op = jetplan::fb::EnumNameOpFamily(plan->steps[static_cast<size_t>(index)].op);
+  out->kernel = step->kernel() != nullptr ? step->kernel()->c_str() : "";
+  return JP_OK;
+}
+
+const char* jp_plan_device_name(const jp_plan* plan) {
+  if (plan == nullptr) return "";
+  return plan->backend == JP_BACKEND_CUDA ? jetplan::rt::cuda_device_name(*plan) : "cpu";
 }
 
 jp_status jp_context_get_output(const jp_context* ctx, int32_t index, const void** data,
@@ -225,6 +333,10 @@ jp_status jp_context_get_output(const jp_context* ctx, int32_t index, const void
   }
   jp_tensor_desc desc;
   JP_RETURN_IF_ERROR(jp_context_output_desc(ctx, index, &desc));
+  if (device_io(ctx)) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "output %d: the context keeps its outputs in GPU "
+                "memory (JP_CONTEXT_DEVICE_IO); read them at jp_context_device_output", index);
+  }
   *data = ctx->output_data[static_cast<size_t>(index)];
   if (bytes != nullptr) *bytes = desc.bytes;
   return JP_OK;

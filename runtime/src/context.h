@@ -4,6 +4,14 @@
 
 #include "runtime/src/plan.h"
 
+namespace jetplan::rt {
+struct CudaContext;  // backend_cuda.cc
+void destroy_cuda_context(CudaContext* cuda);
+}  // namespace jetplan::rt
+
+// CPU plans: arena, bindings and tensors are host memory. CUDA plans: `cuda` owns the device
+// arena, the device bindings and their pinned host staging (input_data/output_data point
+// there), `tensors` holds device addresses, and `arena`/`bindings` stay null.
 struct jp_context {
   const jp_plan* plan = nullptr;  // borrowed: must outlive the context
   uint8_t* arena = nullptr;       // owned when owns_arena, else the caller's
@@ -13,7 +21,10 @@ struct jp_context {
   jetplan::rt::Array<uint8_t*> input_data;   // per input
   jetplan::rt::Array<uint8_t*> output_data;  // per output
 
+  jetplan::rt::CudaContext* cuda = nullptr;
+
   ~jp_context() {
+    if (cuda != nullptr) jetplan::rt::destroy_cuda_context(cuda);
     if (owns_arena) jetplan::rt::deallocate(arena);
     jetplan::rt::deallocate(bindings);
   }

@@ -30,6 +30,9 @@ const OpFamilyEntry* find_op_family(fb::OpFamily op);
 Status prepare_unimplemented(const jp_plan&, const fb::Step&, PreparedStep*);
 void run_unimplemented(const PreparedStep&, void* const*, void*);
 
+// The step's inputs and output 0 share one float dtype: Float32, or Float16 in CUDA plans.
+Status check_float32(const jp_plan& plan, const PreparedStep& s);
+
 // Prepare functions (prepare.cc).
 Status prepare_conv(const jp_plan&, const fb::Step&, PreparedStep*);
 Status prepare_pool(const jp_plan&, const fb::Step&, PreparedStep*);

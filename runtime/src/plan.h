@@ -24,6 +24,9 @@ struct TensorInfo {
   const char* name;  // into the plan buffer (FlatBuffers strings are NUL-terminated)
   fb::Storage storage;
   fb::DType dtype;
+  // NHWC: a 3- to 5-D tensor stored channels-last, dims [N, *spatial, C] (GPU plans); the
+  // families that read spatial layouts (Conv, Pool, BatchNorm) follow it, the others ignore it.
+  fb::Layout layout;
   int32_t rank;
   int64_t dims[kMaxRank];
   uint64_t elements;
@@ -98,6 +101,9 @@ struct BindingInfo {
 
 size_t dtype_size(fb::DType dtype);
 
+struct CudaPlan;  // backend_cuda.cc: the plan's device side
+void destroy_cuda_plan(CudaPlan* cuda);
+
 }  // namespace jetplan::rt
 
 struct jp_plan {
@@ -114,8 +120,13 @@ struct jp_plan {
   jetplan::rt::Array<jetplan::rt::BindingInfo> inputs;
   jetplan::rt::Array<jetplan::rt::BindingInfo> outputs;
   jetplan::rt::Array<jetplan::rt::PreparedStep> steps;
+  // CUDA plans loaded with a device: kernels, launch configs and the weights in GPU memory.
+  jetplan::rt::CudaPlan* cuda = nullptr;
 
-  ~jp_plan() { jetplan::rt::deallocate(owned); }
+  ~jp_plan() {
+    if (cuda != nullptr) jetplan::rt::destroy_cuda_plan(cuda);
+    jetplan::rt::deallocate(owned);
+  }
 };
 
 namespace jetplan::rt {

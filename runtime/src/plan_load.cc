@@ -77,10 +77,12 @@ Status check_target(jp_plan* plan) {
       plan->backend = JP_BACKEND_CPU;
       return JP_OK;
     case fb::Backend::CUDA:
-      return fail(JP_ERROR_UNSUPPORTED,
-                  "plan targets CUDA sm_%u ('%s'), but this runtime was built without the CUDA "
-                  "backend",
-                  target->sm_arch(), name);
+      // Verified like any plan here; jp_plan_load_* then binds it to the GPU (backend_cuda.h).
+      if (target->sm_arch() == 0) {
+        return fail(JP_ERROR_INVALID_PLAN, "CUDA plan for '%s' names no SM architecture", name);
+      }
+      plan->backend = JP_BACKEND_CUDA;
+      return JP_OK;
   }
   return fail(JP_ERROR_UNSUPPORTED, "plan targets unknown backend %d ('%s')",
               static_cast<int>(target->backend()), name);
@@ -130,6 +132,12 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
   }
   info->elements = elements;
   info->dtype = t->dtype();
+  info->layout = t->layout();
+  if (info->layout != fb::Layout::Any && info->layout != fb::Layout::NCHW &&
+      info->layout != fb::Layout::NHWC) {
+    return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' has unknown layout %d", info->name,
+                static_cast<int>(info->layout));
+  }
   const size_t elem = dtype_size(info->dtype);
   if (elem == 0) {
     return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' has unknown dtype %d", info->name,

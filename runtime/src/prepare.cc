@@ -29,22 +29,32 @@ Status check_arity(const fb::Step& step, const char* family, uint32_t min_inputs
   return JP_OK;
 }
 
-// Every input and the output of a compute step must be float32: the CPU kernels are FP32.
+}  // namespace
+
+// Every input and the output of a float compute step share one dtype: Float32 (the CPU kernels
+// are FP32), or in CUDA plans Float16 too (FP16 storage, FP32 arithmetic).
 Status check_float32(const jp_plan& plan, const PreparedStep& s) {
+  const fb::DType want = tensor_at(plan, s.outputs, 0).dtype;
+  const bool allowed = want == fb::DType::Float32 ||
+                       (want == fb::DType::Float16 && plan.backend == JP_BACKEND_CUDA);
+  if (!allowed) {
+    return fail(JP_ERROR_UNSUPPORTED, "step '%s': output '%s' is %s; the %s backend runs this op "
+                "in %s only", s.name, tensor_at(plan, s.outputs, 0).name,
+                fb::EnumNameDType(want), plan.backend == JP_BACKEND_CUDA ? "CUDA" : "CPU",
+                plan.backend == JP_BACKEND_CUDA ? "Float32 or Float16" : "Float32");
+  }
   for (uint32_t i = 0; i < s.inputs->size(); ++i) {
     const TensorInfo& t = tensor_at(plan, s.inputs, i);
-    if (t.dtype != fb::DType::Float32) {
-      return fail(JP_ERROR_UNSUPPORTED, "step '%s': input '%s' is %s; the CPU backend runs "
-                  "this op in Float32 only", s.name, t.name, fb::EnumNameDType(t.dtype));
+    if (t.dtype != want) {
+      return fail(JP_ERROR_UNSUPPORTED, "step '%s': input '%s' is %s, the output %s; the step's "
+                  "tensors must share one float dtype", s.name, t.name,
+                  fb::EnumNameDType(t.dtype), fb::EnumNameDType(want));
     }
-  }
-  const TensorInfo& y = tensor_at(plan, s.outputs, 0);
-  if (y.dtype != fb::DType::Float32) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': output '%s' is %s; the CPU backend runs this "
-                "op in Float32 only", s.name, y.name, fb::EnumNameDType(y.dtype));
   }
   return JP_OK;
 }
+
+namespace {
 
 Status shape_error(const PreparedStep& s, const char* what) {
   return fail(JP_ERROR_INVALID_PLAN, "step '%s': %s", s.name, what);
@@ -122,6 +132,13 @@ struct Window {
   int64_t out_size[kernels::kMaxSpatial];
 };
 
+// Channels-last steps: x, y (and the residual) NHWC; the layouts of a step's spatial tensors
+// must agree.
+bool channels_last(const TensorInfo& x) { return x.layout == fb::Layout::NHWC; }
+int64_t channel_dim(const TensorInfo& t) {
+  return channels_last(t) ? t.dims[t.rank - 1] : t.dims[1];
+}
+
 template <typename FbParams>
 Status read_window(const PreparedStep& s, const FbParams& p, const TensorInfo& x,
                    const TensorInfo& y, Window* w, bool ceil_mode = false) {
@@ -138,9 +155,13 @@ Status read_window(const PreparedStep& s, const FbParams& p, const TensorInfo& x
   if (x.rank != w->rank + 2 || y.rank != w->rank + 2) {
     return shape_error(s, "input and output rank must be 2 + the kernel's spatial rank");
   }
+  if (channels_last(x) != channels_last(y)) {
+    return shape_error(s, "input and output layouts differ (NHWC and NCHW)");
+  }
+  const int32_t first = channels_last(x) ? 1 : 2;  // the first spatial dim
   for (int32_t i = 0; i < kernels::kMaxSpatial; ++i) {
-    w->in_size[i] = i < w->rank ? x.dims[2 + i] : 1;
-    w->out_size[i] = i < w->rank ? y.dims[2 + i] : 1;
+    w->in_size[i] = i < w->rank ? x.dims[first + i] : 1;
+    w->out_size[i] = i < w->rank ? y.dims[first + i] : 1;
     if (i >= w->rank) {
       w->pad_begin[i] = 0;
       w->pad_end[i] = 0;
@@ -172,15 +193,20 @@ Status prepare_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
   JP_RETURN_IF_ERROR(read_window(*s, p, x, y, &win));
   if (w.rank != win.rank + 2) return shape_error(*s, "weight rank must match the input rank");
   const int64_t groups = p.groups();
-  const int64_t channels = x.dims[1], out_channels = w.dims[0];
+  const bool cl = channels_last(x);
+  // Weights: [Cout, Cin / groups, *kernel], or [Cout, *kernel, Cin / groups] channels-last.
+  const int64_t channels = channel_dim(x), out_channels = w.dims[0];
+  const int64_t w_channels = cl ? w.dims[w.rank - 1] : w.dims[1];
   if (groups < 1 || channels % groups != 0 || out_channels % groups != 0 ||
-      w.dims[1] != channels / groups) {
+      w_channels != channels / groups) {
     return shape_error(*s, "weight channels do not match the input channels and groups");
   }
   for (int32_t i = 0; i < win.rank; ++i) {
-    if (w.dims[2 + i] != win.kernel[i]) return shape_error(*s, "weight and kernel size differ");
+    if (w.dims[(cl ? 1 : 2) + i] != win.kernel[i]) {
+      return shape_error(*s, "weight and kernel size differ");
+    }
   }
-  if (y.dims[0] != x.dims[0] || y.dims[1] != out_channels) {
+  if (y.dims[0] != x.dims[0] || channel_dim(y) != out_channels) {
     return shape_error(*s, "output batch or channels do not match");
   }
   uint32_t next = 2;
@@ -190,11 +216,13 @@ Status prepare_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
       return shape_error(*s, "bias must have one value per output channel");
     }
   }
-  if (p.has_residual() && !same_shape(tensor_at(plan, s->inputs, next), y)) {
-    return shape_error(*s, "residual must have the output's shape");
+  if (p.has_residual() && (!same_shape(tensor_at(plan, s->inputs, next), y) ||
+                           channels_last(tensor_at(plan, s->inputs, next)) != cl)) {
+    return shape_error(*s, "residual must have the output's shape and layout");
   }
   kernels::ConvParams& k = s->params.conv;
   k = kernels::ConvParams{};
+  k.channels_last = cl;
   k.spatial_rank = win.rank;
   k.batch = x.dims[0];
   k.in_channels = channels;
@@ -221,7 +249,7 @@ Status prepare_pool(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
   const TensorInfo& y = tensor_at(plan, s->outputs, 0);
   Window win;
   JP_RETURN_IF_ERROR(read_window(*s, p, x, y, &win, p.ceil_mode()));
-  if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1]) {
+  if (y.dims[0] != x.dims[0] || channel_dim(y) != channel_dim(x)) {
     return shape_error(*s, "output batch or channels do not match the input");
   }
   if (p.kind() != fb::PoolKind::Max && p.kind() != fb::PoolKind::Average) {
@@ -240,7 +268,8 @@ Status prepare_pool(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
   k.kind = p.kind() == fb::PoolKind::Max ? kernels::PoolKind::kMax : kernels::PoolKind::kAverage;
   k.spatial_rank = win.rank;
   k.batch = x.dims[0];
-  k.channels = x.dims[1];
+  k.channels = channel_dim(x);
+  k.channels_last = channels_last(x);
   for (int32_t i = 0; i < kernels::kMaxSpatial; ++i) {
     k.in_size[i] = win.in_size[i];
     k.out_size[i] = win.out_size[i];
@@ -406,18 +435,21 @@ Status prepare_batch_norm(const jp_plan& plan, const fb::Step& step, PreparedSte
   JP_RETURN_IF_ERROR(check_float32(plan, *s));
   const TensorInfo& x = tensor_at(plan, s->inputs, 0);
   const TensorInfo& y = tensor_at(plan, s->outputs, 0);
-  if (!same_shape(x, y) || x.rank < 2) return shape_error(*s, "input must be [N, C, ...]");
+  if (!same_shape(x, y) || x.rank < 2 || channels_last(x) != channels_last(y)) {
+    return shape_error(*s, "input must be [N, C, ...] (or [N, ..., C] NHWC) like the output");
+  }
   for (uint32_t i = 1; i < 5; ++i) {
-    if (tensor_at(plan, s->inputs, i).elements != static_cast<uint64_t>(x.dims[1])) {
+    if (tensor_at(plan, s->inputs, i).elements != static_cast<uint64_t>(channel_dim(x))) {
       return shape_error(*s, "scale, bias, mean and var need one value per channel");
     }
   }
   kernels::BatchNormParams& k = s->params.batch_norm;
   k = kernels::BatchNormParams{};
   k.batch = x.dims[0];
-  k.channels = x.dims[1];
+  k.channels = channel_dim(x);
   k.spatial = static_cast<int64_t>(x.elements) / (k.batch * k.channels);
   k.epsilon = p.epsilon();
+  k.channels_last = channels_last(x);
   return JP_OK;
 }
 

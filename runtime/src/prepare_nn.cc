@@ -41,13 +41,12 @@ Status check_dtype(const PreparedStep& s, const TensorInfo& t, fb::DType want) {
               fb::EnumNameDType(t.dtype), fb::EnumNameDType(want));
 }
 
-// Every input and output is float32 (the families without index tensors).
+// Every input and output shares one float dtype (the families without index tensors): Float32,
+// or Float16 in CUDA plans (check_float32).
 Status check_all_float32(const jp_plan& plan, const PreparedStep& s) {
-  for (uint32_t i = 0; i < s.inputs->size(); ++i) {
-    JP_RETURN_IF_ERROR(check_dtype(s, input_at(plan, s, i), fb::DType::Float32));
-  }
-  for (uint32_t i = 0; i < s.outputs->size(); ++i) {
-    JP_RETURN_IF_ERROR(check_dtype(s, output_at(plan, s, i), fb::DType::Float32));
+  JP_RETURN_IF_ERROR(check_float32(plan, s));
+  for (uint32_t i = 1; i < s.outputs->size(); ++i) {
+    JP_RETURN_IF_ERROR(check_dtype(s, output_at(plan, s, i), output_at(plan, s, 0).dtype));
   }
   return JP_OK;
 }

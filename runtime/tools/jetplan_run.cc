@@ -30,6 +30,8 @@ struct Options {
   std::string save_dir;
   std::string json_path;
   uint32_t seed = 0;
+  bool profile = false;
+  bool no_graph = false;
 };
 
 void usage(FILE* out) {
@@ -42,7 +44,11 @@ void usage(FILE* out) {
       "  --duration SECONDS  time runs for this long instead of a fixed count\n"
       "  --seed N            seed of the random inputs (default 0)\n"
       "  --save-outputs DIR  write every output as DIR/<name>.npy\n"
-      "  --json FILE         write the latency figures as JSON\n");
+      "  --json FILE         write the latency figures (and the profile) as JSON\n"
+      "  --profile           time every step on its own (GPU: CUDA events; CPU: the clock) and\n"
+      "                      print name, op, kernel, time and share of each\n"
+      "  --no-graph          GPU plans: launch the steps one by one instead of replaying the\n"
+      "                      CUDA graph captured at context creation (the default)\n");
 }
 
 // Released by die() too, so that an error exit leaks nothing.
@@ -122,6 +128,10 @@ Options parse(int argc, char** argv) {
       o.save_dir = value();
     } else if (arg == "--json") {
       o.json_path = value();
+    } else if (arg == "--profile") {
+      o.profile = true;
+    } else if (arg == "--no-graph") {
+      o.no_graph = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "jetplan-run: error: unknown option '%s'\n", arg.c_str());
       usage(stderr);
@@ -208,6 +218,34 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
 }
 
+struct Stats {
+  double median, p90, p99, max, mean;
+};
+
+Stats stats(const std::vector<double>& values) {
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  double total = 0;
+  for (double v : values) total += v;
+  return Stats{percentile(sorted, 50), percentile(sorted, 90), percentile(sorted, 99),
+               sorted.back(), total / static_cast<double>(values.size())};
+}
+
+std::string json_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -217,11 +255,14 @@ int main(int argc, char** argv) {
   const jp_plan* plan = g_plan;
   const int32_t num_inputs = jp_plan_num_inputs(plan);
   const int32_t num_outputs = jp_plan_num_outputs(plan);
-  std::printf("plan %s: %d inputs, %d outputs, %d steps, arena %zu bytes, backend %s\n",
+  const bool gpu = jp_plan_backend(plan) == JP_BACKEND_CUDA;
+  std::printf("plan %s: %d inputs, %d outputs, %d steps, arena %zu bytes, backend %s (%s)\n",
               opt.plan.c_str(), num_inputs, num_outputs, jp_plan_num_steps(plan),
-              jp_plan_arena_bytes(plan), jp_plan_backend(plan) == JP_BACKEND_CPU ? "cpu" : "cuda");
+              jp_plan_arena_bytes(plan), gpu ? "cuda" : "cpu", jp_plan_device_name(plan));
 
-  check(jp_context_create(plan, nullptr, &g_ctx));
+  jp_context_options options{};
+  options.flags = opt.no_graph ? JP_CONTEXT_NO_CUDA_GRAPH : 0u;
+  check(jp_context_create(plan, &options, &g_ctx));
   jp_context* ctx = g_ctx;
 
   // Inputs: named files, then positional files in order, then seeded random data.
@@ -266,7 +307,7 @@ int main(int argc, char** argv) {
   }
 
   for (int i = 0; i < opt.warmup; ++i) check(jp_context_run(ctx));
-  std::vector<double> ms;
+  std::vector<double> ms, gpu_ms;
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   for (int i = 0;; ++i) {
@@ -279,6 +320,8 @@ int main(int argc, char** argv) {
     const auto t0 = clock::now();
     check(jp_context_run(ctx));
     ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    float g = 0.f;
+    if (gpu && jp_context_gpu_time_ms(ctx, &g) == JP_OK) gpu_ms.push_back(g);
   }
   if (ms.empty()) check(jp_context_run(ctx));  // --iterations 0 is refused; keep outputs valid
 
@@ -302,21 +345,73 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  double total = 0;
-  for (double v : ms) total += v;
-  const double median = percentile(sorted, 50), p90 = percentile(sorted, 90),
-               p99 = percentile(sorted, 99), mean = total / static_cast<double>(ms.size());
+  const Stats wall = stats(ms);
   std::printf("latency over %zu runs after %d warm-up (host wall clock, ms): median %.4f  p90 %.4f"
               "  p99 %.4f  max %.4f  mean %.4f  throughput %.1f runs/s\n",
-              ms.size(), opt.warmup, median, p90, p99, sorted.back(), mean, 1000.0 / mean);
+              ms.size(), opt.warmup, wall.median, wall.p90, wall.p99, wall.max, wall.mean,
+              1000.0 / wall.mean);
+  Stats device{};
+  if (!gpu_ms.empty()) {
+    device = stats(gpu_ms);
+    std::printf("GPU time of the steps (CUDA events, %s, ms): median %.4f  p90 %.4f  p99 %.4f  "
+                "max %.4f  mean %.4f\n", opt.no_graph ? "launched one by one" : "one CUDA graph",
+                device.median, device.p90, device.p99, device.max, device.mean);
+  }
+
+  // Per-step profile: each step timed on its own (after the timed runs, so they are unaffected).
+  const int32_t steps = jp_plan_num_steps(plan);
+  std::vector<double> step_ms(static_cast<size_t>(steps), 0.0);
+  if (opt.profile && steps > 0) {
+    constexpr int kProfileRuns = 20;
+    std::vector<float> one(static_cast<size_t>(steps));
+    std::vector<std::vector<float>> runs(static_cast<size_t>(steps));
+    for (int r = 0; r < kProfileRuns; ++r) {
+      check(jp_context_profile_steps(ctx, one.data(), steps));
+      for (int32_t i = 0; i < steps; ++i) runs[i].push_back(one[i]);
+    }
+    double sum = 0;
+    for (int32_t i = 0; i < steps; ++i) {
+      std::sort(runs[i].begin(), runs[i].end());
+      step_ms[i] = runs[i][runs[i].size() / 2];
+      sum += step_ms[i];
+    }
+    std::printf("profile (median of %d runs of each step on its own, ms):\n", kProfileRuns);
+    std::printf("  %4s  %-40s %-14s %-36s %9s %6s\n", "step", "name", "op", "kernel", "ms",
+                "share");
+    for (int32_t i = 0; i < steps; ++i) {
+      jp_step_desc d;
+      check(jp_plan_step_desc(plan, i, &d));
+      std::printf("  %4d  %-40.40s %-14s %-36.36s %9.4f %5.1f%%\n", i, d.name, d.op,
+                  d.kernel[0] ? d.kernel : "(cpu)", step_ms[i],
+                  sum > 0 ? 100.0 * step_ms[i] / sum : 0.0);
+    }
+    std::printf("  sum of steps %.4f ms\n", sum);
+  }
   if (!opt.json_path.empty()) {
     std::ofstream json(opt.json_path);
-    json << "{\"plan\": \"" << opt.plan << "\", \"warmup\": " << opt.warmup
-         << ", \"iterations\": " << ms.size() << ", \"median_ms\": " << median
-         << ", \"p90_ms\": " << p90 << ", \"p99_ms\": " << p99 << ", \"max_ms\": " << sorted.back()
-         << ", \"mean_ms\": " << mean << "}\n";
+    json << "{\"plan\": \"" << json_escape(opt.plan) << "\", \"backend\": \""
+         << (gpu ? "cuda" : "cpu") << "\", \"device\": \"" << json_escape(jp_plan_device_name(plan))
+         << "\", \"cuda_graph\": " << (gpu && !opt.no_graph ? "true" : "false")
+         << ", \"warmup\": " << opt.warmup << ", \"iterations\": " << ms.size()
+         << ", \"median_ms\": " << wall.median << ", \"p90_ms\": " << wall.p90
+         << ", \"p99_ms\": " << wall.p99 << ", \"max_ms\": " << wall.max
+         << ", \"mean_ms\": " << wall.mean << ", \"throughput_per_s\": " << 1000.0 / wall.mean;
+    if (!gpu_ms.empty()) {
+      json << ", \"gpu_median_ms\": " << device.median << ", \"gpu_p90_ms\": " << device.p90
+           << ", \"gpu_p99_ms\": " << device.p99 << ", \"gpu_max_ms\": " << device.max;
+    }
+    if (opt.profile) {
+      json << ", \"profile\": [";
+      for (int32_t i = 0; i < steps; ++i) {
+        jp_step_desc d;
+        check(jp_plan_step_desc(plan, i, &d));
+        json << (i ? ", " : "") << "{\"name\": \"" << json_escape(d.name) << "\", \"op\": \""
+             << d.op << "\", \"kernel\": \"" << json_escape(d.kernel) << "\", \"ms\": "
+             << step_ms[i] << "}";
+      }
+      json << "]";
+    }
+    json << "}\n";
     if (!json) die("cannot write '" + opt.json_path + "'");
   }
 

@@ -332,5 +332,65 @@ TEST(Conv, GroupedEqualsOneConvPerGroup) {
   }
 }
 
+// channels_last (NHWC, [Cout, *kernel, Cin / groups] weights) against the NCHW path on the same
+// data permuted: random ranks 1-3, groups, strides, dilations and asymmetric pads.
+// [n, c, spatial] <-> [n, spatial, c] for any spatial volume.
+std::vector<float> to_channels_last(const std::vector<float>& v, int64_t batch, int64_t channels,
+                                    int64_t plane) {
+  std::vector<float> out(v.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t s = 0; s < plane; ++s)
+        out[size_t((n * plane + s) * channels + c)] = v[size_t((n * channels + c) * plane + s)];
+  return out;
+}
+
+TEST(Conv, ChannelsLastMatchesChannelsFirstOnPermutedData) {
+  SEEDED_RNG(rng);
+  for (int trial = 0; trial < 40; ++trial) {
+    ConvShape s;
+    const int rank = static_cast<int>(rng.integer(1, 3));
+    s.groups = rng.integer(1, 3);
+    s.batch = rng.integer(1, 2);
+    s.in_channels = s.groups * rng.integer(1, 4);
+    s.out_channels = s.groups * rng.integer(1, 4);
+    for (int d = 0; d < rank; ++d) {
+      s.kernel.push_back(rng.integer(1, 3));
+      s.stride.push_back(rng.integer(1, 2));
+      s.dilation.push_back(rng.integer(1, 2));
+      s.pad_begin.push_back(rng.integer(0, 2));
+      s.pad_end.push_back(rng.integer(0, 2));
+      s.in.push_back(s.dilation[d] * (s.kernel[d] - 1) + 1 + rng.integer(0, 4 - rank));
+    }
+    SCOPED_TRACE("trial " + std::to_string(trial) + " rank " + std::to_string(rank) + " groups " +
+                 std::to_string(s.groups));
+    const Activation act{ActivationKind::kLeakyRelu, 0.1f, 0.f};
+    const int64_t in_vol = volume(s.in), out_vol = volume(s.out()), k_vol = volume(s.kernel);
+    const std::vector<float> x = rng.uniform(s.x_count(), -1.f, 1.f);
+    const std::vector<float> w = rng.uniform(s.w_count(), -1.f, 1.f);
+    const std::vector<float> bias = rng.uniform(s.out_channels, -1.f, 1.f);
+    const std::vector<float> residual = rng.uniform(s.y_count(), -1.f, 1.f);
+    const bool has_bias = trial % 2 == 0, has_residual = trial % 3 != 0;
+    Output first(s.y_count());
+    cpu::conv(conv_params(s, has_bias, has_residual, act), x.data(), w.data(), bias.data(),
+              residual.data(), first.data());
+    ASSERT_TRUE(first.guard_intact());
+
+    ConvParams p = conv_params(s, has_bias, has_residual, act);
+    p.channels_last = true;
+    // Weights [Cout, Cin/g, *k] -> [Cout, *k, Cin/g]: the same permutation with Cout as batch.
+    const std::vector<float> w_cl = to_channels_last(w, s.out_channels, s.in_channels / s.groups, k_vol);
+    const std::vector<float> x_cl = to_channels_last(x, s.batch, s.in_channels, in_vol);
+    const std::vector<float> r_cl = to_channels_last(residual, s.batch, s.out_channels, out_vol);
+    Output last(s.y_count());
+    cpu::conv(p, x_cl.data(), w_cl.data(), bias.data(), r_cl.data(), last.data());
+    ASSERT_TRUE(last.guard_intact());
+    std::vector<float> first_v(size_t(s.y_count()));
+    for (int64_t i = 0; i < s.y_count(); ++i) first_v[size_t(i)] = first[i];
+    const std::vector<float> want = to_channels_last(first_v, s.batch, s.out_channels, out_vol);
+    EXPECT_TRUE(all_close(last, std::vector<double>(want.begin(), want.end()), kExact));
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels

@@ -159,6 +159,22 @@ TEST(BatchNorm, RandomMatchesFormula) {
   Output y(p.batch * p.channels * p.spatial);
   cpu::batch_norm(p, x.data(), scale.data(), bias.data(), mean.data(), var.data(), y.data());
   EXPECT_TRUE(all_close(y, want, {1e-6, 1e-6}));
+
+  // channels_last: x and y [batch, spatial, channels], the same values moved.
+  std::vector<float> x_nhwc(x.size());
+  std::vector<double> want_nhwc(want.size());
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t c = 0; c < p.channels; ++c)
+      for (int64_t s = 0; s < p.spatial; ++s) {
+        const size_t from = size_t((n * p.channels + c) * p.spatial + s);
+        const size_t to = size_t((n * p.spatial + s) * p.channels + c);
+        x_nhwc[to] = x[from];
+        want_nhwc[to] = want[from];
+      }
+  p.channels_last = true;
+  Output z(p.batch * p.channels * p.spatial);
+  cpu::batch_norm(p, x_nhwc.data(), scale.data(), bias.data(), mean.data(), var.data(), z.data());
+  EXPECT_TRUE(all_close(z, want_nhwc, {1e-6, 1e-6})) << "channels_last";
 }
 
 // --------------------------------------------------------------------------- concat and copy

@@ -59,6 +59,18 @@ PoolShape pool_1d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64
   return s;
 }
 
+// [batch, channels, spatial] -> [batch, spatial, channels].
+template <typename T>
+std::vector<T> to_channels_last(const std::vector<T>& x, int64_t batch, int64_t channels,
+                                int64_t spatial) {
+  std::vector<T> y(x.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < spatial; ++i)
+        y[size_t((n * spatial + i) * channels + c)] = x[size_t((n * channels + c) * spatial + i)];
+  return y;
+}
+
 // Runs one pool on x; the output is poisoned first.
 Output run_pool(const PoolShape& s, PoolKind kind, bool include_pad, const std::vector<float>& x) {
   Output y(s.batch * s.channels * volume(s.out));
@@ -254,8 +266,17 @@ TEST_P(PoolMatrix, MatchesPaddedTensorPool) {
   const PoolKind kind = mode == PoolMode::kMax ? PoolKind::kMax : PoolKind::kAverage;
   const bool include_pad = mode == PoolMode::kAverageIncludePad;
   const std::vector<float> x = rng.uniform(s.batch * s.channels * volume(s.in), -1.f, 1.f);
-  EXPECT_TRUE(all_close(run_pool(s, kind, include_pad, x), pool_reference(s, kind, include_pad, x),
-                        kind == PoolKind::kMax ? kExact : Tolerance{1e-6, 1e-7}));
+  const std::vector<double> want = pool_reference(s, kind, include_pad, x);
+  const Tolerance tol = kind == PoolKind::kMax ? kExact : Tolerance{1e-6, 1e-7};
+  EXPECT_TRUE(all_close(run_pool(s, kind, include_pad, x), want, tol));
+
+  // channels_last: the same pool on the NHWC layout of x gives the NHWC layout of the result.
+  PoolParams p = pool_params(s, kind, include_pad);
+  p.channels_last = true;
+  Output y(s.batch * s.channels * volume(s.out));
+  cpu::pool(p, to_channels_last(x, s.batch, s.channels, volume(s.in)).data(), y.data());
+  EXPECT_TRUE(all_close(y, to_channels_last(want, s.batch, s.channels, volume(s.out)), tol))
+      << "channels_last";
 }
 
 std::string pool_case_name(const testing::TestParamInfo<PoolCase>& info) {

@@ -13,7 +13,11 @@ refuses). Exit status 1 when a model of --require (default: every model run) is 
 
     /usr/bin/python3 tests/models/export_and_check.py \\
         --convert build/converter/jetplan-convert --run build/runtime/tools/jetplan-run \\
-        [--models fast|all|NAME,...] [--require NAME,...|all|none] [--workdir DIR]
+        [--models fast|all|NAME,...] [--require NAME,...|all|none] [--workdir DIR] \\
+        [--target h100 --batch 8]
+
+With --target naming a GPU (targets/*.json) the plan is FP16 on the GPU: the tolerance is
+GPU_TOLERANCE (FP16 storage with FP32 accumulation: about 1e-2 of the output's scale).
 
 Run with /usr/bin/python3 (Debian's torch, torchvision, onnx and numpy).
 """
@@ -39,6 +43,9 @@ TOOL_TIMEOUT_S = 900
 # the attention of ViT (softmax over 197 tokens, 12 layers) get to a few 1e-5.
 DEFAULT_TOLERANCE = 1e-4
 TOLERANCE = {}
+# FP16 plans: every activation and weight rounded to 11 significant bits (2^-11 = 4.9e-4
+# relative), through 50+ layers; FP32 accumulation inside each layer.
+GPU_TOLERANCE = 1e-2
 
 
 class UNetSmall(nn.Module):
@@ -106,8 +113,10 @@ MODELS = {
 FAST = ["resnet18", "mobilenet_v2", "squeezenet1_1", "unet_small", "lstm_gru"]
 
 
-def build(name):
+def build(name, batch=None):
     ctor, shape, opset = MODELS[name]
+    if batch is not None:
+        shape = (batch,) + tuple(shape[1:])
     torch.manual_seed(0)
     model = ctor()
     # Random BatchNorm statistics and affine parameters: the defaults (mean 0, var 1, weight 1,
@@ -154,14 +163,16 @@ def run_tool(argv):
 
 def check_model(name, args):
     """Returns a dict: status, why, abs_err, rel_err, tol, times."""
+    gpu = args.target != "cpu"
     row = {"name": name, "status": "FAIL", "why": "", "abs": None, "rel": None,
-           "tol": TOLERANCE.get(name, DEFAULT_TOLERANCE), "ops": "", "t_conv": 0.0, "t_run": 0.0}
+           "tol": GPU_TOLERANCE if gpu else TOLERANCE.get(name, DEFAULT_TOLERANCE), "ops": "",
+           "t_conv": 0.0, "t_run": 0.0}
     work = os.path.join(args.workdir, name)
     os.makedirs(work, exist_ok=True)
     onnx_path, plan = os.path.join(work, "model.onnx"), os.path.join(work, "model.jplan")
     in_npy, out_dir = os.path.join(work, "input.npy"), os.path.join(work, "out")
     try:
-        model, x, opset = build(name)
+        model, x, opset = build(name, args.batch)
         with torch.no_grad():
             ref = model(x).numpy()
         export(model, x, opset, onnx_path)
@@ -174,12 +185,12 @@ def check_model(name, args):
 
     shape = "x".join(str(d) for d in x.shape)
     rc, err, row["t_conv"] = run_tool([args.convert, onnx_path, "-o", plan,
-                                       "--shape", f"input:{shape}"])
+                                       "--shape", f"input:{shape}", "--target", args.target])
     if rc != 0:
         msg = last_line(err).replace("jetplan-convert: error: ", "").replace(onnx_path + ": ", "")
         if rc is None or rc < 0:
             row["why"] = f"jetplan-convert: {msg if rc is None else f'killed by signal {-rc}'}"
-        elif re.search(r"unsupported (node|graph)", msg):
+        elif re.search(r"unsupported (node|graph)|no CUDA kernel", msg):
             row["status"], row["why"] = "UNSUPPORTED", msg
         else:
             row["why"] = f"jetplan-convert: {msg}"
@@ -229,6 +240,8 @@ def main():
                     help="models that must PASS (comma-separated), all (default) or none")
     ap.add_argument("--workdir", default=None, help="keep the models, plans and outputs here")
     ap.add_argument("--show-ops", action="store_true", help="print each model's ONNX op types")
+    ap.add_argument("--target", default="cpu", help="jetplan-convert --target (default cpu)")
+    ap.add_argument("--batch", type=int, default=None, help="batch size (default: the model's)")
     args = ap.parse_args()
 
     names = (FAST if args.models == "fast" else list(MODELS) if args.models == "all"

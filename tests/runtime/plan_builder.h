@@ -37,6 +37,7 @@ struct StepSpec {
 struct PlanSpec {
   uint32_t schema_version = JP_SCHEMA_VERSION;
   fb::Backend backend = fb::Backend::CPU;
+  uint32_t sm_arch = 0;  // CUDA plans
   std::vector<TensorSpec> tensors;
   std::vector<std::pair<std::string, uint32_t>> inputs, outputs;
   std::vector<StepSpec> steps;
@@ -85,7 +86,7 @@ inline std::vector<uint8_t> build_plan(const PlanSpec& spec) {
     steps.push_back(fb::CreateStepDirect(b, s.name.c_str(), s.op, type, params, &s.inputs,
                                          &s.outputs, "", &launch));
   }
-  auto target = fb::CreateTargetDirect(b, "cpu", spec.backend, 0);
+  auto target = fb::CreateTargetDirect(b, spec.backend == fb::Backend::CUDA ? "test-gpu" : "cpu", spec.backend, spec.sm_arch);
   auto metadata = fb::CreateMetadataDirect(b, "test", "", nullptr, "test");
   b.ForceVectorAlignment(spec.weights.size(), 1, 256);
   auto weights = b.CreateVector(spec.weights);

@@ -323,10 +323,35 @@ TEST(PlanLoader, RefusesBadBindings) {
   expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, "'y' is a binding but no input");
 }
 
-TEST(PlanLoader, RefusesPlansForAnotherBackend) {
+TEST(PlanLoader, RefusesCudaPlansItCannotRun) {
   PlanSpec spec = conv_relu_plan();
   spec.backend = fb::Backend::CUDA;
-  expect_refused(build_plan(spec), JP_ERROR_UNSUPPORTED, "plan targets CUDA");
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, "names no SM architecture");
+  // A CUDA plan whose steps name no kernel: refused at bind, whatever the machine has: no GPU
+  // (CI), another GPU than sm_1 (every real one), or the missing kernel.
+  spec.sm_arch = 1;
+  const auto bytes = build_plan(spec);
+  jp_plan* plan = reinterpret_cast<jp_plan*>(0x1);
+  const jp_status status = jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan);
+  EXPECT_TRUE(status == JP_ERROR_DEVICE || status == JP_ERROR_UNSUPPORTED) << jp_last_error();
+  EXPECT_EQ(plan, nullptr);
+  const std::string message = jp_last_error();
+  EXPECT_TRUE(message.find("CUDA driver") != std::string::npos ||
+              message.find("no usable NVIDIA GPU") != std::string::npos ||
+              message.find("built for sm_1 (target 'test-gpu')") != std::string::npos)
+      << message;
+  // Verified without a device: descriptions are readable, contexts are refused.
+  ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY | JP_LOAD_NO_DEVICE,
+                                &plan),
+            JP_OK)
+      << jp_last_error();
+  EXPECT_EQ(jp_plan_backend(plan), JP_BACKEND_CUDA);
+  EXPECT_STREQ(jp_plan_device_name(plan), "");
+  jp_context* ctx = nullptr;
+  EXPECT_EQ(jp_context_create(plan, nullptr, &ctx), JP_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(jp_last_error()).find("JP_LOAD_NO_DEVICE"), std::string::npos);
+  EXPECT_EQ(ctx, nullptr);
+  jp_plan_destroy(plan);
 }
 
 TEST(PlanLoader, ReportsFileErrors) {
@@ -371,13 +396,13 @@ TEST(Context, ChecksInputsOutputsAndCallerArena) {
   EXPECT_EQ(jp_plan_find_output(plan, "y", &index), JP_OK);
 
   alignas(256) static uint8_t arena[512];
-  jp_context_options small{arena, 128};
+  jp_context_options small{arena, 128, 0, nullptr};
   jp_context* ctx = nullptr;
   EXPECT_EQ(jp_context_create(plan, &small, &ctx), JP_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(ctx, nullptr);
-  jp_context_options misaligned{arena + 16, 400};
+  jp_context_options misaligned{arena + 16, 400, 0, nullptr};
   EXPECT_EQ(jp_context_create(plan, &misaligned, &ctx), JP_ERROR_INVALID_ARGUMENT);
-  jp_context_options good{arena, sizeof(arena)};
+  jp_context_options good{arena, sizeof(arena), 0, nullptr};
   ASSERT_EQ(jp_context_create(plan, &good, &ctx), JP_OK);
 
   std::vector<float> x = random_input(3);

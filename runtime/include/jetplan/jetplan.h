@@ -117,6 +117,8 @@ JP_NODISCARD JP_API jp_status jp_plan_load_file(const char* path, jp_plan** out)
 #define JP_LOAD_COPY 0u   /* copy the bytes; the caller's buffer may be freed after the call */
 #define JP_LOAD_BORROW 1u /* use the caller's buffer in place (e.g. a plan in flash): it must be
                              256-byte aligned and outlive the plan */
+#define JP_LOAD_NO_DEVICE 2u /* (or-ed with COPY/BORROW) verify a CUDA plan without touching a
+                                GPU: its descriptions can be read, no context created */
 JP_NODISCARD JP_API jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags,
                                                   jp_plan** out);
 JP_API void jp_plan_destroy(jp_plan* plan);
@@ -137,13 +139,35 @@ JP_API size_t jp_plan_arena_alignment(const jp_plan* plan);
 JP_API jp_backend jp_plan_backend(const jp_plan* plan);
 JP_API int32_t jp_plan_num_steps(const jp_plan* plan);
 
+/* One step of a plan, for profiles: pointers into the plan, valid while it lives. */
+typedef struct jp_step_desc {
+  const char* name;    /* the ONNX node(s) it came from */
+  const char* op;      /* the op family ("Conv", ...) */
+  const char* kernel;  /* the CUDA kernel variant; "" on CPU plans */
+} jp_step_desc;
+JP_NODISCARD JP_API jp_status jp_plan_step_desc(const jp_plan* plan, int32_t index,
+                                                jp_step_desc* out);
+/* "cpu", or the name of the GPU a CUDA plan is bound to ("" when loaded without a device). */
+JP_API const char* jp_plan_device_name(const jp_plan* plan);
+
 /* ---- contexts ---- */
+
+/* Context flags (CUDA plans; ignored by CPU plans). */
+#define JP_CONTEXT_NO_CUDA_GRAPH 1u /* launch the steps one by one instead of replaying the CUDA
+                                       graph captured at creation (the default) */
+#define JP_CONTEXT_DEVICE_IO 2u     /* inputs and outputs stay in GPU memory: the caller writes
+                                       and reads them at jp_context_device_input/_output (on the
+                                       context's stream or before enqueue); set_input/get_output
+                                       are refused */
 
 typedef struct jp_context_options {
   /* Optional caller-owned arena of at least jp_plan_arena_bytes bytes, aligned to
-     jp_plan_arena_alignment; it must outlive the context. NULL: the context allocates it. */
+     jp_plan_arena_alignment; it must outlive the context. NULL: the context allocates it.
+     For CUDA plans it is GPU memory (a CUdeviceptr cast to a pointer). */
   void* arena;
   size_t arena_bytes;
+  uint32_t flags;     /* JP_CONTEXT_* */
+  void* cuda_stream;  /* CUDA plans: the CUstream runs are queued on; NULL: the context's own */
 } jp_context_options;
 
 /* options may be NULL. Allocates the arena and input/output buffers; nothing after this. */
@@ -155,8 +179,25 @@ JP_API void jp_context_destroy(jp_context* ctx);
 /* Copies bytes into input `index`; bytes must equal the input's size. */
 JP_NODISCARD JP_API jp_status jp_context_set_input(jp_context* ctx, int32_t index,
                                                    const void* data, size_t bytes);
-/* Runs every step; returns when the outputs are ready. */
+/* Runs every step; returns when the outputs are ready (enqueue + synchronize). */
 JP_NODISCARD JP_API jp_status jp_context_run(jp_context* ctx);
+/* Queues a run and returns at once (CUDA plans: inputs copied in, the steps, outputs copied
+   back, all on the context's stream; CPU plans run here). The inputs must not change and the
+   outputs are not ready until jp_context_synchronize returns. Nothing is allocated. */
+JP_NODISCARD JP_API jp_status jp_context_enqueue(jp_context* ctx);
+JP_NODISCARD JP_API jp_status jp_context_synchronize(jp_context* ctx);
+/* CUDA plans: GPU time of the steps of the last synchronized run, by CUDA events (copies
+   excluded). JP_ERROR_UNSUPPORTED for CPU plans, JP_ERROR_NOT_FOUND before the first run. */
+JP_NODISCARD JP_API jp_status jp_context_gpu_time_ms(const jp_context* ctx, float* ms);
+/* Runs every step once on its own and writes its time in milliseconds to ms[step] (count
+   entries at most; CUDA: events around each launch; CPU: the wall clock). A diagnostic: the
+   first call may allocate (events). */
+JP_NODISCARD JP_API jp_status jp_context_profile_steps(jp_context* ctx, float* ms, int32_t count);
+/* CUDA plans: the GPU address of input/output `index` (valid for the context's life). */
+JP_NODISCARD JP_API jp_status jp_context_device_input(const jp_context* ctx, int32_t index,
+                                                      void** device_ptr);
+JP_NODISCARD JP_API jp_status jp_context_device_output(const jp_context* ctx, int32_t index,
+                                                       void** device_ptr);
 /* Output `index`: *data stays valid (and is overwritten by the next run) until the context dies.
    *bytes is the size of this run's result: for outputs whose leading extent is known only at run
    time (e.g. NonMaxSuppression) it is less than the plan's description says. */

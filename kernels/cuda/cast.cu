@@ -1,0 +1,67 @@
+// Cast on the GPU between Float32 and Float16 (the casts a GPU plan puts at its float32 inputs
+// and outputs). Twin: kernels/cpu/cast.cc. Float to half rounds to nearest even and overflows to
+// infinity, as the twin does; a NaN stays a NaN (its payload is the hardware's, not the twin's).
+#include <cuda_fp16.h>
+
+#include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/launch.h"
+#include "kernels/params_tensor.h"
+
+namespace jetplan::kernels::cuda {
+namespace {
+
+// Four elements per thread where both pointers allow 4-element vectors; the tail (and any
+// misaligned pair of pointers) one at a time.
+__device__ void cast_f32_f16(const float* x, __half* y, int64_t count) {
+  const bool vec = (reinterpret_cast<uintptr_t>(x) % 16 == 0) &&
+                   (reinterpret_cast<uintptr_t>(y) % 8 == 0);
+  int64_t done = 0;
+  if (vec) {
+    const int64_t groups = count / 4;
+    for (int64_t g = global_thread(); g < groups; g += global_threads()) {
+      const float4 v = reinterpret_cast<const float4*>(x)[g];
+      const __half2 lo = __floats2half2_rn(v.x, v.y);
+      const __half2 hi = __floats2half2_rn(v.z, v.w);
+      uint2 out;
+      out.x = *reinterpret_cast<const uint32_t*>(&lo);
+      out.y = *reinterpret_cast<const uint32_t*>(&hi);
+      reinterpret_cast<uint2*>(y)[g] = out;
+    }
+    done = groups * 4;
+  }
+  for (int64_t i = done + global_thread(); i < count; i += global_threads())
+    y[i] = __float2half_rn(x[i]);
+}
+
+__device__ void cast_f16_f32(const __half* x, float* y, int64_t count) {
+  const bool vec = (reinterpret_cast<uintptr_t>(x) % 8 == 0) &&
+                   (reinterpret_cast<uintptr_t>(y) % 16 == 0);
+  int64_t done = 0;
+  if (vec) {
+    const int64_t groups = count / 4;
+    for (int64_t g = global_thread(); g < groups; g += global_threads()) {
+      const uint2 in = reinterpret_cast<const uint2*>(x)[g];
+      const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&in.x));
+      const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&in.y));
+      reinterpret_cast<float4*>(y)[g] = make_float4(lo.x, lo.y, hi.x, hi.y);
+    }
+    done = groups * 4;
+  }
+  for (int64_t i = done + global_thread(); i < count; i += global_threads())
+    y[i] = __half2float(x[i]);
+}
+
+}  // namespace
+}  // namespace jetplan::kernels::cuda
+
+using jetplan::kernels::CastParams;
+using jetplan::kernels::cuda::StepPointers;
+
+extern "C" __global__ void jp_cast_f32_f16(StepPointers ptrs, const CastParams p) {
+  jetplan::kernels::cuda::cast_f32_f16(static_cast<const float*>(ptrs.in[0]),
+                                       static_cast<__half*>(ptrs.out[0]), p.count);
+}
+extern "C" __global__ void jp_cast_f16_f32(StepPointers ptrs, const CastParams p) {
+  jetplan::kernels::cuda::cast_f16_f32(static_cast<const __half*>(ptrs.in[0]),
+                                       static_cast<float*>(ptrs.out[0]), p.count);
+}

@@ -1,0 +1,195 @@
+// Gemm family on the GPU (ONNX Gemm and MatMul): y[i] = act(alpha * opA(A[i]) opB(B[i]) + beta * C),
+// FP16 storage, FP32 accumulation. Twin: kernels/cpu/gemm.cc. Inputs: A, B, C (when has_c);
+// output y [batch, M, N] dense.
+//   jp_gemm_f16_mma_{nn,nt,tn,tt}: tensor cores (gemm_mma.cuh), one per (trans_a, trans_b);
+//       grid (ceil(N / 64), ceil(M / 64), batch), 128 threads.
+//   jp_gemm_f16_gemv_bt / _bn: M <= 8 (batch-1 FC layers), B stored [N, K] / [K, N]; K split
+//       across the lanes and warps of a CTA and summed in a fixed order (deterministic);
+//       grid (ceil(N / 8), 1, batch) / (ceil(N / 64), 1, batch), 256 threads.
+// Every variant loops over batches with stride gridDim.z and bounds every index by the params.
+#include <cuda_fp16.h>
+
+#include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/gemm_mma.cuh"
+#include "kernels/cuda/launch.h"
+
+namespace jetplan::kernels::cuda::gemm {
+namespace {
+
+constexpr int kGemvMaxM = 8, kGemvThreads = 256, kGemvWarps = kGemvThreads / 32;
+constexpr int kGemvBnCols = 64;  // output columns per CTA of gemv_bn
+
+__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
+  const __half2* h = reinterpret_cast<const __half2*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 t = __half22float2(h[i]);
+    f[2 * i] = t.x;
+    f[2 * i + 1] = t.y;
+  }
+}
+
+__device__ __forceinline__ float finish(const GemmParams& p, const __half* c, int64_t bi,
+                                        int64_t m, int64_t n, float acc) {
+  float v = p.alpha * acc;
+  if (c != nullptr)
+    v += p.beta * __half2float(c[bi * p.c_stride_batch + m * p.c_stride_m + n * p.c_stride_n]);
+  return apply_activation(p.act, v);
+}
+
+// B stored [N, K]: one warp per output column n; lanes stride over K (8 halves at a time when
+// rows are 16-byte aligned), then a butterfly over the warp (fixed order).
+__device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
+  if (!p.trans_b || p.M > kGemvMaxM) return;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t n = static_cast<int64_t>(blockIdx.x) * kGemvWarps + warp;
+  if (n >= p.N) return;  // no barriers below
+  const auto* A = static_cast<const __half*>(ptrs.in[0]);
+  const auto* B = static_cast<const __half*>(ptrs.in[1]);
+  const auto* C = p.has_c ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
+  auto* Y = static_cast<__half*>(ptrs.out[0]);
+  const int M = static_cast<int>(p.M);
+  const int64_t K = p.K;
+  const int64_t a_m = p.trans_a ? 1 : K, a_k = p.trans_a ? p.M : 1;
+  const bool vec_b = K % 8 == 0 && p.b_batch_stride % 8 == 0 && aligned16(B);
+  const bool vec_a = vec_b && !p.trans_a && p.a_batch_stride % 8 == 0 && aligned16(A);
+  for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
+    const __half* a = A + bi * p.a_batch_stride;
+    const __half* brow = B + bi * p.b_batch_stride + n * K;
+    float acc[kGemvMaxM];
+#pragma unroll
+    for (int m = 0; m < kGemvMaxM; ++m) acc[m] = 0.f;
+    if (vec_b) {
+      for (int64_t k = lane * 8; k < K; k += 32 * 8) {
+        float bv[8];
+        unpack8(*reinterpret_cast<const uint4*>(brow + k), bv);
+#pragma unroll
+        for (int m = 0; m < kGemvMaxM; ++m) {
+          if (m >= M) break;
+          float av[8];
+          if (vec_a) {
+            unpack8(*reinterpret_cast<const uint4*>(a + m * K + k), av);
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) av[e] = __half2float(a[m * a_m + (k + e) * a_k]);
+          }
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[m] = fmaf(av[e], bv[e], acc[m]);
+        }
+      }
+    } else {
+      for (int64_t k = lane; k < K; k += 32) {
+        const float bv = __half2float(brow[k]);
+#pragma unroll
+        for (int m = 0; m < kGemvMaxM; ++m) {
+          if (m >= M) break;
+          acc[m] = fmaf(__half2float(a[m * a_m + k * a_k]), bv, acc[m]);
+        }
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < kGemvMaxM; ++m)
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], off);
+    // Lane m stores row m (acc is the same in every lane after the butterfly).
+#pragma unroll
+    for (int m = 0; m < kGemvMaxM; ++m)
+      if (m < M && lane == m)
+        Y[(bi * p.M + m) * p.N + n] = __float2half_rn(finish(p, C, bi, m, n, acc[m]));
+  }
+}
+
+// B stored [K, N]: a CTA owns 64 output columns (2 per lane); warp w sums k = w, w + 8, ...;
+// the 8 partial sums meet in shared memory and are added in warp order.
+__device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
+  __shared__ float part[kGemvWarps][kGemvMaxM][kGemvBnCols];
+  if (p.trans_b || p.M > kGemvMaxM) return;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kGemvBnCols;
+  if (n0 >= p.N) return;  // whole CTA
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const auto* A = static_cast<const __half*>(ptrs.in[0]);
+  const auto* B = static_cast<const __half*>(ptrs.in[1]);
+  const auto* C = p.has_c ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
+  auto* Y = static_cast<__half*>(ptrs.out[0]);
+  const int M = static_cast<int>(p.M);
+  const int64_t N = p.N, K = p.K;
+  const int64_t a_m = p.trans_a ? 1 : K, a_k = p.trans_a ? p.M : 1;
+  const bool vec_b = N % 2 == 0 && p.b_batch_stride % 2 == 0 &&
+                     (reinterpret_cast<uintptr_t>(B) & 3u) == 0;
+  const int64_t n = n0 + lane * 2;
+  for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
+    const __half* a = A + bi * p.a_batch_stride;
+    const __half* b = B + bi * p.b_batch_stride;
+    float acc[kGemvMaxM][2];
+#pragma unroll
+    for (int m = 0; m < kGemvMaxM; ++m) acc[m][0] = acc[m][1] = 0.f;
+    if (n < N) {
+      for (int64_t k = warp; k < K; k += kGemvWarps) {
+        float b0, b1 = 0.f;
+        if (vec_b) {  // N even: n + 1 < N too
+          const float2 t = __half22float2(*reinterpret_cast<const __half2*>(b + k * N + n));
+          b0 = t.x;
+          b1 = t.y;
+        } else {
+          b0 = __half2float(b[k * N + n]);
+          if (n + 1 < N) b1 = __half2float(b[k * N + n + 1]);
+        }
+#pragma unroll
+        for (int m = 0; m < kGemvMaxM; ++m) {
+          if (m >= M) break;
+          const float av = __half2float(a[m * a_m + k * a_k]);
+          acc[m][0] = fmaf(av, b0, acc[m][0]);
+          acc[m][1] = fmaf(av, b1, acc[m][1]);
+        }
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < kGemvMaxM; ++m) {
+      part[warp][m][lane * 2] = acc[m][0];
+      part[warp][m][lane * 2 + 1] = acc[m][1];
+    }
+    __syncthreads();
+    for (int o = static_cast<int>(threadIdx.x); o < kGemvMaxM * kGemvBnCols; o += kGemvThreads) {
+      const int m = o / kGemvBnCols, c = o % kGemvBnCols;
+      const int64_t nn = n0 + c;
+      if (m >= M || nn >= N) continue;
+      float s = 0.f;
+#pragma unroll
+      for (int w = 0; w < kGemvWarps; ++w) s += part[w][m][c];
+      Y[(bi * p.M + m) * N + nn] = __float2half_rn(finish(p, C, bi, m, nn, s));
+    }
+    __syncthreads();  // part is rewritten by the next batch
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels::cuda::gemm
+
+using jetplan::kernels::GemmParams;
+using jetplan::kernels::cuda::StepPointers;
+namespace g = jetplan::kernels::cuda::gemm;
+
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads)
+    jp_gemm_f16_mma_nn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<false, false>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads)
+    jp_gemm_f16_mma_nt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<false, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads)
+    jp_gemm_f16_mma_tn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<true, false>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads)
+    jp_gemm_f16_mma_tt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<true, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(256)
+    jp_gemm_f16_gemv_bt(StepPointers ptrs, const GemmParams p) {
+  g::gemv_bt(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(256)
+    jp_gemm_f16_gemv_bn(StepPointers ptrs, const GemmParams p) {
+  g::gemv_bn(ptrs, p);
+}

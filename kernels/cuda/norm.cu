@@ -1,0 +1,96 @@
+// BatchNorm (inference, per-channel statistics; NCHW or NHWC) and LayerNorm (statistics over the
+// last `inner` elements of each row) on the GPU, FP16 or FP32 storage, every tensor of the step
+// in that dtype (scale, bias, mean, var included), FP32 arithmetic. LayerNorm statistics are
+// two-pass (mean, then the mean of squared deviations) with block reductions in a fixed order.
+// Twins: kernels/cpu/normalization.cc, kernels/cpu/norms.cc.
+#include <cuda_fp16.h>
+
+#include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/launch.h"
+#include "kernels/params_nn.h"
+
+namespace jetplan::kernels::cuda {
+namespace {
+
+template <typename T>
+__device__ void batch_norm(const StepPointers& ptrs, const BatchNormParams& p) {
+  const T* x = static_cast<const T*>(ptrs.in[0]);
+  const T* scale = static_cast<const T*>(ptrs.in[1]);
+  const T* bias = static_cast<const T*>(ptrs.in[2]);
+  const T* mean = static_cast<const T*>(ptrs.in[3]);
+  const T* var = static_cast<const T*>(ptrs.in[4]);
+  T* y = static_cast<T*>(ptrs.out[0]);
+  const int64_t count = p.batch * p.channels * p.spatial;
+  for (int64_t i = global_thread(); i < count; i += global_threads()) {
+    const int64_t c = p.channels_last ? i % p.channels : (i / p.spatial) % p.channels;
+    const float inv_std = rsqrtf(load_float(var, c) + p.epsilon);
+    const float v = load_float(scale, c) * (load_float(x, i) - load_float(mean, c)) * inv_std;
+    store_float(y, i, v + load_float(bias, c));
+  }
+}
+
+constexpr int kNormThreads = 256;
+
+// Sum over the block, the same tree every time; every thread gets the total.
+__device__ float block_sum(float v, float* shared) {
+  for (int s = 16; s > 0; s >>= 1) v += __shfl_xor_sync(0xffffffffu, v, s);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  float total = 0.f;
+  for (int w = 0; w < kNormThreads / 32; ++w) total += shared[w];
+  __syncthreads();  // shared is reused by the next call
+  return total;
+}
+
+// One block of 256 threads per row, rows grid-stride. Within a row each thread takes elements
+// tid, tid + 256, ...; the row is read three times (mean, deviations, output), from L1/L2 after
+// the first for rows of ViT size.
+template <typename T>
+__device__ void layer_norm(const StepPointers& ptrs, const LayerNormParams& p) {
+  __shared__ float shared[kNormThreads / 32];
+  if (blockDim.x != kNormThreads || blockDim.y != 1 || blockDim.z != 1 || p.inner < 1) return;
+  const T* x = static_cast<const T*>(ptrs.in[0]);
+  const T* scale = static_cast<const T*>(ptrs.in[1]);
+  const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
+  T* y = static_cast<T*>(ptrs.out[0]);
+  const float n = static_cast<float>(p.inner);
+  for (int64_t row = blockIdx.x; row < p.outer; row += gridDim.x) {
+    const T* xr = x + row * p.inner;
+    T* yr = y + row * p.inner;
+    float s = 0.f;
+    for (int64_t i = threadIdx.x; i < p.inner; i += kNormThreads) s += load_float(xr, i);
+    const float mean = block_sum(s, shared) / n;
+    float sq = 0.f;
+    for (int64_t i = threadIdx.x; i < p.inner; i += kNormThreads) {
+      const float d = load_float(xr, i) - mean;
+      sq += d * d;
+    }
+    const float inv_std = rsqrtf(block_sum(sq, shared) / n + p.epsilon);
+    for (int64_t i = threadIdx.x; i < p.inner; i += kNormThreads) {
+      float v = load_float(scale, i) * ((load_float(xr, i) - mean) * inv_std);
+      if (bias != nullptr) v += load_float(bias, i);
+      store_float(yr, i, apply_activation(p.act, v));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels::cuda
+
+using jetplan::kernels::BatchNormParams;
+using jetplan::kernels::LayerNormParams;
+using jetplan::kernels::cuda::StepPointers;
+
+extern "C" __global__ void jp_batch_norm_f16(StepPointers ptrs, const BatchNormParams p) {
+  jetplan::kernels::cuda::batch_norm<__half>(ptrs, p);
+}
+extern "C" __global__ void jp_batch_norm_f32(StepPointers ptrs, const BatchNormParams p) {
+  jetplan::kernels::cuda::batch_norm<float>(ptrs, p);
+}
+extern "C" __global__ void jp_layer_norm_f16(StepPointers ptrs, const LayerNormParams p) {
+  jetplan::kernels::cuda::layer_norm<__half>(ptrs, p);
+}
+extern "C" __global__ void jp_layer_norm_f32(StepPointers ptrs, const LayerNormParams p) {
+  jetplan::kernels::cuda::layer_norm<float>(ptrs, p);
+}

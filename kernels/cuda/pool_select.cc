@@ -1,0 +1,38 @@
+#include "kernels/cuda/select.h"
+
+namespace jetplan::kernels::cuda {
+
+bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
+                 std::string* why) {
+  const bool f16 = step.dtype == DType::kFloat16;
+  if (!f16 && step.dtype != DType::kFloat32) {
+    *why = "the CUDA Pool kernels take Float16 or Float32";
+    return false;
+  }
+  const auto* p = static_cast<const PoolParams*>(step.params);
+  if (p->spatial_rank < 1 || p->spatial_rank > kMaxSpatial) {
+    *why = "the CUDA Pool kernels take 1 to 3 spatial dims";
+    return false;
+  }
+  bool global = p->kind == PoolKind::kAverage && p->channels_last;
+  uint64_t out_plane = 1;
+  for (int d = 0; d < p->spatial_rank; ++d) {
+    global = global && p->out_size[d] == 1 && p->kernel[d] == p->in_size[d] &&
+             p->pad_begin[d] == 0 && p->pad_end[d] == 0 && p->dilation[d] == 1;
+    out_plane *= static_cast<uint64_t>(p->out_size[d]);
+  }
+  if (global) {
+    out->variant = find_kernel_variant(f16 ? "jp_pool_global_avg_f16" : "jp_pool_global_avg_f32");
+    const uint64_t tiles = static_cast<uint64_t>(p->batch) * ceil_div_u32(p->channels, 32);
+    launch_1d(tiles * 256, 256, target.sm_count * 16, out);
+    out->block[0] = 32;
+    out->block[1] = 8;
+    return true;
+  }
+  out->variant = find_kernel_variant(f16 ? "jp_pool_f16" : "jp_pool_f32");
+  launch_1d(static_cast<uint64_t>(p->batch) * p->channels * out_plane, 256, target.sm_count * 8,
+            out);
+  return true;
+}
+
+}  // namespace jetplan::kernels::cuda

@@ -1,0 +1,128 @@
+// CUDA Cast (kernels/cuda/cast.cu) against its CPU twin (kernels/cpu/cast.cc), Float32 <->
+// Float16. Tolerance: none, bit-exact (both round to nearest even; half to float is exact),
+// except that a NaN need only stay a NaN. Outputs poisoned, guards checked; odd counts and
+// pointers one element off the vector alignment take the scalar path.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/tensor_ops.h"
+#include "tests/kernels/gpu/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using gpu_test::DeviceBuffer;
+
+constexpr uint16_t kCast = 28;
+
+// Values that probe rounding: random over the half range, ties, overflow, subnormals, signs.
+std::vector<float> probe_floats(test_util::SeededRng& rng, int64_t count) {
+  std::vector<float> x = rng.uniform(count, -70000.f, 70000.f);
+  const float special[] = {0.f, -0.f, 65504.f, 65520.f, -65520.f, 1e-7f, -3e-8f, 6.1e-5f,
+                           1.f + 1.f / 2048.f, 1.f + 3.f / 2048.f, INFINITY, -INFINITY,
+                           std::numeric_limits<float>::quiet_NaN()};
+  for (int64_t i = 0; i < count; ++i) {
+    if (i % 3 == 0) x[size_t(i)] = rng.uniform(-4.f, 4.f);
+    if (i % 7 == 0) x[size_t(i)] = special[size_t(i / 7) % std::size(special)];
+  }
+  return x;
+}
+
+TEST(GpuCast, Float32ToFloat16MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (int64_t count : {1, 3, 4, 1023, 100003}) {
+    for (int64_t offset : {0, 1}) {  // 1: x and y off the 16-byte vector alignment
+      const std::vector<float> x = probe_floats(rng, count);
+      CastParams p;
+      p.from = DType::kFloat32;
+      p.to = DType::kFloat16;
+      p.count = count;
+      std::vector<uint16_t> want(count);
+      cpu::cast(p, x.data(), want.data());
+      DeviceBuffer dx((count + offset) * 4), dy((count + offset) * 2);
+      std::vector<float> xo(count + offset, 0.f);
+      std::copy(x.begin(), x.end(), xo.begin() + offset);
+      dx.upload(xo.data(), xo.size() * 4);
+      dy.poison16(gpu_test::kHalfPoison);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = static_cast<float*>(dx.get()) + offset;
+      ptrs.out[0] = static_cast<uint16_t*>(dy.get()) + offset;
+      ASSERT_EQ(gpu_test::select_and_launch(kCast, DType::kFloat32, ptrs, p), "");
+      std::vector<uint16_t> got(count + offset);
+      std::memcpy(got.data(), dy.download_all().data(), got.size() * 2);
+      for (int64_t i = 0; i < count; ++i) {
+        const uint16_t g = got[size_t(i + offset)], w = want[size_t(i)];
+        const bool nan = (w & 0x7c00) == 0x7c00 && (w & 0x3ff) != 0;
+        const bool ok = nan ? ((g & 0x7c00) == 0x7c00 && (g & 0x3ff) != 0) : g == w;
+        ASSERT_TRUE(ok) << "count " << count << " offset " << offset << " element " << i << ": "
+                        << x[size_t(i)] << " -> 0x" << std::hex << g << ", want 0x" << w;
+      }
+      if (offset == 1) {
+        EXPECT_EQ(got[0], gpu_test::kHalfPoison) << "wrote before y";
+      }
+      EXPECT_TRUE(dy.guard_intact()) << "count " << count;
+    }
+  }
+}
+
+TEST(GpuCast, Float16ToFloat32MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (int64_t count : {1, 5, 4096, 65539}) {
+    for (int64_t offset : {0, 1}) {
+      std::vector<uint16_t> x(count);
+      for (int64_t i = 0; i < count; ++i) {
+        uint16_t h = static_cast<uint16_t>(rng.integer(0, 0xffff));
+        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0) h = 0x3c00;  // NaNs: see Float32ToFloat16
+        x[size_t(i)] = h;
+      }
+      CastParams p;
+      p.from = DType::kFloat16;
+      p.to = DType::kFloat32;
+      p.count = count;
+      std::vector<uint32_t> want(count);
+      cpu::cast(p, x.data(), want.data());
+      DeviceBuffer dx((count + offset) * 2), dy((count + offset) * 4);
+      std::vector<uint16_t> xo(count + offset, 0);
+      std::copy(x.begin(), x.end(), xo.begin() + offset);
+      dx.upload(xo.data(), xo.size() * 2);
+      dy.poison32(gpu_test::kFloatPoison);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = static_cast<uint16_t*>(dx.get()) + offset;
+      ptrs.out[0] = static_cast<float*>(dy.get()) + offset;
+      ASSERT_EQ(gpu_test::select_and_launch(kCast, DType::kFloat16, ptrs, p), "");
+      std::vector<uint32_t> got(count + offset);
+      std::memcpy(got.data(), dy.download_all().data(), got.size() * 4);
+      for (int64_t i = 0; i < count; ++i)
+        ASSERT_EQ(got[size_t(i + offset)], want[size_t(i)])
+            << "count " << count << " offset " << offset << " element " << i;
+      if (offset == 1) {
+        EXPECT_EQ(got[0], gpu_test::kFloatPoison) << "wrote before y";
+      }
+      EXPECT_TRUE(dy.guard_intact()) << "count " << count;
+    }
+  }
+}
+
+TEST(GpuCast, OtherPairsAreRefusedBySelection) {
+  CastParams p;
+  p.from = DType::kInt64;
+  p.to = DType::kFloat16;
+  cuda::StepDesc step;
+  step.family = kCast;
+  step.params = &p;
+  cuda::TargetInfo t;
+  t.sm_count = 8;
+  cuda::LaunchChoice choice;
+  std::string why;
+  EXPECT_FALSE(cuda::select_kernel(step, t, &choice, &why));
+  EXPECT_NE(why.find("Float32 <-> Float16"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace jetplan::kernels

@@ -1,0 +1,344 @@
+// CUDA conv kernels (kernels/cuda/conv.cu) against the CPU twin (kernels/cpu/conv.cc) with
+// channels_last: every variant forced on every case it accepts (igemm tiles with and without
+// split-K, depthwise, direct), plus the selector's own choice, over ResNet-like and odd shapes,
+// batch 1 and 8, with the epilogue (bias, residual, activation) off and on.
+// The twin runs on the FP16-rounded inputs, so only the kernel's FP32 accumulation order and its
+// FP16 output rounding differ. Tolerance (K = the reduction length Cin/groups * kernel volume,
+// inputs in [-1, 1]): |got - want| <= 1e-2 * |want| + 1e-2 * sqrt(K) / 8. NaN never passes;
+// outputs are poisoned before each launch and the guard after them is checked.
+// GpuConvBench.DISABLED_ResNet50Batch1 times ResNet-50's batch-1 conv layers (run it with
+// --gtest_also_run_disabled_tests).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "tests/kernels/gpu/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using gpu_test::DeviceBuffer;
+constexpr uint16_t kConv = 0;
+
+struct Case {
+  const char* name;
+  int64_t batch, cin, cout, groups;
+  std::vector<int64_t> in, kernel, stride, dilation, pad_begin, pad_end;
+};
+
+ConvParams params_of(const Case& c, bool epilogue, Activation act) {
+  ConvParams p;
+  p.spatial_rank = static_cast<int32_t>(c.in.size());
+  p.batch = c.batch;
+  p.in_channels = c.cin;
+  p.out_channels = c.cout;
+  p.groups = c.groups;
+  for (size_t d = 0; d < c.in.size(); ++d) {
+    p.in_size[d] = c.in[d];
+    p.kernel[d] = c.kernel[d];
+    p.stride[d] = c.stride[d];
+    p.dilation[d] = c.dilation[d];
+    p.pad_begin[d] = c.pad_begin[d];
+    p.out_size[d] = (c.in[d] + c.pad_begin[d] + c.pad_end[d] - c.dilation[d] * (c.kernel[d] - 1) - 1) /
+                        c.stride[d] + 1;
+  }
+  p.has_bias = epilogue;
+  p.has_residual = epilogue;
+  p.act = act;
+  p.channels_last = true;
+  return p;
+}
+
+int64_t out_volume(const ConvParams& p) {
+  int64_t v = 1;
+  for (int d = 0; d < p.spatial_rank; ++d) v *= p.out_size[d];
+  return v;
+}
+int64_t in_volume(const ConvParams& p) {
+  int64_t v = 1;
+  for (int d = 0; d < p.spatial_rank; ++d) v *= p.in_size[d];
+  return v;
+}
+int64_t kernel_volume(const ConvParams& p) {
+  int64_t v = 1;
+  for (int d = 0; d < p.spatial_rank; ++d) v *= p.kernel[d];
+  return v;
+}
+
+struct IgemmTile {
+  const char* name;
+  uint32_t bm, bn;
+  bool any_channels;
+};
+constexpr IgemmTile kTiles[] = {{"jp_conv_igemm_128x128_f16", 128, 128, false},
+                                {"jp_conv_igemm_64x64_f16", 64, 64, false},
+                                {"jp_conv_igemm_32x64_f16", 32, 64, false},
+                                {"jp_conv_igemm_64x64_anyc_f16", 64, 64, true}};
+
+// The launch of igemm tile `t` with `split` K slices (what conv_select.cc computes for it).
+cuda::LaunchChoice igemm_choice(const IgemmTile& t, const ConvParams& p, uint32_t split) {
+  cuda::LaunchChoice c;
+  c.variant = cuda::find_kernel_variant(t.name);
+  const uint64_t m = uint64_t(p.batch) * out_volume(p), n = uint64_t(p.out_channels);
+  c.grid[0] = cuda::ceil_div_u32(m, t.bm);
+  c.grid[1] = cuda::ceil_div_u32(n, t.bn);
+  c.grid[2] = split;
+  c.block[0] = c.variant->block_threads;
+  c.shared_bytes = c.variant->shared_bytes;
+  c.split_k = split;
+  const uint64_t tiles = uint64_t(c.grid[0]) * c.grid[1];
+  c.workspace_bytes = split > 1 ? tiles * (uint64_t(split) * t.bm * t.bn * 4 + 4) : 0;
+  return c;
+}
+
+// Launches `choice` with a workspace as the runtime gives it: zeroed for zero_workspace rows,
+// garbage otherwise. "" on success.
+std::string launch_with_workspace(const cuda::LaunchChoice& choice, cuda::StepPointers ptrs,
+                                  const ConvParams& p) {
+  std::unique_ptr<DeviceBuffer> ws;
+  if (choice.workspace_bytes > 0) {
+    ws = std::make_unique<DeviceBuffer>(choice.workspace_bytes);
+    if (choice.variant->zero_workspace) {
+      std::vector<uint8_t> zeros(choice.workspace_bytes, 0);
+      ws->upload(zeros.data(), zeros.size());
+    } else {
+      ws->poison32(gpu_test::kFloatPoison);
+    }
+    ptrs.workspace = ws->get();
+    ptrs.workspace_bytes = choice.workspace_bytes;
+  }
+  std::string r = gpu_test::launch(choice.variant->name, choice, ptrs, p);
+  if (r.empty() && ws && !ws->guard_intact()) r = "workspace guard overwritten";
+  return r;
+}
+
+testing::AssertionResult close_conv(const std::vector<uint16_t>& got, const std::vector<float>& want,
+                                    int64_t k) {
+  const double abs = 1e-2 * std::sqrt(double(k)) / 8;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const float g = half_to_float(got[i]);
+    if (!(std::fabs(g - want[i]) <= abs + 1e-2 * std::fabs(want[i])))
+      return testing::AssertionFailure() << "element " << i << " of " << want.size() << ": got " << g
+                                         << " (0x" << std::hex << got[i] << std::dec << "), want "
+                                         << want[i];
+  }
+  return testing::AssertionSuccess();
+}
+
+std::vector<Case> cases() {
+  return {
+      {"3x3 s1 p1", 1, 64, 64, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"3x3 s2 p1 b8", 8, 32, 96, 1, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {"1x1 b8 cout 136", 8, 128, 136, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {"1x1 s2", 1, 64, 128, 1, {14, 14}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
+      {"7x7 s2 cin 3", 1, 3, 64, 1, {40, 40}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
+      {"odd cin 5 cout 13", 2, 5, 13, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 0}, {2, 1}},
+      {"dilation 2", 1, 16, 24, 1, {12, 12}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
+      {"asym pads 3x2", 2, 24, 40, 1, {10, 9}, {3, 2}, {1, 2}, {1, 1}, {0, 1}, {2, 0}},
+      {"late 3x3 512", 1, 512, 512, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"cout 7", 1, 8, 7, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"depthwise 3x3 s1 b8", 8, 32, 32, 32, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"depthwise 3x3 s2", 1, 48, 48, 48, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {"depthwise 5x5 s2", 1, 24, 24, 24, {16, 16}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {1, 1}},
+      {"depthwise 3x3 dil 2 C 7", 2, 7, 7, 7, {9, 9}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
+      {"grouped 4", 2, 16, 8, 4, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"1-D", 2, 12, 10, 1, {20}, {5}, {2}, {1}, {2}, {1}},
+      {"3-D", 1, 6, 9, 3, {5, 6, 4}, {3, 3, 2}, {1, 2, 1}, {1, 1, 1}, {1, 1, 0}, {1, 0, 1}},
+  };
+}
+
+class GpuConv : public testing::TestWithParam<int> {};
+
+TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const Case c = cases()[size_t(GetParam())];
+  for (int epilogue = 0; epilogue < 2; ++epilogue) {
+    const Activation act = epilogue ? test_util::kEveryActivation[1 + GetParam() % 10] : Activation{};
+    const ConvParams p = params_of(c, epilogue == 1, act);
+    const int64_t nx = p.batch * in_volume(p) * p.in_channels;
+    const int64_t ny = p.batch * out_volume(p) * p.out_channels;
+    const int64_t k = kernel_volume(p) * (p.in_channels / p.groups);
+    const int64_t nw = p.out_channels * k;
+    const std::vector<float> x = gpu_test::round_half(rng.uniform(nx, -1.f, 1.f));
+    const std::vector<float> w = gpu_test::round_half(rng.uniform(nw, -1.f, 1.f));
+    const std::vector<float> bias = gpu_test::round_half(rng.uniform(p.out_channels, -1.f, 1.f));
+    const std::vector<float> res = gpu_test::round_half(rng.uniform(ny, -1.f, 1.f));
+    std::vector<float> want(static_cast<size_t>(ny));
+    cpu::conv(p, x.data(), w.data(), bias.data(), res.data(), want.data());
+
+    DeviceBuffer dx(nx * 2), dw(nw * 2), db(p.out_channels * 2), dr(ny * 2), dy(ny * 2);
+    dx.upload(gpu_test::to_half(x).data(), nx * 2);
+    dw.upload(gpu_test::to_half(w).data(), nw * 2);
+    db.upload(gpu_test::to_half(bias).data(), p.out_channels * 2);
+    dr.upload(gpu_test::to_half(res).data(), ny * 2);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.in[1] = dw.get();
+    if (p.has_bias) ptrs.in[2] = db.get();
+    if (p.has_residual) ptrs.in[p.has_bias ? 3 : 2] = dr.get();
+    ptrs.out[0] = dy.get();
+
+    std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
+    const bool igemm_ok = p.groups == 1 && p.spatial_rank == 2;
+    const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
+    for (const IgemmTile& t : kTiles) {
+      if (!igemm_ok || (!t.any_channels && p.in_channels % 8 != 0)) continue;
+      runs.push_back({t.name, igemm_choice(t, p, 1)});
+      if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
+      if (kt >= 16) runs.push_back({std::string(t.name) + " split 7", igemm_choice(t, p, 7)});
+    }
+    cuda::LaunchChoice one;
+    const uint64_t total = uint64_t(ny);
+    if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
+      one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
+      cuda::launch_1d(total, 256, 1024, &one);
+      runs.push_back({"depthwise", one});
+      cuda::launch_1d(total, 64, 3, &one);  // a grid too small for one pass: strides over the rest
+      runs.push_back({"depthwise small grid", one});
+    }
+    one.variant = cuda::find_kernel_variant("jp_conv_direct_f16");
+    cuda::launch_1d(total, 256, 1024, &one);
+    runs.push_back({"direct", one});
+    cuda::StepDesc step;
+    step.family = kConv;
+    step.params = &p;
+    step.dtype = DType::kFloat16;
+    cuda::LaunchChoice chosen;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
+    runs.push_back({std::string("selected ") + chosen.variant->name + " split " +
+                        std::to_string(chosen.split_k),
+                    chosen});
+
+    for (const auto& [label, choice] : runs) {
+      ASSERT_NE(choice.variant, nullptr) << label;
+      dy.poison16(gpu_test::kHalfPoison);
+      ASSERT_EQ(launch_with_workspace(choice, ptrs, p), "") << c.name << ": " << label;
+      std::vector<uint16_t> got(static_cast<size_t>(ny));
+      std::memcpy(got.data(), dy.download_all().data(), size_t(ny) * 2);
+      EXPECT_TRUE(close_conv(got, want, k)) << c.name << ", " << label << ", epilogue " << epilogue;
+      EXPECT_TRUE(dy.guard_intact()) << c.name << ", " << label;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuConv, testing::Range(0, static_cast<int>(cases().size())));
+
+TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
+  ConvParams p = params_of(cases()[0], false, {});
+  cuda::StepDesc step;
+  step.family = kConv;
+  step.params = &p;
+  step.dtype = DType::kFloat32;
+  cuda::TargetInfo t;
+  t.sm_count = 16;
+  t.max_shared_per_block = 163 * 1024;
+  cuda::LaunchChoice c;
+  std::string why;
+  EXPECT_FALSE(cuda::select_kernel(step, t, &c, &why));
+  EXPECT_NE(why.find("Float16"), std::string::npos) << why;
+  step.dtype = DType::kFloat16;
+  p.channels_last = false;
+  EXPECT_FALSE(cuda::select_kernel(step, t, &c, &why));
+  EXPECT_NE(why.find("channels_last"), std::string::npos) << why;
+  p.channels_last = true;
+  ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_64x64_f16");
+}
+
+// ResNet-50 batch-1 conv layers (224x224 input): shape and how many times it occurs.
+struct BenchLayer {
+  int64_t cin, cout, hw, k, stride, count;
+};
+constexpr BenchLayer kResNet50[] = {
+    {3, 64, 224, 7, 2, 1},     {64, 64, 56, 1, 1, 1},     {64, 64, 56, 3, 1, 3},
+    {64, 256, 56, 1, 1, 4},    {256, 64, 56, 1, 1, 2},    {256, 128, 56, 1, 1, 1},
+    {128, 128, 56, 3, 2, 1},   {128, 512, 28, 1, 1, 4},   {256, 512, 56, 1, 2, 1},
+    {512, 128, 28, 1, 1, 3},   {128, 128, 28, 3, 1, 3},   {512, 256, 28, 1, 1, 1},
+    {256, 256, 28, 3, 2, 1},   {256, 1024, 14, 1, 1, 6},  {512, 1024, 28, 1, 2, 1},
+    {1024, 256, 14, 1, 1, 5},  {256, 256, 14, 3, 1, 5},   {1024, 512, 14, 1, 1, 1},
+    {512, 512, 14, 3, 2, 1},   {512, 2048, 7, 1, 1, 3},   {1024, 2048, 14, 1, 2, 1},
+    {2048, 512, 7, 1, 1, 2},   {512, 512, 7, 3, 1, 2},
+};
+
+TEST(GpuConvBench, DISABLED_ResNet50Batch1) {
+  GPU_TEST_OR_SKIP();
+  const gpu_test::cu::Driver& d = *gpu_test::device()->d;
+  double total_us = 0, total_flop = 0;
+  for (const BenchLayer& l : kResNet50) {
+    const int64_t pad = l.k / 2;
+    Case c{"bench", 1, l.cin, l.cout, 1, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride}, {1, 1},
+           {pad, pad}, {pad, pad}};
+    const ConvParams p = params_of(c, true, test_util::kEveryActivation[1]);
+    const int64_t nx = in_volume(p) * p.in_channels, ny = out_volume(p) * p.out_channels;
+    const int64_t k = kernel_volume(p) * p.in_channels, nw = p.out_channels * k;
+    DeviceBuffer dx(nx * 2), dw(nw * 2), db(p.out_channels * 2), dy(ny * 2);
+    dx.poison16(0x3c00);
+    dw.poison16(0x2000);
+    db.poison16(0);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.in[1] = dw.get();
+    ptrs.in[2] = db.get();
+    ConvParams q = p;
+    q.has_residual = false;
+    ptrs.out[0] = dy.get();
+    cuda::StepDesc step;
+    step.family = kConv;
+    step.params = &q;
+    step.dtype = DType::kFloat16;
+    cuda::LaunchChoice ch;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &ch, &why)) << why;
+    std::unique_ptr<DeviceBuffer> ws;
+    if (ch.workspace_bytes) {
+      ws = std::make_unique<DeviceBuffer>(ch.workspace_bytes);
+      std::vector<uint8_t> zeros(ch.workspace_bytes, 0);
+      ws->upload(zeros.data(), zeros.size());
+      ptrs.workspace = ws->get();
+      ptrs.workspace_bytes = ch.workspace_bytes;
+    }
+    ASSERT_EQ(gpu_test::launch(ch.variant->name, ch, ptrs, q), "");  // also sets shared limit
+    gpu_test::cu::CUfunction fn = nullptr;
+    ASSERT_EQ(gpu_test::device()->modules.function(ch.variant->name, &fn), JP_OK);
+    void* args[] = {&ptrs, &q};
+    gpu_test::cu::CUevent e0 = nullptr, e1 = nullptr;
+    ASSERT_EQ(d.EventCreate(&e0, gpu_test::cu::kEventDefault), gpu_test::cu::kSuccess);
+    ASSERT_EQ(d.EventCreate(&e1, gpu_test::cu::kEventDefault), gpu_test::cu::kSuccess);
+    constexpr int kReps = 50;
+    (void)d.EventRecord(e0, nullptr);
+    const auto host0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < kReps; ++r)
+      (void)d.LaunchKernel(fn, ch.grid[0], ch.grid[1], ch.grid[2], ch.block[0], ch.block[1],
+                           ch.block[2], ch.shared_bytes, nullptr, args, nullptr);
+    const double host_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host0).count() /
+        kReps;
+    (void)d.EventRecord(e1, nullptr);
+    (void)d.EventSynchronize(e1);
+    float ms = 0;
+    (void)d.EventElapsedTime(&ms, e0, e1);
+    (void)d.EventDestroy(e0);
+    (void)d.EventDestroy(e1);
+    const double us = 1000.0 * ms / kReps;
+    const double flop = 2.0 * double(ny) * double(k);
+    std::printf("conv %4lld->%4lld %3lldx%-3lld k%lld s%lld x%lld  %-30s split %2u  %8.2f us  %6.1f TFLOP/s  (host enqueue %.1f us)\n",
+                (long long)l.cin, (long long)l.cout, (long long)l.hw, (long long)l.hw,
+                (long long)l.k, (long long)l.stride, (long long)l.count, ch.variant->name,
+                ch.split_k, us, flop / us * 1e-6, host_us);
+    total_us += us * double(l.count);
+    total_flop += flop * double(l.count);
+  }
+  std::printf("ResNet-50 batch 1, all conv layers: %.1f us, %.2f GFLOP, %.1f TFLOP/s\n", total_us,
+              total_flop * 1e-9, total_flop / total_us * 1e-6);
+}
+
+}  // namespace
+}  // namespace jetplan::kernels

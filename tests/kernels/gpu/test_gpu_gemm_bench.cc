@@ -1,0 +1,92 @@
+// Timings of the CUDA Gemm kernels on the ViT-B/16 batch-1 shapes and the ResNet-50 classifier
+// (disabled: run with --gtest_also_run_disabled_tests --gtest_filter='*GemmBench*'). Each shape
+// runs the selector's pick, timed with driver events over repeated launches; prints TFLOP/s.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "tests/kernels/gpu/gpu_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using gpu_test::DeviceBuffer;
+namespace cu = ::jetplan::rt::cu;
+
+struct Shape {
+  const char* name;
+  int64_t batch, M, N, K;
+  bool tb;
+  bool bias;
+  ActivationKind act;
+};
+
+TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
+  GPU_TEST_OR_SKIP();
+  const Shape shapes[] = {
+      {"vit qkv    [197,768]x[768,2304]", 1, 197, 2304, 768, false, true, ActivationKind::kNone},
+      {"vit q.k^T  12x[197,64]x[64,197]", 12, 197, 197, 64, false, false, ActivationKind::kNone},
+      {"vit attn.v 12x[197,197]x[197,64]", 12, 197, 64, 197, false, false, ActivationKind::kNone},
+      {"vit proj   [197,768]x[768,768]", 1, 197, 768, 768, false, true, ActivationKind::kNone},
+      {"vit fc1    [197,768]x[768,3072]+gelu", 1, 197, 3072, 768, false, true, ActivationKind::kGelu},
+      {"vit fc2    [197,3072]x[3072,768]", 1, 197, 768, 3072, false, true, ActivationKind::kNone},
+      {"resnet fc  [1,2048]x[1000,2048]^T", 1, 1, 1000, 2048, true, true, ActivationKind::kNone},
+      {"square     [2048,2048]x[2048,2048]", 1, 2048, 2048, 2048, false, false, ActivationKind::kNone},
+  };
+  const cu::Driver& d = *gpu_test::device()->d;
+  cu::CUevent start = nullptr, stop = nullptr;
+  ASSERT_EQ(d.EventCreate(&start, cu::kEventDefault), cu::kSuccess);
+  ASSERT_EQ(d.EventCreate(&stop, cu::kEventDefault), cu::kSuccess);
+  std::printf("device: %s\n", gpu_test::device()->info.name);
+  for (const Shape& s : shapes) {
+    GemmParams p;
+    p.batch = s.batch;
+    p.M = s.M;
+    p.N = s.N;
+    p.K = s.K;
+    p.trans_b = s.tb;
+    p.a_batch_stride = s.M * s.K;
+    p.b_batch_stride = s.K * s.N;
+    p.has_c = s.bias;
+    p.c_stride_n = 1;
+    p.act = Activation{s.act, 0.f, 0.f};
+    DeviceBuffer da(s.batch * s.M * s.K * 2), db(s.batch * s.K * s.N * 2), dc(s.N * 2),
+        dy(s.batch * s.M * s.N * 2);
+    std::vector<uint16_t> ones(std::max(s.batch * s.M * s.K, s.batch * s.K * s.N), 0x2c00);  // 1/16
+    da.upload(ones.data(), da.bytes());
+    db.upload(ones.data(), db.bytes());
+    dc.upload(ones.data(), dc.bytes());
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = da.get();
+    ptrs.in[1] = db.get();
+    ptrs.in[2] = dc.get();
+    ptrs.out[0] = dy.get();
+    cuda::LaunchChoice l;
+    ASSERT_EQ(gpu_test::select_and_launch(uint16_t{2}, DType::kFloat16, ptrs, p, &l), "");
+    cu::CUfunction fn = nullptr;
+    ASSERT_EQ(gpu_test::device()->modules.function(l.variant->name, &fn), JP_OK);
+    void* args[] = {&ptrs, &p};
+    const auto go = [&] {
+      return d.LaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                            l.block[2], l.shared_bytes, nullptr, args, nullptr);
+    };
+    for (int i = 0; i < 20; ++i) ASSERT_EQ(go(), cu::kSuccess);
+    const int reps = 200;
+    ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
+    for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
+    ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
+    ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
+    float ms = 0.f;
+    ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
+    const double us = 1e3 * ms / reps;
+    const double flop = 2.0 * s.batch * s.M * s.N * s.K;
+    std::printf("%-40s %-22s grid %ux%ux%u  %8.2f us  %7.2f TFLOP/s\n", s.name, l.variant->name,
+                l.grid[0], l.grid[1], l.grid[2], us, flop / us * 1e-6);
+  }
+  (void)d.EventDestroy(start);
+  (void)d.EventDestroy(stop);
+}
+
+}  // namespace
+}  // namespace jetplan::kernels

@@ -1,0 +1,142 @@
+// CUDA BatchNorm and LayerNorm (kernels/cuda/norm.cu) against their CPU twins
+// (kernels/cpu/normalization.cc, norms.cc). Every tensor of the step has the step's dtype (the
+// twin reads the same values rounded to FP16). Tolerance: FP16 |got - want| <= 2e-3 * |want| +
+// 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32 1e-5 * |want| + 1e-5. NaN never
+// passes; outputs poisoned, guards checked.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/nn_ops.h"
+#include "tests/kernels/gpu/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using gpu_test::DeviceBuffer;
+
+constexpr uint16_t kBatchNorm = 6, kLayerNorm = 15;
+
+// A device copy of v in dtype (FP16 rounds; the host copy is rounded too so the twin sees it).
+std::unique_ptr<DeviceBuffer> upload(std::vector<float>* v, DType dtype) {
+  const bool f16 = dtype == DType::kFloat16;
+  if (f16) *v = gpu_test::round_half(*v);
+  auto b = std::make_unique<DeviceBuffer>(v->size() * (f16 ? 2 : 4));
+  if (f16) b->upload(gpu_test::to_half(*v).data(), v->size() * 2);
+  else b->upload(v->data(), v->size() * 4);
+  return b;
+}
+
+std::vector<float> download(const DeviceBuffer& b, size_t n, DType dtype) {
+  const std::vector<uint8_t> all = b.download_all();
+  std::vector<float> out(n);
+  if (dtype == DType::kFloat16) {
+    std::vector<uint16_t> h(n);
+    std::memcpy(h.data(), all.data(), n * 2);
+    out = gpu_test::from_half(h);
+  } else {
+    std::memcpy(out.data(), all.data(), n * 4);
+  }
+  return out;
+}
+
+testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& want,
+                               DType dtype) {
+  const double rel = dtype == DType::kFloat16 ? 2e-3 : 1e-5;
+  const double abs = dtype == DType::kFloat16 ? 2e-3 : 1e-5;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= abs + rel * std::fabs(want[i])))
+      return testing::AssertionFailure() << "element " << i << ": got " << got[i] << ", want "
+                                         << want[i];
+  return testing::AssertionSuccess();
+}
+
+void poison(DeviceBuffer* b, DType dtype) {
+  if (dtype == DType::kFloat16) b->poison16(gpu_test::kHalfPoison);
+  else b->poison32(gpu_test::kFloatPoison);
+}
+
+TEST(GpuBatchNorm, MatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { int64_t batch, channels, spatial; };
+  for (const Case& c : {Case{1, 64, 56 * 56}, Case{8, 67, 13 * 11}, Case{8, 3, 1}, Case{1, 1, 7}}) {
+    for (bool channels_last : {true, false}) {
+      for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+        BatchNormParams p;
+        p.batch = c.batch;
+        p.channels = c.channels;
+        p.spatial = c.spatial;
+        p.epsilon = 1e-3f;
+        p.channels_last = channels_last;
+        const int64_t n = c.batch * c.channels * c.spatial;
+        std::vector<float> x = rng.uniform(n, -3.f, 3.f), scale = rng.uniform(c.channels, -2.f, 2.f),
+                           bias = rng.uniform(c.channels, -1.f, 1.f),
+                           mean = rng.uniform(c.channels, -1.f, 1.f),
+                           var = rng.uniform(c.channels, 0.05f, 2.f);
+        auto dx = upload(&x, dtype), ds = upload(&scale, dtype), db = upload(&bias, dtype),
+             dm = upload(&mean, dtype), dv = upload(&var, dtype);
+        std::vector<float> want(n);
+        cpu::batch_norm(p, x.data(), scale.data(), bias.data(), mean.data(), var.data(),
+                        want.data());
+        DeviceBuffer dy(n * (dtype == DType::kFloat16 ? 2 : 4));
+        poison(&dy, dtype);
+        cuda::StepPointers ptrs{};
+        ptrs.in[0] = dx->get();
+        ptrs.in[1] = ds->get();
+        ptrs.in[2] = db->get();
+        ptrs.in[3] = dm->get();
+        ptrs.in[4] = dv->get();
+        ptrs.out[0] = dy.get();
+        ASSERT_EQ(gpu_test::select_and_launch(kBatchNorm, dtype, ptrs, p), "");
+        EXPECT_TRUE(close(download(dy, n, dtype), want, dtype))
+            << c.batch << "x" << c.channels << "x" << c.spatial << " nhwc " << channels_last;
+        EXPECT_TRUE(dy.guard_intact());
+      }
+    }
+  }
+}
+
+TEST(GpuLayerNorm, MatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { int64_t outer, inner; bool bias; ActivationKind act; };
+  const Case cases[] = {{197, 768, true, ActivationKind::kNone},  // ViT-B, batch 1
+                        {8 * 197, 384, true, ActivationKind::kNone},
+                        {5, 1, false, ActivationKind::kNone},
+                        {3, 1001, false, ActivationKind::kRelu},
+                        {2, 4099, true, ActivationKind::kGelu}};
+  for (const Case& c : cases) {
+    for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+      LayerNormParams p;
+      p.outer = c.outer;
+      p.inner = c.inner;
+      p.epsilon = 1e-5f;
+      p.has_bias = c.bias;
+      p.act.kind = c.act;
+      const int64_t n = c.outer * c.inner;
+      // An offset mean tests the two-pass variance.
+      std::vector<float> x = rng.uniform(n, 2.f, 6.f), scale = rng.uniform(c.inner, -2.f, 2.f),
+                         bias = rng.uniform(c.inner, -1.f, 1.f);
+      auto dx = upload(&x, dtype), ds = upload(&scale, dtype), db = upload(&bias, dtype);
+      std::vector<float> want(n);
+      cpu::layer_norm(p, x.data(), scale.data(), bias.data(), want.data(), nullptr, nullptr);
+      DeviceBuffer dy(n * (dtype == DType::kFloat16 ? 2 : 4));
+      poison(&dy, dtype);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx->get();
+      ptrs.in[1] = ds->get();
+      if (c.bias) ptrs.in[2] = db->get();
+      ptrs.out[0] = dy.get();
+      ASSERT_EQ(gpu_test::select_and_launch(kLayerNorm, dtype, ptrs, p), "");
+      EXPECT_TRUE(close(download(dy, n, dtype), want, dtype)) << c.outer << "x" << c.inner;
+      EXPECT_TRUE(dy.guard_intact());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels

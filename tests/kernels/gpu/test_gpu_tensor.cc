@@ -1,0 +1,220 @@
+// CUDA data movement (kernels/cuda/tensor.cu: Copy, Transpose, Concat) against the CPU twins
+// (kernels/cpu/transform.cc, transpose.cc) on random bytes. Tolerance: none, bit-exact. Outputs
+// poisoned, guards checked; shapes with odd extents, batch 1 and 8, every element size.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/tensor_ops.h"
+#include "tests/kernels/gpu/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using gpu_test::DeviceBuffer;
+using test_util::Bytes;
+using test_util::Shape;
+
+constexpr uint16_t kConcat = 7, kCopy = 8, kTranspose = 19;
+
+Bytes download(const DeviceBuffer& b, size_t n) {
+  const std::vector<uint8_t> all = b.download_all();
+  return Bytes(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+// The first byte that differs, or -1.
+int64_t first_difference(const Bytes& got, const Bytes& want) {
+  for (size_t i = 0; i < want.size(); ++i)
+    if (got[i] != want[i]) return static_cast<int64_t>(i);
+  return -1;
+}
+
+TEST(GpuCopy, MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (int64_t bytes : {1, 7, 16, 4099, 1000000}) {
+    for (int64_t offset : {0, 2, 5}) {  // misaligned pointers take narrower units
+      const Bytes x = rng.bytes(bytes);
+      CopyParams p;
+      p.bytes = bytes;
+      DeviceBuffer dx(bytes + offset), dy(bytes + offset);
+      Bytes xo(bytes + offset, 0);
+      std::copy(x.begin(), x.end(), xo.begin() + offset);
+      dx.upload(xo.data(), xo.size());
+      dy.poison16(gpu_test::kHalfPoison);
+      const Bytes before = download(dy, bytes + offset);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = static_cast<uint8_t*>(dx.get()) + offset;
+      ptrs.out[0] = static_cast<uint8_t*>(dy.get()) + offset;
+      ASSERT_EQ(gpu_test::select_and_launch(kCopy, DType::kFloat16, ptrs, p), "");
+      const Bytes got = download(dy, bytes + offset);
+      EXPECT_EQ(first_difference(Bytes(got.begin() + offset, got.end()), x), -1)
+          << "bytes " << bytes << " offset " << offset;
+      EXPECT_TRUE(std::equal(got.begin(), got.begin() + offset, before.begin())) << "wrote before y";
+      EXPECT_TRUE(dy.guard_intact());
+    }
+  }
+}
+
+TEST(GpuCopy, OverlappingRangesMoveLikeMemmove) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const int64_t n = 3001;
+  for (int64_t shift : {-37, 37, 0}) {
+    const Bytes x = rng.bytes(n + 64);
+    DeviceBuffer d(n + 64);
+    d.upload(x.data(), x.size());
+    Bytes want = x;
+    CopyParams p;
+    p.bytes = n;
+    const int64_t from = shift < 0 ? 40 : 0, to = from + shift;
+    cpu::copy(p, want.data() + from, want.data() + to);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = static_cast<uint8_t*>(d.get()) + from;
+    ptrs.out[0] = static_cast<uint8_t*>(d.get()) + to;
+    ASSERT_EQ(gpu_test::select_and_launch(kCopy, DType::kFloat16, ptrs, p), "");
+    EXPECT_EQ(first_difference(download(d, n + 64), want), -1) << "shift " << shift;
+  }
+}
+
+// y = x transposed by perm, x dense with shape dims.
+TransposeParams transpose_params(const Shape& dims, const std::vector<int>& perm, int64_t elem) {
+  TransposeParams p;
+  p.rank = static_cast<int32_t>(dims.size());
+  p.elem_bytes = elem;
+  const Shape strides = test_util::dense_strides(dims);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    p.out_dims[d] = dims[size_t(perm[d])];
+    p.x_strides[d] = strides[size_t(perm[d])];
+  }
+  return p;
+}
+
+struct TransposeCase {
+  Shape dims;
+  std::vector<int> perm;
+  bool tiled;  // what selection should pick
+};
+
+TEST(GpuTranspose, MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const TransposeCase cases[] = {
+      {{1, 3, 224, 224}, {0, 2, 3, 1}, true},   // NCHW -> NHWC, image input
+      {{8, 67, 13, 11}, {0, 2, 3, 1}, true},    // odd everything, batch 8
+      {{1, 13, 11, 67}, {0, 3, 1, 2}, true},    // NHWC -> NCHW
+      {{8, 7, 7, 2048}, {0, 3, 1, 2}, true},
+      {{33, 65}, {1, 0}, true},                 // a plain 2-D transpose
+      {{2, 197, 12, 64}, {0, 2, 1, 3}, false},  // ViT heads split: generic
+      {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}, false},
+      {{5, 1, 9}, {1, 2, 0}, true},             // extent-1 dims drop out
+      {{17}, {0}, false},
+  };
+  for (const TransposeCase& c : cases) {
+    for (int64_t elem : {1, 2, 4, 8}) {
+      const TransposeParams p = transpose_params(c.dims, c.perm, elem);
+      const int64_t bytes = test_util::volume(c.dims) * elem;
+      const Bytes x = rng.bytes(bytes);
+      Bytes want(static_cast<size_t>(bytes));
+      cpu::transpose(p, x.data(), want.data());
+      DeviceBuffer dx(bytes), dy(bytes);
+      dx.upload(x.data(), x.size());
+      dy.poison16(gpu_test::kHalfPoison);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx.get();
+      ptrs.out[0] = dy.get();
+      cuda::LaunchChoice chosen;
+      ASSERT_EQ(gpu_test::select_and_launch(kTranspose, DType::kFloat16, ptrs, p, &chosen), "");
+      EXPECT_EQ(std::string(chosen.variant->name).find("tiled") != std::string::npos, c.tiled)
+          << chosen.variant->name << " for " << test_util::shape_str(c.dims);
+      EXPECT_EQ(first_difference(download(dy, bytes), want), -1)
+          << test_util::shape_str(c.dims) << " elem " << elem << " " << chosen.variant->name;
+      EXPECT_TRUE(dy.guard_intact());
+    }
+  }
+}
+
+// A grid of one block still covers every tile (grid-stride), and a plan naming the tiled kernel
+// for a permutation it does not handle still gets the right answer.
+TEST(GpuTranspose, TiledKernelAnyGridAndAnyPermutation) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (const TransposeCase& c : {TransposeCase{{2, 35, 9, 7}, {0, 2, 3, 1}, true},
+                                 TransposeCase{{2, 3, 4, 5}, {3, 1, 0, 2}, false}}) {
+    const TransposeParams p = transpose_params(c.dims, c.perm, 2);
+    const int64_t bytes = test_util::volume(c.dims) * 2;
+    const Bytes x = rng.bytes(bytes);
+    Bytes want(static_cast<size_t>(bytes));
+    cpu::transpose(p, x.data(), want.data());
+    DeviceBuffer dx(bytes), dy(bytes);
+    dx.upload(x.data(), x.size());
+    dy.poison16(gpu_test::kHalfPoison);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.out[0] = dy.get();
+    cuda::LaunchChoice one;
+    one.block[0] = 32;
+    one.block[1] = 8;
+    ASSERT_EQ(gpu_test::launch("jp_transpose_tiled_b2", one, ptrs, p), "");
+    EXPECT_EQ(first_difference(download(dy, bytes), want), -1) << test_util::shape_str(c.dims);
+    EXPECT_TRUE(dy.guard_intact());
+  }
+}
+
+TEST(GpuConcat, MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case {
+    int64_t outer, inner;
+    std::vector<int64_t> axis_len;
+  };
+  const Case cases[] = {
+      {1, 56 * 56, {64, 64}},          // NCHW channel concat, batch 1
+      {8 * 13 * 13, 1, {67, 3, 128}},  // NHWC channel concat: inner 1, odd lengths
+      {8, 7, {3, 0, 5, 1}},            // an empty input (null pointer)
+      {2, 16, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+      {1, 1, {1}},
+  };
+  for (const Case& c : cases) {
+    for (int64_t elem : {1, 2, 4, 8}) {
+      ConcatParams p;
+      p.outer = c.outer;
+      p.inner = c.inner;
+      p.elem_bytes = elem;
+      p.num_inputs = static_cast<int32_t>(c.axis_len.size());
+      int64_t total = 0;
+      std::vector<Bytes> inputs;
+      std::vector<std::unique_ptr<DeviceBuffer>> dins;
+      std::vector<const void*> host_ptrs;
+      cuda::StepPointers ptrs{};
+      for (size_t k = 0; k < c.axis_len.size(); ++k) {
+        p.axis_len[k] = c.axis_len[k];
+        total += c.axis_len[k];
+        const int64_t bytes = c.outer * c.axis_len[k] * c.inner * elem;
+        inputs.push_back(rng.bytes(bytes));
+        host_ptrs.push_back(bytes > 0 ? inputs.back().data() : nullptr);
+        if (bytes > 0) {
+          dins.push_back(std::make_unique<DeviceBuffer>(bytes));
+          dins.back()->upload(inputs.back().data(), bytes);
+          ptrs.in[k] = dins.back()->get();
+        }
+      }
+      const int64_t out_bytes = c.outer * total * c.inner * elem;
+      Bytes want(static_cast<size_t>(out_bytes));
+      cpu::concat(p, host_ptrs.data(), want.data());
+      DeviceBuffer dy(out_bytes);
+      dy.poison16(gpu_test::kHalfPoison);
+      ptrs.out[0] = dy.get();
+      ASSERT_EQ(gpu_test::select_and_launch(kConcat, DType::kFloat16, ptrs, p), "");
+      EXPECT_EQ(first_difference(download(dy, out_bytes), want), -1)
+          << "outer " << c.outer << " inner " << c.inner << " elem " << elem;
+      EXPECT_TRUE(dy.guard_intact());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels
