@@ -47,14 +47,32 @@ kernels::DType data_dtype(const kernels::cuda::StepDesc& d) {
   return d.num_outputs > 0 ? d.output_dtypes[0] : kernels::DType::kFloat32;
 }
 
+[[noreturn]] void fail_missing(const Target& target, const std::vector<std::string>& missing) {
+  std::string list;
+  for (const std::string& m : missing) list += (list.empty() ? "" : "; ") + m;
+  fail("target ", target.plan.name, ": no CUDA kernel for ", missing.size(),
+       missing.size() == 1 ? " step: " : " steps: ", list);
+}
+
+std::string step_label(const DraftStep& step) {
+  return cat("'", step.name, "' (", fb::EnumNameOpFamily(step.op.family), ")");
+}
+
 }  // namespace
 
 void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& metadata) {
+  // Families without CUDA kernels first: the loader's prepare refuses their Float16 steps, one
+  // at a time; this names them all.
+  std::vector<std::string> missing;
+  for (const DraftStep& step : draft->steps)
+    if (!kernels::cuda::has_selector(static_cast<uint16_t>(step.op.family)))
+      missing.push_back(step_label(step) + ": no CUDA kernel for this op family yet");
+  if (!missing.empty()) fail_missing(target, missing);
+
   const LoadedPlan plan = load(serialize_plan(*draft, target.plan, metadata));
   if (plan->steps.size() != draft->steps.size())
     fail("internal error: the loaded GPU plan has ", plan->steps.size(), " steps, the draft ",
          draft->steps.size());
-  std::vector<std::string> missing;
   bool workspace_changed = false;
   for (size_t i = 0; i < draft->steps.size(); ++i) {
     DraftStep& step = draft->steps[i];
@@ -76,8 +94,7 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
     kernels::cuda::LaunchChoice choice;
     std::string why;
     if (!kernels::cuda::select_kernel(desc, target.device, &choice, &why)) {
-      missing.push_back(cat("'", step.name, "' (", fb::EnumNameOpFamily(step.op.family),
-                            "): ", why));
+      missing.push_back(step_label(step) + ": " + why);
       continue;
     }
     step.kernel = choice.variant->name;
@@ -89,12 +106,7 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
     workspace_changed |= workspace != step.op.workspace_bytes;
     step.op.workspace_bytes = workspace;
   }
-  if (!missing.empty()) {
-    std::string list;
-    for (const std::string& m : missing) list += (list.empty() ? "" : "; ") + m;
-    fail("target ", target.plan.name, ": no CUDA kernel for ", missing.size(),
-         missing.size() == 1 ? " step: " : " steps: ", list);
-  }
+  if (!missing.empty()) fail_missing(target, missing);
   if (workspace_changed) assign_memory(draft);
 }
 

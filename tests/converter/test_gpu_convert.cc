@@ -89,6 +89,10 @@ void expect_kernels_or_one_error(const ModelBuilder& m, const std::string& targe
     EXPECT_EQ(convert(m, gpu(target)).plan, r.plan);  // byte-identical
   } catch (const ConvertError& e) {
     const std::string what = e.what();
+    bool all_have = true;  // every family of the plan has CUDA kernels: it must convert
+    for (const auto& [name, step] : steps)
+      all_have &= kernels::cuda::has_selector(static_cast<uint16_t>(step->op()));
+    EXPECT_FALSE(all_have) << what;
     const std::string head = "target " + target + ": no CUDA kernel for ";
     ASSERT_THAT(what, StartsWith(head));
     // "'name' (Family): why; 'name' (Family): why"
@@ -197,8 +201,11 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
     EXPECT_EQ(plan->tensors()->Get(b->tensor())->dtype(), fb::DType::Float32);
   EXPECT_EQ(shape(plan, plan->outputs()->Get(1)->tensor()), (std::vector<int64_t>{1, 4, 4, 4}));
   // Everything else is float16.
-  for (const auto* t : *plan->tensors())
-    if (t->storage() != fb::Storage::Binding) EXPECT_EQ(t->dtype(), fb::DType::Float16) << t->name()->str();
+  for (const auto* t : *plan->tensors()) {
+    if (t->storage() != fb::Storage::Binding) {
+      EXPECT_EQ(t->dtype(), fb::DType::Float16) << t->name()->str();
+    }
+  }
 
   // Steps in order: casts in, NHWC transpose, the NHWC chain, casts out.
   std::vector<std::pair<std::string, fb::OpFamily>> order;
@@ -251,8 +258,11 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
               << o << c << y << xx;
         }
   // No weight is left behind in float32 or unused.
-  for (const auto* t : *plan->tensors())
-    if (t->storage() == fb::Storage::Weight) EXPECT_NE(t->name()->str(), "w");
+  for (const auto* t : *plan->tensors()) {
+    if (t->storage() == fb::Storage::Weight) {
+      EXPECT_NE(t->name()->str(), "w");
+    }
+  }
 
   // Deterministic.
   EXPECT_EQ(convert(m, gpu("h100", false)).plan, r.plan);
@@ -270,11 +280,36 @@ TEST(GpuConvert, PointwiseNet) {
   plan = plan_of(r);
   std::vector<std::string> names;
   for (const auto* s : *plan->steps()) names.push_back(s->name()->str());
-  EXPECT_EQ(names, (std::vector<std::string>{"x:to_f16", "z:to_f16", "relu+mul", "add",
-                                             "sigmoid", "y:to_f32"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"x:to_f16", "z:to_f16", "relu", "mul",
+                                             "add+sigmoid", "y:to_f32"}));
   // Pointwise steps have CUDA kernels today: only the binding casts may be missing.
   expect_kernels_or_one_error(m, "h100", {fb::OpFamily::Activation, fb::OpFamily::Binary});
   expect_kernels_or_one_error(m, "rtx3090", {fb::OpFamily::Activation, fb::OpFamily::Binary});
+}
+
+// Sin (Unary) and ReduceMean (Reduce) run on the CPU; every step of a family without CUDA
+// kernels is named in one error.
+TEST(GpuConvert, OneErrorNamesEveryStepWithoutACudaKernel) {
+  ModelBuilder m;
+  m.input("x", {1, 4, 8, 8}).output("y");
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  m.node("Sin", {"r"}, {"s"}, "sin");
+  m.node("Sin", {"s"}, {"s2"}, "sin2");
+  auto& mean = m.node("ReduceMean", {"s2"}, {"y"}, "mean");
+  attr(mean, "axes", std::vector<int64_t>{2, 3});
+  std::string expected;
+  size_t n = 0;
+  for (const auto& [name, family] : {std::pair{"sin", fb::OpFamily::Unary},
+                                     std::pair{"sin2", fb::OpFamily::Unary},
+                                     std::pair{"mean", fb::OpFamily::Reduce}}) {
+    if (kernels::cuda::has_selector(static_cast<uint16_t>(family))) continue;
+    expected += std::string(n++ ? "; " : "") + "'" + name + "' (" + fb::EnumNameOpFamily(family) +
+                "): no CUDA kernel for this op family yet";
+  }
+  if (n == 0) GTEST_SKIP() << "Unary and Reduce have CUDA kernels now";
+  EXPECT_EQ(convert_error(m, gpu("h100")), "target h100: no CUDA kernel for " +
+                                               std::to_string(n) + (n == 1 ? " step: " : " steps: ") +
+                                               expected);
 }
 
 TEST(GpuConvert, CpuPlansAreUnchanged) {
