@@ -1,6 +1,7 @@
 #include "converter/src/targets.h"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -204,6 +205,15 @@ std::vector<std::string> target_dirs() {
 #ifdef JETPLAN_SOURCE_TARGETS_DIR
   dirs.push_back(JETPLAN_SOURCE_TARGETS_DIR);
 #endif
+  // An installed jetplan-convert moved with its prefix: <prefix>/bin/../share/jetplan/targets.
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    std::string path(exe, static_cast<size_t>(n));
+    const size_t slash = path.find_last_of('/');
+    if (slash != std::string::npos)
+      dirs.push_back(path.substr(0, slash) + "/../share/jetplan/targets");
+  }
 #ifdef JETPLAN_INSTALL_TARGETS_DIR
   dirs.push_back(JETPLAN_INSTALL_TARGETS_DIR);
 #endif

@@ -24,8 +24,9 @@ struct Target {
 // Parses one target file's text; `file` names it in errors. ConvertError on malformed input.
 Target parse_target_json(const std::string& text, const std::string& file);
 
-// "cpu", a target name (targets/NAME.json in the source tree's targets/ folder, then in the
-// install prefix's share/jetplan/targets), or a path to a .json file (contains '/' or ends in
+// "cpu", a target name (targets/NAME.json in the source tree's targets/ folder, then in
+// share/jetplan/targets beside the running program's bin/, then in the configured install
+// prefix's), or a path to a .json file (contains '/' or ends in
 // ".json"). ConvertError naming the known targets when there is no such target.
 Target find_target(const std::string& name_or_path);
 
