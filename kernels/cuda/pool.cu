@@ -4,10 +4,13 @@
 // ceil-mode window) never count, a window without input gives 0 and a NaN in a max window wins.
 // Global average pooling (one window over the whole input, no padding) has its own kernel: a
 // parallel per-channel reduction in a fixed order. Twin: kernels/cpu/pool.cc.
+// Reduce (ONNX Reduce* over any dims, one output per thread) lives here too; twin:
+// kernels/cpu/reduce.cc.
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/params_nn.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
@@ -36,19 +39,28 @@ __device__ Geometry to_3d(const PoolParams& p) {
 
 // One output element per thread; channels fastest in NHWC, so neighbouring threads read
 // neighbouring channels of the same taps.
-template <typename T>
-__device__ void pool(const StepPointers& ptrs, const PoolParams& p) {
-  if (p.spatial_rank < 1 || p.spatial_rank > 3) return;
-  const Geometry g = to_3d(p);
+// I: the index type, 32-bit whenever every offset fits (the divisions dominate the cost).
+template <typename T, typename I>
+__device__ void pool_indexed(const StepPointers& ptrs, const PoolParams& p, const Geometry& g) {
+  I gin[3], gout[3], gk[3], gs[3], gd[3], gpb[3], gpe[3];
+  for (int d = 0; d < 3; ++d) {
+    gin[d] = static_cast<I>(g.in[d]);
+    gout[d] = static_cast<I>(g.out[d]);
+    gk[d] = static_cast<I>(g.kernel[d]);
+    gs[d] = static_cast<I>(g.stride[d]);
+    gd[d] = static_cast<I>(g.dilation[d]);
+    gpb[d] = static_cast<I>(g.pad_begin[d]);
+    gpe[d] = static_cast<I>(g.pad_end[d]);
+  }
   const T* x = static_cast<const T*>(ptrs.in[0]);
   T* y = static_cast<T*>(ptrs.out[0]);
-  const int64_t C = p.channels;
-  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
-  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
-  const int64_t count = p.batch * C * out_plane;
+  const I C = static_cast<I>(p.channels);
+  const I in_plane = gin[0] * gin[1] * gin[2];
+  const I out_plane = gout[0] * gout[1] * gout[2];
+  const I count = static_cast<I>(p.batch) * C * out_plane;
   const bool is_max = p.kind == PoolKind::kMax;
-  for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    int64_t n, c, o;  // o: flat output position in the plane
+  for (I i = static_cast<I>(global_thread()); i < count; i += static_cast<I>(global_threads())) {
+    I n, c, o;  // o: flat output position in the plane
     if (p.channels_last) {
       c = i % C;
       o = (i / C) % out_plane;
@@ -58,37 +70,145 @@ __device__ void pool(const StepPointers& ptrs, const PoolParams& p) {
       c = (i / out_plane) % C;
       n = i / (out_plane * C);
     }
-    const int64_t o2 = o % g.out[2], o1 = (o / g.out[2]) % g.out[1], o0 = o / (g.out[2] * g.out[1]);
+    const I o2 = o % gout[2], o1 = (o / gout[2]) % gout[1], o0 = o / (gout[2] * gout[1]);
     const T* xp = p.channels_last ? x + n * in_plane * C + c : x + (n * C + c) * in_plane;
-    const int64_t step = p.channels_last ? C : 1;
+    const I step = p.channels_last ? C : 1;
     float max = 0.f, sum = 0.f;
-    int64_t inputs = 0, counted = 0;
-    const int64_t b0 = o0 * g.stride[0] - g.pad_begin[0], b1 = o1 * g.stride[1] - g.pad_begin[1],
-                  b2 = o2 * g.stride[2] - g.pad_begin[2];
-    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-      const int64_t i0 = b0 + k0 * g.dilation[0];
-      if (i0 < -g.pad_begin[0] || i0 >= g.in[0] + g.pad_end[0]) continue;
-      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-        const int64_t i1 = b1 + k1 * g.dilation[1];
-        if (i1 < -g.pad_begin[1] || i1 >= g.in[1] + g.pad_end[1]) continue;
-        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-          const int64_t i2 = b2 + k2 * g.dilation[2];
-          if (i2 < -g.pad_begin[2] || i2 >= g.in[2] + g.pad_end[2]) continue;
+    I inputs = 0, counted = 0;
+    const I b0 = o0 * gs[0] - gpb[0], b1 = o1 * gs[1] - gpb[1], b2 = o2 * gs[2] - gpb[2];
+    for (I k0 = 0; k0 < gk[0]; ++k0) {
+      const I i0 = b0 + k0 * gd[0];
+      if (i0 < -gpb[0] || i0 >= gin[0] + gpe[0]) continue;
+      for (I k1 = 0; k1 < gk[1]; ++k1) {
+        const I i1 = b1 + k1 * gd[1];
+        if (i1 < -gpb[1] || i1 >= gin[1] + gpe[1]) continue;
+        for (I k2 = 0; k2 < gk[2]; ++k2) {
+          const I i2 = b2 + k2 * gd[2];
+          if (i2 < -gpb[2] || i2 >= gin[2] + gpe[2]) continue;
           ++counted;
-          if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1] || i2 < 0 || i2 >= g.in[2])
+          if (i0 < 0 || i0 >= gin[0] || i1 < 0 || i1 >= gin[1] || i2 < 0 || i2 >= gin[2])
             continue;
-          const float v = load_float(xp, ((i0 * g.in[1] + i1) * g.in[2] + i2) * step);
+          const float v = load_float(xp, ((i0 * gin[1] + i1) * gin[2] + i2) * step);
           if (inputs == 0 || v > max || v != v) max = v;
           sum += v;
           ++inputs;
         }
       }
     }
-    const int64_t divisor = p.count_include_pad ? counted : inputs;
+    const I divisor = p.count_include_pad ? counted : inputs;
     float result = 0.f;
     if (is_max) result = max;
     else if (divisor > 0) result = sum / static_cast<float>(divisor);
     store_float(y, i, result);
+  }
+}
+
+template <typename T>
+__device__ void pool(const StepPointers& ptrs, const PoolParams& p) {
+  if (p.spatial_rank < 1 || p.spatial_rank > 3) return;
+  const Geometry g = to_3d(p);
+  const int64_t in_count = p.batch * p.channels * g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_count = p.batch * p.channels * g.out[0] * g.out[1] * g.out[2];
+  // Window coordinates reach pad and dilation past the input; 2^30 leaves room for them.
+  const int64_t limit = int64_t{1} << 30;
+  bool small = in_count < limit && out_count < limit && global_threads() < limit;
+  for (int d = 0; d < 3; ++d)
+    small = small && g.kernel[d] * g.dilation[d] < limit && g.stride[d] * g.out[d] < limit &&
+            g.pad_begin[d] < limit && g.pad_end[d] < limit;
+  if (small) pool_indexed<T, int32_t>(ptrs, p, g);
+  else pool_indexed<T, int64_t>(ptrs, p, g);
+}
+
+// NHWC FP16 with channels a multiple of 8 (every CNN stage): a thread pools 8 channels of one
+// output position with 16-byte loads, so the index arithmetic is paid once per 8 channels.
+// Falls back to the general kernel when the shape or the pointers do not allow it.
+__device__ void pool_nhwc8(const StepPointers& ptrs, const PoolParams& p) {
+  if (p.spatial_rank < 1 || p.spatial_rank > 3) return;
+  const Geometry g = to_3d(p);
+  const int64_t in_count = p.batch * p.channels * g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_count = p.batch * p.channels * g.out[0] * g.out[1] * g.out[2];
+  const int64_t limit = int64_t{1} << 30;
+  bool fits = p.channels_last && p.channels % 8 == 0 && p.channels > 0 && in_count < limit &&
+              out_count < limit && global_threads() < limit &&
+              reinterpret_cast<uintptr_t>(ptrs.in[0]) % 16 == 0 &&
+              reinterpret_cast<uintptr_t>(ptrs.out[0]) % 16 == 0;
+  for (int d = 0; d < 3; ++d)
+    fits = fits && g.kernel[d] * g.dilation[d] < limit && g.stride[d] * g.out[d] < limit &&
+           g.pad_begin[d] < limit && g.pad_end[d] < limit;
+  if (!fits) {
+    pool<__half>(ptrs, p);
+    return;
+  }
+  int32_t gin[3], gout[3], gk[3], gs[3], gd[3], gpb[3], gpe[3];
+  for (int d = 0; d < 3; ++d) {
+    gin[d] = static_cast<int32_t>(g.in[d]);
+    gout[d] = static_cast<int32_t>(g.out[d]);
+    gk[d] = static_cast<int32_t>(g.kernel[d]);
+    gs[d] = static_cast<int32_t>(g.stride[d]);
+    gd[d] = static_cast<int32_t>(g.dilation[d]);
+    gpb[d] = static_cast<int32_t>(g.pad_begin[d]);
+    gpe[d] = static_cast<int32_t>(g.pad_end[d]);
+  }
+  const uint4* x = static_cast<const uint4*>(ptrs.in[0]);
+  uint4* y = static_cast<uint4*>(ptrs.out[0]);
+  const int32_t groups = static_cast<int32_t>(p.channels / 8);  // 16-byte vectors per position
+  const int32_t in_plane = gin[0] * gin[1] * gin[2];
+  const int32_t out_plane = gout[0] * gout[1] * gout[2];
+  const int32_t count = static_cast<int32_t>(p.batch) * out_plane * groups;
+  const bool is_max = p.kind == PoolKind::kMax;
+  for (int32_t i = static_cast<int32_t>(global_thread()); i < count;
+       i += static_cast<int32_t>(global_threads())) {
+    const int32_t cg = i % groups, o = (i / groups) % out_plane, n = i / (groups * out_plane);
+    const int32_t o2 = o % gout[2], o1 = (o / gout[2]) % gout[1], o0 = o / (gout[2] * gout[1]);
+    const uint4* xp = x + n * in_plane * groups + cg;
+    float max[8], sum[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) max[k] = sum[k] = 0.f;
+    int32_t inputs = 0, counted = 0;
+    const int32_t b0 = o0 * gs[0] - gpb[0], b1 = o1 * gs[1] - gpb[1], b2 = o2 * gs[2] - gpb[2];
+    for (int32_t k0 = 0; k0 < gk[0]; ++k0) {
+      const int32_t i0 = b0 + k0 * gd[0];
+      if (i0 < -gpb[0] || i0 >= gin[0] + gpe[0]) continue;
+      for (int32_t k1 = 0; k1 < gk[1]; ++k1) {
+        const int32_t i1 = b1 + k1 * gd[1];
+        if (i1 < -gpb[1] || i1 >= gin[1] + gpe[1]) continue;
+        for (int32_t k2 = 0; k2 < gk[2]; ++k2) {
+          const int32_t i2 = b2 + k2 * gd[2];
+          if (i2 < -gpb[2] || i2 >= gin[2] + gpe[2]) continue;
+          ++counted;
+          if (i0 < 0 || i0 >= gin[0] || i1 < 0 || i1 >= gin[1] || i2 < 0 || i2 >= gin[2])
+            continue;
+          const uint4 raw = xp[((i0 * gin[1] + i1) * gin[2] + i2) * groups];
+          const __half2* h = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const float2 v = __half22float2(h[k]);
+            const float a = v.x, b = v.y;
+            if (inputs == 0 || a > max[2 * k] || a != a) max[2 * k] = a;
+            if (inputs == 0 || b > max[2 * k + 1] || b != b) max[2 * k + 1] = b;
+            sum[2 * k] += a;
+            sum[2 * k + 1] += b;
+          }
+          ++inputs;
+        }
+      }
+    }
+    const int32_t divisor = p.count_include_pad ? counted : inputs;
+    uint4 out;
+    __half2* oh = reinterpret_cast<__half2*>(&out);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      float a = 0.f, b = 0.f;
+      if (is_max) {
+        a = max[2 * k];
+        b = max[2 * k + 1];
+      } else if (divisor > 0) {
+        a = sum[2 * k] / static_cast<float>(divisor);
+        b = sum[2 * k + 1] / static_cast<float>(divisor);
+      }
+      oh[k] = __floats2half2_rn(a, b);
+    }
+    y[i] = out;
   }
 }
 
@@ -140,6 +260,103 @@ __device__ void global_average(const StepPointers& ptrs, const PoolParams& p) {
   else pool<T>(ptrs, p);
 }
 
+// Reduce over the dims of axis_mask: one output per thread, its reduced elements visited in
+// row-major order of the reduced dims (the twin's order), accumulated in FP32.
+template <typename T>
+__device__ void reduce(const StepPointers& ptrs, const ReduceParams& p) {
+  if (p.rank < 0 || p.rank > kMaxRank) return;
+  const T* x = static_cast<const T*>(ptrs.in[0]);
+  T* y = static_cast<T*>(ptrs.out[0]);
+  int64_t rdims[kMaxRank], rstride[kMaxRank], kdims[kMaxRank], kstride[kMaxRank];
+  int nr = 0, nk = 0;
+  int64_t stride = 1, out_count = 1, set = 1;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    if (p.axis_mask >> d & 1u) {
+      rdims[nr] = p.in_dims[d];
+      rstride[nr++] = stride;
+      set *= p.in_dims[d];
+    } else {
+      kdims[nk] = p.in_dims[d];
+      kstride[nk++] = stride;
+      out_count *= p.in_dims[d];
+    }
+    stride *= p.in_dims[d];
+  }
+  // rdims/kdims run from the last dim to the first: index 0 is the fastest.
+  for (int64_t o = global_thread(); o < out_count; o += global_threads()) {
+    int64_t base = 0, rest = o;
+    for (int k = 0; k < nk; ++k) {
+      base += (rest % kdims[k]) * kstride[k];
+      rest /= kdims[k];
+    }
+    const auto at = [&](int64_t j) {
+      int64_t off = base;
+      for (int r = 0; r < nr; ++r) {
+        off += (j % rdims[r]) * rstride[r];
+        j /= rdims[r];
+      }
+      return load_float(x, off);
+    };
+    // Sums are compensated (Kahan): a mean over a 56 x 56 plane keeps FP32 accuracy. nvcc
+    // does not reassociate float arithmetic without fast-math, so the compensation survives.
+    float acc = 0.f, carry = 0.f;
+    const auto add = [&](float v) {
+      const float yv = v - carry, t = acc + yv;
+      carry = (t - acc) - yv;
+      acc = t;
+    };
+    switch (p.op) {
+      case ReduceOp::kSum:
+      case ReduceOp::kMean:
+      case ReduceOp::kLogSum:
+        for (int64_t j = 0; j < set; ++j) add(at(j));
+        if (p.op == ReduceOp::kMean) acc = acc / static_cast<float>(set);
+        if (p.op == ReduceOp::kLogSum) acc = logf(acc);
+        break;
+      case ReduceOp::kMax:
+      case ReduceOp::kMin: {
+        const bool is_max = p.op == ReduceOp::kMax;
+        acc = is_max ? -INFINITY : INFINITY;
+        for (int64_t j = 0; j < set; ++j) {
+          const float v = at(j);
+          if (v != v || (is_max ? v > acc : v < acc)) acc = v;
+        }
+        break;
+      }
+      case ReduceOp::kProd:
+        acc = 1.f;
+        for (int64_t j = 0; j < set; ++j) acc *= at(j);
+        break;
+      case ReduceOp::kL1:
+        for (int64_t j = 0; j < set; ++j) add(fabsf(at(j)));
+        break;
+      case ReduceOp::kL2:
+      case ReduceOp::kSumSquare:
+        for (int64_t j = 0; j < set; ++j) {
+          const float v = at(j);
+          add(v * v);
+        }
+        if (p.op == ReduceOp::kL2) acc = sqrtf(acc);
+        break;
+      case ReduceOp::kLogSumExp: {
+        float max = -INFINITY;
+        for (int64_t j = 0; j < set; ++j) {
+          const float v = at(j);
+          if (max == max && (v != v || v > max)) max = v;
+        }
+        if (!isfinite(max)) {
+          acc = max;
+          break;
+        }
+        for (int64_t j = 0; j < set; ++j) add(expf(at(j) - max));
+        acc = max + logf(acc);
+        break;
+      }
+    }
+    store_float(y, o, acc);
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
@@ -149,6 +366,9 @@ using jetplan::kernels::cuda::StepPointers;
 extern "C" __global__ void jp_pool_f16(StepPointers ptrs, const PoolParams p) {
   jetplan::kernels::cuda::pool<__half>(ptrs, p);
 }
+extern "C" __global__ void jp_pool_nhwc8_f16(StepPointers ptrs, const PoolParams p) {
+  jetplan::kernels::cuda::pool_nhwc8(ptrs, p);
+}
 extern "C" __global__ void jp_pool_f32(StepPointers ptrs, const PoolParams p) {
   jetplan::kernels::cuda::pool<float>(ptrs, p);
 }
@@ -157,4 +377,10 @@ extern "C" __global__ void jp_pool_global_avg_f16(StepPointers ptrs, const PoolP
 }
 extern "C" __global__ void jp_pool_global_avg_f32(StepPointers ptrs, const PoolParams p) {
   jetplan::kernels::cuda::global_average<float>(ptrs, p);
+}
+extern "C" __global__ void jp_reduce_f16(StepPointers ptrs, const jetplan::kernels::ReduceParams p) {
+  jetplan::kernels::cuda::reduce<__half>(ptrs, p);
+}
+extern "C" __global__ void jp_reduce_f32(StepPointers ptrs, const jetplan::kernels::ReduceParams p) {
+  jetplan::kernels::cuda::reduce<float>(ptrs, p);
 }

@@ -62,6 +62,10 @@ bool select_cast(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*
 bool select_copy(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_concat(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_transpose(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_slice(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_gather(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_resize(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_reduce(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_pool(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_softmax(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_batch_norm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);

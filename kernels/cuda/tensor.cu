@@ -1,6 +1,7 @@
-// Data movement on the GPU: Copy (byte copy), Transpose (strided gather) and Concat. The kernels
+// Data movement on the GPU: Copy (byte copy), Transpose (strided gather), Concat, Slice and
+// Gather. The kernels
 // move elements of elem_bytes and never look at the values, so one kernel serves every dtype.
-// Twins: kernels/cpu/transform.cc (copy, concat), kernels/cpu/transpose.cc.
+// Twins: kernels/cpu/transform.cc (copy, concat), transpose.cc, slice.cc, gather.cc.
 #include <cstdint>
 
 #include "kernels/cuda/device_math.cuh"
@@ -189,11 +190,73 @@ __device__ void concat(const StepPointers& ptrs, const ConcatParams& p) {
   }
 }
 
+// Slice: one output element per thread; x element starts[d] + c[d] * steps[d] along each dim.
+template <int N>
+__device__ void slice(const SliceParams& p, const void* x, void* y) {
+  using T = typename Unit<N>::T;
+  const T* s = static_cast<const T*>(x);
+  T* d = static_cast<T*>(y);
+  int64_t count = 1;
+  for (int32_t k = 0; k < p.rank; ++k) count *= p.out_dims[k];
+  for (int64_t i = global_thread(); i < count; i += global_threads()) {
+    int64_t rest = i, off = 0, stride = 1;
+    for (int32_t k = p.rank - 1; k >= 0; --k) {
+      const int64_t c = rest % p.out_dims[k];
+      rest /= p.out_dims[k];
+      off += (p.starts[k] + c * p.steps[k]) * stride;
+      stride *= p.x_dims[k];
+    }
+    d[i] = s[off];
+  }
+}
+
+// Gather: y [outer, num_indices, inner] in units of the widest power of two dividing the slab
+// (inner * elem_bytes) and both pointers; an index outside [-axis_len, axis_len) gives zeros.
+template <int N>
+__device__ void gather_units(const StepPointers& ptrs, const GatherParams& p, int64_t row_units) {
+  using T = typename Unit<N>::T;
+  const T* s = static_cast<const T*>(ptrs.in[0]);
+  T* d = static_cast<T*>(ptrs.out[0]);
+  const int64_t count = p.outer * p.num_indices * row_units;
+  for (int64_t i = global_thread(); i < count; i += global_threads()) {
+    const int64_t u = i % row_units, j = (i / row_units) % p.num_indices,
+                  o = i / (row_units * p.num_indices);
+    int64_t k = p.index_dtype == DType::kInt32 ? static_cast<const int32_t*>(ptrs.in[1])[j]
+                                               : static_cast<const int64_t*>(ptrs.in[1])[j];
+    if (k < 0) k += p.axis_len;
+    if (k >= 0 && k < p.axis_len) {
+      d[i] = s[(o * p.axis_len + k) * row_units + u];
+    } else {
+      T zero;
+      memset(&zero, 0, sizeof zero);
+      d[i] = zero;
+    }
+  }
+}
+
+__device__ void gather(const StepPointers& ptrs, const GatherParams& p) {
+  const int64_t row_bytes = p.inner * p.elem_bytes;
+  if (row_bytes <= 0) return;
+  if (p.index_dtype != DType::kInt32 && p.index_dtype != DType::kInt64) return;
+  const uint64_t bits = static_cast<uint64_t>(row_bytes) |
+                        reinterpret_cast<uintptr_t>(ptrs.in[0]) |
+                        reinterpret_cast<uintptr_t>(ptrs.out[0]);
+  switch (unit_bytes(bits)) {
+    case 16: gather_units<16>(ptrs, p, row_bytes / 16); break;
+    case 8: gather_units<8>(ptrs, p, row_bytes / 8); break;
+    case 4: gather_units<4>(ptrs, p, row_bytes / 4); break;
+    case 2: gather_units<2>(ptrs, p, row_bytes / 2); break;
+    default: gather_units<1>(ptrs, p, row_bytes); break;
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
 using jetplan::kernels::ConcatParams;
 using jetplan::kernels::CopyParams;
+using jetplan::kernels::GatherParams;
+using jetplan::kernels::SliceParams;
 using jetplan::kernels::TransposeParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace jk = jetplan::kernels::cuda;
@@ -203,6 +266,18 @@ extern "C" __global__ void jp_copy(StepPointers ptrs, const CopyParams p) {
 }
 extern "C" __global__ void jp_concat(StepPointers ptrs, const ConcatParams p) {
   jk::concat(ptrs, p);
+}
+extern "C" __global__ void jp_gather(StepPointers ptrs, const GatherParams p) {
+  jk::gather(ptrs, p);
+}
+extern "C" __global__ void jp_slice(StepPointers ptrs, const SliceParams p) {
+  switch (p.elem_bytes) {
+    case 1: jk::slice<1>(p, ptrs.in[0], ptrs.out[0]); break;
+    case 2: jk::slice<2>(p, ptrs.in[0], ptrs.out[0]); break;
+    case 4: jk::slice<4>(p, ptrs.in[0], ptrs.out[0]); break;
+    case 8: jk::slice<8>(p, ptrs.in[0], ptrs.out[0]); break;
+    default: break;
+  }
 }
 
 #define JP_TRANSPOSE(N)                                                                  \

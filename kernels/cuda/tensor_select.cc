@@ -55,6 +55,35 @@ bool select_concat(const StepDesc& step, const TargetInfo& target, LaunchChoice*
   return true;
 }
 
+bool select_slice(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
+                  std::string* why) {
+  const auto* p = static_cast<const SliceParams*>(step.params);
+  const int64_t e = p->elem_bytes;
+  if (e != 1 && e != 2 && e != 4 && e != 8) {
+    *why = "the CUDA Slice kernel moves elements of 1, 2, 4 or 8 bytes";
+    return false;
+  }
+  uint64_t count = 1;
+  for (int32_t k = 0; k < p->rank; ++k) count *= static_cast<uint64_t>(p->out_dims[k]);
+  out->variant = find_kernel_variant("jp_slice");
+  launch_1d(count, 256, target.sm_count * 8, out);
+  return true;
+}
+
+bool select_gather(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
+                   std::string* why) {
+  const auto* p = static_cast<const GatherParams*>(step.params);
+  if (p->index_dtype != DType::kInt32 && p->index_dtype != DType::kInt64) {
+    *why = "the CUDA Gather kernel takes Int32 or Int64 indices";
+    return false;
+  }
+  out->variant = find_kernel_variant("jp_gather");
+  // Units of up to 16 bytes; size the grid for 4-byte units.
+  launch_1d(static_cast<uint64_t>(p->outer) * p->num_indices * p->inner * p->elem_bytes / 4 + 1,
+            256, target.sm_count * 8, out);
+  return true;
+}
+
 bool select_transpose(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                       std::string* why) {
   const auto* p = static_cast<const TransposeParams*>(step.params);

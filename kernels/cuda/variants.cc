@@ -27,6 +27,7 @@ constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/pool_variants.inc"
 #include "kernels/cuda/softmax_variants.inc"
 #include "kernels/cuda/norm_variants.inc"
+#include "kernels/cuda/resize_variants.inc"
 };
 
 }  // namespace

@@ -97,16 +97,22 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: jetplan-inspect PLAN.jplan\n");
     return 2;
   }
+  std::ifstream file(argv[1], std::ios::binary);
+  if (!file) {
+    std::fprintf(stderr, "jetplan-inspect: error: cannot open plan file '%s'\n", argv[1]);
+    return 1;
+  }
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                                   std::istreambuf_iterator<char>());
+  // Verified in full, without touching a GPU: GPU plans are inspected on any machine.
   jp_plan* verified = nullptr;
-  if (jp_plan_load_file(argv[1], &verified) != JP_OK) {
-    std::fprintf(stderr, "jetplan-inspect: error: %s\n", jp_last_error());
+  if (jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY | JP_LOAD_NO_DEVICE,
+                          &verified) != JP_OK) {
+    std::fprintf(stderr, "jetplan-inspect: error: %s: %s\n", argv[1], jp_last_error());
     return 1;
   }
   const size_t arena = jp_plan_arena_bytes(verified);
   jp_plan_destroy(verified);
-  std::ifstream file(argv[1], std::ios::binary);
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                                   std::istreambuf_iterator<char>());
   const fb::Plan* plan = fb::GetPlan(bytes.data());
 
   const fb::Target* target = plan->target();
@@ -142,6 +148,14 @@ int main(int argc, char** argv) {
                 s->name() ? s->name()->c_str() : "", fb::EnumNameOpFamily(s->op()),
                 params_of(s).c_str(), tensor_list(plan, s->inputs()).c_str(),
                 tensor_list(plan, s->outputs()).c_str());
+    if (s->kernel() != nullptr && s->kernel()->size() > 0) {
+      const fb::LaunchConfig* l = s->launch();
+      std::printf("    kernel %s grid %ux%ux%u block %ux%ux%u shared %u split_k %u workspace %llu\n",
+                  s->kernel()->c_str(), l ? l->grid_x() : 0, l ? l->grid_y() : 0,
+                  l ? l->grid_z() : 0, l ? l->block_x() : 0, l ? l->block_y() : 0,
+                  l ? l->block_z() : 0, l ? l->shared_bytes() : 0, l ? l->split_k() : 0,
+                  static_cast<unsigned long long>(s->workspace_bytes()));
+    }
   }
   return 0;
 }

@@ -3,12 +3,15 @@
 // NCHW FP32, and NHWC global average pooling. Tolerance: max is exact (it picks an input);
 // average |got - want| <= 2e-3 * |want| + 1e-3 in FP16 (output rounding 2^-11 plus FP32 sums),
 // 1e-5 relative in FP32. NaN never passes; outputs poisoned, guards checked.
+// Also Reduce (kernels/cuda/pool.cu, twin kernels/cpu/reduce.cc): max/min exact, the sums
+// 2e-3 relative + 2e-3 in FP16, 1e-5 relative + 1e-5 in FP32 (FP32 sums of up to 3136 terms).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/nn_ops.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -100,6 +103,8 @@ const PoolCase kCases[] = {
     // ResNet stem max pool 3x3 s2 p1 on 112x112 (cut to 29x31: odd), batch 1 and 8.
     {1, 64, 2, {29, 31}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false},
     {8, 67, 2, {13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false},
+    {8, 24, 2, {15, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true},  // 8-channel vectors
+    {2, 16, 3, {5, 6, 7}, {2, 3, 2}, {1, 2, 2}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}, true},
     // ceil mode with a window past pad_end, asymmetric pads, dilation.
     {2, 5, 2, {7, 6}, {3, 2}, {2, 2}, {2, 1}, {1, 0}, {0, 1}, true},
     {1, 3, 2, {9, 9}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true},
@@ -114,9 +119,10 @@ TEST_P(GpuPool, ChannelsLastFloat16MatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
   const PoolCase& c = kCases[GetParam()];
-  check(rng, make_params(c, PoolKind::kMax, false, true), DType::kFloat16, "jp_pool_f16");
-  check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat16, "jp_pool_f16");
-  check(rng, make_params(c, PoolKind::kAverage, true, true), DType::kFloat16, "jp_pool_f16");
+  const char* kernel = c.channels % 8 == 0 ? "jp_pool_nhwc8_f16" : "jp_pool_f16";
+  check(rng, make_params(c, PoolKind::kMax, false, true), DType::kFloat16, kernel);
+  check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat16, kernel);
+  check(rng, make_params(c, PoolKind::kAverage, true, true), DType::kFloat16, kernel);
 }
 
 TEST_P(GpuPool, ChannelsFirstFloat32MatchesCpuTwin) {
@@ -143,6 +149,73 @@ TEST(GpuPoolGlobal, AverageChannelsLastMatchesCpuTwin) {
           "jp_pool_global_avg_f16");
     check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat32,
           "jp_pool_global_avg_f32");
+  }
+}
+
+TEST(GpuReduce, MatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { test_util::Shape dims; uint32_t mask; };
+  const Case cases[] = {
+      {{8, 7, 7, 67}, 0b0110},     // NHWC mean over H, W
+      {{1, 64, 56, 56}, 0b1100},   // NCHW mean over H, W
+      {{2, 197, 768}, 0b100},      // last axis
+      {{3, 5, 7, 9}, 0b1011},
+      {{6, 5}, 0},                 // no axes: each element alone
+  };
+  const ReduceOp ops[] = {ReduceOp::kMean, ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin,
+                          ReduceOp::kL1, ReduceOp::kL2, ReduceOp::kSumSquare,
+                          ReduceOp::kLogSumExp};
+  for (const Case& c : cases) {
+    for (ReduceOp op : ops) {
+      for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+        const bool f16 = dtype == DType::kFloat16;
+        ReduceParams p;
+        p.op = op;
+        p.rank = static_cast<int32_t>(c.dims.size());
+        p.axis_mask = c.mask;
+        int64_t nx = 1, ny = 1;
+        for (size_t d = 0; d < c.dims.size(); ++d) {
+          p.in_dims[d] = c.dims[d];
+          nx *= c.dims[d];
+          if (!(c.mask >> d & 1u)) ny *= c.dims[d];
+        }
+        std::vector<float> x = rng.uniform(nx, -2.f, 2.f);
+        if (f16) x = gpu_test::round_half(x);
+        std::vector<float> want(ny);
+        cpu::reduce(p, x.data(), want.data());
+        DeviceBuffer dx(nx * (f16 ? 2 : 4)), dy(ny * (f16 ? 2 : 4));
+        if (f16) {
+          dx.upload(gpu_test::to_half(x).data(), nx * 2);
+          dy.poison16(gpu_test::kHalfPoison);
+        } else {
+          dx.upload(x.data(), nx * 4);
+          dy.poison32(gpu_test::kFloatPoison);
+        }
+        cuda::StepPointers ptrs{};
+        ptrs.in[0] = dx.get();
+        ptrs.out[0] = dy.get();
+        ASSERT_EQ(gpu_test::select_and_launch(uint16_t{11}, dtype, ptrs, p), "");
+        const std::vector<uint8_t> all = dy.download_all();
+        std::vector<float> got(ny);
+        if (f16) {
+          std::vector<uint16_t> h(ny);
+          std::memcpy(h.data(), all.data(), ny * 2);
+          got = gpu_test::from_half(h);
+        } else {
+          std::memcpy(got.data(), all.data(), ny * 4);
+        }
+        const bool exact = op == ReduceOp::kMax || op == ReduceOp::kMin;
+        const double tol_rel = exact ? 0 : (f16 ? 2e-3 : 1e-5), tol_abs = exact ? 0 : (f16 ? 2e-3 : 1e-5);
+        for (int64_t i = 0; i < ny; ++i)
+          ASSERT_TRUE(std::fabs(got[size_t(i)] - want[size_t(i)]) <=
+                      tol_abs + tol_rel * std::fabs(want[size_t(i)]))
+              << "element " << i << ": got " << got[size_t(i)] << ", want " << want[size_t(i)]
+              << " op " << int(op) << " " << test_util::shape_str(c.dims) << " mask " << c.mask
+              << " f16 " << f16;
+        EXPECT_TRUE(dy.guard_intact());
+      }
+    }
   }
 }
 

@@ -1,13 +1,15 @@
-// CUDA data movement (kernels/cuda/tensor.cu: Copy, Transpose, Concat) against the CPU twins
-// (kernels/cpu/transform.cc, transpose.cc) on random bytes. Tolerance: none, bit-exact. Outputs
+// CUDA data movement (kernels/cuda/tensor.cu: Copy, Transpose, Concat, Slice, Gather) against
+// the CPU twins (kernels/cpu/transform.cc, transpose.cc, slice.cc, gather.cc) on random bytes. Tolerance: none, bit-exact. Outputs
 // poisoned, guards checked; shapes with odd extents, batch 1 and 8, every element size.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/tensor_ops.h"
+#include "kernels/params_nn.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -18,7 +20,7 @@ using gpu_test::DeviceBuffer;
 using test_util::Bytes;
 using test_util::Shape;
 
-constexpr uint16_t kConcat = 7, kCopy = 8, kTranspose = 19;
+constexpr uint16_t kConcat = 7, kCopy = 8, kTranspose = 19, kSlice = 20, kGather = 21;
 
 Bytes download(const DeviceBuffer& b, size_t n) {
   const std::vector<uint8_t> all = b.download_all();
@@ -213,6 +215,213 @@ TEST(GpuConcat, MatchesCpuTwinBitExact) {
           << "outer " << c.outer << " inner " << c.inner << " elem " << elem;
       EXPECT_TRUE(dy.guard_intact());
     }
+  }
+}
+
+TEST(GpuSlice, MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { Shape x, starts, steps, out; };
+  const Case cases[] = {
+      {{8, 13, 11, 67}, {0, 1, 2, 3}, {1, 2, 3, 1}, {8, 6, 3, 64}},  // strided, NHWC crop
+      {{1, 197, 768}, {0, 0, 0}, {1, 1, 1}, {1, 1, 768}},            // ViT class token
+      {{2, 9, 7}, {1, 8, 6}, {1, -2, -3}, {1, 5, 3}},                // negative steps
+      {{5}, {4}, {-1}, {5}},
+  };
+  for (const Case& c : cases) {
+    for (int64_t elem : {1, 2, 4, 8}) {
+      SliceParams p;
+      p.rank = static_cast<int32_t>(c.x.size());
+      p.elem_bytes = elem;
+      for (size_t d = 0; d < c.x.size(); ++d) {
+        p.x_dims[d] = c.x[d];
+        p.out_dims[d] = c.out[d];
+        p.starts[d] = c.starts[d];
+        p.steps[d] = c.steps[d];
+      }
+      const int64_t nx = test_util::volume(c.x) * elem, ny = test_util::volume(c.out) * elem;
+      const Bytes x = rng.bytes(nx);
+      Bytes want(static_cast<size_t>(ny));
+      cpu::slice(p, x.data(), want.data());
+      DeviceBuffer dx(nx), dy(ny);
+      dx.upload(x.data(), x.size());
+      dy.poison16(gpu_test::kHalfPoison);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx.get();
+      ptrs.out[0] = dy.get();
+      ASSERT_EQ(gpu_test::select_and_launch(kSlice, DType::kFloat16, ptrs, p), "");
+      EXPECT_EQ(first_difference(download(dy, ny), want), -1)
+          << test_util::shape_str(c.x) << " elem " << elem;
+      EXPECT_TRUE(dy.guard_intact());
+    }
+  }
+}
+
+TEST(GpuGather, MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { int64_t outer, axis_len, inner, num_indices; };
+  const Case cases[] = {{1, 30522, 768, 17},  // token embedding
+                        {8, 13, 3, 5},
+                        {3, 7, 1, 40},
+                        {1, 5, 9, 0}};
+  for (const Case& c : cases) {
+    for (int64_t elem : {2, 4}) {
+      for (DType index_dtype : {DType::kInt64, DType::kInt32}) {
+        GatherParams p;
+        p.outer = c.outer;
+        p.axis_len = c.axis_len;
+        p.inner = c.inner;
+        p.num_indices = c.num_indices;
+        p.elem_bytes = elem;
+        p.index_dtype = index_dtype;
+        // In range, negative, and out of range both ways (zeros).
+        std::vector<int64_t> idx(c.num_indices);
+        for (int64_t j = 0; j < c.num_indices; ++j)
+          idx[size_t(j)] = j % 5 == 4 ? (j % 2 ? c.axis_len + 3 : -c.axis_len - 1)
+                                      : rng.integer(-c.axis_len, c.axis_len - 1);
+        Bytes ib;
+        if (index_dtype == DType::kInt64) {
+          ib = test_util::to_bytes(idx);
+        } else {
+          std::vector<int32_t> i32(idx.begin(), idx.end());
+          ib = test_util::to_bytes(i32);
+        }
+        const int64_t nx = c.outer * c.axis_len * c.inner * elem,
+                      ny = c.outer * c.num_indices * c.inner * elem;
+        const Bytes x = rng.bytes(nx);
+        Bytes want(static_cast<size_t>(ny));
+        cpu::gather(p, x.data(), ib.data(), want.data());
+        DeviceBuffer dx(nx), di(ib.size() + 8), dy(ny);
+        dx.upload(x.data(), x.size());
+        if (!ib.empty()) di.upload(ib.data(), ib.size());
+        dy.poison16(gpu_test::kHalfPoison);
+        cuda::StepPointers ptrs{};
+        ptrs.in[0] = dx.get();
+        ptrs.in[1] = di.get();
+        ptrs.out[0] = dy.get();
+        ASSERT_EQ(gpu_test::select_and_launch(kGather, DType::kFloat16, ptrs, p), "");
+        EXPECT_EQ(first_difference(download(dy, ny), want), -1)
+            << c.outer << "x" << c.axis_len << "x" << c.inner << " elem " << elem;
+        EXPECT_TRUE(dy.guard_intact());
+      }
+    }
+  }
+}
+
+// Timings of the hot data movers and of the ViT/CNN shapes of the other families of this
+// engineer's kernels (one file, one event helper). Not a check: run with
+// --gtest_also_run_disabled_tests --gtest_filter='*Timing*'. Prints microseconds per launch
+// (the mean over 50 back-to-back launches after 5 warm-ups) and the bandwidth of the bytes
+// moved once.
+template <typename Params>
+double time_us(uint16_t family, DType dtype, const cuda::StepPointers& ptrs, const Params& p,
+               std::string* name) {
+  gpu_test::Device* dev = gpu_test::device();
+  const gpu_test::cu::Driver& d = *dev->d;
+  cuda::StepDesc step;
+  step.family = family;
+  step.params = &p;
+  step.dtype = dtype;
+  cuda::LaunchChoice ch;
+  std::string why;
+  if (!cuda::select_kernel(step, gpu_test::device_target(), &ch, &why)) return -1;
+  *name = ch.variant->name;
+  gpu_test::cu::CUfunction fn = nullptr;
+  if (dev->modules.function(ch.variant->name, &fn) != JP_OK) return -1;
+  cuda::StepPointers pp = ptrs;
+  Params q = p;
+  void* args[] = {&pp, &q};
+  gpu_test::cu::CUevent start = nullptr, stop = nullptr;
+  d.EventCreate(&start, gpu_test::cu::kEventDefault);
+  d.EventCreate(&stop, gpu_test::cu::kEventDefault);
+  const auto go = [&] {
+    d.LaunchKernel(fn, ch.grid[0], ch.grid[1], ch.grid[2], ch.block[0], ch.block[1], ch.block[2],
+                   ch.shared_bytes, nullptr, args, nullptr);
+  };
+  for (int i = 0; i < 5; ++i) go();
+  d.EventRecord(start, nullptr);
+  for (int i = 0; i < 50; ++i) go();
+  d.EventRecord(stop, nullptr);
+  d.EventSynchronize(stop);
+  float ms = 0;
+  d.EventElapsedTime(&ms, start, stop);
+  d.EventDestroy(start);
+  d.EventDestroy(stop);
+  return ms * 1000.0 / 50;
+}
+
+void report(const char* what, const std::string& name, double us, double bytes) {
+  std::printf("[timing] %-44s %-26s %9.2f us  %7.1f GB/s\n", what, name.c_str(), us,
+              bytes / (us * 1e3));
+}
+
+TEST(GpuTiming, DISABLED_Kernels) {
+  GPU_TEST_OR_SKIP();
+  DeviceBuffer a(64 << 20), b(64 << 20);  // contents do not matter for timing
+  cuda::StepPointers ptrs{};
+  ptrs.in[0] = a.get();
+  ptrs.out[0] = b.get();
+  std::string name;
+  for (const Shape& dims : {Shape{8, 64, 112, 112}, Shape{1, 3, 224, 224}, Shape{8, 256, 56, 56}}) {
+    for (bool to_nhwc : {true, false}) {
+      const TransposeParams p = transpose_params(dims, to_nhwc ? std::vector<int>{0, 2, 3, 1}
+                                                               : std::vector<int>{0, 3, 1, 2}, 2);
+      const double us = time_us(kTranspose, DType::kFloat16, ptrs, p, &name);
+      report((std::string(to_nhwc ? "transpose NCHW->NHWC f16 " : "transpose NHWC->NCHW f16 ") +
+              test_util::shape_str(dims)).c_str(), name, us, 4.0 * test_util::volume(dims));
+    }
+  }
+  {
+    CopyParams p;
+    p.bytes = 8 * 64 * 112 * 112 * 2;
+    report("copy 12.8 MB", "jp_copy", time_us(kCopy, DType::kFloat16, ptrs, p, &name), 2.0 * p.bytes);
+  }
+  {
+    CastParams p;
+    p.from = DType::kFloat32;
+    p.to = DType::kFloat16;
+    p.count = 8 * 3 * 224 * 224;
+    report("cast f32->f16 8x3x224x224", "", time_us(uint16_t{28}, DType::kFloat32, ptrs, p, &name),
+           6.0 * p.count);
+  }
+  {
+    PoolParams p;  // ResNet stem max pool, NHWC, batch 8
+    p.batch = 8;
+    p.channels = 64;
+    p.in_size[0] = p.in_size[1] = 112;
+    p.out_size[0] = p.out_size[1] = 56;
+    p.kernel[0] = p.kernel[1] = 3;
+    p.stride[0] = p.stride[1] = 2;
+    p.pad_begin[0] = p.pad_begin[1] = p.pad_end[0] = p.pad_end[1] = 1;
+    p.channels_last = true;
+    const double us = time_us(uint16_t{1}, DType::kFloat16, ptrs, p, &name);
+    report("maxpool 3x3s2 NHWC f16 8x112x112x64", name, us, 2.0 * 8 * 64 * (112 * 112 + 56 * 56));
+    PoolParams g;  // ResNet-50 head
+    g.kind = PoolKind::kAverage;
+    g.batch = 8;
+    g.channels = 2048;
+    g.in_size[0] = g.in_size[1] = g.kernel[0] = g.kernel[1] = 7;
+    g.channels_last = true;
+    const double ug = time_us(uint16_t{1}, DType::kFloat16, ptrs, g, &name);
+    report("global avgpool NHWC f16 8x7x7x2048", name, ug, 2.0 * 8 * 2048 * 50);
+  }
+  {
+    SoftmaxParams p;  // ViT-B attention probabilities, batch 8
+    p.outer = 8 * 12 * 197;
+    p.axis = 197;
+    const double us = time_us(uint16_t{5}, DType::kFloat16, ptrs, p, &name);
+    report("softmax f16 rows 18912x197", name, us, 4.0 * p.outer * p.axis);
+  }
+  {
+    LayerNormParams p;  // ViT-B, batch 8
+    p.outer = 8 * 197;
+    p.inner = 768;
+    p.has_bias = true;
+    ptrs.in[1] = a.get();
+    ptrs.in[2] = a.get();
+    const double us = time_us(uint16_t{15}, DType::kFloat16, ptrs, p, &name);
+    report("layernorm f16 1576x768", name, us, 4.0 * p.outer * p.inner);
   }
 }
 
