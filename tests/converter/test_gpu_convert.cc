@@ -80,11 +80,29 @@ void expect_kernels_or_one_error(const ModelBuilder& m, const std::string& targe
   const auto steps = steps_by_name(plan_of(unselected));
   try {
     const ConvertResult r = convert(m, gpu(target));
-    for (const auto* s : *plan_of(r)->steps()) {
+    const fb::Plan* plan = plan_of(r);
+    const Target t = find_target(target);
+    for (const auto* s : *plan->steps()) {
+      // What the CUDA backend checks when it binds a step (backend_cuda.cc bind_step).
+      const std::string name = s->name()->str();
       const auto* v = kernels::cuda::find_kernel_variant(s->kernel()->c_str());
-      ASSERT_NE(v, nullptr) << s->name()->str() << ": " << s->kernel()->str();
-      EXPECT_EQ(v->family, static_cast<uint16_t>(s->op())) << s->name()->str();
-      EXPECT_GT(s->launch()->grid_x() * s->launch()->block_x(), 0u) << s->name()->str();
+      ASSERT_NE(v, nullptr) << name << ": " << s->kernel()->str();
+      EXPECT_EQ(v->family, static_cast<uint16_t>(s->op())) << name;
+      const fb::LaunchConfig& l = *s->launch();
+      EXPECT_GT(l.grid_x() * l.grid_y() * l.grid_z(), 0u) << name;
+      const uint32_t threads = l.block_x() * l.block_y() * l.block_z();
+      EXPECT_GT(threads, 0u) << name;
+      EXPECT_LE(threads, 1024u) << name;
+      if (v->block_threads != 0) {
+        EXPECT_EQ(threads, v->block_threads) << name;
+      }
+      EXPECT_GE(l.shared_bytes(), v->shared_bytes) << name;
+      EXPECT_LE(l.shared_bytes(), t.device.max_shared_per_block) << name;
+      if (v->dtype != kernels::cuda::kAnyDType) {
+        EXPECT_EQ(static_cast<uint8_t>(plan->tensors()->Get(s->outputs()->Get(0))->dtype()),
+                  v->dtype)
+            << name;
+      }
     }
     EXPECT_EQ(convert(m, gpu(target)).plan, r.plan);  // byte-identical
   } catch (const ConvertError& e) {
@@ -269,8 +287,11 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
 }
 
 TEST(GpuConvert, ConvNetKernelsOrOneErrorForAllMissing) {
-  expect_kernels_or_one_error(conv_net(), "h100", {fb::OpFamily::Activation, fb::OpFamily::Binary});
-  expect_kernels_or_one_error(conv_net(), "orin-agx", {fb::OpFamily::Activation, fb::OpFamily::Binary});
+  for (const std::string& target : known_targets()) {
+    if (target == "cpu") continue;
+    SCOPED_TRACE(target);
+    expect_kernels_or_one_error(conv_net(), target, {fb::OpFamily::Activation, fb::OpFamily::Binary});
+  }
 }
 
 TEST(GpuConvert, PointwiseNet) {
