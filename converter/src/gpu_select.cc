@@ -20,7 +20,7 @@ struct PlanDeleter {
 using LoadedPlan = std::unique_ptr<jp_plan, PlanDeleter>;
 
 // Loads plan bytes with the runtime's verifier and prepare functions (no device involved).
-LoadedPlan load(const std::vector<uint8_t>& bytes) {
+LoadedPlan load(const std::vector<uint8_t>& bytes, const std::string& target) {
   LoadedPlan plan(rt::create<jp_plan>());
   if (plan == nullptr) fail("out of memory loading the GPU plan for kernel selection");
   plan->owned = rt::allocate(bytes.size() + 1, rt::kWeightAlignment);
@@ -29,8 +29,7 @@ LoadedPlan load(const std::vector<uint8_t>& bytes) {
   plan->data = static_cast<const uint8_t*>(plan->owned);
   plan->size = bytes.size();
   if (rt::load_plan(plan.get()) != JP_OK)
-    fail("internal error: the runtime refuses the GPU plan the converter made: ",
-         jp_last_error());
+    fail("target ", target, ": the runtime's loader refuses the GPU plan: ", jp_last_error());
   return plan;
 }
 
@@ -69,7 +68,7 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
       missing.push_back(step_label(step) + ": no CUDA kernel for this op family yet");
   if (!missing.empty()) fail_missing(target, missing);
 
-  const LoadedPlan plan = load(serialize_plan(*draft, target.plan, metadata));
+  const LoadedPlan plan = load(serialize_plan(*draft, target.plan, metadata), target.plan.name);
   if (plan->steps.size() != draft->steps.size())
     fail("internal error: the loaded GPU plan has ", plan->steps.size(), " steps, the draft ",
          draft->steps.size());
