@@ -1,8 +1,10 @@
 // Gemm family on the GPU (ONNX Gemm and MatMul): y[i] = act(alpha * opA(A[i]) opB(B[i]) + beta * C),
 // FP16 storage, FP32 accumulation. Twin: kernels/cpu/gemm.cc. Inputs: A, B, C (when has_c);
 // output y [batch, M, N] dense.
-//   jp_gemm_f16_mma_{nn,nt,tn,tt}: tensor cores (gemm_mma.cuh), one per (trans_a, trans_b);
-//       grid (ceil(N / 64), ceil(M / 64), batch), 128 threads.
+//   jp_gemm_f16_mma{64,32}_{nn,nt,tn,tt}: tensor cores (gemm_mma.cuh), one per row tile (64 or
+//       32) and (trans_a, trans_b); grid (ceil(N / 64), ceil(M / tile), batch), 128 threads.
+//   jp_gemm_f16_mma32_splitk_{nn,nt,tn,tt}: batch 1, K split over grid.z CTAs that meet in the
+//       workspace (serial split-K, fixed summation order: gemm_mma.cuh); zero_workspace.
 //   jp_gemm_f16_gemv_bt / _bn: M <= 8 (batch-1 FC layers), B stored [N, K] / [K, N]; K split
 //       across the lanes and warps of a CTA and summed in a fixed order (deterministic);
 //       grid (ceil(N / 8), 1, batch) / (ceil(N / 64), 1, batch), 256 threads.
@@ -60,6 +62,7 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
 #pragma unroll
     for (int m = 0; m < kGemvMaxM; ++m) acc[m] = 0.f;
     if (vec_b) {
+#pragma unroll 8
       for (int64_t k = lane * 8; k < K; k += 32 * 8) {
         float bv[8];
         unpack8(*reinterpret_cast<const uint4*>(brow + k), bv);
@@ -124,6 +127,7 @@ __device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
 #pragma unroll
     for (int m = 0; m < kGemvMaxM; ++m) acc[m][0] = acc[m][1] = 0.f;
     if (n < N) {
+#pragma unroll 4
       for (int64_t k = warp; k < K; k += kGemvWarps) {
         float b0, b1 = 0.f;
         if (vec_b) {  // N even: n + 1 < N too
@@ -169,21 +173,53 @@ using jetplan::kernels::GemmParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace g = jetplan::kernels::cuda::gemm;
 
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads)
-    jp_gemm_f16_mma_nn(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<false, false>(ptrs, p);
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
+    jp_gemm_f16_mma64_nn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<64, false, false>(ptrs, p);
 }
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads)
-    jp_gemm_f16_mma_nt(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<false, true>(ptrs, p);
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
+    jp_gemm_f16_mma64_nt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<64, false, true>(ptrs, p);
 }
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads)
-    jp_gemm_f16_mma_tn(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<true, false>(ptrs, p);
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
+    jp_gemm_f16_mma64_tn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<64, true, false>(ptrs, p);
 }
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads)
-    jp_gemm_f16_mma_tt(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<true, true>(ptrs, p);
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
+    jp_gemm_f16_mma64_tt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<64, true, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_nn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, false, false>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_nt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, false, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_tn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, true, false>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_tt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, true, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_splitk_nn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, false, false, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_splitk_nt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, false, true, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_splitk_tn(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, true, false, true>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_splitk_tt(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, true, true, true>(ptrs, p);
 }
 extern "C" __global__ void __launch_bounds__(256)
     jp_gemm_f16_gemv_bt(StepPointers ptrs, const GemmParams p) {

@@ -1,13 +1,14 @@
-// The tensor-core GEMM of kernels/cuda/gemm.cu: 64x64x32 CTA tiles, 4 warps of 32x32, mma.sync
-// m16n8k16 (FP16 in, FP32 accumulate) fed by ldmatrix from a 3-stage cp.async pipeline, and the
-// fused epilogue (alpha, beta * C by strides, activation, FP16 store).
+// The tensor-core GEMM of kernels/cuda/gemm.cu: BMx64x32 CTA tiles (BM 64 or 32), 4 warps of
+// (BM / 2)x32, mma.sync m16n8k16 (FP16 in, FP32 accumulate) fed by ldmatrix from a 3-stage
+// cp.async pipeline, and the fused epilogue (alpha, beta * C by strides, activation, FP16 store).
 //
 // Shared memory holds each tile in the operand's stored layout (A [M,K] or [K,M], B [K,N] or
 // [N,K]), rows padded by 16 bytes so the 8 row addresses of an ldmatrix hit distinct banks;
 // ldmatrix.trans turns the M- or N-contiguous layouts into the mma fragments. Tiles stream with
-// 16-byte cp.async when every row start is 16-byte aligned (contiguous dims and batch strides
-// multiples of 8, base pointers aligned: checked here per launch, not trusted from the plan);
-// otherwise the same tiles are filled element by element (any shape, any stride).
+// 16-byte cp.async when every row start is 16-byte aligned (contiguous dim and batch stride
+// multiples of 8, base pointer aligned: checked here per launch and operand, not trusted from
+// the plan); otherwise that operand's tiles are filled element by element (any shape, any
+// stride), the next tile's global loads held in registers across the current tile's mma.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -19,7 +20,7 @@
 
 namespace jetplan::kernels::cuda::gemm {
 
-constexpr int kBM = 64, kBN = 64, kBK = 32, kStages = 3, kMmaThreads = 128;
+constexpr int kBN = 64, kBK = 32, kStages = 3, kMmaThreads = 128;
 constexpr int kPad = 8;  // halves: 16 bytes per smem row
 
 __device__ __forceinline__ bool aligned16(const void* p) {
@@ -59,31 +60,55 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// Copies rows [r0, r0 + ROWS) x cols [c0, c0 + COLS) of the stored matrix g (row pitch ld,
-// R x C elements) into the smem tile s (pitch COLS + kPad); outside the matrix: zeros.
+// Starts 16-byte copies of rows [r0, r0 + ROWS) x cols [c0, c0 + COLS) of the stored matrix g
+// (row pitch ld, R x C elements, C a multiple of 8) into the smem tile s (pitch COLS + kPad);
+// chunks outside the matrix are zero-filled.
 template <int ROWS, int COLS>
-__device__ __forceinline__ void load_tile(__half* s, const __half* g, int64_t ld, int64_t r0,
-                                          int64_t c0, int64_t R, int64_t C, bool vec) {
-  constexpr int kLds = COLS + kPad;
-  if (vec) {
-    constexpr int kChunks = ROWS * COLS / 8;
-    static_assert(kChunks % kMmaThreads == 0, "whole chunks per thread");
+__device__ __forceinline__ void load_tile_async(__half* s, const __half* g, int64_t ld,
+                                                int64_t r0, int64_t c0, int64_t R, int64_t C) {
+  constexpr int kChunks = ROWS * COLS / 8;
+  static_assert(kChunks % kMmaThreads == 0, "whole chunks per thread");
+  // Thread t copies chunk column t % (COLS / 8) of rows t / (COLS / 8) + j * kRowStep.
+  constexpr int kRowStep = kMmaThreads / (COLS / 8);
+  const int r = static_cast<int>(threadIdx.x) / (COLS / 8);
+  const int c = (static_cast<int>(threadIdx.x) % (COLS / 8)) * 8;
+  const int64_t gc = c0 + c;
+  const __half* src = g + (r0 + r) * ld + gc;
 #pragma unroll
-    for (int j = 0; j < kChunks / kMmaThreads; ++j) {
-      const int i = j * kMmaThreads + static_cast<int>(threadIdx.x);
-      const int r = i / (COLS / 8), c = (i % (COLS / 8)) * 8;
-      const int64_t gr = r0 + r, gc = c0 + c;
-      // With C a multiple of 8, a chunk is wholly inside or wholly outside.
-      const bool ok = gr < R && gc < C;
-      cp_async16(s + r * kLds + c, ok ? g + gr * ld + gc : g, ok ? 16 : 0);
-    }
-  } else {
-#pragma unroll 4
-    for (int i = static_cast<int>(threadIdx.x); i < ROWS * COLS; i += kMmaThreads) {
-      const int r = i / COLS, c = i % COLS;
-      const int64_t gr = r0 + r, gc = c0 + c;
-      s[r * kLds + c] = (gr < R && gc < C) ? g[gr * ld + gc] : __float2half_rn(0.f);
-    }
+  for (int j = 0; j < kChunks / kMmaThreads; ++j) {
+    const bool ok = r0 + r + j * kRowStep < R && gc < C;  // C % 8 == 0: all in or all out
+    cp_async16(s + (r + j * kRowStep) * (COLS + kPad) + c, ok ? src + j * kRowStep * ld : g,
+               ok ? 16 : 0);
+  }
+}
+
+// The element-wise path in two halves: global loads into registers (before the current tile's
+// mma), then shared stores (after it).
+template <int ROWS, int COLS>
+struct TileRegs {
+  static constexpr int kCount = ROWS * COLS / kMmaThreads;
+  __half v[kCount];
+};
+template <int ROWS, int COLS>
+__device__ __forceinline__ void fetch_tile(TileRegs<ROWS, COLS>& t, const __half* g, int64_t ld,
+                                           int64_t r0, int64_t c0, int64_t R, int64_t C) {
+  static_assert(kMmaThreads % COLS == 0, "whole rows per pass");
+  constexpr int kRowStep = kMmaThreads / COLS;
+  const int r = static_cast<int>(threadIdx.x) / COLS;
+  const int64_t gc = c0 + static_cast<int>(threadIdx.x) % COLS;
+  const __half* src = g + (r0 + r) * ld + gc;
+#pragma unroll
+  for (int j = 0; j < TileRegs<ROWS, COLS>::kCount; ++j) {
+    const bool ok = r0 + r + j * kRowStep < R && gc < C;
+    t.v[j] = ok ? src[j * kRowStep * ld] : __float2half_rn(0.f);
+  }
+}
+template <int ROWS, int COLS>
+__device__ __forceinline__ void store_tile(__half* s, const TileRegs<ROWS, COLS>& t) {
+#pragma unroll
+  for (int j = 0; j < TileRegs<ROWS, COLS>::kCount; ++j) {
+    const int i = j * kMmaThreads + static_cast<int>(threadIdx.x);
+    s[(i / COLS) * (COLS + kPad) + i % COLS] = t.v[j];
   }
 }
 
@@ -111,19 +136,37 @@ __device__ __forceinline__ void epilogue_pair(const GemmParams& p, const __half*
   }
 }
 
-// TA: A is stored [K, M]; TB: B is stored [N, K]. A launch whose params disagree with the
-// variant's layout computes nothing (the selector never makes one).
-template <bool TA, bool TB>
+// Serial split-K (SPLIT): batch 1 only, gridDim.z = number of K slices. Workspace: one uint32
+// arrival counter per output tile (kSplitCounterBytes, zero before the first launch: the
+// variant's row sets zero_workspace; the last arriver puts it back to 0), then FP32 partial
+// tiles [tile][slice][BM x 64]. Each CTA stores its slice's tile; the last of a tile to arrive
+// adds the slices in slice order (the same bits whoever arrives last) and runs the epilogue.
+__host__ __device__ constexpr uint64_t split_workspace_bytes(uint64_t tiles, uint64_t splits,
+                                                             int bm) {
+  return (tiles * 4 + 255) / 256 * 256 + tiles * splits * static_cast<uint64_t>(bm) * kBN * 4;
+}
+
+// TA: A is stored [K, M]; TB: B is stored [N, K]; BM: rows per CTA (64 or 32). A launch whose
+// params disagree with the variant's layout (or a split launch with too small a workspace)
+// computes nothing (the selector never makes one).
+template <int BM, bool TA, bool TB, bool SPLIT = false>
 __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmParams& p) {
-  constexpr int kARows = TA ? kBK : kBM, kACols = TA ? kBM : kBK;
+  constexpr int kMI = BM / 32;  // m16 tiles per warp
+  constexpr int kARows = TA ? kBK : BM, kACols = TA ? BM : kBK;
   constexpr int kBRows = TB ? kBN : kBK, kBCols = TB ? kBK : kBN;
   constexpr int kLda = kACols + kPad, kLdb = kBCols + kPad;
-  __shared__ alignas(128) __half sa[kStages][kARows * kLda];
-  __shared__ alignas(128) __half sb[kStages][kBRows * kLdb];
+  constexpr int kStageBytes = kStages * (kARows * kLda + kBRows * kLdb) * 2;
+  constexpr int kLdo = kBN + 4;  // floats: the accumulator tile, staged for the epilogue
+  constexpr int kOutBytes = BM * kLdo * 4;
+  __shared__ alignas(128) unsigned char smem[kStageBytes > kOutBytes ? kStageBytes : kOutBytes];
+  __shared__ bool last_arrival;
+  auto sa = reinterpret_cast<__half(*)[kARows * kLda]>(smem);
+  auto sb = reinterpret_cast<__half(*)[kBRows * kLdb]>(smem + kStages * kARows * kLda * 2);
+  auto so = reinterpret_cast<float*>(smem);
 
   if (p.trans_a != TA || p.trans_b != TB) return;
   const int64_t M = p.M, N = p.N, K = p.K;
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * BM;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
   if (m0 >= M || n0 >= N) return;  // whole CTA: no barrier is skipped by part of it
 
@@ -132,52 +175,43 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
   const auto* C = p.has_c ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
   auto* Y = static_cast<__half*>(ptrs.out[0]);
   const int64_t lda = TA ? M : K, ldb = TB ? K : N;
-  const bool vec = lda % 8 == 0 && ldb % 8 == 0 && p.a_batch_stride % 8 == 0 &&
-                   p.b_batch_stride % 8 == 0 && aligned16(A) && aligned16(B);
+  const bool vec_a = lda % 8 == 0 && p.a_batch_stride % 8 == 0 && aligned16(A);
+  const bool vec_b = ldb % 8 == 0 && p.b_batch_stride % 8 == 0 && aligned16(B);
   const bool pair_store = N % 2 == 0 && (reinterpret_cast<uintptr_t>(Y) & 3u) == 0;
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int wm = (warp / 2) * 32, wn = (warp % 2) * 32;
-  const int ktiles = static_cast<int>((K + kBK - 1) / kBK);
+  const int wm = (warp / 2) * (BM / 2), wn = (warp % 2) * 32;
+  int ktiles = static_cast<int>((K + kBK - 1) / kBK), kbase = 0;
+  const uint64_t tiles = static_cast<uint64_t>(gridDim.x) * gridDim.y;
+  if (SPLIT) {
+    if (p.batch != 1 || ptrs.workspace == nullptr ||
+        ptrs.workspace_bytes < split_workspace_bytes(tiles, gridDim.z, BM))
+      return;
+    const int per = (ktiles + static_cast<int>(gridDim.z) - 1) / static_cast<int>(gridDim.z);
+    kbase = min(ktiles, static_cast<int>(blockIdx.z) * per);
+    ktiles = min(ktiles, kbase + per) - kbase;
+  }
 
-  for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
+  for (int64_t bi = SPLIT ? 0 : blockIdx.z; bi < p.batch; bi += SPLIT ? 1 : gridDim.z) {
     const __half* a = A + bi * p.a_batch_stride;
     const __half* b = B + bi * p.b_batch_stride;
-    auto load = [&](int stage, int kt) {
-      const int64_t k0 = static_cast<int64_t>(kt) * kBK;
-      if (TA) load_tile<kBK, kBM>(sa[stage], a, lda, k0, m0, K, M, vec);
-      else load_tile<kBM, kBK>(sa[stage], a, lda, m0, k0, M, K, vec);
-      if (TB) load_tile<kBN, kBK>(sb[stage], b, ldb, n0, k0, N, K, vec);
-      else load_tile<kBK, kBN>(sb[stage], b, ldb, k0, n0, K, N, vec);
-    };
 
-    float acc[2][4][4];
+    float acc[kMI][4][4];
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < kMI; ++i)
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
 
-#pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-      if (s < ktiles) load(s, s);
-      cp_async_commit();
-    }
-    for (int kt = 0; kt < ktiles; ++kt) {
-      cp_async_wait<kStages - 2>();
-      __syncthreads();  // tile kt landed for everyone; stage (kt - 1) % kStages is free
-      const int next = kt + kStages - 1;
-      if (next < ktiles) load(next % kStages, next);
-      cp_async_commit();
-
-      const __half* ta = sa[kt % kStages];
-      const __half* tb = sb[kt % kStages];
+    const auto compute = [&](int stage) {
+      const __half* ta = sa[stage];
+      const __half* tb = sb[stage];
 #pragma unroll
       for (int kk = 0; kk < kBK; kk += 16) {
-        uint32_t af[2][4], bf[4][2];
+        uint32_t af[kMI][4], bf[4][2];
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < kMI; ++i) {
           const int mr = wm + i * 16;
           if (!TA) {
             ldmatrix_x4(af[i], ta + (mr + lane % 16) * kLda + kk + (lane / 16) * 8);
@@ -203,23 +237,139 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
           bf[2 * j + 1][1] = r[3];
         }
 #pragma unroll
-        for (int i = 0; i < 2; ++i)
+        for (int i = 0; i < kMI; ++i)
 #pragma unroll
           for (int j = 0; j < 4; ++j) mma_16816(acc[i][j], af[i], bf[j]);
       }
-    }
-    cp_async_wait<0>();
-    __syncthreads();  // the next batch's prologue overwrites the stages
+    };
 
+    if (vec_a && vec_b) {  // the common case gets a loop of its own: no branches, no spills
+      const auto load = [&](int stage, int kt) {
+        const int64_t k0 = static_cast<int64_t>(kbase + kt) * kBK;
+        if (TA) load_tile_async<kBK, BM>(sa[stage], a, lda, k0, m0, K, M);
+        else load_tile_async<BM, kBK>(sa[stage], a, lda, m0, k0, M, K);
+        if (TB) load_tile_async<kBN, kBK>(sb[stage], b, ldb, n0, k0, N, K);
+        else load_tile_async<kBK, kBN>(sb[stage], b, ldb, k0, n0, K, N);
+      };
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
+      for (int s = 0; s < kStages - 1; ++s) {
+        if (s < ktiles) load(s, s);
+        cp_async_commit();
+      }
+      for (int kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<kStages - 2>();
+        __syncthreads();  // tile kt landed for everyone; stage (kt - 1) % kStages is free
+        const int next = kt + kStages - 1;
+        if (next < ktiles) load(next % kStages, next);
+        cp_async_commit();
+        compute(kt % kStages);
+      }
+      cp_async_wait<0>();
+    } else {
+      // Each operand streams by cp.async when its rows are 16-byte aligned, else through
+      // registers: fetched before the current tile's mma, stored to shared memory after it.
+      TileRegs<kARows, kACols> ra;
+      TileRegs<kBRows, kBCols> rb;
+      const auto issue = [&](int stage, int kt) {  // async copies now, register fetches begun
+        const int64_t k0 = static_cast<int64_t>(kbase + kt) * kBK;
+        if (vec_a) {
+          if (TA) load_tile_async<kBK, BM>(sa[stage], a, lda, k0, m0, K, M);
+          else load_tile_async<BM, kBK>(sa[stage], a, lda, m0, k0, M, K);
+        } else {
+          if (TA) fetch_tile(ra, a, lda, k0, m0, K, M);
+          else fetch_tile(ra, a, lda, m0, k0, M, K);
+        }
+        if (vec_b) {
+          if (TB) load_tile_async<kBN, kBK>(sb[stage], b, ldb, n0, k0, N, K);
+          else load_tile_async<kBK, kBN>(sb[stage], b, ldb, k0, n0, K, N);
+        } else {
+          if (TB) fetch_tile(rb, b, ldb, n0, k0, N, K);
+          else fetch_tile(rb, b, ldb, k0, n0, K, N);
+        }
+      };
+      const auto finish_regs = [&](int stage) {
+        if (!vec_a) store_tile(sa[stage], ra);
+        if (!vec_b) store_tile(sb[stage], rb);
+      };
+  #pragma unroll
+      for (int s = 0; s < kStages - 1; ++s) {
+        if (s < ktiles) {
+          issue(s, s);
+          finish_regs(s);
+        }
+        cp_async_commit();
+      }
+      for (int kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<kStages - 2>();
+        __syncthreads();  // tile kt is in for everyone; stage (kt - 1) % kStages is free
+        const int next = kt + kStages - 1;
+        if (next < ktiles) issue(next % kStages, next);
+        cp_async_commit();
+        compute(kt % kStages);
+        if (next < ktiles) finish_regs(next % kStages);
+      }
+      cp_async_wait<0>();
+    }
+    __syncthreads();  // every warp is done with the stages: they become the output tile
+
+    // The accumulators go through shared memory so the epilogue (activation code included)
+    // exists once, not per fragment, and a warp writes whole rows of y.
+#pragma unroll
+    for (int i = 0; i < kMI; ++i)
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const int64_t m = m0 + wm + i * 16 + lane / 4;
-        const int64_t n = n0 + wn + j * 8 + (lane % 4) * 2;
-        epilogue_pair(p, C, Y, bi, m, n, acc[i][j][0], acc[i][j][1], pair_store);
-        epilogue_pair(p, C, Y, bi, m + 8, n, acc[i][j][2], acc[i][j][3], pair_store);
+        const int r = wm + i * 16 + lane / 4, c = wn + j * 8 + (lane % 4) * 2;
+        *reinterpret_cast<float2*>(so + r * kLdo + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+        *reinterpret_cast<float2*>(so + (r + 8) * kLdo + c) =
+            make_float2(acc[i][j][2], acc[i][j][3]);
       }
+    __syncthreads();
+    if (SPLIT) {
+      const uint64_t tile = static_cast<uint64_t>(blockIdx.y) * gridDim.x + blockIdx.x;
+      auto* counters = static_cast<uint32_t*>(ptrs.workspace);
+      float* parts = reinterpret_cast<float*>(static_cast<unsigned char*>(ptrs.workspace) +
+                                              split_workspace_bytes(tiles, 0, BM)) +
+                     tile * gridDim.z * (BM * kBN);
+      float* mine = parts + static_cast<uint64_t>(blockIdx.z) * (BM * kBN);
+#pragma unroll 1
+      for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 4; e += kMmaThreads) {
+        const int r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
+        __stcg(reinterpret_cast<float4*>(mine + r * kBN + c),
+               *reinterpret_cast<const float4*>(so + r * kLdo + c));
+      }
+      __threadfence();  // this CTA's partial tile is visible before its arrival is
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        const uint32_t before = atomicAdd(counters + tile, 1u);
+        last_arrival = before + 1 == gridDim.z;
+        if (last_arrival) counters[tile] = 0;  // every slice has arrived: ready for a replay
+      }
+      __syncthreads();
+      if (!last_arrival) return;
+      __threadfence();
+#pragma unroll 1
+      for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 4; e += kMmaThreads) {
+        const int r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
+        float4 sum = __ldcg(reinterpret_cast<const float4*>(parts + r * kBN + c));
+        for (uint32_t z = 1; z < gridDim.z; ++z) {
+          const float4 v =
+              __ldcg(reinterpret_cast<const float4*>(parts + z * (BM * kBN) + r * kBN + c));
+          sum.x += v.x;
+          sum.y += v.y;
+          sum.z += v.z;
+          sum.w += v.w;
+        }
+        *reinterpret_cast<float4*>(so + r * kLdo + c) = sum;
+      }
+      __syncthreads();
+    }
+#pragma unroll 1
+    for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 2; e += kMmaThreads) {
+      const int r = e / (kBN / 2), c = (e % (kBN / 2)) * 2;
+      const float2 v = *reinterpret_cast<const float2*>(so + r * kLdo + c);
+      epilogue_pair(p, C, Y, bi, m0 + r, n0 + c, v.x, v.y, pair_store);
+    }
+    __syncthreads();  // the next batch's prologue overwrites the output tile
   }
 }
 

@@ -1,9 +1,13 @@
 // Selection for the Gemm family (kernels/cuda/gemm.cu): FP16 only.
 //   M <= 8: the gemv variants (B [N, K]: one warp per column; B [K, N]: 64 columns per CTA);
 //       a 64-row tensor-core tile would idle 7/8 of its rows and give ceil(N / 64) CTAs.
-//   otherwise: the mma variant of the step's (trans_a, trans_b). It takes its 16-byte cp.async
+//   otherwise: the mma variant of the step's (trans_a, trans_b), with 64-row tiles when those
+//       give at least 4 CTAs per SM, else 32-row tiles (ViT's 197-row GEMMs on a big GPU: twice
+//       the CTAs, and 224 instead of 256 padded rows). It takes its 16-byte cp.async
 //       path by itself when the contiguous dims and batch strides are multiples of 8 (and the
 //       pointers aligned, which the arena guarantees), else it fills tiles element by element.
+//   batch 1 with 32-row tiles that still leave SMs idle and at least 8 K tiles: serial split-K
+//       (grid.z = slices, up to 8, each at least 4 K tiles), partial tiles in the workspace.
 // Batches go to grid.z (capped at 65535; the kernels loop over the rest).
 #include <algorithm>
 #include <string>
@@ -13,7 +17,7 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-constexpr int64_t kTile = 64;      // gemm_mma.cuh kBM = kBN
+constexpr int64_t kTileN = 64;     // gemm_mma.cuh kBN; rows per tile: 64 or 32
 constexpr int64_t kGemvMaxM = 8;   // gemm.cu
 constexpr uint32_t kMaxGridYZ = 65535;
 
@@ -21,7 +25,6 @@ constexpr uint32_t kMaxGridYZ = 65535;
 
 bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                  std::string* why) {
-  (void)target;  // one tile shape for every target so far
   if (step.dtype != DType::kFloat16) {
     *why = "the CUDA Gemm kernels take Float16 storage (FP32 accumulation) only";
     return false;
@@ -47,15 +50,36 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     out->block[0] = 256;
     return true;
   }
-  const uint32_t row_tiles = ceil_div_u32(p->M, kTile);
+  const uint64_t col_tiles = ceil_div_u32(p->N, kTileN);
+  const uint64_t tiles64 = col_tiles * ceil_div_u32(p->M, 64) * static_cast<uint64_t>(p->batch);
+  const bool small = target.sm_count > 0 && tiles64 < 4ull * target.sm_count;
+  const int64_t tile_m = small ? 32 : 64;
+  const uint32_t row_tiles = ceil_div_u32(p->M, tile_m);
   if (row_tiles > kMaxGridYZ) {
-    *why = "Gemm with more than " + std::to_string(kMaxGridYZ * kTile) + " rows";
+    *why = "Gemm with more than " + std::to_string(kMaxGridYZ * tile_m) + " rows";
     return false;
   }
-  static const char* const kMma[2][2] = {{"jp_gemm_f16_mma_nn", "jp_gemm_f16_mma_nt"},
-                                         {"jp_gemm_f16_mma_tn", "jp_gemm_f16_mma_tt"}};
-  out->variant = find_kernel_variant(kMma[p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
-  out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, kTile));
+  static const char* const kMma[2][2][2] = {
+      {{"jp_gemm_f16_mma64_nn", "jp_gemm_f16_mma64_nt"},
+       {"jp_gemm_f16_mma64_tn", "jp_gemm_f16_mma64_tt"}},
+      {{"jp_gemm_f16_mma32_nn", "jp_gemm_f16_mma32_nt"},
+       {"jp_gemm_f16_mma32_tn", "jp_gemm_f16_mma32_tt"}}};
+  out->variant = find_kernel_variant(kMma[small ? 1 : 0][p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
+  const uint64_t tiles = col_tiles * row_tiles;
+  const uint64_t ktiles = (static_cast<uint64_t>(p->K) + 31) / 32;
+  if (small && p->batch == 1 && tiles < target.sm_count && ktiles >= 8) {
+    const uint64_t splits = std::min<uint64_t>(
+        {8, ktiles / 4, (2ull * target.sm_count + tiles - 1) / tiles});
+    static const char* const kSplit[2][2] = {
+        {"jp_gemm_f16_mma32_splitk_nn", "jp_gemm_f16_mma32_splitk_nt"},
+        {"jp_gemm_f16_mma32_splitk_tn", "jp_gemm_f16_mma32_splitk_tt"}};
+    out->variant = find_kernel_variant(kSplit[p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
+    out->grid[2] = static_cast<uint32_t>(splits);
+    out->split_k = static_cast<uint32_t>(splits);
+    // gemm_mma.cuh split_workspace_bytes: counters (256-byte aligned), then FP32 32x64 tiles.
+    out->workspace_bytes = (tiles * 4 + 255) / 256 * 256 + tiles * splits * 32 * 64 * 4;
+  }
+  out->grid[0] = std::max<uint32_t>(1, static_cast<uint32_t>(col_tiles));
   out->grid[1] = row_tiles;
   out->block[0] = 128;
   return true;

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,8 @@ int64_t c_elems(const Case& c) {
   return 0;
 }
 
+constexpr uint32_t kForcedSplits = 3;  // uneven on purpose: some slices get no K tile
+
 // The launch each variant is written for (the selector's formulas, restated).
 cuda::LaunchChoice launch_for(const std::string& name, const GemmParams& p) {
   cuda::LaunchChoice l;
@@ -89,9 +92,16 @@ cuda::LaunchChoice launch_for(const std::string& name, const GemmParams& p) {
   } else if (name == "jp_gemm_f16_gemv_bn") {
     l.grid[0] = std::max(1u, cdiv(p.N, 64));
     l.block[0] = 256;
+  } else if (name.find("splitk") != std::string::npos) {
+    l.grid[0] = std::max(1u, cdiv(p.N, 64));
+    l.grid[1] = std::max(1u, cdiv(p.M, 32));
+    l.grid[2] = kForcedSplits;
+    l.block[0] = 128;
+    const uint64_t tiles = uint64_t{l.grid[0]} * l.grid[1];
+    l.workspace_bytes = (tiles * 4 + 255) / 256 * 256 + tiles * kForcedSplits * 32 * 64 * 4;
   } else {
     l.grid[0] = std::max(1u, cdiv(p.N, 64));
-    l.grid[1] = std::max(1u, cdiv(p.M, 64));
+    l.grid[1] = std::max(1u, cdiv(p.M, name.find("mma32") != std::string::npos ? 32 : 64));
     l.block[0] = 128;
   }
   return l;
@@ -99,7 +109,10 @@ cuda::LaunchChoice launch_for(const std::string& name, const GemmParams& p) {
 
 std::vector<std::string> variants_for(const Case& c) {
   std::vector<std::string> v;
-  v.push_back(std::string("jp_gemm_f16_mma_") + (c.ta ? "t" : "n") + (c.tb ? "t" : "n"));
+  const std::string layout = std::string(c.ta ? "t" : "n") + (c.tb ? "t" : "n");
+  v.push_back("jp_gemm_f16_mma64_" + layout);
+  v.push_back("jp_gemm_f16_mma32_" + layout);
+  if (c.batch == 1) v.push_back("jp_gemm_f16_mma32_splitk_" + layout);
   if (c.M <= 8) v.push_back(c.tb ? "jp_gemm_f16_gemv_bt" : "jp_gemm_f16_gemv_bn");
   return v;
 }
@@ -136,13 +149,33 @@ void run_case(test_util::SeededRng& rng, const Case& c, const std::string& varia
   ptrs.in[1] = static_cast<uint16_t*>(db.get()) + shift;
   ptrs.in[2] = nc > 0 ? dc.get() : nullptr;
   ptrs.out[0] = dy.get();
+  cuda::LaunchChoice l;
   if (variant.empty()) {
-    ASSERT_EQ(gpu_test::select_and_launch(kGemm, DType::kFloat16, ptrs, p), "");
+    cuda::StepDesc step;
+    step.family = kGemm;
+    step.params = &p;
+    step.dtype = DType::kFloat16;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &l, &why)) << why;
   } else {
-    const cuda::LaunchChoice l = launch_for(variant, p);
-    ASSERT_NE(l.variant, nullptr) << variant;
-    ASSERT_EQ(gpu_test::launch(variant.c_str(), l, ptrs, p), "");
+    l = launch_for(variant, p);
   }
+  ASSERT_NE(l.variant, nullptr) << variant;
+  SCOPED_TRACE(std::string("ran ") + l.variant->name);
+  // The workspace as the runtime hands it over: zeroed for zero_workspace rows, else garbage.
+  std::unique_ptr<DeviceBuffer> ws;
+  if (l.workspace_bytes > 0) {
+    ws = std::make_unique<DeviceBuffer>(l.workspace_bytes);
+    if (l.variant->zero_workspace) {
+      const std::vector<uint8_t> zeros(l.workspace_bytes, 0);
+      ws->upload(zeros.data(), zeros.size());
+    } else {
+      ws->poison32(gpu_test::kFloatPoison);
+    }
+    ptrs.workspace = ws->get();
+    ptrs.workspace_bytes = l.workspace_bytes;
+  }
+  ASSERT_EQ(gpu_test::launch(l.variant->name, l, ptrs, p), "");
   std::vector<uint16_t> got(ny);
   std::memcpy(got.data(), dy.download_all().data(), ny * 2);
   const double abs_tol = 1e-3 * std::sqrt(static_cast<double>(c.K)) + 1e-3;
@@ -156,6 +189,9 @@ void run_case(test_util::SeededRng& rng, const Case& c, const std::string& varia
     }
   }
   EXPECT_TRUE(dy.guard_intact());
+  if (ws != nullptr) {
+    EXPECT_TRUE(ws->guard_intact());
+  }
 }
 
 std::vector<Case> matrix() {
@@ -179,6 +215,9 @@ std::vector<Case> matrix() {
   cases.push_back({2, 1, 1000, 512, false, true, false, true, CMode::kBiasRow, 1.f, 1.f, A::kNone});
   cases.push_back({4, 33, 65, 31, true, false, true, false, CMode::kFull, -1.f, 1.5f, A::kLeakyRelu});
   cases.push_back({1, 4, 130, 16, true, false, false, false, CMode::kFull, 1.f, 1.f, A::kHardSwish});
+  // K = 0: y = act(beta * C).
+  cases.push_back({2, 70, 9, 0, false, true, false, false, CMode::kFull, 1.f, 0.5f, A::kRelu});
+  cases.push_back({1, 3, 9, 0, false, false, false, false, CMode::kBiasRow, 1.f, 2.f, A::kNone});
   return cases;
 }
 
@@ -229,10 +268,19 @@ TEST(GpuGemm, Deterministic) {
   ptrs.in[2] = dc.get();
   ptrs.out[0] = dy.get();
   for (const std::string& v : variants_for(c)) {
+    const cuda::LaunchChoice l = launch_for(v, p);
+    std::unique_ptr<DeviceBuffer> ws;
+    if (l.workspace_bytes > 0) {  // zeroed once: split-K leaves its counters at 0 for a replay
+      ws = std::make_unique<DeviceBuffer>(l.workspace_bytes);
+      const std::vector<uint8_t> zeros(l.workspace_bytes, 0);
+      ws->upload(zeros.data(), zeros.size());
+      ptrs.workspace = ws->get();
+      ptrs.workspace_bytes = l.workspace_bytes;
+    }
     std::vector<uint8_t> first;
     for (int rep = 0; rep < 2; ++rep) {
       dy.poison16(gpu_test::kHalfPoison);
-      ASSERT_EQ(gpu_test::launch(v.c_str(), launch_for(v, p), ptrs, p), "");
+      ASSERT_EQ(gpu_test::launch(v.c_str(), l, ptrs, p), "");
       if (rep == 0) first = dy.download_all();
       else EXPECT_EQ(first, dy.download_all()) << v;
     }
@@ -262,9 +310,23 @@ TEST(GpuGemmSelect, RefusesOtherDtypesAndPicksByShape) {
   p.trans_a = true;
   p.batch = 100000;
   ASSERT_TRUE(cuda::select_kernel(step, t, &l, &why)) << why;
-  EXPECT_STREQ(l.variant->name, "jp_gemm_f16_mma_tt");
+  EXPECT_STREQ(l.variant->name, "jp_gemm_f16_mma64_tt");
   EXPECT_EQ(l.grid[2], 65535u);
   EXPECT_EQ(l.block[0], l.variant->block_threads);
+  p.batch = 1;  // 4 x 1 tiles of 64 rows on 16 SMs: 32-row tiles
+  p.N = 256;
+  ASSERT_TRUE(cuda::select_kernel(step, t, &l, &why)) << why;
+  EXPECT_STREQ(l.variant->name, "jp_gemm_f16_mma32_tt");
+  EXPECT_EQ(l.grid[1], 7u);
+  p.K = 768;  // 1 x 7 tiles on 16 SMs, 24 K tiles: split K in min(8, 24 / 4, 32 / 7) slices
+  p.N = 64;
+  ASSERT_TRUE(cuda::select_kernel(step, t, &l, &why)) << why;
+  EXPECT_STREQ(l.variant->name, "jp_gemm_f16_mma32_splitk_tt");
+  EXPECT_EQ(l.grid[2], 5u);
+  EXPECT_TRUE(l.variant->zero_workspace);
+  EXPECT_GT(l.workspace_bytes, 0u);
+  step.dtype = DType::kInt8;
+  EXPECT_FALSE(cuda::select_kernel(step, t, &l, &why));
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // Timings of the CUDA Gemm kernels on the ViT-B/16 batch-1 shapes and the ResNet-50 classifier
 // (disabled: run with --gtest_also_run_disabled_tests --gtest_filter='*GemmBench*'). Each shape
-// runs the selector's pick, timed with driver events over repeated launches; prints TFLOP/s.
+// runs the selector's pick (marked *) and the plain mma variants, timed with driver events over repeated launches; prints TFLOP/s.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "tests/kernels/gpu/gpu_test_util.h"
@@ -27,11 +30,13 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
   const Shape shapes[] = {
       {"vit qkv    [197,768]x[768,2304]", 1, 197, 2304, 768, false, true, ActivationKind::kNone},
       {"vit q.k^T  12x[197,64]x[64,197]", 12, 197, 197, 64, false, false, ActivationKind::kNone},
+      {"vit q.k^T  12x[197,64]x[197,64]^T", 12, 197, 197, 64, true, false, ActivationKind::kNone},
       {"vit attn.v 12x[197,197]x[197,64]", 12, 197, 64, 197, false, false, ActivationKind::kNone},
       {"vit proj   [197,768]x[768,768]", 1, 197, 768, 768, false, true, ActivationKind::kNone},
       {"vit fc1    [197,768]x[768,3072]+gelu", 1, 197, 3072, 768, false, true, ActivationKind::kGelu},
       {"vit fc2    [197,3072]x[3072,768]", 1, 197, 768, 3072, false, true, ActivationKind::kNone},
       {"resnet fc  [1,2048]x[1000,2048]^T", 1, 1, 1000, 2048, true, true, ActivationKind::kNone},
+      {"floor      [8,8]x[8,8] (launch cost)", 1, 8, 8, 8, false, false, ActivationKind::kNone},
       {"square     [2048,2048]x[2048,2048]", 1, 2048, 2048, 2048, false, false, ActivationKind::kNone},
   };
   const cu::Driver& d = *gpu_test::device()->d;
@@ -62,27 +67,59 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
     ptrs.in[1] = db.get();
     ptrs.in[2] = dc.get();
     ptrs.out[0] = dy.get();
+    cuda::StepDesc step;
+    step.family = 2;
+    step.params = &p;
+    step.dtype = DType::kFloat16;
     cuda::LaunchChoice l;
-    ASSERT_EQ(gpu_test::select_and_launch(uint16_t{2}, DType::kFloat16, ptrs, p, &l), "");
-    cu::CUfunction fn = nullptr;
-    ASSERT_EQ(gpu_test::device()->modules.function(l.variant->name, &fn), JP_OK);
-    void* args[] = {&ptrs, &p};
-    const auto go = [&] {
-      return d.LaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
-                            l.block[2], l.shared_bytes, nullptr, args, nullptr);
-    };
-    for (int i = 0; i < 20; ++i) ASSERT_EQ(go(), cu::kSuccess);
-    const int reps = 200;
-    ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
-    for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
-    ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
-    ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
-    float ms = 0.f;
-    ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
-    const double us = 1e3 * ms / reps;
-    const double flop = 2.0 * s.batch * s.M * s.N * s.K;
-    std::printf("%-40s %-22s grid %ux%ux%u  %8.2f us  %7.2f TFLOP/s\n", s.name, l.variant->name,
-                l.grid[0], l.grid[1], l.grid[2], us, flop / us * 1e-6);
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &l, &why)) << why;
+    // The selector's pick, then the plain mma variants of both row tiles for comparison.
+    std::vector<cuda::LaunchChoice> runs{l};
+    const std::string picked = l.variant->name;
+    if (picked.find("mma") != std::string::npos) {
+      const std::string layout = picked.substr(picked.size() - 2);
+      for (int bm : {64, 32}) {
+        const std::string name = "jp_gemm_f16_mma" + std::to_string(bm) + "_" + layout;
+        if (name == picked) continue;
+        cuda::LaunchChoice o = l;
+        o.variant = cuda::find_kernel_variant(name.c_str());
+        o.grid[1] = static_cast<uint32_t>((s.M + bm - 1) / bm);
+        o.grid[2] = static_cast<uint32_t>(std::min<int64_t>(s.batch, 65535));
+        o.workspace_bytes = 0;
+        runs.push_back(o);
+      }
+    }
+    std::unique_ptr<DeviceBuffer> ws;
+    if (l.workspace_bytes > 0) {
+      ws = std::make_unique<DeviceBuffer>(l.workspace_bytes);
+      const std::vector<uint8_t> zeros(l.workspace_bytes, 0);
+      ws->upload(zeros.data(), zeros.size());
+      ptrs.workspace = ws->get();
+      ptrs.workspace_bytes = l.workspace_bytes;
+    }
+    for (const cuda::LaunchChoice& r : runs) {
+      cu::CUfunction fn = nullptr;
+      ASSERT_EQ(gpu_test::device()->modules.function(r.variant->name, &fn), JP_OK);
+      void* args[] = {&ptrs, &p};
+      const auto go = [&] {
+        return d.LaunchKernel(fn, r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1],
+                              r.block[2], r.shared_bytes, nullptr, args, nullptr);
+      };
+      for (int i = 0; i < 20; ++i) ASSERT_EQ(go(), cu::kSuccess);
+      const int reps = 200;
+      ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
+      for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
+      ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
+      ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
+      float ms = 0.f;
+      ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
+      const double us = 1e3 * ms / reps;
+      const double flop = 2.0 * s.batch * s.M * s.N * s.K;
+      std::printf("%-40s %-22s%s grid %ux%ux%u  %8.2f us  %7.2f TFLOP/s\n", s.name, r.variant->name,
+                  &r == &runs[0] ? "*" : " ", r.grid[0], r.grid[1], r.grid[2], us,
+                  flop / us * 1e-6);
+    }
   }
   (void)d.EventDestroy(start);
   (void)d.EventDestroy(stop);
