@@ -5,22 +5,17 @@
 #include <cstdio>
 
 #include "converter/src/error.h"
+#include "converter/src/gpu_lower.h"
 #include "converter/src/lower.h"
 #include "converter/src/onnx_import.h"
 #include "converter/src/passes.h"
 #include "converter/src/serialize.h"
 #include "converter/src/sha256.h"
 #include "converter/src/support.h"
+#include "converter/src/targets.h"
 
 namespace jetplan::converter {
 namespace {
-
-TargetDesc find_target(const std::string& name) {
-  if (name == "cpu") return TargetDesc{"cpu", fb::Backend::CPU, 0};
-  std::string known;
-  for (const std::string& t : known_targets()) known += (known.empty() ? "" : ", ") + t;
-  fail("unknown target '", name, "' (known: ", known, ")");
-}
 
 std::string dims_text(const Shape& shape) {
   std::string s;
@@ -30,11 +25,10 @@ std::string dims_text(const Shape& shape) {
 
 }  // namespace
 
-std::vector<std::string> known_targets() { return {"cpu"}; }
-
 ConvertResult convert_onnx(const std::string& model_bytes, const std::string& source_name,
                            const ConvertOptions& options) {
-  const TargetDesc target = find_target(options.target);
+  const Target target = find_target(options.target);
+  const bool gpu = target.plan.backend == fb::Backend::CUDA;
   Graph g = import_onnx(model_bytes, ImportOptions{options.input_shapes, options.model_dir});
   eliminate_dead_nodes(g);
   check_support(g);
@@ -48,6 +42,11 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   legalize(g);
 
   PlanDraft draft = lower(g);
+  if (gpu) {
+    gpu_layout(&draft);
+    gpu_precision(&draft);
+    remove_unused_tensors(&draft);
+  }
   assign_memory(&draft);
 
   PlanMetadata metadata;
@@ -55,12 +54,14 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   metadata.source_sha256 = sha256_hex(model_bytes.data(), model_bytes.size());
   metadata.source_name = source_name;
   metadata.options["fuse"] = options.fuse ? "1" : "0";
-  metadata.options["target"] = target.name;
+  metadata.options["target"] = target.plan.name;
   for (const auto& [name, shape] : options.input_shapes)
     metadata.options["shape." + name] = dims_text(shape);
 
+  if (gpu && options.select_kernels) gpu_select(&draft, target, metadata);
+
   ConvertResult result;
-  result.plan = serialize_plan(draft, target, metadata);
+  result.plan = serialize_plan(draft, target.plan, metadata);
   result.summary.steps = draft.steps.size();
   result.summary.tensors = draft.tensors.size();
   result.summary.weight_bytes = draft.weights.size();

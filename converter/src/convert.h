@@ -2,8 +2,8 @@
 //
 //   import (onnx_import.h) -> dead-node removal -> folding + support check (support.h)
 //   -> dead-node removal (of what only folded nodes read) -> Identity removal -> [BatchNorm
-//   folding, epilogue fusion] -> legalize -> lower (lower.h)
-//   -> memory placement -> serialize (serialize.h)
+//   folding, epilogue fusion] -> legalize -> lower (lower.h) -> [CUDA targets: NHWC layout,
+//   float16, kernel selection (gpu_lower.h)] -> memory placement -> serialize (serialize.h)
 #pragma once
 
 #include <cstdint>
@@ -20,10 +20,13 @@ constexpr const char* kConverterVersion = "0.1.0";
 struct ConvertOptions {
   std::map<std::string, Shape> input_shapes;  // --shape NAME:DIMS
   bool fuse = true;                           // BatchNorm folding and epilogue fusion
-  std::string target = "cpu";
+  std::string target = "cpu";  // "cpu", a targets/ name or a target .json path (targets.h)
   // Where external data files are looked up: the model file's directory (the CLI sets it).
   // Empty: a model with external data is refused. Not part of the plan's metadata.
   std::string model_dir;
+  // CUDA targets: false skips kernel selection, leaving steps without kernels (a plan the
+  // runtime refuses): for tests of the layout and precision passes alone. Not in the metadata.
+  bool select_kernels = true;
 };
 
 struct ConvertSummary {
@@ -39,7 +42,7 @@ struct ConvertResult {
   ConvertSummary summary;
 };
 
-// The targets --target accepts.
+// The target names --target accepts: "cpu", then the targets/*.json names, sorted (targets.cc).
 std::vector<std::string> known_targets();
 
 // Converts a serialized ONNX ModelProto. source_name (the file's base name) goes into the

@@ -154,6 +154,9 @@ uint64_t align_up(uint64_t n, uint64_t alignment) {
 PlanDraft lower(const Graph& g) { return Lowering(g).run(); }
 
 void assign_memory(PlanDraft* draft) {
+  // Idempotent: GPU plans are placed again when kernel selection changed a workspace.
+  draft->weights.clear();
+  for (DraftTensor& t : draft->tensors) t.first_step = t.last_step = -1;
   for (DraftTensor& t : draft->tensors) {
     if (t.storage != fb::Storage::Weight) continue;
     t.offset = align_up(draft->weights.size(), kWeightAlignment);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct DraftStep {
   OpDesc op;
   std::vector<uint32_t> inputs, outputs;  // tensor indices
   uint64_t workspace_offset = 0;          // set by assign_memory when op.workspace_bytes > 0
+  // GPU plans: the kernel variant and its launch (gpu_lower.h); empty/zero for CPU plans.
+  std::string kernel;
+  fb::LaunchConfig launch{};
 };
 
 struct DraftBinding {
@@ -49,6 +53,9 @@ struct PlanDraft {
   std::vector<uint8_t> weights;  // set by assign_memory
   uint64_t arena_bytes = 0;
   uint64_t arena_lower_bound = 0;
+  // Weight data the passes made (permuted, converted); DraftTensor::data may point here. A
+  // deque: elements never move, also when the draft does.
+  std::deque<std::vector<uint8_t>> owned_data;
 };
 
 // One step per live node (the graph must be legalized: node shapes are step shapes), plus a
@@ -59,7 +66,8 @@ PlanDraft lower(const Graph& g);
 
 // Packs the weight tensors into `weights` (each at a multiple of kWeightAlignment, zero padding
 // between), computes each arena tensor's live step range and places them with the arena
-// planner. ConvertError if the planner's result fails its own validity check.
+// planner; calling it again places everything afresh. ConvertError if the planner's result
+// fails its own validity check.
 void assign_memory(PlanDraft* draft);
 
 }  // namespace jetplan::converter

@@ -89,13 +89,12 @@ std::vector<uint8_t> serialize_plan(const PlanDraft& draft, const TargetDesc& ta
                                        plan_dtype(t.dtype), t.layout, t.storage, t.offset,
                                        t.size_bytes, t.binding));
   }
-  const fb::LaunchConfig no_launch{};  // CPU plans launch nothing
   std::vector<Offset<fb::Step>> steps;
   for (const DraftStep& s : draft.steps) {
     const auto [type, params] = step_params(fbb, s);
     steps.push_back(fb::CreateStep(fbb, fbb.CreateString(s.name), s.op.family, type, params,
                                    fbb.CreateVector(s.inputs), fbb.CreateVector(s.outputs),
-                                   fbb.CreateString(""), &no_launch, s.workspace_offset,
+                                   fbb.CreateString(s.kernel), &s.launch, s.workspace_offset,
                                    s.op.workspace_bytes));
   }
   auto bindings = [&](const std::vector<DraftBinding>& list) {

@@ -14,6 +14,7 @@
 
 #include "converter/src/convert.h"
 #include "converter/src/error.h"
+#include "converter/src/targets.h"
 
 namespace {
 
@@ -33,7 +34,12 @@ constexpr const char* kUsage =
     "                        NAME may contain ':', the last one separates the dims)\n"
     "  --no-fuse             keep BatchNorm, bias, residual and activation nodes as their own "
     "steps\n"
-    "  --target NAME         the device the plan is for: cpu (the default)\n"
+    "  --target NAME|FILE    the device the plan is for: cpu (the default, reference\n"
+    "                        kernels), or a GPU: orin-agx, orin-nx, orin-nano, thor, h100,\n"
+    "                        h200, rtx4090, a6000, rtx3090 (targets/NAME.json), or the path\n"
+    "                        of such a .json file. GPU plans hold float16 tensors inside\n"
+    "                        (float32 inputs and outputs), NHWC around convolutions, and\n"
+    "                        each step's CUDA kernel and launch configuration\n"
     "  --list-ops            print the table of ONNX ops jetplan supports (markdown, the\n"
     "                        contents of converter/SUPPORTED_OPS.md) and exit\n"
     "  -h, --help            print this help\n"
@@ -116,10 +122,15 @@ bool parse_args(int argc, char** argv, Args* args) {
       if (have_target) throw UsageError{"--target given twice"};
       have_target = true;
       args->options.target = value("--target");
-      bool known = false;
-      for (const std::string& t : jetplan::converter::known_targets())
+      // A target file is read (and its errors reported) by the conversion.
+      bool known = jetplan::converter::is_target_path(args->options.target);
+      std::string names;
+      for (const std::string& t : jetplan::converter::known_targets()) {
         known |= t == args->options.target;
-      if (!known) throw UsageError{"unknown target '" + args->options.target + "' (known: cpu)"};
+        names += (names.empty() ? "" : ", ") + t;
+      }
+      if (!known)
+        throw UsageError{"unknown target '" + args->options.target + "' (known: " + names + ")"};
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw UsageError{"unknown option '" + arg + "'"};
     } else {

@@ -60,10 +60,14 @@ void launch_1d(uint64_t work, uint32_t threads, uint32_t max_blocks, LaunchChoic
   out->grid[1] = out->grid[2] = 1;
 }
 
+bool has_selector(uint16_t family) {
+  return family < kFamilies && kSelectors[family] != nullptr;
+}
+
 bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                    std::string* why) {
   *out = LaunchChoice{};
-  if (step.family >= kFamilies || kSelectors[step.family] == nullptr) {
+  if (!has_selector(step.family)) {
     *why = "no CUDA kernel for this op family yet";
     return false;
   }

@@ -48,6 +48,11 @@ struct LaunchChoice {
 bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                    std::string* why);
 
+// True when the op family (fb::OpFamily value) has CUDA kernels at all: the converter reports
+// every step of a family without one before it loads a plan (whose Float16 steps the CPU
+// prepare of such a family would refuse first).
+bool has_selector(uint16_t family);
+
 // Family selectors (one per kernels/cuda/<family>_select.cc), dispatched by select_kernel.
 using SelectFn = bool (*)(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_pointwise(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);

@@ -111,6 +111,34 @@ TEST(Cli, UnwritableOutput) {
   EXPECT_THAT(r.err, HasSubstr("no_dir/x.jplan"));
 }
 
+TEST(Cli, GpuTargets) {
+  const std::string model = good_model(), plan = temp_path("gpu.jplan");
+  // Every step gets a CUDA kernel, or the conversion names all the steps that have none.
+  const ToolRun r = run(model + " -o " + plan + " --shape input:0:1x2x4x4 --target h100");
+  if (r.status == 0) {
+    EXPECT_EQ(r.err, "");
+    const std::string bytes = slurp(plan);
+    const fb::Plan* p = fb::GetPlan(bytes.data());
+    EXPECT_EQ(p->target()->name()->str(), "h100");
+    EXPECT_EQ(p->target()->backend(), fb::Backend::CUDA);
+    EXPECT_EQ(p->target()->sm_arch(), 90u);
+  } else {
+    EXPECT_EQ(r.status, 1);
+    EXPECT_THAT(r.err, StartsWith("jetplan-convert: error: target h100: no CUDA kernel for "));
+    EXPECT_THAT(r.err, HasSubstr("'conv+relu' (Conv): "));
+    EXPECT_EQ(lines(r.err), 1);
+  }
+  const ToolRun unknown = run(model + " -o " + plan + " --target mars");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown target 'mars' (known: cpu, a6000, h100, h200, "
+                                     "orin-agx, orin-nano, orin-nx, rtx3090, rtx4090, thor)"));
+  const ToolRun file = run(model + " -o " + plan + " --target " + temp_path("none.json"));
+  EXPECT_EQ(file.status, 1);
+  EXPECT_THAT(file.err, HasSubstr("cannot read target file '"));
+  const ToolRun help = run("--help");
+  EXPECT_THAT(help.out, HasSubstr("--target NAME|FILE"));
+}
+
 TEST(Cli, UsageErrorsExitWith2) {
   const std::string model = good_model(), plan = temp_path("usage.jplan");
   for (const std::string& args :

@@ -109,8 +109,10 @@ TEST(Plan, Metadata) {
 
 TEST(Plan, UnknownTarget) {
   ConvertOptions options;
-  options.target = "orin-agx";
-  EXPECT_EQ(convert_error(small_net(), options), "unknown target 'orin-agx' (known: cpu)");
+  options.target = "mars";
+  EXPECT_EQ(convert_error(small_net(), options),
+            "unknown target 'mars' (known: cpu, a6000, h100, h200, orin-agx, orin-nano, orin-nx, "
+            "rtx3090, rtx4090, thor)");
 }
 
 TEST(Plan, ArenaIsTheMemoryPlannersAndValid) {

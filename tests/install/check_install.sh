@@ -8,6 +8,11 @@ rm -rf "$work"
 cmake --install "$build" --prefix "$work/prefix" > /dev/null
 test -f "$work/prefix/include/jetplan/jetplan.h"
 test -f "$work/prefix/lib/cmake/jetplan/jetplanConfig.cmake"
+# The converter's device descriptions (--target NAME) come with it.
+if [[ -x $work/prefix/bin/jetplan-convert ]]; then
+  test -f "$work/prefix/share/jetplan/targets/h100.json"
+  test -f "$work/prefix/share/jetplan/targets/orin-agx.json"
+fi
 cmake -S "$source/examples" -B "$work/examples" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/examples" > /dev/null
 if [[ -n "$plan" ]]; then

@@ -1,0 +1,38 @@
+// GPU plans (targets whose backend is CUDA): the passes that turn the draft lower() made, which
+// is shaped for the CPU reference kernels, into one the CUDA backend runs (kernels/cuda/launch.h).
+//
+//   lower -> gpu_layout -> gpu_precision -> remove_unused_tensors -> assign_memory
+//         -> gpu_select (kernel + launch per step; places memory again if a workspace changed)
+#pragma once
+
+#include "converter/src/lower.h"
+#include "converter/src/targets.h"
+
+namespace jetplan::converter {
+
+// NHWC around Conv, Pool and BatchNorm over 4-D tensors: their activations get the physical
+// shape [N, H, W, C] and Layout NHWC, conv weights become [Cout, KH, KW, Cin / groups]. NHWC
+// propagates through Activation, through Binary (other operand the same shape, an [N, C, 1, 1]
+// tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]), through Concat
+// along channels (axis 3) and into Copy where H = W = 1 (the bytes are those of NCHW then).
+// Everywhere else tensors stay NCHW; a Transpose step goes where a producer and a consumer
+// disagree (one per tensor and direction, before its first such consumer). Bindings keep
+// their NCHW shape. Run on a float32 draft, before gpu_precision.
+void gpu_layout(PlanDraft* draft);
+
+// Float16 inside the plan: every float32 arena and weight tensor becomes float16 (weights
+// rounded to nearest even). Float32 bindings keep their dtype and shape: a Cast to float16
+// follows each float input, a Cast back ends the plan for each float output.
+void gpu_precision(PlanDraft* draft);
+
+// Drops tensors no step and no binding refers to (weights the passes replaced), renumbering.
+void remove_unused_tensors(PlanDraft* draft);
+
+// Kernel selection (gpu_select.cc): serializes the placed draft, loads it with the runtime's
+// loader to get every step's resolved kernel parameters, and asks kernels::cuda::select_kernel
+// for each step's variant and launch; writes DraftStep::kernel/launch and the workspace. Steps
+// without a CUDA kernel are all reported in one ConvertError. Calls assign_memory again when
+// a workspace changed.
+void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& metadata);
+
+}  // namespace jetplan::converter
