@@ -98,10 +98,15 @@ void expect_kernels_or_one_error(const ModelBuilder& m, const std::string& targe
       }
       EXPECT_GE(l.shared_bytes(), v->shared_bytes) << name;
       EXPECT_LE(l.shared_bytes(), t.device.max_shared_per_block) << name;
-      if (v->dtype != kernels::cuda::kAnyDType) {
-        EXPECT_EQ(static_cast<uint8_t>(plan->tensors()->Get(s->outputs()->Get(0))->dtype()),
-                  v->dtype)
+      if (v->dtype != kernels::cuda::kAnyDType) {  // as the backend's bind_step checks
+        const uint8_t out = v->out_dtype != kernels::cuda::kAnyDType ? v->out_dtype : v->dtype;
+        EXPECT_EQ(static_cast<uint8_t>(plan->tensors()->Get(s->outputs()->Get(0))->dtype()), out)
             << name;
+        if (s->inputs()->size() > 0) {
+          EXPECT_EQ(static_cast<uint8_t>(plan->tensors()->Get(s->inputs()->Get(0))->dtype()),
+                    v->dtype)
+              << name;
+        }
       }
     }
     EXPECT_EQ(convert(m, gpu(target)).plan, r.plan);  // byte-identical
