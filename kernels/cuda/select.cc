@@ -34,7 +34,7 @@ const SelectFn kSelectors[kFamilies] = {
     /* GatherElements */ nullptr,
     /* Pad */ nullptr,
     /* Broadcast */ nullptr,
-    /* Unary */ nullptr,
+    /* Unary */ select_unary,
     /* Elementwise */ nullptr,
     /* Where */ nullptr,
     /* Cast */ select_cast,
