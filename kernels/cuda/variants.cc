@@ -32,6 +32,7 @@ constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/norm_variants.inc"
 #include "kernels/cuda/resize_variants.inc"
 #include "kernels/cuda/unary_variants.inc"
+#include "kernels/cuda/elementwise_variants.inc"
 };
 
 }  // namespace
