@@ -18,7 +18,7 @@ const SelectFn kSelectors[kFamilies] = {
     /* BatchNorm */ select_batch_norm,
     /* Concat */ select_concat,
     /* Copy */ select_copy,
-    /* ConvTranspose */ nullptr,
+    /* ConvTranspose */ select_conv_transpose,
     /* Resize */ select_resize,
     /* Reduce */ select_reduce,
     /* ArgReduce */ nullptr,

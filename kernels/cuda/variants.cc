@@ -33,6 +33,7 @@ constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/resize_variants.inc"
 #include "kernels/cuda/unary_variants.inc"
 #include "kernels/cuda/elementwise_variants.inc"
+#include "kernels/cuda/conv_transpose_variants.inc"
 };
 
 }  // namespace
