@@ -38,7 +38,7 @@ const SelectFn kSelectors[kFamilies] = {
     /* Elementwise */ select_elementwise,
     /* Where */ select_where,
     /* Cast */ select_cast,
-    /* Rnn */ nullptr,
+    /* Rnn */ select_rnn,
     /* Quantize */ nullptr,
     /* Dequantize */ nullptr,
     /* QLinearMatMul */ nullptr,

@@ -34,6 +34,7 @@ constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/unary_variants.inc"
 #include "kernels/cuda/elementwise_variants.inc"
 #include "kernels/cuda/conv_transpose_variants.inc"
+#include "kernels/cuda/rnn_variants.inc"
 };
 
 }  // namespace
