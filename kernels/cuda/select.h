@@ -70,6 +70,13 @@ bool select_pool(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*
 bool select_softmax(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_batch_norm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_layer_norm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_unary(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_elementwise(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_where(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_broadcast(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_pad(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_conv_transpose(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_rnn(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 
 // Helpers for selectors.
 uint32_t ceil_div_u32(uint64_t a, uint64_t b);  // saturates at UINT32_MAX

@@ -17,6 +17,9 @@ enum Family : uint16_t {
 constexpr uint8_t kF32 = static_cast<uint8_t>(DType::kFloat32);
 constexpr uint8_t kF16 = static_cast<uint8_t>(DType::kFloat16);
 constexpr uint8_t kAny = kAnyDType;
+constexpr uint8_t kBool = static_cast<uint8_t>(DType::kBool);
+constexpr uint8_t kI32 = static_cast<uint8_t>(DType::kInt32);
+constexpr uint8_t kI64 = static_cast<uint8_t>(DType::kInt64);
 
 constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/pointwise_variants.inc"
@@ -28,6 +31,10 @@ constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/softmax_variants.inc"
 #include "kernels/cuda/norm_variants.inc"
 #include "kernels/cuda/resize_variants.inc"
+#include "kernels/cuda/unary_variants.inc"
+#include "kernels/cuda/elementwise_variants.inc"
+#include "kernels/cuda/conv_transpose_variants.inc"
+#include "kernels/cuda/rnn_variants.inc"
 };
 
 }  // namespace

@@ -1,0 +1,106 @@
+// ConvTranspose on the GPU, NCHW (1-D, 2-D and 3-D), FP16 storage with FP32 accumulation and
+// FP32: a direct gather, one thread per output element, y = act(convT(x, w) + bias + residual).
+// Inputs: x, w [Cin, Cout / groups, *kernel], then bias (has_bias), then residual (has_residual).
+// Twin: kernels/cpu/conv_transpose.cc (same gather; it sums in double, this in FP32, taps
+// outer and input channels inner). The U-Net's 2x2 stride-2 upsampling reads one tap per output.
+#include <cuda_fp16.h>
+
+#include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/launch.h"
+#include "kernels/params_nn.h"
+
+namespace jetplan::kernels::cuda {
+namespace {
+
+struct Geom3 {
+  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
+};
+
+__device__ __forceinline__ Geom3 to_3d(const ConvTransposeParams& p) {
+  Geom3 g;
+  const int lead = 3 - p.spatial_rank;
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - lead;
+    g.in[d] = s < 0 ? 1 : p.in_size[s];
+    g.out[d] = s < 0 ? 1 : p.out_size[s];
+    g.kernel[d] = s < 0 ? 1 : p.kernel[s];
+    g.stride[d] = s < 0 ? 1 : p.stride[s];
+    g.dilation[d] = s < 0 ? 1 : p.dilation[s];
+    g.pad[d] = s < 0 ? 0 : p.pad_begin[s];
+  }
+  return g;
+}
+
+// The input position that tap k of dim d carries to output o, or -1.
+__device__ __forceinline__ int64_t tap_source(const Geom3& g, int d, int64_t o, int64_t k) {
+  const int64_t t = o + g.pad[d] - k * g.dilation[d];
+  if (t < 0 || t % g.stride[d] != 0) return -1;
+  const int64_t i = t / g.stride[d];
+  return i < g.in[d] ? i : -1;
+}
+
+template <typename T>
+__device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposeParams& p) {
+  if (p.spatial_rank < 1 || p.spatial_rank > 3 || p.groups < 1) return;
+  const T* x = static_cast<const T*>(ptrs.in[0]);
+  const T* w = static_cast<const T*>(ptrs.in[1]);
+  const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
+  const T* res = p.has_residual ? static_cast<const T*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
+  T* y = static_cast<T*>(ptrs.out[0]);
+  const Geom3 g = to_3d(p);
+  const int64_t in_per_group = p.in_channels / p.groups;
+  const int64_t out_per_group = p.out_channels / p.groups;
+  if (out_per_group < 1) return;
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  const int64_t kvol = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const int64_t count = p.batch * p.out_channels * out_plane;
+  for (int64_t yi = global_thread(); yi < count; yi += global_threads()) {
+    int64_t rest = yi;
+    const int64_t o2 = rest % g.out[2];
+    rest /= g.out[2];
+    const int64_t o1 = rest % g.out[1];
+    rest /= g.out[1];
+    const int64_t o0 = rest % g.out[0];
+    rest /= g.out[0];
+    const int64_t oc = rest % p.out_channels;
+    const int64_t n = rest / p.out_channels;
+    const int64_t first_ic = (oc / out_per_group) * in_per_group;
+    const T* xg = x + (n * p.in_channels + first_ic) * in_plane;
+    const T* wg = w + (first_ic * out_per_group + oc % out_per_group) * kvol;
+    const int64_t w_ic_stride = out_per_group * kvol;
+    float acc = 0.f;
+    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+      const int64_t i0 = tap_source(g, 0, o0, k0);
+      if (i0 < 0) continue;
+      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+        const int64_t i1 = tap_source(g, 1, o1, k1);
+        if (i1 < 0) continue;
+        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+          const int64_t i2 = tap_source(g, 2, o2, k2);
+          if (i2 < 0) continue;
+          const int64_t xo = (i0 * g.in[1] + i1) * g.in[2] + i2;
+          const int64_t wo = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;
+          for (int64_t ic = 0; ic < in_per_group; ++ic)
+            acc = fmaf(load_float(xg, ic * in_plane + xo), load_float(wg, ic * w_ic_stride + wo), acc);
+        }
+      }
+    }
+    if (bias != nullptr) acc += load_float(bias, oc);
+    if (res != nullptr) acc += load_float(res, yi);
+    store_float(y, yi, apply_activation(p.act, acc));
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels::cuda
+
+using jetplan::kernels::ConvTransposeParams;
+using jetplan::kernels::cuda::StepPointers;
+
+extern "C" __global__ void jp_conv_transpose_f16(StepPointers ptrs, const ConvTransposeParams p) {
+  jetplan::kernels::cuda::conv_transpose<__half>(ptrs, p);
+}
+extern "C" __global__ void jp_conv_transpose_f32(StepPointers ptrs, const ConvTransposeParams p) {
+  jetplan::kernels::cuda::conv_transpose<float>(ptrs, p);
+}
