@@ -392,7 +392,10 @@ Status prepare_unary(const jp_plan& plan, const fb::Step& step, PreparedStep* s)
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown unary op %d", s->name, op);
   }
   const auto kop = static_cast<kernels::UnaryOp>(op);
-  if (!kernels::unary_supported(kop, kernel_dtype(x.dtype))) {
+  // CUDA plans store floats as Float16 and compute in FP32: every op of Float32 then.
+  const bool gpu_half = plan.backend == JP_BACKEND_CUDA && x.dtype == fb::DType::Float16 &&
+                        kernels::unary_supported(kop, kernels::DType::kFloat32);
+  if (!gpu_half && !kernels::unary_supported(kop, kernel_dtype(x.dtype))) {
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': unary %s on %s is not supported", s->name,
                 fb::EnumNameUnaryOp(p.op()), fb::EnumNameDType(x.dtype));
   }

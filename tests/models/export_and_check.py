@@ -140,9 +140,12 @@ def build(name, batch=None):
 
 
 def export(model, x, opset, path):
-    torch.onnx.export(model, (x,), path, opset_version=opset, do_constant_folding=True,
-                      input_names=["input"], output_names=["output"],
-                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    kwargs = dict(opset_version=opset, do_constant_folding=True, input_names=["input"],
+                  output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    try:  # torch >= 2.9 exports with dynamo (opset 18+) unless told otherwise
+        torch.onnx.export(model, (x,), path, dynamo=False, **kwargs)
+    except TypeError:  # older torch (Debian's) has no dynamo argument
+        torch.onnx.export(model, (x,), path, **kwargs)
     onnx.checker.check_model(onnx.load(path))
 
 
