@@ -282,8 +282,12 @@ Status prepare_rnn(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
                 {t.y, "Y"},
                 {t.y_h, "Y_h"},
                 {t.y_c, "Y_c"}};
+  // One float dtype for all of them: Float32, or Float16 storage in CUDA plans.
+  const fb::DType want = plan.backend == JP_BACKEND_CUDA && t.x->dtype == fb::DType::Float16
+                             ? fb::DType::Float16
+                             : fb::DType::Float32;
   for (const auto& f : floats) {
-    if (f.tensor) JP_RETURN_IF_ERROR(check_dtype(*s, *f.tensor, fb::DType::Float32, f.role));
+    if (f.tensor) JP_RETURN_IF_ERROR(check_dtype(*s, *f.tensor, want, f.role));
   }
   if (t.sequence_lens) {
     JP_RETURN_IF_ERROR(check_dtype(*s, *t.sequence_lens, fb::DType::Int32, "sequence_lens"));

@@ -97,13 +97,13 @@ def bench_torch(model, x, ref, args, compile_it):
     return out
 
 
-def bench_jetplan(name, model, x, ref, args, work):
+def bench_jetplan(model_name, name, model, x, ref, args, work):
     onnx_path = os.path.join(work, f"{name}.onnx")
     plan = os.path.join(work, f"{name}.jplan")
     in_npy = os.path.join(work, f"{name}.in.npy")
     res_json = os.path.join(work, f"{name}.run.json")
     out_dir = os.path.join(work, f"{name}.out")
-    _, _, opset = models.MODELS[name]
+    _, _, opset = models.MODELS[model_name]
     models.export(model, x, opset, onnx_path)
     np.save(in_npy, x.numpy())
     shape = "x".join(str(d) for d in x.shape)
@@ -154,7 +154,7 @@ def main():
             with torch.no_grad():
                 ref = model(x).numpy()
             row = {"model": name, "batch": batch}
-            row["jetplan"] = bench_jetplan(f"{name}_b{batch}", model, x, ref, args, work)
+            row["jetplan"] = bench_jetplan(name, f"{name}_b{batch}", model, x, ref, args, work)
             row["torch"] = bench_torch(model, x, ref, args, name in compile_set and batch == 1)
             rows.append(row)
             j = row["jetplan"]
