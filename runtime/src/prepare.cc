@@ -351,6 +351,17 @@ Status prepare_gemm(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
     k.c_stride_m = cm == 1 ? 0 : cn;
     k.c_stride_batch = c_batch == 1 ? 0 : cm * cn;
   }
+  // A batched A against one B (a Linear layer over [batch, M, K], the attention projections)
+  // is one [batch * M, K] x [K, N] product: the same sums, one big GEMM instead of batch thin
+  // ones. C must follow: broadcast over rows, or dense per batch.
+  if (k.batch > 1 && k.b_batch_stride == 0 && !k.trans_a && k.a_batch_stride == M * K &&
+      (!k.has_c || (k.c_stride_batch == 0 && k.c_stride_m == 0) ||
+       (k.c_stride_batch == M * N && k.c_stride_m == N))) {
+    k.M = k.batch * M;
+    k.batch = 1;
+    k.a_batch_stride = 0;
+    k.c_stride_batch = 0;
+  }
   return to_activation(*s, p.activation(), &k.act);
 }
 
