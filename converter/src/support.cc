@@ -94,17 +94,15 @@ struct OpCheck {
 };
 
 constexpr const char* kFloat = "float32";
-constexpr const char* kBinaryNotes =
-    "2 inputs, numpy broadcasting; fused into the preceding Conv/Gemm as bias or residual where "
-    "it can be";
 constexpr const char* kActivationNotes =
     "fused into the preceding Conv, Gemm or elementwise step where it can be";
 constexpr const char* kPoolNotes =
     "1 to 3 spatial dims; ceil_mode=1 only where no window starts inside the end padding";
 
-// Every ONNX op jetplan runs, sorted by op type.
+// The core ops, sorted by op type; the group tables (support_group_*.cc) hold the rest.
+// Add, Sub, Mul, Div, Max and Min are the tensor group's (check_arith, every dtype), which
+// hands float32 with two inputs back to check_binary here.
 constexpr OpCheck kOps[] = {
-    {"Add", support::check_binary, kFloat, kBinaryNotes},
     {"AveragePool", support::check_pool, kFloat, kPoolNotes},
     {"BatchNormalization", support::check_batchnorm, kFloat,
      "inference only (training_mode=0, no statistics outputs); spatial=1 before opset 9; folded "
@@ -114,7 +112,6 @@ constexpr OpCheck kOps[] = {
     {"Concat", support::check_concat, kFloat, "1 to 64 inputs"},
     {"Conv", support::check_conv, kFloat,
      "1 to 3 spatial dims; bias, BatchNorm, residual Add and activation fused"},
-    {"Div", support::check_binary, kFloat, kBinaryNotes},
     {"Dropout", support::check_identity, kFloat,
      "removed (inference); mask output unused; training_mode a constant 0"},
     {"Elu", support::check_activation, kFloat, kActivationNotes},
@@ -130,12 +127,9 @@ constexpr OpCheck kOps[] = {
      "before opset 13 (2-D flattening at axis) through a 2-D view"},
     {"MatMul", support::check_matmul, kFloat,
      "numpy semantics: 1-D operands, broadcast batch dims"},
-    {"Max", support::check_binary, kFloat, "exactly 2 inputs, numpy broadcasting"},
     {"MaxPool", support::check_pool, kFloat,
      "1 to 3 spatial dims; Indices output unused; storage_order=0; ceil_mode=1 only where no "
      "window starts inside the end padding"},
-    {"Min", support::check_binary, kFloat, "exactly 2 inputs, numpy broadcasting"},
-    {"Mul", support::check_binary, kFloat, kBinaryNotes},
     {"Pow", support::check_binary, kFloat, "2 inputs, numpy broadcasting"},
     {"Relu", support::check_activation, kFloat, kActivationNotes},
     {"Reshape", support::check_reshape, kFloat,
@@ -144,7 +138,6 @@ constexpr OpCheck kOps[] = {
     {"Softmax", support::check_softmax, kFloat,
      "before opset 13 (2-D flattening at axis) through a 2-D view"},
     {"Squeeze", support::check_reshape, kFloat, "axes constant (after folding)"},
-    {"Sub", support::check_binary, kFloat, kBinaryNotes},
     {"Tanh", support::check_activation, kFloat, kActivationNotes},
     {"Unsqueeze", support::check_reshape, kFloat, "axes constant (after folding)"},
 };

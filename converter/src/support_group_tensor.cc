@@ -588,8 +588,7 @@ struct OpCheck {
   CheckFn check;
 };
 
-// Sorted by op type. Add, Div, Max, Min, Mul and Sub are found in the core table first
-// (support.cc, float32 only); the rows here take every dtype once the core rows defer to them.
+// Sorted by op type.
 constexpr OpCheck kOps[] = {
     {"Abs", check_unary},
     {"Acos", check_unary},
