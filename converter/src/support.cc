@@ -35,6 +35,14 @@ std::string float_inputs(const Graph& g, const Node& node, std::initializer_list
   return "";
 }
 
+std::string plan_dtype_input(const Graph& g, const Node& node, size_t i) {
+  const Value& v = input(g, node, i);
+  if (is_plan_dtype(v.dtype)) return "";
+  return cat("input '", v.name, "' is ", dtype_name(v.dtype),
+             ", which a plan cannot hold (float32, float16, float64, int8, uint8, int32, int64, "
+             "bool)");
+}
+
 std::string extra_outputs_unused(const Graph& g, const Node& node, const char* what) {
   for (size_t i = 1; i < node.outputs.size(); ++i) {
     const int id = node.outputs[i];
@@ -94,6 +102,8 @@ struct OpCheck {
 };
 
 constexpr const char* kFloat = "float32";
+// Steps that move bytes (Copy, Concat) take every dtype a plan holds.
+constexpr const char* kAnyDtype = "any plan dtype";
 constexpr const char* kActivationNotes =
     "fused into the preceding Conv, Gemm or elementwise step where it can be";
 constexpr const char* kPoolNotes =
@@ -109,19 +119,19 @@ constexpr OpCheck kOps[] = {
      "into the preceding Conv where it can be"},
     {"Clip", support::check_activation, kFloat,
      "min and max constant scalars (inputs since opset 11)"},
-    {"Concat", support::check_concat, kFloat, "1 to 64 inputs"},
+    {"Concat", support::check_concat, kAnyDtype, "1 to 64 inputs of one dtype"},
     {"Conv", support::check_conv, kFloat,
      "1 to 3 spatial dims; bias, BatchNorm, residual Add and activation fused"},
-    {"Dropout", support::check_identity, kFloat,
+    {"Dropout", support::check_identity, kAnyDtype,
      "removed (inference); mask output unused; training_mode a constant 0"},
     {"Elu", support::check_activation, kFloat, kActivationNotes},
-    {"Flatten", support::check_reshape, kFloat, ""},
+    {"Flatten", support::check_reshape, kAnyDtype, ""},
     {"Gemm", support::check_gemm, kFloat, "2-D A and B; C broadcasts to [M, N]"},
     {"GlobalAveragePool", support::check_global_pool, kFloat, "1 to 3 spatial dims"},
     {"GlobalMaxPool", support::check_global_pool, kFloat, "1 to 3 spatial dims"},
     {"HardSigmoid", support::check_activation, kFloat, kActivationNotes},
     {"HardSwish", support::check_activation, kFloat, kActivationNotes},
-    {"Identity", support::check_identity, kFloat, "removed"},
+    {"Identity", support::check_identity, kAnyDtype, "removed"},
     {"LeakyRelu", support::check_activation, kFloat, kActivationNotes},
     {"LogSoftmax", support::check_softmax, kFloat,
      "before opset 13 (2-D flattening at axis) through a 2-D view"},
@@ -132,14 +142,14 @@ constexpr OpCheck kOps[] = {
      "window starts inside the end padding"},
     {"Pow", support::check_binary, kFloat, "2 inputs, numpy broadcasting"},
     {"Relu", support::check_activation, kFloat, kActivationNotes},
-    {"Reshape", support::check_reshape, kFloat,
+    {"Reshape", support::check_reshape, kAnyDtype,
      "shape input constant (after folding); allowzero=1 with a 0 in the shape refused"},
     {"Sigmoid", support::check_activation, kFloat, kActivationNotes},
     {"Softmax", support::check_softmax, kFloat,
      "before opset 13 (2-D flattening at axis) through a 2-D view"},
-    {"Squeeze", support::check_reshape, kFloat, "axes constant (after folding)"},
+    {"Squeeze", support::check_reshape, kAnyDtype, "axes constant (after folding)"},
     {"Tanh", support::check_activation, kFloat, kActivationNotes},
-    {"Unsqueeze", support::check_reshape, kFloat, "axes constant (after folding)"},
+    {"Unsqueeze", support::check_reshape, kAnyDtype, "axes constant (after folding)"},
 };
 static_assert(sorted_by_op_type(kOps), "kOps must be sorted by op type");
 

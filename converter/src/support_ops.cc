@@ -1,4 +1,5 @@
 // Check functions of the elementwise, softmax, concat and shape-only ops (see support_ops.h).
+// Concat and the shape-only ops move bytes and take every plan dtype; the rest compute float32.
 #include "converter/src/support_ops.h"
 
 #include <limits>
@@ -106,8 +107,13 @@ std::string check_softmax(Graph& g, Node& node) {
 std::string check_concat(Graph& g, Node& node) {
   const size_t n = node.inputs.size();
   if (n < 1 || n > 64) return cat(n, " inputs (jetplan concatenates 1 to 64)");
-  for (size_t i = 0; i < n; ++i)
-    if (std::string r = float_inputs(g, node, {i}); !r.empty()) return r;
+  // Concat moves bytes: any plan dtype, the same for every input.
+  for (size_t i = 0; i < n; ++i) {
+    if (std::string r = plan_dtype_input(g, node, i); !r.empty()) return r;
+    if (input(g, node, i).dtype != input(g, node, 0).dtype)
+      return cat("inputs differ in dtype (", dtype_name(input(g, node, 0).dtype), " and ",
+                 dtype_name(input(g, node, i).dtype), ")");
+  }
   if (!has_attr(node, "axis")) fail("node ", node_label(node), ": the axis attribute is missing");
   const Shape& first = input(g, node, 0).shape;
   const int64_t rank = static_cast<int64_t>(first.size());
@@ -126,13 +132,15 @@ std::string check_concat(Graph& g, Node& node) {
   }
   node.op.family = fb::OpFamily::Concat;
   node.op.axis = static_cast<int32_t>(axis);
-  set_output(g, node, out);
+  set_output_typed(g, node, 0, input(g, node, 0).dtype, out);
   return "";
 }
 
+// Reshape, Flatten, Squeeze and Unsqueeze are a Copy (bytes): any plan dtype.
 std::string check_reshape(Graph& g, Node& node) {
-  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  if (std::string r = plan_dtype_input(g, node, 0); !r.empty()) return r;
   const Shape& x = input(g, node, 0).shape;
+  const DataType x_dtype = input(g, node, 0).dtype;
   const std::string& op = node.op_type;
   Shape out;
   if (op == "Reshape") {
@@ -153,12 +161,12 @@ std::string check_reshape(Graph& g, Node& node) {
   }
   node.op.family = fb::OpFamily::Copy;
   node.inputs.resize(1);  // the shape or axes input was read above
-  set_output(g, node, out);
+  set_output_typed(g, node, 0, x_dtype, out);
   return "";
 }
 
 std::string check_identity(Graph& g, Node& node) {
-  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  if (std::string r = plan_dtype_input(g, node, 0); !r.empty()) return r;
   if (node.op_type == "Dropout") {
     if (std::string r = extra_outputs_unused(g, node, "mask"); !r.empty()) return r;
     if (g.opset >= 12 && has_input(node, 2)) {
@@ -171,7 +179,8 @@ std::string check_identity(Graph& g, Node& node) {
   node.op.family = fb::OpFamily::Copy;
   node.op.removable = true;
   node.inputs.resize(1);  // Dropout's ratio and training_mode
-  set_output(g, node, input(g, node, 0).shape);
+  const Value& x = input(g, node, 0);
+  set_output_typed(g, node, 0, x.dtype, x.shape);
   return "";
 }
 
