@@ -140,10 +140,14 @@ constexpr OpCheck kOps[] = {
     {"MaxPool", support::check_pool, kFloat,
      "1 to 3 spatial dims; Indices output unused; storage_order=0; ceil_mode=1 only where no "
      "window starts inside the end padding"},
+    {"PRelu", support::check_prelu, kFloat,
+     "the slope broadcasts to X (unidirectional); a Binary step, fused with a following "
+     "activation"},
     {"Pow", support::check_binary, kFloat, "2 inputs, numpy broadcasting"},
     {"Relu", support::check_activation, kFloat, kActivationNotes},
     {"Reshape", support::check_reshape, kAnyDtype,
      "shape input constant (after folding); allowzero=1 with a 0 in the shape refused"},
+    {"Selu", support::check_activation, kFloat, kActivationNotes},
     {"Sigmoid", support::check_activation, kFloat, kActivationNotes},
     {"Softmax", support::check_softmax, kFloat,
      "before opset 13 (2-D flattening at axis) through a 2-D view"},

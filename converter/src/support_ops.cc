@@ -29,6 +29,10 @@ std::string check_activation(Graph& g, Node& node) {
            attr_float(node, "beta", 0.5f)};
   } else if (op == "HardSwish") {
     act.kind = ActivationKind::HardSwish;
+  } else if (op == "Selu") {
+    // The plan's Selu has alpha and gamma in alpha and beta.
+    act = {ActivationKind::Selu, attr_float(node, "alpha", 1.67326319217681884765625f),
+           attr_float(node, "gamma", 1.05070102214813232421875f)};
   } else {  // Clip: the bounds are attributes before opset 11, optional inputs since.
     // Finite stand-ins for "no bound": a plan should carry no infinities.
     float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
@@ -67,6 +71,23 @@ std::string check_binary(Graph& g, Node& node) {
                                  : BinaryOp::Pow;
   node.op.family = fb::OpFamily::Binary;
   set_output(g, node, out);
+  return "";
+}
+
+// PRelu: a Binary step x < 0 ? x * slope : x. The slope broadcasts to X only (ONNX's
+// unidirectional broadcasting): the output has X's shape.
+std::string check_prelu(Graph& g, Node& node) {
+  if (node.inputs.size() != 2 || !has_input(node, 0) || !has_input(node, 1))
+    return cat(node.inputs.size(), " inputs (PRelu takes X and slope)");
+  if (std::string r = float_inputs(g, node, {0, 1}); !r.empty()) return r;
+  const Shape& x = input(g, node, 0).shape;
+  const Shape& slope = input(g, node, 1).shape;
+  if (broadcast_or_fail(node, x, slope) != x)
+    fail("node ", node_label(node), ": slope ", shape_str(slope), " does not broadcast to X ",
+         shape_str(x), " (PRelu broadcasts the slope to X only)");
+  node.op.family = fb::OpFamily::Binary;
+  node.op.binary = fb::BinaryOp::PRelu;
+  set_output(g, node, x);
   return "";
 }
 

@@ -28,6 +28,7 @@ bool constant_scalar(const Graph& g, const Node& node, size_t i, float* out);
 
 std::string check_activation(Graph& g, Node& node);
 std::string check_binary(Graph& g, Node& node);
+std::string check_prelu(Graph& g, Node& node);
 std::string check_softmax(Graph& g, Node& node);
 std::string check_concat(Graph& g, Node& node);
 std::string check_reshape(Graph& g, Node& node);   // Reshape Flatten Squeeze Unsqueeze
