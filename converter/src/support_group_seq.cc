@@ -739,6 +739,23 @@ std::string check_conv_integer(Graph& g, Node& node) {
   return "";
 }
 
+// DynamicQuantizeLinear: one step writing y (uint8), y_scale and y_zero_point (scalars).
+std::string check_dynamic_quantize(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (x.dtype != DataType::kFloat32)
+    return cat("input '", x.name, "' is ", dtype_name(x.dtype), " (jetplan quantizes float32)");
+  if (node.outputs.size() != 3 || node.outputs[1] < 0 || node.outputs[2] < 0)
+    fail("node ", node_label(node), ": DynamicQuantizeLinear has 3 outputs (y, y_scale, "
+         "y_zero_point), the node names ", node.outputs.size());
+  const Shape xs = x.shape;
+  node.op.family = fb::OpFamily::DynamicQuantize;
+  node.op.seq = SeqDesc{};
+  set_output_typed(g, node, 0, DataType::kUInt8, xs);
+  set_output_typed(g, node, 1, DataType::kFloat32, {});
+  set_output_typed(g, node, 2, DataType::kUInt8, {});
+  return "";
+}
+
 struct OpCheck {
   const char* op_type;
   CheckFn check;
@@ -757,6 +774,9 @@ constexpr OpCheck kOps[] = {
     {"DequantizeLinear", check_quantize_linear, "int8, uint8 -> float32 (int32 constants)",
      "per tensor or per axis (opset 13); scale and zero point may be computed at run time; "
      "folded on constants"},
+    {"DynamicQuantizeLinear", check_dynamic_quantize, "float32 -> uint8",
+     "y_scale and y_zero_point from x's range widened to hold 0; round half to even, "
+     "saturating"},
     {"GRU", check_rnn, kRecurrentTypes,
      "all directions, layouts, optional inputs and clip; linear_before_reset 0 and 1; "
      "non-default activations once the importer keeps STRINGS attributes"},

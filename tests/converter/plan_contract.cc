@@ -134,11 +134,14 @@ class Checker {
     }
   }
 
+  // One output or more (TopK, Split, the recurrent cells, DynamicQuantize write several).
   bool io_ok(const fb::Step* s) {
-    if (!s->inputs() || !s->outputs() || s->outputs()->size() != 1) return false;
+    if (!s->inputs() || !s->outputs() || s->outputs()->size() == 0) return false;
     for (uint32_t i : *s->inputs())
       if (i >= n_tensors()) return false;
-    return s->outputs()->Get(0) < n_tensors();
+    for (uint32_t o : *s->outputs())
+      if (o >= n_tensors()) return false;
+    return true;
   }
 
   void check_steps() {
@@ -164,15 +167,16 @@ class Checker {
         if (in->storage() == fb::Storage::Binding && !bound_.at(i) && writer[i] < 0)
           bad("step ", name, " reads output ", i, " before it is written");
       }
-      const uint32_t out = s->outputs()->Get(0);
-      if (t(out)->storage() == fb::Storage::Weight ||
-          (t(out)->storage() == fb::Storage::Binding && bound_.at(out)))
-        bad("step ", name, " writes a weight or an input");
-      if (writer[out] >= 0) bad("tensor ", out, " written twice");
-      writer[out] = static_cast<int>(k);
+      for (uint32_t out : *s->outputs()) {
+        if (t(out)->storage() == fb::Storage::Weight ||
+            (t(out)->storage() == fb::Storage::Binding && bound_.at(out)))
+          bad("step ", name, " writes a weight or an input");
+        if (writer[out] >= 0) bad("tensor ", out, " written twice");
+        writer[out] = static_cast<int>(k);
+      }
       check_family(s, name);
       for (uint32_t i : *s->inputs()) touch(i, k);
-      touch(out, k);
+      for (uint32_t out : *s->outputs()) touch(out, k);
     }
     for (uint32_t i = 0; i < n_tensors(); ++i)
       if (bound_.count(i) && !bound_.at(i) && writer[i] < 0)
@@ -314,6 +318,19 @@ class Checker {
                    t(s->inputs()->Get(0))->size_bytes() == t(out_index)->size_bytes(),
                "copy sizes");
         return;
+      case fb::OpFamily::DynamicQuantize: {
+        if (!s->params_as_DynamicQuantizeParams())
+          return bad("step ", name, " lacks DynamicQuantizeParams");
+        if (in.size() != 1 || s->outputs()->size() != 3)
+          return bad("step ", name, " has ", in.size(), " inputs and ", s->outputs()->size(),
+                     " outputs (1 and 3)");
+        const fb::Tensor* scale = t(s->outputs()->Get(1));
+        const fb::Tensor* zp = t(s->outputs()->Get(2));
+        expect(y == in[0] && t(out_index)->dtype() == fb::DType::UInt8, "y is x's shape, uint8");
+        expect(scale->dtype() == fb::DType::Float32 && scale->size_bytes() == 4, "y_scale");
+        expect(zp->dtype() == fb::DType::UInt8 && zp->size_bytes() == 1, "y_zero_point");
+        return;
+      }
       default:  // families the converter does not emit yet have no check here
         bad("step ", name, ": op family ", fb::EnumNameOpFamily(s->op()), " is not checked");
         return;
