@@ -57,20 +57,6 @@ std::vector<float> attr_floats(const Node& node, const std::string& name) {
   return it->second.floats;
 }
 
-// The values of a STRINGS attribute. graph.h's Attribute keeps them in a `strings` member once
-// the importer reads STRINGS attributes; until then they arrive without their values and this
-// returns false (the node is refused with the reason).
-template <typename A>
-auto attribute_strings(const A& a, std::vector<std::string>* out, int)
-    -> decltype(a.strings.begin(), bool()) {
-  out->assign(a.strings.begin(), a.strings.end());
-  return true;
-}
-template <typename A>
-bool attribute_strings(const A&, std::vector<std::string>*, long) {
-  return false;
-}
-
 // True when a live node reads value `id` or it is a graph output.
 bool value_used(const Graph& g, int id) {
   if (g.values[id].graph_output) return true;
@@ -130,10 +116,9 @@ std::string rnn_activations(const Node& node, kernels::RnnCell cell, int64_t dir
         for (const ActivationName& a : kRnnActivations)
           if (a.kind == kind) names.push_back(a.name);
       }
-  } else if (!attribute_strings(it->second, &names, 0)) {
-    return "its 'activations' attribute (a list of strings) is not read by this converter's "
-           "ONNX import";
-  } else if (names.size() != count) {
+  } else if (it->second.kind != Attribute::Kind::kStrings) {
+    fail("node ", node_label(node), ": attribute 'activations' must be a list of strings");
+  } else if (names = it->second.strings; names.size() != count) {
     fail("node ", node_label(node), ": 'activations' lists ", names.size(), " functions, ",
          node.op_type, " needs ", count, " (", per_direction, " per direction)");
   }
@@ -778,11 +763,11 @@ constexpr OpCheck kOps[] = {
      "y_scale and y_zero_point from x's range widened to hold 0; round half to even, "
      "saturating"},
     {"GRU", check_rnn, kRecurrentTypes,
-     "all directions, layouts, optional inputs and clip; linear_before_reset 0 and 1; "
-     "non-default activations once the importer keeps STRINGS attributes"},
+     "all directions, layouts, optional inputs and clip; linear_before_reset 0 and 1; every "
+     "ONNX activation (with activation_alpha/beta)"},
     {"LSTM", check_rnn, kRecurrentTypes,
-     "all directions, layouts, optional inputs (peepholes too) and clip; input_forget; "
-     "non-default activations once the importer keeps STRINGS attributes"},
+     "all directions, layouts, optional inputs (peepholes too) and clip; input_forget; every "
+     "ONNX activation (with activation_alpha/beta)"},
     {"MatMulInteger", check_matmul_integer, "int8, uint8 -> int32",
      "zero points per tensor, per row of A, per column of B; batch dims of each operand equal to "
      "the output's or all 1; runs as Dequantize + float32 MatMul + Cast: refused where the sums "
@@ -796,8 +781,8 @@ constexpr OpCheck kOps[] = {
      "per tensor or per axis (opset 13); round half to even, saturating; scale and zero point "
      "may be computed at run time; folded on constants"},
     {"RNN", check_rnn, kRecurrentTypes,
-     "all directions, layouts, optional inputs and clip; non-default activations once the "
-     "importer keeps STRINGS attributes"},
+     "all directions, layouts, optional inputs and clip; every ONNX activation (with "
+     "activation_alpha/beta)"},
 };
 static_assert(sorted_by_op_type(kOps), "kOps must be sorted by op type");
 
