@@ -256,6 +256,10 @@ void check_support(Graph& g) {
       bad_outputs.push_back(cat("graph output '", v.name, "': ", dtype_name(v.dtype),
                                 " is not supported (plans hold float32, float16, float64, int8, "
                                 "uint8, int32, int64 and bool)"));
+    else if (v.shape_known && std::find(v.shape.begin(), v.shape.end(), 0) != v.shape.end())
+      // A folded constant can be empty (ConstantOfShape of [0]); steps refuse empty outputs.
+      bad_outputs.push_back(cat("graph output '", v.name, "' is empty (", shape_str(v.shape),
+                                "; plans hold no empty tensors)"));
   }
   if (bad_inputs.empty() && bad_nodes.empty() && bad_outputs.empty()) {
     for (const Node& node : g.nodes)
