@@ -96,6 +96,19 @@ TEST(PReluSelu, PReluSlopeMustBroadcastToX) {
   EXPECT_THAT(error, HasSubstr("does not broadcast to X"));
 }
 
+TEST(PReluSelu, OpsetSixSlopeOfTheChannelCountIsPerChannel) {
+  // Before opset 7 a slope [C] scales channel c (dim 1); the upgrade makes it [C, 1, 1].
+  ModelBuilder m(6);
+  m.input("x", {1, 2, 1, 2}).output("y");
+  m.initializer("slope", {2}, {0.5f, -2.f});
+  m.node("PRelu", {"x", "slope"}, {"y"}, "prelu6");
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  const auto out = run(c.plan, {bytes_of(std::vector<float>{-2, 3, -1, -4})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(values_of<float>(out[0]), ElementsAre(-1, 3, 2, 8));
+}
+
 TEST(PReluSelu, SeluFusesIntoTheConvWithAlphaAndGamma) {
   ModelBuilder m(13);
   m.input("x", {1, 1, 1, 3}).output("y");
