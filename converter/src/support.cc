@@ -211,13 +211,23 @@ OpSupport describe_op(const std::string& op_type) {
     out.notes = it->notes;
     return out;
   }
-  // The group tables carry no dtypes and notes yet (see converter/README.md, "Op tables").
-  const std::pair<const char*, CheckFn (*)(const std::string&)> groups[] = {
-      {"nn", find_check_nn}, {"tensor", find_check_tensor}, {"seq", find_check_seq}};
-  for (const auto& [name, find] : groups)
-    if (find(op_type) != nullptr) {
+  struct Group {
+    const char* name;
+    CheckFn (*find)(const std::string&);
+    bool (*doc)(const std::string&, OpDoc*);
+  };
+  const Group groups[] = {{"nn", find_check_nn, find_doc_nn},
+                          {"tensor", find_check_tensor, find_doc_tensor},
+                          {"seq", find_check_seq, find_doc_seq}};
+  for (const Group& group : groups)
+    if (group.find(op_type) != nullptr) {
       out.runs = true;
-      out.table = name;
+      out.table = group.name;
+      OpDoc doc;
+      if (group.doc(op_type, &doc)) {
+        out.dtypes = doc.dtypes;
+        out.notes = doc.notes;
+      }
       return out;
     }
   return out;

@@ -950,6 +950,15 @@ CheckFn find_check_seq(const std::string& op_type) {
   return nullptr;
 }
 
+bool find_doc_seq(const std::string& op_type, OpDoc* doc) {
+  for (const OpCheck& e : kOps)
+    if (op_type == e.op_type) {
+      *doc = {e.dtypes, e.notes};
+      return true;
+    }
+  return false;
+}
+
 bool expand_seq(Graph& g, Node& node, std::vector<Node>* out) {
   switch (node.op.seq.integer) {
     case SeqDesc::Integer::kMatMul:
