@@ -452,6 +452,90 @@ class Checker {
                "topk outputs " + str(y));
         return;
       }
+      case fb::OpFamily::Slice: {
+        // Every element read lies inside x: starts[d] + c * steps[d] for c in [0, y[d]).
+        const auto* p = s->params_as_SliceParams();
+        if (!p || in.size() != 1) return bad("step ", name, " slice");
+        const Shape& x = in[0];
+        const Shape st = vec(p->starts()), sp = vec(p->steps());
+        bool ok = st.size() == x.size() && sp.size() == x.size() && y.size() == x.size();
+        for (size_t d = 0; ok && d < x.size(); ++d) {
+          const int64_t last = st[d] + (y[d] - 1) * sp[d];
+          ok = sp[d] != 0 && st[d] >= 0 && st[d] < x[d] && last >= 0 && last < x[d];
+        }
+        expect(ok && dtype_of(0) == in_dtype(0), "slice reads outside x " + str(x));
+        return;
+      }
+      case fb::OpFamily::Gather: {
+        const auto* p = s->params_as_GatherParams();
+        if (!p || in.size() != 2) return bad("step ", name, " gather");
+        const Shape& data = in[0];
+        const int64_t axis = p->axis();
+        if (axis < 0 || axis >= static_cast<int64_t>(data.size()))
+          return bad("step ", name, " gather axis ", axis);
+        Shape want(data.begin(), data.begin() + axis);
+        want.insert(want.end(), in[1].begin(), in[1].end());
+        want.insert(want.end(), data.begin() + axis + 1, data.end());
+        expect(y == want && dtype_of(0) == in_dtype(0), "gather output " + str(y));
+        expect(in_dtype(1) == fb::DType::Int32 || in_dtype(1) == fb::DType::Int64,
+               "gather indices dtype");
+        return;
+      }
+      case fb::OpFamily::GatherElements: {
+        const auto* p = s->params_as_GatherElementsParams();
+        if (!p || in.size() != 2) return bad("step ", name, " gather elements");
+        expect(y == in[1] && in[0].size() == y.size() && p->axis() >= 0 &&
+                   p->axis() < static_cast<int32_t>(y.size()) && dtype_of(0) == in_dtype(0),
+               "gather elements output " + str(y));
+        return;
+      }
+      case fb::OpFamily::Pad: {
+        const auto* p = s->params_as_PadParams();
+        if (!p || in.size() != 1) return bad("step ", name, " pad");
+        const Shape& x = in[0];
+        const Shape begin = vec(p->pads_begin());
+        bool ok = begin.size() == x.size() && y.size() == x.size();
+        // The end pad is implied by y; either may be negative (a crop), not past x.
+        for (size_t d = 0; ok && d < x.size(); ++d) ok = -begin[d] < x[d] && y[d] >= 1;
+        expect(ok && dtype_of(0) == in_dtype(0), "pad output " + str(y));
+        return;
+      }
+      case fb::OpFamily::Broadcast: {
+        const auto* p = s->params_as_BroadcastParams();
+        if (!p || in.size() != 1) return bad("step ", name, " broadcast");
+        const Shape& x = in[0];
+        Shape out;
+        bool ok = dtype_of(0) == in_dtype(0);
+        if (p->tile()) {
+          ok = ok && x.size() == y.size();
+          for (size_t d = 0; ok && d < x.size(); ++d) ok = y[d] % x[d] == 0;
+        } else {
+          ok = ok && broadcast(x, y, &out) && out == y;
+        }
+        expect(ok, std::string(p->tile() ? "tile" : "expand") + " output " + str(y));
+        return;
+      }
+      case fb::OpFamily::Resize: {
+        const auto* p = s->params_as_ResizeParams();
+        if (!p || in.size() != 1) return bad("step ", name, " resize");
+        expect(y.size() == in[0].size() && p->scale() && p->scale()->size() == y.size(),
+               "resize rank and scales");
+        return;
+      }
+      case fb::OpFamily::Nms: {
+        // Outputs: the selection [capacity, 3] and its run-time row count [1], both int64.
+        if (!s->params_as_NmsParams() || in.size() != 2 || s->outputs()->size() != 2)
+          return bad("step ", name, " nms inputs/outputs");
+        const Shape &boxes = in[0], &scores = in[1];
+        const bool shapes = boxes.size() == 3 && boxes[2] == 4 && scores.size() == 3 &&
+                            scores[0] == boxes[0] && scores[2] == boxes[1];
+        expect(shapes, "nms boxes " + str(boxes) + " and scores " + str(scores));
+        expect(y.size() == 2 && y[1] == 3 && dtype_of(0) == fb::DType::Int64 &&
+                   shape(s->outputs()->Get(1)) == Shape{1} && dtype_of(1) == fb::DType::Int64,
+               "nms outputs");
+        expect(s->workspace_bytes() > 0, "nms workspace");
+        return;
+      }
       default:  // families the converter does not emit yet have no check here
         bad("step ", name, ": op family ", fb::EnumNameOpFamily(s->op()), " is not checked");
         return;

@@ -37,9 +37,8 @@ inline void raw_initializer(ModelBuilder& m, const std::string& name, int type,
   t->set_raw_data(std::string(bytes.begin(), bytes.end()));
 }
 
-// The plan contract (plan_contract.h) has no shape rules for some families yet (Slice, Gather,
-// GatherElements, Pad, Broadcast, Resize, ConvTranspose, Nms, Rnn, the QLinear ones: "op family
-// Slice is not checked"). Those lines are expected here (the runtime's load, which every test
+// The plan contract (plan_contract.h) has no shape rules for some families yet (ConvTranspose,
+// Rnn, QLinearMatMul, QLinearConv: "op family Rnn is not checked"). Those lines are expected here (the runtime's load, which every test
 // here goes through, checks these families); every other problem fails the test.
 inline void expect_contract(const std::vector<uint8_t>& plan) {
   for (const std::string& p : plan_contract_problems(plan))
