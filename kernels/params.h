@@ -51,8 +51,9 @@ enum class ActivationKind : uint8_t {
   kSilu = 8,         // x * sigmoid(x)
   kGelu = 9,         // 0.5 * x * (1 + erf(x / sqrt(2)))
   kElu = 10,         // x < 0 ? alpha * (exp(x) - 1) : x
+  kSelu = 11,        // x > 0 ? beta * x : beta * alpha * (exp(x) - 1)
 };
-constexpr int kActivationKindCount = 11;
+constexpr int kActivationKindCount = 12;
 
 struct Activation {
   ActivationKind kind = ActivationKind::kNone;
@@ -127,8 +128,9 @@ struct GemmParams {
   Activation act;
 };
 
-enum class BinaryOp : uint8_t { kAdd = 0, kSub, kMul, kDiv, kMax, kMin, kPow };
-constexpr int kBinaryOpCount = 7;
+// kPRelu: a < 0 ? a * b : a, b the slope.
+enum class BinaryOp : uint8_t { kAdd = 0, kSub, kMul, kDiv, kMax, kMin, kPow, kPRelu };
+constexpr int kBinaryOpCount = 8;
 
 // y[i] = act(op(a[i . a_strides], b[i . b_strides])) over the dense output shape out_dims;
 // a stride of 0 broadcasts that dim. Only the first `rank` entries are read; rank 0 is one

@@ -61,4 +61,14 @@ struct QLinearConvParams {
   bool w_per_channel = false;
 };
 
+// ONNX DynamicQuantizeLinear (uint8), in float32 arithmetic as ONNX's reference:
+//   lo = min(0, min x), hi = max(0, max x)
+//   y_scale = (hi == lo ? 1 : hi - lo) / 255
+//   y_zero_point = round_half_even(clamp(0 - lo / y_scale, 0, 255))
+//   y = saturate(round_half_even(x / y_scale) + y_zero_point)
+// NaN elements are left out of the range and quantize to y_zero_point.
+struct DynamicQuantizeParams {
+  int64_t count = 0;  // elements of x and y
+};
+
 }  // namespace jetplan::kernels

@@ -85,12 +85,15 @@ bool absorb_next(Graph& g, size_t* at) {
   if (family != fb::OpFamily::Conv && family != fb::OpFamily::Gemm &&
       family != fb::OpFamily::Binary)
     return false;
+  // A step that legalize expands (typed arithmetic promoted through float32, ...) is no single
+  // Binary step: neither side of a fusion.
+  if (n.op.tensor.expand != TensorExpand::kNone) return false;
   const int y = n.outputs[0];
   if (g.values[y].graph_output || n.op.act.kind != fb::ActivationKind::None) return false;
   const int reader = single_reader(g, y);
   if (reader < 0) return false;
   Node& c = g.nodes[reader];
-  if (!c.op.resolved) return false;
+  if (!c.op.resolved || c.op.tensor.expand != TensorExpand::kNone) return false;
 
   bool absorbed = false;
   if (c.op.family == fb::OpFamily::Activation) {

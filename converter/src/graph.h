@@ -63,13 +63,14 @@ struct TensorData {
 };
 
 struct Attribute {
-  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kTensor, kOther };
+  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kOther };
   Kind kind = Kind::kOther;
   int64_t i = 0;
   float f = 0.f;
   std::string s;
   std::vector<int64_t> ints;
   std::vector<float> floats;
+  std::vector<std::string> strings;  // kStrings (RNN, LSTM, GRU activations)
   TensorData tensor;
   std::string onnx_type;  // for kOther: the ONNX attribute type name, for messages
 };

@@ -546,6 +546,8 @@ Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string&
       type = onnx::AttributeProto::FLOATS;
     else if (a.ints_size())
       type = onnx::AttributeProto::INTS;
+    else if (a.strings_size())
+      type = onnx::AttributeProto::STRINGS;
   }
   switch (type) {
     case onnx::AttributeProto::FLOAT:
@@ -571,6 +573,10 @@ Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string&
     case onnx::AttributeProto::INTS:
       out.kind = Attribute::Kind::kInts;
       out.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case onnx::AttributeProto::STRINGS:
+      out.kind = Attribute::Kind::kStrings;
+      out.strings.assign(a.strings().begin(), a.strings().end());
       break;
     default:
       out.kind = Attribute::Kind::kOther;

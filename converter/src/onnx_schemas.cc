@@ -171,6 +171,38 @@ class LegacyBroadcast final : public vc::Adapter {
   }
 };
 
+// 6 -> 7 for PRelu: before opset 7 a slope of X's channel count is one value per channel
+// (dim 1, as Caffe2 and PyTorch's old exporter meant it); opset 7 broadcasts the slope numpy
+// style from the last dim, so such a slope becomes [C, 1, ...] for X of rank 3 or more.
+class LegacyPRelu final : public vc::Adapter {
+ public:
+  LegacyPRelu() : Adapter("PRelu", onnx::OpSetID(6), onnx::OpSetID(7)) {}
+
+  onnx::Node* adapt(std::shared_ptr<onnx::Graph> graph, onnx::Node* node) const override {
+    require(node->inputs().size() == 2, "PRelu with other than 2 inputs");
+    const std::vector<onnx::Dimension> x = node->inputs()[0]->sizes();
+    const std::vector<onnx::Dimension> slope = node->inputs()[1]->sizes();
+    const auto known = [](const onnx::Dimension& d) { return !d.is_unknown && d.is_int; };
+    if (x.size() < 3 || slope.size() != 1 || !known(x[1]) || !known(slope[0]) ||
+        slope[0].dim != x[1].dim || slope[0].dim == 1)
+      return node;
+    onnx::Node* unsqueeze = graph->create(onnx::kUnsqueeze);
+    unsqueeze->addInput(node->inputs()[1]);
+    std::vector<int64_t> axes;
+    std::vector<onnx::Dimension> sizes = slope;
+    for (size_t i = 2; i < x.size(); ++i) {
+      axes.push_back(static_cast<int64_t>(i - 1));
+      sizes.emplace_back(int64_t{1});
+    }
+    unsqueeze->is_(onnx::kaxes, std::move(axes));
+    unsqueeze->insertBefore(node);
+    unsqueeze->output()->setSizes(sizes);
+    unsqueeze->output()->setElemType(node->inputs()[1]->elemType());
+    node->replaceInput(1, unsqueeze->output());
+    return node;
+  }
+};
+
 // 10 -> 11 for Pad: libonnx's adapter reads 'value', which is optional (0) before opset 11, and
 // keeps it on pads of other modes, where opset 11 has no such attribute.
 class PadToInputs final : public vc::Adapter {
@@ -201,6 +233,7 @@ class Upgrader final : public vc::DefaultVersionConverter {
          {"Add", "And", "Div", "Equal", "Greater", "Less", "Mul", "Or", "Pow", "Sub", "Xor"})
       registerAdapter(std::make_unique<LegacyBroadcast>(op));
     registerAdapter(std::make_unique<PadToInputs>());
+    registerAdapter(std::make_unique<LegacyPRelu>());
     // 6 -> 7: the recurrent ops drop output_sequence (Y became an optional output).
     for (const char* op : {"GRU", "LSTM", "RNN"})
       registerAdapter(op, 6, 7, [](std::shared_ptr<onnx::Graph>, onnx::Node* node) {

@@ -1,5 +1,6 @@
 // Params tables of the seq op families (schemas/plan.fbs RnnParams, QuantizeParams,
-// QLinearMatMulParams, QLinearConvParams) from OpDesc::seq and the conv fields.
+// QLinearMatMulParams, QLinearConvParams, DynamicQuantizeParams) from OpDesc::seq and the conv
+// fields.
 #include "converter/src/serialize_groups.h"
 
 namespace jetplan::converter {
@@ -35,6 +36,9 @@ bool serialize_seq(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& step,
       *out = {fb::StepParams::QLinearConvParams, p.Union()};
       return true;
     }
+    case fb::OpFamily::DynamicQuantize:
+      *out = {fb::StepParams::DynamicQuantizeParams, fb::CreateDynamicQuantizeParams(fbb).Union()};
+      return true;
     default:
       return false;
   }

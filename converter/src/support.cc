@@ -35,6 +35,14 @@ std::string float_inputs(const Graph& g, const Node& node, std::initializer_list
   return "";
 }
 
+std::string plan_dtype_input(const Graph& g, const Node& node, size_t i) {
+  const Value& v = input(g, node, i);
+  if (is_plan_dtype(v.dtype)) return "";
+  return cat("input '", v.name, "' is ", dtype_name(v.dtype),
+             ", which a plan cannot hold (float32, float16, float64, int8, uint8, int32, int64, "
+             "bool)");
+}
+
 std::string extra_outputs_unused(const Graph& g, const Node& node, const char* what) {
   for (size_t i = 1; i < node.outputs.size(); ++i) {
     const int id = node.outputs[i];
@@ -94,59 +102,58 @@ struct OpCheck {
 };
 
 constexpr const char* kFloat = "float32";
-constexpr const char* kBinaryNotes =
-    "2 inputs, numpy broadcasting; fused into the preceding Conv/Gemm as bias or residual where "
-    "it can be";
+// Steps that move bytes (Copy, Concat) take every dtype a plan holds.
+constexpr const char* kAnyDtype = "any plan dtype";
 constexpr const char* kActivationNotes =
     "fused into the preceding Conv, Gemm or elementwise step where it can be";
 constexpr const char* kPoolNotes =
     "1 to 3 spatial dims; ceil_mode=1 only where no window starts inside the end padding";
 
-// Every ONNX op jetplan runs, sorted by op type.
+// The core ops, sorted by op type; the group tables (support_group_*.cc) hold the rest.
+// Add, Sub, Mul, Div, Max and Min are the tensor group's (check_arith, every dtype), which
+// hands float32 with two inputs back to check_binary here.
 constexpr OpCheck kOps[] = {
-    {"Add", support::check_binary, kFloat, kBinaryNotes},
     {"AveragePool", support::check_pool, kFloat, kPoolNotes},
     {"BatchNormalization", support::check_batchnorm, kFloat,
      "inference only (training_mode=0, no statistics outputs); spatial=1 before opset 9; folded "
      "into the preceding Conv where it can be"},
     {"Clip", support::check_activation, kFloat,
      "min and max constant scalars (inputs since opset 11)"},
-    {"Concat", support::check_concat, kFloat, "1 to 64 inputs"},
+    {"Concat", support::check_concat, kAnyDtype, "1 to 64 inputs of one dtype"},
     {"Conv", support::check_conv, kFloat,
      "1 to 3 spatial dims; bias, BatchNorm, residual Add and activation fused"},
-    {"Div", support::check_binary, kFloat, kBinaryNotes},
-    {"Dropout", support::check_identity, kFloat,
+    {"Dropout", support::check_identity, kAnyDtype,
      "removed (inference); mask output unused; training_mode a constant 0"},
     {"Elu", support::check_activation, kFloat, kActivationNotes},
-    {"Flatten", support::check_reshape, kFloat, ""},
+    {"Flatten", support::check_reshape, kAnyDtype, ""},
     {"Gemm", support::check_gemm, kFloat, "2-D A and B; C broadcasts to [M, N]"},
     {"GlobalAveragePool", support::check_global_pool, kFloat, "1 to 3 spatial dims"},
     {"GlobalMaxPool", support::check_global_pool, kFloat, "1 to 3 spatial dims"},
     {"HardSigmoid", support::check_activation, kFloat, kActivationNotes},
     {"HardSwish", support::check_activation, kFloat, kActivationNotes},
-    {"Identity", support::check_identity, kFloat, "removed"},
+    {"Identity", support::check_identity, kAnyDtype, "removed"},
     {"LeakyRelu", support::check_activation, kFloat, kActivationNotes},
     {"LogSoftmax", support::check_softmax, kFloat,
      "before opset 13 (2-D flattening at axis) through a 2-D view"},
     {"MatMul", support::check_matmul, kFloat,
      "numpy semantics: 1-D operands, broadcast batch dims"},
-    {"Max", support::check_binary, kFloat, "exactly 2 inputs, numpy broadcasting"},
     {"MaxPool", support::check_pool, kFloat,
      "1 to 3 spatial dims; Indices output unused; storage_order=0; ceil_mode=1 only where no "
      "window starts inside the end padding"},
-    {"Min", support::check_binary, kFloat, "exactly 2 inputs, numpy broadcasting"},
-    {"Mul", support::check_binary, kFloat, kBinaryNotes},
+    {"PRelu", support::check_prelu, kFloat,
+     "the slope broadcasts to X (unidirectional); a Binary step, fused with a following "
+     "activation"},
     {"Pow", support::check_binary, kFloat, "2 inputs, numpy broadcasting"},
     {"Relu", support::check_activation, kFloat, kActivationNotes},
-    {"Reshape", support::check_reshape, kFloat,
+    {"Reshape", support::check_reshape, kAnyDtype,
      "shape input constant (after folding); allowzero=1 with a 0 in the shape refused"},
+    {"Selu", support::check_activation, kFloat, kActivationNotes},
     {"Sigmoid", support::check_activation, kFloat, kActivationNotes},
     {"Softmax", support::check_softmax, kFloat,
      "before opset 13 (2-D flattening at axis) through a 2-D view"},
-    {"Squeeze", support::check_reshape, kFloat, "axes constant (after folding)"},
-    {"Sub", support::check_binary, kFloat, kBinaryNotes},
+    {"Squeeze", support::check_reshape, kAnyDtype, "axes constant (after folding)"},
     {"Tanh", support::check_activation, kFloat, kActivationNotes},
-    {"Unsqueeze", support::check_reshape, kFloat, "axes constant (after folding)"},
+    {"Unsqueeze", support::check_reshape, kAnyDtype, "axes constant (after folding)"},
 };
 static_assert(sorted_by_op_type(kOps), "kOps must be sorted by op type");
 
@@ -204,13 +211,23 @@ OpSupport describe_op(const std::string& op_type) {
     out.notes = it->notes;
     return out;
   }
-  // The group tables carry no dtypes and notes yet (see converter/README.md, "Op tables").
-  const std::pair<const char*, CheckFn (*)(const std::string&)> groups[] = {
-      {"nn", find_check_nn}, {"tensor", find_check_tensor}, {"seq", find_check_seq}};
-  for (const auto& [name, find] : groups)
-    if (find(op_type) != nullptr) {
+  struct Group {
+    const char* name;
+    CheckFn (*find)(const std::string&);
+    bool (*doc)(const std::string&, OpDoc*);
+  };
+  const Group groups[] = {{"nn", find_check_nn, find_doc_nn},
+                          {"tensor", find_check_tensor, find_doc_tensor},
+                          {"seq", find_check_seq, find_doc_seq}};
+  for (const Group& group : groups)
+    if (group.find(op_type) != nullptr) {
       out.runs = true;
-      out.table = name;
+      out.table = group.name;
+      OpDoc doc;
+      if (group.doc(op_type, &doc)) {
+        out.dtypes = doc.dtypes;
+        out.notes = doc.notes;
+      }
       return out;
     }
   return out;
@@ -249,6 +266,10 @@ void check_support(Graph& g) {
       bad_outputs.push_back(cat("graph output '", v.name, "': ", dtype_name(v.dtype),
                                 " is not supported (plans hold float32, float16, float64, int8, "
                                 "uint8, int32, int64 and bool)"));
+    else if (v.shape_known && std::find(v.shape.begin(), v.shape.end(), 0) != v.shape.end())
+      // A folded constant can be empty (ConstantOfShape of [0]); steps refuse empty outputs.
+      bad_outputs.push_back(cat("graph output '", v.name, "' is empty (", shape_str(v.shape),
+                                "; plans hold no empty tensors)"));
   }
   if (bad_inputs.empty() && bad_nodes.empty() && bad_outputs.empty()) {
     for (const Node& node : g.nodes)

@@ -687,31 +687,55 @@ std::string check_nms(Graph& g, Node& node) {
 struct OpCheck {
   const char* op_type;
   CheckFn check;
+  // For SUPPORTED_OPS.md: the element types the op's steps take and the restrictions its check
+  // enforces, one line each.
+  const char* dtypes;
+  const char* notes;
 };
+
+constexpr const char* kFloat = "float32";
+constexpr const char* kReduceNotes =
+    "axes constant (attribute, or input since opset 13 for ReduceSum); keepdims 0 or 1; "
+    "noop_with_empty_axes";
+constexpr const char* kArgNotes = "any axis; keepdims; select_last_index";
+constexpr const char* kResizeNotes =
+    "scales or sizes (and roi) constant; nearest (every nearest_mode), linear and cubic "
+    "(cubic_coeff_a, exclude_outside) with every coordinate_transformation_mode ONNX 1.12 has; "
+    "no antialias, keep_aspect_ratio_policy stretch only";
 
 // Sorted by op type.
 constexpr OpCheck kOps[] = {
-    {"ArgMax", check_arg_reduce},
-    {"ArgMin", check_arg_reduce},
-    {"ConvTranspose", check_conv_transpose},
-    {"GroupNormalization", check_group_norm},
-    {"InstanceNormalization", check_instance_norm},
-    {"LRN", check_lrn},
-    {"LayerNormalization", check_layer_norm},
-    {"NonMaxSuppression", check_nms},
-    {"ReduceL1", check_reduce},
-    {"ReduceL2", check_reduce},
-    {"ReduceLogSum", check_reduce},
-    {"ReduceLogSumExp", check_reduce},
-    {"ReduceMax", check_reduce},
-    {"ReduceMean", check_reduce},
-    {"ReduceMin", check_reduce},
-    {"ReduceProd", check_reduce},
-    {"ReduceSum", check_reduce},
-    {"ReduceSumSquare", check_reduce},
-    {"Resize", check_resize},
-    {"TopK", check_topk},
-    {"Upsample", check_upsample},
+    {"ArgMax", check_arg_reduce, "float32 -> int64", kArgNotes},
+    {"ArgMin", check_arg_reduce, "float32 -> int64", kArgNotes},
+    {"ConvTranspose", check_conv_transpose, kFloat,
+     "1 to 3 spatial dims; groups, dilations, output_padding, output_shape, auto_pad"},
+    {"GroupNormalization", check_group_norm, kFloat,
+     "opset 18 only (scale and bias per group), which jetplan-convert does not read yet: "
+     "refused in every model it accepts"},
+    {"InstanceNormalization", check_instance_norm, kFloat, "scale and bias per channel"},
+    {"LRN", check_lrn, kFloat, "across channels, any size"},
+    {"LayerNormalization", check_layer_norm, kFloat,
+     "any axis; stash_type 1; scale and bias broadcast to the normalized shape; Mean and "
+     "InvStdDev outputs written where read"},
+    {"NonMaxSuppression", check_nms, "float32 -> int64",
+     "max_output_boxes_per_class >= 1 and the thresholds constant; its output a graph output "
+     "read by no node (the selected count is known at run time)"},
+    {"ReduceL1", check_reduce, kFloat, kReduceNotes},
+    {"ReduceL2", check_reduce, kFloat, kReduceNotes},
+    {"ReduceLogSum", check_reduce, kFloat, kReduceNotes},
+    {"ReduceLogSumExp", check_reduce, kFloat, kReduceNotes},
+    {"ReduceMax", check_reduce, kFloat, kReduceNotes},
+    {"ReduceMean", check_reduce, kFloat, kReduceNotes},
+    {"ReduceMin", check_reduce, kFloat, kReduceNotes},
+    {"ReduceProd", check_reduce, kFloat, kReduceNotes},
+    {"ReduceSum", check_reduce, kFloat, kReduceNotes},
+    {"ReduceSumSquare", check_reduce, kFloat, kReduceNotes},
+    {"Resize", check_resize, kFloat, kResizeNotes},
+    {"TopK", check_topk, "float32 -> float32, int64",
+     "K constant and >= 1; any axis; largest 0 or 1 (sorted)"},
+    {"Upsample", check_upsample, kFloat,
+     "scales constant; nearest or linear (ONNX Runtime's legacy rounding); nearest may not "
+     "enlarge some dims and shrink others"},
 };
 static_assert(sorted_by_op_type(kOps), "kOps must be sorted by op type");
 
@@ -721,6 +745,15 @@ CheckFn find_check_nn(const std::string& op_type) {
   for (const OpCheck& e : kOps)
     if (op_type == e.op_type) return e.check;
   return nullptr;
+}
+
+bool find_doc_nn(const std::string& op_type, OpDoc* doc) {
+  for (const OpCheck& e : kOps)
+    if (op_type == e.op_type) {
+      *doc = {e.dtypes, e.notes};
+      return true;
+    }
+  return false;
 }
 
 // Reduce and ArgReduce with keepdims=0: the step writes the reduced dims as 1s into a value of

@@ -1,5 +1,6 @@
-// Check functions of the tensor op families and their op table, and expand_tensor, which turns
-// the nodes that need several steps into those steps at legalize.
+// Check functions of the tensor op families and their op table; expand_tensor, which turns the
+// nodes that need several steps into those steps at legalize, is in
+// support_group_tensor_expand.cc.
 //
 // Dtypes: data movement (Transpose, Slice, Split, Gather, GatherElements, Pad, Expand, Tile,
 // DepthToSpace, SpaceToDepth, Where, Cast) takes every plan dtype. Math runs where a kernel has
@@ -15,12 +16,74 @@
 #include "converter/src/fold_eval.h"
 #include "converter/src/graph_edit.h"
 #include "converter/src/shape_ops.h"
+#include "converter/src/support_group_tensor.h"
 #include "converter/src/support_groups.h"
 #include "converter/src/support_ops.h"
 #include "converter/src/table.h"
 
 namespace jetplan::converter {
+
+namespace tensor {
+
+ArithWay arith_way(const std::string& op, DataType dtype, DataType* compute) {
+  *compute = dtype;
+  switch (dtype) {
+    case DataType::kFloat32: return ArithWay::kBinary;
+    case DataType::kFloat16: *compute = DataType::kFloat32; return ArithWay::kBinary;
+    case DataType::kInt32:
+    case DataType::kInt64: return ArithWay::kElementwise;
+    case DataType::kInt8:
+    case DataType::kUInt8: *compute = DataType::kInt32; return ArithWay::kElementwise;
+    case DataType::kFloat64:
+      return op == "Max" || op == "Min" ? ArithWay::kWhere : ArithWay::kNone;
+    default: return ArithWay::kNone;
+  }
+}
+
+fb::BinaryOp binary_op(const std::string& op) {
+  if (op == "Sub") return fb::BinaryOp::Sub;
+  if (op == "Mul") return fb::BinaryOp::Mul;
+  if (op == "Div") return fb::BinaryOp::Div;
+  if (op == "Max") return fb::BinaryOp::Max;
+  if (op == "Min") return fb::BinaryOp::Min;
+  return fb::BinaryOp::Add;  // Add, Sum, Mean
+}
+
+fb::ElementwiseOp elementwise_arith_op(const std::string& op) {
+  if (op == "Sub") return fb::ElementwiseOp::Sub;
+  if (op == "Mul") return fb::ElementwiseOp::Mul;
+  if (op == "Div") return fb::ElementwiseOp::Div;
+  if (op == "Max") return fb::ElementwiseOp::Max;
+  if (op == "Min") return fb::ElementwiseOp::Min;
+  return fb::ElementwiseOp::Add;
+}
+
+EinsumPlan plan_einsum(const std::string& a, const std::string& b, const std::string& out) {
+  EinsumPlan p;
+  const auto has = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
+  for (char c : out) {
+    if (has(a, c) && has(b, c))
+      p.batch += c;
+    else if (has(a, c))
+      p.m += c;
+    else
+      p.n += c;
+  }
+  for (char c : a)
+    if (has(b, c) && !has(out, c)) p.k += c;
+  return p;
+}
+
+}  // namespace tensor
+
 namespace {
+
+using tensor::ArithWay;
+using tensor::arith_way;
+using tensor::binary_op;
+using tensor::elementwise_arith_op;
+using tensor::EinsumPlan;
+using tensor::plan_einsum;
 
 using support::has_input;
 using support::input;
@@ -373,43 +436,6 @@ std::string check_elementwise(Graph& g, Node& node) {
   return "";
 }
 
-// How two-input arithmetic of a dtype runs: the float32 Binary family, the integer Elementwise
-// family, or (float64 Max/Min) a comparison and a Where; in `compute` dtype.
-enum class ArithWay { kNone, kBinary, kElementwise, kWhere };
-
-ArithWay arith_way(const std::string& op, DataType dtype, DataType* compute) {
-  *compute = dtype;
-  switch (dtype) {
-    case DataType::kFloat32: return ArithWay::kBinary;
-    case DataType::kFloat16: *compute = DataType::kFloat32; return ArithWay::kBinary;
-    case DataType::kInt32:
-    case DataType::kInt64: return ArithWay::kElementwise;
-    case DataType::kInt8:
-    case DataType::kUInt8: *compute = DataType::kInt32; return ArithWay::kElementwise;
-    case DataType::kFloat64:
-      return op == "Max" || op == "Min" ? ArithWay::kWhere : ArithWay::kNone;
-    default: return ArithWay::kNone;
-  }
-}
-
-fb::BinaryOp binary_op(const std::string& op) {
-  if (op == "Sub") return fb::BinaryOp::Sub;
-  if (op == "Mul") return fb::BinaryOp::Mul;
-  if (op == "Div") return fb::BinaryOp::Div;
-  if (op == "Max") return fb::BinaryOp::Max;
-  if (op == "Min") return fb::BinaryOp::Min;
-  return fb::BinaryOp::Add;  // Add, Sum, Mean
-}
-
-fb::ElementwiseOp elementwise_arith_op(const std::string& op) {
-  if (op == "Sub") return fb::ElementwiseOp::Sub;
-  if (op == "Mul") return fb::ElementwiseOp::Mul;
-  if (op == "Div") return fb::ElementwiseOp::Div;
-  if (op == "Max") return fb::ElementwiseOp::Max;
-  if (op == "Min") return fb::ElementwiseOp::Min;
-  return fb::ElementwiseOp::Add;
-}
-
 // Add, Sub, Mul, Div (two inputs) and Sum, Mean, Max, Min (one or more) of any dtype that has a
 // way. Float32 with two inputs is the core's check_binary (fusable Binary step).
 std::string check_arith(Graph& g, Node& node) {
@@ -463,11 +489,6 @@ struct EinsumTerms {
   std::string output;
 };
 
-// The classes of a two-operand contraction, each in the order the plan uses.
-struct EinsumPlan {
-  std::string batch, m, n, k;
-};
-
 std::string parse_einsum(const Graph& g, const Node& node, EinsumTerms* terms) {
   std::string eq;
   for (char c : attr_string(node, "equation", ""))
@@ -515,22 +536,6 @@ std::string parse_einsum(const Graph& g, const Node& node, EinsumTerms* terms) {
       fail("node ", node_label(node), ": output index '", c, "' repeats");
   }
   return "";
-}
-
-EinsumPlan plan_einsum(const std::string& a, const std::string& b, const std::string& out) {
-  EinsumPlan p;
-  const auto has = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
-  for (char c : out) {
-    if (has(a, c) && has(b, c))
-      p.batch += c;
-    else if (has(a, c))
-      p.m += c;
-    else
-      p.n += c;
-  }
-  for (char c : a)
-    if (has(b, c) && !has(out, c)) p.k += c;
-  return p;
 }
 
 std::string check_einsum(Graph& g, Node& node) {
@@ -588,8 +593,7 @@ struct OpCheck {
   CheckFn check;
 };
 
-// Sorted by op type. Add, Div, Max, Min, Mul and Sub are found in the core table first
-// (support.cc, float32 only); the rows here take every dtype once the core rows defer to them.
+// Sorted by op type.
 constexpr OpCheck kOps[] = {
     {"Abs", check_unary},
     {"Acos", check_unary},
@@ -661,276 +665,6 @@ CheckFn find_check_tensor(const std::string& op_type) {
       std::lower_bound(std::begin(kOps), std::end(kOps), op_type,
                        [](const OpCheck& e, const std::string& op) { return op > e.op_type; });
   return it != std::end(kOps) && op_type == it->op_type ? it->check : nullptr;
-}
-
-// ---- expansion at legalize ----
-
-namespace {
-
-class TensorExpander {
- public:
-  TensorExpander(Graph& g, std::vector<Node>* out) : g_(g), out_(*out) {}
-
-  void expand(Node node) {
-    const TensorExpand kind = node.op.tensor.expand;
-    node.op.tensor.expand = TensorExpand::kNone;
-    switch (kind) {
-      case TensorExpand::kNone: out_.push_back(std::move(node)); return;
-      case TensorExpand::kPromote: promote(std::move(node)); return;
-      case TensorExpand::kSplit: split(std::move(node)); return;
-      case TensorExpand::kSpaceDepth: space_depth(std::move(node)); return;
-      case TensorExpand::kVariadic: variadic(std::move(node)); return;
-      case TensorExpand::kEinsum: einsum(std::move(node)); return;
-    }
-  }
-
- private:
-  const Value& value(int id) const { return g_.values[id]; }
-
-  Node step(const std::string& name, fb::OpFamily family, std::vector<int> inputs, int output) {
-    Node n;
-    n.name = name;
-    n.op_type = fb::EnumNameOpFamily(family);
-    n.inputs = std::move(inputs);
-    n.outputs = {output};
-    n.op.resolved = true;
-    n.op.family = family;
-    return n;
-  }
-
-  // Value `v` as `to`: a constant is converted now, a run-time tensor by a Cast step. New
-  // values are named after their step, which keeps tensor names unique.
-  int cast(int v, DataType to, const std::string& step_name) {
-    if (value(v).dtype == to) return v;
-    if (value(v).is_constant) {
-      const TensorData converted =
-          fold::cast_data(TensorData{value(v).dtype, value(v).shape, value(v).data}, to);
-      return new_constant(g_, step_name, to, value(v).shape, converted.bytes);
-    }
-    const int id = new_value(g_, step_name, to, value(v).shape);
-    out_.push_back(step(step_name, fb::OpFamily::Cast, {v}, id));
-    return id;
-  }
-
-  // Value `v` with another shape of the same size.
-  int view(int v, const Shape& shape, const std::string& step_name) {
-    if (value(v).shape == shape) return v;
-    if (value(v).is_constant)
-      return new_constant(g_, step_name, value(v).dtype, shape, value(v).data);
-    const int id = new_value(g_, step_name, value(v).dtype, shape);
-    out_.push_back(copy_node(step_name, v, id));
-    return id;
-  }
-
-  // `v` transposed by perm into value `to` (-1: a new value); constants are transposed now.
-  int transpose(int v, const std::vector<int32_t>& perm, const std::string& step_name,
-                int to = -1) {
-    const Shape& xs = value(v).shape;
-    Shape shape(perm.size());
-    for (size_t d = 0; d < perm.size(); ++d) shape[d] = xs[perm[d]];
-    if (value(v).is_constant && to < 0) {
-      const TensorData t = fold::transpose_data(
-          TensorData{value(v).dtype, xs, value(v).data}, xs, perm);
-      return new_constant(g_, step_name, value(v).dtype, shape, t.bytes);
-    }
-    if (to < 0) to = new_value(g_, step_name, value(v).dtype, shape);
-    Node n = step(step_name, fb::OpFamily::Transpose, {v}, to);
-    n.op.tensor.perm = perm;
-    out_.push_back(std::move(n));
-    return to;
-  }
-
-  // Runs the node in its compute dtype: its inputs cast there, its output cast back.
-  void promote(Node node) {
-    const auto compute = static_cast<DataType>(node.op.tensor.compute_dtype);
-    for (size_t i = 0; i < node.inputs.size(); ++i)
-      node.inputs[i] = cast(node.inputs[i], compute, node.name + ":in" + std::to_string(i));
-    const int y = node.outputs[0];
-    if (value(y).dtype == DataType::kBool) {  // predicates and comparisons give bool directly
-      out_.push_back(std::move(node));
-      return;
-    }
-    const std::string name = node.name + ":out";
-    const int tmp = new_value(g_, node.name + ":" + dtype_name(compute), compute, value(y).shape);
-    node.outputs[0] = tmp;
-    out_.push_back(std::move(node));
-    out_.push_back(step(name, fb::OpFamily::Cast, {tmp}, y));
-  }
-
-  void split(Node node) {
-    const int x = node.inputs[0];
-    const size_t rank = value(x).shape.size();
-    int64_t offset = 0;
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      const int64_t size = node.op.tensor.split[i];
-      if (node.outputs[i] >= 0) {
-        Node n = step(node.name + ":" + std::to_string(i), fb::OpFamily::Slice, {x},
-                      node.outputs[i]);
-        n.op.tensor.starts.assign(rank, 0);
-        n.op.tensor.steps.assign(rank, 1);
-        n.op.tensor.starts[node.op.tensor.axis] = offset;
-        out_.push_back(std::move(n));
-      }
-      offset += size;
-    }
-  }
-
-  void space_depth(Node node) {
-    const int x = view(node.inputs[0], node.op.tensor.view, node.name + ":6d");
-    const int t = transpose(x, node.op.tensor.perm, node.name);
-    view_into(t, node.outputs[0], node.name + ":4d");
-  }
-
-  // Writes `v` into the existing value `y` (same size, maybe another shape) with a Copy.
-  void view_into(int v, int y, const std::string& step_name) {
-    out_.push_back(copy_node(step_name, v, y));
-  }
-
-  // One two-input arithmetic step a op b -> out (-1: a new value), in the dtype of a and b.
-  int arith(const std::string& op, int a, int b, int out, const std::string& name) {
-    const DataType dtype = value(a).dtype;
-    Shape shape;
-    broadcast_shapes(value(a).shape, value(b).shape, &shape);
-    if (out < 0) out = new_value(g_, name, dtype, shape);
-    DataType compute;
-    const ArithWay way = arith_way(op, dtype, &compute);
-    if (way == ArithWay::kBinary) {
-      Node n = step(name, fb::OpFamily::Binary, {a, b}, out);
-      n.op.binary = binary_op(op);
-      out_.push_back(std::move(n));
-    } else if (way == ArithWay::kElementwise) {
-      Node n = step(name, fb::OpFamily::Elementwise, {a, b}, out);
-      n.op.tensor.elementwise = elementwise_arith_op(op);
-      out_.push_back(std::move(n));
-    } else {
-      // kWhere: max(a, b) = (a > b || a != a) ? a : b, and min with <. A NaN on either side
-      // gives NaN, as the Binary kernel's Max and Min do: a NaN in a is picked by a != a, a NaN
-      // in b by the comparison being false.
-      const auto bool_step = [&](const char* tag, fb::ElementwiseOp e, int x, int y) {
-        const int id = new_value(g_, name + tag, DataType::kBool, shape);
-        Node n = step(name + tag, fb::OpFamily::Elementwise, {x, y}, id);
-        n.op.tensor.elementwise = e;
-        out_.push_back(std::move(n));
-        return id;
-      };
-      const int cmp = bool_step(":cmp", op == "Max" ? fb::ElementwiseOp::Greater
-                                                    : fb::ElementwiseOp::Less, a, b);
-      const int self = bool_step(":self", fb::ElementwiseOp::Equal, a, a);
-      const int nan = new_value(g_, name + ":nan", DataType::kBool, value(a).shape);
-      Node n = step(name + ":nan", fb::OpFamily::Unary, {self}, nan);
-      n.op.tensor.unary = fb::UnaryOp::Not;
-      out_.push_back(std::move(n));
-      const int cond = bool_step(":cond", fb::ElementwiseOp::Or, cmp, nan);
-      out_.push_back(step(name, fb::OpFamily::Where, {cond, a, b}, out));
-    }
-    return out;
-  }
-
-  // Sum, Mean, Max, Min over N inputs (and promoted two-input float64 Max/Min): a left fold,
-  // in the compute dtype; Mean divides the sum by N.
-  void variadic(Node node) {
-    const std::string& op = node.op_type;
-    const int y = node.outputs[0];
-    const DataType dtype = value(y).dtype;
-    const auto compute = static_cast<DataType>(node.op.tensor.compute_dtype);
-    std::vector<int> xs;
-    for (size_t i = 0; i < node.inputs.size(); ++i)
-      xs.push_back(cast(node.inputs[i], compute, node.name + ":in" + std::to_string(i)));
-    const bool mean = op == "Mean";
-    const bool direct = compute == dtype && !mean;  // the last step writes y itself
-    int acc = xs[0];
-    for (size_t i = 1; i < xs.size(); ++i) {
-      const bool last = i + 1 == xs.size();
-      const std::string name = node.name + (last && direct ? "" : ":" + std::to_string(i));
-      acc = arith(op == "Sum" || mean ? "Add" : op, acc, xs[i], last && direct ? y : -1, name);
-    }
-    if (mean) {
-      const int n = new_constant(g_, node.name + ":count", compute, {},
-                                 write_doubles(compute, {static_cast<double>(xs.size())}));
-      acc = arith("Div", acc, n, compute == dtype ? y : -1,
-                  compute == dtype ? node.name : node.name + ":mean");
-    }
-    if (compute != dtype) out_.push_back(step(node.name + ":out", fb::OpFamily::Cast, {acc}, y));
-  }
-
-  // A two-operand contraction as batched matrix products: A to [batch, M, K] (or [batch, K, M],
-  // transposed by the Gemm), B to [batch, K, N] (or [batch, N, K]), both transposed first only
-  // when their indices come in neither order; the product [batch, M, N] is then viewed (and
-  // transposed, if needed) as the output.
-  void einsum(Node node) {
-    const TensorOpDesc& t = node.op.tensor;
-    const std::string a(t.einsum_a.begin(), t.einsum_a.end());
-    const std::string b(t.einsum_b.begin(), t.einsum_b.end());
-    const std::string out(t.einsum_out.begin(), t.einsum_out.end());
-    const EinsumPlan p = plan_einsum(a, b, out);
-    int64_t dim[128] = {};
-    for (size_t d = 0; d < a.size(); ++d) dim[static_cast<int>(a[d])] = value(node.inputs[0]).shape[d];
-    for (size_t d = 0; d < b.size(); ++d) dim[static_cast<int>(b[d])] = value(node.inputs[1]).shape[d];
-    const auto extent = [&](const std::string& letters) {
-      int64_t n = 1;
-      for (char c : letters) n *= dim[static_cast<int>(c)];
-      return n;
-    };
-    Shape batch;
-    for (char c : p.batch) batch.push_back(dim[static_cast<int>(c)]);
-    const int64_t M = extent(p.m), N = extent(p.n), K = extent(p.k);
-    // Operand `v` with indices `have` arranged as `batch + first + second` (or swapped, with
-    // *trans set), viewed as [batch, rows, cols].
-    const auto operand = [&](int v, const std::string& have, const std::string& first,
-                             const std::string& second, int64_t rows, int64_t cols, bool* trans,
-                             const std::string& tag) {
-      *trans = false;
-      if (have == p.batch + second + first && have != p.batch + first + second) {
-        *trans = true;
-        std::swap(rows, cols);
-      } else if (have != p.batch + first + second) {
-        const std::string want = p.batch + first + second;
-        std::vector<int32_t> perm;
-        for (char c : want) perm.push_back(static_cast<int32_t>(have.find(c)));
-        v = transpose(v, perm, node.name + ":" + tag);
-      }
-      Shape shape = batch;
-      shape.push_back(rows);
-      shape.push_back(cols);
-      return view(v, shape, node.name + ":" + tag + "3d");
-    };
-    Node gemm = step(node.name, fb::OpFamily::Gemm, {}, -1);
-    gemm.op_type = "MatMul";
-    const int A = operand(node.inputs[0], a, p.m, p.k, M, K, &gemm.op.trans_a, "A");
-    const int B = operand(node.inputs[1], b, p.k, p.n, K, N, &gemm.op.trans_b, "B");
-    gemm.inputs = {A, B};
-    Shape product = batch;
-    product.push_back(M);
-    product.push_back(N);
-    const int y = node.outputs[0];
-    const std::string natural = p.batch + p.m + p.n;  // the product's index order
-    Shape natural_shape = batch;
-    for (char c : p.m + p.n) natural_shape.push_back(dim[static_cast<int>(c)]);
-    const bool direct = natural == out && product == value(y).shape;
-    gemm.outputs[0] = direct ? y : new_value(g_, node.name + ":product", DataType::kFloat32, product);
-    const int z = gemm.outputs[0];
-    out_.push_back(std::move(gemm));
-    if (direct) return;
-    if (natural == out) {
-      view_into(z, y, node.name + ":Y");
-      return;
-    }
-    const int w = view(z, natural_shape, node.name + ":nd");
-    std::vector<int32_t> perm;
-    for (char c : out) perm.push_back(static_cast<int32_t>(natural.find(c)));
-    transpose(w, perm, node.name + ":Y", y);
-  }
-
-  Graph& g_;
-  std::vector<Node>& out_;
-};
-
-}  // namespace
-
-bool expand_tensor(Graph& g, Node& node, std::vector<Node>* out) {
-  if (!node.op.resolved || node.op.tensor.expand == TensorExpand::kNone) return false;
-  TensorExpander(g, out).expand(std::move(node));
-  return true;
 }
 
 }  // namespace jetplan::converter

@@ -13,4 +13,15 @@ CheckFn find_check_nn(const std::string& op_type);
 CheckFn find_check_tensor(const std::string& op_type);
 CheckFn find_check_seq(const std::string& op_type);
 
+// For SUPPORTED_OPS.md: the element types an op's steps take and the restrictions its check
+// function enforces, one line each (static strings).
+struct OpDoc {
+  const char* dtypes = "";
+  const char* notes = "";
+};
+// False when the group has no row for the op.
+bool find_doc_nn(const std::string& op_type, OpDoc* doc);
+bool find_doc_tensor(const std::string& op_type, OpDoc* doc);  // support_group_tensor_doc.cc
+bool find_doc_seq(const std::string& op_type, OpDoc* doc);
+
 }  // namespace jetplan::converter

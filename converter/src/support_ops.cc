@@ -1,4 +1,5 @@
 // Check functions of the elementwise, softmax, concat and shape-only ops (see support_ops.h).
+// Concat and the shape-only ops move bytes and take every plan dtype; the rest compute float32.
 #include "converter/src/support_ops.h"
 
 #include <limits>
@@ -28,6 +29,10 @@ std::string check_activation(Graph& g, Node& node) {
            attr_float(node, "beta", 0.5f)};
   } else if (op == "HardSwish") {
     act.kind = ActivationKind::HardSwish;
+  } else if (op == "Selu") {
+    // The plan's Selu has alpha and gamma in alpha and beta.
+    act = {ActivationKind::Selu, attr_float(node, "alpha", 1.67326319217681884765625f),
+           attr_float(node, "gamma", 1.05070102214813232421875f)};
   } else {  // Clip: the bounds are attributes before opset 11, optional inputs since.
     // Finite stand-ins for "no bound": a plan should carry no infinities.
     float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
@@ -69,6 +74,23 @@ std::string check_binary(Graph& g, Node& node) {
   return "";
 }
 
+// PRelu: a Binary step x < 0 ? x * slope : x. The slope broadcasts to X only (ONNX's
+// unidirectional broadcasting): the output has X's shape.
+std::string check_prelu(Graph& g, Node& node) {
+  if (node.inputs.size() != 2 || !has_input(node, 0) || !has_input(node, 1))
+    return cat(node.inputs.size(), " inputs (PRelu takes X and slope)");
+  if (std::string r = float_inputs(g, node, {0, 1}); !r.empty()) return r;
+  const Shape& x = input(g, node, 0).shape;
+  const Shape& slope = input(g, node, 1).shape;
+  if (broadcast_or_fail(node, x, slope) != x)
+    fail("node ", node_label(node), ": slope ", shape_str(slope), " does not broadcast to X ",
+         shape_str(x), " (PRelu broadcasts the slope to X only)");
+  node.op.family = fb::OpFamily::Binary;
+  node.op.binary = fb::BinaryOp::PRelu;
+  set_output(g, node, x);
+  return "";
+}
+
 // Before opset 13, softmax flattens x to 2-D at `axis` and normalizes each row; since then it
 // normalizes along the one dim `axis`. The plan step has the opset 13 meaning, so the old one
 // either maps onto one dim (when at most one of the flattened trailing dims exceeds 1) or runs
@@ -106,8 +128,13 @@ std::string check_softmax(Graph& g, Node& node) {
 std::string check_concat(Graph& g, Node& node) {
   const size_t n = node.inputs.size();
   if (n < 1 || n > 64) return cat(n, " inputs (jetplan concatenates 1 to 64)");
-  for (size_t i = 0; i < n; ++i)
-    if (std::string r = float_inputs(g, node, {i}); !r.empty()) return r;
+  // Concat moves bytes: any plan dtype, the same for every input.
+  for (size_t i = 0; i < n; ++i) {
+    if (std::string r = plan_dtype_input(g, node, i); !r.empty()) return r;
+    if (input(g, node, i).dtype != input(g, node, 0).dtype)
+      return cat("inputs differ in dtype (", dtype_name(input(g, node, 0).dtype), " and ",
+                 dtype_name(input(g, node, i).dtype), ")");
+  }
   if (!has_attr(node, "axis")) fail("node ", node_label(node), ": the axis attribute is missing");
   const Shape& first = input(g, node, 0).shape;
   const int64_t rank = static_cast<int64_t>(first.size());
@@ -126,13 +153,15 @@ std::string check_concat(Graph& g, Node& node) {
   }
   node.op.family = fb::OpFamily::Concat;
   node.op.axis = static_cast<int32_t>(axis);
-  set_output(g, node, out);
+  set_output_typed(g, node, 0, input(g, node, 0).dtype, out);
   return "";
 }
 
+// Reshape, Flatten, Squeeze and Unsqueeze are a Copy (bytes): any plan dtype.
 std::string check_reshape(Graph& g, Node& node) {
-  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  if (std::string r = plan_dtype_input(g, node, 0); !r.empty()) return r;
   const Shape& x = input(g, node, 0).shape;
+  const DataType x_dtype = input(g, node, 0).dtype;
   const std::string& op = node.op_type;
   Shape out;
   if (op == "Reshape") {
@@ -153,12 +182,12 @@ std::string check_reshape(Graph& g, Node& node) {
   }
   node.op.family = fb::OpFamily::Copy;
   node.inputs.resize(1);  // the shape or axes input was read above
-  set_output(g, node, out);
+  set_output_typed(g, node, 0, x_dtype, out);
   return "";
 }
 
 std::string check_identity(Graph& g, Node& node) {
-  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  if (std::string r = plan_dtype_input(g, node, 0); !r.empty()) return r;
   if (node.op_type == "Dropout") {
     if (std::string r = extra_outputs_unused(g, node, "mask"); !r.empty()) return r;
     if (g.opset >= 12 && has_input(node, 2)) {
@@ -171,7 +200,8 @@ std::string check_identity(Graph& g, Node& node) {
   node.op.family = fb::OpFamily::Copy;
   node.op.removable = true;
   node.inputs.resize(1);  // Dropout's ratio and training_mode
-  set_output(g, node, input(g, node, 0).shape);
+  const Value& x = input(g, node, 0);
+  set_output_typed(g, node, 0, x.dtype, x.shape);
   return "";
 }
 

@@ -14,6 +14,8 @@ bool has_input(const Node& node, size_t i);
 const Value& input(const Graph& g, const Node& node, size_t i);
 // "" when each listed (present) input is float32, else the reason naming the first that is not.
 std::string float_inputs(const Graph& g, const Node& node, std::initializer_list<size_t> which);
+// "" when input i is of a dtype a plan holds, else the reason naming it.
+std::string plan_dtype_input(const Graph& g, const Node& node, size_t i);
 // "" when no output past the first is read by a node or is a graph output.
 std::string extra_outputs_unused(const Graph& g, const Node& node, const char* what);
 // Marks node.op resolved and sets output 0 to float32 `shape`; ConvertError if the model
@@ -26,6 +28,7 @@ bool constant_scalar(const Graph& g, const Node& node, size_t i, float* out);
 
 std::string check_activation(Graph& g, Node& node);
 std::string check_binary(Graph& g, Node& node);
+std::string check_prelu(Graph& g, Node& node);
 std::string check_softmax(Graph& g, Node& node);
 std::string check_concat(Graph& g, Node& node);
 std::string check_reshape(Graph& g, Node& node);   // Reshape Flatten Squeeze Unsqueeze

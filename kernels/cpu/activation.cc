@@ -37,6 +37,8 @@ float apply_activation(const Activation& act, float x) {
     case ActivationKind::kElu:
       // expm1 keeps full relative precision near 0, where exp(x) - 1 cancels.
       return x < 0.f ? act.alpha * std::expm1(x) : x;
+    case ActivationKind::kSelu:
+      return x > 0.f ? act.beta * x : act.beta * act.alpha * std::expm1(x);
   }
   return x;  // unreachable for a validated plan; keeps -Wreturn-type quiet without a default
 }

@@ -24,6 +24,8 @@ float apply_op(BinaryOp op, float a, float b) {
       return (a < b || a != a) ? a : b;
     case BinaryOp::kPow:
       return std::pow(a, b);
+    case BinaryOp::kPRelu:
+      return a < 0.f ? a * b : a;
   }
   return a;  // unreachable for a validated plan
 }

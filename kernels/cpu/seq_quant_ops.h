@@ -41,6 +41,9 @@ void quantize_linear(const QuantizeLinearParams& p, const float* x, const float*
 // x qtype -> y float32; zero_point may be null when !has_zero_point.
 void dequantize_linear(const QuantizeLinearParams& p, const void* x, const float* scale,
                        const void* zero_point, float* y);
+// y: count bytes; y_scale and y_zero_point: one element each.
+void dynamic_quantize_linear(const DynamicQuantizeParams& p, const float* x, uint8_t* y,
+                             float* y_scale, uint8_t* y_zero_point);
 
 // Arguments in ONNX's input order, then y. Every scale and zero point is required.
 void qlinear_matmul(const QLinearMatMulParams& p, const void* a, const float* a_scale,

@@ -66,4 +66,11 @@ void run_qlinear_conv_cpu(const PreparedStep& s, void* const* tensors, void*) {
                              in_f32(s, tensors, 6), in(s, tensors, 7), bias, out(s, tensors, 0));
 }
 
+void run_dynamic_quantize_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  kernels::cpu::dynamic_quantize_linear(s.params.dynamic_quantize, in_f32(s, tensors, 0),
+                                        static_cast<uint8_t*>(out(s, tensors, 0)),
+                                        static_cast<float*>(out(s, tensors, 1)),
+                                        static_cast<uint8_t*>(out(s, tensors, 2)));
+}
+
 }  // namespace jetplan::rt

@@ -75,6 +75,7 @@ union KernelParams {
   kernels::QuantizeLinearParams quantize;
   kernels::QLinearMatMulParams qlinear_matmul;
   kernels::QLinearConvParams qlinear_conv;
+  kernels::DynamicQuantizeParams dynamic_quantize;
 };
 
 struct PreparedStep;

@@ -68,6 +68,16 @@ bool same_shape(const TensorInfo& a, const TensorInfo& b) {
   return true;
 }
 
+// The kernels' enums are numbered as the schema's (a plan value is cast straight across).
+static_assert(kernels::kActivationKindCount == static_cast<int>(fb::ActivationKind::MAX) + 1 &&
+                  static_cast<int>(kernels::ActivationKind::kSelu) ==
+                      static_cast<int>(fb::ActivationKind::Selu),
+              "kernels::ActivationKind must follow fb::ActivationKind");
+static_assert(kernels::kBinaryOpCount == static_cast<int>(fb::BinaryOp::MAX) + 1 &&
+                  static_cast<int>(kernels::BinaryOp::kPRelu) ==
+                      static_cast<int>(fb::BinaryOp::PRelu),
+              "kernels::BinaryOp must follow fb::BinaryOp");
+
 Status to_activation(const PreparedStep& s, const fb::Activation* in, kernels::Activation* out) {
   if (in == nullptr) {
     *out = kernels::Activation{};

@@ -496,4 +496,25 @@ Status prepare_qlinear_conv(const jp_plan& plan, const fb::Step& step, PreparedS
   return JP_OK;
 }
 
+Status prepare_dynamic_quantize(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
+  if (step.params_as_DynamicQuantizeParams() == nullptr) {
+    return missing_params(*s, "DynamicQuantizeParams");
+  }
+  JP_RETURN_IF_ERROR(check_io(*s, "DynamicQuantize", 1, 3));
+  const TensorInfo& x = input_at(plan, *s, 0);
+  const TensorInfo& y = output_at(plan, *s, 0);
+  JP_RETURN_IF_ERROR(check_dtype(*s, x, fb::DType::Float32, "input"));
+  JP_RETURN_IF_ERROR(check_dtype(*s, y, fb::DType::UInt8, "output"));
+  if (!same_shape(x, y)) return invalid(*s, "input and output shapes differ");
+  const TensorInfo& scale = output_at(plan, *s, 1);
+  const TensorInfo& zp = output_at(plan, *s, 2);
+  JP_RETURN_IF_ERROR(check_dtype(*s, scale, fb::DType::Float32, "scale"));
+  JP_RETURN_IF_ERROR(check_elements(*s, scale, 1, "scale"));
+  JP_RETURN_IF_ERROR(check_dtype(*s, zp, fb::DType::UInt8, "zero point"));
+  JP_RETURN_IF_ERROR(check_elements(*s, zp, 1, "zero point"));
+  s->params.dynamic_quantize = kernels::DynamicQuantizeParams{};
+  s->params.dynamic_quantize.count = static_cast<int64_t>(x.elements);
+  return JP_OK;
+}
+
 }  // namespace jetplan::rt

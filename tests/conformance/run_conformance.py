@@ -4,6 +4,10 @@ converted with jetplan-convert, run with jetplan-run on each stored input set (C
 its outputs compared with the stored outputs.
 
 One line per test: PASS, FAIL (with why) or UNSUPPORTED (the converter's reason), then a summary.
+Graph inputs that feed parameter slots (Reshape's shape, Pad's pads, TopK's K, ...: see
+PARAMETER_SLOTS) are frozen into initializers holding the test's stored value, one plan per data
+set, and the line says so ("PASS node/test_pad (frozen: pads)"); --no-freeze converts the models
+as they are.
 With --expect FILE, exits non-zero when a test listed there as PASS no longer passes (a
 regression); tests that pass but are not listed are reported, so the list can be updated with
 --write-expect. Tolerance (float types): |got - want| <= atol + rtol * |want| with rtol 1e-3 and
@@ -25,6 +29,65 @@ from onnx import numpy_helper
 
 RTOL, ATOL = 1e-3, 1e-5
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+
+# Input slots that describe the computation rather than carry data: jetplan needs them constant
+# (they fix output shapes or attributes of the step). ONNX's node tests often feed them as graph
+# inputs with the value stored in the test data; with --freeze (the default) such an input is
+# turned into an initializer holding that stored value, which is the same test.
+_REDUCE = ["ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+           "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"]
+PARAMETER_SLOTS = {
+    "Clip": (1, 2),                  # min, max
+    "ConstantOfShape": (0,),         # shape
+    "CumSum": (1,),                  # axis
+    "Dropout": (1, 2),               # ratio, training_mode
+    "Expand": (1,),                  # shape
+    "NonMaxSuppression": (2, 3, 4),  # max_output_boxes_per_class, iou/score thresholds
+    "OneHot": (1,),                  # depth
+    "Pad": (1, 2, 3),                # pads, constant_value, axes
+    "Range": (0, 1, 2),              # start, limit, delta
+    "Reshape": (1,),                 # shape
+    "Resize": (1, 2, 3),             # roi, scales, sizes
+    "Slice": (1, 2, 3, 4),           # starts, ends, axes, steps
+    "Split": (1,),                   # split
+    "Squeeze": (1,),                 # axes
+    "Tile": (1,),                    # repeats
+    "TopK": (1,),                    # K
+    "Trilu": (1,),                   # k
+    "Unsqueeze": (1,),               # axes
+    "Upsample": (1,),                # scales
+    **{op: (1,) for op in _REDUCE},  # axes
+}
+
+
+def parameter_inputs(model):
+    """Names of the graph inputs (not initializers) that feed a parameter slot of a node of
+    the default domain, in graph input order."""
+    inits = {i.name for i in model.graph.initializer}
+    graph_inputs = [i.name for i in model.graph.input if i.name not in inits]
+    wanted = set()
+    for node in model.graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        for slot in PARAMETER_SLOTS.get(node.op_type, ()):
+            if slot < len(node.input) and node.input[slot] in graph_inputs:
+                wanted.add(node.input[slot])
+    return [name for name in graph_inputs if name in wanted]
+
+
+def freeze_inputs(model, values):
+    """A copy of `model` where each graph input named in `values` is an initializer holding
+    that array. Models of IR version 3 and older list every initializer as a graph input too
+    (their checker requires it); jetplan takes such inputs as constants."""
+    frozen = onnx.ModelProto()
+    frozen.CopyFrom(model)
+    keep_inputs = model.ir_version < 4
+    kept = [i for i in frozen.graph.input if keep_inputs or i.name not in values]
+    del frozen.graph.input[:]
+    frozen.graph.input.extend(kept)
+    for name, arr in values.items():
+        frozen.graph.initializer.append(numpy_helper.from_array(np.asarray(arr), name))
+    return frozen
 
 
 def load_tensor(path):
@@ -69,20 +132,25 @@ def safe_name(name):
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "output"
 
 
-def run_test(test_dir, convert, run, work_root):
+def convert_model(convert, model_path, plan):
+    """None when jetplan-convert made the plan, else (status, why)."""
+    p = subprocess.run([convert, model_path, "-o", plan], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode < 0:
+        return "FAIL", f"jetplan-convert died with signal {-p.returncode}"
+    if p.returncode != 0:
+        msg = first_line(p.stderr).replace("jetplan-convert: error: ", "")
+        return "UNSUPPORTED", msg.replace(model_path + ": ", "")
+    return None
+
+
+def run_test(test_dir, convert, run, work_root, freeze=True):
+    """(name, status, why, frozen): frozen lists the graph inputs turned into initializers."""
     name = os.path.basename(test_dir)
     work = tempfile.mkdtemp(prefix=name + ".", dir=work_root)
+    frozen = []
     try:
         model_path = os.path.join(test_dir, "model.onnx")
-        plan = os.path.join(work, "model.jplan")
-        p = subprocess.run([convert, model_path, "-o", plan], capture_output=True, text=True,
-                           timeout=120)
-        if p.returncode < 0:
-            return name, "FAIL", f"jetplan-convert died with signal {-p.returncode}"
-        if p.returncode != 0:
-            msg = first_line(p.stderr).replace("jetplan-convert: error: ", "")
-            msg = msg.replace(model_path + ": ", "")
-            return name, "UNSUPPORTED", msg
         model = onnx.load(model_path, load_external_data=False)
         inits = {i.name for i in model.graph.initializer}
         inputs = [i.name for i in model.graph.input if i.name not in inits]
@@ -92,13 +160,18 @@ def run_test(test_dir, convert, run, work_root):
             if i.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
                 declared[i.name] = tuple(d.dim_value for d in dims)
         outputs = [o.name for o in model.graph.output]
+        frozen = parameter_inputs(model) if freeze else []
         sets = sorted(d for d in os.listdir(test_dir) if d.startswith("test_data_set_"))
+        plan = os.path.join(work, "model.jplan")
+        if not frozen:
+            bad = convert_model(convert, model_path, plan)
+            if bad:
+                return name, bad[0], bad[1], frozen
         if not sets:
-            return name, "FAIL", "no test data"
+            return name, "FAIL", "no test data", frozen
         for ds in sets:
             ds_dir = os.path.join(test_dir, ds)
-            args = [run, plan, "--warmup", "0", "--iterations", "1",
-                    "--save-outputs", os.path.join(work, ds)]
+            given = {}  # graph input name -> stored array, in data set order
             n_in = len([f for f in os.listdir(ds_dir) if f.startswith("input_")])
             for i in range(n_in):
                 pb_name, arr = load_tensor(os.path.join(ds_dir, f"input_{i}.pb"))
@@ -108,30 +181,47 @@ def run_test(test_dir, convert, run, work_root):
                 shape = declared.get(in_name)
                 if shape is not None and arr.shape != shape and arr.size == int(np.prod(shape)):
                     arr = arr.reshape(shape)
+                given[in_name] = arr
+            if frozen:
+                # The parameters may differ between data sets: one plan per set.
+                missing = [n for n in frozen if n not in given]
+                if missing:
+                    return name, "FAIL", f"{ds}: no stored value for input '{missing[0]}'", frozen
+                frozen_path = os.path.join(work, f"{ds}.model.onnx")
+                onnx.save(freeze_inputs(model, {n: given[n] for n in frozen}), frozen_path)
+                plan = os.path.join(work, f"{ds}.jplan")
+                bad = convert_model(convert, frozen_path, plan)
+                if bad:
+                    return name, bad[0], bad[1], frozen
+            args = [run, plan, "--warmup", "0", "--iterations", "1",
+                    "--save-outputs", os.path.join(work, ds)]
+            for i, (in_name, arr) in enumerate(given.items()):
+                if in_name in frozen:
+                    continue
                 npy = os.path.join(work, f"{ds}.in{i}.npy")
                 np.save(npy, np.array(arr, order="C"))
                 args += ["--input", f"{in_name}={npy}"]
             p = subprocess.run(args, capture_output=True, text=True, timeout=120)
             if p.returncode < 0:
-                return name, "FAIL", f"jetplan-run died with signal {-p.returncode}"
+                return name, "FAIL", f"jetplan-run died with signal {-p.returncode}", frozen
             if p.returncode != 0:
                 return name, "FAIL", "jetplan-run: " + first_line(p.stderr).replace(
-                    "jetplan-run: error: ", "")
+                    "jetplan-run: error: ", ""), frozen
             n_out = len([f for f in os.listdir(ds_dir) if f.startswith("output_")])
             for i in range(n_out):
                 _, want = load_tensor(os.path.join(ds_dir, f"output_{i}.pb"))
                 out_name = outputs[i]
                 got_path = os.path.join(work, ds, safe_name(out_name) + ".npy")
                 if not os.path.exists(got_path):
-                    return name, "FAIL", f"output '{out_name}' was not written"
+                    return name, "FAIL", f"output '{out_name}' was not written", frozen
                 why = compare(out_name, np.load(got_path), want)
                 if why:
-                    return name, "FAIL", f"{ds}: {why}"
-        return name, "PASS", ""
+                    return name, "FAIL", f"{ds}: {why}", frozen
+        return name, "PASS", "", frozen
     except subprocess.TimeoutExpired:
-        return name, "FAIL", "timed out"
+        return name, "FAIL", "timed out", frozen
     except Exception as e:  # a broken test file must not stop the run
-        return name, "FAIL", f"runner: {type(e).__name__}: {e}"
+        return name, "FAIL", f"runner: {type(e).__name__}: {e}", frozen
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -159,6 +249,10 @@ def main():
     ap.add_argument("--expect", help="expectation list: fail on a regression against it")
     ap.add_argument("--write-expect", help="write the statuses of this run as a list")
     ap.add_argument("--quiet", action="store_true", help="print only failures and the summary")
+    ap.add_argument("--freeze", action=argparse.BooleanOptionalAction, default=True,
+                    help="turn graph inputs that feed parameter slots (Reshape shape, Pad pads, "
+                         "TopK K, ...; see PARAMETER_SLOTS) into initializers holding the test's "
+                         "stored value (default: on); the per-test line names them")
     args = ap.parse_args()
 
     tests = []
@@ -176,27 +270,33 @@ def main():
 
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_test, d, args.convert, args.run, work_root): (s, d)
-                   for s, d in tests}
+        futures = {pool.submit(run_test, d, args.convert, args.run, work_root, args.freeze):
+                   (s, d) for s, d in tests}
         for fut in concurrent.futures.as_completed(futures):
             suite, _ = futures[fut]
-            name, status, why = fut.result()
-            results[f"{suite}/{name}"] = (status, why)
+            name, status, why, frozen = fut.result()
+            results[f"{suite}/{name}"] = (status, why, frozen)
     counts = {"PASS": 0, "FAIL": 0, "UNSUPPORTED": 0}
+    n_frozen = 0
     for key in sorted(results):
-        status, why = results[key]
+        status, why, frozen = results[key]
         counts[status] += 1
+        n_frozen += bool(frozen)
         if not args.quiet or status == "FAIL":
-            print(f"{status:<11} {key}" + (f": {why}" if why else ""))
+            print(f"{status:<11} {key}" + (f" (frozen: {', '.join(frozen)})" if frozen else "")
+                  + (f": {why}" if why else ""))
     print(f"conformance: {len(results)} tests: {counts['PASS']} pass, {counts['FAIL']} fail, "
-          f"{counts['UNSUPPORTED']} unsupported")
+          f"{counts['UNSUPPORTED']} unsupported" +
+          (f" ({n_frozen} with parameter inputs frozen)" if args.freeze else " (--no-freeze)"))
 
     if args.write_expect:
         with open(args.write_expect, "w") as f:
             f.write("# jetplan conformance expectations: test status (written by "
                     "run_conformance.py --write-expect)\n")
             for key in sorted(results):
-                f.write(f"{key} {results[key][0]}\n")
+                frozen = results[key][2]
+                f.write(f"{key} {results[key][0]}" +
+                        (f"  # frozen: {', '.join(frozen)}" if frozen else "") + "\n")
     rc = 0
     if args.expect:
         expect = read_expect(args.expect)

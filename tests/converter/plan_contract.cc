@@ -134,11 +134,14 @@ class Checker {
     }
   }
 
+  // One output or more (TopK, Split, the recurrent cells, DynamicQuantize write several).
   bool io_ok(const fb::Step* s) {
-    if (!s->inputs() || !s->outputs() || s->outputs()->size() != 1) return false;
+    if (!s->inputs() || !s->outputs() || s->outputs()->size() == 0) return false;
     for (uint32_t i : *s->inputs())
       if (i >= n_tensors()) return false;
-    return s->outputs()->Get(0) < n_tensors();
+    for (uint32_t o : *s->outputs())
+      if (o >= n_tensors()) return false;
+    return true;
   }
 
   void check_steps() {
@@ -148,7 +151,12 @@ class Checker {
       const std::string name = s->name() ? s->name()->str() : "";
       if (name.empty()) bad("step ", k, " has no name");
       if (s->kernel() && s->kernel()->size() != 0) bad("step ", name, " names a kernel");
-      if (s->workspace_bytes() != 0 || s->workspace_offset() != 0) bad("step ", name, " workspace");
+      // A workspace (TopK, Nms, Rnn) is arena bytes at an aligned offset; no workspace, offset 0.
+      if (s->workspace_bytes() == 0 ? s->workspace_offset() != 0
+                                    : s->workspace_offset() % p_->arena_alignment() != 0 ||
+                                          s->workspace_offset() + s->workspace_bytes() >
+                                              p_->arena_bytes())
+        bad("step ", name, " workspace");
       if (const auto* l = s->launch())
         if (l->grid_x() || l->grid_y() || l->grid_z() || l->block_x() || l->block_y() ||
             l->block_z() || l->shared_bytes() || l->split_k())
@@ -164,15 +172,16 @@ class Checker {
         if (in->storage() == fb::Storage::Binding && !bound_.at(i) && writer[i] < 0)
           bad("step ", name, " reads output ", i, " before it is written");
       }
-      const uint32_t out = s->outputs()->Get(0);
-      if (t(out)->storage() == fb::Storage::Weight ||
-          (t(out)->storage() == fb::Storage::Binding && bound_.at(out)))
-        bad("step ", name, " writes a weight or an input");
-      if (writer[out] >= 0) bad("tensor ", out, " written twice");
-      writer[out] = static_cast<int>(k);
+      for (uint32_t out : *s->outputs()) {
+        if (t(out)->storage() == fb::Storage::Weight ||
+            (t(out)->storage() == fb::Storage::Binding && bound_.at(out)))
+          bad("step ", name, " writes a weight or an input");
+        if (writer[out] >= 0) bad("tensor ", out, " written twice");
+        writer[out] = static_cast<int>(k);
+      }
       check_family(s, name);
       for (uint32_t i : *s->inputs()) touch(i, k);
-      touch(out, k);
+      for (uint32_t out : *s->outputs()) touch(out, k);
     }
     for (uint32_t i = 0; i < n_tensors(); ++i)
       if (bound_.count(i) && !bound_.at(i) && writer[i] < 0)
@@ -198,6 +207,33 @@ class Checker {
       }
   }
 
+  // Families whose kernels compute float32 only: every input is float32.
+  static bool float32_only(fb::OpFamily op) {
+    switch (op) {
+      case fb::OpFamily::Conv:
+      case fb::OpFamily::Pool:
+      case fb::OpFamily::Gemm:
+      case fb::OpFamily::Binary:
+      case fb::OpFamily::Activation:
+      case fb::OpFamily::Softmax:
+      case fb::OpFamily::BatchNorm:
+      case fb::OpFamily::ConvTranspose:
+      case fb::OpFamily::Resize:
+      case fb::OpFamily::Reduce:
+      case fb::OpFamily::ArgReduce:
+      case fb::OpFamily::TopK:
+      case fb::OpFamily::InstanceNorm:
+      case fb::OpFamily::LayerNorm:
+      case fb::OpFamily::GroupNorm:
+      case fb::OpFamily::Lrn:
+      case fb::OpFamily::Nms:
+      case fb::OpFamily::DynamicQuantize:
+        return true;
+      default:
+        return false;  // data movement and typed math (any dtype), seq and quantized families
+    }
+  }
+
   Shape window_out(const Shape& x, int64_t channels, const Shape& k, const Shape& st,
                    const Shape& dil, const Shape& pb, const Shape& pe) {
     Shape out = {x[0], channels};
@@ -214,10 +250,11 @@ class Checker {
     auto expect = [&](bool ok, const std::string& what) {
       if (!ok) bad("step ", name, ": ", what);
     };
-    for (uint32_t i : *s->inputs())
-      if (t(i)->dtype() != fb::DType::Float32 && s->op() != fb::OpFamily::Copy &&
-          s->op() != fb::OpFamily::Concat)
-        bad("step ", name, " reads a non-float32 tensor");
+    if (float32_only(s->op()))
+      for (uint32_t i : *s->inputs())
+        if (t(i)->dtype() != fb::DType::Float32) bad("step ", name, " reads a non-float32 tensor");
+    const auto dtype_of = [&](uint32_t output) { return t(s->outputs()->Get(output))->dtype(); };
+    const auto in_dtype = [&](uint32_t input) { return t(s->inputs()->Get(input))->dtype(); };
     switch (s->op()) {
       case fb::OpFamily::Conv: {
         const auto* p = s->params_as_ConvParams();
@@ -314,6 +351,191 @@ class Checker {
                    t(s->inputs()->Get(0))->size_bytes() == t(out_index)->size_bytes(),
                "copy sizes");
         return;
+      case fb::OpFamily::DynamicQuantize: {
+        if (!s->params_as_DynamicQuantizeParams())
+          return bad("step ", name, " lacks DynamicQuantizeParams");
+        if (in.size() != 1 || s->outputs()->size() != 3)
+          return bad("step ", name, " has ", in.size(), " inputs and ", s->outputs()->size(),
+                     " outputs (1 and 3)");
+        const fb::Tensor* scale = t(s->outputs()->Get(1));
+        const fb::Tensor* zp = t(s->outputs()->Get(2));
+        expect(y == in[0] && t(out_index)->dtype() == fb::DType::UInt8, "y is x's shape, uint8");
+        expect(scale->dtype() == fb::DType::Float32 && scale->size_bytes() == 4, "y_scale");
+        expect(zp->dtype() == fb::DType::UInt8 && zp->size_bytes() == 1, "y_zero_point");
+        return;
+      }
+      case fb::OpFamily::Unary: {
+        const auto* p = s->params_as_UnaryParams();
+        if (!p || in.size() != 1) return bad("step ", name, " unary");
+        const bool predicate = p->op() >= fb::UnaryOp::IsNaN;  // IsNaN .. Not give bool
+        expect(in[0] == y, "unary shape");
+        expect(dtype_of(0) == (predicate ? fb::DType::Bool : in_dtype(0)), "unary dtype");
+        return;
+      }
+      case fb::OpFamily::Elementwise: {
+        const auto* p = s->params_as_ElementwiseParams();
+        Shape out;
+        if (!p || in.size() != 2) return bad("step ", name, " elementwise");
+        expect(broadcast(in[0], in[1], &out) && out == y, "elementwise output " + str(y));
+        expect(in_dtype(0) == in_dtype(1), "elementwise operands differ in dtype");
+        const bool to_bool = p->op() >= fb::ElementwiseOp::Equal;  // comparisons and logic
+        expect(dtype_of(0) == (to_bool ? fb::DType::Bool : in_dtype(0)), "elementwise dtype");
+        return;
+      }
+      case fb::OpFamily::Where: {
+        Shape xy, out;
+        if (!s->params_as_WhereParams() || in.size() != 3) return bad("step ", name, " where");
+        expect(broadcast(in[1], in[2], &xy) && broadcast(in[0], xy, &out) && out == y,
+               "where output " + str(y));
+        expect(in_dtype(0) == fb::DType::Bool && in_dtype(1) == in_dtype(2) &&
+                   dtype_of(0) == in_dtype(1),
+               "where dtypes");
+        return;
+      }
+      case fb::OpFamily::Cast:
+        expect(s->params_as_CastParams() && in.size() == 1 && in[0] == y, "cast shape");
+        return;
+      case fb::OpFamily::Transpose: {
+        const auto* p = s->params_as_TransposeParams();
+        if (!p || !p->perm() || in.size() != 1) return bad("step ", name, " transpose");
+        const Shape& x = in[0];
+        std::vector<bool> seen(x.size(), false);
+        bool ok = p->perm()->size() == x.size() && y.size() == x.size();
+        for (uint32_t d = 0; ok && d < p->perm()->size(); ++d) {
+          const int32_t from = p->perm()->Get(d);
+          ok = from >= 0 && static_cast<size_t>(from) < x.size() && !seen[from] &&
+               y[d] == x[from];
+          if (ok) seen[from] = true;
+        }
+        expect(ok && dtype_of(0) == in_dtype(0), "transpose perm/output " + str(y));
+        return;
+      }
+      case fb::OpFamily::Quantize:
+      case fb::OpFamily::Dequantize:
+        expect(s->params_as_QuantizeParams() && in.size() >= 2 && in[0] == y, "quantize shape");
+        return;
+      case fb::OpFamily::InstanceNorm:
+      case fb::OpFamily::GroupNorm:
+      case fb::OpFamily::Lrn:
+        expect(!in.empty() && in[0] == y && in[0].size() >= 2, "normalization shape");
+        return;
+      case fb::OpFamily::LayerNorm:
+        expect(s->params_as_LayerNormParams() && in.size() >= 2 && in[0] == y, "layernorm shape");
+        return;
+      case fb::OpFamily::Reduce: {
+        const auto* p = s->params_as_ReduceParams();
+        if (!p || !p->axes() || in.size() != 1) return bad("step ", name, " reduce");
+        Shape want = in[0];
+        for (int32_t a : *p->axes())
+          if (a >= 0 && static_cast<size_t>(a) < want.size()) want[a] = 1;
+        expect(y == want, "reduce output " + str(y) + ", the reduced dims kept as 1");
+        return;
+      }
+      case fb::OpFamily::ArgReduce: {
+        const auto* p = s->params_as_ArgReduceParams();
+        if (!p || in.size() != 1) return bad("step ", name, " argreduce");
+        Shape want = in[0];
+        if (p->axis() >= 0 && static_cast<size_t>(p->axis()) < want.size()) want[p->axis()] = 1;
+        expect(y == want && dtype_of(0) == fb::DType::Int64, "argreduce output " + str(y));
+        return;
+      }
+      case fb::OpFamily::TopK: {
+        const auto* p = s->params_as_TopKParams();
+        if (!p || in.size() != 1 || s->outputs()->size() != 2) return bad("step ", name, " topk");
+        const Shape& x = in[0];
+        const Shape indices = shape(s->outputs()->Get(1));
+        bool ok = p->axis() >= 0 && static_cast<size_t>(p->axis()) < x.size() &&
+                  y.size() == x.size() && indices == y;
+        for (size_t d = 0; ok && d < x.size(); ++d)
+          ok = static_cast<int32_t>(d) == p->axis() ? y[d] >= 1 && y[d] <= x[d] : y[d] == x[d];
+        expect(ok && dtype_of(1) == fb::DType::Int64 && s->workspace_bytes() > 0,
+               "topk outputs " + str(y));
+        return;
+      }
+      case fb::OpFamily::Slice: {
+        // Every element read lies inside x: starts[d] + c * steps[d] for c in [0, y[d]).
+        const auto* p = s->params_as_SliceParams();
+        if (!p || in.size() != 1) return bad("step ", name, " slice");
+        const Shape& x = in[0];
+        const Shape st = vec(p->starts()), sp = vec(p->steps());
+        bool ok = st.size() == x.size() && sp.size() == x.size() && y.size() == x.size();
+        for (size_t d = 0; ok && d < x.size(); ++d) {
+          const int64_t last = st[d] + (y[d] - 1) * sp[d];
+          ok = sp[d] != 0 && st[d] >= 0 && st[d] < x[d] && last >= 0 && last < x[d];
+        }
+        expect(ok && dtype_of(0) == in_dtype(0), "slice reads outside x " + str(x));
+        return;
+      }
+      case fb::OpFamily::Gather: {
+        const auto* p = s->params_as_GatherParams();
+        if (!p || in.size() != 2) return bad("step ", name, " gather");
+        const Shape& data = in[0];
+        const int64_t axis = p->axis();
+        if (axis < 0 || axis >= static_cast<int64_t>(data.size()))
+          return bad("step ", name, " gather axis ", axis);
+        Shape want(data.begin(), data.begin() + axis);
+        want.insert(want.end(), in[1].begin(), in[1].end());
+        want.insert(want.end(), data.begin() + axis + 1, data.end());
+        expect(y == want && dtype_of(0) == in_dtype(0), "gather output " + str(y));
+        expect(in_dtype(1) == fb::DType::Int32 || in_dtype(1) == fb::DType::Int64,
+               "gather indices dtype");
+        return;
+      }
+      case fb::OpFamily::GatherElements: {
+        const auto* p = s->params_as_GatherElementsParams();
+        if (!p || in.size() != 2) return bad("step ", name, " gather elements");
+        expect(y == in[1] && in[0].size() == y.size() && p->axis() >= 0 &&
+                   p->axis() < static_cast<int32_t>(y.size()) && dtype_of(0) == in_dtype(0),
+               "gather elements output " + str(y));
+        return;
+      }
+      case fb::OpFamily::Pad: {
+        const auto* p = s->params_as_PadParams();
+        if (!p || in.size() != 1) return bad("step ", name, " pad");
+        const Shape& x = in[0];
+        const Shape begin = vec(p->pads_begin());
+        bool ok = begin.size() == x.size() && y.size() == x.size();
+        // The end pad is implied by y; either may be negative (a crop), not past x.
+        for (size_t d = 0; ok && d < x.size(); ++d) ok = -begin[d] < x[d] && y[d] >= 1;
+        expect(ok && dtype_of(0) == in_dtype(0), "pad output " + str(y));
+        return;
+      }
+      case fb::OpFamily::Broadcast: {
+        const auto* p = s->params_as_BroadcastParams();
+        if (!p || in.size() != 1) return bad("step ", name, " broadcast");
+        const Shape& x = in[0];
+        Shape out;
+        bool ok = dtype_of(0) == in_dtype(0);
+        if (p->tile()) {
+          ok = ok && x.size() == y.size();
+          for (size_t d = 0; ok && d < x.size(); ++d) ok = y[d] % x[d] == 0;
+        } else {
+          ok = ok && broadcast(x, y, &out) && out == y;
+        }
+        expect(ok, std::string(p->tile() ? "tile" : "expand") + " output " + str(y));
+        return;
+      }
+      case fb::OpFamily::Resize: {
+        const auto* p = s->params_as_ResizeParams();
+        if (!p || in.size() != 1) return bad("step ", name, " resize");
+        expect(y.size() == in[0].size() && p->scale() && p->scale()->size() == y.size(),
+               "resize rank and scales");
+        return;
+      }
+      case fb::OpFamily::Nms: {
+        // Outputs: the selection [capacity, 3] and its run-time row count [1], both int64.
+        if (!s->params_as_NmsParams() || in.size() != 2 || s->outputs()->size() != 2)
+          return bad("step ", name, " nms inputs/outputs");
+        const Shape &boxes = in[0], &scores = in[1];
+        const bool shapes = boxes.size() == 3 && boxes[2] == 4 && scores.size() == 3 &&
+                            scores[0] == boxes[0] && scores[2] == boxes[1];
+        expect(shapes, "nms boxes " + str(boxes) + " and scores " + str(scores));
+        expect(y.size() == 2 && y[1] == 3 && dtype_of(0) == fb::DType::Int64 &&
+                   shape(s->outputs()->Get(1)) == Shape{1} && dtype_of(1) == fb::DType::Int64,
+               "nms outputs");
+        expect(s->workspace_bytes() > 0, "nms workspace");
+        return;
+      }
       default:  // families the converter does not emit yet have no check here
         bad("step ", name, ": op family ", fb::EnumNameOpFamily(s->op()), " is not checked");
         return;

@@ -17,6 +17,7 @@
 #include <typeinfo>
 #include <vector>
 
+#include "converter/src/onnx_import.h"
 #include "converter/src/onnx_schemas.h"
 #include "tests/converter/test_util.h"
 
@@ -685,6 +686,23 @@ TEST(SupportedOps, TableNamesTheCoreOpsWithTheirRestrictions) {
   EXPECT_TRUE(conv.runs);
   EXPECT_STREQ(conv.table, "core");
   EXPECT_FALSE(describe_op("NoSuchOp").runs);
+}
+
+TEST(SupportedOps, EveryRunningOpHasItsDtypes) {
+  int runs = 0;
+  for (const OnnxOpInfo& op : onnx_default_domain_ops()) {
+    const OpSupport s = describe_op(op.op_type);
+    if (!s.runs) continue;
+    ++runs;
+    EXPECT_STRNE(s.dtypes, "") << op.op_type << " (table " << s.table << ") has no dtypes";
+  }
+  EXPECT_GT(runs, 100);
+  const OpSupport add = describe_op("Add");
+  EXPECT_STREQ(add.table, "tensor");
+  EXPECT_THAT(add.dtypes, HasSubstr("int64"));
+  EXPECT_THAT(add.notes, HasSubstr("fused into the preceding Conv/Gemm"));
+  EXPECT_THAT(describe_op("TopK").dtypes, HasSubstr("int64"));
+  EXPECT_THAT(describe_op("DynamicQuantizeLinear").dtypes, HasSubstr("uint8"));
 }
 
 }  // namespace

@@ -396,8 +396,8 @@ TEST(SeqRnn, InputRankAndBiasShapeAreChecked) {
   EXPECT_THAT(e, HasSubstr("'lstm1' (LSTM): shape mismatch: B 'B' is [1,16], expected [1,32]"));
 }
 
-// ONNX's `activations` is a list of strings: with the importer keeping such attributes the
-// functions and their alpha/beta land in the step; without, the node is refused with why.
+// ONNX's `activations` is a list of strings (imported as Attribute::Kind::kStrings): the
+// functions and their alpha/beta land in the step.
 TEST(SeqRnn, ActivationsAttribute) {
   ModelBuilder m(14);
   m.input("X", {2, 1, 3}).output("Y_h");
@@ -415,29 +415,56 @@ TEST(SeqRnn, ActivationsAttribute) {
   auto* beta = add_attr(n, "activation_beta");
   beta->set_type(onnx::AttributeProto::FLOATS);
   beta->add_floats(0.4f);
-  std::string error;
-  try {
-    const ConvertResult r = convert_onnx(m.bytes(), "model.onnx", ConvertOptions{});
-    const fb::Plan* plan = plan_of(r);
-    ASSERT_NE(plan, nullptr);
-    const auto* acts_out = only_step(plan, fb::OpFamily::Rnn)->params_as_RnnParams()->activations();
-    ASSERT_EQ(acts_out->size(), 2u);
-    EXPECT_EQ(acts_out->Get(0)->kind(), fb::RnnActivationKind::HardSigmoid);
-    EXPECT_FLOAT_EQ(acts_out->Get(0)->alpha(), 0.3f);
-    EXPECT_FLOAT_EQ(acts_out->Get(0)->beta(), 0.4f);
-    EXPECT_EQ(acts_out->Get(1)->kind(), fb::RnnActivationKind::LeakyRelu);
-    EXPECT_FLOAT_EQ(acts_out->Get(1)->alpha(), 0.05f);
-    // A name ONNX does not know is the model's mistake.
-    acts->set_strings(1, "Swish");
-    EXPECT_THAT(convert_error(m), HasSubstr("'gru1' (GRU): unknown activation 'Swish'"));
-    acts->set_strings(1, "Tanh");
-    acts->add_strings("Tanh");
-    EXPECT_THAT(convert_error(m), HasSubstr("'activations' lists 3 functions, GRU needs 2"));
-  } catch (const ConvertError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("'gru1' (GRU): its 'activations' attribute (a list of "
-                                    "strings) is not read by this converter's ONNX import"));
-  }
+  const ConvertResult r = convert_seq(m);
+  const fb::Plan* plan = plan_of(r);
+  ASSERT_NE(plan, nullptr);
+  const auto* acts_out = only_step(plan, fb::OpFamily::Rnn)->params_as_RnnParams()->activations();
+  ASSERT_EQ(acts_out->size(), 2u);
+  EXPECT_EQ(acts_out->Get(0)->kind(), fb::RnnActivationKind::HardSigmoid);
+  EXPECT_FLOAT_EQ(acts_out->Get(0)->alpha(), 0.3f);
+  EXPECT_FLOAT_EQ(acts_out->Get(0)->beta(), 0.4f);
+  EXPECT_EQ(acts_out->Get(1)->kind(), fb::RnnActivationKind::LeakyRelu);
+  EXPECT_FLOAT_EQ(acts_out->Get(1)->alpha(), 0.05f);
+  // A name ONNX does not know is the model's mistake.
+  acts->set_strings(1, "Swish");
+  EXPECT_THAT(convert_error(m), HasSubstr("'gru1' (GRU): unknown activation 'Swish'"));
+  acts->set_strings(1, "Tanh");
+  acts->add_strings("Tanh");
+  EXPECT_THAT(convert_error(m), HasSubstr("'activations' lists 3 functions, GRU needs 2"));
 }
+
+// The default list written out (as exporters do) is the same step as no list at all.
+TEST(SeqRnn, DefaultActivationsWrittenOut) {
+  const auto lstm = [](bool explicit_list) {
+    ModelBuilder m(14);
+    m.input("X", {2, 1, 3}).output("Y_h");
+    m.random("W", {1, 8, 3}).random("R", {1, 8, 2});
+    auto& n = m.node("LSTM", {"X", "W", "R"}, {"", "Y_h"}, "lstm1");
+    attr(n, "hidden_size", int64_t{2});
+    if (explicit_list) {
+      auto* acts = add_attr(n, "activations");
+      acts->set_type(onnx::AttributeProto::STRINGS);
+      for (const char* f : {"Sigmoid", "Tanh", "Tanh"}) acts->add_strings(f);
+    }
+    return m;
+  };
+  const ConvertResult with = convert_seq(lstm(true)), without = convert_seq(lstm(false));
+  const fb::Plan *a = plan_of(with), *b = plan_of(without);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  const auto* acts_a = only_step(a, fb::OpFamily::Rnn)->params_as_RnnParams()->activations();
+  const auto* acts_b = only_step(b, fb::OpFamily::Rnn)->params_as_RnnParams()->activations();
+  ASSERT_EQ(acts_a->size(), 3u);
+  ASSERT_EQ(acts_b->size(), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(acts_a->Get(i)->kind(), acts_b->Get(i)->kind()) << i;
+    EXPECT_EQ(acts_a->Get(i)->alpha(), acts_b->Get(i)->alpha()) << i;
+  }
+  EXPECT_EQ(acts_a->Get(0)->kind(), fb::RnnActivationKind::Sigmoid);
+  EXPECT_EQ(acts_a->Get(2)->kind(), fb::RnnActivationKind::Tanh);
+}
+
+
 
 TEST(SeqRnn, WorkspaceIsTheKernels) {
   for (int64_t H : {1, 7, 64}) {

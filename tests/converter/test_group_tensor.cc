@@ -15,6 +15,7 @@
 #include "converter/src/support.h"
 #include "converter/src/support_groups.h"
 #include "kernels/cpu/half.h"
+#include "tests/converter/run_util.h"
 #include "tests/converter/test_util.h"
 #include "tests/runtime/plan_builder.h"
 
@@ -28,104 +29,10 @@ using ::testing::HasSubstr;
 
 // ---------------------------------------------------------------------------- helpers
 
-template <typename T>
-std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-template <typename T>
-std::vector<T> values_of(const std::vector<uint8_t>& b) {
-  std::vector<T> v(b.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
-  return v;
-}
-
-// An initializer of any type from raw little-endian bytes.
-void raw_initializer(ModelBuilder& m, const std::string& name, int type,
-                     const std::vector<int64_t>& dims, const std::vector<uint8_t>& bytes) {
-  auto* t = m.model().mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (int64_t d : dims) t->add_dims(d);
-  t->set_raw_data(std::string(bytes.begin(), bytes.end()));
-}
-
 std::vector<float> iota_f(size_t n, float start = 0.f) {
   std::vector<float> v(n);
   std::iota(v.begin(), v.end(), start);
   return v;
-}
-
-// The plan contract (plan_contract.h) predates the tensor families: it flags every non-float32
-// input of a step that is not a Copy or Concat, and has no shape rules for the tensor
-// families ("op family Transpose is not checked"). Those lines are expected here (the runtime's
-// load, which every test here goes through, checks these families); every other problem fails
-// the test.
-void expect_contract(const std::vector<uint8_t>& plan) {
-  for (const std::string& p : plan_contract_problems(plan))
-    if (p.find("reads a non-float32 tensor") == std::string::npos &&
-        p.find(" is not checked") == std::string::npos)
-      ADD_FAILURE() << "contract: " << p;
-}
-
-struct Converted {
-  std::vector<uint8_t> plan;
-  const fb::Plan* fb = nullptr;
-};
-
-Converted convert(const ModelBuilder& m) {
-  Converted c;
-  try {
-    c.plan = convert_onnx(m.bytes(), "model.onnx", {}).plan;
-  } catch (const ConvertError& e) {
-    ADD_FAILURE() << "conversion failed: " << e.what();
-    return c;
-  }
-  expect_contract(c.plan);
-  c.fb = read_plan(c.plan);
-  EXPECT_NE(c.fb, nullptr);
-  return c;
-}
-
-// Loads the plan with the runtime, runs it once on `inputs` (in binding order) and returns
-// every output's bytes. Empty when load, context or run fail (which fails the test).
-std::vector<std::vector<uint8_t>> run(const std::vector<uint8_t>& bytes,
-                                      const std::vector<std::vector<uint8_t>>& inputs) {
-  std::vector<std::vector<uint8_t>> outputs;
-  jp_plan* plan = nullptr;
-  if (jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan) != JP_OK) {
-    ADD_FAILURE() << "load: " << jp_last_error();
-    return outputs;
-  }
-  jp_context* ctx = nullptr;
-  if (jp_context_create(plan, nullptr, &ctx) != JP_OK) {
-    ADD_FAILURE() << "context: " << jp_last_error();
-    jp_plan_destroy(plan);
-    return outputs;
-  }
-  bool ok = static_cast<size_t>(jp_plan_num_inputs(plan)) == inputs.size();
-  EXPECT_TRUE(ok) << "the plan has " << jp_plan_num_inputs(plan) << " inputs";
-  for (size_t i = 0; ok && i < inputs.size(); ++i) {
-    ok = jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data(), inputs[i].size()) ==
-         JP_OK;
-    EXPECT_TRUE(ok) << "input " << i << ": " << jp_last_error();
-  }
-  if (ok && jp_context_run(ctx) != JP_OK) {
-    ADD_FAILURE() << "run: " << jp_last_error();
-    ok = false;
-  }
-  for (int32_t i = 0; ok && i < jp_plan_num_outputs(plan); ++i) {
-    const void* data;
-    size_t size;
-    EXPECT_EQ(jp_context_get_output(ctx, i, &data, &size), JP_OK);
-    const auto* p = static_cast<const uint8_t*>(data);
-    outputs.emplace_back(p, p + size);
-  }
-  jp_context_destroy(ctx);
-  jp_plan_destroy(plan);
-  return outputs;
 }
 
 // Converts, runs with float inputs and returns output 0 as floats.
@@ -668,11 +575,11 @@ TEST(TensorGroup, SumOfOneInputIsRemovedAndFollowingActivationsStaySeparate) {
   EXPECT_THAT(ops_of(c), ElementsAre(OpFamily::Binary, OpFamily::Binary, OpFamily::Activation));
 }
 
-TEST(TensorGroup, TypedArithmeticOnceTheCoreTableDefers) {
-  // Add/Sub/Mul/Div/Max/Min of non-float32 dtypes and Max/Min of more than 2 inputs are this
-  // group's (check_arith); the core table owns the op types until its rows are removed (see
-  // the group's report).
-  if (find_check("Add") != find_check_tensor("Add")) GTEST_SKIP() << "core table owns Add";
+TEST(TensorGroup, TypedArithmeticOfEveryDtype) {
+  // Add/Sub/Mul/Div/Max/Min of every dtype and Max/Min of more than 2 inputs are this group's
+  // (check_arith), which hands float32 with 2 inputs to the core's check_binary.
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"})
+    EXPECT_EQ(find_check(op), find_check_tensor(op)) << op;
   ModelBuilder m(14);
   m.input("a", {3}, onnx::TensorProto::UINT8).input("b", {3}, onnx::TensorProto::UINT8)
       .input("x64", {3}, onnx::TensorProto::DOUBLE).input("f", {3})

@@ -11,8 +11,7 @@ reimplementation of the ONNX equations (in float64) for the others.
 Tolerance: float outputs |got - want| <= 1e-5 + 1e-4 * |want| (the CPU kernels keep the
 recurrent state in double, torch in float32: a few float32 ulps apart over these lengths);
 quantized outputs must be equal. The torch cases are skipped, visibly, when torch cannot be
-imported; a case whose model uses a feature the converter reports as not yet read (the
-STRINGS `activations` attribute) is a visible SKIP too, not a pass.
+imported.
 
 Usage: seq_models.py --convert PATH --run PATH --workdir DIR [--only CASE,...]
 Exits 1 when a case failed.
@@ -32,8 +31,6 @@ from e2e_common import run_tool, sanitize  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
 OPSET = 14
-# The converter's reason for a node whose STRINGS attribute it cannot read yet.
-STRINGS_NOT_READ = "is not read by this converter's ONNX import"
 
 
 # ------------------------------------------------------------------------- numpy references
@@ -498,8 +495,6 @@ def run_case(case, convert, run, workdir):
     onnx.save(case.model, model_path)
     res = run_tool([convert, model_path, "-o", plan])
     if res.returncode != 0 or res.timed_out:
-        if STRINGS_NOT_READ in res.stderr:
-            return "SKIP", "the converter does not read STRINGS attributes yet: " + res.first_error()
         return "FAIL", f"jetplan-convert ({res.describe()}): {res.first_error()}"
     args = [run, plan, "--warmup", "0", "--iterations", "1", "--save-outputs",
             os.path.join(d, "out")]

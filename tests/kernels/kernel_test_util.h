@@ -429,6 +429,8 @@ inline double activation_ref(const Activation& a, double x) {
       return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     case ActivationKind::kElu:
       return x >= 0 ? x : a.alpha * (std::exp(x) - 1.0);
+    case ActivationKind::kSelu:  // alpha, gamma in alpha, beta
+      return a.beta * (x > 0 ? x : a.alpha * std::exp(x) - a.alpha);
   }
   ADD_FAILURE() << "activation kind " << int(a.kind) << " has no reference";
   return NAN;
@@ -441,7 +443,7 @@ inline constexpr Activation kEveryActivation[] = {
     {ActivationKind::kSigmoid, 0.f, 0.f},    {ActivationKind::kTanh, 0.f, 0.f},
     {ActivationKind::kHardSigmoid, 0.2f, 0.5f}, {ActivationKind::kHardSwish, 0.f, 0.f},
     {ActivationKind::kSilu, 0.f, 0.f},       {ActivationKind::kGelu, 0.f, 0.f},
-    {ActivationKind::kElu, 1.3f, 0.f},
+    {ActivationKind::kElu, 1.3f, 0.f},       {ActivationKind::kSelu, 1.6732632f, 1.0507010f},
 };
 static_assert(sizeof kEveryActivation / sizeof kEveryActivation[0] == kActivationKindCount,
               "a new ActivationKind needs an entry here and a formula in activation_ref");

@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/onnx_node_data.h"
 
 namespace jetplan::kernels {
 namespace {
@@ -65,6 +66,11 @@ TEST(Activation, HandValues) {
   EXPECT_FLOAT_EQ(cpu::apply_activation({ActivationKind::kSigmoid, 0.f, 0.f}, 0.f), 0.5f);
   EXPECT_FLOAT_EQ(cpu::apply_activation({ActivationKind::kGelu, 0.f, 0.f}, 1.f), 0.8413447f);
   EXPECT_FLOAT_EQ(cpu::apply_activation({ActivationKind::kElu, 2.f, 0.f}, -1.f), -1.2642411f);
+  // ONNX's Selu example: alpha 2, gamma 3 on [-1, 0, 1] gives [-3.79272318, 0, 3].
+  const Activation selu{ActivationKind::kSelu, 2.f, 3.f};
+  EXPECT_FLOAT_EQ(cpu::apply_activation(selu, -1.f), -3.7927232f);
+  EXPECT_EQ(cpu::apply_activation(selu, 0.f), 0.f);
+  EXPECT_EQ(cpu::apply_activation(selu, 1.f), 3.f);
 }
 
 TEST(Activation, InPlace) {
@@ -85,7 +91,7 @@ TEST(Activation, InPlace) {
 
 const BinaryOp kEveryBinaryOp[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul,
                                    BinaryOp::kDiv, BinaryOp::kMax, BinaryOp::kMin,
-                                   BinaryOp::kPow};
+                                   BinaryOp::kPow, BinaryOp::kPRelu};
 static_assert(sizeof kEveryBinaryOp / sizeof kEveryBinaryOp[0] == kBinaryOpCount,
               "a new BinaryOp needs an entry here and in binary_ref");
 
@@ -105,6 +111,8 @@ double binary_ref(BinaryOp op, double a, double b) {
       return std::min(a, b);
     case BinaryOp::kPow:
       return std::pow(a, b);
+    case BinaryOp::kPRelu:  // b is the slope of the negative part
+      return std::max(a, 0.0) + b * std::min(a, 0.0);
   }
   ADD_FAILURE() << "binary op " << int(op) << " has no reference";
   return NAN;
@@ -186,6 +194,15 @@ TEST(Binary, HandBroadcasts) {
   EXPECT_TRUE(all_close(w, {1, 4, 9, 16, 20, 20}, kExact));
 }
 
+TEST(Binary, PReluHandValues) {
+  // x [2, 3] with a slope per column [3]: negatives scaled, zero and positives kept.
+  const std::vector<float> x = {-2, 0, 3, -1, -4, 0.5f}, slope = {0.5f, -1, 2};
+  Output y(6);
+  cpu::binary(binary_params(BinaryOp::kPRelu, {2, 3}, {3}, {}), x.data(), slope.data(),
+              y.data());
+  EXPECT_TRUE(all_close(y, {-1, 0, 3, -0.5, 4, 0.5}, kExact));
+}
+
 struct BinaryShapes {
   Shape a, b;
 };
@@ -256,6 +273,43 @@ TEST(Binary, StridedOperandReadsATransposedView) {
   Output y(12);
   cpu::binary(p, a.data(), b.data(), y.data());
   EXPECT_TRUE(all_close(y, want, kBinaryTol));
+}
+
+// ----------------------------------------------------------------- ONNX node test data
+
+// PRelu and Selu on ONNX's stored data. The attributes are in the models, not the data:
+// test_selu has alpha 2 and gamma 3, test_selu_default ONNX's defaults.
+TEST(OnnxNodeData, PReluAndSelu) {
+  if (!have_node_test("test_prelu_broadcast"))
+    GTEST_SKIP() << "no ONNX node test data in " << node_data_dir();
+  const Tolerance tol{1e-6, 1e-6};
+  for (const char* test : {"test_prelu_broadcast", "test_prelu_example"}) {
+    SCOPED_TRACE(test);
+    const std::vector<OnnxTensor> t = load_node_case(test);
+    ASSERT_EQ(t.size(), 3u);  // x, slope, y
+    const std::vector<float> x = values<float>(t[0], kOnnxFloat);
+    const std::vector<float> slope = values<float>(t[1], kOnnxFloat);
+    const std::vector<float> want = values<float>(t[2], kOnnxFloat);
+    Output y(element_count(t[2]));
+    cpu::binary(binary_params(BinaryOp::kPRelu, t[0].dims, t[1].dims, {}), x.data(),
+                slope.data(), y.data());
+    EXPECT_TRUE(all_close(y, std::vector<double>(want.begin(), want.end()), tol));
+  }
+  const std::pair<const char*, Activation> selu[] = {
+      {"test_selu", {ActivationKind::kSelu, 2.f, 3.f}},
+      {"test_selu_example", {ActivationKind::kSelu, 2.f, 3.f}},
+      {"test_selu_default", {ActivationKind::kSelu, 1.67326319217681884765625f,
+                             1.05070102214813232421875f}}};
+  for (const auto& [test, act] : selu) {
+    SCOPED_TRACE(test);
+    const std::vector<OnnxTensor> t = load_node_case(test);
+    ASSERT_EQ(t.size(), 2u);
+    const std::vector<float> x = values<float>(t[0], kOnnxFloat);
+    const std::vector<float> want = values<float>(t[1], kOnnxFloat);
+    Output y(element_count(t[1]));
+    cpu::activation({element_count(t[0]), act}, x.data(), y.data());
+    EXPECT_TRUE(all_close(y, std::vector<double>(want.begin(), want.end()), tol));
+  }
 }
 
 }  // namespace
