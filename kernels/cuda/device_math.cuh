@@ -21,6 +21,8 @@ __device__ __forceinline__ float apply_activation(const Activation& act, float x
     case ActivationKind::kSilu: return x / (1.f + __expf(-x));
     case ActivationKind::kGelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
     case ActivationKind::kElu: return x < 0.f ? act.alpha * (__expf(x) - 1.f) : x;
+    case ActivationKind::kSelu:
+      return x > 0.f ? act.beta * x : act.beta * act.alpha * (__expf(x) - 1.f);
   }
   return x;
 }

@@ -26,6 +26,7 @@ __device__ __forceinline__ float binary_op(BinaryOp op, float a, float b) {
     case BinaryOp::kMax: return (a != a || b != b) ? a + b : fmaxf(a, b);
     case BinaryOp::kMin: return (a != a || b != b) ? a + b : fminf(a, b);
     case BinaryOp::kPow: return powf(a, b);
+    case BinaryOp::kPRelu: return a < 0.f ? a * b : a;
   }
   return a;
 }

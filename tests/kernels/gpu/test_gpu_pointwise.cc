@@ -69,7 +69,8 @@ TEST(GpuBinary, BroadcastMatchesCpuTwin) {
   const Case cases[] = {{{2, 3, 5, 7}, {2, 3, 5, 7}}, {{1, 7, 7, 64}, {1, 1, 1, 64}},
                         {{8, 1, 5}, {1, 6, 1}}, {{1}, {33}}};
   for (const Case& c : cases) {
-    for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kMul, BinaryOp::kSub, BinaryOp::kMax}) {
+    for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kMul, BinaryOp::kSub, BinaryOp::kMax,
+                        BinaryOp::kMin, BinaryOp::kPRelu}) {
       const Shape out = test_util::broadcast_shapes({c.a, c.b});
       BinaryParams p;
       p.op = op;
