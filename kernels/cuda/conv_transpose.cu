@@ -82,7 +82,8 @@ __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposePara
           const int64_t xo = (i0 * g.in[1] + i1) * g.in[2] + i2;
           const int64_t wo = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;
           for (int64_t ic = 0; ic < in_per_group; ++ic)
-            acc = fmaf(load_float(xg, ic * in_plane + xo), load_float(wg, ic * w_ic_stride + wo), acc);
+            acc = fmaf(load_float(xg, ic * in_plane + xo), load_float(wg, ic * w_ic_stride + wo),
+                       acc);
         }
       }
     }
