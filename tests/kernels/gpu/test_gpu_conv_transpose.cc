@@ -35,6 +35,9 @@ const Case kCases[] = {
     // U-Net decoder upsampling: 2x2 stride 2.
     {2, 1, 64, 32, 1, {7, 9}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, true, false, ActivationKind::kNone},
     {2, 8, 16, 8, 1, {5, 6}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, true, true, ActivationKind::kRelu},
+    // Non-overlapping upsampling with odd channels, partial tiles, stride 3 and 2x1.
+    {2, 8, 7, 13, 1, {5, 11}, {3, 3}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, true, true, ActivationKind::kRelu},
+    {2, 1, 9, 20, 1, {3, 1}, {2, 1}, {2, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, false, false, ActivationKind::kNone},
     // 3x3 stride 2 pad 1 output padding 1, odd channels.
     {2, 1, 5, 7, 1, {6, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, ActivationKind::kNone},
     // Groups and dilation.
@@ -127,6 +130,24 @@ void check(DType dt) {
       }
     }
     EXPECT_TRUE(dy.guard_intact()) << "case " << ci;
+  }
+}
+
+TEST(GpuConvTransposeSelect, UpsamplingTakesTheTiledKernel) {
+  cuda::TargetInfo t;
+  t.sm_count = 4;
+  std::string why;
+  for (size_t ci = 0; ci < std::size(kCases); ++ci) {
+    const ConvTransposeParams p = params_of(kCases[ci]);
+    cuda::StepDesc step;
+    step.family = kConvTranspose;
+    step.params = &p;
+    step.dtype = DType::kFloat16;
+    cuda::LaunchChoice c;
+    ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+    const bool upsample = ci < 4;  // the first four cases: kernel == stride, no pads, groups 1
+    EXPECT_STREQ(c.variant->name,
+                 upsample ? "jp_conv_transpose_upsample_f16" : "jp_conv_transpose_f16") << ci;
   }
 }
 
