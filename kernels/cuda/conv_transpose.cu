@@ -82,13 +82,90 @@ __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposePara
           const int64_t xo = (i0 * g.in[1] + i1) * g.in[2] + i2;
           const int64_t wo = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;
           for (int64_t ic = 0; ic < in_per_group; ++ic)
-            acc = fmaf(load_float(xg, ic * in_plane + xo), load_float(wg, ic * w_ic_stride + wo), acc);
+            acc = fmaf(load_float(xg, ic * in_plane + xo), load_float(wg, ic * w_ic_stride + wo),
+                       acc);
         }
       }
     }
     if (bias != nullptr) acc += load_float(bias, oc);
     if (res != nullptr) acc += load_float(res, yi);
     store_float(y, yi, apply_activation(p.act, acc));
+  }
+}
+
+
+// Non-overlapping 2-D upsampling (kernel == stride, no padding, groups 1, dilation 1, out = in *
+// stride: the U-Net's 2x2 stride-2 ConvTranspose): each output reads exactly one tap, so it is
+// a GEMM over the input channels. A thread computes kOcTile output channels x kPxTile input
+// columns of one (output row, kx) tap: per input channel kPxTile x loads (adjacent threads take
+// adjacent columns) and kOcTile weight loads (the same for the whole warp) feed
+// kOcTile * kPxTile FMAs. Any other geometry computes nothing (the selector never picks it).
+constexpr int kOcTile = 8, kPxTile = 4;
+
+__device__ __forceinline__ bool is_upsampling(const ConvTransposeParams& p) {
+  if (p.spatial_rank != 2 || p.groups != 1) return false;
+  for (int d = 0; d < 2; ++d) {
+    if (p.stride[d] < 1 || p.kernel[d] != p.stride[d] || p.dilation[d] != 1 ||
+        p.pad_begin[d] != 0 || p.out_size[d] != p.in_size[d] * p.stride[d])
+      return false;
+  }
+  return true;
+}
+
+template <typename T>
+__device__ void conv_transpose_upsample(const StepPointers& ptrs, const ConvTransposeParams& p) {
+  if (!is_upsampling(p)) return;
+  const T* x = static_cast<const T*>(ptrs.in[0]);
+  const T* w = static_cast<const T*>(ptrs.in[1]);
+  const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
+  const T* res = p.has_residual ? static_cast<const T*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
+  T* y = static_cast<T*>(ptrs.out[0]);
+  const int64_t C = p.in_channels, K = p.out_channels, IH = p.in_size[0], IW = p.in_size[1];
+  const int64_t SY = p.stride[0], SX = p.stride[1], OH = p.out_size[0], OW = p.out_size[1];
+  const int64_t kvol = SY * SX, in_plane = IH * IW;
+  const int64_t px_tiles = (IW + kPxTile - 1) / kPxTile, oc_tiles = (K + kOcTile - 1) / kOcTile;
+  const int64_t count = p.batch * oc_tiles * OH * SX * px_tiles;
+  for (int64_t idx = global_thread(); idx < count; idx += global_threads()) {
+    int64_t rest = idx;
+    const int64_t pt = rest % px_tiles;
+    rest /= px_tiles;
+    const int64_t kx = rest % SX;
+    rest /= SX;
+    const int64_t oy = rest % OH;
+    rest /= OH;
+    const int64_t ot = rest % oc_tiles;
+    const int64_t n = rest / oc_tiles;
+    const int64_t iy = oy / SY, ky = oy % SY, ix0 = pt * kPxTile, oc0 = ot * kOcTile;
+    const int npx = static_cast<int>(IW - ix0 < kPxTile ? IW - ix0 : kPxTile);
+    const int noc = static_cast<int>(K - oc0 < kOcTile ? K - oc0 : kOcTile);
+    const T* xr = x + n * C * in_plane + iy * IW + ix0;
+    const T* wr = w + oc0 * kvol + ky * SX + kx;
+    float acc[kOcTile][kPxTile] = {};
+    for (int64_t ic = 0; ic < C; ++ic) {
+      float xv[kPxTile];
+#pragma unroll
+      for (int q = 0; q < kPxTile; ++q) xv[q] = q < npx ? load_float(xr, ic * in_plane + q) : 0.f;
+#pragma unroll
+      for (int o = 0; o < kOcTile; ++o) {
+        const float wv = o < noc ? load_float(wr, (ic * K + o) * kvol) : 0.f;
+#pragma unroll
+        for (int q = 0; q < kPxTile; ++q) acc[o][q] = fmaf(xv[q], wv, acc[o][q]);
+      }
+    }
+#pragma unroll
+    for (int o = 0; o < kOcTile; ++o) {
+      if (o >= noc) break;
+      const int64_t oc = oc0 + o;
+      const float b = bias != nullptr ? load_float(bias, oc) : 0.f;
+#pragma unroll
+      for (int q = 0; q < kPxTile; ++q) {
+        if (q >= npx) break;
+        const int64_t yi = ((n * K + oc) * OH + oy) * OW + (ix0 + q) * SX + kx;
+        float v = acc[o][q] + b;
+        if (res != nullptr) v += load_float(res, yi);
+        store_float(y, yi, apply_activation(p.act, v));
+      }
+    }
   }
 }
 
@@ -103,4 +180,12 @@ extern "C" __global__ void jp_conv_transpose_f16(StepPointers ptrs, const ConvTr
 }
 extern "C" __global__ void jp_conv_transpose_f32(StepPointers ptrs, const ConvTransposeParams p) {
   jetplan::kernels::cuda::conv_transpose<float>(ptrs, p);
+}
+extern "C" __global__ void jp_conv_transpose_upsample_f16(StepPointers ptrs,
+                                                          const ConvTransposeParams p) {
+  jetplan::kernels::cuda::conv_transpose_upsample<__half>(ptrs, p);
+}
+extern "C" __global__ void jp_conv_transpose_upsample_f32(StepPointers ptrs,
+                                                          const ConvTransposeParams p) {
+  jetplan::kernels::cuda::conv_transpose_upsample<float>(ptrs, p);
 }

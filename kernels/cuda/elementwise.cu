@@ -131,7 +131,8 @@ __device__ void where_kernel(const StepPointers& ptrs, const WhereParams& p) {
       x_off += c * p.x_strides[d];
       y_off += c * p.y_strides[d];
     }
-    const unsigned char* src = cond[c_off] != 0 ? xs + x_off * p.elem_bytes : ys + y_off * p.elem_bytes;
+    const unsigned char* src =
+        cond[c_off] != 0 ? xs + x_off * p.elem_bytes : ys + y_off * p.elem_bytes;
     copy_elem(out + i * p.elem_bytes, src, p.elem_bytes);
   }
 }
@@ -216,9 +217,10 @@ using jetplan::kernels::WhereParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace k = jetplan::kernels::cuda;
 
-#define JP_CMP(name, T)                                                             \
-  extern "C" __global__ void jp_elementwise_cmp_##name(StepPointers ptrs, const ElementwiseParams p) { \
-    k::compare_kernel<T>(ptrs, p);                                                  \
+#define JP_CMP(name, T)                                                               \
+  extern "C" __global__ void jp_elementwise_cmp_##name(StepPointers ptrs,               \
+                                                       const ElementwiseParams p) {     \
+    k::compare_kernel<T>(ptrs, p);                                                      \
   }
 JP_CMP(f32, float)
 JP_CMP(f16, __half)
@@ -242,7 +244,9 @@ extern "C" __global__ void jp_elementwise_fmod_f32(StepPointers ptrs, const Elem
 extern "C" __global__ void jp_elementwise_fmod_f64(StepPointers ptrs, const ElementwiseParams p) {
   k::broadcast2<double, double>(ptrs, p, [](double u, double v) { return fmod(u, v); });
 }
-extern "C" __global__ void jp_where(StepPointers ptrs, const WhereParams p) { k::where_kernel(ptrs, p); }
+extern "C" __global__ void jp_where(StepPointers ptrs, const WhereParams p) {
+  k::where_kernel(ptrs, p);
+}
 extern "C" __global__ void jp_broadcast(StepPointers ptrs, const BroadcastParams p) {
   k::broadcast_kernel(ptrs, p);
 }

@@ -56,9 +56,14 @@ __device__ void gemv_rows(const T* m, const T* bias, const float* v, int64_t col
 template <typename T>
 __device__ void rnn(const StepPointers& ptrs, const RnnParams& p) {
   extern __shared__ float smem[];
-  const int64_t D = p.direction == RnnDirection::kBidirectional ? 2 : 1, N = p.batch, S = p.seq_length;
+  const int64_t D = p.direction == RnnDirection::kBidirectional ? 2 : 1;
+  const int64_t N = p.batch, S = p.seq_length;
   const int64_t H = p.hidden_size, I = p.input_size;
-  const int G = p.cell == RnnCell::kRnn ? 1 : (p.cell == RnnCell::kLstm ? 4 : (p.cell == RnnCell::kGru ? 3 : 0));
+  // rnn_gate_count (host constexpr): RNN 1, LSTM 4, GRU 3.
+  const int G = p.cell == RnnCell::kRnn    ? 1
+                : p.cell == RnnCell::kLstm ? 4
+                : p.cell == RnnCell::kGru  ? 3
+                                           : 0;
   const int64_t GH = G * H;
   if (G == 0 || H < 1 || I < 1 || blockDim.x % 32 != 0) return;
   const uint64_t need = (3 * static_cast<uint64_t>(H) + 2 * static_cast<uint64_t>(GH) +
@@ -75,7 +80,8 @@ __device__ void rnn(const StepPointers& ptrs, const RnnParams& p) {
   int next = 3;
   const T* x = static_cast<const T*>(ptrs.in[0]);
   const T* b = p.has_bias ? static_cast<const T*>(ptrs.in[next++]) : nullptr;
-  const int32_t* lens = p.has_sequence_lens ? static_cast<const int32_t*>(ptrs.in[next++]) : nullptr;
+  const int32_t* lens =
+      p.has_sequence_lens ? static_cast<const int32_t*>(ptrs.in[next++]) : nullptr;
   const T* init_h = p.has_initial_h ? static_cast<const T*>(ptrs.in[next++]) : nullptr;
   const T* init_c = lstm && p.has_initial_c ? static_cast<const T*>(ptrs.in[next]) : nullptr;
   if (p.has_initial_c) ++next;
@@ -122,10 +128,12 @@ __device__ void rnn(const StepPointers& ptrs, const RnnParams& p) {
         for (int64_t j = threadIdx.x; j < H; j += blockDim.x) h[j] = f(0, gx[j] + gh[j]);
       } else if (lstm) {
         for (int64_t j = threadIdx.x; j < H; j += blockDim.x) {
-          const float pi = peep ? load_float(peep, j) : 0.f, po = peep ? load_float(peep, H + j) : 0.f,
-                      pf = peep ? load_float(peep, 2 * H + j) : 0.f;
+          const float pi = peep ? load_float(peep, j) : 0.f;
+          const float po = peep ? load_float(peep, H + j) : 0.f;
+          const float pf = peep ? load_float(peep, 2 * H + j) : 0.f;
           const float ig = f(0, gx[j] + gh[j] + pi * c[j]);
-          const float fg = p.input_forget ? 1.f - ig : f(0, gx[2 * H + j] + gh[2 * H + j] + pf * c[j]);
+          const float fg =
+              p.input_forget ? 1.f - ig : f(0, gx[2 * H + j] + gh[2 * H + j] + pf * c[j]);
           const float cell = f(1, gx[3 * H + j] + gh[3 * H + j]);
           const float cj = fg * c[j] + ig * cell;
           c[j] = cj;

@@ -16,7 +16,8 @@ bool select_rnn(const StepDesc& step, const TargetInfo& target, LaunchChoice* ou
     return false;
   }
   const uint64_t G = static_cast<uint64_t>(rnn_gate_count(p->cell));
-  const uint64_t H = static_cast<uint64_t>(p->hidden_size), I = static_cast<uint64_t>(p->input_size);
+  const uint64_t H = static_cast<uint64_t>(p->hidden_size);
+  const uint64_t I = static_cast<uint64_t>(p->input_size);
   const uint64_t shared = (3 * H + 2 * G * H + I) * sizeof(float);
   const uint64_t limit = target.max_shared_per_block != 0 ? target.max_shared_per_block : 48 * 1024;
   if (G == 0 || H == 0 || I == 0 || shared > limit) {
@@ -25,9 +26,10 @@ bool select_rnn(const StepDesc& step, const TargetInfo& target, LaunchChoice* ou
     return false;
   }
   out->variant = find_kernel_variant(f16 ? "jp_rnn_f16" : "jp_rnn_f32");
-  const uint64_t pairs = static_cast<uint64_t>(rnn_num_directions(*p)) * static_cast<uint64_t>(p->batch);
+  const uint64_t pairs =
+      static_cast<uint64_t>(rnn_num_directions(*p)) * static_cast<uint64_t>(p->batch);
   out->block[0] = 256;
-  out->grid[0] = pairs == 0 ? 1 : ceil_div_u32(pairs, 1);
+  out->grid[0] = pairs == 0 ? 1 : ceil_div_u32(pairs, 1);  // saturates
   if (out->grid[0] > 65535u) out->grid[0] = 65535u;  // the kernel strides over the rest
   out->shared_bytes = static_cast<uint32_t>(shared);
   // The kernel needs none; the runtime's prepare_rnn asks every Rnn step for the CPU twin's

@@ -7,7 +7,9 @@
 // (FP32 sums of up to a few hundred products against the twin's double).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/nn_ops.h"
@@ -18,6 +20,7 @@ namespace jetplan::kernels {
 namespace {
 
 using gpu_test::DeviceBuffer;
+namespace cu = ::jetplan::rt::cu;
 constexpr uint16_t kConvTranspose = 9;
 
 struct Case {
@@ -32,6 +35,9 @@ const Case kCases[] = {
     // U-Net decoder upsampling: 2x2 stride 2.
     {2, 1, 64, 32, 1, {7, 9}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, true, false, ActivationKind::kNone},
     {2, 8, 16, 8, 1, {5, 6}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, true, true, ActivationKind::kRelu},
+    // Non-overlapping upsampling with odd channels, partial tiles, stride 3 and 2x1.
+    {2, 8, 7, 13, 1, {5, 11}, {3, 3}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, true, true, ActivationKind::kRelu},
+    {2, 1, 9, 20, 1, {3, 1}, {2, 1}, {2, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, false, false, ActivationKind::kNone},
     // 3x3 stride 2 pad 1 output padding 1, odd channels.
     {2, 1, 5, 7, 1, {6, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, ActivationKind::kNone},
     // Groups and dilation.
@@ -127,8 +133,81 @@ void check(DType dt) {
   }
 }
 
+TEST(GpuConvTransposeSelect, UpsamplingTakesTheTiledKernel) {
+  cuda::TargetInfo t;
+  t.sm_count = 4;
+  std::string why;
+  for (size_t ci = 0; ci < std::size(kCases); ++ci) {
+    const ConvTransposeParams p = params_of(kCases[ci]);
+    cuda::StepDesc step;
+    step.family = kConvTranspose;
+    step.params = &p;
+    step.dtype = DType::kFloat16;
+    cuda::LaunchChoice c;
+    ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+    const bool upsample = ci < 4;  // the first four cases: kernel == stride, no pads, groups 1
+    EXPECT_STREQ(c.variant->name,
+                 upsample ? "jp_conv_transpose_upsample_f16" : "jp_conv_transpose_f16") << ci;
+  }
+}
+
 TEST(GpuConvTranspose, Float16MatchesCpuTwin) { GPU_TEST_OR_SKIP(); check(DType::kFloat16); }
 TEST(GpuConvTranspose, Float32MatchesCpuTwin) { GPU_TEST_OR_SKIP(); check(DType::kFloat32); }
+
+// Timing only (run with --gtest_also_run_disabled_tests): the U-Net decoder's 2x2 stride-2
+// upsampling convolutions at a 256x256 input, FP16, batch 1 and 8.
+TEST(GpuConvTransposeBench, DISABLED_UNetUpsampling) {
+  GPU_TEST_OR_SKIP();
+  struct Shape { int64_t batch, cin, cout, in; };
+  const Shape shapes[] = {{1, 1024, 512, 16}, {1, 512, 256, 32}, {1, 256, 128, 64},
+                          {1, 128, 64, 128},  {8, 128, 64, 128}};
+  const cu::Driver& d = *gpu_test::device()->d;
+  cu::CUevent start = nullptr, stop = nullptr;
+  ASSERT_EQ(d.EventCreate(&start, cu::kEventDefault), cu::kSuccess);
+  ASSERT_EQ(d.EventCreate(&stop, cu::kEventDefault), cu::kSuccess);
+  std::printf("device: %s\n", gpu_test::device()->info.name);
+  for (const Shape& s : shapes) {
+    Case c{2, s.batch, s.cin, s.cout, 1, {s.in, s.in}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0},
+           {0, 0}, true, false, ActivationKind::kNone};
+    ConvTransposeParams p = params_of(c);
+    const int64_t nx = s.batch * s.cin * s.in * s.in, nw = s.cin * s.cout * 4,
+                  ny = s.batch * s.cout * 4 * s.in * s.in;
+    DeviceBuffer dx(nx * 2), dw(nw * 2), db(s.cout * 2), dy(ny * 2);
+    std::vector<uint16_t> ones(std::max(nx, nw), 0x2c00);  // 1/16
+    dx.upload(ones.data(), dx.bytes());
+    dw.upload(ones.data(), dw.bytes());
+    db.upload(ones.data(), db.bytes());
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.in[1] = dw.get();
+    ptrs.in[2] = db.get();
+    ptrs.out[0] = dy.get();
+    cuda::LaunchChoice l;
+    ASSERT_EQ(gpu_test::select_and_launch(kConvTranspose, DType::kFloat16, ptrs, p, &l), "");
+    cu::CUfunction fn = nullptr;
+    ASSERT_EQ(gpu_test::device()->modules.function(l.variant->name, &fn), JP_OK);
+    void* args[] = {&ptrs, &p};
+    const auto go = [&] {
+      return d.LaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                            l.block[2], l.shared_bytes, nullptr, args, nullptr);
+    };
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(go(), cu::kSuccess);
+    const int reps = 50;
+    ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
+    for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
+    ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
+    ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
+    float ms = 0.f;
+    ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
+    const double us = 1e3 * ms / reps;
+    std::printf("convT 2x2/2 n%ld %4ld->%4ld %3ldx%-3ld  %-22s %9.1f us  %6.2f TFLOP/s\n",
+                static_cast<long>(s.batch), static_cast<long>(s.cin), static_cast<long>(s.cout),
+                static_cast<long>(s.in), static_cast<long>(s.in), l.variant->name, us,
+                2.0 * ny * s.cin / us * 1e-6);
+  }
+  (void)d.EventDestroy(start);
+  (void)d.EventDestroy(stop);
+}
 
 }  // namespace
 }  // namespace jetplan::kernels

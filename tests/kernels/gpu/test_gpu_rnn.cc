@@ -7,7 +7,9 @@
 // keeps its state in FP32 and rounds each output once): 2e-3 |want| + 1e-3.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "kernels/cpu/seq_quant_ops.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
@@ -17,6 +19,7 @@ namespace jetplan::kernels {
 namespace {
 
 using gpu_test::DeviceBuffer;
+namespace cu = ::jetplan::rt::cu;
 constexpr uint16_t kRnn = 29;
 
 struct Case {
@@ -143,6 +146,64 @@ void check(DType dt) {
 
 TEST(GpuRnn, Float32MatchesCpuTwin) { GPU_TEST_OR_SKIP(); check(DType::kFloat32); }
 TEST(GpuRnn, Float16MatchesCpuTwin) { GPU_TEST_OR_SKIP(); check(DType::kFloat16); }
+
+// Timing only (run with --gtest_also_run_disabled_tests): a bidirectional LSTM, FP16.
+TEST(GpuRnnBench, DISABLED_Lstm) {
+  GPU_TEST_OR_SKIP();
+  const cu::Driver& d = *gpu_test::device()->d;
+  for (int64_t H : {128, 256}) {
+    RnnParams p;
+    p.cell = RnnCell::kLstm;
+    p.direction = RnnDirection::kBidirectional;
+    p.seq_length = 32;
+    p.batch = 8;
+    p.input_size = 256;
+    p.hidden_size = H;
+    for (int dd = 0; dd < 2; ++dd)
+      for (int k = 0; k < 3; ++k)
+        p.activations[dd][k] = rnn_activation_defaults(rnn_default_activation(p.cell, k));
+    p.has_bias = true;
+    p.has_y = true;
+    const int64_t S = 32, N = 8, I = 256;
+    DeviceBuffer dx(S * N * I * 2), dw(2 * 4 * H * I * 2), dr(2 * 4 * H * H * 2),
+        db(2 * 8 * H * 2), dy(S * 2 * N * H * 2);
+    std::vector<uint16_t> small(2 * 4 * H * std::max(H, I), 0x2400);  // 1/64
+    dx.upload(small.data(), dx.bytes());
+    dw.upload(small.data(), dw.bytes());
+    dr.upload(small.data(), dr.bytes());
+    db.upload(small.data(), db.bytes());
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.in[1] = dw.get();
+    ptrs.in[2] = dr.get();
+    ptrs.in[3] = db.get();
+    ptrs.out[0] = dy.get();
+    cuda::LaunchChoice l;
+    ASSERT_EQ(gpu_test::select_and_launch(kRnn, DType::kFloat16, ptrs, p, &l), "");
+    cu::CUfunction fn = nullptr;
+    ASSERT_EQ(gpu_test::device()->modules.function(l.variant->name, &fn), JP_OK);
+    void* args[] = {&ptrs, &p};
+    cu::CUevent start = nullptr, stop = nullptr;
+    ASSERT_EQ(d.EventCreate(&start, cu::kEventDefault), cu::kSuccess);
+    ASSERT_EQ(d.EventCreate(&stop, cu::kEventDefault), cu::kSuccess);
+    const auto go = [&] {
+      return d.LaunchKernel(fn, l.grid[0], 1, 1, l.block[0], 1, 1, l.shared_bytes, nullptr, args,
+                            nullptr);
+    };
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(go(), cu::kSuccess);
+    const int reps = 20;
+    ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
+    for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
+    ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
+    ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
+    float ms = 0.f;
+    ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
+    std::printf("%s: bidirectional LSTM S=32 N=8 I=256 H=%ld: %.1f us\n",
+                gpu_test::device()->info.name, static_cast<long>(H), 1e3 * ms / reps);
+    (void)d.EventDestroy(start);
+    (void)d.EventDestroy(stop);
+  }
+}
 
 }  // namespace
 }  // namespace jetplan::kernels
