@@ -37,6 +37,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   remove_identities(g);
   if (options.fuse) {
     fold_batchnorm(g);
+    fuse_patterns(g);
     fuse(g);
   }
   legalize(g);
@@ -47,6 +48,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
     gpu_precision(&draft);
     remove_unused_tensors(&draft);
   }
+  alias_views(&draft);
   assign_memory(&draft);
 
   PlanMetadata metadata;

@@ -278,6 +278,10 @@ void remove_unused_tensors(PlanDraft* draft) {
       use(b.tensor);
       if (b.count_tensor >= 0) use(static_cast<uint32_t>(b.count_tensor));
     }
+  // A used view keeps the tensor whose bytes it reads (views point at that tensor directly).
+  for (size_t i = 0; i < draft->tensors.size(); ++i)
+    if (remap[i] == 0 && draft->tensors[i].alias_of >= 0)
+      use(static_cast<uint32_t>(draft->tensors[i].alias_of));
   std::vector<DraftTensor> kept;
   for (size_t i = 0; i < draft->tensors.size(); ++i) {
     if (remap[i] < 0) continue;
@@ -285,6 +289,8 @@ void remove_unused_tensors(PlanDraft* draft) {
     kept.push_back(std::move(draft->tensors[i]));
   }
   draft->tensors = std::move(kept);
+  for (DraftTensor& t : draft->tensors)
+    if (t.alias_of >= 0) t.alias_of = static_cast<int32_t>(remap[static_cast<size_t>(t.alias_of)]);
   for (DraftStep& s : draft->steps) {
     for (uint32_t& i : s.inputs) i = static_cast<uint32_t>(remap[i]);
     for (uint32_t& i : s.outputs) i = static_cast<uint32_t>(remap[i]);

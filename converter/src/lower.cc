@@ -149,9 +149,50 @@ uint64_t align_up(uint64_t n, uint64_t alignment) {
   return (n + alignment - 1) / alignment * alignment;
 }
 
+// A Transpose that keeps the order of the dims longer than 1 leaves every byte where it was.
+bool moves_only_unit_dims(const Shape& in, const std::vector<int32_t>& perm) {
+  if (perm.size() != in.size()) return false;
+  int32_t last = -1;
+  for (int32_t p : perm) {
+    if (p < 0 || static_cast<size_t>(p) >= in.size()) return false;
+    if (in[static_cast<size_t>(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
+// The tensor whose bytes `i` stands for: itself unless it is a view.
+uint32_t alias_root(const PlanDraft& draft, uint32_t i) {
+  while (draft.tensors[i].alias_of >= 0) i = static_cast<uint32_t>(draft.tensors[i].alias_of);
+  return i;
+}
+
 }  // namespace
 
 PlanDraft lower(const Graph& g) { return Lowering(g).run(); }
+
+void alias_views(PlanDraft* draft) {
+  std::vector<DraftStep> kept;
+  kept.reserve(draft->steps.size());
+  for (DraftStep& s : draft->steps) {
+    bool view = false;
+    if (s.inputs.size() == 1 && s.outputs.size() == 1) {
+      const DraftTensor& in = draft->tensors[s.inputs[0]];
+      DraftTensor& out = draft->tensors[s.outputs[0]];
+      const bool bytes_kept =
+          s.op.family == fb::OpFamily::Copy ||
+          (s.op.family == fb::OpFamily::Transpose && moves_only_unit_dims(in.shape, s.op.tensor.perm));
+      if (bytes_kept && in.storage == fb::Storage::Arena && out.storage == fb::Storage::Arena &&
+          in.size_bytes == out.size_bytes && in.dtype == out.dtype && out.alias_of < 0) {
+        out.alias_of = static_cast<int32_t>(alias_root(*draft, s.inputs[0]));
+        view = true;
+      }
+    }
+    if (!view) kept.push_back(std::move(s));
+  }
+  draft->steps = std::move(kept);
+}
 
 void assign_memory(PlanDraft* draft) {
   // Idempotent: GPU plans are placed again when kernel selection changed a workspace.
@@ -168,8 +209,8 @@ void assign_memory(PlanDraft* draft) {
     const DraftStep& step = draft->steps[s];
     for (const auto* list : {&step.inputs, &step.outputs})
       for (uint32_t i : *list) {
-        DraftTensor& t = draft->tensors[i];
-        if (t.storage != fb::Storage::Arena) continue;
+        if (draft->tensors[i].storage != fb::Storage::Arena) continue;
+        DraftTensor& t = draft->tensors[alias_root(*draft, i)];  // a view keeps its bytes alive
         if (t.first_step < 0) t.first_step = static_cast<int32_t>(s);
         t.last_step = std::max(t.last_step, static_cast<int32_t>(s));
       }
@@ -183,7 +224,7 @@ void assign_memory(PlanDraft* draft) {
   std::vector<size_t> request_tensor;
   for (size_t i = 0; i < draft->tensors.size(); ++i) {
     const DraftTensor& t = draft->tensors[i];
-    if (t.storage != fb::Storage::Arena) continue;
+    if (t.storage != fb::Storage::Arena || t.alias_of >= 0) continue;
     if (t.first_step < 0) fail("internal error: arena tensor '", t.name, "' is used by no step");
     requests.push_back({t.size_bytes, t.first_step, t.last_step});
     request_tensor.push_back(i);
@@ -203,6 +244,9 @@ void assign_memory(PlanDraft* draft) {
     fail("internal error: the arena plan overlaps live tensors");
   for (size_t r = 0; r < tensor_requests; ++r)
     draft->tensors[request_tensor[r]].offset = plan.offsets[r];
+  for (DraftTensor& t : draft->tensors)
+    if (t.storage == fb::Storage::Arena && t.alias_of >= 0)
+      t.offset = draft->tensors[alias_root(*draft, static_cast<uint32_t>(t.alias_of))].offset;
   for (size_t r = tensor_requests; r < requests.size(); ++r)
     draft->steps[request_step[r - tensor_requests]].workspace_offset = plan.offsets[r];
   draft->arena_bytes = plan.arena_bytes;

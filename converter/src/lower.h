@@ -28,6 +28,9 @@ struct DraftTensor {
   const std::vector<uint8_t>* data = nullptr;
   // Arena: the first and last step that touch it (set by assign_memory).
   int32_t first_step = -1, last_step = -1;
+  // Arena: a view of another arena tensor's bytes (alias_views): no step writes it, it has
+  // that tensor's offset, and that tensor lives as long as the view is read. -1: its own bytes.
+  int32_t alias_of = -1;
 };
 
 struct DraftStep {
@@ -64,9 +67,15 @@ struct PlanDraft {
 // by the steps.
 PlanDraft lower(const Graph& g);
 
+// Removes the steps that only move bytes unchanged from one arena tensor into another of the
+// same size: Copy steps (reshapes, flattens, squeezes) and Transposes whose permutation moves
+// only extent-1 dims. Their outputs become views of their inputs' bytes (DraftTensor::alias_of)
+// when neither is a binding. Run before assign_memory.
+void alias_views(PlanDraft* draft);
+
 // Packs the weight tensors into `weights` (each at a multiple of kWeightAlignment, zero padding
-// between), computes each arena tensor's live step range and places them with the arena
-// planner; calling it again places everything afresh. ConvertError if the planner's result
+// between), computes each arena tensor's live step range (a tensor with views lives until its
+// last view is read) and places them with the arena planner, views at their tensor's offset; calling it again places everything afresh. ConvertError if the planner's result
 // fails its own validity check.
 void assign_memory(PlanDraft* draft);
 

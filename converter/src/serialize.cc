@@ -87,7 +87,7 @@ std::vector<uint8_t> serialize_plan(const PlanDraft& draft, const TargetDesc& ta
   for (const DraftTensor& t : draft.tensors) {
     tensors.push_back(fb::CreateTensor(fbb, fbb.CreateString(t.name), ints(fbb, t.shape),
                                        plan_dtype(t.dtype), t.layout, t.storage, t.offset,
-                                       t.size_bytes, t.binding));
+                                       t.size_bytes, t.binding, /*quant=*/0, t.alias_of));
   }
   std::vector<Offset<fb::Step>> steps;
   for (const DraftStep& s : draft.steps) {

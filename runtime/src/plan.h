@@ -33,6 +33,7 @@ struct TensorInfo {
   uint64_t offset;    // into the arena or the weights, by storage
   uint64_t bytes;
   int32_t binding;    // Binding storage: index into inputs or outputs (is_output says which)
+  int32_t view_of;    // Arena: the tensor whose bytes this view reads (no step writes it); -1
   bool is_output;
 };
 

@@ -152,6 +152,11 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
   info->storage = t->storage();
   info->offset = t->offset();
   info->binding = -1;
+  info->view_of = t->view_of();
+  if (info->view_of != -1 && info->storage != fb::Storage::Arena) {
+    return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' is a view but not an arena tensor",
+                info->name);
+  }
   uint64_t end = 0;
   switch (info->storage) {
     case fb::Storage::Arena:
@@ -249,6 +254,18 @@ Status check_tensors_and_bindings(jp_plan* plan) {
       return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' is a binding but no input or output",
                   t.name);
     }
+    if (t.view_of == -1) continue;
+    // A view reads the bytes of a tensor with bytes of its own, from its first byte on.
+    const TensorInfo* of = t.view_of >= 0 && static_cast<size_t>(t.view_of) < plan->tensors.size()
+                               ? &plan->tensors[static_cast<size_t>(t.view_of)]
+                               : nullptr;
+    if (of == nullptr || of->storage != fb::Storage::Arena || of->view_of != -1 ||
+        of->offset != t.offset || t.bytes > of->bytes) {
+      return fail(JP_ERROR_INVALID_PLAN,
+                  "tensor '%s' is a view of tensor %d, which is no arena tensor of its own at "
+                  "the same offset and at least as large",
+                  t.name, t.view_of);
+    }
   }
   return JP_OK;
 }
@@ -295,12 +312,12 @@ Status check_steps(jp_plan* plan) {
     JP_RETURN_IF_ERROR(check_index_list(*plan, name, "outputs", step->outputs()));
     for (uint32_t o = 0; o < step->outputs()->size(); ++o) {
       const TensorInfo& t = plan->tensors[step->outputs()->Get(o)];
-      const bool writable = t.storage == fb::Storage::Arena ||
+      const bool writable = (t.storage == fb::Storage::Arena && t.view_of == -1) ||
                             (t.storage == fb::Storage::Binding && t.is_output);
       if (!writable) {
         return fail(JP_ERROR_INVALID_PLAN,
-                    "step '%s' writes tensor '%s', which is a weight or a graph input", name,
-                    t.name);
+                    "step '%s' writes tensor '%s', which is a weight, a graph input or a view",
+                    name, t.name);
       }
     }
     uint64_t workspace_end = 0;

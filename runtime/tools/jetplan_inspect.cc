@@ -26,7 +26,9 @@ std::string shape_of(const fb::Tensor* t) {
 
 std::string where(const fb::Tensor* t) {
   switch (t->storage()) {
-    case fb::Storage::Arena: return "arena@" + std::to_string(t->offset());
+    case fb::Storage::Arena:
+      return "arena@" + std::to_string(t->offset()) +
+             (t->view_of() != -1 ? " (view of tensor " + std::to_string(t->view_of()) + ")" : "");
     case fb::Storage::Weight: return "weight@" + std::to_string(t->offset());
     case fb::Storage::Binding: return "binding " + std::to_string(t->binding());
   }

@@ -129,6 +129,14 @@ class Checker {
           if (!bound_.count(i)) bad("Binding tensor ", i, " is in no binding");
           break;
       }
+      if (tt->view_of() != -1) {
+        const int32_t v = tt->view_of();
+        const fb::Tensor* of = v >= 0 && static_cast<uint32_t>(v) < n_tensors() ? t(v) : nullptr;
+        if (tt->storage() != fb::Storage::Arena || of == nullptr ||
+            of->storage() != fb::Storage::Arena || of->view_of() != -1 ||
+            of->offset() != tt->offset() || of->size_bytes() < tt->size_bytes())
+          bad("view ", i, " of tensor ", v);
+      }
       const bool nchw = s.size() == 4 && tt->storage() != fb::Storage::Weight;
       if ((tt->layout() == fb::Layout::NCHW) != nchw) bad("tensor ", i, " layout");
     }
@@ -167,7 +175,7 @@ class Checker {
       }
       for (uint32_t i : *s->inputs()) {
         const fb::Tensor* in = t(i);
-        if (in->storage() == fb::Storage::Arena && writer[i] < 0)
+        if (in->storage() == fb::Storage::Arena && writer[bytes_of(i)] < 0)
           bad("step ", name, " reads arena tensor ", i, " before any step writes it");
         if (in->storage() == fb::Storage::Binding && !bound_.at(i) && writer[i] < 0)
           bad("step ", name, " reads output ", i, " before it is written");
@@ -176,6 +184,7 @@ class Checker {
         if (t(out)->storage() == fb::Storage::Weight ||
             (t(out)->storage() == fb::Storage::Binding && bound_.at(out)))
           bad("step ", name, " writes a weight or an input");
+        if (t(out)->view_of() != -1) bad("step ", name, " writes view ", out);
         if (writer[out] >= 0) bad("tensor ", out, " written twice");
         writer[out] = static_cast<int>(k);
       }
@@ -188,8 +197,16 @@ class Checker {
         bad("output tensor ", i, " never written");
   }
 
+  // The tensor whose bytes `i` reads: its view_of for a view (checked in check_tensors).
+  uint32_t bytes_of(uint32_t i) {
+    const int32_t v = t(i)->view_of();
+    return v >= 0 && static_cast<uint32_t>(v) < n_tensors() ? static_cast<uint32_t>(v) : i;
+  }
+
+  // A view keeps the tensor it reads live.
   void touch(uint32_t i, uint32_t step) {
     if (t(i)->storage() != fb::Storage::Arena) return;
+    i = bytes_of(i);
     auto [it, fresh] = live_.emplace(i, std::pair<uint32_t, uint32_t>{step, step});
     if (!fresh) it->second.second = step;
   }

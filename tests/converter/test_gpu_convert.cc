@@ -230,14 +230,15 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
     }
   }
 
-  // Steps in order: casts in, NHWC transpose, the NHWC chain, casts out.
+  // Steps in order: casts in, NHWC transpose, the NHWC chain, casts out. Flatten of the
+  // [1, 1, 1, C] NHWC pool output is a view of its bytes, no step.
   std::vector<std::pair<std::string, fb::OpFamily>> order;
   for (const auto* s : *plan->steps()) order.emplace_back(s->name()->str(), s->op());
   using F = fb::OpFamily;
   const std::vector<std::pair<std::string, F>> expected = {
       {"x:to_f16", F::Cast},    {"x:to_nhwc", F::Transpose}, {"conv+relu", F::Conv},
       {"pool", F::Pool},        {"add", F::Binary},              {"a:to_nchw", F::Transpose},
-      {"gap", F::Pool},         {"flatten", F::Copy},            {"fc", F::Gemm},
+      {"gap", F::Pool},         {"fc", F::Gemm},
       {"y:to_f32", F::Cast},    {"a:to_f32", F::Cast}};
   ASSERT_EQ(order.size(), expected.size());
   for (size_t i = 0; i < order.size(); ++i) {
@@ -256,7 +257,11 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
   EXPECT_EQ(out_layout("add"), fb::Layout::NHWC);
   EXPECT_EQ(out_shape("gap"), (std::vector<int64_t>{1, 1, 1, 4}));
   EXPECT_EQ(out_layout("gap"), fb::Layout::NHWC);
-  EXPECT_EQ(out_shape("flatten"), (std::vector<int64_t>{1, 4}));
+  // fc reads the flattened view of gap's bytes.
+  const fb::Tensor* flat = plan->tensors()->Get(steps.at("fc")->inputs()->Get(0));
+  EXPECT_EQ(flat->view_of(), static_cast<int32_t>(steps.at("gap")->outputs()->Get(0)));
+  EXPECT_EQ(flat->offset(), plan->tensors()->Get(flat->view_of())->offset());
+  EXPECT_EQ(shape(plan, steps.at("fc")->inputs()->Get(0)), (std::vector<int64_t>{1, 4}));
   EXPECT_EQ(steps.at("x:to_nhwc")->params_as_TransposeParams()->perm()->Get(1), 2);
   EXPECT_EQ(steps.at("a:to_nchw")->params_as_TransposeParams()->perm()->Get(1), 3);
   // The per-channel constant of the Add is [1, 1, 1, C].

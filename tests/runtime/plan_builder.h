@@ -22,6 +22,7 @@ struct TensorSpec {
   int32_t binding = -1;
   fb::DType dtype = fb::DType::Float32;
   int64_t size_override = -1;  // >= 0: write this size_bytes instead of the true one
+  int32_t view_of = -1;        // Tensor.view_of
 };
 
 struct StepSpec {
@@ -69,7 +70,7 @@ inline std::vector<uint8_t> build_plan(const PlanSpec& spec) {
                                                : tensor_bytes(t);
     tensors.push_back(fb::CreateTensorDirect(b, t.name.c_str(), &t.shape, t.dtype,
                                              fb::Layout::Any, t.storage, t.offset, size,
-                                             t.binding));
+                                             t.binding, /*quant=*/0, t.view_of));
   }
   auto bindings = [&](const std::vector<std::pair<std::string, uint32_t>>& list) {
     std::vector<flatbuffers::Offset<fb::BindingDesc>> out;

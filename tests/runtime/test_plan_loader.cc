@@ -283,6 +283,60 @@ TEST(PlanLoader, RefusesBadOffsetsAndSizes) {
   expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, "rank 9");
 }
 
+// conv_relu_plan with relu reading t through a view [1, 18] and writing y [1, 18].
+PlanSpec view_plan() {
+  PlanSpec p = conv_relu_plan();
+  p.tensors[4].shape = {1, 18};
+  p.tensors.push_back({"t_flat", {1, 18}, fb::Storage::Arena, 0});
+  p.tensors.back().view_of = 3;
+  p.steps[1].inputs = {5};
+  return p;
+}
+
+TEST(PlanLoader, ViewsReadTheBytesOfTheirTensor) {
+  const auto bytes = build_plan(view_plan());
+  jp_plan* plan = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), JP_OK)
+      << jp_last_error();
+  const auto x = random_input(7);
+  EXPECT_TRUE(near_all(run_plan(plan, x), expected_conv_relu(x)));
+  jp_plan_destroy(plan);
+}
+
+TEST(PlanLoader, RefusesBadViews) {
+  const char* bad_view = "tensor 't_flat' is a view of tensor";
+  PlanSpec spec = view_plan();
+  spec.tensors[5].view_of = 1;  // a weight
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, bad_view);
+  spec = view_plan();
+  spec.tensors[5].view_of = 5;  // itself
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, bad_view);
+  spec = view_plan();
+  spec.tensors[5].view_of = 6;  // no such tensor
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, bad_view);
+  spec = view_plan();
+  spec.tensors[5].view_of = -7;
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, bad_view);
+  spec = view_plan();
+  spec.tensors[5].shape = {1, 20};  // larger than t
+  spec.tensors[4].shape = {1, 20};
+  spec.arena_bytes = 512;
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, bad_view);
+  spec = view_plan();
+  spec.tensors[5].offset = 256;  // not at t's bytes
+  spec.arena_bytes = 512;
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, bad_view);
+  spec = view_plan();
+  spec.tensors[4] = {"y", {1, 18}, fb::Storage::Binding, 0, 0};
+  spec.tensors[4].view_of = 3;  // a binding cannot be a view
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, "tensor 'y' is a view but not an arena");
+  spec = view_plan();
+  spec.steps[0].outputs = {5};  // conv writes the view
+  spec.steps[1].inputs = {3};
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN,
+                 "step 'conv' writes tensor 't_flat', which is a weight, a graph input or a view");
+}
+
 TEST(PlanLoader, RefusesInconsistentSteps) {
   PlanSpec spec = conv_relu_plan();
   spec.steps[1].outputs = {1};  // Relu writing into a weight
