@@ -4,6 +4,7 @@
 //   x * Sigmoid(x)                                  -> Activation Silu
 //   x * 0.5 * (1 + Erf(x / sqrt(2)))  (any order)   -> Activation Gelu
 //   MatMul(s * x) through Transposes and Copies     -> MatMul(x) with alpha * s (s a constant)
+//   Transpose(Transpose(x))                         -> one Transpose (views take the identity)
 #include <cmath>
 #include <string>
 
@@ -23,7 +24,7 @@ class Patterns {
       readers_ = g_.consumers();
       for (size_t i = 0; i < g_.nodes.size(); ++i) {
         if (g_.nodes[i].dead || !g_.nodes[i].op.resolved) continue;
-        if (silu(i) || gelu(i) || scale_into_gemm(i)) {
+        if (silu(i) || gelu(i) || scale_into_gemm(i) || compose_transposes(i)) {
           changed = true;
           readers_ = g_.consumers();
         }
@@ -177,6 +178,27 @@ class Patterns {
     for (int& in : first.inputs)
       if (in == b.outputs[0]) in = x;
     b.dead = true;
+    return true;
+  }
+
+  // Transpose(Transpose(x, p1), p2) = Transpose(x, p1[p2[i]]): one step instead of two.
+  bool compose_transposes(size_t i) {
+    Node& second = g_.nodes[i];
+    if (!plain(second, fb::OpFamily::Transpose)) return false;
+    Node* first = private_producer(second.inputs[0]);
+    if (first == nullptr || !plain(*first, fb::OpFamily::Transpose)) return false;
+    const std::vector<int32_t>& p1 = first->op.tensor.perm;
+    std::vector<int32_t>& p2 = second.op.tensor.perm;
+    if (p1.size() != p2.size()) return false;
+    std::vector<int32_t> combined(p2.size());
+    for (size_t k = 0; k < p2.size(); ++k) {
+      if (p2[k] < 0 || static_cast<size_t>(p2[k]) >= p1.size()) return false;
+      combined[k] = p1[static_cast<size_t>(p2[k])];
+    }
+    p2 = combined;
+    second.inputs[0] = first->inputs[0];
+    second.name = first->name + "+" + second.name;
+    first->dead = true;
     return true;
   }
 

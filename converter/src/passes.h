@@ -27,8 +27,8 @@ void fold_batchnorm(Graph& g);
 // Rewrites exporters' spellings of one function into that function, before fuse(): x *
 // Sigmoid(x) -> Silu; the erf form of GELU (x * 0.5 * (1 + Erf(x / sqrt(2))), in any order of
 // the products) -> Gelu; a Mul or Div by a scalar constant whose result reaches a Gemm operand
-// through Transposes and Copies only -> the Gemm's alpha. Intermediates must have no other
-// reader and be no graph outputs.
+// through Transposes and Copies only -> the Gemm's alpha; two Transposes in a row -> one.
+// Intermediates must have no other reader and be no graph outputs.
 void fuse_patterns(Graph& g);
 
 // Epilogue fusion into the producer when the intermediate has one reader and is no graph

@@ -167,6 +167,36 @@ TEST(FusePatterns, ScaleStaysWhenTheScaledValueHasAnotherReader) {
   EXPECT_FLOAT_EQ(plan->steps()->Get(1)->params_as_GemmParams()->alpha(), 1.f);
 }
 
+TEST(FusePatterns, TransposesInARowBecomeOne) {
+  ModelBuilder m;
+  m.input("x", {2, 3, 4, 5}).output("y");
+  m.random("w", {3, 6});
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  attr(m.node("Transpose", {"r"}, {"t1"}, "t1"), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  attr(m.node("Transpose", {"t1"}, {"t2"}, "t2"), "perm", std::vector<int64_t>{0, 3, 1, 2});
+  m.node("MatMul", {"t2", "w"}, {"y"}, "mm");  // [2, 5, 4, 3] x [3, 6]
+  const ConvertResult r = convert_ok(m);
+  const fb::Plan* plan = plan_of(r);
+  ASSERT_THAT(step_ops(plan),
+              ElementsAre(OpFamily::Activation, OpFamily::Transpose, OpFamily::Gemm));
+  const auto* perm = plan->steps()->Get(1)->params_as_TransposeParams()->perm();
+  EXPECT_EQ(std::vector<int64_t>(perm->begin(), perm->end()), (std::vector<int64_t>{0, 3, 2, 1}));
+  expect_same_as_unfused(m, 2 * 3 * 4 * 5, 7);
+}
+
+TEST(FusePatterns, TransposesThatUndoEachOtherLeaveAView) {
+  ModelBuilder m;
+  m.input("x", {2, 3, 4}).output("y");
+  m.random("w", {4, 2});
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  attr(m.node("Transpose", {"r"}, {"t1"}, "t1"), "perm", std::vector<int64_t>{2, 0, 1});
+  attr(m.node("Transpose", {"t1"}, {"t2"}, "t2"), "perm", std::vector<int64_t>{1, 2, 0});
+  m.node("MatMul", {"t2", "w"}, {"y"}, "mm");
+  const ConvertResult r = convert_ok(m);
+  EXPECT_THAT(step_ops(plan_of(r)), ElementsAre(OpFamily::Activation, OpFamily::Gemm));
+  expect_same_as_unfused(m, 2 * 3 * 4, 8);
+}
+
 // Transposes that move only extent-1 dims keep every byte in place: views, no step.
 TEST(Views, UnitDimTransposesAndReshapesAreViews) {
   ModelBuilder m;
