@@ -4,7 +4,8 @@
 #         -DJETPLAN_CONVERTER=OFF -DJETPLAN_TESTS=OFF
 #
 # The runtime links no CUDA library (it loads the driver at run time), so a plain aarch64 g++ is
-# enough: on Debian, `apt-get install g++-aarch64-linux-gnu`. flatc runs on the build host.
+# enough: on Debian, `apt-get install g++-aarch64-linux-gnu`. flatc and nvcc run on the build
+# host.
 # JETPLAN_SYSROOT may point at a copy of the Jetson's root file system (for libstb, say).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
@@ -26,5 +27,6 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
-# Kernels for the Jetson GPUs when a CUDA toolkit with aarch64 targets is present.
-set(CMAKE_CUDA_ARCHITECTURES 87 110 CACHE STRING "Orin and Thor")
+# Kernels for the Jetson GPUs: the build host's nvcc compiles them (device code only, see
+# cmake/cuda.cmake) and they are embedded in the aarch64 library like in any other build.
+set(JETPLAN_CUDA_ARCHS "87;110" CACHE STRING "Orin and Thor")
