@@ -4,7 +4,9 @@
 // errors a corrupt or foreign plan gets. Without a GPU every test skips, saying why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -173,6 +175,53 @@ TEST(CudaRuntime, TwoContextsRunAtOnceOnTheirOwnStreams) {
   expect_relu(b, static_cast<const float*>(yb));
   jp_context_destroy(ca);
   jp_context_destroy(cb);
+  jp_plan_destroy(plan);
+}
+
+// An arena larger than any GPU: context creation fails with JP_ERROR_OUT_OF_MEMORY naming the
+// arena, returns no context, leaves GPU memory as it was (20 tries), and the plan still makes
+// working contexts afterwards.
+TEST(CudaRuntime, OutOfDeviceMemoryIsAStatusAndLeaksNothing) {
+  SKIP_WITHOUT_GPU(sm);
+  PlanSpec spec = relu_plan(sm);
+  spec.arena_bytes = uint64_t{1} << 44;  // 16 TiB
+  jp_plan* huge = load(spec);
+  ASSERT_NE(huge, nullptr);
+  const rt::cu::Driver* d = nullptr;
+  ASSERT_EQ(rt::cu::driver(&d), JP_OK);
+  auto free_bytes = [&] {
+    size_t free = 0, total = 0;
+    EXPECT_EQ(d->MemGetInfo(&free, &total), 0);  // load made the plan's context current
+    return free;
+  };
+  auto expect_oom = [&] {
+    jp_context* ctx = reinterpret_cast<jp_context*>(0x1);
+    EXPECT_EQ(jp_context_create(huge, nullptr, &ctx), JP_ERROR_OUT_OF_MEMORY) << jp_last_error();
+    EXPECT_EQ(ctx, nullptr);
+    EXPECT_NE(std::string(jp_last_error()).find("allocating the 17592186044416-byte arena in GPU "
+                                                "memory"),
+              std::string::npos)
+        << jp_last_error();
+  };
+  expect_oom();
+  const size_t before = free_bytes();
+  for (int i = 0; i < 20; ++i) expect_oom();
+  const size_t after = free_bytes();
+  EXPECT_LE(before - std::min(before, after), size_t{1} << 20)
+      << "GPU memory free before " << before << ", after 20 failed contexts " << after;
+  jp_plan_destroy(huge);
+
+  jp_plan* plan = load(relu_plan(sm));
+  ASSERT_NE(plan, nullptr);
+  jp_context* ctx = nullptr;
+  ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
+  const std::vector<float> x = input();
+  ASSERT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK);
+  ASSERT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
+  const void* y = nullptr;
+  ASSERT_EQ(jp_context_get_output(ctx, 0, &y, nullptr), JP_OK);
+  expect_relu(x, static_cast<const float*>(y));
+  jp_context_destroy(ctx);
   jp_plan_destroy(plan);
 }
 
