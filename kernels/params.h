@@ -83,6 +83,11 @@ struct ConvParams {
   bool has_residual = false;
   Activation act;
   bool channels_last = false;
+  // channels_last only: y holds y_channels >= out_channels channels per pixel and this conv
+  // writes [y_channel_offset, +out_channels) of them (a Concat along channels written in
+  // place). 0: y_channels = out_channels, the dense output.
+  int64_t y_channels = 0;
+  int64_t y_channel_offset = 0;
 };
 
 enum class PoolKind : uint8_t { kMax = 0, kAverage = 1 };

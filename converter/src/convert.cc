@@ -46,6 +46,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   if (gpu) {
     gpu_layout(&draft);
     gpu_precision(&draft);
+    concat_in_place(&draft);
     remove_unused_tensors(&draft);
   }
   alias_views(&draft);

@@ -303,3 +303,52 @@ void remove_unused_tensors(PlanDraft* draft) {
 }
 
 }  // namespace jetplan::converter
+
+namespace jetplan::converter {
+
+void concat_in_place(PlanDraft* draft) {
+  std::vector<int> readers(draft->tensors.size(), 0), writer(draft->tensors.size(), -1);
+  for (size_t s = 0; s < draft->steps.size(); ++s) {
+    for (uint32_t i : draft->steps[s].inputs) ++readers[i];
+    for (uint32_t o : draft->steps[s].outputs) writer[o] = static_cast<int>(s);
+  }
+  // A Conv step whose only output is `t`, an NHWC arena tensor of its own read by one step.
+  auto conv_output = [&](uint32_t t) -> DraftStep* {
+    const DraftTensor& tensor = draft->tensors[t];
+    if (tensor.storage != fb::Storage::Arena || tensor.alias_of >= 0 ||
+        tensor.layout != fb::Layout::NHWC || readers[t] != 1 || writer[t] < 0)
+      return nullptr;
+    DraftStep& s = draft->steps[static_cast<size_t>(writer[t])];
+    if (s.op.family != fb::OpFamily::Conv || s.op.has_residual || s.outputs.size() != 1)
+      return nullptr;
+    return &s;
+  };
+  std::vector<bool> drop(draft->steps.size(), false);
+  for (size_t c = 0; c < draft->steps.size(); ++c) {
+    DraftStep& concat = draft->steps[c];
+    if (concat.op.family != fb::OpFamily::Concat || concat.op.axis != 3 ||
+        concat.outputs.size() != 1)
+      continue;
+    const uint32_t y = concat.outputs[0];
+    const DraftTensor& out = draft->tensors[y];
+    if (out.storage != fb::Storage::Arena || out.layout != fb::Layout::NHWC) continue;
+    bool all = !concat.inputs.empty();
+    for (uint32_t i : concat.inputs) all = all && conv_output(i) != nullptr;
+    if (!all) continue;
+    int64_t offset = 0;
+    for (uint32_t i : concat.inputs) {
+      DraftStep* conv = conv_output(i);
+      conv->outputs[0] = y;
+      conv->op.y_channel_offset = offset;
+      conv->name += "+" + concat.name;
+      offset += draft->tensors[i].shape[3];
+    }
+    drop[c] = true;
+  }
+  std::vector<DraftStep> kept;
+  for (size_t s = 0; s < draft->steps.size(); ++s)
+    if (!drop[s]) kept.push_back(std::move(draft->steps[s]));
+  draft->steps = std::move(kept);
+}
+
+}  // namespace jetplan::converter

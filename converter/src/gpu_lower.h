@@ -28,6 +28,11 @@ void gpu_precision(PlanDraft* draft);
 // Drops tensors no step and no binding refers to (weights the passes replaced), renumbering.
 void remove_unused_tensors(PlanDraft* draft);
 
+// Concat along NHWC channels whose every input is the output of a Conv step (no residual) read
+// by the Concat alone: each Conv writes its channels of the Concat's output directly
+// (ConvParams.y_channel_offset) and the Concat step goes. Run after gpu_layout.
+void concat_in_place(PlanDraft* draft);
+
 // Kernel selection (gpu_select.cc): serializes the placed draft, loads it with the runtime's
 // loader to get every step's resolved kernel parameters, and asks kernels::cuda::select_kernel
 // for each step's variant and launch; writes DraftStep::kernel/launch and the workspace. Steps

@@ -90,6 +90,9 @@ struct OpDesc {
   std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end;
   int64_t groups = 1;
   bool has_residual = false;  // Conv: inputs[3] is added before the activation
+  // Conv writing a Concat along NHWC channels in place: its channels' first index in the
+  // Concat's output (concat_in_place, gpu_lower.h).
+  int64_t y_channel_offset = 0;
   fb::PoolKind pool_kind = fb::PoolKind::Max;
   bool count_include_pad = false;
   bool ceil_mode = false;  // Pool: output extents round up (schema PoolParams.ceil_mode)

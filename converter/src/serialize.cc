@@ -40,7 +40,8 @@ std::pair<fb::StepParams, Offset<void>> step_params(FlatBufferBuilder& fbb, cons
       const bool has_bias = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
       auto p = fb::CreateConvParams(fbb, op.groups, ints(fbb, op.kernel), ints(fbb, op.stride),
                                     ints(fbb, op.dilation), ints(fbb, op.pad_begin),
-                                    ints(fbb, op.pad_end), has_bias, op.has_residual, &act);
+                                    ints(fbb, op.pad_end), has_bias, op.has_residual, &act,
+                                    op.y_channel_offset);
       return {fb::StepParams::ConvParams, p.Union()};
     }
     case fb::OpFamily::Pool: {

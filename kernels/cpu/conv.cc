@@ -50,8 +50,10 @@ void conv(const ConvParams& p, const float* x, const float* w, const float* bias
     return cl ? (oc * kernel_volume + k) * in_per_group + ic
               : (oc * in_per_group + ic) * kernel_volume + k;
   };
+  const int64_t y_channels = p.y_channels > 0 ? p.y_channels : p.out_channels;
   auto y_at = [&](int64_t n, int64_t oc, int64_t s) {
-    return cl ? (n * out_plane + s) * p.out_channels + oc : (n * p.out_channels + oc) * out_plane + s;
+    return cl ? (n * out_plane + s) * y_channels + p.y_channel_offset + oc
+              : (n * p.out_channels + oc) * out_plane + s;
   };
 
   for (int64_t n = 0; n < p.batch; ++n) {
@@ -83,7 +85,7 @@ void conv(const ConvParams& p, const float* x, const float* w, const float* bias
             if (p.has_bias) acc += bias[oc];
             const int64_t yi = y_at(n, oc, (o0 * g.out[1] + o1) * g.out[2] + o2);
             float v = static_cast<float>(acc);
-            if (p.has_residual) v += residual[yi];
+            if (p.has_residual) v += residual[yi];  // no residual with a channel slice of y
             y[yi] = apply_activation(p.act, v);
           }
     }

@@ -80,6 +80,17 @@ __device__ __forceinline__ const __half* residual_ptr(const StepPointers& ptrs,
   return p.has_residual ? static_cast<const __half*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
 }
 
+// A conv writing a Concat along channels in place stores into a channel slice of a wider y
+// (ConvParams::y_channels, y_channel_offset; never with a residual).
+__device__ __forceinline__ bool y_slice(const ConvParams& p) {
+  return p.y_channel_offset != 0 || (p.y_channels != 0 && p.y_channels != p.out_channels);
+}
+// Where the dense NHWC output element i (channel c) lives in y.
+__device__ __forceinline__ int64_t y_index(const ConvParams& p, int64_t i, int64_t c) {
+  return y_slice(p) ? (i / p.out_channels) * p.y_channels + p.y_channel_offset + c : i;
+}
+
+// yi: the element's index in the dense output (the residual's layout).
 __device__ __forceinline__ float epilogue(const ConvParams& p, const __half* bias,
                                           const __half* res, int64_t yi, int oc, float v) {
   if (p.has_bias) v += __half2float(bias[oc]);
@@ -301,8 +312,11 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
     if (tid == 0) counters[tile] = 0;
   }
 
-  // Epilogue: bias, residual, activation, FP16 store (pairs of channels when aligned).
-  const bool pairs = (N & 1) == 0;
+  // Epilogue: bias, residual, activation, FP16 store (pairs of channels when aligned), into a
+  // channel slice of y when the conv writes a Concat in place.
+  const bool slice = y_slice(p);
+  const int64_t ldy = slice ? p.y_channels : N, y0 = slice ? p.y_channel_offset : 0;
+  const bool pairs = (N & 1) == 0 && (ldy & 1) == 0 && (y0 & 1) == 0;
 #pragma unroll
   for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
@@ -312,15 +326,15 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
         const int m = m0 + wm + mi * 16 + (lane >> 2) + hr * 8;
         const int n = n0 + wn + ni * 8 + (lane & 3) * 2;
         if (m >= M || n >= N) continue;
-        const int64_t yi = int64_t(m) * N + n;
+        const int64_t yi = int64_t(m) * N + n, yo = int64_t(m) * ldy + y0 + n;
         const float v0 = epilogue(p, bias, res, yi, n, acc[mi][ni][hr * 2]);
         if (pairs) {
           const float v1 = epilogue(p, bias, res, yi + 1, n + 1, acc[mi][ni][hr * 2 + 1]);
-          *reinterpret_cast<__half2*>(y + yi) = __floats2half2_rn(v0, v1);
+          *reinterpret_cast<__half2*>(y + yo) = __floats2half2_rn(v0, v1);
         } else {
-          y[yi] = __float2half_rn(v0);
+          y[yo] = __float2half_rn(v0);
           if (n + 1 < N)
-            y[yi + 1] = __float2half_rn(epilogue(p, bias, res, yi + 1, n + 1, acc[mi][ni][hr * 2 + 1]));
+            y[yo + 1] = __float2half_rn(epilogue(p, bias, res, yi + 1, n + 1, acc[mi][ni][hr * 2 + 1]));
         }
       }
 }
@@ -360,7 +374,7 @@ __device__ __forceinline__ void depthwise(const StepPointers& ptrs, const ConvPa
                __half2float(wc[kh * kw_n + kw]);
       }
     }
-    y[i] = __float2half_rn(epilogue(p, bias, res, i, c, acc));
+    y[y_index(p, i, c)] = __float2half_rn(epilogue(p, bias, res, i, c, acc));
   }
 }
 
@@ -413,7 +427,7 @@ __device__ void direct(const StepPointers& ptrs, const ConvParams& p) {
         }
       }
     }
-    y[i] = __float2half_rn(epilogue(p, bias, res, i, int(oc), acc));
+    y[y_index(p, i, oc)] = __float2half_rn(epilogue(p, bias, res, i, int(oc), acc));
   }
 }
 

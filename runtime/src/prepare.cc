@@ -216,7 +216,15 @@ Status prepare_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
       return shape_error(*s, "weight and kernel size differ");
     }
   }
-  if (y.dims[0] != x.dims[0] || channel_dim(y) != out_channels) {
+  // A channel slice of a wider NHWC y: a Concat along channels written in place.
+  const int64_t y_offset = p.y_channel_offset();
+  const bool slice = y_offset != 0 || channel_dim(y) != out_channels;
+  if (slice && (!cl || p.has_residual() || y_offset < 0 || y_offset > channel_dim(y) ||
+                out_channels > channel_dim(y) - y_offset)) {
+    return shape_error(*s, "a channel slice of the output must be NHWC, without residual, and "
+                           "lie within the output's channels");
+  }
+  if (y.dims[0] != x.dims[0] || (!slice && channel_dim(y) != out_channels)) {
     return shape_error(*s, "output batch or channels do not match");
   }
   uint32_t next = 2;
@@ -248,6 +256,8 @@ Status prepare_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
   }
   k.has_bias = p.has_bias();
   k.has_residual = p.has_residual();
+  k.y_channels = channel_dim(y);
+  k.y_channel_offset = y_offset;
   return to_activation(*s, p.activation(), &k.act);
 }
 

@@ -31,7 +31,9 @@ std::vector<uint8_t> nhwc_cpu_plan(const std::string& bytes, bool fuse_nodes) {
   legalize(g);
   PlanDraft draft = lower(g);
   gpu_layout(&draft);
+  concat_in_place(&draft);
   remove_unused_tensors(&draft);
+  alias_views(&draft);
   assign_memory(&draft);
   PlanMetadata meta;
   return serialize_plan(draft, TargetDesc{}, meta);
@@ -70,11 +72,11 @@ void batch_norm(ModelBuilder& m, const std::string& name, int64_t c) {
 // A small network over every rule of the pass: conv (strided, grouped, 1x1 on [N, C, 1, 1]),
 // BatchNorm, max/average/global pooling, a residual Add of two NHWC tensors, Concat on
 // channels, an SE-style Mul by an [N, C, 1, 1] tensor, a per-channel constant Add, a 4-D
-// graph output, Flatten of [N, 1, 1, C], Gemm, Softmax, and a Transpose-requiring consumer
-// (Softmax over channels of a 4-D tensor).
+// graph output, Flatten of [N, 1, 1, C], Gemm, Softmax, a Transpose-requiring consumer
+// (Softmax over channels of a 4-D tensor), and a fire module whose Concat the convs write.
 ModelBuilder net() {
   ModelBuilder m;
-  m.input("x", {2, 3, 16, 16}).output("prob").output("feat").output("chsoft");
+  m.input("x", {2, 3, 16, 16}).output("prob").output("feat").output("chsoft").output("firevec");
   m.random("w1", {8, 3, 3, 3}, -0.4f, 0.4f).random("b1", {8});
   batch_norm(m, "bn1", 8);
   m.random("w2", {8, 8, 3, 3}, -0.2f, 0.2f).random("w3", {8, 8, 3, 3}, -0.2f, 0.2f);
@@ -116,6 +118,17 @@ ModelBuilder net() {
   m.node("Flatten", {"g2"}, {"f"}, "flatten");
   attr(m.node("Gemm", {"f", "fw", "fb"}, {"logits"}, "fc"), "transB", int64_t{1});
   attr(m.node("Softmax", {"logits"}, {"prob"}, "softmax"), "axis", int64_t{1});
+  // A fire module (SqueezeNet): two conv+relu branches concatenated along channels, which the
+  // convs write in place (3 and 5 channels: the second starts at an odd channel).
+  m.random("we1", {3, 16, 1, 1}, -0.4f, 0.4f).random("be1", {3});
+  m.random("we3", {5, 16, 3, 3}, -0.2f, 0.2f).random("be3", {5});
+  m.node("Conv", {"ap", "we1", "be1"}, {"e1"}, "expand1");
+  m.node("Relu", {"e1"}, {"e1r"}, "expand1_relu");
+  attr(m.node("Conv", {"ap", "we3", "be3"}, {"e3"}, "expand3"), "pads", pads);
+  m.node("Relu", {"e3"}, {"e3r"}, "expand3_relu");
+  attr(m.node("Concat", {"e1r", "e3r"}, {"fire"}, "fire"), "axis", int64_t{1});
+  m.node("GlobalAveragePool", {"fire"}, {"g3"}, "gap3");
+  m.node("Flatten", {"g3"}, {"firevec"}, "flatten3");
   return m;
 }
 
@@ -134,8 +147,17 @@ TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
     const fb::Plan* plan = fb::GetPlan(nhwc.data());
     size_t nhwc_tensors = 0, transposes = 0;
     for (const auto* t : *plan->tensors()) nhwc_tensors += t->layout() == fb::Layout::NHWC;
-    for (const auto* s : *plan->steps()) transposes += s->op() == fb::OpFamily::Transpose;
+    size_t concats = 0, slices = 0;
+    for (const auto* s : *plan->steps()) {
+      transposes += s->op() == fb::OpFamily::Transpose;
+      concats += s->op() == fb::OpFamily::Concat;
+      if (s->op() == fb::OpFamily::Conv) slices += s->params_as_ConvParams()->y_channel_offset() > 0;
+    }
     EXPECT_GT(nhwc_tensors, 10u);
+    // Fused, the fire module's convs (with their Relu) write its Concat in place; the other
+    // Concat reads a tensor that a conv reads too. Unfused, Relu steps produce both inputs.
+    EXPECT_EQ(concats, fuse_nodes ? 1u : 2u);
+    EXPECT_EQ(slices, fuse_nodes ? 1u : 0u);
     // x in, feat out (a 4-D output binding), se into the channel Softmax (NCHW only).
     EXPECT_EQ(transposes, 3u) << "fuse " << fuse_nodes;
     const auto got = run(nhwc, input);

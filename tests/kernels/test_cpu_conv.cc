@@ -392,5 +392,49 @@ TEST(Conv, ChannelsLastMatchesChannelsFirstOnPermutedData) {
   }
 }
 
+// Concat in place: with y_channels > out_channels the channels_last conv writes its channels at
+// y_channel_offset of each pixel of the wider y, the dense result exactly, and nothing else.
+TEST(Conv, ChannelsLastWritesItsChannelSliceOnly) {
+  SEEDED_RNG(rng);
+  for (int trial = 0; trial < 12; ++trial) {
+    ConvShape s;
+    s.groups = trial % 3 == 2 ? 2 : 1;
+    s.batch = rng.integer(1, 2);
+    s.in_channels = s.groups * rng.integer(1, 4);
+    s.out_channels = s.groups * rng.integer(1, 4);
+    for (int d = 0; d < 2; ++d) {
+      s.kernel.push_back(rng.integer(1, 3));
+      s.stride.push_back(1);
+      s.dilation.push_back(1);
+      s.pad_begin.push_back(rng.integer(0, 1));
+      s.pad_end.push_back(rng.integer(0, 1));
+      s.in.push_back(s.kernel[d] + rng.integer(0, 3));
+    }
+    const Activation act{ActivationKind::kRelu, 0.f, 0.f};
+    const std::vector<float> x = rng.uniform(s.x_count(), -1.f, 1.f);
+    const std::vector<float> w = rng.uniform(s.w_count(), -1.f, 1.f);
+    const std::vector<float> bias = rng.uniform(s.out_channels, -1.f, 1.f);
+    ConvParams p = conv_params(s, true, false, act);
+    p.channels_last = true;
+    std::vector<float> dense(size_t(s.y_count()));
+    cpu::conv(p, x.data(), w.data(), bias.data(), nullptr, dense.data());
+    const int64_t offset = rng.integer(0, 3), extra = offset + rng.integer(0, 3);
+    p.y_channels = s.out_channels + extra;
+    p.y_channel_offset = offset;
+    const int64_t pixels = s.y_count() / s.out_channels;
+    std::vector<float> wide(size_t(pixels * p.y_channels), -77.f);
+    cpu::conv(p, x.data(), w.data(), bias.data(), nullptr, wide.data());
+    for (int64_t px = 0; px < pixels; ++px)
+      for (int64_t c = 0; c < p.y_channels; ++c) {
+        const float got = wide[size_t(px * p.y_channels + c)];
+        if (c >= offset && c < offset + s.out_channels) {
+          ASSERT_EQ(got, dense[size_t(px * s.out_channels + c - offset)]) << trial << " " << px << " " << c;
+        } else {
+          ASSERT_EQ(got, -77.f) << "trial " << trial << ": channel " << c << " outside the slice";
+        }
+      }
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels

@@ -234,6 +234,86 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuConv, testing::Range(0, static_cast<int>(cases().size())));
 
+// Concat in place: y has `extra` more channels than the conv makes and the conv writes its own
+// at `offset` (odd offsets take the kernels' unpaired stores). Every variant must match the CPU
+// twin inside the slice and leave every other channel as it was (poisoned).
+class GpuConvSlice : public testing::TestWithParam<int> {};
+
+TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const Case c = cases()[size_t(GetParam())];
+  for (const auto [offset, extra] : {std::pair<int64_t, int64_t>{0, 5}, {3, 3}, {8, 8}}) {
+    ConvParams p = params_of(c, false, test_util::kEveryActivation[1 + GetParam() % 10]);
+    p.has_bias = true;
+    p.y_channels = p.out_channels + extra;
+    p.y_channel_offset = offset;
+    const int64_t pixels = p.batch * out_volume(p);
+    const int64_t nx = p.batch * in_volume(p) * p.in_channels, ny = pixels * p.y_channels;
+    const int64_t k = kernel_volume(p) * (p.in_channels / p.groups);
+    const int64_t nw = p.out_channels * k;
+    const std::vector<float> x = gpu_test::round_half(rng.uniform(nx, -1.f, 1.f));
+    const std::vector<float> w = gpu_test::round_half(rng.uniform(nw, -1.f, 1.f));
+    const std::vector<float> bias = gpu_test::round_half(rng.uniform(p.out_channels, -1.f, 1.f));
+    // The twin writes the same slice of a float y that starts out as NaN everywhere.
+    std::vector<float> want(static_cast<size_t>(ny), std::nanf(""));
+    cpu::conv(p, x.data(), w.data(), bias.data(), nullptr, want.data());
+
+    DeviceBuffer dx(nx * 2), dw(nw * 2), db(p.out_channels * 2), dy(ny * 2);
+    dx.upload(gpu_test::to_half(x).data(), nx * 2);
+    dw.upload(gpu_test::to_half(w).data(), nw * 2);
+    db.upload(gpu_test::to_half(bias).data(), p.out_channels * 2);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.in[1] = dw.get();
+    ptrs.in[2] = db.get();
+    ptrs.out[0] = dy.get();
+    std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
+    const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
+    for (const IgemmTile& t : kTiles) {
+      if (p.groups != 1 || p.spatial_rank != 2 || (!t.any_channels && p.in_channels % 8 != 0))
+        continue;
+      runs.push_back({t.name, igemm_choice(t, p, 1)});
+      if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
+    }
+    cuda::LaunchChoice one;
+    if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
+      one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
+      cuda::launch_1d(uint64_t(pixels * p.out_channels), 256, 1024, &one);
+      runs.push_back({"depthwise", one});
+    }
+    one.variant = cuda::find_kernel_variant("jp_conv_direct_f16");
+    cuda::launch_1d(uint64_t(pixels * p.out_channels), 256, 1024, &one);
+    runs.push_back({"direct", one});
+    for (const auto& [label, choice] : runs) {
+      ASSERT_NE(choice.variant, nullptr) << label;
+      dy.poison16(gpu_test::kHalfPoison);
+      ASSERT_EQ(launch_with_workspace(choice, ptrs, p), "") << c.name << ": " << label;
+      const std::vector<uint8_t> bytes = dy.download_all();
+      std::vector<uint16_t> got(static_cast<size_t>(ny));
+      std::memcpy(got.data(), bytes.data(), size_t(ny) * 2);
+      std::vector<uint16_t> inside;
+      std::vector<float> inside_want;
+      for (int64_t i = 0; i < ny; ++i) {
+        const int64_t ch = i % p.y_channels;
+        if (ch >= offset && ch < offset + p.out_channels) {
+          inside.push_back(got[size_t(i)]);
+          inside_want.push_back(want[size_t(i)]);
+        } else {
+          ASSERT_EQ(got[size_t(i)], gpu_test::kHalfPoison)
+              << c.name << ", " << label << ": channel " << ch << " outside the slice written";
+        }
+      }
+      EXPECT_TRUE(close_conv(inside, inside_want, k))
+          << c.name << ", " << label << ", offset " << offset << " extra " << extra;
+      EXPECT_TRUE(dy.guard_intact()) << c.name << ", " << label;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuConvSlice,
+                         testing::Range(0, static_cast<int>(cases().size())));
+
 TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
   ConvParams p = params_of(cases()[0], false, {});
   cuda::StepDesc step;
