@@ -38,6 +38,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   if (options.fuse) {
     fold_batchnorm(g);
     fuse(g);
+    fuse_pointwise(g);
   }
   legalize(g);
 
