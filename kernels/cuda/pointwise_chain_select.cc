@@ -18,8 +18,9 @@ bool select_pointwise_chain(const StepDesc& step, const TargetInfo& target, Laun
   const char* name = f16 ? (x4 ? "jp_pointwise_chain_f16_x4" : "jp_pointwise_chain_f16")
                          : (x4 ? "jp_pointwise_chain_f32_x4" : "jp_pointwise_chain_f32");
   out->variant = find_kernel_variant(name);
-  // Grid-stride kernels: enough blocks to fill every SM a few times over.
-  launch_1d(x4 ? (work + 3) / 4 : work, 256, target.sm_count * 8, out);
+  // Grid-stride kernels of 128-thread blocks (the variants assume it): enough blocks to fill
+  // every SM several times over.
+  launch_1d(x4 ? (work + 3) / 4 : work, 128, target.sm_count * 16, out);
   return true;
 }
 
