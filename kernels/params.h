@@ -149,6 +149,33 @@ struct BinaryParams {
   Activation act;
 };
 
+// A chain of float elementwise ops run as one program per output element (OpFamily Pointwise):
+// instruction i computes register i from a step input or earlier registers; the last register
+// is y[i]. Step input k is read at sum_d coord_d * in_strides[k][d] over the dense output shape
+// out_dims (stride 0 broadcasts that dim). Arithmetic is FP32 whatever the storage.
+constexpr int kMaxPointwiseInputs = 8;
+constexpr int kMaxPointwiseInstrs = 16;
+
+enum class PointwiseInstrKind : uint8_t { kLoad = 0, kBinary = 1, kUnary = 2, kActivation = 3 };
+constexpr int kPointwiseInstrKindCount = 4;
+
+struct PointwiseInstr {
+  PointwiseInstrKind kind = PointwiseInstrKind::kLoad;
+  uint8_t op = 0;  // kLoad: input index; kBinary: BinaryOp; kUnary: UnaryOp (float math)
+  uint8_t a = 0;   // source register (kBinary, kUnary, kActivation), < this instruction's index
+  uint8_t b = 0;   // second source register (kBinary)
+  Activation act;  // kActivation
+};
+
+struct PointwiseParams {
+  int32_t rank = 0;  // of out_dims; 0 is one element
+  int32_t num_inputs = 0;
+  int32_t num_instrs = 0;
+  int64_t out_dims[kMaxRank] = {};
+  int64_t in_strides[kMaxPointwiseInputs][kMaxRank] = {};
+  PointwiseInstr program[kMaxPointwiseInstrs] = {};
+};
+
 // y[i] = act(x[i]) for i in [0, count).
 struct ActivationParams {
   int64_t count = 0;

@@ -39,6 +39,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
     fold_batchnorm(g);
     fuse_patterns(g);
     fuse(g);
+    fuse_pointwise(g);
   }
   legalize(g);
 

@@ -145,6 +145,9 @@ class LayoutPass {
       case fb::OpFamily::Binary:
         if (binary_nhwc(s)) return;
         break;
+      case fb::OpFamily::Pointwise:
+        if (operands_nhwc(s)) return;
+        break;
       case fb::OpFamily::Concat: {
         if (t(s.outputs[0]).shape.size() != 4 || op.axis != 1) break;
         bool any = false, all = true;
@@ -170,32 +173,46 @@ class LayoutPass {
   }
 
   // Binary over an NHWC operand of the output's shape: NHWC when the other operand allows.
-  bool binary_nhwc(DraftStep& s) {
-    if (s.inputs.size() != 2) return false;
+  bool binary_nhwc(DraftStep& s) { return s.inputs.size() == 2 && operands_nhwc(s); }
+
+  // A broadcasting elementwise step (Binary, Pointwise) runs NHWC when one operand is an NHWC
+  // tensor of the output's shape and every other one is a 4-D activation of the output's shape
+  // or per channel ([N or 1, C, 1, 1], read as [N or 1, 1, 1, C]), or a constant per channel or
+  // scalar (as [1, 1, 1, C]). All operands are checked before any Transpose is added.
+  bool operands_nhwc(DraftStep& s) {
     const Shape out = t(s.outputs[0]).shape;
     if (out.size() != 4) return false;
-    for (size_t k = 0; k < 2; ++k) {
-      const uint32_t a = s.inputs[k], b = s.inputs[1 - k];
-      if (!nhwc(a) || logical(a) != out) continue;
+    bool anchored = false;
+    std::vector<int64_t> channels(s.inputs.size(), 0);  // > 1: a per-channel constant
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      const uint32_t b = s.inputs[k];
+      anchored |= nhwc(b) && logical(b) == out;
       if (activation4d(b)) {
         const Shape lb = logical(b);
         const bool per_channel = (lb[0] == 1 || lb[0] == out[0]) && lb[1] == out[1] &&
                                  lb[2] == 1 && lb[3] == 1;
         if (lb != out && !per_channel) return false;
-        s.inputs[1 - k] = as_nhwc(b);
       } else if (t(b).storage == fb::Storage::Weight) {
-        Shape s4(4 - std::min<size_t>(4, t(b).shape.size()), 1);
         if (t(b).shape.size() > 4) return false;
+        Shape s4(4 - t(b).shape.size(), 1);
         s4.insert(s4.end(), t(b).shape.begin(), t(b).shape.end());
         if (s4[0] != 1 || s4[2] != 1 || s4[3] != 1) return false;
-        if (s4[1] != 1) s.inputs[1 - k] = channel_constant(b, s4[1]);
+        channels[k] = s4[1];
       } else {
         return false;
       }
-      output_nhwc(s, 0);
-      return true;
     }
-    return false;
+    if (!anchored) return false;
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      const uint32_t b = s.inputs[k];
+      if (activation4d(b)) {
+        s.inputs[k] = as_nhwc(b);
+      } else if (channels[k] > 1) {
+        s.inputs[k] = channel_constant(b, channels[k]);
+      }
+    }
+    output_nhwc(s, 0);
+    return true;
   }
 
   // A per-channel constant as [1, 1, 1, C]: the same bytes, another shape.

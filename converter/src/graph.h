@@ -112,6 +112,8 @@ struct OpDesc {
   // The step writes one more output, an int64 [1] holding output 0's run-time leading extent
   // (NonMaxSuppression); output 0 must then be a graph output.
   bool count_output = false;
+  // Pointwise: the program (fuse_pointwise.cc); instruction i writes register i.
+  std::vector<fb::PointwiseInstr> pointwise;
   // The ONNX-coverage families keep their attributes here (op_desc_groups.h).
   NnDesc nn;
   TensorOpDesc tensor;

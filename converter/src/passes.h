@@ -37,6 +37,11 @@ void fuse_patterns(Graph& g);
 // activation. A fused node runs where its last absorbed node ran.
 void fuse(Graph& g);
 
+// After fuse(): maximal groups of float elementwise nodes (Binary, Activation, float Unary math)
+// whose intermediates have one reader, the output's shape and are no graph outputs become one
+// Pointwise node (a program over its external inputs, fuse_pointwise.cc). Lone nodes stay.
+void fuse_pointwise(Graph& g);
+
 // Gives every node exactly the shapes of its plan step, adding Copy nodes (views) and constants
 // where ONNX semantics are wider: MatMul with 1-D operands, with fewer batch dims than its
 // output, or with batch dims broadcast partially (materialized by a Mul with ones); softmax of

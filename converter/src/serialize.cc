@@ -66,6 +66,9 @@ std::pair<fb::StepParams, Offset<void>> step_params(FlatBufferBuilder& fbb, cons
     case fb::OpFamily::Concat:
       return {fb::StepParams::ConcatParams, fb::CreateConcatParams(fbb, op.axis).Union()};
     case fb::OpFamily::Copy: return {fb::StepParams::CopyParams, fb::CreateCopyParams(fbb).Union()};
+    case fb::OpFamily::Pointwise:
+      return {fb::StepParams::PointwiseParams,
+              fb::CreatePointwiseParams(fbb, fbb.CreateVectorOfStructs(op.pointwise)).Union()};
     default: {  // the ONNX-coverage families: their group's serializer
       StepParamsOffset out;
       if (serialize_nn(fbb, s, &out) || serialize_tensor(fbb, s, &out) ||

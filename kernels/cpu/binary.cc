@@ -4,9 +4,7 @@
 
 namespace jetplan::kernels::cpu {
 
-namespace {
-
-float apply_op(BinaryOp op, float a, float b) {
+float apply_binary(BinaryOp op, float a, float b) {
   switch (op) {
     case BinaryOp::kAdd:
       return a + b;
@@ -30,8 +28,6 @@ float apply_op(BinaryOp op, float a, float b) {
   return a;  // unreachable for a validated plan
 }
 
-}  // namespace
-
 // The first `rank` entries of out_dims and the strides are used; rank 0 is a single element.
 void binary(const BinaryParams& p, const float* a, const float* b, float* y) {
   int64_t count = 1;
@@ -45,7 +41,7 @@ void binary(const BinaryParams& p, const float* a, const float* b, float* y) {
       a_off += coord * p.a_strides[d];
       b_off += coord * p.b_strides[d];
     }
-    y[i] = apply_activation(p.act, apply_op(p.op, a[a_off], b[b_off]));
+    y[i] = apply_activation(p.act, apply_binary(p.op, a[a_off], b[b_off]));
   }
 }
 

@@ -10,6 +10,8 @@
 namespace jetplan::kernels::cpu {
 
 float apply_activation(const Activation& act, float x);
+// One Binary op on two values (the Binary kernel's formula, for the fused pointwise chain).
+float apply_binary(BinaryOp op, float a, float b);
 
 void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
           const float* residual, float* y);
@@ -23,6 +25,9 @@ void batch_norm(const BatchNormParams& p, const float* x, const float* scale, co
                 const float* mean, const float* var, float* y);
 // inputs[i] points to input i; num_inputs entries.
 void concat(const ConcatParams& p, const void* const* inputs, void* y);
+// The Pointwise program over float tensors: dtype kFloat32 or kFloat16 (IEEE half bits)
+// storage for every input and y, FP32 arithmetic; inputs[k] points to step input k.
+void pointwise_chain(const PointwiseParams& p, DType dtype, const void* const* inputs, void* y);
 // y may equal x (then nothing is copied).
 void copy(const CopyParams& p, const void* x, void* y);
 

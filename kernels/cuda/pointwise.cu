@@ -3,6 +3,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/elementwise_math.cuh"
 #include "kernels/cuda/launch.h"
 
 namespace jetplan::kernels::cuda {
@@ -15,20 +16,6 @@ __device__ void activation(const StepPointers& ptrs, const ActivationParams& p) 
   for (int64_t i = global_thread(); i < p.count; i += global_threads()) {
     store_float(y, i, apply_activation(p.act, load_float(x, i)));
   }
-}
-
-__device__ __forceinline__ float binary_op(BinaryOp op, float a, float b) {
-  switch (op) {
-    case BinaryOp::kAdd: return a + b;
-    case BinaryOp::kSub: return a - b;
-    case BinaryOp::kMul: return a * b;
-    case BinaryOp::kDiv: return a / b;
-    case BinaryOp::kMax: return (a != a || b != b) ? a + b : fmaxf(a, b);
-    case BinaryOp::kMin: return (a != a || b != b) ? a + b : fminf(a, b);
-    case BinaryOp::kPow: return powf(a, b);
-    case BinaryOp::kPRelu: return a < 0.f ? a * b : a;
-  }
-  return a;
 }
 
 template <typename T>

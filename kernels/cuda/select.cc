@@ -7,7 +7,7 @@ namespace jetplan::kernels::cuda {
 namespace {
 
 // One row per fb::OpFamily value (schemas/plan.fbs order); null: no CUDA kernel yet.
-constexpr int kFamilies = 34;
+constexpr int kFamilies = 36;
 const SelectFn kSelectors[kFamilies] = {
     /* Conv */ select_conv,
     /* Pool */ select_pool,
@@ -43,6 +43,8 @@ const SelectFn kSelectors[kFamilies] = {
     /* Dequantize */ nullptr,
     /* QLinearMatMul */ nullptr,
     /* QLinearConv */ nullptr,
+    /* DynamicQuantize */ nullptr,
+    /* Pointwise */ select_pointwise_chain,
 };
 
 }  // namespace

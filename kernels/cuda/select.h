@@ -77,6 +77,7 @@ bool select_broadcast(const StepDesc&, const TargetInfo&, LaunchChoice*, std::st
 bool select_pad(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_conv_transpose(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 bool select_rnn(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+bool select_pointwise_chain(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
 
 // Helpers for selectors.
 uint32_t ceil_div_u32(uint64_t a, uint64_t b);  // saturates at UINT32_MAX

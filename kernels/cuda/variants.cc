@@ -12,7 +12,8 @@ enum Family : uint16_t {
   kTopK = 13, kInstanceNorm = 14, kLayerNorm = 15, kGroupNorm = 16, kLrn = 17, kNms = 18,
   kTranspose = 19, kSlice = 20, kGather = 21, kGatherElements = 22, kPad = 23, kBroadcast = 24,
   kUnary = 25, kElementwise = 26, kWhere = 27, kCast = 28, kRnn = 29, kQuantize = 30,
-  kDequantize = 31, kQLinearMatMul = 32, kQLinearConv = 33,
+  kDequantize = 31, kQLinearMatMul = 32, kQLinearConv = 33, kDynamicQuantize = 34,
+  kPointwise = 35,
 };
 constexpr uint8_t kF32 = static_cast<uint8_t>(DType::kFloat32);
 constexpr uint8_t kF16 = static_cast<uint8_t>(DType::kFloat16);
@@ -35,6 +36,7 @@ constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/elementwise_variants.inc"
 #include "kernels/cuda/conv_transpose_variants.inc"
 #include "kernels/cuda/rnn_variants.inc"
+#include "kernels/cuda/pointwise_chain_variants.inc"
 };
 
 }  // namespace

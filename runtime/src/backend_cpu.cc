@@ -66,4 +66,14 @@ void run_copy_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::copy(s.params.copy, tensors[s.inputs->Get(0)], tensors[s.outputs->Get(0)]);
 }
 
+void run_pointwise_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  const void* inputs[kernels::kMaxPointwiseInputs];
+  for (int32_t i = 0; i < s.params.pointwise.num_inputs; ++i) {
+    inputs[i] = tensors[s.inputs->Get(static_cast<uint32_t>(i))];
+  }
+  // CPU plans are Float32 (prepare's check_float32).
+  kernels::cpu::pointwise_chain(s.params.pointwise, kernels::DType::kFloat32, inputs,
+                                tensors[s.outputs->Get(0)]);
+}
+
 }  // namespace jetplan::rt

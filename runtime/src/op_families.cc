@@ -21,6 +21,8 @@ constexpr OpFamilyEntry kOpFamilies[] = {
 #include "runtime/src/families_nn.inc"
 #include "runtime/src/families_tensor.inc"
 #include "runtime/src/families_seq.inc"
+    {OpFamily::Pointwise, StepParams::PointwiseParams, "Pointwise", prepare_pointwise,
+     run_pointwise_cpu},
 };
 
 constexpr size_t kFamilyCount = sizeof(kOpFamilies) / sizeof(kOpFamilies[0]);

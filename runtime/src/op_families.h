@@ -43,6 +43,8 @@ Status prepare_softmax(const jp_plan&, const fb::Step&, PreparedStep*);
 Status prepare_batch_norm(const jp_plan&, const fb::Step&, PreparedStep*);
 Status prepare_concat(const jp_plan&, const fb::Step&, PreparedStep*);
 Status prepare_copy(const jp_plan&, const fb::Step&, PreparedStep*);
+// A fused chain of float elementwise ops (prepare_pointwise.cc).
+Status prepare_pointwise(const jp_plan&, const fb::Step&, PreparedStep*);
 
 // CPU kernels behind each family (backend_cpu.cc).
 void run_conv_cpu(const PreparedStep&, void* const*, void*);
@@ -54,6 +56,7 @@ void run_softmax_cpu(const PreparedStep&, void* const*, void*);
 void run_batch_norm_cpu(const PreparedStep&, void* const*, void*);
 void run_concat_cpu(const PreparedStep&, void* const*, void*);
 void run_copy_cpu(const PreparedStep&, void* const*, void*);
+void run_pointwise_cpu(const PreparedStep&, void* const*, void*);
 
 
 }  // namespace jetplan::rt

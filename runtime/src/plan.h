@@ -77,6 +77,7 @@ union KernelParams {
   kernels::QLinearMatMulParams qlinear_matmul;
   kernels::QLinearConvParams qlinear_conv;
   kernels::DynamicQuantizeParams dynamic_quantize;
+  kernels::PointwiseParams pointwise;
 };
 
 struct PreparedStep;

@@ -88,6 +88,32 @@ std::string params_of(const fb::Step* s) {
     return "epsilon=" + std::to_string(p->epsilon());
   }
   if (const auto* p = s->params_as_ConcatParams()) return "axis=" + std::to_string(p->axis());
+  if (const auto* p = s->params_as_PointwiseParams()) {
+    // The program as assignments: "r0=in0 r1=in1 r2=Mul(r0,r1) r3=Sigmoid(r2)".
+    std::string text;
+    const auto reg = [](int r) { return "r" + std::to_string(r); };
+    for (uint32_t i = 0; p->program() != nullptr && i < p->program()->size(); ++i) {
+      const fb::PointwiseInstr& in = *p->program()->Get(i);
+      text += (i ? " " : "") + reg(static_cast<int>(i)) + "=";
+      switch (in.kind()) {
+        case fb::PointwiseInstrKind::Load: text += "in" + std::to_string(in.op()); break;
+        case fb::PointwiseInstrKind::Binary:
+          text += std::string(fb::EnumNameBinaryOp(static_cast<fb::BinaryOp>(in.op()))) + "(" +
+                  reg(in.a()) + "," + reg(in.b()) + ")";
+          break;
+        case fb::PointwiseInstrKind::Unary:
+          text += std::string(fb::EnumNameUnaryOp(static_cast<fb::UnaryOp>(in.op()))) + "(" +
+                  reg(in.a()) + ")";
+          break;
+        case fb::PointwiseInstrKind::Activation:
+          text += std::string(fb::EnumNameActivationKind(in.activation().kind())) + "(" +
+                  reg(in.a()) + ")";
+          break;
+        default: text += "?"; break;
+      }
+    }
+    return text;
+  }
   if (s->params_type() == fb::StepParams::CopyParams) return "";
   return std::string("(") + fb::EnumNameStepParams(s->params_type()) + ")";
 }

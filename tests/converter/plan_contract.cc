@@ -245,6 +245,7 @@ class Checker {
       case fb::OpFamily::Lrn:
       case fb::OpFamily::Nms:
       case fb::OpFamily::DynamicQuantize:
+      case fb::OpFamily::Pointwise:
         return true;
       default:
         return false;  // data movement and typed math (any dtype), seq and quantized families
@@ -336,6 +337,26 @@ class Checker {
       case fb::OpFamily::Activation:
         expect(s->params_as_ActivationParams() && in.size() == 1 && in[0] == y, "activation");
         return;
+      case fb::OpFamily::Pointwise: {
+        // 1..8 inputs, each broadcasting to the output; 1..16 instructions, each reading
+        // registers written before it and loading inputs that exist.
+        const auto* p = s->params_as_PointwiseParams();
+        if (!p || !p->program() || in.empty() || in.size() > 8 || p->program()->size() == 0 ||
+            p->program()->size() > 16)
+          return bad("step ", name, " pointwise params");
+        for (const Shape& x : in) {
+          Shape out;
+          expect(broadcast(x, y, &out) && out == y, "pointwise input " + str(x) + " vs " + str(y));
+        }
+        for (uint32_t i = 0; i < p->program()->size(); ++i) {
+          const fb::PointwiseInstr* ins = p->program()->Get(i);
+          const bool load = ins->kind() == fb::PointwiseInstrKind::Load;
+          const bool two = ins->kind() == fb::PointwiseInstrKind::Binary;
+          expect(load ? ins->op() < in.size() : ins->a() < i && (!two || ins->b() < i),
+                 "pointwise instruction " + std::to_string(i));
+        }
+        return;
+      }
       case fb::OpFamily::Softmax: {
         const auto* p = s->params_as_SoftmaxParams();
         const int64_t r = static_cast<int64_t>(y.size());

@@ -311,11 +311,14 @@ TEST(GpuConvert, PointwiseNet) {
   plan = plan_of(r);
   std::vector<std::string> names;
   for (const auto* s : *plan->steps()) names.push_back(s->name()->str());
-  EXPECT_EQ(names, (std::vector<std::string>{"x:to_f16", "z:to_f16", "relu", "mul",
-                                             "add+sigmoid", "y:to_f32"}));
+  // The chain is one Pointwise step (fuse_pointwise.cc).
+  EXPECT_EQ(names, (std::vector<std::string>{"x:to_f16", "z:to_f16", "relu+mul+add+sigmoid",
+                                             "y:to_f32"}));
   // Pointwise steps have CUDA kernels today: only the binding casts may be missing.
-  expect_kernels_or_one_error(m, "h100", {fb::OpFamily::Activation, fb::OpFamily::Binary});
-  expect_kernels_or_one_error(m, "rtx3090", {fb::OpFamily::Activation, fb::OpFamily::Binary});
+  const std::set<fb::OpFamily> have = {fb::OpFamily::Activation, fb::OpFamily::Binary,
+                                       fb::OpFamily::Pointwise};
+  expect_kernels_or_one_error(m, "h100", have);
+  expect_kernels_or_one_error(m, "rtx3090", have);
 }
 
 // Sin (Unary) and ReduceMean (Reduce) run on the CPU; every step of a family without CUDA

@@ -70,7 +70,9 @@ TEST(Import, UnsortedNodesAreSorted) {
   m.input("x", {1, 4}).output("y");
   m.node("Sigmoid", {"t"}, {"y"}, "second");
   m.node("Tanh", {"x"}, {"t"}, "first");
-  const ConvertResult r = convert_ok(m);
+  ConvertOptions separate;  // two steps, in order (fused, they would be one Pointwise step)
+  separate.fuse = false;
+  const ConvertResult r = convert_ok(m, separate);
   const fb::Plan* plan = read_plan(r.plan);
   ASSERT_NE(plan, nullptr);
   ASSERT_EQ(plan->steps()->size(), 2u);
