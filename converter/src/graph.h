@@ -89,7 +89,7 @@ struct OpDesc {
   // Conv and Pool, one entry per spatial dim, explicit pads (auto_pad resolved).
   std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end;
   int64_t groups = 1;
-  bool has_residual = false;  // Conv: inputs[3] is added before the activation
+  bool has_residual = false;  // Conv, Gemm: inputs[3] is added before the activation
   fb::PoolKind pool_kind = fb::PoolKind::Max;
   bool count_include_pad = false;
   bool ceil_mode = false;  // Pool: output extents round up (schema PoolParams.ceil_mode)
