@@ -121,6 +121,25 @@ TEST(GemmResidual, SkipThenBiasWithoutC) {
   expect_same_as_unfused(m, {4 * 8});
 }
 
+// For a GPU target the fused step reads the FP16 twin of x as A and as R, and (being the last
+// step, writing the float32 output) runs an _f32out kernel: no Cast after it.
+TEST(GemmResidual, GpuPlanKeepsTheResidualAndWritesFloat32) {
+  ConvertOptions gpu;
+  gpu.target = "h100";
+  const ConvertResult r = convert_onnx(vit_block(true, false).bytes(), "model.onnx", gpu);
+  const fb::Plan* plan = plan_of(r);
+  ASSERT_THAT(step_ops(plan), ElementsAre(OpFamily::Cast, OpFamily::Gemm));
+  const fb::Step* s = plan->steps()->Get(1);
+  EXPECT_EQ(s->name()->str(), "fc+bias_add+skip+relu");
+  ASSERT_TRUE(s->params_as_GemmParams()->has_residual());
+  ASSERT_EQ(s->inputs()->size(), 4u);
+  EXPECT_EQ(s->inputs()->Get(3), s->inputs()->Get(0));  // x:f16, as A and as R
+  EXPECT_EQ(plan->tensors()->Get(s->inputs()->Get(3))->dtype(), fb::DType::Float16);
+  EXPECT_EQ(s->outputs()->Get(0), plan->outputs()->Get(0)->tensor());
+  EXPECT_EQ(plan->tensors()->Get(s->outputs()->Get(0))->dtype(), fb::DType::Float32);
+  EXPECT_EQ(s->kernel()->str(), "jp_gemm_f16_mma32_nn_f32out");
+}
+
 TEST(GemmResidual, WhatStaysApart) {
   // A broadcasting run-time addend when C is taken; a Sub; an Add after the Gemm's activation.
   // (A second full-shape addend after R is taken becomes C: fc1.)
