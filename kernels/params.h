@@ -113,12 +113,13 @@ struct PoolParams {
   bool channels_last = false;
 };
 
-// For i in [0, batch): y[i] (M x N) = act(alpha * opA(A[i]) * opB(B[i]) + beta * C)
+// For i in [0, batch): y[i] (M x N) = act(alpha * opA(A[i]) * opB(B[i]) + beta * C + R[i])
 // A[i] starts at a + i * a_batch_stride and is [M, K] row-major, or [K, M] when trans_a;
 // B[i] starts at b + i * b_batch_stride and is [K, N], or [N, K] when trans_b (stride 0
 // broadcasts one matrix to every batch). y is [batch, M, N] dense.
 // C (optional) element (i, m, n) is c[i * c_stride_batch + m * c_stride_m + n * c_stride_n];
-// zero strides broadcast.
+// zero strides broadcast. R (optional, has_residual) is dense like y: element (i, m, n) is
+// r[(i * M + m) * N + n]; it is added once, after beta * C and before the activation.
 struct GemmParams {
   int64_t batch = 1;
   int64_t M = 0, N = 0, K = 0;
@@ -130,6 +131,7 @@ struct GemmParams {
   int64_t b_batch_stride = 0;
   bool has_c = false;
   int64_t c_stride_batch = 0, c_stride_m = 0, c_stride_n = 0;
+  bool has_residual = false;
   Activation act;
 };
 

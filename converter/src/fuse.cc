@@ -1,7 +1,7 @@
 // Epilogue fusion: the consumer's work is done by the producer's step as it writes its output,
 // which saves a pass over memory and an intermediate buffer. A plan step computes
 //   Conv:   act(conv(x, w) + bias + residual)
-//   Gemm:   act(alpha * A x B + beta * C)
+//   Gemm:   act(alpha * A x B + beta * C + residual)
 //   Binary: act(a op b)
 // so a consumer is absorbed only where it extends that formula in order.
 #include <algorithm>
@@ -112,11 +112,24 @@ bool absorb_next(Graph& g, size_t* at) {
         n.op.has_residual = true;
         absorbed = true;
       }
-    } else if (add && !(n.inputs.size() > 2 && n.inputs[2] >= 0) && !n.op.a_vector &&
-               !n.op.b_vector && batch_uniform(g.values[other].shape, g.values[y].shape)) {
-      // Gemm without C: C = the addend (it broadcasts to the output: shapes were equal above).
-      n.inputs.resize(2);
+    } else if (n.op.a_vector || n.op.b_vector || !add) {
+      // MatMul of a vector: legalize reshapes its output, not an addend's.
+    } else if (!g.values[other].is_constant && !n.op.has_residual &&
+               g.values[other].shape == g.values[y].shape) {
+      // A run-time tensor of the output's shape (a transformer's skip connection): the
+      // residual, whether or not the Gemm has a C (its bias) already.
+      n.inputs.resize(3, -1);
       n.inputs.push_back(other);
+      n.op.has_residual = true;
+      absorbed = true;
+    } else if (!(n.inputs.size() > 2 && n.inputs[2] >= 0) &&
+               batch_uniform(g.values[other].shape, g.values[y].shape)) {
+      // Gemm without C: C = the addend (it broadcasts to the output: shapes were equal above).
+      if (n.inputs.size() > 2) {
+        n.inputs[2] = other;  // a residual follows it
+      } else {
+        n.inputs.push_back(other);
+      }
       n.op.beta = 1.f;
       absorbed = true;
     }

@@ -235,6 +235,41 @@ class LayoutPass {
 
 void gpu_layout(PlanDraft* draft) { LayoutPass(draft).run(); }
 
+namespace {
+
+// The output-cast epilogue: a Conv or Gemm step that alone produces float32 binding `t` (which
+// no step reads) writes it itself, FP16 in and FP32 out, instead of an FP16 twin and a Cast.
+bool writes_output_cast(const PlanDraft& draft, uint32_t t) {
+  const DraftStep* producer = nullptr;
+  for (const DraftStep& s : draft.steps) {
+    if (std::find(s.inputs.begin(), s.inputs.end(), t) != s.inputs.end()) return false;
+    if (std::find(s.outputs.begin(), s.outputs.end(), t) == s.outputs.end()) continue;
+    if (producer != nullptr) return false;
+    producer = &s;
+  }
+  return producer != nullptr && producer->outputs.size() == 1 &&
+         (producer->op.family == fb::OpFamily::Gemm || producer->op.family == fb::OpFamily::Conv);
+}
+
+}  // namespace
+
+void gpu_output_cast_fallback(PlanDraft* draft, size_t step) {
+  const uint32_t b = draft->steps[step].outputs[0];
+  DraftTensor n;
+  n.name = draft->tensors[b].name + ":f16";
+  n.shape = draft->tensors[b].shape;
+  n.dtype = DataType::kFloat16;
+  n.layout = draft->tensors[b].layout;
+  n.size_bytes = draft->tensors[b].size_bytes / 2;
+  draft->tensors.push_back(std::move(n));
+  const uint32_t h = static_cast<uint32_t>(draft->tensors.size() - 1);
+  draft->steps[step].outputs[0] = h;
+  std::string name = draft->tensors[b].name;
+  for (const DraftBinding& o : draft->outputs)
+    if (o.tensor == b) name = o.name;
+  draft->steps.push_back(make_step(name + ":to_f32", fb::OpFamily::Cast, h, b));
+}
+
 void gpu_precision(PlanDraft* draft) {
   for (DraftTensor& t : draft->tensors) {
     if (t.dtype != DataType::kFloat32 || t.storage == fb::Storage::Binding) continue;
@@ -274,6 +309,7 @@ void gpu_precision(PlanDraft* draft) {
   draft->steps.insert(draft->steps.begin(), casts_in.begin(), casts_in.end());
   for (const DraftBinding& b : draft->outputs) {
     if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
+    if (writes_output_cast(*draft, b.tensor)) continue;
     const uint32_t h = twin(b.tensor);
     for (DraftStep& s : draft->steps)
       for (auto* list : {&s.inputs, &s.outputs})

@@ -22,8 +22,14 @@ void gpu_layout(PlanDraft* draft);
 
 // Float16 inside the plan: every float32 arena and weight tensor becomes float16 (weights
 // rounded to nearest even). Float32 bindings keep their dtype and shape: a Cast to float16
-// follows each float input, a Cast back ends the plan for each float output.
+// follows each float input, a Cast back ends the plan for each float output, except where a
+// Conv or Gemm step alone writes a float output no step reads: that step writes it in float32
+// itself (the output-cast epilogue; gpu_select falls back to the Cast where no kernel does).
 void gpu_precision(PlanDraft* draft);
+
+// The fallback: step `step` writes a float16 twin of its float32 output and a Cast after the
+// last step fills the output. Tensors are added: memory must be placed again.
+void gpu_output_cast_fallback(PlanDraft* draft, size_t step);
 
 // Drops tensors no step and no binding refers to (weights the passes replaced), renumbering.
 void remove_unused_tensors(PlanDraft* draft);

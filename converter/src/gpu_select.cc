@@ -73,6 +73,7 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
     fail("internal error: the loaded GPU plan has ", plan->steps.size(), " steps, the draft ",
          draft->steps.size());
   bool workspace_changed = false;
+  std::vector<size_t> cast_back;
   for (size_t i = 0; i < draft->steps.size(); ++i) {
     DraftStep& step = draft->steps[i];
     const rt::PreparedStep& prepared = plan->steps[i];
@@ -93,6 +94,14 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
     kernels::cuda::LaunchChoice choice;
     std::string why;
     if (!kernels::cuda::select_kernel(desc, target.device, &choice, &why)) {
+      // A float32 output written by its FP16 producer (gpu_precision's output-cast epilogue)
+      // that no variant writes: the producer writes FP16 and a Cast follows, as elsewhere.
+      if (desc.num_outputs == 1 && desc.output_dtypes[0] == kernels::DType::kFloat32 &&
+          desc.num_inputs > 0 && desc.input_dtypes[0] == kernels::DType::kFloat16 &&
+          (step.op.family == fb::OpFamily::Gemm || step.op.family == fb::OpFamily::Conv)) {
+        cast_back.push_back(i);
+        continue;
+      }
       missing.push_back(step_label(step) + ": " + why);
       continue;
     }
@@ -106,6 +115,12 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
     step.op.workspace_bytes = workspace;
   }
   if (!missing.empty()) fail_missing(target, missing);
+  if (!cast_back.empty()) {  // new steps and tensors: place memory and select again
+    for (size_t i : cast_back) gpu_output_cast_fallback(draft, i);
+    assign_memory(draft);
+    gpu_select(draft, target, metadata);
+    return;
+  }
   if (workspace_changed) assign_memory(draft);
 }
 

@@ -89,7 +89,7 @@ struct OpDesc {
   // Conv and Pool, one entry per spatial dim, explicit pads (auto_pad resolved).
   std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end;
   int64_t groups = 1;
-  bool has_residual = false;  // Conv: inputs[3] is added before the activation
+  bool has_residual = false;  // Conv, Gemm: inputs[3] is added before the activation
   // Conv writing a Concat along NHWC channels in place: its channels' first index in the
   // Concat's output (concat_in_place, gpu_lower.h).
   int64_t y_channel_offset = 0;

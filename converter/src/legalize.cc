@@ -136,6 +136,8 @@ class Legalizer {
     }
     const int tmp = new_value(g_.values[onnx_out].name + ":" + shape_str(y), y);
     node.outputs[0] = tmp;
+    // The residual has the ONNX output's shape (fuse); the step adds it in the step's shape.
+    if (node.op.has_residual) node.inputs.back() = view(node.inputs.back(), y, node.name + ":R");
     const std::string copy_name = node.name + ":Y";
     out_.push_back(std::move(node));
     copy(copy_name, tmp, onnx_out);

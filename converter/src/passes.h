@@ -33,8 +33,9 @@ void fuse_patterns(Graph& g);
 
 // Epilogue fusion into the producer when the intermediate has one reader and is no graph
 // output: Conv + per-channel constant Add/Sub (into the bias) + Add of a tensor of the output's
-// shape (residual) + activation; Gemm/MatMul + constant Add (C) + activation; Binary +
-// activation. A fused node runs where its last absorbed node ran.
+// shape (residual) + activation; Gemm/MatMul + Add (C: a constant or broadcasting addend) +
+// Add of a run-time tensor of the output's shape (residual, with or without C) + activation;
+// Binary + activation. A fused node runs where its last absorbed node ran.
 void fuse(Graph& g);
 
 // After fuse(): maximal groups of float elementwise nodes (Binary, Activation, float Unary math)

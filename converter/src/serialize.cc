@@ -51,8 +51,10 @@ std::pair<fb::StepParams, Offset<void>> step_params(FlatBufferBuilder& fbb, cons
       return {fb::StepParams::PoolParams, p.Union()};
     }
     case fb::OpFamily::Gemm: {
-      auto p = fb::CreateGemmParams(fbb, op.trans_a, op.trans_b, op.alpha, op.beta,
-                                    s.inputs.size() == 3, &act);
+      // Inputs are A, B, then C and the residual when present.
+      const bool has_c = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
+      auto p = fb::CreateGemmParams(fbb, op.trans_a, op.trans_b, op.alpha, op.beta, has_c, &act,
+                                    op.has_residual);
       return {fb::StepParams::GemmParams, p.Union()};
     }
     case fb::OpFamily::Binary:

@@ -16,7 +16,12 @@ float apply_binary(BinaryOp op, float a, float b);
 void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
           const float* residual, float* y);
 void pool(const PoolParams& p, const float* x, float* y);
-void gemm(const GemmParams& p, const float* a, const float* b, const float* c, float* y);
+void gemm(const GemmParams& p, const float* a, const float* b, const float* c,
+          const float* residual, float* y);
+// For steps without a residual (p.has_residual false).
+inline void gemm(const GemmParams& p, const float* a, const float* b, const float* c, float* y) {
+  gemm(p, a, b, c, nullptr, y);
+}
 void binary(const BinaryParams& p, const float* a, const float* b, float* y);
 // y may alias x.
 void activation(const ActivationParams& p, const float* x, float* y);

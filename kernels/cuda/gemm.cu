@@ -1,6 +1,8 @@
-// Gemm family on the GPU (ONNX Gemm and MatMul): y[i] = act(alpha * opA(A[i]) opB(B[i]) + beta * C),
-// FP16 storage, FP32 accumulation. Twin: kernels/cpu/gemm.cc. Inputs: A, B, C (when has_c);
-// output y [batch, M, N] dense.
+// Gemm family on the GPU (ONNX Gemm and MatMul):
+// y[i] = act(alpha * opA(A[i]) opB(B[i]) + beta * C + R[i]), FP16 storage, FP32 accumulation.
+// Twin: kernels/cpu/gemm.cc. Inputs: A, B, C (when has_c), R (when has_residual, dense like y);
+// output y [batch, M, N] dense, FP16 (or FP32: the _f32out variants, the output-cast epilogue of
+// a float32 graph output; for trans_a false, without split-K).
 //   jp_gemm_f16_mma{64,32}_{nn,nt,tn,tt}: tensor cores (gemm_mma.cuh), one per row tile (64 or
 //       32) and (trans_a, trans_b); grid (ceil(N / 64), ceil(M / tile), batch), 128 threads.
 //   jp_gemm_f16_mma32_splitk_{nn,nt,tn,tt}: batch 1, K split over grid.z CTAs that meet in the
@@ -31,16 +33,18 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
   }
 }
 
-__device__ __forceinline__ float finish(const GemmParams& p, const __half* c, int64_t bi,
-                                        int64_t m, int64_t n, float acc) {
+__device__ __forceinline__ float finish(const GemmParams& p, const __half* c, const __half* r,
+                                        int64_t bi, int64_t m, int64_t n, float acc) {
   float v = p.alpha * acc;
   if (c != nullptr)
     v += p.beta * __half2float(c[bi * p.c_stride_batch + m * p.c_stride_m + n * p.c_stride_n]);
+  if (r != nullptr) v += __half2float(r[(bi * p.M + m) * p.N + n]);
   return apply_activation(p.act, v);
 }
 
 // B stored [N, K]: one warp per output column n; lanes stride over K (8 halves at a time when
 // rows are 16-byte aligned), then a butterfly over the warp (fixed order).
+template <typename OutT>
 __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
   if (!p.trans_b || p.M > kGemvMaxM) return;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
@@ -48,8 +52,9 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
   if (n >= p.N) return;  // no barriers below
   const auto* A = static_cast<const __half*>(ptrs.in[0]);
   const auto* B = static_cast<const __half*>(ptrs.in[1]);
-  const auto* C = p.has_c ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
-  auto* Y = static_cast<__half*>(ptrs.out[0]);
+  const __half* C = c_ptr(ptrs, p);
+  const __half* R = residual_ptr(ptrs, p);
+  auto* Y = static_cast<OutT*>(ptrs.out[0]);
   const int M = static_cast<int>(p.M);
   const int64_t K = p.K;
   const int64_t a_m = p.trans_a ? 1 : K, a_k = p.trans_a ? p.M : 1;
@@ -98,12 +103,13 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
 #pragma unroll
     for (int m = 0; m < kGemvMaxM; ++m)
       if (m < M && lane == m)
-        Y[(bi * p.M + m) * p.N + n] = __float2half_rn(finish(p, C, bi, m, n, acc[m]));
+        store_out(Y + (bi * p.M + m) * p.N + n, finish(p, C, R, bi, m, n, acc[m]));
   }
 }
 
 // B stored [K, N]: a CTA owns 64 output columns (2 per lane); warp w sums k = w, w + 8, ...;
 // the 8 partial sums meet in shared memory and are added in warp order.
+template <typename OutT>
 __device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
   __shared__ float part[kGemvWarps][kGemvMaxM][kGemvBnCols];
   if (p.trans_b || p.M > kGemvMaxM) return;
@@ -112,8 +118,9 @@ __device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const auto* A = static_cast<const __half*>(ptrs.in[0]);
   const auto* B = static_cast<const __half*>(ptrs.in[1]);
-  const auto* C = p.has_c ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
-  auto* Y = static_cast<__half*>(ptrs.out[0]);
+  const __half* C = c_ptr(ptrs, p);
+  const __half* R = residual_ptr(ptrs, p);
+  auto* Y = static_cast<OutT*>(ptrs.out[0]);
   const int M = static_cast<int>(p.M);
   const int64_t N = p.N, K = p.K;
   const int64_t a_m = p.trans_a ? 1 : K, a_k = p.trans_a ? p.M : 1;
@@ -160,7 +167,7 @@ __device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
       float s = 0.f;
 #pragma unroll
       for (int w = 0; w < kGemvWarps; ++w) s += part[w][m][c];
-      Y[(bi * p.M + m) * N + nn] = __float2half_rn(finish(p, C, bi, m, nn, s));
+      store_out(Y + (bi * p.M + m) * N + nn, finish(p, C, R, bi, m, nn, s));
     }
     __syncthreads();  // part is rewritten by the next batch
   }
@@ -223,9 +230,35 @@ extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
 }
 extern "C" __global__ void __launch_bounds__(256)
     jp_gemm_f16_gemv_bt(StepPointers ptrs, const GemmParams p) {
-  g::gemv_bt(ptrs, p);
+  g::gemv_bt<__half>(ptrs, p);
 }
 extern "C" __global__ void __launch_bounds__(256)
     jp_gemm_f16_gemv_bn(StepPointers ptrs, const GemmParams p) {
-  g::gemv_bn(ptrs, p);
+  g::gemv_bn<__half>(ptrs, p);
+}
+
+// The output-cast epilogue: FP16 inputs, a float32 y (a graph output written by its producer).
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
+    jp_gemm_f16_mma64_nn_f32out(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<64, false, false, false, float>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
+    jp_gemm_f16_mma64_nt_f32out(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<64, false, true, false, float>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_nn_f32out(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, false, false, false, float>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
+    jp_gemm_f16_mma32_nt_f32out(StepPointers ptrs, const GemmParams p) {
+  g::gemm_mma<32, false, true, false, float>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(256)
+    jp_gemm_f16_gemv_bt_f32out(StepPointers ptrs, const GemmParams p) {
+  g::gemv_bt<float>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(256)
+    jp_gemm_f16_gemv_bn_f32out(StepPointers ptrs, const GemmParams p) {
+  g::gemv_bn<float>(ptrs, p);
 }

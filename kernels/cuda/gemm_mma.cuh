@@ -1,6 +1,7 @@
 // The tensor-core GEMM of kernels/cuda/gemm.cu: BMx64x32 CTA tiles (BM 64 or 32), 4 warps of
 // (BM / 2)x32, mma.sync m16n8k16 (FP16 in, FP32 accumulate) fed by ldmatrix from a 3-stage
-// cp.async pipeline, and the fused epilogue (alpha, beta * C by strides, activation, FP16 store).
+// cp.async pipeline, and the fused epilogue (alpha, beta * C by strides, the residual, activation,
+// an FP16 store, or FP32 for the output-cast variants: OutT).
 //
 // Shared memory holds each tile in the operand's stored layout (A [M,K] or [K,M], B [K,N] or
 // [N,K]), rows padded by 16 bytes so the 8 row addresses of an ldmatrix hit distinct banks;
@@ -112,27 +113,53 @@ __device__ __forceinline__ void store_tile(__half* s, const TileRegs<ROWS, COLS>
   }
 }
 
-// Element (m, n) pair (n, n + 1) of one batch: alpha, beta * C, activation, FP16 store.
-__device__ __forceinline__ void epilogue_pair(const GemmParams& p, const __half* c, __half* y,
-                                              int64_t bi, int64_t m, int64_t n, float v0,
-                                              float v1, bool pair_store) {
+// The output store: FP16, or FP32 (the output-cast epilogue: a float32 graph output is written
+// by its producer, no Cast step after it).
+__device__ __forceinline__ void store_out(__half* y, float v) { *y = __float2half_rn(v); }
+__device__ __forceinline__ void store_out(float* y, float v) { *y = v; }
+__device__ __forceinline__ void store_out2(__half* y, float a, float b) {
+  *reinterpret_cast<__half2*>(y) = __floats2half2_rn(a, b);
+}
+__device__ __forceinline__ void store_out2(float* y, float a, float b) {
+  *reinterpret_cast<float2*>(y) = make_float2(a, b);
+}
+// The step's inputs after A and B: C (has_c), then the residual (has_residual).
+__device__ __forceinline__ const __half* c_ptr(const StepPointers& ptrs, const GemmParams& p) {
+  return p.has_c ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
+}
+__device__ __forceinline__ const __half* residual_ptr(const StepPointers& ptrs,
+                                                      const GemmParams& p) {
+  return p.has_residual ? static_cast<const __half*>(ptrs.in[p.has_c ? 3 : 2]) : nullptr;
+}
+// Pairs of outputs may be stored at once: N even and y aligned to a pair.
+template <typename OutT>
+__device__ __forceinline__ bool pairs_aligned(const GemmParams& p, const OutT* y) {
+  return p.N % 2 == 0 && (reinterpret_cast<uintptr_t>(y) & (2 * sizeof(OutT) - 1)) == 0;
+}
+
+// Element (m, n) pair (n, n + 1) of one batch: alpha, beta * C, the residual, activation, store.
+template <typename OutT>
+__device__ __forceinline__ void epilogue_pair(const GemmParams& p, const __half* c,
+                                              const __half* r, OutT* y, int64_t bi, int64_t m,
+                                              int64_t n, float v0, float v1, bool pair_store) {
   if (m >= p.M || n >= p.N) return;
   float v[2] = {v0 * p.alpha, v1 * p.alpha};
   const bool two = n + 1 < p.N;
+  const int64_t yi = (bi * p.M + m) * p.N + n;
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
     if (e == 1 && !two) break;
     if (c != nullptr)
       v[e] += p.beta * __half2float(c[bi * p.c_stride_batch + m * p.c_stride_m +
                                       (n + e) * p.c_stride_n]);
+    if (r != nullptr) v[e] += __half2float(r[yi + e]);
     v[e] = apply_activation(p.act, v[e]);
   }
-  const int64_t yi = (bi * p.M + m) * p.N + n;
   if (two && pair_store) {
-    *reinterpret_cast<__half2*>(y + yi) = __floats2half2_rn(v[0], v[1]);
+    store_out2(y + yi, v[0], v[1]);
   } else {
-    y[yi] = __float2half_rn(v[0]);
-    if (two) y[yi + 1] = __float2half_rn(v[1]);
+    store_out(y + yi, v[0]);
+    if (two) store_out(y + yi + 1, v[1]);
   }
 }
 
@@ -146,10 +173,11 @@ __host__ __device__ constexpr uint64_t split_workspace_bytes(uint64_t tiles, uin
   return (tiles * 4 + 255) / 256 * 256 + tiles * splits * static_cast<uint64_t>(bm) * kBN * 4;
 }
 
-// TA: A is stored [K, M]; TB: B is stored [N, K]; BM: rows per CTA (64 or 32). A launch whose
-// params disagree with the variant's layout (or a split launch with too small a workspace)
-// computes nothing (the selector never makes one).
-template <int BM, bool TA, bool TB, bool SPLIT = false>
+// TA: A is stored [K, M]; TB: B is stored [N, K]; BM: rows per CTA (64 or 32); OutT: y's element
+// (__half, or float for the output-cast variants). A launch whose params disagree with the
+// variant's layout (or a split launch with too small a workspace) computes nothing (the selector
+// never makes one). Split-K adds C and the residual once, in the last arriver's epilogue.
+template <int BM, bool TA, bool TB, bool SPLIT = false, typename OutT = __half>
 __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmParams& p) {
   constexpr int kMI = BM / 32;  // m16 tiles per warp
   constexpr int kARows = TA ? kBK : BM, kACols = TA ? BM : kBK;
@@ -172,12 +200,13 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
 
   const auto* A = static_cast<const __half*>(ptrs.in[0]);
   const auto* B = static_cast<const __half*>(ptrs.in[1]);
-  const auto* C = p.has_c ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
-  auto* Y = static_cast<__half*>(ptrs.out[0]);
+  const __half* C = c_ptr(ptrs, p);
+  const __half* R = residual_ptr(ptrs, p);
+  auto* Y = static_cast<OutT*>(ptrs.out[0]);
   const int64_t lda = TA ? M : K, ldb = TB ? K : N;
   const bool vec_a = lda % 8 == 0 && p.a_batch_stride % 8 == 0 && aligned16(A);
   const bool vec_b = ldb % 8 == 0 && p.b_batch_stride % 8 == 0 && aligned16(B);
-  const bool pair_store = N % 2 == 0 && (reinterpret_cast<uintptr_t>(Y) & 3u) == 0;
+  const bool pair_store = pairs_aligned(p, Y);
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int wm = (warp / 2) * (BM / 2), wn = (warp % 2) * 32;
@@ -367,7 +396,7 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
     for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 2; e += kMmaThreads) {
       const int r = e / (kBN / 2), c = (e % (kBN / 2)) * 2;
       const float2 v = *reinterpret_cast<const float2*>(so + r * kLdo + c);
-      epilogue_pair(p, C, Y, bi, m0 + r, n0 + c, v.x, v.y, pair_store);
+      epilogue_pair(p, C, R, Y, bi, m0 + r, n0 + c, v.x, v.y, pair_store);
     }
     __syncthreads();  // the next batch's prologue overwrites the output tile
   }

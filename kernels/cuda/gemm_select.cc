@@ -9,6 +9,9 @@
 //   batch 1 with 32-row tiles that still leave SMs idle and at least 8 K tiles: serial split-K
 //       (grid.z = slices, up to 8, each at least 4 K tiles), partial tiles in the workspace.
 // Batches go to grid.z (capped at 65535; the kernels loop over the rest).
+// A Float32 output over FP16 inputs (the output-cast epilogue: a graph output written by its
+// producer) takes the _f32out twin of the variant; those exist for trans_a false and without
+// split-K (plain 32-row tiles instead), else selection fails and the converter keeps its Cast.
 #include <algorithm>
 #include <string>
 
@@ -25,25 +28,38 @@ constexpr uint32_t kMaxGridYZ = 65535;
 
 bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                  std::string* why) {
-  if (step.dtype != DType::kFloat16) {
-    *why = "the CUDA Gemm kernels take Float16 storage (FP32 accumulation) only";
+  // step.dtype is the output's; the inputs' when the step lists them.
+  const DType in_dtype = step.num_inputs > 0 ? step.input_dtypes[0] : step.dtype;
+  const DType out_dtype = step.num_outputs > 0 ? step.output_dtypes[0] : step.dtype;
+  if (in_dtype != DType::kFloat16 ||
+      (out_dtype != DType::kFloat16 && out_dtype != DType::kFloat32)) {
+    *why = "the CUDA Gemm kernels take Float16 storage (FP32 accumulation) only, with a Float16 "
+           "or Float32 output";
     return false;
   }
+  const bool f32_out = out_dtype == DType::kFloat32;
   const auto* p = static_cast<const GemmParams*>(step.params);
   if (p == nullptr || p->batch < 0 || p->M < 0 || p->N < 0 || p->K < 0) {
     *why = "Gemm with negative extents";
     return false;
   }
+  if (f32_out && p->trans_a) {
+    *why = "no Float32-output CUDA Gemm variant for a transposed A";
+    return false;
+  }
+  const auto named = [f32_out](const char* name) {
+    return find_kernel_variant(f32_out ? (std::string(name) + "_f32out").c_str() : name);
+  };
   const uint32_t batches = std::max<uint32_t>(1, std::min<uint32_t>(ceil_div_u32(p->batch, 1),
                                                                      kMaxGridYZ));
   out->grid[2] = batches;
   out->block[1] = out->block[2] = 1;
   if (p->M <= kGemvMaxM) {
     if (p->trans_b) {
-      out->variant = find_kernel_variant("jp_gemm_f16_gemv_bt");
+      out->variant = named("jp_gemm_f16_gemv_bt");
       out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, 8));
     } else {
-      out->variant = find_kernel_variant("jp_gemm_f16_gemv_bn");
+      out->variant = named("jp_gemm_f16_gemv_bn");
       out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, 64));
     }
     out->grid[1] = 1;
@@ -64,10 +80,10 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
        {"jp_gemm_f16_mma64_tn", "jp_gemm_f16_mma64_tt"}},
       {{"jp_gemm_f16_mma32_nn", "jp_gemm_f16_mma32_nt"},
        {"jp_gemm_f16_mma32_tn", "jp_gemm_f16_mma32_tt"}}};
-  out->variant = find_kernel_variant(kMma[small ? 1 : 0][p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
+  out->variant = named(kMma[small ? 1 : 0][p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
   const uint64_t tiles = col_tiles * row_tiles;
   const uint64_t ktiles = (static_cast<uint64_t>(p->K) + 31) / 32;
-  if (small && p->batch == 1 && tiles < target.sm_count && ktiles >= 8) {
+  if (small && !f32_out && p->batch == 1 && tiles < target.sm_count && ktiles >= 8) {
     const uint64_t splits = std::min<uint64_t>(
         {8, ktiles / 4, (2ull * target.sm_count + tiles - 1) / tiles});
     static const char* const kSplit[2][2] = {
@@ -78,6 +94,10 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     out->split_k = static_cast<uint32_t>(splits);
     // gemm_mma.cuh split_workspace_bytes: counters (256-byte aligned), then FP32 32x64 tiles.
     out->workspace_bytes = (tiles * 4 + 255) / 256 * 256 + tiles * splits * 32 * 64 * 4;
+  }
+  if (out->variant == nullptr) {
+    *why = "internal error: a Gemm variant the selector names is missing from the table";
+    return false;
   }
   out->grid[0] = std::max<uint32_t>(1, static_cast<uint32_t>(col_tiles));
   out->grid[1] = row_tiles;

@@ -32,7 +32,9 @@ void run_pool_cpu(const PreparedStep& s, void* const* tensors, void*) {
 void run_gemm_cpu(const PreparedStep& s, void* const* tensors, void*) {
   const kernels::GemmParams& p = s.params.gemm;
   kernels::cpu::gemm(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
-                     p.has_c ? in_f32(s, tensors, 2) : nullptr, out_f32(s, tensors));
+                     p.has_c ? in_f32(s, tensors, 2) : nullptr,
+                     p.has_residual ? in_f32(s, tensors, p.has_c ? 3 : 2) : nullptr,
+                     out_f32(s, tensors));
 }
 
 void run_binary_cpu(const PreparedStep& s, void* const* tensors, void*) {

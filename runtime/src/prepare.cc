@@ -68,6 +68,25 @@ bool same_shape(const TensorInfo& a, const TensorInfo& b) {
   return true;
 }
 
+// check_float32, except that in CUDA plans a Float16 step may write a Float32 output: the
+// output-cast epilogue of the Conv and Gemm kernels (their variant rows say which do).
+Status check_float_epilogue(const jp_plan& plan, const PreparedStep& s) {
+  if (plan.backend == JP_BACKEND_CUDA &&
+      tensor_at(plan, s.outputs, 0).dtype == fb::DType::Float32 && s.inputs->size() > 0 &&
+      tensor_at(plan, s.inputs, 0).dtype == fb::DType::Float16) {
+    for (uint32_t i = 0; i < s.inputs->size(); ++i) {
+      const TensorInfo& t = tensor_at(plan, s.inputs, i);
+      if (t.dtype != fb::DType::Float16) {
+        return fail(JP_ERROR_UNSUPPORTED, "step '%s': input '%s' is %s, input 0 Float16; the "
+                    "step's inputs must share one float dtype", s.name, t.name,
+                    fb::EnumNameDType(t.dtype));
+      }
+    }
+    return JP_OK;
+  }
+  return check_float32(plan, s);
+}
+
 // The kernels' enums are numbered as the schema's (a plan value is cast straight across).
 static_assert(kernels::kActivationKindCount == static_cast<int>(fb::ActivationKind::MAX) + 1 &&
                   static_cast<int>(kernels::ActivationKind::kSelu) ==
@@ -195,7 +214,7 @@ Status prepare_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
   const fb::ConvParams& p = *step.params_as_ConvParams();
   const uint32_t inputs = 2u + (p.has_bias() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
   JP_RETURN_IF_ERROR(check_arity(step, "Conv", inputs, inputs));
-  JP_RETURN_IF_ERROR(check_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_float_epilogue(plan, *s));
   const TensorInfo& x = tensor_at(plan, s->inputs, 0);
   const TensorInfo& w = tensor_at(plan, s->inputs, 1);
   const TensorInfo& y = tensor_at(plan, s->outputs, 0);
@@ -305,9 +324,9 @@ Status prepare_pool(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
 
 Status prepare_gemm(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
   const fb::GemmParams& p = *step.params_as_GemmParams();
-  const uint32_t inputs = p.has_c() ? 3u : 2u;
+  const uint32_t inputs = 2u + (p.has_c() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
   JP_RETURN_IF_ERROR(check_arity(step, "Gemm", inputs, inputs));
-  JP_RETURN_IF_ERROR(check_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_float_epilogue(plan, *s));
   const TensorInfo& a = tensor_at(plan, s->inputs, 0);
   const TensorInfo& b = tensor_at(plan, s->inputs, 1);
   const TensorInfo& y = tensor_at(plan, s->outputs, 0);
@@ -353,6 +372,12 @@ Status prepare_gemm(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
   k.alpha = p.alpha();
   k.beta = p.beta();
   k.has_c = p.has_c();
+  k.has_residual = p.has_residual();
+  if (p.has_residual() && (!same_shape(tensor_at(plan, s->inputs, inputs - 1), y) ||
+                           channels_last(tensor_at(plan, s->inputs, inputs - 1)) !=
+                               channels_last(y))) {
+    return shape_error(*s, "residual R must have exactly the output's shape and layout");
+  }
   if (p.has_c()) {
     // C broadcasts to [*batch, M, N] by numpy rules; its matrix dims may be 1 (broadcast) and
     // its batch dims all 1 or all equal to the output's.

@@ -75,7 +75,8 @@ std::string params_of(const fb::Step* s) {
   if (const auto* p = s->params_as_GemmParams()) {
     return std::string(p->trans_a() ? "A^T " : "") + (p->trans_b() ? "B^T " : "") +
            "alpha=" + std::to_string(p->alpha()) + " beta=" + std::to_string(p->beta()) +
-           (p->has_c() ? " C" : "") + activation(p->activation());
+           (p->has_c() ? " C" : "") + (p->has_residual() ? " R" : "") +
+           activation(p->activation());
   }
   if (const auto* p = s->params_as_BinaryParams()) {
     return std::string(fb::EnumNameBinaryOp(p->op())) + activation(p->activation());

@@ -310,7 +310,8 @@ class Checker {
       }
       case fb::OpFamily::Gemm: {
         const auto* p = s->params_as_GemmParams();
-        if (!p || in.size() != 2u + p->has_c()) return bad("step ", name, " gemm params/inputs");
+        if (!p || in.size() != 2u + p->has_c() + p->has_residual())
+          return bad("step ", name, " gemm params/inputs");
         const Shape &a = in[0], &b = in[1];
         if (a.size() < 2 || b.size() < 2) return bad("step ", name, " gemm rank");
         const int64_t m = p->trans_a() ? a.back() : a[a.size() - 2];
@@ -326,6 +327,7 @@ class Checker {
         }
         Shape c_out;
         if (p->has_c()) expect(broadcast(in[2], y, &c_out) && c_out == y, "gemm C broadcast");
+        if (p->has_residual()) expect(in.back() == y, "gemm residual shape " + str(in.back()));
         return;
       }
       case fb::OpFamily::Binary: {

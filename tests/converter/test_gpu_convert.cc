@@ -239,7 +239,7 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
       {"x:to_f16", F::Cast},    {"x:to_nhwc", F::Transpose}, {"conv+relu", F::Conv},
       {"pool", F::Pool},        {"add", F::Binary},              {"a:to_nchw", F::Transpose},
       {"gap", F::Pool},         {"fc", F::Gemm},
-      {"y:to_f32", F::Cast},    {"a:to_f32", F::Cast}};
+      {"a:to_f32", F::Cast}};  // fc writes the float32 "y" itself (the output-cast epilogue)
   ASSERT_EQ(order.size(), expected.size());
   for (size_t i = 0; i < order.size(); ++i) {
     EXPECT_EQ(order[i].first, expected[i].first) << i;
@@ -344,6 +344,53 @@ TEST(GpuConvert, OneErrorNamesEveryStepWithoutACudaKernel) {
   EXPECT_EQ(convert_error(m, gpu("h100")), "target h100: no CUDA kernel for " +
                                                std::to_string(n) + (n == 1 ? " step: " : " steps: ") +
                                                expected);
+}
+
+// The output-cast epilogue: a plan ending in a Gemm (a classifier head) has no Cast back to
+// float32: the Gemm reads FP16 and writes the float32 binding with an _f32out kernel. Where no
+// such kernel exists (a transposed A) the Cast stays, and so it does after other producers.
+TEST(GpuConvert, GemmWritesTheFloat32OutputItself) {
+  for (const std::string& target : {std::string("h100"), std::string("orin-agx")}) {
+    SCOPED_TRACE(target);
+    ModelBuilder m;
+    m.input("x", {2, 16}).input("xt", {16, 2}).output("y").output("z").output("t");
+    m.random("w", {10, 16}).random("b", {10}).random("v", {16, 4});
+    attr(m.node("Gemm", {"x", "w", "b"}, {"y"}, "head"), "transB", int64_t{1});
+    attr(m.node("Gemm", {"xt", "v"}, {"z"}, "head_ta"), "transA", int64_t{1});
+    m.node("Relu", {"x"}, {"t"}, "relu");
+    const ConvertResult r = convert(m, gpu(target));
+    const fb::Plan* plan = plan_of(r);
+    const auto steps = steps_by_name(plan);
+    ASSERT_TRUE(steps.count("head"));
+    const fb::Step* head = steps.at("head");
+    const uint32_t y = plan->outputs()->Get(0)->tensor();
+    EXPECT_EQ(head->outputs()->Get(0), y);
+    EXPECT_EQ(plan->tensors()->Get(y)->dtype(), fb::DType::Float32);
+    EXPECT_EQ(plan->tensors()->Get(head->inputs()->Get(0))->dtype(), fb::DType::Float16);
+    EXPECT_EQ(head->kernel()->str(), "jp_gemm_f16_gemv_bt_f32out");
+    EXPECT_EQ(steps.count("y:to_f32"), 0u);
+    // No variant writes FP32 with a transposed A: FP16 and a Cast, as before.
+    ASSERT_TRUE(steps.count("head_ta"));
+    EXPECT_EQ(plan->tensors()->Get(steps.at("head_ta")->outputs()->Get(0))->dtype(),
+              fb::DType::Float16);
+    ASSERT_TRUE(steps.count("z:to_f32"));
+    EXPECT_EQ(steps.at("z:to_f32")->outputs()->Get(0), plan->outputs()->Get(1)->tensor());
+    EXPECT_EQ(steps.at("z:to_f32")->op(), fb::OpFamily::Cast);
+    // Other producers keep their Cast.
+    EXPECT_EQ(steps.count("t:to_f32"), 1u);
+    // Every step's kernel fits its tensors as the backend checks them.
+    expect_kernels_or_one_error(m, target, {});
+  }
+  // An output another step reads stays FP16 inside, with a Cast.
+  ModelBuilder m;
+  m.input("x", {2, 16}).output("y").output("s");
+  m.random("w", {10, 16});
+  attr(m.node("Gemm", {"x", "w"}, {"y"}, "head"), "transB", int64_t{1});
+  m.node("Sigmoid", {"y"}, {"s"}, "sig");
+  const ConvertResult r = convert(m, gpu("h100"));
+  const auto steps = steps_by_name(plan_of(r));
+  EXPECT_EQ(steps.count("y:to_f32"), 1u);
+  EXPECT_EQ(steps.at("head")->kernel()->str(), "jp_gemm_f16_gemv_bt");
 }
 
 TEST(GpuConvert, CpuPlansAreUnchanged) {

@@ -183,5 +183,56 @@ TEST(Gemm, Hand2x2AllTransposes) {
   }
 }
 
+// The residual R (dense like y) is added after beta * C and before the activation, per batch,
+// with and without C: against the logical formula in double.
+TEST(Gemm, ResidualAfterCBeforeActivation) {
+  SEEDED_RNG(rng);
+  const int64_t batch = 3, M = 4, N = 6, K = 5;
+  for (bool with_c : {false, true})
+    for (bool relu : {false, true}) {
+      SCOPED_TRACE(std::string("C ") + (with_c ? "1" : "0") + " relu " + (relu ? "1" : "0"));
+      GemmParams p;
+      p.batch = batch;
+      p.M = M;
+      p.N = N;
+      p.K = K;
+      p.trans_b = true;
+      p.alpha = 0.5f;
+      p.beta = 2.f;
+      p.a_batch_stride = M * K;
+      p.b_batch_stride = 0;  // one weight for every batch
+      p.has_c = with_c;
+      p.c_stride_n = 1;  // a bias row
+      p.has_residual = true;
+      if (relu) p.act.kind = ActivationKind::kRelu;
+      const std::vector<float> a = rng.uniform(batch * M * K, -1.f, 1.f);
+      const std::vector<float> b = rng.uniform(N * K, -1.f, 1.f);
+      const std::vector<float> c = rng.uniform(N, -1.f, 1.f);
+      const std::vector<float> r = rng.uniform(batch * M * N, -2.f, 2.f);
+      std::vector<double> want;
+      for (int64_t bi = 0; bi < batch; ++bi)
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double v = 0;
+            for (int64_t k = 0; k < K; ++k)
+              v += double(a[(bi * M + m) * K + k]) * b[n * K + k];
+            v = 0.5 * v + (with_c ? 2.0 * c[n] : 0.0) + r[(bi * M + m) * N + n];
+            want.push_back(relu ? std::max(v, 0.0) : v);
+          }
+      Output y(batch * M * N);
+      cpu::gemm(p, a.data(), b.data(), with_c ? c.data() : nullptr, r.data(), y.data());
+      EXPECT_TRUE(all_close(y, want, Tolerance{1e-6, 1e-6}));
+      // The same step without the residual flag ignores r: it differs by exactly r.
+      p.has_residual = false;
+      Output z(batch * M * N);
+      cpu::gemm(p, a.data(), b.data(), with_c ? c.data() : nullptr, z.data());
+      if (!relu) {
+        std::vector<double> minus_r;
+        for (size_t i = 0; i < want.size(); ++i) minus_r.push_back(want[i] - r[i]);
+        EXPECT_TRUE(all_close(z, minus_r, Tolerance{1e-6, 1e-6}));
+      }
+    }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels

@@ -362,6 +362,65 @@ TEST(PlanLoader, RefusesInconsistentSteps) {
   expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, "spatial dim 0 is 2, the window gives 3");
 }
 
+// a [2,3] x b [3,2] + c [2] + r [2,2] -> y [2,2]: runs to the formula; a residual of another
+// shape, or a missing one, is refused by name.
+TEST(PlanLoader, GemmResidualRunsAndIsChecked) {
+  PlanSpec p;
+  p.tensors = {
+      {"a", {2, 3}, fb::Storage::Binding, 0, 0}, {"b", {3, 2}, fb::Storage::Weight, 0},
+      {"c", {2}, fb::Storage::Weight, 256},      {"r", {2, 2}, fb::Storage::Binding, 0, 1},
+      {"y", {2, 2}, fb::Storage::Binding, 0, 0},
+  };
+  p.inputs = {{"a", 0}, {"r", 3}};
+  p.outputs = {{"y", 4}};
+  const float b[6] = {1, 2, 3, 4, 5, 6}, c[2] = {0.5f, -0.5f};
+  p.weights.assign(512, 0);
+  std::memcpy(p.weights.data(), b, sizeof(b));
+  std::memcpy(p.weights.data() + 256, c, sizeof(c));
+  StepSpec gemm;
+  gemm.name = "fc";
+  gemm.op = fb::OpFamily::Gemm;
+  gemm.inputs = {0, 1, 2, 3};
+  gemm.outputs = {4};
+  gemm.params = [](flatbuffers::FlatBufferBuilder& fbb) {
+    const fb::Activation none(fb::ActivationKind::None, 0, 0);
+    auto params = fb::CreateGemmParams(fbb, false, false, 1.f, 1.f, /*has_c=*/true, &none,
+                                       /*has_residual=*/true);
+    return std::make_pair(fb::StepParams::GemmParams, params.Union());
+  };
+  p.steps = {gemm};
+  jp_plan* plan = nullptr;
+  const std::vector<uint8_t> bytes = build_plan(p);
+  ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), JP_OK)
+      << jp_last_error();
+  jp_context* ctx = nullptr;
+  ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
+  const float a[6] = {1, 0, -1, 2, 1, 0}, r[4] = {10, 20, 30, 40};
+  ASSERT_EQ(jp_context_set_input(ctx, 0, a, sizeof(a)), JP_OK);
+  ASSERT_EQ(jp_context_set_input(ctx, 1, r, sizeof(r)), JP_OK);
+  ASSERT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
+  const void* out = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(jp_context_get_output(ctx, 0, &out, &size), JP_OK);
+  ASSERT_EQ(size, 4 * sizeof(float));
+  const float* y = static_cast<const float*>(out);
+  // a b = [[1-5, 2-6], [2+3, 4+4]] = [[-4, -4], [5, 8]]; + c + r
+  EXPECT_EQ(y[0], -4 + 0.5f + 10);
+  EXPECT_EQ(y[1], -4 - 0.5f + 20);
+  EXPECT_EQ(y[2], 5 + 0.5f + 30);
+  EXPECT_EQ(y[3], 8 - 0.5f + 40);
+  jp_context_destroy(ctx);
+  jp_plan_destroy(plan);
+
+  PlanSpec bad = p;
+  bad.tensors[3].shape = {1, 2};  // broadcasts, but R must have exactly the output's shape
+  expect_refused(build_plan(bad), JP_ERROR_INVALID_PLAN,
+                 "step 'fc': residual R must have exactly the output's shape");
+  bad = p;
+  bad.steps[0].inputs = {0, 1, 2};  // has_residual but no R
+  expect_refused(build_plan(bad), JP_ERROR_INVALID_PLAN, "has 3 inputs, expected 4..4");
+}
+
 TEST(PlanLoader, RefusesBadBindings) {
   PlanSpec spec = conv_relu_plan();
   spec.outputs = {{"y", 3}};  // an arena tensor as output
