@@ -132,8 +132,11 @@ def main():
     hist_key = tuple(args.hist.split(":")) if args.hist else None
     ort_mod, provider = ps.ort_provider()
     gpu = torch.cuda.get_device_name(0)
-    meta = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), "gpu": gpu,
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "gpu": gpu,
             "driver": sh(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]),
+            "clocks": sh(["nvidia-smi", "--query-gpu=clocks.sm,clocks.max.sm",
+                          "--format=csv,noheader"]),
             "torch": torch.__version__, "cuda": torch.version.cuda,
             "ort": getattr(ort_mod, "__version__", "missing"),
             "ort_provider": provider if ort_mod else "-",

@@ -51,8 +51,8 @@ def markdown(res):
     meta = res["meta"]
     ort = meta.get("ort", "-")
     lines = [
-        f"## {meta['date']} — {meta['gpu']} (driver {meta['driver']}), torch {meta['torch']}, "
-        f"onnxruntime {ort}",
+        f"## {meta['date']} — {meta['gpu']} (driver {meta['driver']}, SM clock now/max "
+        f"{meta.get('clocks', '?')}), torch {meta['torch']}, onnxruntime {ort}",
         "",
         f"`tests/perf/bench_models.py` in one run ({meta['elapsed_s']:.0f} s of a "
         f"{meta['time_budget_s']:.0f} s budget): jetplan binaries of {meta['binaries_commit']} "
