@@ -103,7 +103,8 @@ def main():
 
     tools = {"convert": args.convert or find_tool(args, "jetplan-convert"),
              "run": args.run or find_tool(args, "jetplan-run"),
-             "inspect": args.inspect or find_tool(args, "jetplan-inspect")}
+             "inspect": (args.inspect if args.inspect and os.path.exists(args.inspect)
+                         else find_tool(args, "jetplan-inspect"))}
     if not tools["convert"] or not tools["run"]:
         print("bench_models.py: jetplan-convert / jetplan-run not found: pass --bin", file=sys.stderr)
         return 2
@@ -171,6 +172,7 @@ def main():
         notes.append(f"load times include process start and CUDA initialisation: the one-Relu "
                      f"baseline plan failed: {walls[0][1]}")
     print(f"jetplan-run of a one-Relu plan: {base_s} s {walls[0][1] or ''}", flush=True)
+    meta["load_baseline_s"] = base_s
 
     plans = {}  # (model, batch) -> (plan path, inspect info, profile)
 

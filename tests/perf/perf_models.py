@@ -83,6 +83,16 @@ class YoloStyle(nn.Module):
         self.down3, self.bu4 = ConvBnSilu(128, 128, 3, 2), C3(256, 256, 1, False)
         self.down4, self.bu5 = ConvBnSilu(256, 256, 3, 2), C3(512, 512, 1, False)
         self.heads = nn.ModuleList(nn.Conv2d(c, self.na * self.no, 1) for c in (128, 256, 512))
+        # He initialisation: with PyTorch's default (a third of the variance kept per conv) the
+        # signal fades through 60 convs and every output sits at sigmoid(0) whatever the input,
+        # which would make the comparison with PyTorch FP32 prove nothing; the heads scaled down
+        # so that the sigmoid is not saturated either (logits of a few units).
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+        with torch.no_grad():
+            for h in self.heads:
+                h.weight.mul_(0.03)
 
     def forward(self, x):
         p3 = self.s8(self.stem(x))

@@ -16,6 +16,8 @@ RESULTS_MD = os.path.join(HERE, "RESULTS.md")
 # key, column title
 SYSTEMS = [("jetplan", "jetplan FP16"), ("eager", "eager FP16"), ("cuda_graph", "CUDA graph"),
            ("compile", "torch.compile"), ("ort", "ONNX Runtime")]
+COLORS = {"jetplan": "tab:blue", "eager": "tab:orange", "cuda_graph": "tab:green",
+          "compile": "tab:red", "ort": "tab:purple"}
 
 
 def num(v, fmt="{:.3f}"):
@@ -51,7 +53,7 @@ def markdown(res):
     meta = res["meta"]
     ort = meta.get("ort", "-")
     lines = [
-        f"## {meta['date']} — {meta['gpu']} (driver {meta['driver']}, SM clock now/max "
+        f"## {meta['date']} — {meta['gpu']} (driver {meta['driver']}, SM clock at start/max "
         f"{meta.get('clocks', '?')}), torch {meta['torch']}, onnxruntime {ort}",
         "",
         f"`tests/perf/bench_models.py` in one run ({meta['elapsed_s']:.0f} s of a "
@@ -91,10 +93,15 @@ def markdown(res):
         if "skipped" not in r:
             lines.append(f"| {r['model']} | {r['batch']} | " +
                          " | ".join(rel_cell(r.get(k)) for k, _ in SYSTEMS) + " |")
+    base = meta.get("load_baseline_s")
+    load = ("less that of a one-Relu plan ({:.0f} ms: process start and CUDA initialisation)"
+            .format(base * 1e3) if base is not None else
+            "(process start and CUDA initialisation included: the one-Relu baseline plan that "
+            "the figure should be less of failed, see the notes)")
     lines += ["", "### Conversion, load and device memory", "",
-              "Load: wall time of `jetplan-run PLAN --warmup 0 --iterations 1` less that of a "
-              "one-Relu plan (process start and CUDA initialisation): reading, verifying, "
-              "uploading weights, capturing the CUDA graph. jetplan memory: weights + arena "
+              f"Load: wall time of `jetplan-run PLAN --warmup 0 --iterations 1` {load}: "
+              "reading, verifying, uploading weights, capturing the CUDA graph, one run. "
+              "jetplan memory: weights + arena "
               "as `jetplan-inspect` prints them; PyTorch: `torch.cuda.max_memory_allocated` over "
               "moving the FP16 model to the GPU and running it (weights, activations, cuDNN "
               "workspaces).", "",
@@ -150,9 +157,10 @@ def markdown(res):
     return "\n".join(lines) + "\n"
 
 
-def charts(res, out_dir):
-    """latency chart + histogram as PNG files in out_dir; returns their names ([] without
-    matplotlib)."""
+def charts(res, out_dir, tag=""):
+    """latency chart + histogram as PNG files in out_dir (bench[_TAG]_latency.png,
+    bench[_TAG]_hist.png); returns their names ([] without matplotlib)."""
+    stem = "bench" + (f"_{tag}" if tag else "")
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -175,9 +183,11 @@ def charts(res, out_dir):
                     if "median" in s:
                         xs.append(mi + (si - (len(SYSTEMS) - 1) / 2) * width)
                         ys.append(s["median"])
+                if not xs:  # no bar of this system in this panel: no legend entry either
+                    continue
                 if key == "ort":
                     title += f" ({res['meta'].get('ort_provider', '?')})"
-                ax.bar(xs, ys, width, label=title)
+                ax.bar(xs, ys, width, label=title, color=COLORS[key])
             ax.set_yscale("log")
             lo, hi = ax.get_ylim()
             ax.set_ylim(lo, hi * 8)  # room for the legend above the bars
@@ -189,9 +199,9 @@ def charts(res, out_dir):
             ax.grid(axis="y", which="both", alpha=0.3)
             ax.legend(fontsize=8, ncol=len(SYSTEMS))
         fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "bench_latency.png"), dpi=110)
+        fig.savefig(os.path.join(out_dir, f"{stem}_latency.png"), dpi=110)
         plt.close(fig)
-        names.append("bench_latency.png")
+        names.append(f"{stem}_latency.png")
     hist = res.get("hist")
     if hist and hist.get("samples"):
         import numpy as np
@@ -204,7 +214,8 @@ def charts(res, out_dir):
         bins = np.logspace(np.log10(lo * 0.95), np.log10(hi * 1.05), 120)
         for key, title in SYSTEMS:
             if key in hist["samples"]:
-                ax.hist(hist["samples"][key], bins=bins, alpha=0.6, label=f"{title} "
+                ax.hist(hist["samples"][key], bins=bins, alpha=0.6, color=COLORS[key],
+                        label=f"{title} "
                         f"(n={len(hist['samples'][key])})")
         if jp.get("median"):
             ax.axvline(jp["median"], color="k", lw=1.5, label="jetplan median")
@@ -216,9 +227,9 @@ def charts(res, out_dir):
                      f"(jetplan-run reports percentiles, drawn as lines)")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "bench_hist.png"), dpi=110)
+        fig.savefig(os.path.join(out_dir, f"{stem}_hist.png"), dpi=110)
         plt.close(fig)
-        names.append("bench_hist.png")
+        names.append(f"{stem}_hist.png")
     return names
 
 
@@ -235,11 +246,13 @@ def main():
     ap.add_argument("--append-results", action="store_true",
                     help=f"append the markdown to {RESULTS_MD}")
     ap.add_argument("--no-charts", action="store_true")
+    ap.add_argument("--tag", default="", help="chart names bench_TAG_*.png (e.g. h100_ab7d39d: "
+                    "a later run appended to RESULTS.md keeps its own pictures)")
     args = ap.parse_args()
     res = json.load(open(args.json))
     out = args.out_dir or os.path.dirname(os.path.abspath(args.json))
     if not args.no_charts:
-        res["charts"] = charts(res, out)
+        res["charts"] = charts(res, out, args.tag)
     md = markdown(res)
     with open(os.path.join(out, "bench.md"), "w") as f:
         f.write(md)
