@@ -3,7 +3,7 @@
 # torch, torchvision and onnx:
 #   1. every CUDA kernel against its CPU twin (test_kernels_gpu),
 #   2. the real architectures converted for this GPU (FP16) and compared with PyTorch FP32,
-#   3. the model set benchmarked against PyTorch eager / CUDA graph / torch.compile.
+#   3. the model set benchmarked against its peers (tests/perf/bench_models.py).
 #
 #   tests/gpu/run_gpu.sh [--pack DIR] [--target NAME] [--out DIR] [--skip-bench]
 #
@@ -63,8 +63,10 @@ for batch in 1 8; do
 done
 
 if [[ $bench == 1 ]]; then
-  echo "== benchmark against PyTorch (eager FP16 channels-last, CUDA graph, torch.compile)"
+  echo "== benchmark against the peers (tests/perf/README.md: PyTorch eager FP16, CUDA graph,"
+  echo "   torch.compile max-autotune, ONNX Runtime; layer table; under 10 minutes)"
   "$python" "$root/tests/perf/bench_models.py" --convert "$convert" --run "$run" \
-    --target "$target" --json "$out/bench.json" --workdir "$out/bench" | tee "$out/bench.txt"
+    --inspect "$(dirname "$run")/jetplan-inspect" --target "$target" --out "$out/bench" \
+    --workdir "$out/bench/work" | tee "$out/bench.txt"
 fi
 exit $status

@@ -118,7 +118,14 @@ def build(name, batch=None):
     if batch is not None:
         shape = (batch,) + tuple(shape[1:])
     torch.manual_seed(0)
-    model = ctor()
+    model = randomize(ctor())
+    x = torch.from_numpy(np.random.default_rng(1).standard_normal(shape).astype(np.float32))
+    return model, x, opset
+
+
+def randomize(model):
+    """Random BatchNorm statistics, no all-zero parameter, eval mode (also used by
+    tests/perf/perf_models.py)."""
     # Random BatchNorm statistics and affine parameters: the defaults (mean 0, var 1, weight 1,
     # bias 0) would make BatchNorm folding a no-op.
     for m in model.modules():
@@ -134,9 +141,7 @@ def build(name, batch=None):
         for p in model.parameters():
             if not torch.any(p != 0):
                 p.normal_(0.0, 0.02)
-    model.eval()
-    x = torch.from_numpy(np.random.default_rng(1).standard_normal(shape).astype(np.float32))
-    return model, x, opset
+    return model.eval()
 
 
 def export(model, x, opset, path):

@@ -1,192 +1,351 @@
 #!/usr/bin/env python3
-"""jetplan against the peers a user would pick, side by side in one run on one GPU.
+"""jetplan against the peers a user would pick, side by side in one run on one GPU, with pictures.
 
-For each model and batch size: the model is built in PyTorch with random weights (the same
-constructor and seed as tests/models/export_and_check.py), exported to ONNX, converted with
-jetplan-convert --target TARGET (FP16, NHWC, kernels chosen for the target) and timed with
-jetplan-run (GPU time of one CUDA-graph replay, CUDA events). The peers run the same input on the
-same GPU: PyTorch eager FP16 channels-last with cudnn.benchmark, the same replayed as a CUDA
-graph, and torch.compile(mode="max-autotune") for the models in --compile (slow to build: capped
-by --compile-timeout, skipped models are named). Every system's output is compared with PyTorch
-FP32 (max abs error / max |reference|). Timings: median and p99 over --iterations after warm-up.
+For each model (tests/perf/perf_models.py: resnet18, resnet50, mobilenet_v2, mobilenet_v3_large,
+efficientnet_b0, vit_b_16, bert_base at sequence 128, yolo_style, unet, lstm2; random weights) and
+batch size: one ONNX export (symbolic batch), jetplan-convert --target (FP16), then on the same
+input sets (rotated) every system of tests/perf/perf_systems.py: jetplan FP16, PyTorch eager FP16
+channels-last with cudnn.benchmark, the same as a CUDA graph, torch.compile(mode="max-autotune")
+(models of --compile only: a cold build takes minutes; capped, skipped ones named), ONNX Runtime
+with the best provider present. Outputs against PyTorch FP32; median and p99 after warm-up.
+Also: conversion time, plan load time, plan size, jetplan weights + arena against PyTorch's peak
+allocation, and the layer-level comparison of tests/perf/perf_layers.py (resnet50, vit_b_16).
 
-    python3 tests/perf/bench_models.py --convert BIN/jetplan-convert --run BIN/jetplan-run \\
-        --target h100 --models resnet50,mobilenet_v2 --batches 1,8 --json out.json
+The command (README "GPU tests"; on a machine with an NVIDIA GPU, python3 with torch,
+torchvision, onnx, onnxruntime, matplotlib, transformers; binaries from tests/gpu/pack.sh):
 
-Prints a markdown table (ratios are jetplan's time over the peer's: below 1 means jetplan is
-faster) and writes everything to --json.
+    python3 tests/perf/bench_models.py --bin .device-carry/gpu/bin --target h100 --out OUT_DIR
+
+It stops starting work at --time-budget (default 540 s, the whole run stays under 10 minutes on
+one H100) and names what it skipped. OUT_DIR gets bench.json, bench.md (the RESULTS.md section),
+bench_latency.png and bench_hist.png; --append-results appends bench.md to tests/perf/RESULTS.md
+(or later: python3 tests/perf/perf_report.py OUT_DIR/bench.json --append-results).
 """
 import argparse
+import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
-import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
-import export_and_check as models  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import perf_layers as pl  # noqa: E402
+import perf_models as pm  # noqa: E402
+import perf_report as pr  # noqa: E402
+import perf_systems as ps  # noqa: E402
+
+REPORT_RESERVE_S = 20  # JSON, markdown and charts
+LAYER_RESERVE_S = 45   # the layer benchmark (two models at one batch size)
 
 
-def time_cuda(fn, warmup, iterations):
-    """Median and p99 in ms of fn() by CUDA events, each call timed on its own."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iterations):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return float(np.median(times)), float(times[min(len(times) - 1, int(0.99 * len(times)))])
+def sh(argv):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
-def rel_err(got, ref):
-    got = np.asarray(got, dtype=np.float64)
-    ref = np.asarray(ref, dtype=np.float64)
-    if got.shape != ref.shape or not np.all(np.isfinite(got)):
-        return float("inf")
-    return float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30))
-
-
-def bench_torch(model, x, ref, args, compile_it):
-    out = {}
-    dev = torch.device("cuda")
-    torch.backends.cudnn.benchmark = True
-    m = model.to(dev).half().to(memory_format=torch.channels_last)
-    xin = x.to(dev).half()
-    if xin.dim() == 4:
-        xin = xin.contiguous(memory_format=torch.channels_last)
-    with torch.inference_mode():
-        y = m(xin)
-        out["eager"] = time_cuda(lambda: m(xin), args.warmup, args.iterations) + (
-            rel_err(y.float().cpu().numpy(), ref),)
-        # The same replayed as one CUDA graph (what a latency-minded user would do by hand).
-        static_in = xin.clone()
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                m(static_in)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            static_out = m(static_in)
-        g.replay()
-        out["cuda_graph"] = time_cuda(g.replay, args.warmup, args.iterations) + (
-            rel_err(static_out.float().cpu().numpy(), ref),)
-        if compile_it:
-            start = time.monotonic()
-            try:
-                cm = torch.compile(m, mode="max-autotune")
-
-                def step():  # max-autotune replays CUDA graphs: mark each call a new step
-                    torch.compiler.cudagraph_mark_step_begin()
-                    return cm(xin)
-
-                step()
-                y = step().float().cpu().numpy()
-                build_s = time.monotonic() - start
-                out["compile"] = time_cuda(step, args.warmup, args.iterations) + (
-                    rel_err(y, ref),)
-                out["compile_build_s"] = build_s
-            except Exception as e:  # a failed compile is reported, not fatal
-                out["compile_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
-    return out
-
-
-def bench_jetplan(model_name, name, model, x, ref, args, work):
-    onnx_path = os.path.join(work, f"{name}.onnx")
-    plan = os.path.join(work, f"{name}.jplan")
-    in_npy = os.path.join(work, f"{name}.in.npy")
-    res_json = os.path.join(work, f"{name}.run.json")
-    out_dir = os.path.join(work, f"{name}.out")
-    _, _, opset = models.MODELS[model_name]
-    models.export(model, x, opset, onnx_path)
-    np.save(in_npy, x.numpy())
-    shape = "x".join(str(d) for d in x.shape)
-    t0 = time.monotonic()
-    p = subprocess.run([args.convert, onnx_path, "-o", plan, "--shape", f"input:{shape}",
-                        "--target", args.target], capture_output=True, text=True)
-    convert_s = time.monotonic() - t0
-    if p.returncode != 0:
-        return {"error": "convert: " + (p.stderr.strip().splitlines() or ["?"])[-1]}
-    p = subprocess.run([args.run, plan, "--input", f"input={in_npy}", "--warmup",
-                        str(args.warmup), "--iterations", str(args.iterations), "--json", res_json,
-                        "--save-outputs", out_dir] + (["--profile"] if args.profile else []),
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        return {"error": "run: " + (p.stderr.strip().splitlines() or ["?"])[-1]}
-    r = json.load(open(res_json))
-    got = np.load(os.path.join(out_dir, "output.npy"))
-    return {"median": r.get("gpu_median_ms"), "p99": r.get("gpu_p99_ms"),
-            "wall_median": r["median_ms"], "rel": rel_err(got, ref), "convert_s": convert_s,
-            "plan_bytes": os.path.getsize(plan), "profile": r.get("profile"),
-            "run_stdout": p.stdout[-4000:] if args.profile else ""}
+def find_tool(args, name):
+    for d in ([args.bin] if args.bin else []) + [os.path.dirname(args.run or "")]:
+        p = os.path.join(d, name)
+        if d and os.path.exists(p):
+            return p
+    return shutil.which(name)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--convert", required=True)
-    ap.add_argument("--run", required=True)
-    ap.add_argument("--target", required=True)
-    ap.add_argument("--models", default="resnet18,resnet50,mobilenet_v2,efficientnet_b0,vit_b_16")
+    ap.add_argument("--bin", default=None, help="folder of jetplan-convert, jetplan-run, "
+                    "jetplan-inspect (tests/gpu/pack.sh's bin)")
+    ap.add_argument("--convert", default=None)
+    ap.add_argument("--run", default=None)
+    ap.add_argument("--inspect", default=None)
+    ap.add_argument("--target", required=True, help="jetplan-convert --target (h100, h200, ...)")
+    ap.add_argument("--models", default=",".join(pm.DEFAULT_MODELS))
     ap.add_argument("--batches", default="1,8")
-    ap.add_argument("--compile", default="resnet50,mobilenet_v2",
-                    help="models also timed under torch.compile max-autotune (batch 1 only)")
+    ap.add_argument("--compile", default="lstm2,resnet18,bert_base,resnet50",
+                    help="models also timed under torch.compile max-autotune, in this order, "
+                    "while time is left (a cold build takes minutes)")
+    ap.add_argument("--compile-batches", default="1")
+    ap.add_argument("--compile-timeout", type=float, default=200, help="cap per model, s")
+    ap.add_argument("--inductor-cache", default=os.path.expanduser("~/.cache/jetplan-bench-inductor"),
+                    help="TORCHINDUCTOR_CACHE_DIR (a warm cache makes the builds seconds)")
+    ap.add_argument("--layers", default="resnet50,vit_b_16", help="models of the layer table")
+    ap.add_argument("--layer-batches", default="1,8")
+    ap.add_argument("--hist", default="resnet50:1", help="MODEL:BATCH of the histogram")
     ap.add_argument("--warmup", type=int, default=50)
     ap.add_argument("--iterations", type=int, default=300)
-    ap.add_argument("--profile", action="store_true", help="per-step jetplan profile too")
-    ap.add_argument("--json", default=None)
-    ap.add_argument("--workdir", default=None)
+    ap.add_argument("--input-sets", type=int, default=3)
+    ap.add_argument("--ort-seconds", type=float, default=1.0,
+                    help="ONNX Runtime: stop timing a model after this long (at least 10 runs)")
+    ap.add_argument("--no-ort", action="store_true")
+    ap.add_argument("--time-budget", type=float, default=540)
+    ap.add_argument("--out", default=None, help="bench.json, bench.md, PNGs here")
+    ap.add_argument("--json", default=None, help="the JSON's path (default OUT/bench.json)")
+    ap.add_argument("--workdir", default=None, help="ONNX files, plans, inputs (default: temp)")
+    ap.add_argument("--binaries-commit", default=os.environ.get("JETPLAN_COMMIT", "?"))
+    ap.add_argument("--script-commit", default=None, help="default: git rev-parse HEAD")
+    ap.add_argument("--append-results", action="store_true",
+                    help="append the markdown section to tests/perf/RESULTS.md")
     args = ap.parse_args()
+    t_start = time.monotonic()
+    deadline = t_start + args.time_budget
+
+    def left():
+        return deadline - time.monotonic()
+
+    tools = {"convert": args.convert or find_tool(args, "jetplan-convert"),
+             "run": args.run or find_tool(args, "jetplan-run"),
+             "inspect": (args.inspect if args.inspect and os.path.exists(args.inspect)
+                         else find_tool(args, "jetplan-inspect"))}
+    if not tools["convert"] or not tools["run"]:
+        print("bench_models.py: jetplan-convert / jetplan-run not found: pass --bin", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("bench_models.py: no CUDA device for torch", file=sys.stderr)
+        return 2
+    out = args.out or tempfile.mkdtemp(prefix="jetplan-bench-out.")
     work = args.workdir or tempfile.mkdtemp(prefix="jetplan-bench.")
+    os.makedirs(out, exist_ok=True)
     os.makedirs(work, exist_ok=True)
-    compile_set = set(n for n in args.compile.split(",") if n)
+    warnings.filterwarnings("ignore")
+    target = args.target
+    tfile = os.path.join(HERE, "..", "..", "targets", f"{target}.json")
+    if not os.path.exists(target) and os.path.exists(tfile):
+        target = os.path.abspath(tfile)
+    names = [n for n in args.models.split(",") if n]
+    unknown = [n for n in names if n not in pm.MODELS]
+    if unknown:
+        print(f"unknown model(s) {unknown}; known: {', '.join(pm.MODELS)}", file=sys.stderr)
+        return 2
+    batches = [int(b) for b in args.batches.split(",") if b]
+    layer_set = {(m, b) for m in args.layers.split(",") if m
+                 for b in map(int, args.layer_batches.split(","))}
+    compile_list = [(m, b) for m in args.compile.split(",") if m in names
+                    for b in map(int, args.compile_batches.split(",")) if b in batches]
+    hist_key = tuple(args.hist.split(":")) if args.hist else None
+    ort_mod, provider = ps.ort_provider()
     gpu = torch.cuda.get_device_name(0)
-    print(f"GPU: {gpu}, torch {torch.__version__}, target {args.target}", flush=True)
-    rows = []
-    for name in [n for n in args.models.split(",") if n]:
-        for batch in [int(b) for b in args.batches.split(",") if b]:
-            model, x, _ = models.build(name, batch)
-            with torch.no_grad():
-                ref = model(x).numpy()
-            row = {"model": name, "batch": batch}
-            row["jetplan"] = bench_jetplan(name, f"{name}_b{batch}", model, x, ref, args, work)
-            row["torch"] = bench_torch(model, x, ref, args, name in compile_set and batch == 1)
-            rows.append(row)
-            j = row["jetplan"]
-            print(f"{name} b{batch}: jetplan {j.get('median')} ms (p99 {j.get('p99')}, rel "
-                  f"{j.get('rel')}) {j.get('error', '')}; torch {row['torch']}", flush=True)
-            if args.profile and j.get("run_stdout"):
-                print(j["run_stdout"], flush=True)
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "gpu": gpu,
+            "driver": sh(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]),
+            "clocks": sh(["nvidia-smi", "--query-gpu=clocks.sm,clocks.max.sm",
+                          "--format=csv,noheader"]),
+            "torch": torch.__version__, "cuda": torch.version.cuda,
+            "ort": getattr(ort_mod, "__version__", "missing"),
+            "ort_provider": provider if ort_mod else "-",
+            "target": os.path.basename(args.target).replace(".json", ""),
+            "binaries_commit": args.binaries_commit,
+            "script_commit": args.script_commit or sh(["git", "-C", HERE, "rev-parse", "--short",
+                                                       "HEAD"]) or "?",
+            "warmup": args.warmup, "iterations": args.iterations,
+            "input_sets": args.input_sets, "ort_seconds": args.ort_seconds,
+            "time_budget_s": args.time_budget,
+            "command": "python3 tests/perf/bench_models.py " + " ".join(sys.argv[1:])}
+    print(f"GPU: {gpu}, driver {meta['driver']}, torch {meta['torch']}, onnxruntime "
+          f"{meta['ort']} ({meta['ort_provider']}), target {target}, tools {tools}", flush=True)
+    res = {"meta": meta, "rows": [], "notes": []}
+    notes = res["notes"]
+    if not tools["inspect"]:
+        notes.append("jetplan-inspect not found: no weights/arena figures and no layer table")
+    if args.no_ort or not ort_mod:
+        notes.append(f"ONNX Runtime not run: {'--no-ort' if args.no_ort else provider}")
+    elif provider == "CPUExecutionProvider":
+        notes.append(f"ONNX Runtime {meta['ort']} offers {ort_mod.get_available_providers()} "
+                     f"here: timed on the CPU (FP32), not comparable with the GPU systems")
 
-    def cell(v):
-        return "-" if v is None else f"{v:.3f}"
+    # Baselines first: the tensor-core peak (layer table) and the one-Relu plan (load time).
+    peak = pl.measure_peak()
+    print(f"FP16 tensor-core peak (torch.matmul {peak['shape']}): {peak['tflops']:.0f} TFLOP/s",
+          flush=True)
+    tiny, why = ps.tiny_plan(tools, work, target)
+    walls = [ps.wall_of_run(tools, tiny) for _ in range(3)] if tiny else [(None, why)]
+    base_s = min([w for w, _ in walls if w is not None], default=None)
+    if base_s is None:
+        notes.append(f"load times include process start and CUDA initialisation: the one-Relu "
+                     f"baseline plan failed: {walls[0][1]}")
+    print(f"jetplan-run of a one-Relu plan: {base_s} s {walls[0][1] or ''}", flush=True)
+    meta["load_baseline_s"] = base_s
 
-    print("\n| model | batch | jetplan ms (p99) | rel err | eager fp16 ms | graph ms | "
-          "compile ms | jetplan/eager | jetplan/graph | jetplan/compile |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        j, t = r["jetplan"], r["torch"]
-        jm = j.get("median")
-        peers = [t.get(k, (None,))[0] for k in ("eager", "cuda_graph", "compile")]
-        ratios = [cell(jm / p) if jm and p else "-" for p in peers]
-        jt = f"{cell(jm)} ({cell(j.get('p99'))})" if jm else j.get("error", "-")
-        print(f"| {r['model']} | {r['batch']} | {jt} | {cell(j.get('rel'))} | "
-              f"{cell(peers[0])} | {cell(peers[1])} | {cell(peers[2])} | " + " | ".join(ratios)
-              + " |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"gpu": gpu, "torch": torch.__version__, "target": args.target,
-                       "rows": rows}, f, indent=1, default=str)
+    plans = {}  # (model, batch) -> (plan path, inspect info, profile)
+
+    def bench_one(row, name, b, model, in_names, onnx_path, export_error):
+        if export_error:
+            row["jetplan"] = {"error": export_error}
+        sets = [s[:len(in_names)] for s in pm.input_sets(name, b, args.input_sets)]
+        refs = pm.reference(model, sets, torch.device("cuda"))
+        tag = f"{name}_b{b}"
+        keep = hist_key == (name, str(b))
+        if not export_error:
+            plan = os.path.join(work, f"{tag}.jplan")
+            shapes = {n: a.shape for n, a in zip(in_names, sets[0])}
+            c = ps.convert(tools, onnx_path, plan, shapes, target)
+            row["resources"]["convert_s"] = c["convert_s"]
+            if "error" in c:
+                row["jetplan"] = {"error": c["error"]}
+            else:
+                row["resources"]["plan_bytes"] = c["plan_bytes"]
+                info = ps.inspect(tools, plan)
+                if info and "error" not in info:
+                    row["resources"]["weight_bytes"] = info["weight_bytes"]
+                    row["resources"]["arena_bytes"] = info["arena_bytes"]
+                elif info:
+                    notes.append(f"{tag}: {info['error']}")
+                w, why = ps.wall_of_run(tools, plan)
+                if w is not None:
+                    row["resources"]["load_ms"] = max(0.0, (w - (base_s or 0.0)) * 1e3)
+                else:
+                    notes.append(f"{tag}: no load time: {why}")
+                prof = (name, b) in layer_set
+                row["jetplan"] = ps.run_jetplan(tools, plan, in_names, sets, refs, work, tag,
+                                                args.warmup, args.iterations, profile=prof)
+                plans[(name, b)] = (plan, info, row["jetplan"].pop("profile", None),
+                                    row["jetplan"].get("median"))
+        t = ps.bench_torch(model, sets, refs, args.warmup, args.iterations, keep)
+        row["resources"]["torch_peak_bytes"] = t.pop("torch_peak_bytes", None)
+        row.update(t)
+        if not (args.no_ort or not ort_mod or export_error):
+            row["ort"] = ps.bench_ort(onnx_path, in_names, sets, refs, 2, args.iterations,
+                                      args.ort_seconds, keep)
+        if (name, b) in compile_list:
+            ps.save_sets(os.path.join(work, f"{tag}.sets.npz"), sets, refs)
+        if keep:
+            res["hist"] = {"model": name, "batch": b, "samples": {
+                k: row[k].pop("samples") for k in ("eager", "cuda_graph", "ort")
+                if "samples" in row.get(k, {})}, "jetplan": row.get("jetplan")}
+        print(f"{tag}: " + "; ".join(f"{k} {pr.lat_cell(row.get(k))} rel "
+                                     f"{pr.rel_cell(row.get(k))}"
+                                     for k, _ in pr.SYSTEMS if k in row), flush=True)
+
+    for name in names:
+        need = REPORT_RESERVE_S + (LAYER_RESERVE_S if layer_set else 0) + 15
+        if left() < need:
+            for b in batches:
+                res["rows"].append({"model": name, "batch": b, "skipped": "time budget spent"})
+            notes.append(f"{name}: not run, {left():.0f} s were left of --time-budget")
+            continue
+        t_model = time.monotonic()
+        try:
+            model = pm.build(name)
+        except Exception as e:  # noqa: BLE001 pm.Unavailable: a package missing here
+            why = str(e) if isinstance(e, pm.Unavailable) else f"{name}: build: {ps.short(e)}"
+            for b in batches:
+                res["rows"].append({"model": name, "batch": b, "skipped": why})
+            notes.append(f"skipped {why}")
+            print(f"SKIP {why}", flush=True)
+            continue
+        onnx_path = os.path.join(work, f"{name}.onnx")
+        export_note, export_error = None, None
+        try:
+            pm.export(name, model, pm.input_sets(name, 1, 1)[0], onnx_path)
+        except Exception as e:  # noqa: BLE001
+            if hasattr(model, "with_mask"):
+                model.with_mask = False
+                export_note = f"{name}: exported without attention_mask (all tokens attended): " \
+                              f"the export with the mask failed: {ps.short(e)}"
+                try:
+                    pm.export(name, model, pm.input_sets(name, 1, 1)[0], onnx_path)
+                except Exception as e2:  # noqa: BLE001
+                    export_error = "export: " + ps.short(e2)
+            else:
+                export_error = "export: " + ps.short(e)
+        if export_note:
+            notes.append(export_note)
+            print(export_note, flush=True)
+        in_names = pm.input_names(name, model)
+        for b in batches:
+            row = {"model": name, "batch": b, "resources": {}}
+            res["rows"].append(row)
+            if left() < need - 10:
+                row["skipped"] = "time budget spent"
+                notes.append(f"{name} b{b}: not run, {left():.0f} s were left of --time-budget")
+                continue
+            try:
+                bench_one(row, name, b, model, in_names, onnx_path, export_error)
+            except Exception as e:  # noqa: BLE001 one model's failure does not end the run
+                row["error"] = ps.short(e)
+                notes.append(f"{name} b{b}: the run broke off: {row['error']}")
+                print(f"{name} b{b}: {ps.short(e)}", flush=True)
+        del model
+        print(f"  ({name}: {time.monotonic() - t_model:.1f} s, {left():.0f} s left)", flush=True)
+
+    # Layer level.
+    if layer_set and tools["inspect"] and left() > REPORT_RESERVE_S + 10:
+        try:
+            res["layers"] = pl.bench_layers({k: v for k, v in plans.items() if k in layer_set},
+                                            peak, deadline - REPORT_RESERVE_S)
+            print(f"layers: {len(res['layers']['rows'])} shapes ({left():.0f} s left)", flush=True)
+        except Exception as e:  # noqa: BLE001
+            res["layers"] = {"error": ps.short(e)}
+            print(f"layers: {ps.short(e)}", flush=True)
+    elif layer_set:
+        notes.append("layer table not made: " + ("no jetplan-inspect" if not tools["inspect"]
+                                                 else "time budget spent"))
+
+    # torch.compile last: what is left of the budget, each build capped.
+    os.makedirs(args.inductor_cache, exist_ok=True)
+    done = set()
+    for name, b in compile_list:
+        row = next((r for r in res["rows"] if r["model"] == name and r["batch"] == b), None)
+        npz = os.path.join(work, f"{name}_b{b}.sets.npz")
+        if row is None or "skipped" in row or not os.path.exists(npz):
+            continue
+        cap = min(args.compile_timeout, left() - REPORT_RESERVE_S)
+        if cap < 30:
+            row["compile"] = {"error": "skipped: time budget spent"}
+            notes.append(f"torch.compile {name} b{b}: skipped, {left():.0f} s left")
+            continue
+        keep = hist_key == (name, str(b))
+        cached = sum(len(f) for _, _, f in os.walk(args.inductor_cache))
+        row["compile"] = ps.compile_child(name, b, npz, os.path.join(work, f"{name}_b{b}.compile"
+                                                                      ".json"),
+                                          args.inductor_cache, cap, args.warmup, args.iterations,
+                                          keep)
+        if keep and "samples" in row["compile"] and "hist" in res:
+            res["hist"]["samples"]["compile"] = row["compile"].pop("samples")
+        done.add((name, b))
+        c = row["compile"]
+        print(f"torch.compile {name} b{b}: {pr.lat_cell(c)} (build {c.get('build_s', 0):.0f} s, "
+              f"cap {cap:.0f} s; {left():.0f} s left)", flush=True)
+        if "error" in c:
+            notes.append(f"torch.compile {name} b{b}: {c['error']}")
+        elif c.get("build_s"):
+            notes.append(f"torch.compile {name} b{b}: built in {c['build_s']:.0f} s (the inductor "
+                         f"cache held {cached} files before)")
+    others = sorted({r["model"] for r in res["rows"] if "skipped" not in r} -
+                    {m for m, _ in done})
+    if others:
+        notes.append("torch.compile max-autotune not built for " + ", ".join(others) +
+                     " (not in --compile, or other batch sizes: a cold build takes minutes "
+                     "per model and shape; --compile names them)")
+
+    meta["elapsed_s"] = time.monotonic() - t_start
+    res["charts"] = ["bench_latency.png", "bench_hist.png" if "hist" in res else None]
+    res["charts"] = [c for c in res["charts"] if c]
+    with open(args.json or os.path.join(out, "bench.json"), "w") as f:
+        json.dump(res, f, indent=1, default=float)
+    try:
+        res["charts"] = pr.charts(res, out)
+    except Exception as e:  # noqa: BLE001 the figures are in the JSON already
+        notes.append(f"charts failed: {ps.short(e)}")
+        res["charts"] = []
+    meta["elapsed_s"] = time.monotonic() - t_start
+    md = pr.markdown(res)
+    with open(os.path.join(out, "bench.md"), "w") as f:
+        f.write(md)
+    with open(args.json or os.path.join(out, "bench.json"), "w") as f:
+        json.dump(res, f, indent=1, default=float)
+    print("\n" + md, flush=True)
+    if args.append_results:
+        pr.append_results(md)
+    print(f"bench_models.py: {meta['elapsed_s']:.0f} s; out {out}", flush=True)
     return 0
 
 
