@@ -5,9 +5,12 @@
 //   x * 0.5 * (1 + Erf(x / sqrt(2)))  (any order)   -> Activation Gelu
 //   MatMul(s * x) through Transposes and Copies     -> MatMul(x) with alpha * s (s a constant)
 //   Transpose(Transpose(x))                         -> one Transpose (views take the identity)
+//   reshape(Gemm(A, B))                             -> Gemm(reshape(A), B): the Gemm meets what
+//                                                      reads the reshape (a residual Add)
 #include <cmath>
 #include <string>
 
+#include "converter/src/graph_edit.h"
 #include "converter/src/passes.h"
 
 namespace jetplan::converter {
@@ -17,17 +20,17 @@ class Patterns {
  public:
   explicit Patterns(Graph& g) : g_(g) {}
 
+  // Each rewrite restarts the scan on a compacted graph (producers and readers up to date).
   void run() {
     bool changed = true;
     while (changed) {
       changed = false;
+      g_.compact();
       readers_ = g_.consumers();
-      for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      for (size_t i = 0; i < g_.nodes.size() && !changed; ++i) {
         if (g_.nodes[i].dead || !g_.nodes[i].op.resolved) continue;
-        if (silu(i) || gelu(i) || scale_into_gemm(i) || compose_transposes(i)) {
-          changed = true;
-          readers_ = g_.consumers();
-        }
+        changed = silu(i) || gelu(i) || scale_into_gemm(i) || compose_transposes(i) ||
+                  view_through_gemm(i);
       }
     }
     g_.compact();
@@ -163,7 +166,8 @@ class Patterns {
     Node* reader = only_reader(value);
     while (reader != nullptr && reader->op.resolved &&
            reader->op.tensor.expand == TensorExpand::kNone &&
-           (reader->op.family == fb::OpFamily::Transpose || reader->op.family == fb::OpFamily::Copy)) {
+           (reader->op.family == fb::OpFamily::Transpose ||
+            reader->op.family == fb::OpFamily::Copy)) {
       value = reader->outputs[0];
       reader = only_reader(value);
     }
@@ -199,6 +203,50 @@ class Patterns {
     second.inputs[0] = first->inputs[0];
     second.name = first->name + "+" + second.name;
     first->dead = true;
+    return true;
+  }
+
+  // Gemm(A, B) read only by a reshape (a Copy, or a Transpose moving extent-1 dims only) of
+  // its [..., M, N] output into [..., N]: the Gemm computes that shape itself from A viewed as
+  // [..., K] (the same bytes: a Copy node, a view in the plan), so that what reads the reshape
+  // (a residual Add) reads the Gemm. A not transposed, B one matrix, C absent or one value per
+  // column.
+  bool view_through_gemm(size_t i) {
+    Node& gemm = g_.nodes[i];
+    if (!gemm.op.resolved || gemm.op.family != fb::OpFamily::Gemm ||
+        gemm.op.tensor.expand != TensorExpand::kNone ||
+        gemm.op.act.kind != fb::ActivationKind::None ||
+        gemm.op.trans_a || gemm.op.a_vector || gemm.op.b_vector || gemm.op.has_residual ||
+        gemm.inputs.size() < 2)
+      return false;
+    Node* view = only_reader(gemm.outputs[0]);
+    if (view == nullptr || !view->op.resolved || view->op.tensor.expand != TensorExpand::kNone)
+      return false;
+    const Shape& y = g_.values[gemm.outputs[0]].shape;
+    const bool reshape = view->op.family == fb::OpFamily::Copy ||
+                         (view->op.family == fb::OpFamily::Transpose &&
+                          moves_only_unit_dims(y, view->op.tensor.perm));
+    if (!reshape || view->outputs.size() != 1) return false;
+    const Shape& to = g_.values[view->outputs[0]].shape;
+    const Value& a = g_.values[gemm.inputs[0]];
+    const Shape& b = g_.values[gemm.inputs[1]].shape;
+    if (y.size() < 2 || to.size() < 2 || a.shape.size() < 2 || b.size() < 2 ||
+        to.back() != y.back() || shape_count(Shape(b.begin(), b.end() - 2)) != 1)
+      return false;
+    if (gemm.inputs.size() > 2 && gemm.inputs[2] >= 0) {
+      const Shape& c = g_.values[gemm.inputs[2]].shape;
+      if (shape_count(c) != y.back() || c.back() != y.back()) return false;
+    }
+    Shape a_view(to.begin(), to.end() - 1);
+    a_view.push_back(a.shape.back());
+    if (shape_count(a_view) != shape_count(a.shape)) return false;
+    const int a2 = new_value(g_, a.name + ":view", a.dtype, a_view);
+    Node copy = copy_node(view->name + ":a", gemm.inputs[0], a2);
+    gemm.inputs[0] = a2;
+    gemm.outputs = view->outputs;
+    gemm.name += "+" + view->name;
+    view->dead = true;
+    g_.nodes.insert(g_.nodes.begin() + static_cast<std::ptrdiff_t>(i), std::move(copy));
     return true;
   }
 

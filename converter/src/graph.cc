@@ -75,6 +75,18 @@ std::string shape_str(const Shape& shape) {
   return s + "]";
 }
 
+bool moves_only_unit_dims(const Shape& in, const std::vector<int32_t>& perm) {
+  if (perm.size() != in.size()) return false;
+  int32_t last = -1;
+  for (int32_t p : perm) {
+    if (p < 0 || static_cast<size_t>(p) >= in.size()) return false;
+    if (in[static_cast<size_t>(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
 int Graph::add_value(Value value) {
   values.push_back(std::move(value));
   return static_cast<int>(values.size()) - 1;

@@ -54,6 +54,9 @@ constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
 // kMaxTensorBytes; -1 otherwise. Safe on any input (dims from an untrusted file).
 int64_t checked_bytes(const Shape& shape, size_t element_size);
 std::string shape_str(const Shape& shape);  // "[1,3,224,224]"
+// True when a Transpose of `in` by `perm` keeps the order of the dims longer than 1: it leaves
+// every byte where it was (a reshape). False for a malformed perm.
+bool moves_only_unit_dims(const Shape& in, const std::vector<int32_t>& perm);
 
 // Dense row-major data with little-endian elements.
 struct TensorData {

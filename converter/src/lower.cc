@@ -149,19 +149,6 @@ uint64_t align_up(uint64_t n, uint64_t alignment) {
   return (n + alignment - 1) / alignment * alignment;
 }
 
-// A Transpose that keeps the order of the dims longer than 1 leaves every byte where it was.
-bool moves_only_unit_dims(const Shape& in, const std::vector<int32_t>& perm) {
-  if (perm.size() != in.size()) return false;
-  int32_t last = -1;
-  for (int32_t p : perm) {
-    if (p < 0 || static_cast<size_t>(p) >= in.size()) return false;
-    if (in[static_cast<size_t>(p)] == 1) continue;
-    if (p < last) return false;
-    last = p;
-  }
-  return true;
-}
-
 // The tensor whose bytes `i` stands for: itself unless it is a view.
 uint32_t alias_root(const PlanDraft& draft, uint32_t i) {
   while (draft.tensors[i].alias_of >= 0) i = static_cast<uint32_t>(draft.tensors[i].alias_of);
@@ -182,7 +169,8 @@ void alias_views(PlanDraft* draft) {
       DraftTensor& out = draft->tensors[s.outputs[0]];
       const bool bytes_kept =
           s.op.family == fb::OpFamily::Copy ||
-          (s.op.family == fb::OpFamily::Transpose && moves_only_unit_dims(in.shape, s.op.tensor.perm));
+          (s.op.family == fb::OpFamily::Transpose &&
+           moves_only_unit_dims(in.shape, s.op.tensor.perm));
       if (bytes_kept && in.storage == fb::Storage::Arena && out.storage == fb::Storage::Arena &&
           in.size_bytes == out.size_bytes && in.dtype == out.dtype && out.alias_of < 0) {
         out.alias_of = static_cast<int32_t>(alias_root(*draft, s.inputs[0]));

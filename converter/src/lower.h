@@ -75,8 +75,9 @@ void alias_views(PlanDraft* draft);
 
 // Packs the weight tensors into `weights` (each at a multiple of kWeightAlignment, zero padding
 // between), computes each arena tensor's live step range (a tensor with views lives until its
-// last view is read) and places them with the arena planner, views at their tensor's offset; calling it again places everything afresh. ConvertError if the planner's result
-// fails its own validity check.
+// last view is read) and places them with the arena planner, views at their tensor's offset;
+// calling it again places everything afresh. ConvertError if the planner's result fails its
+// own validity check.
 void assign_memory(PlanDraft* draft);
 
 }  // namespace jetplan::converter
