@@ -110,8 +110,8 @@ constexpr const char* kPoolNotes =
     "1 to 3 spatial dims; ceil_mode=1 only where no window starts inside the end padding";
 
 // The core ops, sorted by op type; the group tables (support_group_*.cc) hold the rest.
-// Add, Sub, Mul, Div, Max and Min are the tensor group's (check_arith, every dtype), which
-// hands float32 with two inputs back to check_binary here.
+// Add, Sub, Mul, Div, Max, Min and Pow are the tensor group's (check_arith, check_pow, every
+// dtype), which hand float32 with two inputs back to check_binary here.
 constexpr OpCheck kOps[] = {
     {"AveragePool", support::check_pool, kFloat, kPoolNotes},
     {"BatchNormalization", support::check_batchnorm, kFloat,
@@ -143,7 +143,6 @@ constexpr OpCheck kOps[] = {
     {"PRelu", support::check_prelu, kFloat,
      "the slope broadcasts to X (unidirectional); a Binary step, fused with a following "
      "activation"},
-    {"Pow", support::check_binary, kFloat, "2 inputs, numpy broadcasting"},
     {"Relu", support::check_activation, kFloat, kActivationNotes},
     {"Reshape", support::check_reshape, kAnyDtype,
      "shape input constant (after folding); allowzero=1 with a 0 in the shape refused"},

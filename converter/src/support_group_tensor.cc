@@ -7,8 +7,8 @@
 // the dtype (kernels/params_tensor.h, unary_supported / elementwise_supported); float16 computes
 // in float32 and int8/uint8 in int32, with Cast steps around (exact for these ops: float32 holds
 // every float16 result before its one rounding, and integer results wrap back to 8 bits as they
-// would have). Float arithmetic is the core Binary family (float32 only): float64 arithmetic is
-// refused, but float64 Max/Min run as comparisons and a Where.
+// would have). Float32 arithmetic is the core Binary family; float64 arithmetic (and integer or
+// mixed-type Pow, in float64) is the Elementwise family's, on the CPU backend only.
 #include <algorithm>
 #include <string>
 
@@ -25,17 +25,16 @@ namespace jetplan::converter {
 
 namespace tensor {
 
-ArithWay arith_way(const std::string& op, DataType dtype, DataType* compute) {
+ArithWay arith_way(const std::string&, DataType dtype, DataType* compute) {
   *compute = dtype;
   switch (dtype) {
     case DataType::kFloat32: return ArithWay::kBinary;
     case DataType::kFloat16: *compute = DataType::kFloat32; return ArithWay::kBinary;
     case DataType::kInt32:
-    case DataType::kInt64: return ArithWay::kElementwise;
+    case DataType::kInt64:
+    case DataType::kFloat64: return ArithWay::kElementwise;
     case DataType::kInt8:
     case DataType::kUInt8: *compute = DataType::kInt32; return ArithWay::kElementwise;
-    case DataType::kFloat64:
-      return op == "Max" || op == "Min" ? ArithWay::kWhere : ArithWay::kNone;
     default: return ArithWay::kNone;
   }
 }
@@ -458,13 +457,9 @@ std::string check_arith(Graph& g, Node& node) {
   const ArithWay way = arith_way(type, dtype, &compute);
   if (way == ArithWay::kNone || (type == "Mean" && way != ArithWay::kBinary))
     return cat(type, " on ", dtype_name(dtype), " is not supported (",
-               type == "Mean" ? "float32 and float16 only"
-               : dtype == DataType::kFloat64
-                   ? "float64 arithmetic has no kernel: the Binary family computes float32"
-                   : "no kernel for this dtype",
-               ")");
+               type == "Mean" ? "float32 and float16 only" : "no kernel for this dtype", ")");
   node.op.tensor.compute_dtype = static_cast<int32_t>(compute);
-  if (n == 2 && type != "Mean" && way != ArithWay::kWhere) {
+  if (n == 2 && type != "Mean") {
     // One step, with Cast steps around when the dtype is promoted.
     if (way == ArithWay::kBinary) {
       node.op.family = fb::OpFamily::Binary;
@@ -479,6 +474,32 @@ std::string check_arith(Graph& g, Node& node) {
     node.op.tensor.expand = TensorExpand::kVariadic;
   }
   set_output_typed(g, node, 0, dtype, out);
+  return "";
+}
+
+// Pow(x, y): float32 x and y are the core's Binary step. Other numeric types (the exponent may
+// differ from the base, ONNX's T1) run in float64 as an Elementwise Pow, with Cast steps around:
+// the output has x's dtype, a float to integer Cast truncating (exact for integer results below
+// 2^53, the float64 mantissa).
+std::string check_pow(Graph& g, Node& node) {
+  if (node.inputs.size() != 2 || !has_input(node, 0) || !has_input(node, 1))
+    return cat(node.inputs.size(), " inputs (Pow takes 2)");
+  const Value& x = input(g, node, 0);
+  const Value& y = input(g, node, 1);
+  if (x.dtype == DataType::kFloat32 && y.dtype == DataType::kFloat32)
+    return support::check_binary(g, node);
+  for (const Value* v : {&x, &y}) {
+    if (std::string r = plan_dtype_reason(*v); !r.empty()) return r;
+    if (v->dtype == DataType::kBool) return cat("input '", v->name, "' is bool (Pow takes numbers)");
+  }
+  const Shape out = broadcast_or_fail(node, x.shape, y.shape);
+  if (std::string r = empty_reason(out); !r.empty()) return r;
+  node.op.family = fb::OpFamily::Elementwise;
+  node.op.tensor.elementwise = fb::ElementwiseOp::Pow;
+  node.op.tensor.compute_dtype = static_cast<int32_t>(DataType::kFloat64);
+  if (x.dtype != DataType::kFloat64 || y.dtype != DataType::kFloat64)
+    node.op.tensor.expand = TensorExpand::kPromote;
+  set_output_typed(g, node, 0, x.dtype, out);
   return "";
 }
 
@@ -637,6 +658,7 @@ constexpr OpCheck kOps[] = {
     {"Not", check_unary},
     {"Or", check_elementwise},
     {"Pad", check_pad},
+    {"Pow", check_pow},
     {"Reciprocal", check_unary},
     {"Round", check_unary},
     {"Sign", check_unary},

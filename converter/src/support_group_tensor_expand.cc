@@ -101,7 +101,8 @@ class TensorExpander {
     for (size_t i = 0; i < node.inputs.size(); ++i)
       node.inputs[i] = cast(node.inputs[i], compute, node.name + ":in" + std::to_string(i));
     const int y = node.outputs[0];
-    if (value(y).dtype == DataType::kBool) {  // predicates and comparisons give bool directly
+    // Predicates and comparisons give bool directly; Pow of a float64 base gives float64.
+    if (value(y).dtype == DataType::kBool || value(y).dtype == compute) {
       out_.push_back(std::move(node));
       return;
     }
@@ -158,30 +159,12 @@ class TensorExpander {
       n.op.tensor.elementwise = elementwise_arith_op(op);
       out_.push_back(std::move(n));
     } else {
-      // kWhere: max(a, b) = (a > b || a != a) ? a : b, and min with <. A NaN on either side
-      // gives NaN, as the Binary kernel's Max and Min do: a NaN in a is picked by a != a, a NaN
-      // in b by the comparison being false.
-      const auto bool_step = [&](const char* tag, fb::ElementwiseOp e, int x, int y) {
-        const int id = new_value(g_, name + tag, DataType::kBool, shape);
-        Node n = step(name + tag, fb::OpFamily::Elementwise, {x, y}, id);
-        n.op.tensor.elementwise = e;
-        out_.push_back(std::move(n));
-        return id;
-      };
-      const int cmp = bool_step(":cmp", op == "Max" ? fb::ElementwiseOp::Greater
-                                                    : fb::ElementwiseOp::Less, a, b);
-      const int self = bool_step(":self", fb::ElementwiseOp::Equal, a, a);
-      const int nan = new_value(g_, name + ":nan", DataType::kBool, value(a).shape);
-      Node n = step(name + ":nan", fb::OpFamily::Unary, {self}, nan);
-      n.op.tensor.unary = fb::UnaryOp::Not;
-      out_.push_back(std::move(n));
-      const int cond = bool_step(":cond", fb::ElementwiseOp::Or, cmp, nan);
-      out_.push_back(step(name, fb::OpFamily::Where, {cond, a, b}, out));
+      fail("internal error: ", op, " on ", dtype_name(dtype), " has no arithmetic step");
     }
     return out;
   }
 
-  // Sum, Mean, Max, Min over N inputs (and promoted two-input float64 Max/Min): a left fold,
+  // Sum, Mean, Max, Min over N inputs: a left fold,
   // in the compute dtype; Mean divides the sum by N.
   void variadic(Node node) {
     const std::string& op = node.op_type;

@@ -378,7 +378,8 @@ class Checker {
         if (!p || in.size() != 2) return bad("step ", name, " elementwise");
         expect(broadcast(in[0], in[1], &out) && out == y, "elementwise output " + str(y));
         expect(in_dtype(0) == in_dtype(1), "elementwise operands differ in dtype");
-        const bool to_bool = p->op() >= fb::ElementwiseOp::Equal;  // comparisons and logic
+        const bool to_bool = p->op() >= fb::ElementwiseOp::Equal &&  // comparisons and logic
+                             p->op() <= fb::ElementwiseOp::Xor;
         expect(dtype_of(0) == (to_bool ? fb::DType::Bool : in_dtype(0)), "elementwise dtype");
         return;
       }
