@@ -117,13 +117,14 @@ constexpr OpCheck kOps[] = {
     {"BatchNormalization", support::check_batchnorm, kFloat,
      "inference only (training_mode=0, no statistics outputs); spatial=1 before opset 9; folded "
      "into the preceding Conv where it can be"},
-    {"Clip", support::check_activation, kFloat,
+    {"Clip", support::check_activation, "float32; int8, uint8 (in float32, opset 12 and later)",
      "min and max constant scalars (inputs since opset 11)"},
     {"Concat", support::check_concat, kAnyDtype, "1 to 64 inputs of one dtype"},
     {"Conv", support::check_conv, kFloat,
      "1 to 3 spatial dims; bias, BatchNorm, residual Add and activation fused"},
     {"Dropout", support::check_identity, kAnyDtype,
-     "removed (inference); mask output unused; training_mode a constant 0"},
+     "removed (inference); the mask output is a constant of trues; training_mode a constant 0, "
+     "or 1 with a constant ratio of 0"},
     {"Elu", support::check_activation, kFloat, kActivationNotes},
     {"Flatten", support::check_reshape, kAnyDtype, ""},
     {"Gemm", support::check_gemm, kFloat, "2-D A and B; C broadcasts to [M, N]"},
@@ -137,9 +138,9 @@ constexpr OpCheck kOps[] = {
      "before opset 13 (2-D flattening at axis) through a 2-D view"},
     {"MatMul", support::check_matmul, kFloat,
      "numpy semantics: 1-D operands, broadcast batch dims"},
-    {"MaxPool", support::check_pool, kFloat,
-     "1 to 3 spatial dims; Indices output unused; storage_order=0; ceil_mode=1 only where no "
-     "window starts inside the end padding"},
+    {"MaxPool", support::check_pool, "float32; int8, uint8 (in float32)",
+     "1 to 3 spatial dims; storage_order=0; the Indices output on the CPU backend only; "
+     "ceil_mode=1 only where no window starts inside the end padding"},
     {"PRelu", support::check_prelu, kFloat,
      "the slope broadcasts to X (unidirectional); a Binary step, fused with a following "
      "activation"},

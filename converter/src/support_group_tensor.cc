@@ -579,10 +579,30 @@ std::string check_einsum(Graph& g, Node& node) {
   Shape out;
   for (char c : terms.output) out.push_back(dim[static_cast<int>(c)]);
   const auto in_output = [&](char c) { return terms.output.find(c) != std::string::npos; };
+  const DataType dtype = input(g, node, 0).dtype;
+  // Sums (an index not in the output), and two operands outside float32: the operands
+  // transposed to one index order and viewed with 1s for the indices they lack, multiplied with
+  // broadcasting, then a Reduce Sum over the summed indices. Float32 and float64 (the Reduce
+  // family's dtypes).
+  const auto resolve_reduce = [&]() -> std::string {
+    if (dtype != DataType::kFloat32 && dtype != DataType::kFloat64)
+      return cat("Einsum with a sum or 2 operands of ", dtype_name(dtype),
+                 " is not supported (float32 and float64)");
+    if (std::string r = empty_reason(out); !r.empty()) return r;
+    node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
+    node.op.tensor.expand = TensorExpand::kEinsum;
+    node.op.tensor.einsum_reduce = true;
+    node.op.tensor.einsum_a.assign(terms.inputs[0].begin(), terms.inputs[0].end());
+    if (terms.inputs.size() == 2)
+      node.op.tensor.einsum_b.assign(terms.inputs[1].begin(), terms.inputs[1].end());
+    node.op.tensor.einsum_out.assign(terms.output.begin(), terms.output.end());
+    set_output_typed(g, node, 0, dtype, out);
+    return "";
+  };
   if (terms.inputs.size() == 1) {
     const std::string& a = terms.inputs[0];
     for (char c : a)
-      if (!in_output(c)) return cat("it sums over index '", c, "' (reductions are not supported)");
+      if (!in_output(c)) return resolve_reduce();
     // A permutation of the operand: a Transpose (of any dtype).
     std::vector<int64_t> perm;
     for (char c : terms.output) perm.push_back(static_cast<int64_t>(a.find(c)));
@@ -594,11 +614,11 @@ std::string check_einsum(Graph& g, Node& node) {
     return check_transpose(g, node);
   }
   // Two operands: matrix products, which the Gemm family computes in float32.
-  if (std::string r = support::float_inputs(g, node, {0, 1}); !r.empty()) return r;
+  if (dtype != DataType::kFloat32) return resolve_reduce();
   const std::string &a = terms.inputs[0], &b = terms.inputs[1];
   for (char c : a + b)
     if (!in_output(c) && (a.find(c) == std::string::npos || b.find(c) == std::string::npos))
-      return cat("it sums over index '", c, "' of one operand (reductions are not supported)");
+      return resolve_reduce();  // an index summed in one operand only
   if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
   node.op.tensor.expand = TensorExpand::kEinsum;

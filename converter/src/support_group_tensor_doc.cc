@@ -53,9 +53,10 @@ constexpr DocRow kDocs[] = {
     {"Cosh", kFloatMath, ""},
     {"DepthToSpace", kAny, "DCR and CRD modes; a Transpose between two views"},
     {"Div", kArith, kArithNotes},
-    {"Einsum", "float32 (1 operand: any plan dtype)",
-     "1 or 2 operands; no '...', no index repeated in one operand, no index summed that only "
-     "one operand has; 2 operands run as a batched Gemm between views and Transposes"},
+    {"Einsum", "float32, float64 (CPU backend only); a permutation of 1 operand: any plan dtype",
+     "1 or 2 operands; no '...', no index repeated in one operand; float32 products run as a "
+     "batched Gemm between views and Transposes, sums and float64 as a broadcast Mul and a "
+     "Reduce Sum"},
     {"Equal", kCompare, kCompareNotes},
     {"Erf", kFloatMath, ""},
     {"Exp", kFloatMath, ""},

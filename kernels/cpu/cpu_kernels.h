@@ -13,7 +13,7 @@ float apply_activation(const Activation& act, float x);
 
 void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
           const float* residual, float* y);
-void pool(const PoolParams& p, const float* x, float* y);
+void pool(const PoolParams& p, const float* x, float* y, int64_t* indices = nullptr);
 void gemm(const GemmParams& p, const float* a, const float* b, const float* c, float* y);
 void binary(const BinaryParams& p, const float* a, const float* b, float* y);
 // y may alias x.

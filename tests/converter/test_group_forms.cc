@@ -4,6 +4,7 @@
 // backend), checked against values worked out here.
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -133,6 +134,230 @@ TEST(TypedPow, Float32PowStaysABinaryStepAndBoolIsRefused) {
   Graph g = import_onnx(b.bytes(), {});
   g.values[g.nodes[0].inputs[1]].dtype = DataType::kBool;
   EXPECT_THAT(find_check("Pow")(g, g.nodes[0]), HasSubstr("is bool (Pow takes numbers)"));
+}
+
+// ------------------------------------------------------------------------- float64 Reduce
+
+TEST(Float64Reduce, LogSumExpWithoutKeepdimsInDouble) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3}, onnx::TensorProto::DOUBLE).output("y", onnx::TensorProto::DOUBLE);
+  auto& n = m.node("ReduceLogSumExp", {"x"}, {"y"}, "lse");
+  attr(n, "axes", std::vector<int64_t>{1});
+  attr(n, "keepdims", int64_t{0});
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  // Large values: exp overflows without the max shift; the result needs float64's precision.
+  const std::vector<double> x = {1000.0, 1000.0 + 1e-9, 999.0, -1.0, 0.5, 2.0};
+  const auto out = run(c.plan, {bytes_of(x)});
+  ASSERT_EQ(out.size(), 1u);
+  const std::vector<double> y = values_of<double>(out[0]);
+  ASSERT_EQ(y.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    const double* row = x.data() + 3 * r;
+    const double mx = std::max({row[0], row[1], row[2]});
+    const double want =
+        mx + std::log(std::exp(row[0] - mx) + std::exp(row[1] - mx) + std::exp(row[2] - mx));
+    EXPECT_NEAR(y[r], want, 1e-12 * std::fabs(want)) << r;
+  }
+}
+
+// ----------------------------------------------------------------------------------- Einsum
+
+// out[...] over the equation's indices by brute force, in double.
+std::vector<double> einsum_brute(const std::string& a, const std::string& b,
+                                 const std::string& out, const std::vector<int64_t>& as,
+                                 const std::vector<int64_t>& bs, const std::vector<double>& x,
+                                 const std::vector<double>& y) {
+  std::string letters;
+  int64_t dim[128] = {};
+  for (size_t d = 0; d < a.size(); ++d) dim[int(a[d])] = as[d];
+  for (size_t d = 0; d < b.size(); ++d) dim[int(b[d])] = bs[d];
+  for (char c : a + b + out)
+    if (letters.find(c) == std::string::npos) letters += c;
+  int64_t total = 1, out_count = 1;
+  for (char c : letters) total *= dim[int(c)];
+  for (char c : out) out_count *= dim[int(c)];
+  std::vector<double> z(size_t(out_count), 0.0);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t at[128] = {}, rest = i;
+    for (size_t k = letters.size(); k-- > 0;) {
+      at[int(letters[k])] = rest % dim[int(letters[k])];
+      rest /= dim[int(letters[k])];
+    }
+    const auto offset = [&](const std::string& t) {
+      int64_t o = 0;
+      for (char c : t) o = o * dim[int(c)] + at[int(c)];
+      return o;
+    };
+    z[size_t(offset(out))] += x[size_t(offset(a))] * (b.empty() ? 1.0 : y[size_t(offset(b))]);
+  }
+  return z;
+}
+
+TEST(EinsumForms, Float64AttentionProductsAndSumsMatchBruteForce) {
+  struct Case {
+    const char* equation;
+    std::string a, b, out;
+    std::vector<int64_t> as, bs;
+  };
+  const Case cases[] = {
+      {"bhid,bhjd->bhij", "bhid", "bhjd", "bhij", {2, 2, 3, 4}, {2, 2, 5, 4}},  // scores
+      {"bhij,bhjd->bhid", "bhij", "bhjd", "bhid", {1, 2, 3, 5}, {1, 2, 5, 4}},  // context
+      {"bij, bjk -> bik", "bij", "bjk", "bik", {5, 2, 3}, {5, 3, 4}},
+      {"i,i", "i", "i", "", {5}, {5}},  // implicit scalar output
+      {"ij->i", "ij", "", "i", {3, 4}, {}},
+  };
+  for (const Case& t : cases) {
+    SCOPED_TRACE(t.equation);
+    ModelBuilder m(12);
+    m.input("x", t.as, onnx::TensorProto::DOUBLE);
+    std::vector<std::string> inputs = {"x"};
+    if (!t.b.empty()) {
+      m.input("y", t.bs, onnx::TensorProto::DOUBLE);
+      inputs.push_back("y");
+    }
+    m.output("z", onnx::TensorProto::DOUBLE);
+    attr(m.node("Einsum", inputs, {"z"}, "einsum"), "equation", std::string(t.equation));
+    const Converted c = convert(m);
+    ASSERT_NE(c.fb, nullptr);
+    std::vector<double> x, y;
+    int64_t na = 1, nb = 1;
+    for (int64_t d : t.as) na *= d;
+    for (int64_t d : t.bs) nb *= d;
+    for (int64_t i = 0; i < na; ++i) x.push_back(0.1 * double(i % 7) - 0.3 + 1e-10 * double(i));
+    for (int64_t i = 0; t.b.size() && i < nb; ++i) y.push_back(0.25 * double(i % 5) - 0.5);
+    std::vector<std::vector<uint8_t>> in = {bytes_of(x)};
+    if (!t.b.empty()) in.push_back(bytes_of(y));
+    const auto out = run(c.plan, in);
+    ASSERT_EQ(out.size(), 1u);
+    const std::vector<double> got = values_of<double>(out[0]);
+    const std::vector<double> want = einsum_brute(t.a, t.b, t.out, t.as, t.bs, x, y);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-14) << i;
+  }
+}
+
+TEST(EinsumForms, Float32SumIsAReduceAndIntegersAreRefused) {
+  ModelBuilder m(12);
+  m.input("x", {3, 4}).output("y");
+  attr(m.node("Einsum", {"x"}, {"y"}, "rowsum"), "equation", std::string("ij->i"));
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  EXPECT_THAT(families(c.fb), ::testing::Contains(fb::OpFamily::Reduce));
+  std::vector<float> x(12);
+  for (int i = 0; i < 12; ++i) x[i] = float(i);
+  const auto out = run(c.plan, {bytes_of(x)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(values_of<float>(out[0]), ElementsAre(6.f, 22.f, 38.f));
+
+  ModelBuilder i(12);
+  i.input("x", {3, 4}, onnx::TensorProto::INT32).input("w", {4}, onnx::TensorProto::INT32)
+      .output("y", onnx::TensorProto::INT32);
+  attr(i.node("Einsum", {"x", "w"}, {"y"}, "matvec_i32"), "equation", std::string("ij,j->i"));
+  Graph g = import_onnx(i.bytes(), {});
+  EXPECT_EQ(find_check("Einsum")(g, g.nodes[0]),
+            "Einsum with a sum or 2 operands of int32 is not supported (float32 and float64)");
+}
+
+// ------------------------------------------------------------------------ Clip, MaxPool bytes
+
+TEST(ByteForms, Int8ClipAndUint8MaxPoolRunInFloat32BetweenCasts) {
+  ModelBuilder m(13);
+  m.input("x", {6}, onnx::TensorProto::INT8)
+      .input("u", {1, 1, 3, 3}, onnx::TensorProto::UINT8)
+      .output("y", onnx::TensorProto::INT8)
+      .output("p", onnx::TensorProto::UINT8);
+  raw_initializer(m, "lo", onnx::TensorProto::INT8, {}, {static_cast<uint8_t>(-5)});
+  raw_initializer(m, "hi", onnx::TensorProto::INT8, {}, {100});
+  m.node("Clip", {"x", "lo", "hi"}, {"y"}, "clip_i8");
+  auto& pool = m.node("MaxPool", {"u"}, {"p"}, "pool_u8");
+  attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(pool, "pads", std::vector<int64_t>{1, 1, 0, 0});
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  const auto f = families(c.fb);
+  EXPECT_EQ(std::count(f.begin(), f.end(), fb::OpFamily::Cast), 4);
+  const auto out = run(c.plan, {bytes_of(std::vector<int8_t>{-128, -6, -5, 0, 100, 127}),
+                                bytes_of(std::vector<uint8_t>{0, 255, 3, 4, 5, 6, 7, 8, 254})});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(values_of<int8_t>(out[0]), ElementsAre(-5, -5, -5, 0, 100, 100));
+  // 3x3 padded at the top and left, 2x2 windows of stride 1: a 3x3 output.
+  EXPECT_THAT(out[1], ElementsAre(0, 255, 255, 4, 255, 255, 7, 8, 254));
+}
+
+// Wider integers do not all fit a float32 exactly: their Clip stays refused.
+TEST(ByteForms, Int32ClipIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", {3}, onnx::TensorProto::INT32).output("y", onnx::TensorProto::INT32);
+  m.node("Clip", {"x"}, {"y"}, "clip_i32");
+  Graph g = import_onnx(m.bytes(), {});
+  EXPECT_EQ(find_check("Clip")(g, g.nodes[0]),
+            "input 'x' is int32 (jetplan computes float32 only)");
+}
+
+// ------------------------------------------------------------------------- MaxPool Indices
+
+TEST(MaxPoolIndices, TheIndicesOutputHoldsFlatNchwOffsets) {
+  ModelBuilder m(12);
+  m.input("x", {1, 2, 2, 3}).output("y").output("i", onnx::TensorProto::INT64);
+  auto& pool = m.node("MaxPool", {"x"}, {"y", "i"}, "pool");
+  attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(pool, "strides", std::vector<int64_t>{1, 1});
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  ASSERT_EQ(c.fb->steps()->size(), 1u);
+  EXPECT_EQ(c.fb->steps()->Get(0)->outputs()->size(), 2u);
+  // Channel 0 [[1 5 2] [4 3 9]], channel 1 [[7 7 0] [7 1 8]]: ties keep the first.
+  const std::vector<float> x = {1, 5, 2, 4, 3, 9, 7, 7, 0, 7, 1, 8};
+  const auto out = run(c.plan, {bytes_of(x)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(values_of<float>(out[0]), ElementsAre(5, 9, 7, 8));
+  EXPECT_THAT(values_of<int64_t>(out[1]), ElementsAre(1, 5, 6, 11));
+}
+
+TEST(MaxPoolIndices, AGpuTargetRefusesTheIndicesOutput) {
+  ModelBuilder m(12);
+  m.input("x", {1, 1, 2, 2}).output("y").output("i", onnx::TensorProto::INT64);
+  attr(m.node("MaxPool", {"x"}, {"y", "i"}, "pool"), "kernel_shape", std::vector<int64_t>{2, 2});
+  ConvertOptions options;
+  options.target = "orin-agx";
+  try {
+    convert_onnx(m.bytes(), "model.onnx", options);
+    ADD_FAILURE() << "converted";
+  } catch (const ConvertError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("indices output must be a Max pool in NCHW on the CPU "
+                                    "backend"));
+  }
+}
+
+// ------------------------------------------------------------------------------ Dropout mask
+
+TEST(DropoutMask, TheMaskIsAConstantOfTruesAndRatioZeroTrainingIsInference) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3}).output("y").output("mask", onnx::TensorProto::BOOL).output("y2").output(
+      "mask2", onnx::TensorProto::BOOL);
+  m.node("Dropout", {"x"}, {"y", "mask"}, "drop");
+  m.initializer("r0", {}, {0.f});
+  raw_initializer(m, "on", onnx::TensorProto::BOOL, {}, {1});
+  m.node("Dropout", {"x", "r0", "on"}, {"y2", "mask2"}, "drop_train_r0");
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  const std::vector<float> x = {1, -2, 3, 4, 5, 6};
+  const auto out = run(c.plan, {bytes_of(x)});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_THAT(values_of<float>(out[0]), ElementsAreArray(x));
+  EXPECT_THAT(out[1], ElementsAre(1, 1, 1, 1, 1, 1));
+  EXPECT_THAT(values_of<float>(out[2]), ElementsAreArray(x));
+  EXPECT_THAT(out[3], ElementsAre(1, 1, 1, 1, 1, 1));
+
+  ModelBuilder t(13);
+  t.input("x", {2}).output("y");
+  t.initializer("r", {}, {0.5f});
+  raw_initializer(t, "on", onnx::TensorProto::BOOL, {}, {1});
+  t.node("Dropout", {"x", "r", "on"}, {"y"}, "drop_train");
+  Graph g = import_onnx(t.bytes(), {});
+  EXPECT_EQ(find_check("Dropout")(g, g.nodes[0]),
+            "training_mode is on with a nonzero ratio (jetplan runs inference only)");
 }
 
 }  // namespace

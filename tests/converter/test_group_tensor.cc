@@ -726,20 +726,24 @@ TEST(TensorGroup, EinsumTransposeImplicitOutputAndRefusals) {
   EXPECT_THAT(run_f32(implicit, {{1, 2, 3, 4}, {1, 0, 0, 2}}), ElementsAre(1, 4, 3, 8));
 
   ModelBuilder bad(12);
-  bad.input("x", {3, 3}).input("v", {3}).output("d").output("s").output("p",
-                                                                          onnx::TensorProto::DOUBLE);
-  bad.input("a64", {2}, onnx::TensorProto::DOUBLE).input("b64", {2}, onnx::TensorProto::DOUBLE);
-  auto& f64 = bad.node("Einsum", {"a64", "b64"}, {"p"}, "dot_f64");
-  attr(f64, "equation", std::string("i,i"));
+  bad.input("x", {3, 3}).output("d");
+  bad.input("a32", {2}, onnx::TensorProto::INT32).input("b32", {2}, onnx::TensorProto::INT32)
+      .output("p", onnx::TensorProto::INT32);
+  auto& i32 = bad.node("Einsum", {"a32", "b32"}, {"p"}, "dot_i32");
+  attr(i32, "equation", std::string("i,i"));
   auto& d = bad.node("Einsum", {"x"}, {"d"}, "diag");
   attr(d, "equation", std::string("ii->i"));
-  auto& s = bad.node("Einsum", {"x", "v"}, {"s"}, "rowsum");
-  attr(s, "equation", std::string("ij,k->i"));
   const std::string error = convert_error(bad);
   EXPECT_THAT(error, HasSubstr("'diag' (Einsum): index 'i' repeats in operand 'ii' (a diagonal)"));
-  EXPECT_THAT(error, HasSubstr("'rowsum' (Einsum): it sums over index 'j' of one operand"));
-  EXPECT_THAT(error, HasSubstr("'dot_f64' (Einsum): input 'a64' is float64 (jetplan computes "
-                               "float32 only)"));
+  EXPECT_THAT(error, HasSubstr("'dot_i32' (Einsum): Einsum with a sum or 2 operands of int32 is "
+                               "not supported (float32 and float64)"));
+
+  // Indices summed in one operand only ("ij,k->i": j of x, k of v) take the Mul + Reduce path.
+  ModelBuilder sums(12);
+  sums.input("x", {2, 3}).input("v", {2}).output("s");
+  attr(sums.node("Einsum", {"x", "v"}, {"s"}, "rowsum"), "equation", std::string("ij,k->i"));
+  Converted cs;
+  EXPECT_THAT(run_f32(sums, {iota_f(6), {1, 2}}, &cs), ElementsAre(9, 36));  // (0+1+2)*3, 12*3
 }
 
 // ---------------------------------------------------------------------------- folding
