@@ -714,8 +714,8 @@ constexpr OpCheck kOps[] = {
     {"ConvTranspose", check_conv_transpose, kFloat,
      "1 to 3 spatial dims; groups, dilations, output_padding, output_shape, auto_pad"},
     {"GroupNormalization", check_group_norm, kFloat,
-     "opset 18 only (scale and bias per group), which jetplan-convert does not read yet: "
-     "refused in every model it accepts"},
+     "opset 18 models (scale and bias per group; accepted without the ops opset 18 redefined: "
+     "Reduce* but ReduceSum, Pad, Resize, Split, ScatterElements, ScatterND, LpPool)"},
     {"InstanceNormalization", check_instance_norm, kFloat, "scale and bias per channel"},
     {"LRN", check_lrn, kFloat, "across channels, any size"},
     {"LayerNormalization", check_layer_norm, kFloat,

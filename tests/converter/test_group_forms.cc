@@ -360,5 +360,80 @@ TEST(DropoutMask, TheMaskIsAConstantOfTruesAndRatioZeroTrainingIsInference) {
             "training_mode is on with a nonzero ratio (jetplan runs inference only)");
 }
 
+// ------------------------------------------------------------------ opset 18, GroupNormalization
+
+TEST(Opset18, Opset18IsReadWithoutTheOpsItRedefined) {
+  ModelBuilder ok(18);  // Relu and ReduceSum mean the same at 17 and 18
+  ok.input("x", {1, 4}).output("y");
+  ok.initializer_i64("axes", {1}, {1});
+  ok.node("Relu", {"x"}, {"r"}, "relu");
+  ok.node("ReduceSum", {"r", "axes"}, {"y"}, "sum");
+  const auto out = run(convert(ok).plan, {bytes_of(std::vector<float>{1, -2, 3, -4})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(values_of<float>(out[0]), ElementsAre(4.f));
+
+  ModelBuilder bad(18);  // every redefined op is named, unnamed ones by their place
+  bad.input("x", {2, 4}).output("m").output("a").output("b");
+  bad.initializer_i64("axes", {1}, {1});
+  bad.node("ReduceMean", {"x", "axes"}, {"m"}, "mean");
+  bad.initializer_i64("split", {2}, {2, 2});
+  bad.node("Split", {"x", "split"}, {"a", "b"});
+  attr(*bad.model().mutable_graph()->mutable_node(1), "axis", int64_t{1});
+  EXPECT_EQ(convert_error(bad),
+            "opset 18 redefined 2 ops of this model, which jetplan-convert reads at opset 17 "
+            "only: 'mean' (ReduceMean), 'Split_1' (Split); export with opset 17 "
+            "(torch.onnx.export(..., opset_version=17))");
+}
+
+// GroupNormalization of opset 18 (scale and bias per group) against the formula in double:
+// per (n, group), the mean and biased variance over the group's channels and spatial elements.
+TEST(Opset18, GroupNormalizationMatchesAHandwrittenReference) {
+  const int64_t N = 2, C = 6, H = 2, W = 3, G = 3;
+  const float eps = 1e-3f;
+  ModelBuilder m(18);
+  m.input("x", {N, C, H, W}).output("y");
+  const std::vector<float> scale = {0.5f, -2.f, 1.5f}, bias = {0.f, 1.f, -0.25f};
+  m.initializer("scale", {G}, scale).initializer("bias", {G}, bias);
+  auto& n = m.node("GroupNormalization", {"x", "scale", "bias"}, {"y"}, "gn");
+  attr(n, "num_groups", G);
+  attr(n, "epsilon", eps);
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  EXPECT_THAT(families(c.fb), ElementsAre(fb::OpFamily::GroupNorm));
+  std::vector<float> x(size_t(N * C * H * W));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 37) % 19) * 0.3f - 2.f + 0.01f * float(i);
+  const auto out = run(c.plan, {bytes_of(x)});
+  ASSERT_EQ(out.size(), 1u);
+  const std::vector<float> y = values_of<float>(out[0]);
+  ASSERT_EQ(y.size(), x.size());
+  const int64_t per_group = (C / G) * H * W;
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t grp = 0; grp < G; ++grp) {
+      const int64_t base = (b * C + grp * (C / G)) * H * W;  // a group's elements are contiguous
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < per_group; ++i) mean += x[size_t(base + i)];
+      mean /= double(per_group);
+      for (int64_t i = 0; i < per_group; ++i)
+        var += (x[size_t(base + i)] - mean) * (x[size_t(base + i)] - mean);
+      var /= double(per_group);
+      for (int64_t i = 0; i < per_group; ++i) {
+        const double want =
+            scale[size_t(grp)] * (x[size_t(base + i)] - mean) / std::sqrt(var + eps) +
+            bias[size_t(grp)];
+        EXPECT_NEAR(y[size_t(base + i)], want, 1e-5 * (1 + std::fabs(want)))
+            << "n " << b << " group " << grp << " element " << i;
+      }
+    }
+}
+
+TEST(Opset18, GroupNormalizationBelowOpset18IsRefusedByName) {
+  ModelBuilder m(17);
+  m.input("x", {1, 4, 2}).output("y");
+  m.initializer("s", {2}, {1, 1}).initializer("b", {2}, {0, 0});
+  attr(m.node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn"), "num_groups", int64_t{2});
+  EXPECT_THAT(convert_error(m), HasSubstr("'gn' (GroupNormalization): GroupNormalization needs "
+                                          "opset 18 or later; the model imports opset 17"));
+}
+
 }  // namespace
 }  // namespace jetplan::converter::testing
