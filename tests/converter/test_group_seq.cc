@@ -43,42 +43,6 @@ void i8_initializer(ModelBuilder& m, const std::string& name, const std::vector<
   typed_initializer(m, name, onnx::TensorProto::INT8, dims, v);
 }
 
-// The families plan_contract.cc predates: the seq group's and Cast (MatMulInteger and
-// ConvInteger end in one).
-bool unknown_to_contract(fb::OpFamily op) {
-  return (op >= fb::OpFamily::Rnn && op <= fb::OpFamily::QLinearConv) || op == fb::OpFamily::Cast;
-}
-
-// plan_contract.cc knows single-output float32 steps without a workspace. Its complaints about
-// steps of the families above, and about the tensors only they write, are dropped here; every
-// other rule must hold. Load by the runtime (below) checks those steps.
-std::vector<std::string> contract_problems(const std::vector<uint8_t>& buffer) {
-  const fb::Plan* plan = read_plan(buffer);
-  if (plan == nullptr) return {"the buffer does not verify as a Plan"};
-  std::set<std::string> seq_steps;
-  std::set<uint32_t> seq_outputs;
-  for (const auto* s : *plan->steps()) {
-    if (!unknown_to_contract(s->op())) continue;
-    seq_steps.insert(s->name()->str());
-    for (uint32_t t : *s->outputs()) seq_outputs.insert(t);
-  }
-  std::vector<std::string> kept;
-  for (const std::string& p : plan_contract_problems(buffer)) {
-    bool seq = false;
-    for (const std::string& name : seq_steps)
-      if (p.rfind("step " + name + " ", 0) == 0 || p.rfind("step " + name + ":", 0) == 0)
-        seq = true;
-    // "... tensor N ...": a tensor a step of those families writes.
-    const size_t at = p.find("tensor ");
-    if (at != std::string::npos && at + 7 < p.size() &&
-        std::isdigit(static_cast<unsigned char>(p[at + 7])) &&
-        seq_outputs.count(static_cast<uint32_t>(std::stoul(p.substr(at + 7)))))
-      seq = true;
-    if (!seq) kept.push_back(p);
-  }
-  return kept;
-}
-
 // Converts, checks the contract and that the runtime loads the plan.
 ConvertResult convert_seq(const ModelBuilder& m) {
   ConvertResult r;
@@ -88,7 +52,7 @@ ConvertResult convert_seq(const ModelBuilder& m) {
     ADD_FAILURE() << "conversion failed: " << e.what();
     return r;
   }
-  for (const std::string& p : contract_problems(r.plan)) ADD_FAILURE() << "contract: " << p;
+  for (const std::string& p : plan_contract_problems(r.plan)) ADD_FAILURE() << "contract: " << p;
   jp_plan* plan = nullptr;
   if (jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_COPY, &plan) != JP_OK)
     ADD_FAILURE() << "the runtime refuses the plan: " << jp_last_error();
