@@ -139,7 +139,7 @@ constexpr OpCheck kOps[] = {
     {"MatMul", support::check_matmul, kFloat,
      "numpy semantics: 1-D operands, broadcast batch dims"},
     {"MaxPool", support::check_pool, "float32; int8, uint8 (in float32)",
-     "1 to 3 spatial dims; storage_order=0; the Indices output on the CPU backend only; "
+     "1 to 3 spatial dims; the Indices output (storage_order 0 or 1) on the CPU backend only; "
      "ceil_mode=1 only where no window starts inside the end padding"},
     {"PRelu", support::check_prelu, kFloat,
      "the slope broadcasts to X (unidirectional); a Binary step, fused with a following "

@@ -121,7 +121,11 @@ std::string check_pool(Graph& g, Node& node) {
   if (is_max) {
     with_indices = node.outputs.size() > 1 && node.outputs[1] >= 0 &&
                    !extra_outputs_unused(g, node, "Indices").empty();
-    if (attr_int(node, "storage_order", 0) != 0) return "storage_order=1 is not supported";
+    // storage_order only orders the Indices output (column-major offsets within a plane).
+    const int64_t order = attr_int(node, "storage_order", 0);
+    if (order != 0 && order != 1)
+      fail("node ", node_label(node), ": storage_order ", order, " is neither 0 nor 1");
+    node.op.pool_indices_column_major = with_indices && order == 1;
   }
   const Shape& x = input(g, node, 0).shape;
   if (std::string r = check_spatial_rank(x); !r.empty()) return r;

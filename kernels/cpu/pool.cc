@@ -43,8 +43,8 @@ Tap classify(const Geometry& g, int d, int64_t i) {
 // lies wholly in the padding) gives 0 for both kinds: a finite, neutral value instead of -inf or
 // 0/0. A NaN in a max window wins, so it stays visible.
 // indices (Max, NCHW only; may be null): per output, the flat NCHW offset in x of the element it
-// took (ONNX MaxPool's Indices with storage_order 0), the first of equal ones; 0 for a window
-// with no tap inside x.
+// took (ONNX MaxPool's Indices; with indices_column_major the offset within the plane is
+// column-major, storage_order 1), the first of equal ones; 0 for a window with no tap inside x.
 void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
   const Geometry g = to_3d(p);
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
@@ -94,9 +94,17 @@ void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
           if (is_max) result = max;
           else if (divisor > 0) result = static_cast<float>(sum / static_cast<double>(divisor));
           yp[((o0 * g.out[1] + o1) * g.out[2] + o2) * step] = result;
-          if (indices != nullptr)
+          if (indices != nullptr) {
+            // arg is row-major within the plane; column-major reverses the dims' order.
+            int64_t at = arg;
+            if (p.indices_column_major) {
+              const int64_t i2 = arg % g.in[2], i1 = arg / g.in[2] % g.in[1],
+                            i0 = arg / (g.in[2] * g.in[1]);
+              at = (i2 * g.in[1] + i1) * g.in[0] + i0;
+            }
             indices[plane * out_plane + (o0 * g.out[1] + o1) * g.out[2] + o2] =
-                plane * in_plane + arg;
+                plane * in_plane + at;
+          }
         }
   }
 }

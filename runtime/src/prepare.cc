@@ -316,6 +316,10 @@ Status prepare_pool(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
     k.pad_end[i] = win.pad_end[i];
   }
   k.count_include_pad = p.count_include_pad();
+  if (p.indices_column_major() && !with_indices) {
+    return shape_error(*s, "indices_column_major without an indices output");
+  }
+  k.indices_column_major = p.indices_column_major();
   return JP_OK;
 }
 

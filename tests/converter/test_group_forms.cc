@@ -315,6 +315,22 @@ TEST(MaxPoolIndices, TheIndicesOutputHoldsFlatNchwOffsets) {
   EXPECT_THAT(values_of<int64_t>(out[1]), ElementsAre(1, 5, 6, 11));
 }
 
+TEST(MaxPoolIndices, StorageOrder1GivesColumnMajorOffsets) {
+  ModelBuilder m(12);
+  m.input("x", {1, 1, 2, 3}).output("y").output("i", onnx::TensorProto::INT64);
+  auto& pool = m.node("MaxPool", {"x"}, {"y", "i"}, "pool");
+  attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(pool, "storage_order", int64_t{1});
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  EXPECT_TRUE(c.fb->steps()->Get(0)->params_as_PoolParams()->indices_column_major());
+  // [[1 5 2] [4 3 9]]: 5 at (h 0, w 1) is 1 * 2 + 0, 9 at (1, 2) is 2 * 2 + 1.
+  const auto out = run(c.plan, {bytes_of(std::vector<float>{1, 5, 2, 4, 3, 9})});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(values_of<float>(out[0]), ElementsAre(5, 9));
+  EXPECT_THAT(values_of<int64_t>(out[1]), ElementsAre(2, 5));
+}
+
 TEST(MaxPoolIndices, AGpuTargetRefusesTheIndicesOutput) {
   ModelBuilder m(12);
   m.input("x", {1, 1, 2, 2}).output("y").output("i", onnx::TensorProto::INT64);

@@ -270,6 +270,16 @@ TEST(Pool, MaxIndicesAreTheFirstArgmaxInFlatNchwOffsets) {
         }
       EXPECT_EQ(idx[size_t(plane * volume(s.out) + o)], first) << "plane " << plane << " out " << o;
     }
+  // Column-major offsets within the plane (ONNX storage_order 1): (h, w) at w * H + h.
+  PoolParams cm = pool_params(s, PoolKind::kMax, false);
+  cm.indices_column_major = true;
+  std::vector<int64_t> col(size_t(n_out), -99);
+  cpu::pool(cm, x.data(), y.data(), col.data());
+  for (int64_t i = 0; i < n_out; ++i) {
+    const int64_t plane = idx[size_t(i)] / volume(s.in), in_plane = idx[size_t(i)] % volume(s.in);
+    const int64_t h = in_plane / s.in[1], w = in_plane % s.in[1];
+    EXPECT_EQ(col[size_t(i)], plane * volume(s.in) + w * s.in[0] + h) << "output " << i;
+  }
 }
 
 enum class PoolMode { kMax, kAverageIncludePad, kAverageExcludePad };
