@@ -490,7 +490,8 @@ std::string check_pow(Graph& g, Node& node) {
     return support::check_binary(g, node);
   for (const Value* v : {&x, &y}) {
     if (std::string r = plan_dtype_reason(*v); !r.empty()) return r;
-    if (v->dtype == DataType::kBool) return cat("input '", v->name, "' is bool (Pow takes numbers)");
+    if (v->dtype == DataType::kBool)
+      return cat("input '", v->name, "' is bool (Pow takes numbers)");
   }
   const Shape out = broadcast_or_fail(node, x.shape, y.shape);
   if (std::string r = empty_reason(out); !r.empty()) return r;

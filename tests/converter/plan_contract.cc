@@ -293,6 +293,13 @@ class Checker {
                    pe.size() == sr,
                "pool array sizes");
         expect(y == window_out(x, x[1], k, st, dil, pb, pe), "pool output " + str(y));
+        // MaxPool's Indices: a second output, int64 of y's shape (CPU plans).
+        if (s->outputs()->size() == 2)
+          expect(p->kind() == fb::PoolKind::Max && cpu && shape(s->outputs()->Get(1)) == y &&
+                     dtype_of(1) == fb::DType::Int64,
+                 "pool indices output");
+        else
+          expect(s->outputs()->size() == 1 && !p->indices_column_major(), "pool outputs");
         return;
       }
       case fb::OpFamily::Gemm: {
