@@ -111,6 +111,9 @@ struct PoolParams {
   int64_t pad_end[kMaxSpatial] = {0, 0, 0};
   bool count_include_pad = false;
   bool channels_last = false;
+  // Max pools' indices (CPU): the offset within the (n, c) plane is column-major (the last
+  // spatial dim slowest, ONNX MaxPool storage_order 1) rather than row-major.
+  bool indices_column_major = false;
 };
 
 // For i in [0, batch): y[i] (M x N) = act(alpha * opA(A[i]) * opB(B[i]) + beta * C + R[i])

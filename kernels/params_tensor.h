@@ -187,8 +187,9 @@ enum class ElementwiseOp : uint8_t {
   kAnd,  // logic: bool in (any nonzero byte is true), bool out
   kOr,
   kXor,
+  kPow,  // float64 only: the converter computes integer and mixed-type ONNX Pow here
 };
-constexpr int kElementwiseOpCount = 16;
+constexpr int kElementwiseOpCount = 17;
 
 // y[i] = op(a[i . a_strides], b[i . b_strides]) over the dense out_dims, the stride convention of
 // BinaryParams (0 broadcasts). a and b have `dtype`; y has elementwise_out_dtype(op, dtype).
@@ -211,13 +212,17 @@ constexpr bool elementwise_is_logic(ElementwiseOp op) {
   return op == ElementwiseOp::kAnd || op == ElementwiseOp::kOr || op == ElementwiseOp::kXor;
 }
 
-// Arithmetic: int32 and int64 (float32 arithmetic is BinaryParams), and kFMod on float32 and
-// float64 too. Comparisons: every dtype. Logic: bool.
+// Arithmetic: int32 and int64 (float32 arithmetic is BinaryParams); float64 (Add, Sub, Mul,
+// Div, FMod, Max and Min as the float BinaryOps do, NaN propagating, and Pow); kFMod on float32
+// too. kMod is integers only and kPow float64 only. Comparisons: every dtype. Logic: bool.
+// The CUDA kernels have no float64 arithmetic but FMod (the runtime refuses it in CUDA plans).
 constexpr bool elementwise_supported(ElementwiseOp op, DType t) {
   if (elementwise_is_comparison(op)) return true;
   if (elementwise_is_logic(op)) return t == DType::kBool;
+  if (op == ElementwiseOp::kPow) return t == DType::kFloat64;
   if (t == DType::kInt32 || t == DType::kInt64) return true;
-  return op == ElementwiseOp::kFMod && (t == DType::kFloat32 || t == DType::kFloat64);
+  if (t == DType::kFloat64) return op != ElementwiseOp::kMod;
+  return op == ElementwiseOp::kFMod && t == DType::kFloat32;
 }
 
 constexpr DType elementwise_out_dtype(ElementwiseOp op, DType t) {

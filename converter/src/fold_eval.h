@@ -1,8 +1,9 @@
-// Internal to the constant folder: the evaluator interface shared by fold_constants.cc (data
-// movement and shape ops) and fold_arith.cc (numeric ops), and the attribute rules of the tensor
-// ops, which the folder and the support check (support_group_tensor.cc) share so that a folded
-// node and a step compute the same thing. Tensor ops fold through the CPU reference kernels
-// (kernels/cpu/tensor_ops.h), the very code the runtime runs.
+// Internal to the constant folder: the evaluator interface shared by fold_constants.cc (the rule
+// table), fold_moves.cc (data movement and shape ops) and fold_arith.cc (numeric ops), and the
+// attribute rules of the tensor ops (fold_specs.cc), which the folder and the support check
+// (support_group_tensor.cc) share so that a folded node and a step compute the same thing.
+// Tensor ops fold through the CPU reference kernels (kernels/cpu/tensor_ops.h), the very code
+// the runtime runs.
 #pragma once
 
 #include <string>
@@ -40,6 +41,24 @@ bool eval_unary(const Args& a, std::vector<TensorData>* out);     // Neg Abs Sqr
 bool eval_elementwise(const Args& a, std::vector<TensorData>* out);  // Equal Less And Mod ...
 bool eval_where(const Args& a, std::vector<TensorData>* out);
 
+// ---- Evaluators of the data movement and shape ops (fold_moves.cc) ----
+bool eval_concat(const Args& a, std::vector<TensorData>* out);
+bool eval_constant(const Args& a, std::vector<TensorData>* out);
+bool eval_constant_of_shape(const Args& a, std::vector<TensorData>* out);
+bool eval_expand(const Args& a, std::vector<TensorData>* out);
+bool eval_gather(const Args& a, std::vector<TensorData>* out);
+bool eval_gather_elements(const Args& a, std::vector<TensorData>* out);
+bool eval_identity(const Args& a, std::vector<TensorData>* out);
+bool eval_pad(const Args& a, std::vector<TensorData>* out);
+bool eval_reshape_like(const Args& a, std::vector<TensorData>* out);
+bool eval_shape(const Args& a, std::vector<TensorData>* out);
+bool eval_size(const Args& a, std::vector<TensorData>* out);
+bool eval_slice(const Args& a, std::vector<TensorData>* out);
+bool eval_space_depth(const Args& a, std::vector<TensorData>* out);
+bool eval_split(const Args& a, std::vector<TensorData>* out);
+bool eval_tile(const Args& a, std::vector<TensorData>* out);
+bool eval_transpose(const Args& a, std::vector<TensorData>* out);
+
 // ---- Kernel plumbing (fold_arith.cc) ----
 
 // The kernels' dtype of a plan dtype; false for the others (int16, uint32, ...).
@@ -51,7 +70,7 @@ TensorData transpose_data(const TensorData& x, const Shape& view, const std::vec
 // Numbers of any numeric or float16 tensor (read_doubles does not take float16).
 std::vector<double> numbers(DataType dtype, const std::vector<uint8_t>& bytes);
 
-// ---- Rules of the tensor ops (fold_constants.cc unless noted). Each throws ConvertError
+// ---- Rules of the tensor ops (fold_specs.cc unless noted). Each throws ConvertError
 // naming the node where the model is inconsistent; those that return bool return false, with
 // *why, where jetplan needs a constant that the model computes at run time. ----
 

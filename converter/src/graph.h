@@ -99,6 +99,7 @@ struct OpDesc {
   fb::PoolKind pool_kind = fb::PoolKind::Max;
   bool count_include_pad = false;
   bool ceil_mode = false;  // Pool: output extents round up (schema PoolParams.ceil_mode)
+  bool pool_indices_column_major = false;  // MaxPool Indices with storage_order 1
   // Gemm (ONNX Gemm and MatMul).
   bool trans_a = false, trans_b = false;
   float alpha = 1.f, beta = 1.f;

@@ -32,6 +32,23 @@ constexpr int kMinOpset = 7;
 // (ReduceMean and the other reductions, Split, Pad, Resize take new inputs or attributes), so a
 // later model is refused rather than read with the wrong semantics.
 constexpr int kMaxOpset = 17;
+// Opset 18 is read too, as opset 17, where that reading is exact: a model of opset 18 is
+// accepted when none of its default-domain nodes is an op whose opset-18 definition differs
+// from its opset-17 one (kChangedAt18). Ops new at 18 (GroupNormalization, Mish, Bitwise*, ...)
+// have no libonnx schema either way and reach the op checks as ops without a schema, which
+// check them against their opset-18 definition (Graph::opset stays 18).
+constexpr int kNewestOpset = 18;
+// The ops opset 18 redefined (ONNX Changelog.md, "Version 18"): the reductions take axes as an
+// input, Pad takes axes, Resize gains antialias, axes and keep_aspect_ratio_policy, Split gains
+// num_outputs, ScatterElements/ScatterND gain max/min reductions, LpPool gains ceil_mode, and the
+// Optional accessors take more types. Sorted.
+constexpr const char* kChangedAt18[] = {
+    "LpPool",          "OptionalGetElement", "OptionalHasElement", "Pad",
+    "ReduceL1",        "ReduceL2",           "ReduceLogSum",       "ReduceLogSumExp",
+    "ReduceMax",       "ReduceMean",         "ReduceMin",          "ReduceProd",
+    "ReduceSumSquare", "Resize",             "ScatterElements",    "ScatterND",
+    "Split",
+};
 // IR versions 9 and 10 add element types (float8, int4), which are refused where they occur,
 // and function overloads, which no default-domain node uses; libonnx 1.12's checker reads 8.
 constexpr int64_t kMaxIrVersion = 10;
@@ -732,12 +749,34 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   auto default_opset = opsets.find("");
   if (default_opset == opsets.end()) fail("the model imports no opset of the default ONNX domain");
   const int model_opset = default_opset->second;
-  if (model_opset > kMaxOpset)
-    fail("opset ", model_opset, " is newer than jetplan-convert reads (opsets 1 to ", kMaxOpset,
-         ", those of ONNX 1.12; opset 18 changed Reduce*, Split, Pad and Resize); export with ",
-         "opset ", kMaxOpset, " (torch.onnx.export(..., opset_version=", kMaxOpset,
+  if (model_opset > kNewestOpset)
+    fail("opset ", model_opset, " is newer than jetplan-convert reads (opsets 1 to ", kNewestOpset,
+         "; 18 without the ops it redefined); export with opset ", kMaxOpset,
+         " (torch.onnx.export(..., opset_version=", kMaxOpset,
          ")) or convert with a newer onnx: onnx.version_converter.convert_version(model, ",
          kMaxOpset, ")");
+  if (model_opset == kNewestOpset) {
+    std::vector<std::string> changed;
+    for (int i = 0; i < model.graph().node_size(); ++i) {
+      const onnx::NodeProto& node = model.graph().node(i);
+      if (!normalized_domain(node.domain()).empty()) continue;
+      if (std::binary_search(std::begin(kChangedAt18), std::end(kChangedAt18), node.op_type(),
+                             [](const std::string& a, const std::string& b) { return a < b; }))
+        changed.push_back(proto_label(node, i));
+    }
+    if (!changed.empty()) {
+      std::string list;
+      for (const std::string& c : changed) list += (list.empty() ? "" : ", ") + c;
+      fail("opset 18 redefined ", changed.size(), changed.size() == 1 ? " op" : " ops",
+           " of this model, which jetplan-convert reads at opset ", kMaxOpset, " only: ", list,
+           "; export with opset ", kMaxOpset, " (torch.onnx.export(..., opset_version=",
+           kMaxOpset, "))");
+    }
+    // libonnx 1.12 checks and infers the model at opset 17, where these ops mean the same.
+    for (auto& o : *model.mutable_opset_import())
+      if (normalized_domain(o.domain()).empty()) o.set_version(kMaxOpset);
+    opsets[""] = kMaxOpset;
+  }
 
   ExternalData external(options.model_dir);
   load_external_data(model.mutable_graph(), &external);
@@ -762,7 +801,7 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   const std::vector<bool> unknown = unknown_ops(&model, &opsets);
   run_checker(model, unknown);
   run_shape_inference(&model, /*strict=*/true);
-  return build_graph(model, order, opset);
+  return build_graph(model, order, model_opset == kNewestOpset ? kNewestOpset : opset);
 }
 
 std::vector<OnnxOpInfo> onnx_default_domain_ops() {
@@ -771,6 +810,10 @@ std::vector<OnnxOpInfo> onnx_default_domain_ops() {
     if (!schema.domain().empty() || schema.SinceVersion() > kMaxOpset) continue;
     ops.push_back({schema.Name(), schema.SinceVersion(), schema.Deprecated()});
   }
+  // The ops new at opset 18 that opset-18 models may use (libonnx 1.12 has no schema for them).
+  for (const char* op : {"BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "CenterCropPad",
+                         "Col2Im", "GroupNormalization", "Mish"})
+    ops.push_back({op, kNewestOpset, false});
   std::sort(ops.begin(), ops.end(),
             [](const OnnxOpInfo& a, const OnnxOpInfo& b) { return a.op_type < b.op_type; });
   return ops;

@@ -34,8 +34,9 @@ struct ImportOptions {
 // check_support computes the rest.
 Graph import_onnx(const std::string& bytes, const ImportOptions& options);
 
-// Every op type of the default ONNX domain libonnx knows (opsets up to 17), sorted, with the
-// opset that last changed it and whether ONNX deprecates it.
+// Every op type of the default ONNX domain libonnx knows (opsets up to 17) and those new at
+// opset 18 (which opset-18 models may use), sorted, with the opset that last changed it and
+// whether ONNX deprecates it.
 struct OnnxOpInfo {
   std::string op_type;
   int since_version = 0;

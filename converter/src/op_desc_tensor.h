@@ -19,7 +19,8 @@ enum class TensorExpand : uint8_t {
   kSplit,       // Split: one Slice per output (`split` holds the extents along `axis`)
   kSpaceDepth,  // DepthToSpace/SpaceToDepth: Copy to the 6-D `view`, Transpose `perm`, Copy
   kVariadic,    // Sum/Mean/Max/Min: a chain of two-input steps over the inputs (Mean: / N)
-  kEinsum,      // Einsum: Transpose + Gemm + Transpose (views between)
+  kEinsum,      // Einsum: Transpose + Gemm + Transpose (views between), or with einsum_reduce
+                // Transposes + a broadcast Mul + a Reduce Sum (views between)
 };
 
 struct TensorOpDesc {
@@ -41,7 +42,8 @@ struct TensorOpDesc {
   std::vector<int64_t> split;  // kSplit: extent of each output along axis
   std::vector<int64_t> view;   // kSpaceDepth: the 6-D shape the input is viewed as
   // kEinsum: the letters of operand A, operand B and the output ("bhid", "bhjd", "bhij").
-  std::vector<char> einsum_a, einsum_b, einsum_out;
+  std::vector<char> einsum_a, einsum_b, einsum_out;  // einsum_b empty: one operand
+  bool einsum_reduce = false;
 };
 
 }  // namespace jetplan::converter

@@ -47,7 +47,8 @@ std::pair<fb::StepParams, Offset<void>> step_params(FlatBufferBuilder& fbb, cons
     case fb::OpFamily::Pool: {
       auto p = fb::CreatePoolParams(fbb, op.pool_kind, ints(fbb, op.kernel), ints(fbb, op.stride),
                                     ints(fbb, op.dilation), ints(fbb, op.pad_begin),
-                                    ints(fbb, op.pad_end), op.count_include_pad, op.ceil_mode);
+                                    ints(fbb, op.pad_end), op.count_include_pad, op.ceil_mode,
+                                    op.pool_indices_column_major);
       return {fb::StepParams::PoolParams, p.Union()};
     }
     case fb::OpFamily::Gemm: {

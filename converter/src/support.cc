@@ -110,20 +110,21 @@ constexpr const char* kPoolNotes =
     "1 to 3 spatial dims; ceil_mode=1 only where no window starts inside the end padding";
 
 // The core ops, sorted by op type; the group tables (support_group_*.cc) hold the rest.
-// Add, Sub, Mul, Div, Max and Min are the tensor group's (check_arith, every dtype), which
-// hands float32 with two inputs back to check_binary here.
+// Add, Sub, Mul, Div, Max, Min and Pow are the tensor group's (check_arith, check_pow, every
+// dtype), which hand float32 with two inputs back to check_binary here.
 constexpr OpCheck kOps[] = {
     {"AveragePool", support::check_pool, kFloat, kPoolNotes},
     {"BatchNormalization", support::check_batchnorm, kFloat,
      "inference only (training_mode=0, no statistics outputs); spatial=1 before opset 9; folded "
      "into the preceding Conv where it can be"},
-    {"Clip", support::check_activation, kFloat,
+    {"Clip", support::check_activation, "float32; int8, uint8 (in float32, opset 12 and later)",
      "min and max constant scalars (inputs since opset 11)"},
     {"Concat", support::check_concat, kAnyDtype, "1 to 64 inputs of one dtype"},
     {"Conv", support::check_conv, kFloat,
      "1 to 3 spatial dims; bias, BatchNorm, residual Add and activation fused"},
     {"Dropout", support::check_identity, kAnyDtype,
-     "removed (inference); mask output unused; training_mode a constant 0"},
+     "removed (inference); the mask output is a constant of trues; training_mode a constant 0, "
+     "or 1 with a constant ratio of 0"},
     {"Elu", support::check_activation, kFloat, kActivationNotes},
     {"Flatten", support::check_reshape, kAnyDtype, ""},
     {"Gemm", support::check_gemm, kFloat, "2-D A and B; C broadcasts to [M, N]"},
@@ -137,13 +138,12 @@ constexpr OpCheck kOps[] = {
      "before opset 13 (2-D flattening at axis) through a 2-D view"},
     {"MatMul", support::check_matmul, kFloat,
      "numpy semantics: 1-D operands, broadcast batch dims"},
-    {"MaxPool", support::check_pool, kFloat,
-     "1 to 3 spatial dims; Indices output unused; storage_order=0; ceil_mode=1 only where no "
-     "window starts inside the end padding"},
+    {"MaxPool", support::check_pool, "float32; int8, uint8 (in float32)",
+     "1 to 3 spatial dims; the Indices output (storage_order 0 or 1) on the CPU backend only; "
+     "ceil_mode=1 only where no window starts inside the end padding"},
     {"PRelu", support::check_prelu, kFloat,
      "the slope broadcasts to X (unidirectional); a Binary step, fused with a following "
      "activation"},
-    {"Pow", support::check_binary, kFloat, "2 inputs, numpy broadcasting"},
     {"Relu", support::check_activation, kFloat, kActivationNotes},
     {"Reshape", support::check_reshape, kAnyDtype,
      "shape input constant (after folding); allowzero=1 with a 0 in the shape refused"},

@@ -75,8 +75,11 @@ void set_reduced_output(Graph& g, Node& node, DataType dtype, const Shape& step,
   set_output_typed(g, node, 0, dtype, out);
 }
 
+// Float32, or float64 (the CPU backend's Reduce computes it in double throughout).
 std::string check_reduce(Graph& g, Node& node) {
-  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const DataType dtype = input(g, node, 0).dtype;
+  if (dtype != DataType::kFloat64)
+    if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
   const Shape& x = input(g, node, 0).shape;
   const int64_t rank = static_cast<int64_t>(x.size());
   // The axes are an input since opset 13 (ReduceSum) or 18 (the others), an attribute before.
@@ -96,7 +99,7 @@ std::string check_reduce(Graph& g, Node& node) {
   if (axes.empty() && axes_input && attr_int(node, "noop_with_empty_axes", 0) != 0) {
     node.op.family = fb::OpFamily::Copy;  // ONNX: the input unchanged
     node.op.removable = true;
-    set_output(g, node, x);
+    set_output_typed(g, node, 0, dtype, x);
     return "";
   }
   std::vector<int32_t> reduced;
@@ -113,7 +116,7 @@ std::string check_reduce(Graph& g, Node& node) {
     if (node.op_type == r.op_type) node.op.nn.reduce_op = r.op;
   node.op.nn.axes = reduced;
   node.op.family = fb::OpFamily::Reduce;
-  set_reduced_output(g, node, DataType::kFloat32, step, out);
+  set_reduced_output(g, node, dtype, step, out);
   return "";
 }
 
@@ -694,6 +697,7 @@ struct OpCheck {
 };
 
 constexpr const char* kFloat = "float32";
+constexpr const char* kReduceDtypes = "float32, float64 (CPU backend only)";
 constexpr const char* kReduceNotes =
     "axes constant (attribute, or input since opset 13 for ReduceSum); keepdims 0 or 1; "
     "noop_with_empty_axes";
@@ -710,8 +714,8 @@ constexpr OpCheck kOps[] = {
     {"ConvTranspose", check_conv_transpose, kFloat,
      "1 to 3 spatial dims; groups, dilations, output_padding, output_shape, auto_pad"},
     {"GroupNormalization", check_group_norm, kFloat,
-     "opset 18 only (scale and bias per group), which jetplan-convert does not read yet: "
-     "refused in every model it accepts"},
+     "opset 18 models (scale and bias per group; accepted without the ops opset 18 redefined: "
+     "Reduce* but ReduceSum, Pad, Resize, Split, ScatterElements, ScatterND, LpPool)"},
     {"InstanceNormalization", check_instance_norm, kFloat, "scale and bias per channel"},
     {"LRN", check_lrn, kFloat, "across channels, any size"},
     {"LayerNormalization", check_layer_norm, kFloat,
@@ -720,16 +724,16 @@ constexpr OpCheck kOps[] = {
     {"NonMaxSuppression", check_nms, "float32 -> int64",
      "max_output_boxes_per_class >= 1 and the thresholds constant; its output a graph output "
      "read by no node (the selected count is known at run time)"},
-    {"ReduceL1", check_reduce, kFloat, kReduceNotes},
-    {"ReduceL2", check_reduce, kFloat, kReduceNotes},
-    {"ReduceLogSum", check_reduce, kFloat, kReduceNotes},
-    {"ReduceLogSumExp", check_reduce, kFloat, kReduceNotes},
-    {"ReduceMax", check_reduce, kFloat, kReduceNotes},
-    {"ReduceMean", check_reduce, kFloat, kReduceNotes},
-    {"ReduceMin", check_reduce, kFloat, kReduceNotes},
-    {"ReduceProd", check_reduce, kFloat, kReduceNotes},
-    {"ReduceSum", check_reduce, kFloat, kReduceNotes},
-    {"ReduceSumSquare", check_reduce, kFloat, kReduceNotes},
+    {"ReduceL1", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceL2", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceLogSum", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceLogSumExp", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceMax", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceMean", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceMin", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceProd", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceSum", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceSumSquare", check_reduce, kReduceDtypes, kReduceNotes},
     {"Resize", check_resize, kFloat, kResizeNotes},
     {"TopK", check_topk, "float32 -> float32, int64",
      "K constant and >= 1; any axis; largest 0 or 1 (sorted)"},

@@ -7,8 +7,8 @@
 // the dtype (kernels/params_tensor.h, unary_supported / elementwise_supported); float16 computes
 // in float32 and int8/uint8 in int32, with Cast steps around (exact for these ops: float32 holds
 // every float16 result before its one rounding, and integer results wrap back to 8 bits as they
-// would have). Float arithmetic is the core Binary family (float32 only): float64 arithmetic is
-// refused, but float64 Max/Min run as comparisons and a Where.
+// would have). Float32 arithmetic is the core Binary family; float64 arithmetic (and integer or
+// mixed-type Pow, in float64) is the Elementwise family's, on the CPU backend only.
 #include <algorithm>
 #include <string>
 
@@ -25,17 +25,16 @@ namespace jetplan::converter {
 
 namespace tensor {
 
-ArithWay arith_way(const std::string& op, DataType dtype, DataType* compute) {
+ArithWay arith_way(const std::string&, DataType dtype, DataType* compute) {
   *compute = dtype;
   switch (dtype) {
     case DataType::kFloat32: return ArithWay::kBinary;
     case DataType::kFloat16: *compute = DataType::kFloat32; return ArithWay::kBinary;
     case DataType::kInt32:
-    case DataType::kInt64: return ArithWay::kElementwise;
+    case DataType::kInt64:
+    case DataType::kFloat64: return ArithWay::kElementwise;
     case DataType::kInt8:
     case DataType::kUInt8: *compute = DataType::kInt32; return ArithWay::kElementwise;
-    case DataType::kFloat64:
-      return op == "Max" || op == "Min" ? ArithWay::kWhere : ArithWay::kNone;
     default: return ArithWay::kNone;
   }
 }
@@ -458,13 +457,9 @@ std::string check_arith(Graph& g, Node& node) {
   const ArithWay way = arith_way(type, dtype, &compute);
   if (way == ArithWay::kNone || (type == "Mean" && way != ArithWay::kBinary))
     return cat(type, " on ", dtype_name(dtype), " is not supported (",
-               type == "Mean" ? "float32 and float16 only"
-               : dtype == DataType::kFloat64
-                   ? "float64 arithmetic has no kernel: the Binary family computes float32"
-                   : "no kernel for this dtype",
-               ")");
+               type == "Mean" ? "float32 and float16 only" : "no kernel for this dtype", ")");
   node.op.tensor.compute_dtype = static_cast<int32_t>(compute);
-  if (n == 2 && type != "Mean" && way != ArithWay::kWhere) {
+  if (n == 2 && type != "Mean") {
     // One step, with Cast steps around when the dtype is promoted.
     if (way == ArithWay::kBinary) {
       node.op.family = fb::OpFamily::Binary;
@@ -479,6 +474,33 @@ std::string check_arith(Graph& g, Node& node) {
     node.op.tensor.expand = TensorExpand::kVariadic;
   }
   set_output_typed(g, node, 0, dtype, out);
+  return "";
+}
+
+// Pow(x, y): float32 x and y are the core's Binary step. Other numeric types (the exponent may
+// differ from the base, ONNX's T1) run in float64 as an Elementwise Pow, with Cast steps around:
+// the output has x's dtype, a float to integer Cast truncating (exact for integer results below
+// 2^53, the float64 mantissa).
+std::string check_pow(Graph& g, Node& node) {
+  if (node.inputs.size() != 2 || !has_input(node, 0) || !has_input(node, 1))
+    return cat(node.inputs.size(), " inputs (Pow takes 2)");
+  const Value& x = input(g, node, 0);
+  const Value& y = input(g, node, 1);
+  if (x.dtype == DataType::kFloat32 && y.dtype == DataType::kFloat32)
+    return support::check_binary(g, node);
+  for (const Value* v : {&x, &y}) {
+    if (std::string r = plan_dtype_reason(*v); !r.empty()) return r;
+    if (v->dtype == DataType::kBool)
+      return cat("input '", v->name, "' is bool (Pow takes numbers)");
+  }
+  const Shape out = broadcast_or_fail(node, x.shape, y.shape);
+  if (std::string r = empty_reason(out); !r.empty()) return r;
+  node.op.family = fb::OpFamily::Elementwise;
+  node.op.tensor.elementwise = fb::ElementwiseOp::Pow;
+  node.op.tensor.compute_dtype = static_cast<int32_t>(DataType::kFloat64);
+  if (x.dtype != DataType::kFloat64 || y.dtype != DataType::kFloat64)
+    node.op.tensor.expand = TensorExpand::kPromote;
+  set_output_typed(g, node, 0, x.dtype, out);
   return "";
 }
 
@@ -558,10 +580,30 @@ std::string check_einsum(Graph& g, Node& node) {
   Shape out;
   for (char c : terms.output) out.push_back(dim[static_cast<int>(c)]);
   const auto in_output = [&](char c) { return terms.output.find(c) != std::string::npos; };
+  const DataType dtype = input(g, node, 0).dtype;
+  // Sums (an index not in the output), and two operands outside float32: the operands
+  // transposed to one index order and viewed with 1s for the indices they lack, multiplied with
+  // broadcasting, then a Reduce Sum over the summed indices. Float32 and float64 (the Reduce
+  // family's dtypes).
+  const auto resolve_reduce = [&]() -> std::string {
+    if (dtype != DataType::kFloat32 && dtype != DataType::kFloat64)
+      return cat("Einsum with a sum or 2 operands of ", dtype_name(dtype),
+                 " is not supported (float32 and float64)");
+    if (std::string r = empty_reason(out); !r.empty()) return r;
+    node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
+    node.op.tensor.expand = TensorExpand::kEinsum;
+    node.op.tensor.einsum_reduce = true;
+    node.op.tensor.einsum_a.assign(terms.inputs[0].begin(), terms.inputs[0].end());
+    if (terms.inputs.size() == 2)
+      node.op.tensor.einsum_b.assign(terms.inputs[1].begin(), terms.inputs[1].end());
+    node.op.tensor.einsum_out.assign(terms.output.begin(), terms.output.end());
+    set_output_typed(g, node, 0, dtype, out);
+    return "";
+  };
   if (terms.inputs.size() == 1) {
     const std::string& a = terms.inputs[0];
     for (char c : a)
-      if (!in_output(c)) return cat("it sums over index '", c, "' (reductions are not supported)");
+      if (!in_output(c)) return resolve_reduce();
     // A permutation of the operand: a Transpose (of any dtype).
     std::vector<int64_t> perm;
     for (char c : terms.output) perm.push_back(static_cast<int64_t>(a.find(c)));
@@ -573,11 +615,11 @@ std::string check_einsum(Graph& g, Node& node) {
     return check_transpose(g, node);
   }
   // Two operands: matrix products, which the Gemm family computes in float32.
-  if (std::string r = support::float_inputs(g, node, {0, 1}); !r.empty()) return r;
+  if (dtype != DataType::kFloat32) return resolve_reduce();
   const std::string &a = terms.inputs[0], &b = terms.inputs[1];
   for (char c : a + b)
     if (!in_output(c) && (a.find(c) == std::string::npos || b.find(c) == std::string::npos))
-      return cat("it sums over index '", c, "' of one operand (reductions are not supported)");
+      return resolve_reduce();  // an index summed in one operand only
   if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
   node.op.tensor.expand = TensorExpand::kEinsum;
@@ -637,6 +679,7 @@ constexpr OpCheck kOps[] = {
     {"Not", check_unary},
     {"Or", check_elementwise},
     {"Pad", check_pad},
+    {"Pow", check_pow},
     {"Reciprocal", check_unary},
     {"Round", check_unary},
     {"Sign", check_unary},

@@ -8,9 +8,9 @@
 
 namespace jetplan::converter::tensor {
 
-// How two-input arithmetic of a dtype runs: the float32 Binary family, the integer Elementwise
-// family, or (float64 Max/Min) a comparison and a Where; in `compute` dtype.
-enum class ArithWay { kNone, kBinary, kElementwise, kWhere };
+// How two-input arithmetic of a dtype runs: the float32 Binary family or the Elementwise family
+// (integers, float64), in `compute` dtype.
+enum class ArithWay { kNone, kBinary, kElementwise };
 ArithWay arith_way(const std::string& op, DataType dtype, DataType* compute);
 // The plan op of ONNX arithmetic op `op` (Add for Sum and Mean).
 fb::BinaryOp binary_op(const std::string& op);

@@ -25,12 +25,12 @@ constexpr const char* kSignedMath =
     "float32, float16 (in float32), int8, uint8 (in int32), int32, int64";
 constexpr const char* kPredicate = "float32, float16 (in float32) -> bool";
 constexpr const char* kArith =
-    "float32, float16 (in float32), int8, uint8 (in int32), int32, int64";
+    "float32, float16 (in float32), float64 (CPU backend only), int8, uint8 (in int32), int32, "
+    "int64";
 constexpr const char* kArithNotes =
     "2 inputs, numpy broadcasting; float32 is a Binary step, fused into the preceding Conv/Gemm "
-    "as bias or residual (Add, Sub) where it can be; float64 refused; integers wrap, x / 0 is 0";
-constexpr const char* kVariadicNotes =
-    "1 or more inputs, numpy broadcasting; float64 as comparisons and a Where (NaN propagates)";
+    "as bias or residual (Add, Sub) where it can be; integers wrap, x / 0 is 0";
+constexpr const char* kVariadicNotes = "1 or more inputs, numpy broadcasting; NaN propagates";
 constexpr const char* kCompare = "any plan dtype -> bool";
 constexpr const char* kCompareNotes = "2 inputs of one dtype, numpy broadcasting";
 constexpr const char* kLogic = "bool";
@@ -53,9 +53,10 @@ constexpr DocRow kDocs[] = {
     {"Cosh", kFloatMath, ""},
     {"DepthToSpace", kAny, "DCR and CRD modes; a Transpose between two views"},
     {"Div", kArith, kArithNotes},
-    {"Einsum", "float32 (1 operand: any plan dtype)",
-     "1 or 2 operands; no '...', no index repeated in one operand, no index summed that only "
-     "one operand has; 2 operands run as a batched Gemm between views and Transposes"},
+    {"Einsum", "float32, float64 (CPU backend only); a permutation of 1 operand: any plan dtype",
+     "1 or 2 operands; no '...', no index repeated in one operand; float32 products run as a "
+     "batched Gemm between views and Transposes, sums and float64 as a broadcast Mul and a "
+     "Reduce Sum"},
     {"Equal", kCompare, kCompareNotes},
     {"Erf", kFloatMath, ""},
     {"Exp", kFloatMath, ""},
@@ -72,11 +73,9 @@ constexpr DocRow kDocs[] = {
     {"Less", kCompare, kCompareNotes},
     {"LessOrEqual", kCompare, kCompareNotes},
     {"Log", kFloatMath, ""},
-    {"Max", "float32, float16 (in float32), float64, int8, uint8 (in int32), int32, int64",
-     kVariadicNotes},
+    {"Max", kArith, kVariadicNotes},
     {"Mean", "float32, float16 (in float32)", "1 or more inputs, numpy broadcasting"},
-    {"Min", "float32, float16 (in float32), float64, int8, uint8 (in int32), int32, int64",
-     kVariadicNotes},
+    {"Min", kArith, kVariadicNotes},
     {"Mish", kFloatMath, ""},
     {"Mod", "int8, uint8 (in int32), int32, int64; float32, float16, float64 with fmod=1",
      "2 inputs of one dtype, numpy broadcasting; x mod 0 is 0 for integers"},
@@ -86,6 +85,10 @@ constexpr DocRow kDocs[] = {
     {"Or", kLogic, kCompareNotes},
     {"Pad", kAny,
      "pads (and constant_value, axes) constant; constant, reflect, edge and wrap modes"},
+    {"Pow", "float32; x and y of float32, float16, float64, int8, uint8, int32, int64 (in float64, "
+            "CPU backend only)",
+     "2 inputs, numpy broadcasting; the output has x's dtype (float to integer truncates, "
+     "exact while |result| < 2^53)"},
     {"Reciprocal", kFloatMath, ""},
     {"Round", kFloatMath, "half to even"},
     {"Sign", kSignedMath, ""},
@@ -98,7 +101,7 @@ constexpr DocRow kDocs[] = {
     {"Split", kAny, "split constant (input or attribute); no empty outputs"},
     {"Sqrt", kFloatMath, ""},
     {"Sub", kArith, kArithNotes},
-    {"Sum", "float32, float16 (in float32), int8, uint8 (in int32), int32, int64",
+    {"Sum", kArith,
      "1 or more inputs, numpy broadcasting: a chain of Adds"},
     {"Tan", kFloatMath, ""},
     {"Tile", kAny, "repeats constant (after folding)"},

@@ -101,7 +101,8 @@ class TensorExpander {
     for (size_t i = 0; i < node.inputs.size(); ++i)
       node.inputs[i] = cast(node.inputs[i], compute, node.name + ":in" + std::to_string(i));
     const int y = node.outputs[0];
-    if (value(y).dtype == DataType::kBool) {  // predicates and comparisons give bool directly
+    // Predicates and comparisons give bool directly; Pow of a float64 base gives float64.
+    if (value(y).dtype == DataType::kBool || value(y).dtype == compute) {
       out_.push_back(std::move(node));
       return;
     }
@@ -158,30 +159,12 @@ class TensorExpander {
       n.op.tensor.elementwise = elementwise_arith_op(op);
       out_.push_back(std::move(n));
     } else {
-      // kWhere: max(a, b) = (a > b || a != a) ? a : b, and min with <. A NaN on either side
-      // gives NaN, as the Binary kernel's Max and Min do: a NaN in a is picked by a != a, a NaN
-      // in b by the comparison being false.
-      const auto bool_step = [&](const char* tag, fb::ElementwiseOp e, int x, int y) {
-        const int id = new_value(g_, name + tag, DataType::kBool, shape);
-        Node n = step(name + tag, fb::OpFamily::Elementwise, {x, y}, id);
-        n.op.tensor.elementwise = e;
-        out_.push_back(std::move(n));
-        return id;
-      };
-      const int cmp = bool_step(":cmp", op == "Max" ? fb::ElementwiseOp::Greater
-                                                    : fb::ElementwiseOp::Less, a, b);
-      const int self = bool_step(":self", fb::ElementwiseOp::Equal, a, a);
-      const int nan = new_value(g_, name + ":nan", DataType::kBool, value(a).shape);
-      Node n = step(name + ":nan", fb::OpFamily::Unary, {self}, nan);
-      n.op.tensor.unary = fb::UnaryOp::Not;
-      out_.push_back(std::move(n));
-      const int cond = bool_step(":cond", fb::ElementwiseOp::Or, cmp, nan);
-      out_.push_back(step(name, fb::OpFamily::Where, {cond, a, b}, out));
+      fail("internal error: ", op, " on ", dtype_name(dtype), " has no arithmetic step");
     }
     return out;
   }
 
-  // Sum, Mean, Max, Min over N inputs (and promoted two-input float64 Max/Min): a left fold,
+  // Sum, Mean, Max, Min over N inputs: a left fold,
   // in the compute dtype; Mean divides the sum by N.
   void variadic(Node node) {
     const std::string& op = node.op_type;
@@ -212,7 +195,66 @@ class TensorExpander {
   // transposed by the Gemm), B to [batch, K, N] (or [batch, N, K]), both transposed first only
   // when their indices come in neither order; the product [batch, M, N] is then viewed (and
   // transposed, if needed) as the output.
+  // Einsum with sums or outside float32: every operand transposed to the order
+  // output indices + summed indices (those it has) and viewed with 1s for the others, their
+  // broadcast product (one operand: itself), and a Reduce Sum over the summed indices, viewed
+  // as the output.
+  void einsum_reduce(Node node) {
+    const TensorOpDesc& t = node.op.tensor;
+    const std::string out(t.einsum_out.begin(), t.einsum_out.end());
+    std::vector<std::string> terms = {std::string(t.einsum_a.begin(), t.einsum_a.end())};
+    if (!t.einsum_b.empty()) terms.emplace_back(t.einsum_b.begin(), t.einsum_b.end());
+    std::string order = out;
+    int64_t dim[128] = {};
+    for (size_t i = 0; i < terms.size(); ++i)
+      for (size_t d = 0; d < terms[i].size(); ++d) {
+        const char c = terms[i][d];
+        dim[static_cast<int>(c)] = value(node.inputs[i]).shape[d];
+        if (order.find(c) == std::string::npos) order += c;
+      }
+    Shape full;
+    for (char c : order) full.push_back(dim[static_cast<int>(c)]);
+    std::vector<int> xs;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      const std::string tag = node.name + ":" + std::string(1, static_cast<char>('A' + i));
+      std::string sorted;  // the operand's indices in `order`
+      for (char c : order)
+        if (terms[i].find(c) != std::string::npos) sorted += c;
+      std::vector<int32_t> perm;
+      for (char c : sorted) perm.push_back(static_cast<int32_t>(terms[i].find(c)));
+      int v = node.inputs[i];
+      if (sorted != terms[i]) v = transpose(v, perm, tag + "t");
+      Shape shape;
+      for (char c : order)
+        shape.push_back(terms[i].find(c) != std::string::npos ? dim[static_cast<int>(c)] : 1);
+      xs.push_back(view(v, shape, tag + "v"));
+    }
+    const int y = node.outputs[0];
+    int p = xs[0];
+    if (xs.size() == 2) p = arith("Mul", xs[0], xs[1], -1, node.name + ":mul");
+    if (order.size() == out.size()) {  // nothing summed
+      view_into(p, y, node.name + ":Y");
+      return;
+    }
+    Shape kept = full;  // the Reduce step's output: summed dims of extent 1
+    Node r = step(node.name, fb::OpFamily::Reduce, {p}, -1);
+    r.op_type = "ReduceSum";
+    r.op.nn.reduce_op = fb::ReduceOp::Sum;
+    for (size_t d = out.size(); d < order.size(); ++d) {
+      r.op.nn.axes.push_back(static_cast<int32_t>(d));
+      kept[d] = 1;
+    }
+    const int sum = new_value(g_, node.name + ":sum", value(y).dtype, kept);
+    r.outputs[0] = sum;
+    out_.push_back(std::move(r));
+    view_into(sum, y, node.name + ":Y");
+  }
+
   void einsum(Node node) {
+    if (node.op.tensor.einsum_reduce) {
+      einsum_reduce(std::move(node));
+      return;
+    }
     const TensorOpDesc& t = node.op.tensor;
     const std::string a(t.einsum_a.begin(), t.einsum_a.end());
     const std::string b(t.einsum_b.begin(), t.einsum_b.end());

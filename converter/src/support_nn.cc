@@ -108,12 +108,24 @@ std::string check_conv(Graph& g, Node& node) {
   return "";
 }
 
+// MaxPool of int8 and uint8 runs in float32 between two Casts (exact: every such value is a
+// float, and the max is one of them). MaxPool's Indices output, where used, is the step's second
+// output (int64, CPU backend).
 std::string check_pool(Graph& g, Node& node) {
-  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
   const bool is_max = node.op_type == "MaxPool";
+  const DataType dtype = input(g, node, 0).dtype;
+  const bool bytes = is_max && (dtype == DataType::kInt8 || dtype == DataType::kUInt8);
+  if (!bytes)
+    if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  bool with_indices = false;
   if (is_max) {
-    if (std::string r = extra_outputs_unused(g, node, "Indices"); !r.empty()) return r;
-    if (attr_int(node, "storage_order", 0) != 0) return "storage_order=1 is not supported";
+    with_indices = node.outputs.size() > 1 && node.outputs[1] >= 0 &&
+                   !extra_outputs_unused(g, node, "Indices").empty();
+    // storage_order only orders the Indices output (column-major offsets within a plane).
+    const int64_t order = attr_int(node, "storage_order", 0);
+    if (order != 0 && order != 1)
+      fail("node ", node_label(node), ": storage_order ", order, " is neither 0 nor 1");
+    node.op.pool_indices_column_major = with_indices && order == 1;
   }
   const Shape& x = input(g, node, 0).shape;
   if (std::string r = check_spatial_rank(x); !r.empty()) return r;
@@ -143,7 +155,15 @@ std::string check_pool(Graph& g, Node& node) {
     }
   }
   op.family = fb::OpFamily::Pool;
-  set_output(g, node, out);
+  if (bytes) {
+    op.tensor.expand = TensorExpand::kPromote;
+    op.tensor.compute_dtype = static_cast<int32_t>(DataType::kFloat32);
+  }
+  set_output_typed(g, node, 0, dtype, out);
+  if (with_indices)
+    set_output_typed(g, node, 1, DataType::kInt64, out);
+  else
+    node.outputs.resize(1);
   return "";
 }
 

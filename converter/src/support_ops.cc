@@ -10,7 +10,13 @@
 namespace jetplan::converter::support {
 
 std::string check_activation(Graph& g, Node& node) {
-  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  // Clip of int8 and uint8 (opset 12 and later): a float32 Clip between two Casts, exact (every
+  // value and bound of 8 bits is a float, and so is the clipped result). Never fused (expand).
+  const DataType dtype = input(g, node, 0).dtype;
+  const bool byte_clip = node.op_type == "Clip" && g.opset >= 12 &&
+                         (dtype == DataType::kInt8 || dtype == DataType::kUInt8);
+  if (!byte_clip)
+    if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
   using fb::ActivationKind;
   const std::string& op = node.op_type;
   ActivationDesc act;
@@ -51,7 +57,11 @@ std::string check_activation(Graph& g, Node& node) {
   node.op.family = fb::OpFamily::Activation;
   node.op.act = act;
   node.inputs.resize(1);  // Clip's bounds now live in act
-  set_output(g, node, input(g, node, 0).shape);
+  if (byte_clip) {
+    node.op.tensor.expand = TensorExpand::kPromote;
+    node.op.tensor.compute_dtype = static_cast<int32_t>(DataType::kFloat32);
+  }
+  set_output_typed(g, node, 0, dtype, input(g, node, 0).shape);
   return "";
 }
 
@@ -189,12 +199,35 @@ std::string check_reshape(Graph& g, Node& node) {
 std::string check_identity(Graph& g, Node& node) {
   if (std::string r = plan_dtype_input(g, node, 0); !r.empty()) return r;
   if (node.op_type == "Dropout") {
-    if (std::string r = extra_outputs_unused(g, node, "mask"); !r.empty()) return r;
     if (g.opset >= 12 && has_input(node, 2)) {
       const Value& training = input(g, node, 2);
       if (!training.is_constant) return "its training_mode input is computed at run time";
       const std::vector<int64_t> on = read_ints(training);
-      if (on.empty() || on[0] != 0) return "training_mode is on (jetplan runs inference only)";
+      if (on.empty() || on[0] != 0) {
+        // Training with ratio 0 drops nothing: the inference op, mask included.
+        float ratio = 0.5f;
+        if (has_input(node, 1) && !constant_scalar(g, node, 1, &ratio))
+          return "training_mode is on and its ratio input is computed at run time";
+        if (ratio != 0.f)
+          return "training_mode is on with a nonzero ratio (jetplan runs inference only)";
+      }
+    }
+    // The mask of inference keeps everything: a constant of trues in x's shape.
+    if (node.outputs.size() > 1 && node.outputs[1] >= 0) {
+      const Value& x = input(g, node, 0);
+      Value& mask = g.values[node.outputs[1]];
+      if (mask.shape_known && mask.shape != x.shape)
+        fail("node ", node_label(node), ": mask '", mask.name, "' has shape ",
+             shape_str(mask.shape), " but the data ", shape_str(x.shape));
+      if (checked_bytes(x.shape, 1) < 0)
+        fail("node ", node_label(node), ": mask shape ", shape_str(x.shape), " is too large");
+      mask.dtype = DataType::kBool;
+      mask.shape = x.shape;
+      mask.shape_known = true;
+      mask.is_constant = true;
+      mask.data.assign(static_cast<size_t>(shape_count(x.shape)), 1);
+      mask.producer = -1;
+      node.outputs.resize(1);
     }
   }
   node.op.family = fb::OpFamily::Copy;

@@ -15,7 +15,7 @@ float apply_binary(BinaryOp op, float a, float b);
 
 void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
           const float* residual, float* y);
-void pool(const PoolParams& p, const float* x, float* y);
+void pool(const PoolParams& p, const float* x, float* y, int64_t* indices = nullptr);
 void gemm(const GemmParams& p, const float* a, const float* b, const float* c,
           const float* residual, float* y);
 // For steps without a residual (p.has_residual false).

@@ -39,6 +39,7 @@ T integer_arith(ElementwiseOp op, T a, T b) {
       return a > b ? a : b;
     case ElementwiseOp::kMin:
       return a < b ? a : b;
+    case ElementwiseOp::kPow:  // float64 only (elementwise_supported)
     case ElementwiseOp::kEqual:
     case ElementwiseOp::kLess:
     case ElementwiseOp::kLessOrEqual:
@@ -79,6 +80,7 @@ bool compare(ElementwiseOp op, T a, T b) {
     case ElementwiseOp::kFMod:
     case ElementwiseOp::kMax:
     case ElementwiseOp::kMin:
+    case ElementwiseOp::kPow:
       break;  // arithmetic; elementwise() routes it elsewhere
   }
   return false;
@@ -117,6 +119,40 @@ void integer_loop(const ElementwiseParams& p, const void* a, const void* b, void
   broadcast_loop<T, T>(p, a, b, y, [op](T u, T v) { return integer_arith<T>(op, u, v); });
 }
 
+// Float64 arithmetic with the float BinaryOps' semantics (binary.cc): IEEE division, NaN from
+// either side of Max and Min.
+double float_arith(ElementwiseOp op, double a, double b) {
+  switch (op) {
+    case ElementwiseOp::kAdd:
+      return a + b;
+    case ElementwiseOp::kSub:
+      return a - b;
+    case ElementwiseOp::kMul:
+      return a * b;
+    case ElementwiseOp::kDiv:
+      return a / b;
+    case ElementwiseOp::kFMod:
+      return std::fmod(a, b);
+    case ElementwiseOp::kMax:
+      return (a > b || a != a) ? a : b;
+    case ElementwiseOp::kMin:
+      return (a < b || a != a) ? a : b;
+    case ElementwiseOp::kPow:
+      return std::pow(a, b);
+    case ElementwiseOp::kMod:  // integers only (elementwise_supported)
+    case ElementwiseOp::kEqual:
+    case ElementwiseOp::kLess:
+    case ElementwiseOp::kLessOrEqual:
+    case ElementwiseOp::kGreater:
+    case ElementwiseOp::kGreaterOrEqual:
+    case ElementwiseOp::kAnd:
+    case ElementwiseOp::kOr:
+    case ElementwiseOp::kXor:
+      break;
+  }
+  return a;
+}
+
 }  // namespace
 
 void elementwise(const ElementwiseParams& p, const void* a, const void* b, void* y) {
@@ -150,11 +186,13 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
   }
   if (p.dtype == DType::kInt32) return integer_loop<int32_t>(p, a, b, y);
   if (p.dtype == DType::kInt64) return integer_loop<int64_t>(p, a, b, y);
-  // Only kFMod remains (elementwise_supported), on float32 or float64.
-  if (p.dtype == DType::kFloat32)
-    return broadcast_loop<float, float>(p, a, b, y,
-                                        [](float u, float v) { return std::fmod(u, v); });
-  broadcast_loop<double, double>(p, a, b, y, [](double u, double v) { return std::fmod(u, v); });
+  if (p.dtype == DType::kFloat64) {
+    const ElementwiseOp op = p.op;
+    return broadcast_loop<double, double>(
+        p, a, b, y, [op](double u, double v) { return float_arith(op, u, v); });
+  }
+  // Only float32 kFMod remains (elementwise_supported).
+  broadcast_loop<float, float>(p, a, b, y, [](float u, float v) { return std::fmod(u, v); });
 }
 
 }  // namespace jetplan::kernels::cpu

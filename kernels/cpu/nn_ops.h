@@ -18,6 +18,8 @@ void resize(const ResizeParams& p, const float* x, float* y);
 
 // reduce.cc
 void reduce(const ReduceParams& p, const float* x, float* y);
+// Float64 (CPU backend only): the same in double throughout.
+void reduce(const ReduceParams& p, const double* x, double* y);
 
 // arg_topk.cc. y, values and indices as the structs say; indices are int64.
 void arg_reduce(const ArgReduceParams& p, const float* x, int64_t* y);

@@ -42,7 +42,10 @@ Tap classify(const Geometry& g, int d, int64_t i) {
 // x, or with count_include_pad also by those in the padding. A window with no tap inside x (it
 // lies wholly in the padding) gives 0 for both kinds: a finite, neutral value instead of -inf or
 // 0/0. A NaN in a max window wins, so it stays visible.
-void pool(const PoolParams& p, const float* x, float* y) {
+// indices (Max, NCHW only; may be null): per output, the flat NCHW offset in x of the element it
+// took (ONNX MaxPool's Indices; with indices_column_major the offset within the plane is
+// column-major, storage_order 1), the first of equal ones; 0 for a window with no tap inside x.
+void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
   const Geometry g = to_3d(p);
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
@@ -59,6 +62,7 @@ void pool(const PoolParams& p, const float* x, float* y) {
         for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
           const int64_t o[3] = {o0, o1, o2};
           float max = 0.f;
+          int64_t arg = 0;
           double sum = 0.0;
           int64_t inputs = 0, counted = 0;
           for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0)
@@ -76,8 +80,12 @@ void pool(const PoolParams& p, const float* x, float* y) {
                 if (any_outside) continue;
                 ++counted;
                 if (!all_input) continue;
-                const float v = xp[((i[0] * g.in[1] + i[1]) * g.in[2] + i[2]) * step];
-                if (inputs == 0 || v > max || v != v) max = v;
+                const int64_t at = ((i[0] * g.in[1] + i[1]) * g.in[2] + i[2]) * step;
+                const float v = xp[at];
+                if (inputs == 0 || v > max || v != v) {
+                  max = v;
+                  arg = at;
+                }
                 sum += v;
                 ++inputs;
               }
@@ -86,6 +94,17 @@ void pool(const PoolParams& p, const float* x, float* y) {
           if (is_max) result = max;
           else if (divisor > 0) result = static_cast<float>(sum / static_cast<double>(divisor));
           yp[((o0 * g.out[1] + o1) * g.out[2] + o2) * step] = result;
+          if (indices != nullptr) {
+            // arg is row-major within the plane; column-major reverses the dims' order.
+            int64_t at = arg;
+            if (p.indices_column_major) {
+              const int64_t i2 = arg % g.in[2], i1 = arg / g.in[2] % g.in[1],
+                            i0 = arg / (g.in[2] * g.in[1]);
+              at = (i2 * g.in[1] + i1) * g.in[0] + i0;
+            }
+            indices[plane * out_plane + (o0 * g.out[1] + o1) * g.out[2] + o2] =
+                plane * in_plane + at;
+          }
         }
   }
 }

@@ -52,7 +52,8 @@ class ReducedSet {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-double reduce_one(ReduceOp op, const float* x, const ReducedSet& set) {
+template <typename T>
+double reduce_one(ReduceOp op, const T* x, const ReducedSet& set) {
   double acc = 0.0;
   switch (op) {
     case ReduceOp::kSum:
@@ -98,11 +99,10 @@ double reduce_one(ReduceOp op, const float* x, const ReducedSet& set) {
   return acc;
 }
 
-}  // namespace
-
 // One output at a time, its reduced elements in row-major order, accumulated in double and
-// rounded to float once.
-void reduce(const ReduceParams& p, const float* x, float* y) {
+// rounded to T once.
+template <typename T>
+void reduce_all(const ReduceParams& p, const T* x, T* y) {
   int64_t stride[kMaxRank];
   int64_t s = 1;
   for (int d = p.rank; d-- > 0;) {
@@ -123,7 +123,7 @@ void reduce(const ReduceParams& p, const float* x, float* y) {
   int64_t c[kMaxRank] = {};
   int64_t base = 0;  // input offset of output o's first reduced element
   for (int64_t o = 0; o < out_count; ++o) {
-    y[o] = static_cast<float>(reduce_one(p.op, x + base, set));
+    y[o] = static_cast<T>(reduce_one(p.op, x + base, set));
     for (int i = kept - 1; i >= 0; --i) {
       base += kept_stride[i];
       if (++c[i] < kept_dims[i]) break;
@@ -132,5 +132,11 @@ void reduce(const ReduceParams& p, const float* x, float* y) {
     }
   }
 }
+
+}  // namespace
+
+void reduce(const ReduceParams& p, const float* x, float* y) { reduce_all(p, x, y); }
+
+void reduce(const ReduceParams& p, const double* x, double* y) { reduce_all(p, x, y); }
 
 }  // namespace jetplan::kernels::cpu

@@ -29,6 +29,11 @@ void run_pool_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::pool(s.params.pool, in_f32(s, tensors, 0), out_f32(s, tensors));
 }
 
+void run_pool_indices_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  kernels::cpu::pool(s.params.pool, in_f32(s, tensors, 0), out_f32(s, tensors),
+                     static_cast<int64_t*>(tensors[s.outputs->Get(1)]));
+}
+
 void run_gemm_cpu(const PreparedStep& s, void* const* tensors, void*) {
   const kernels::GemmParams& p = s.params.gemm;
   kernels::cpu::gemm(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1),

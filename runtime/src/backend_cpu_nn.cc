@@ -37,6 +37,11 @@ void run_reduce_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::reduce(s.params.reduce, in_f32(s, tensors, 0), out_f32(s, tensors));
 }
 
+void run_reduce_f64_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  kernels::cpu::reduce(s.params.reduce, static_cast<const double*>(tensors[s.inputs->Get(0)]),
+                       static_cast<double*>(tensors[s.outputs->Get(0)]));
+}
+
 void run_arg_reduce_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::arg_reduce(s.params.arg_reduce, in_f32(s, tensors, 0), out_i64(s, tensors, 0));
 }

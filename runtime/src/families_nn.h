@@ -24,6 +24,7 @@ void run_reduce_cpu(const PreparedStep&, void* const*, void*);
 void run_arg_reduce_cpu(const PreparedStep&, void* const*, void*);
 void run_top_k_cpu(const PreparedStep&, void* const*, void*);
 void run_instance_norm_cpu(const PreparedStep&, void* const*, void*);
+void run_reduce_f64_cpu(const PreparedStep&, void* const*, void*);  // Float64, chosen by prepare
 void run_layer_norm_cpu(const PreparedStep&, void* const*, void*);  // y, or y, mean, inv_std_dev
 void run_layer_norm_mean_cpu(const PreparedStep&, void* const*, void*);         // y, mean
 void run_layer_norm_inv_std_dev_cpu(const PreparedStep&, void* const*, void*);  // y, inv_std_dev

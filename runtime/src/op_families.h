@@ -49,6 +49,7 @@ Status prepare_pointwise(const jp_plan&, const fb::Step&, PreparedStep*);
 // CPU kernels behind each family (backend_cpu.cc).
 void run_conv_cpu(const PreparedStep&, void* const*, void*);
 void run_pool_cpu(const PreparedStep&, void* const*, void*);
+void run_pool_indices_cpu(const PreparedStep&, void* const*, void*);  // MaxPool + Indices
 void run_gemm_cpu(const PreparedStep&, void* const*, void*);
 void run_binary_cpu(const PreparedStep&, void* const*, void*);
 void run_activation_cpu(const PreparedStep&, void* const*, void*);

@@ -282,10 +282,36 @@ Status prepare_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
 
 Status prepare_pool(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
   const fb::PoolParams& p = *step.params_as_PoolParams();
-  JP_RETURN_IF_ERROR(check_arity(step, "Pool", 1, 1));
+  // A second output: ONNX MaxPool's Indices (int64, y's shape; CPU backend, NCHW).
+  const bool with_indices = step.outputs()->size() == 2;
+  if (with_indices) {
+    if (step.inputs()->size() != 1) {
+      return fail(JP_ERROR_INVALID_PLAN, "step '%s' (Pool) has %u inputs, expected 1", s->name,
+                  step.inputs()->size());
+    }
+  } else {
+    JP_RETURN_IF_ERROR(check_arity(step, "Pool", 1, 1));
+  }
   JP_RETURN_IF_ERROR(check_float32(plan, *s));
   const TensorInfo& x = tensor_at(plan, s->inputs, 0);
   const TensorInfo& y = tensor_at(plan, s->outputs, 0);
+  if (with_indices) {
+    const TensorInfo& idx = tensor_at(plan, s->outputs, 1);
+    if (p.kind() != fb::PoolKind::Max || plan.backend != JP_BACKEND_CPU || channels_last(x)) {
+      return fail(JP_ERROR_UNSUPPORTED,
+                  "step '%s': a Pool step with an indices output must be a Max pool in NCHW on "
+                  "the CPU backend", s->name);
+    }
+    if (idx.dtype != fb::DType::Int64 || idx.rank != y.rank) {
+      return shape_error(*s, "the indices output must be Int64 of the output's shape");
+    }
+    for (int32_t d = 0; d < y.rank; ++d) {
+      if (idx.dims[d] != y.dims[d]) {
+        return shape_error(*s, "the indices output must be Int64 of the output's shape");
+      }
+    }
+    s->run_cpu = run_pool_indices_cpu;
+  }
   Window win;
   JP_RETURN_IF_ERROR(read_window(*s, p, x, y, &win, p.ceil_mode()));
   if (y.dims[0] != x.dims[0] || channel_dim(y) != channel_dim(x)) {
@@ -319,6 +345,10 @@ Status prepare_pool(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
     k.pad_end[i] = win.pad_end[i];
   }
   k.count_include_pad = p.count_include_pad();
+  if (p.indices_column_major() && !with_indices) {
+    return shape_error(*s, "indices_column_major without an indices output");
+  }
+  k.indices_column_major = p.indices_column_major();
   return JP_OK;
 }
 

@@ -310,9 +310,15 @@ Status prepare_resize(const jp_plan& plan, const fb::Step& step, PreparedStep* s
 Status prepare_reduce(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
   const fb::ReduceParams& p = *step.params_as_ReduceParams();
   JP_RETURN_IF_ERROR(check_arity(*s, "Reduce", 1, 1));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
+  if (x.dtype == fb::DType::Float64 && plan.backend == JP_BACKEND_CPU) {
+    // Float64 reductions are the CPU backend's only (the CUDA kernels compute float32/float16).
+    JP_RETURN_IF_ERROR(check_dtype(*s, y, fb::DType::Float64));
+    s->run_cpu = run_reduce_f64_cpu;
+  } else {
+    JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
+  }
   const int op = static_cast<int>(p.op());
   if (op >= kernels::kReduceOpCount) {
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown reduce op %d", s->name, op);

@@ -239,9 +239,21 @@ Status prepare_slice(const jp_plan& plan, const fb::Step& step, PreparedStep* s)
   return JP_OK;
 }
 
-Status prepare_gather(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::GatherParams& p = *step.params_as_GatherParams();
-  JP_RETURN_IF_ERROR(check_arity(*s, "Gather", 2));
+namespace {
+
+// What Gather and GatherElements share: inputs data (rank >= 1) and indices (Int32 or Int64),
+// an output of data's dtype, and the axis attribute (negative counts from the end) resolved to a
+// dim of data.
+struct GatherOperands {
+  const TensorInfo* data;
+  const TensorInfo* indices;
+  const TensorInfo* y;
+  int32_t axis;
+};
+
+Status read_gather_operands(const jp_plan& plan, PreparedStep* s, const char* family,
+                            int32_t axis, GatherOperands* out) {
+  JP_RETURN_IF_ERROR(check_arity(*s, family, 2));
   const TensorInfo& data = input_at(plan, *s, 0);
   const TensorInfo& indices = input_at(plan, *s, 1);
   const TensorInfo& y = output_of(plan, *s);
@@ -250,8 +262,20 @@ Status prepare_gather(const jp_plan& plan, const fb::Step& step, PreparedStep* s
     return invalid(*s, "indices must be Int32 or Int64");
   }
   if (data.rank < 1) return invalid(*s, "data must have rank >= 1");
-  const int32_t axis = p.axis() < 0 ? p.axis() + data.rank : p.axis();
+  if (axis < 0) axis += data.rank;
   if (axis < 0 || axis >= data.rank) return invalid(*s, "axis is out of range");
+  *out = {&data, &indices, &y, axis};
+  return JP_OK;
+}
+
+}  // namespace
+
+Status prepare_gather(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
+  GatherOperands g;
+  JP_RETURN_IF_ERROR(
+      read_gather_operands(plan, s, "Gather", step.params_as_GatherParams()->axis(), &g));
+  const TensorInfo &data = *g.data, &indices = *g.indices, &y = *g.y;
+  const int32_t axis = g.axis;
   // y = data's dims before the axis, then the indices' dims, then data's dims after the axis.
   if (y.rank != data.rank - 1 + indices.rank) {
     return invalid(*s, "output shape is not data's with the axis replaced by the indices' shape");
@@ -276,28 +300,21 @@ Status prepare_gather(const jp_plan& plan, const fb::Step& step, PreparedStep* s
 }
 
 Status prepare_gather_elements(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::GatherElementsParams& p = *step.params_as_GatherElementsParams();
-  JP_RETURN_IF_ERROR(check_arity(*s, "GatherElements", 2));
-  const TensorInfo& data = input_at(plan, *s, 0);
-  const TensorInfo& indices = input_at(plan, *s, 1);
-  const TensorInfo& y = output_of(plan, *s);
-  JP_RETURN_IF_ERROR(check_same_dtype(*s, data, y));
-  if (indices.dtype != fb::DType::Int32 && indices.dtype != fb::DType::Int64) {
-    return invalid(*s, "indices must be Int32 or Int64");
-  }
-  if (data.rank < 1 || !same_shape(indices, y) || y.rank != data.rank) {
+  GatherOperands g;
+  JP_RETURN_IF_ERROR(read_gather_operands(plan, s, "GatherElements",
+                                          step.params_as_GatherElementsParams()->axis(), &g));
+  const TensorInfo &data = *g.data, &indices = *g.indices, &y = *g.y;
+  if (!same_shape(indices, y) || y.rank != data.rank) {
     return invalid(*s, "indices and output must have one shape, of data's rank (>= 1)");
   }
-  const int32_t axis = p.axis() < 0 ? p.axis() + data.rank : p.axis();
-  if (axis < 0 || axis >= data.rank) return invalid(*s, "axis is out of range");
   kernels::GatherElementsParams& k = s->params.gather_elements;
   k = kernels::GatherElementsParams{};
   k.rank = data.rank;
-  k.axis = axis;
+  k.axis = g.axis;
   k.elem_bytes = static_cast<int64_t>(dtype_size(data.dtype));
   k.index_dtype = kernel_dtype(indices.dtype);
   for (int32_t d = 0; d < data.rank; ++d) {
-    if (d != axis && y.dims[d] > data.dims[d]) {
+    if (d != g.axis && y.dims[d] > data.dims[d]) {
       return invalid(*s, "indices are larger than data off the axis");
     }
     k.data_dims[d] = data.dims[d];
@@ -427,6 +444,13 @@ Status prepare_elementwise(const jp_plan& plan, const fb::Step& step, PreparedSt
   if (!kernels::elementwise_supported(kop, kernel_dtype(a.dtype))) {
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': elementwise %s on %s is not supported",
                 s->name, fb::EnumNameElementwiseOp(p.op()), fb::EnumNameDType(a.dtype));
+  }
+  // The CUDA kernels compute float64 comparisons and FMod only (kernels/params_tensor.h).
+  if (plan.backend == JP_BACKEND_CUDA && a.dtype == fb::DType::Float64 &&
+      !kernels::elementwise_is_comparison(kop) && kop != kernels::ElementwiseOp::kFMod) {
+    return fail(JP_ERROR_UNSUPPORTED,
+                "step '%s': elementwise %s on Float64 runs on the CPU backend only", s->name,
+                fb::EnumNameElementwiseOp(p.op()));
   }
   if (kernel_dtype(y.dtype) != kernels::elementwise_out_dtype(kop, kernel_dtype(a.dtype))) {
     return fail(JP_ERROR_INVALID_PLAN,

@@ -268,9 +268,14 @@ class Checker {
     auto expect = [&](bool ok, const std::string& what) {
       if (!ok) bad("step ", name, ": ", what);
     };
+    // Reduce also takes float64 in CPU plans, every input and output alike.
+    const bool cpu = p_->target() && p_->target()->backend() == fb::Backend::CPU;
+    const bool f64_reduce = cpu && s->op() == fb::OpFamily::Reduce &&
+                            t(out_index)->dtype() == fb::DType::Float64;
     if (float32_only(s->op()))
       for (uint32_t i : *s->inputs())
-        if (t(i)->dtype() != fb::DType::Float32) bad("step ", name, " reads a non-float32 tensor");
+        if (t(i)->dtype() != (f64_reduce ? fb::DType::Float64 : fb::DType::Float32))
+          bad("step ", name, " reads a non-float32 tensor");
     const auto dtype_of = [&](uint32_t output) { return t(s->outputs()->Get(output))->dtype(); };
     const auto in_dtype = [&](uint32_t input) { return t(s->inputs()->Get(input))->dtype(); };
     switch (s->op()) {
@@ -306,6 +311,13 @@ class Checker {
                    pe.size() == sr,
                "pool array sizes");
         expect(y == window_out(x, x[1], k, st, dil, pb, pe), "pool output " + str(y));
+        // MaxPool's Indices: a second output, int64 of y's shape (CPU plans).
+        if (s->outputs()->size() == 2)
+          expect(p->kind() == fb::PoolKind::Max && cpu && shape(s->outputs()->Get(1)) == y &&
+                     dtype_of(1) == fb::DType::Int64,
+                 "pool indices output");
+        else
+          expect(s->outputs()->size() == 1 && !p->indices_column_major(), "pool outputs");
         return;
       }
       case fb::OpFamily::Gemm: {
@@ -418,7 +430,8 @@ class Checker {
         if (!p || in.size() != 2) return bad("step ", name, " elementwise");
         expect(broadcast(in[0], in[1], &out) && out == y, "elementwise output " + str(y));
         expect(in_dtype(0) == in_dtype(1), "elementwise operands differ in dtype");
-        const bool to_bool = p->op() >= fb::ElementwiseOp::Equal;  // comparisons and logic
+        const bool to_bool = p->op() >= fb::ElementwiseOp::Equal &&  // comparisons and logic
+                             p->op() <= fb::ElementwiseOp::Xor;
         expect(dtype_of(0) == (to_bool ? fb::DType::Bool : in_dtype(0)), "elementwise dtype");
         return;
       }
@@ -574,6 +587,142 @@ class Checker {
                    shape(s->outputs()->Get(1)) == Shape{1} && dtype_of(1) == fb::DType::Int64,
                "nms outputs");
         expect(s->workspace_bytes() > 0, "nms workspace");
+        return;
+      }
+      case fb::OpFamily::ConvTranspose: {
+        // ONNX ConvTranspose: W [C, M / groups, k...]; each output extent is
+        // stride (in - 1) + output_padding + dilation (k - 1) + 1 - pad_begin - pad_end.
+        const auto* p = s->params_as_ConvTransposeParams();
+        if (!p) return bad("step ", name, " lacks ConvTransposeParams");
+        const size_t n_in = 2 + p->has_bias() + p->has_residual();
+        if (in.size() != n_in) return bad("step ", name, " has ", in.size(), " inputs");
+        const Shape &x = in[0], &w = in[1];
+        if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size())
+          return bad("step ", name, ": convtranspose ranks");
+        const size_t sr = x.size() - 2;
+        const Shape k = vec(p->kernel()), st = vec(p->stride()), dil = vec(p->dilation());
+        const Shape pb = vec(p->pad_begin()), pe = vec(p->pad_end());
+        Shape op = vec(p->output_padding());
+        if (op.empty()) op.assign(sr, 0);
+        if (k.size() != sr || st.size() != sr || dil.size() != sr || pb.size() != sr ||
+            pe.size() != sr || op.size() != sr)
+          return bad("step ", name, ": convtranspose array sizes");
+        const int64_t groups = p->groups();
+        expect(k == Shape(w.begin() + 2, w.end()), "kernel != weight dims");
+        expect(groups >= 1 && w[0] == x[1] && x[1] % groups == 0, "convtranspose channels");
+        Shape want = {x[0], w[1] * groups};
+        for (size_t i = 0; i < sr; ++i)
+          want.push_back(st[i] * (x[i + 2] - 1) + op[i] + dil[i] * (k[i] - 1) + 1 - pb[i] - pe[i]);
+        expect(y == want, "convtranspose output " + str(y) + ", the window gives " + str(want));
+        if (p->has_bias()) expect(in[2] == Shape{y[1]}, "convtranspose bias shape");
+        if (p->has_residual()) expect(in.back() == y, "convtranspose residual shape");
+        return;
+      }
+      case fb::OpFamily::Rnn: {
+        // ONNX RNN/LSTM/GRU with G gates and A activations per direction: X [S, N, I]
+        // ([N, S, I] batch-major), W [D, G H, I], R [D, G H, H], B [D, 2 G H], sequence_lens
+        // [N] int32, initial_h/initial_c/Y_h/Y_c [D, N, H] ([N, D, H]), P [D, 3 H],
+        // Y [S, D, N, H] ([N, S, D, H]); float32 throughout; a workspace.
+        const auto* p = s->params_as_RnnParams();
+        if (!p) return bad("step ", name, " lacks RnnParams");
+        const bool lstm = p->cell() == fb::RnnCell::Lstm, gru = p->cell() == fb::RnnCell::Gru;
+        const int64_t G = lstm ? 4 : gru ? 3 : 1, A = lstm ? 3 : gru ? 2 : 1;
+        const int64_t D = p->direction() == fb::RnnDirection::Bidirectional ? 2 : 1;
+        const size_t n_in = 3u + p->has_bias() + p->has_sequence_lens() + p->has_initial_h() +
+                            p->has_initial_c() + p->has_peepholes();
+        const size_t n_out = 0u + p->has_y() + p->has_y_h() + p->has_y_c();
+        if (in.size() != n_in || s->outputs()->size() != n_out || n_out == 0)
+          return bad("step ", name, ": rnn has ", in.size(), " inputs and ", s->outputs()->size(),
+                     " outputs, its flags say ", n_in, " and ", n_out);
+        if (!lstm && (p->has_initial_c() || p->has_peepholes() || p->has_y_c()))
+          return bad("step ", name, ": rnn initial_c, P or Y_c outside LSTM");
+        const Shape& x = in[0];
+        if (x.size() != 3) return bad("step ", name, ": rnn X rank ", x.size());
+        const bool bm = p->batch_major();
+        const int64_t S = bm ? x[1] : x[0], N = bm ? x[0] : x[1], I = x[2];
+        const int64_t H = p->hidden_size();
+        const Shape state = bm ? Shape{N, D, H} : Shape{D, N, H};
+        std::vector<std::pair<const char*, Shape>> want_in = {
+            {"W", {D, G * H, I}}, {"R", {D, G * H, H}}};
+        if (p->has_bias()) want_in.push_back({"B", {D, 2 * G * H}});
+        if (p->has_sequence_lens()) want_in.push_back({"sequence_lens", {N}});
+        if (p->has_initial_h()) want_in.push_back({"initial_h", state});
+        if (p->has_initial_c()) want_in.push_back({"initial_c", state});
+        if (p->has_peepholes()) want_in.push_back({"P", {D, 3 * H}});
+        for (size_t i = 0; i < want_in.size(); ++i)
+          expect(in[i + 1] == want_in[i].second, std::string("rnn ") + want_in[i].first + " " +
+                                                     str(in[i + 1]) + ", expected " +
+                                                     str(want_in[i].second));
+        std::vector<std::pair<const char*, Shape>> want_out;
+        if (p->has_y()) want_out.push_back({"Y", bm ? Shape{N, S, D, H} : Shape{S, D, N, H}});
+        if (p->has_y_h()) want_out.push_back({"Y_h", state});
+        if (p->has_y_c()) want_out.push_back({"Y_c", state});
+        for (size_t i = 0; i < want_out.size(); ++i) {
+          const Shape got = shape(s->outputs()->Get(static_cast<uint32_t>(i)));
+          expect(got == want_out[i].second, std::string("rnn ") + want_out[i].first + " " +
+                                                str(got) + ", expected " +
+                                                str(want_out[i].second));
+          expect(dtype_of(static_cast<uint32_t>(i)) == fb::DType::Float32, "rnn output dtype");
+        }
+        for (size_t i = 0; i < in.size(); ++i) {
+          const bool lens = p->has_sequence_lens() && i == 3u + p->has_bias();
+          expect(in_dtype(static_cast<uint32_t>(i)) ==
+                     (lens ? fb::DType::Int32 : fb::DType::Float32),
+                 "rnn input dtype");
+        }
+        expect(p->activations() && p->activations()->size() == static_cast<uint32_t>(D * A),
+               "rnn activations: " + std::to_string(D * A) + " expected");
+        expect(s->workspace_bytes() > 0, "rnn workspace");
+        return;
+      }
+      case fb::OpFamily::QLinearMatMul:
+      case fb::OpFamily::QLinearConv: {
+        // Inputs x/a, its scale and zero point, w/b, its scale and zero point, y's scale and
+        // zero point (ONNX order), [QLinearConv: int32 bias]; x, w and y are 8-bit integers,
+        // each zero point of its operand's dtype, the scales float32.
+        const bool conv = s->op() == fb::OpFamily::QLinearConv;
+        const auto* pc = s->params_as_QLinearConvParams();
+        if (conv ? !pc : !s->params_as_QLinearMatMulParams())
+          return bad("step ", name, " lacks its QLinear params");
+        const size_t n_in = conv && pc->has_bias() ? 9 : 8;
+        if (in.size() != n_in) return bad("step ", name, " has ", in.size(), " inputs");
+        const auto byte = [](fb::DType d) { return d == fb::DType::Int8 || d == fb::DType::UInt8; };
+        expect(byte(in_dtype(0)) && byte(in_dtype(3)) && byte(dtype_of(0)),
+               "qlinear operands and output are int8 or uint8");
+        expect(in_dtype(2) == in_dtype(0) && in_dtype(5) == in_dtype(3) &&
+                   in_dtype(7) == dtype_of(0),
+               "qlinear zero points have their operand's dtype");
+        expect(in_dtype(1) == fb::DType::Float32 && in_dtype(4) == fb::DType::Float32 &&
+                   in_dtype(6) == fb::DType::Float32,
+               "qlinear scales are float32");
+        const Shape &a = in[0], &b = in[3];
+        if (!conv) {
+          if (a.size() < 2 || b.size() < 2 || y.size() < 2)
+            return bad("step ", name, ": qlinear_matmul operands need rank >= 2");
+          expect(b[b.size() - 2] == a.back(), "qlinear_matmul inner dims " + str(a) + " x " +
+                                                  str(b));
+          Shape batch;
+          const bool ok = broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2),
+                                    &batch);
+          batch.push_back(a[a.size() - 2]);
+          batch.push_back(b.back());
+          expect(ok && y == batch, "qlinear_matmul output " + str(y));
+          return;
+        }
+        if (a.size() < 3 || a.size() > 5 || b.size() != a.size())
+          return bad("step ", name, ": qlinear_conv ranks");
+        const size_t sr = a.size() - 2;
+        const Shape k = vec(pc->kernel()), st = vec(pc->stride()), dil = vec(pc->dilation());
+        const Shape pb = vec(pc->pad_begin()), pe = vec(pc->pad_end());
+        if (k.size() != sr || st.size() != sr || dil.size() != sr || pb.size() != sr ||
+            pe.size() != sr)
+          return bad("step ", name, ": qlinear_conv array sizes");
+        expect(k == Shape(b.begin() + 2, b.end()), "kernel != weight dims");
+        expect(pc->groups() >= 1 && b[1] * pc->groups() == a[1] && b[0] % pc->groups() == 0,
+               "qlinear_conv channels");
+        expect(y == window_out(a, b[0], k, st, dil, pb, pe), "qlinear_conv output " + str(y));
+        if (pc->has_bias())
+          expect(in[8] == Shape{b[0]} && in_dtype(8) == fb::DType::Int32, "qlinear_conv bias");
         return;
       }
       default:  // families the converter does not emit yet have no check here

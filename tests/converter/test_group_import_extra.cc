@@ -256,10 +256,10 @@ TEST(ImportOpset, OtherDomainsInOldModelsAreReportedQuietly) {
 }
 
 TEST(ImportOpset, NewerOpsetsAreRefused) {
-  ModelBuilder m(18);
+  ModelBuilder m(19);
   m.input("x", {1, 4}).output("y");
   m.node("Relu", {"x"}, {"y"}, "relu");
-  EXPECT_THAT(convert_error(m), AllOf(StartsWith("opset 18 is newer than jetplan-convert reads"),
+  EXPECT_THAT(convert_error(m), AllOf(StartsWith("opset 19 is newer than jetplan-convert reads"),
                                       HasSubstr("opset_version=17")));
 }
 

@@ -12,13 +12,11 @@ using ::testing::Not;
 
 TEST(Support, AllUnsupportedNodesInOneError) {
   ModelBuilder m;
-  m.input("x", {1, 2, 8, 8}).output("y");
+  m.input("x", {1, 2, 8, 8}).input("lo", {}).output("y");
   m.node("Relu", {"x"}, {"r"}, "fine_relu");
   auto& hardmax = m.node("Hardmax", {"r"}, {"s"}, "n1");  // an ONNX op jetplan lacks
   attr(hardmax, "axis", int64_t{1});
-  auto& pool = m.node("MaxPool", {"s"}, {"p"}, "n2");
-  attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
-  attr(pool, "storage_order", int64_t{1});
+  m.node("Clip", {"s", "lo"}, {"p"}, "n2");  // a bound computed at run time
   auto& avg = m.node("AveragePool", {"p"}, {"a"}, "n3");
   attr(avg, "kernel_shape", std::vector<int64_t>{2, 2});
   attr(avg, "strides", std::vector<int64_t>{2, 2});
@@ -31,7 +29,8 @@ TEST(Support, AllUnsupportedNodesInOneError) {
   const std::string e = convert_error(m);
   EXPECT_EQ(e,
             "3 unsupported nodes: 'n1' (Hardmax): no such op in jetplan; "
-            "'n2' (MaxPool): storage_order=1 is not supported; "
+            "'n2' (Clip): its min input is computed at run time (jetplan needs a constant "
+            "scalar); "
             "'n4' (Foo): no such op in jetplan (domain 'com.example')");
   EXPECT_THAT(e, Not(HasSubstr("fine_relu")));
   EXPECT_THAT(e, Not(HasSubstr("after_unknown")));

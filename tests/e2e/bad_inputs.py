@@ -97,10 +97,11 @@ def model_with_dangling_input(path):
 
 
 def model_with_storage_order(path):
+    # storage_order is 0 (row-major Indices) or 1 (column-major): 2 names no order.
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 5])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 2, 2])
     nodes = [helper.make_node("MaxPool", ["x"], ["y"], name="column_major_pool",
-                              kernel_shape=[2, 2], strides=[2, 2], storage_order=1)]
+                              kernel_shape=[2, 2], strides=[2, 2], storage_order=2)]
     model = helper.make_model(helper.make_graph(nodes, "ceil", [x], [y]),
                               opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
@@ -158,9 +159,9 @@ def converter_checks(tools, suite, work, good_onnx):
     expect("invalid_graph", [model_with_dangling_input(os.path.join(work, "dangling.onnx")),
                              "-o", out], any_of=["ghost_tensor", "add_ghost"])
 
-    expect("maxpool_storage_order_unsupported",
+    expect("maxpool_storage_order_invalid",
            [model_with_storage_order(os.path.join(work, "storage_order.onnx")), "-o", out],
-           mentions=["column_major_pool"])
+           mentions=["column_major_pool", "storage_order 2"])
 
     # External data: converts (and computes right) while the file is there, or refuses
     # external data cleanly; once the file is gone, an error that names it.

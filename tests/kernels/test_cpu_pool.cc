@@ -230,6 +230,58 @@ std::vector<double> pool_reference(const PoolShape& s, PoolKind kind, bool inclu
   return y;
 }
 
+// MaxPool's indices (ONNX Indices, storage_order 0): the flat NCHW offset of the first input
+// element in the window (in row-major window order) equal to the max, found by brute force over
+// inputs with many ties (small integers), padding and dilation.
+TEST(Pool, MaxIndicesAreTheFirstArgmaxInFlatNchwOffsets) {
+  SEEDED_RNG(rng);
+  PoolShape s;
+  s.batch = 2;
+  s.channels = 3;
+  s.in = {5, 6};
+  s.kernel = {3, 2};
+  s.stride = {2, 1};
+  s.dilation = {1, 2};
+  s.pad_begin = {1, 1};
+  s.pad_end = {1, 0};
+  for (size_t d = 0; d < 2; ++d)
+    s.out.push_back((s.in[d] + s.pad_begin[d] + s.pad_end[d] - s.dilation[d] * (s.kernel[d] - 1) -
+                     1) / s.stride[d] + 1);
+  std::vector<float> x;
+  for (int64_t i = 0; i < s.batch * s.channels * volume(s.in); ++i)
+    x.push_back(float(rng.integer(-2, 2)));
+  const int64_t n_out = s.batch * s.channels * volume(s.out);
+  Output y(n_out);
+  std::vector<int64_t> idx(size_t(n_out), -99);
+  cpu::pool(pool_params(s, PoolKind::kMax, false), x.data(), y.data(), idx.data());
+  const std::vector<double> want = pool_reference(s, PoolKind::kMax, false, x);
+  EXPECT_TRUE(all_close(y, want, kExact));
+  for (int64_t plane = 0; plane < s.batch * s.channels; ++plane)
+    for (int64_t o = 0; o < volume(s.out); ++o) {
+      const Shape oc = unravel(o, s.out);
+      int64_t first = -1;
+      for (int64_t k0 = 0; k0 < s.kernel[0] && first < 0; ++k0)
+        for (int64_t k1 = 0; k1 < s.kernel[1] && first < 0; ++k1) {
+          const int64_t i0 = oc[0] * s.stride[0] - s.pad_begin[0] + k0 * s.dilation[0];
+          const int64_t i1 = oc[1] * s.stride[1] - s.pad_begin[1] + k1 * s.dilation[1];
+          if (i0 < 0 || i0 >= s.in[0] || i1 < 0 || i1 >= s.in[1]) continue;
+          const int64_t at = plane * volume(s.in) + i0 * s.in[1] + i1;
+          if (double(x[size_t(at)]) == want[size_t(plane * volume(s.out) + o)]) first = at;
+        }
+      EXPECT_EQ(idx[size_t(plane * volume(s.out) + o)], first) << "plane " << plane << " out " << o;
+    }
+  // Column-major offsets within the plane (ONNX storage_order 1): (h, w) at w * H + h.
+  PoolParams cm = pool_params(s, PoolKind::kMax, false);
+  cm.indices_column_major = true;
+  std::vector<int64_t> col(size_t(n_out), -99);
+  cpu::pool(cm, x.data(), y.data(), col.data());
+  for (int64_t i = 0; i < n_out; ++i) {
+    const int64_t plane = idx[size_t(i)] / volume(s.in), in_plane = idx[size_t(i)] % volume(s.in);
+    const int64_t h = in_plane / s.in[1], w = in_plane % s.in[1];
+    EXPECT_EQ(col[size_t(i)], plane * volume(s.in) + w * s.in[0] + h) << "output " << i;
+  }
+}
+
 enum class PoolMode { kMax, kAverageIncludePad, kAverageExcludePad };
 using PoolCase = std::tuple<int /*rank*/, PoolMode, int /*stride*/, int /*dilation*/,
                             bool /*ceil*/>;

@@ -125,6 +125,50 @@ TEST(Reduce, EveryOpEveryMaskOfRank4) {
     }
 }
 
+// The float64 overload (CPU backend only) computes in double throughout: against the long double
+// reference with a float64 tolerance, on inputs with more precision than a float holds.
+TEST(Reduce, Float64EveryOpEveryMaskOfRank4) {
+  SEEDED_RNG(rng);
+  const Shape s = {2, 3, 1, 4};
+  for (ReduceOp op : kEveryReduceOp)
+    for (uint32_t mask = 0; mask < 16; ++mask) {
+      SCOPED_TRACE("op " + std::to_string(int(op)) + " mask " + std::to_string(mask));
+      const bool positive = op == ReduceOp::kLogSum || op == ReduceOp::kProd;
+      std::vector<double> x;
+      for (int64_t i = 0; i < volume(s); ++i)
+        x.push_back((positive ? 1.0 : 0.0) + double(rng.uniform(-0.5f, 0.5f)) * (1.0 + 1e-9 * i));
+      // The reference (long double) of reduce_reference, on the doubles themselves.
+      const Shape out_shape = reduced_shape(s, mask);
+      std::vector<double> got(size_t(volume(out_shape)), -7.0);
+      cpu::reduce(reduce_params(op, s, mask), x.data(), got.data());
+      for (int64_t o = 0; o < volume(out_shape); ++o) {
+        const Shape oc = unravel(o, out_shape);
+        std::vector<long double> v;
+        for (int64_t i = 0; i < volume(s); ++i) {
+          const Shape ic = unravel(i, s);
+          bool match = true;
+          for (size_t d = 0; d < s.size(); ++d)
+            if (!(mask >> d & 1u) && ic[d] != oc[d]) match = false;
+          if (match) v.push_back(x[size_t(i)]);
+        }
+        long double r = 0;
+        switch (op) {
+          case ReduceOp::kSum: for (auto e : v) r += e; break;
+          case ReduceOp::kMean: for (auto e : v) r += e; r /= v.size(); break;
+          case ReduceOp::kMax: r = *std::max_element(v.begin(), v.end()); break;
+          case ReduceOp::kMin: r = *std::min_element(v.begin(), v.end()); break;
+          case ReduceOp::kProd: r = 1; for (auto e : v) r *= e; break;
+          case ReduceOp::kL1: for (auto e : v) r += std::fabs(e); break;
+          case ReduceOp::kL2: for (auto e : v) r += e * e; r = std::sqrt(r); break;
+          case ReduceOp::kSumSquare: for (auto e : v) r += e * e; break;
+          case ReduceOp::kLogSum: for (auto e : v) r += e; r = std::log(r); break;
+          case ReduceOp::kLogSumExp: for (auto e : v) r += std::exp(e); r = std::log(r); break;
+        }
+        EXPECT_NEAR(got[size_t(o)], double(r), 1e-13 * (1.0 + std::fabs(double(r)))) << o;
+      }
+    }
+}
+
 TEST(Reduce, Rank8ScatteredAxesAndRank0) {
   SEEDED_RNG(rng);
   const Shape s = {2, 1, 3, 2, 1, 2, 3, 2};

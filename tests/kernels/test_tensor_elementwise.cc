@@ -205,7 +205,9 @@ const ElementwiseOp kCompareOps[] = {ElementwiseOp::kEqual, ElementwiseOp::kLess
                                      ElementwiseOp::kLessOrEqual, ElementwiseOp::kGreater,
                                      ElementwiseOp::kGreaterOrEqual};
 const ElementwiseOp kLogicOps[] = {ElementwiseOp::kAnd, ElementwiseOp::kOr, ElementwiseOp::kXor};
-static_assert(sizeof kArithmeticOps + sizeof kCompareOps + sizeof kLogicOps ==
+const ElementwiseOp kFloat64OnlyOps[] = {ElementwiseOp::kPow};
+static_assert(sizeof kArithmeticOps + sizeof kCompareOps + sizeof kLogicOps +
+                      sizeof kFloat64OnlyOps ==
                   kElementwiseOpCount * sizeof(ElementwiseOp),
               "a new ElementwiseOp needs a place in one of the op lists and a reference");
 
@@ -372,6 +374,60 @@ TEST(Elementwise, HandComparisonsWithNaNAndSignedZero) {
       cpu::elementwise(elementwise_params(kCompareOps[k], DType::kFloat32, s, s), a.data(),
                        b.data(), y);
     });
+}
+
+// Float64 arithmetic against the same expressions in double, per element, over broadcast shapes
+// and the IEEE specials (NaN propagates through Max and Min from either side, as the float32
+// Binary kernel's do).
+TEST(Elementwise, Float64ArithmeticAndPowOverBroadcastShapes) {
+  SEEDED_RNG(rng);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double special[] = {0.0, -0.0, 1.0, -1.0, 0.5, nan, inf, -inf, 1e-310, 3.0};
+  const ElementwiseOp ops[] = {ElementwiseOp::kAdd, ElementwiseOp::kSub,  ElementwiseOp::kMul,
+                               ElementwiseOp::kDiv, ElementwiseOp::kFMod, ElementwiseOp::kMax,
+                               ElementwiseOp::kMin, ElementwiseOp::kPow};
+  const auto ref = [](ElementwiseOp op, double a, double b) {
+    switch (op) {
+      case ElementwiseOp::kAdd: return a + b;
+      case ElementwiseOp::kSub: return a - b;
+      case ElementwiseOp::kMul: return a * b;
+      case ElementwiseOp::kDiv: return a / b;
+      case ElementwiseOp::kFMod: return std::fmod(a, b);
+      case ElementwiseOp::kMax: return std::isnan(a) || std::isnan(b) ? a + b : std::fmax(a, b);
+      case ElementwiseOp::kMin: return std::isnan(a) || std::isnan(b) ? a + b : std::fmin(a, b);
+      case ElementwiseOp::kPow: return std::pow(a, b);
+      default: return 0.0;
+    }
+  };
+  for (const auto& shapes : kShapes)
+    for (ElementwiseOp op : ops) {
+      const auto& [as, bs] = shapes;
+      SCOPED_TRACE("op " + std::to_string(int(op)) + ", shapes " + shape_str(as) + " " +
+                   shape_str(bs));
+      ASSERT_TRUE(elementwise_supported(op, DType::kFloat64));
+      std::vector<double> a, b;
+      for (int64_t i = 0; i < volume(as); ++i)
+        a.push_back(rng.integer(0, 3) == 0 ? special[rng.integer(0, 9)] : double(rng.uniform(-4.f, 4.f)));
+      for (int64_t i = 0; i < volume(bs); ++i)
+        b.push_back(rng.integer(0, 3) == 0 ? special[rng.integer(0, 9)] : double(rng.uniform(-4.f, 4.f)));
+      const Shape out = broadcast_shapes({as, bs});
+      std::vector<double> got(size_t(volume(out)), -12345.0);
+      cpu::elementwise(elementwise_params(op, DType::kFloat64, as, bs), a.data(), b.data(),
+                       got.data());
+      for (int64_t i = 0; i < volume(out); ++i) {
+        const Shape c = unravel(i, out);
+        const double x = a[size_t(broadcast_index(c, as))], y = b[size_t(broadcast_index(c, bs))];
+        const double want = ref(op, x, y);
+        if (std::isnan(want))
+          EXPECT_TRUE(std::isnan(got[size_t(i)])) << x << " " << y;
+        else
+          EXPECT_EQ(got[size_t(i)], want) << x << " " << y;
+      }
+    }
+  EXPECT_FALSE(elementwise_supported(ElementwiseOp::kPow, DType::kFloat32));
+  EXPECT_FALSE(elementwise_supported(ElementwiseOp::kPow, DType::kInt64));
+  EXPECT_FALSE(elementwise_supported(ElementwiseOp::kMod, DType::kFloat64));
 }
 
 TEST(Elementwise, SupportTableAndUnsupportedPairsWriteNothing) {

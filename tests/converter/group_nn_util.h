@@ -1,0 +1,211 @@
+// Shared by the nn group converter tests (test_group_nn*.cc): converting and loading in
+// process, reading steps, running plans, and models built as converter IR for ops of opsets that
+// libonnx 1.12 cannot import.
+#pragma once
+
+#include <gmock/gmock.h>
+#include <jetplan/jetplan.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <iterator>
+#include <numeric>
+#include <tuple>
+#include <utility>
+
+#include "converter/src/lower.h"
+#include "converter/src/passes.h"
+#include "converter/src/serialize.h"
+#include "converter/src/support.h"
+#include "tests/converter/test_util.h"
+
+namespace jetplan::converter::testing {
+
+using fb::OpFamily;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+
+inline const fb::Plan* plan_of(const std::vector<uint8_t>& plan) {
+  const fb::Plan* p = read_plan(plan);
+  EXPECT_NE(p, nullptr);
+  return p;
+}
+
+// Converts; the runtime's loader (the contract's enforcer) must accept the plan, and so must
+// the contract's independent reading (plan_contract.h).
+inline std::vector<uint8_t> convert_nn(const ModelBuilder& m, const ConvertOptions& options = {}) {
+  try {
+    std::vector<uint8_t> plan = convert_onnx(m.bytes(), "model.onnx", options).plan;
+    for (const std::string& problem : plan_contract_problems(plan))
+      ADD_FAILURE() << "contract: " << problem;
+    jp_plan* p = nullptr;
+    EXPECT_EQ(jp_plan_load_buffer(plan.data(), plan.size(), JP_LOAD_COPY, &p), JP_OK)
+        << jp_last_error();
+    jp_plan_destroy(p);
+    return plan;
+  } catch (const ConvertError& e) {
+    ADD_FAILURE() << "conversion failed: " << e.what();
+    return {};
+  }
+}
+
+inline const fb::Step* first_step(const fb::Plan* plan, OpFamily op) {
+  for (const auto* s : *plan->steps())
+    if (s->op() == op) return s;
+  ADD_FAILURE() << "no " << fb::EnumNameOpFamily(op) << " step";
+  return nullptr;
+}
+
+inline Shape vec(const flatbuffers::Vector<int64_t>* v) {
+  return v ? Shape(v->begin(), v->end()) : Shape();
+}
+
+struct Output {
+  std::vector<uint8_t> bytes;
+  Shape dims;
+  template <typename T>
+  std::vector<T> as() const {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+    return v;
+  }
+};
+
+// Loads and runs a plan on float inputs (in binding order); the outputs as the last run left
+// them (run-time extents applied).
+inline std::vector<Output> run_plan(const std::vector<uint8_t>& bytes,
+                             const std::vector<std::vector<float>>& inputs) {
+  std::vector<Output> outs;
+  jp_plan* plan = nullptr;
+  if (jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan) != JP_OK) {
+    ADD_FAILURE() << "load: " << jp_last_error();
+    return outs;
+  }
+  jp_context* ctx = nullptr;
+  EXPECT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
+  EXPECT_EQ(static_cast<size_t>(jp_plan_num_inputs(plan)), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_EQ(jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data(),
+                                   inputs[i].size() * sizeof(float)),
+              JP_OK)
+        << jp_last_error();
+  EXPECT_EQ(jp_context_run(ctx), JP_OK);
+  for (int32_t o = 0; o < jp_plan_num_outputs(plan); ++o) {
+    const void* data = nullptr;
+    size_t size = 0;
+    jp_tensor_desc desc;
+    EXPECT_EQ(jp_context_get_output(ctx, o, &data, &size), JP_OK);
+    EXPECT_EQ(jp_context_output_desc(ctx, o, &desc), JP_OK);
+    Output out;
+    out.bytes.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+    out.dims.assign(desc.dims, desc.dims + desc.rank);
+    outs.push_back(std::move(out));
+  }
+  jp_context_destroy(ctx);
+  jp_plan_destroy(plan);
+  return outs;
+}
+
+// The status and message of loading a plan that must not load.
+inline std::pair<jp_status, std::string> load_error(const std::vector<uint8_t>& bytes) {
+  jp_plan* plan = nullptr;
+  const jp_status s = jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan);
+  std::string message = s == JP_OK ? "" : jp_last_error();
+  jp_plan_destroy(plan);
+  return {s, message};
+}
+
+inline std::vector<float> ramp(size_t n, float scale = 0.25f, float offset = -1.f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 7) % 23);
+  return v;
+}
+
+// ------------------------------------------------------------------ converter IR models
+// For ops libonnx 1.12 cannot import (GroupNormalization, opset 18 Resize attributes), the model
+// is built as the importer's output and run through the rest of the pipeline.
+
+struct IrModel {
+  Graph g;
+  explicit IrModel(int opset) { g.opset = opset; }
+
+  int value(const std::string& name, DataType dtype = DataType::kUndefined) {
+    Value v;
+    v.name = name;
+    v.dtype = dtype;
+    return g.add_value(std::move(v));
+  }
+  int input(const std::string& name, const Shape& shape) {
+    const int id = value(name, DataType::kFloat32);
+    g.values[id].shape = shape;
+    g.values[id].shape_known = true;
+    g.values[id].graph_input = static_cast<int>(g.inputs.size());
+    g.inputs.push_back(id);
+    return id;
+  }
+  int constant(const std::string& name, const Shape& shape, const std::vector<float>& v) {
+    const int id = value(name, DataType::kFloat32);
+    Value& c = g.values[id];
+    c.shape = shape;
+    c.shape_known = c.is_constant = true;
+    c.data = write_doubles(DataType::kFloat32, std::vector<double>(v.begin(), v.end()));
+    return id;
+  }
+  Node& node(const std::string& op, const std::vector<int>& inputs, const std::string& out) {
+    Node n;
+    n.name = op + "_node";
+    n.op_type = op;
+    n.inputs = inputs;
+    n.outputs = {value(out)};
+    g.values[n.outputs[0]].producer = static_cast<int>(g.nodes.size());
+    g.nodes.push_back(std::move(n));
+    return g.nodes.back();
+  }
+  void output(int id) {
+    g.values[id].graph_output = true;
+    g.outputs.push_back(id);
+  }
+};
+
+inline void set_attr(Node& n, const std::string& name, int64_t v) {
+  n.attrs[name].kind = Attribute::Kind::kInt;
+  n.attrs[name].i = v;
+}
+inline void set_attr(Node& n, const std::string& name, const std::string& v) {
+  n.attrs[name].kind = Attribute::Kind::kString;
+  n.attrs[name].s = v;
+}
+
+// convert_onnx after the import.
+inline std::vector<uint8_t> plan_from_ir(Graph g) {
+  eliminate_dead_nodes(g);
+  check_support(g);
+  remove_identities(g);
+  fold_batchnorm(g);
+  fuse(g);
+  legalize(g);
+  PlanDraft draft = lower(g);
+  assign_memory(&draft);
+  return serialize_plan(draft, TargetDesc{}, PlanMetadata{});
+}
+
+inline std::string ir_error(Graph g) {
+  try {
+    plan_from_ir(std::move(g));
+  } catch (const ConvertError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "conversion succeeded, an error was expected";
+  return "";
+}
+
+
+inline void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "element " << i;
+}
+
+}  // namespace jetplan::converter::testing

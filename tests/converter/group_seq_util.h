@@ -1,0 +1,130 @@
+// Shared by the seq group converter tests (test_group_seq*.cc): typed initializers, converting
+// with the contract checked and the plan loaded, finding steps, running plans.
+#pragma once
+
+#include <gmock/gmock.h>
+#include <jetplan/jetplan.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <utility>
+
+#include "kernels/cpu/seq_quant_ops.h"
+#include "tests/converter/test_util.h"
+
+namespace jetplan::converter::testing {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+
+template <typename T>
+void typed_initializer(ModelBuilder& m, const std::string& name, int type,
+                       const std::vector<int64_t>& dims, const std::vector<T>& values) {
+  auto* t = m.model().mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)));
+}
+
+inline void u8_initializer(ModelBuilder& m, const std::string& name, const std::vector<int64_t>& dims,
+                    const std::vector<uint8_t>& v) {
+  typed_initializer(m, name, onnx::TensorProto::UINT8, dims, v);
+}
+inline void i8_initializer(ModelBuilder& m, const std::string& name, const std::vector<int64_t>& dims,
+                    const std::vector<int8_t>& v) {
+  typed_initializer(m, name, onnx::TensorProto::INT8, dims, v);
+}
+
+// Converts, checks the contract and that the runtime loads the plan.
+inline ConvertResult convert_seq(const ModelBuilder& m) {
+  ConvertResult r;
+  try {
+    r = convert_onnx(m.bytes(), "model.onnx", ConvertOptions{});
+  } catch (const ConvertError& e) {
+    ADD_FAILURE() << "conversion failed: " << e.what();
+    return r;
+  }
+  for (const std::string& p : plan_contract_problems(r.plan)) ADD_FAILURE() << "contract: " << p;
+  jp_plan* plan = nullptr;
+  if (jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_COPY, &plan) != JP_OK)
+    ADD_FAILURE() << "the runtime refuses the plan: " << jp_last_error();
+  jp_plan_destroy(plan);
+  return r;
+}
+
+inline const fb::Plan* plan_of(const ConvertResult& r) {
+  const fb::Plan* plan = read_plan(r.plan);
+  EXPECT_NE(plan, nullptr);
+  return plan;
+}
+
+inline const fb::Step* only_step(const fb::Plan* plan, fb::OpFamily op) {
+  const fb::Step* found = nullptr;
+  for (const auto* s : *plan->steps())
+    if (s->op() == op) {
+      EXPECT_EQ(found, nullptr) << "two steps of " << fb::EnumNameOpFamily(op);
+      found = s;
+    }
+  EXPECT_NE(found, nullptr) << "no step of " << fb::EnumNameOpFamily(op);
+  return found;
+}
+
+using Bytes = std::vector<uint8_t>;
+
+template <typename T>
+Bytes bytes_of(const std::vector<T>& v) {
+  Bytes b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+template <typename T>
+std::vector<T> values_of(const Bytes& b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+// Runs a plan once with the inputs in binding order; the outputs in binding order.
+inline std::vector<Bytes> run_plan(const std::vector<uint8_t>& buffer, const std::vector<Bytes>& inputs) {
+  std::vector<Bytes> outputs;
+  jp_plan* plan = nullptr;
+  jp_context* ctx = nullptr;
+  if (jp_plan_load_buffer(buffer.data(), buffer.size(), JP_LOAD_COPY, &plan) != JP_OK ||
+      jp_context_create(plan, nullptr, &ctx) != JP_OK) {
+    ADD_FAILURE() << "load: " << jp_last_error();
+    jp_plan_destroy(plan);
+    return outputs;
+  }
+  EXPECT_EQ(jp_plan_num_inputs(plan), static_cast<int32_t>(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_EQ(
+        jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data(), inputs[i].size()),
+        JP_OK)
+        << "input " << i << ": " << jp_last_error();
+  EXPECT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
+  for (int32_t i = 0; i < jp_plan_num_outputs(plan); ++i) {
+    const void* data = nullptr;
+    size_t bytes = 0;
+    EXPECT_EQ(jp_context_get_output(ctx, i, &data, &bytes), JP_OK);
+    const uint8_t* p = static_cast<const uint8_t*>(data);
+    outputs.emplace_back(p, p + bytes);
+  }
+  jp_context_destroy(ctx);
+  jp_plan_destroy(plan);
+  return outputs;
+}
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+}  // namespace jetplan::converter::testing

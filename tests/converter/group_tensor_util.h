@@ -1,0 +1,51 @@
+// Shared by the tensor group converter tests (test_group_tensor*.cc): float ramps, converting
+// and running with float inputs, the step families of a plan.
+#pragma once
+
+#include <gmock/gmock.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <numeric>
+
+#include "converter/src/onnx_import.h"
+#include "converter/src/support.h"
+#include "converter/src/support_groups.h"
+#include "kernels/cpu/half.h"
+#include "tests/converter/run_util.h"
+#include "tests/converter/test_util.h"
+#include "tests/runtime/plan_builder.h"
+
+namespace jetplan::converter::testing {
+
+using fb::OpFamily;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+
+inline std::vector<float> iota_f(size_t n, float start = 0.f) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+// Converts, runs with float inputs and returns output 0 as floats.
+inline std::vector<float> run_f32(const ModelBuilder& m, const std::vector<std::vector<float>>& inputs,
+                           Converted* c = nullptr) {
+  Converted local = convert(m);
+  std::vector<std::vector<uint8_t>> in;
+  for (const auto& v : inputs) in.push_back(bytes_of(v));
+  const auto out = run(local.plan, in);
+  if (c != nullptr) *c = std::move(local);
+  return out.empty() ? std::vector<float>{} : values_of<float>(out[0]);
+}
+
+inline std::vector<OpFamily> ops_of(const Converted& c) {
+  return c.fb != nullptr ? step_ops(c.fb) : std::vector<OpFamily>{};
+}
+
+}  // namespace jetplan::converter::testing
