@@ -98,7 +98,9 @@ std::string supported_ops_markdown() {
       "`test_group_import_extra` fails when this file is stale; regenerate it with\n\n"
       "    build/converter/jetplan-convert --list-ops > converter/SUPPORTED_OPS.md\n\n"
       "Models of opsets 7 to 17 are read as they are, opsets 1 to 6 are upgraded to opset 13 "
-      "first (libonnx's version converter), later opsets are refused. Tensors have rank ",
+      "first (libonnx's version converter); opset 18 is read where it is exact (no node of an "
+      "op whose form changed at 18: converter/README.md), later opsets are refused. Tensors have "
+      "rank ",
       JP_MAX_RANK,
       " at most.\n\n"
       "- **runs**: a node of the op becomes a plan step where the op table's check function "
@@ -108,7 +110,7 @@ std::string supported_ops_markdown() {
       "arithmetic, weight preprocessing); **folds only**: refused where an input is computed "
       "at run time.\n"
       "- **table**: `core` is `src/support.cc`, the others `src/support_group_<table>.cc`.\n\n",
-      runs, " of the ", ops.size(), " ops of ONNX's default domain (opsets up to 17) run, ",
+      runs, " of the ", ops.size(), " ops of ONNX's default domain (opsets up to 18) run, ",
       folds_only,
       " more fold on constants only.\n\n"
       "| op | jetplan | table | dtypes | restrictions |\n"
