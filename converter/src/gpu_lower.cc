@@ -1,6 +1,7 @@
 #include "converter/src/gpu_lower.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -281,6 +282,9 @@ void gpu_precision(PlanDraft* draft) {
     for (size_t i = 0; i + 4 <= src.size(); i += 4) {
       float f;
       std::memcpy(&f, &src[i], 4);
+      // A finite weight past the half range saturates to +-65504 instead of becoming infinite:
+      // masks written as (1 - m) * float32_min must stay 0 where m = 1, not 0 * -inf = NaN.
+      if (std::isfinite(f)) f = std::fmin(65504.f, std::fmax(-65504.f, f));
       const uint16_t h = kernels::half_from_float(f);
       std::memcpy(&dst[i / 2], &h, 2);
     }

@@ -21,7 +21,7 @@ namespace jetplan::converter {
 void gpu_layout(PlanDraft* draft);
 
 // Float16 inside the plan: every float32 arena and weight tensor becomes float16 (weights
-// rounded to nearest even). Float32 bindings keep their dtype and shape: a Cast to float16
+// rounded to nearest even; finite weights past the half range saturate to +-65504). Float32 bindings keep their dtype and shape: a Cast to float16
 // follows each float input, a Cast back ends the plan for each float output, except where a
 // Conv or Gemm step alone writes a float output no step reads: that step writes it in float32
 // itself (the output-cast epilogue; gpu_select falls back to the Cast where no kernel does).

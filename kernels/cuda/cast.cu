@@ -1,6 +1,9 @@
 // Cast on the GPU between Float32 and Float16 (the casts a GPU plan puts at its float32 inputs
-// and outputs). Twin: kernels/cpu/cast.cc. Float to half rounds to nearest even and overflows to
-// infinity, as the twin does; a NaN stays a NaN (its payload is the hardware's, not the twin's).
+// and outputs), and from integers and Bool to either float (attention masks, index arithmetic
+// feeding float math). Twin: kernels/cpu/cast.cc. Float to half rounds to nearest even and
+// overflows to infinity, as the twin does; a NaN stays a NaN (its payload is the hardware's, not
+// the twin's). An integer rounds once, as the twin does: to float32 directly, to half through
+// double (exact for every int32; an int64 past 2^53 is infinity in half anyway); Bool is 0 or 1.
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
@@ -51,6 +54,23 @@ __device__ void cast_f16_f32(const __half* x, float* y, int64_t count) {
     y[i] = __half2float(x[i]);
 }
 
+__device__ __forceinline__ void to_float(int64_t v, float* y) { *y = __ll2float_rn(v); }
+__device__ __forceinline__ void to_float(int32_t v, float* y) { *y = __int2float_rn(v); }
+__device__ __forceinline__ void to_float(int8_t v, float* y) { *y = float(v); }
+__device__ __forceinline__ void to_float(uint8_t v, float* y) { *y = float(v); }
+template <typename T>
+__device__ __forceinline__ void to_float(T v, __half* y) {
+  *y = __double2half(static_cast<double>(v));
+}
+
+template <typename From, typename To>
+__device__ void cast_int(const From* x, To* y, int64_t count, bool boolean) {
+  for (int64_t i = global_thread(); i < count; i += global_threads()) {
+    const From v = x[i];
+    to_float(boolean ? From(v != 0) : v, y + i);
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
@@ -65,3 +85,21 @@ extern "C" __global__ void jp_cast_f16_f32(StepPointers ptrs, const CastParams p
   jetplan::kernels::cuda::cast_f16_f32(static_cast<const __half*>(ptrs.in[0]),
                                        static_cast<float*>(ptrs.out[0]), p.count);
 }
+
+// Integers and Bool to float: jp_cast_<from>_<to>.
+#define JP_CAST_INT(name, From, To, boolean)                                               \
+  extern "C" __global__ void name(StepPointers ptrs, const CastParams p) {                 \
+    jetplan::kernels::cuda::cast_int(static_cast<const From*>(ptrs.in[0]),                 \
+                                     static_cast<To*>(ptrs.out[0]), p.count, boolean);     \
+  }
+JP_CAST_INT(jp_cast_i64_f16, int64_t, __half, false)
+JP_CAST_INT(jp_cast_i64_f32, int64_t, float, false)
+JP_CAST_INT(jp_cast_i32_f16, int32_t, __half, false)
+JP_CAST_INT(jp_cast_i32_f32, int32_t, float, false)
+JP_CAST_INT(jp_cast_i8_f16, int8_t, __half, false)
+JP_CAST_INT(jp_cast_i8_f32, int8_t, float, false)
+JP_CAST_INT(jp_cast_u8_f16, uint8_t, __half, false)
+JP_CAST_INT(jp_cast_u8_f32, uint8_t, float, false)
+JP_CAST_INT(jp_cast_b8_f16, uint8_t, __half, true)
+JP_CAST_INT(jp_cast_b8_f32, uint8_t, float, true)
+#undef JP_CAST_INT

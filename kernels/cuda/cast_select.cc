@@ -1,3 +1,5 @@
+#include <string>
+
 #include "kernels/cuda/select.h"
 #include "kernels/params_tensor.h"
 
@@ -11,8 +13,26 @@ bool select_cast(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   } else if (p->from == DType::kFloat16 && p->to == DType::kFloat32) {
     out->variant = find_kernel_variant("jp_cast_f16_f32");
   } else {
-    *why = "the CUDA Cast kernels convert Float32 <-> Float16 only";
-    return false;
+    // Integers and Bool to a float: one element per thread.
+    const char* from = p->from == DType::kInt64   ? "i64"
+                       : p->from == DType::kInt32 ? "i32"
+                       : p->from == DType::kInt8  ? "i8"
+                       : p->from == DType::kUInt8 ? "u8"
+                       : p->from == DType::kBool  ? "b8"
+                                                  : nullptr;
+    const char* to = p->to == DType::kFloat16 ? "f16" : p->to == DType::kFloat32 ? "f32" : nullptr;
+    if (from == nullptr || to == nullptr) {
+      *why = "the CUDA Cast kernels convert Float32 <-> Float16, and integers or Bool to either "
+             "float, only";
+      return false;
+    }
+    out->variant = find_kernel_variant((std::string("jp_cast_") + from + "_" + to).c_str());
+    if (out->variant == nullptr) {
+      *why = "internal: cast variant missing from the table";
+      return false;
+    }
+    launch_1d(static_cast<uint64_t>(p->count), 256, target.sm_count * 8, out);
+    return true;
   }
   // Four elements per thread on the vector path.
   launch_1d((static_cast<uint64_t>(p->count) + 3) / 4, 256, target.sm_count * 8, out);

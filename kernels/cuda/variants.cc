@@ -21,6 +21,8 @@ constexpr uint8_t kAny = kAnyDType;
 constexpr uint8_t kBool = static_cast<uint8_t>(DType::kBool);
 constexpr uint8_t kI32 = static_cast<uint8_t>(DType::kInt32);
 constexpr uint8_t kI64 = static_cast<uint8_t>(DType::kInt64);
+constexpr uint8_t kI8 = static_cast<uint8_t>(DType::kInt8);
+constexpr uint8_t kU8 = static_cast<uint8_t>(DType::kUInt8);
 
 constexpr KernelVariant kVariants[] = {
 #include "kernels/cuda/pointwise_variants.inc"

@@ -2,6 +2,8 @@
 // float16 precision, kernel selection and its one error for every step without a CUDA kernel.
 #include <gmock/gmock.h>
 
+#include <cstring>
+
 #include <fstream>
 #include <map>
 #include <set>
@@ -319,6 +321,37 @@ TEST(GpuConvert, PointwiseNet) {
                                        fb::OpFamily::Pointwise};
   expect_kernels_or_one_error(m, "h100", have);
   expect_kernels_or_one_error(m, "rtx3090", have);
+}
+
+// BERT's attention mask: an int64 input cast to float, then (1 - m) * float32_min. The Cast
+// runs on the GPU (int64 -> float16) and the constant saturates to -65504 in float16 rather
+// than becoming -inf (0 * -inf would be NaN where m = 1).
+TEST(GpuConvert, IntegerMaskCastAndSaturatedConstants) {
+  ModelBuilder m;
+  m.input("mask", {2, 8}, onnx::TensorProto::INT64).input("scores", {2, 8}).output("y");
+  m.initializer("one", {}, {1.f}).initializer("lowest", {}, {-3.4028235e38f});
+  attr(m.node("Cast", {"mask"}, {"mf"}, "cast"), "to", int64_t{onnx::TensorProto::FLOAT});
+  m.node("Sub", {"one", "mf"}, {"inv"}, "invert");
+  m.node("Mul", {"inv", "lowest"}, {"bias"}, "scale");
+  m.node("Add", {"scores", "bias"}, {"y"}, "add");
+  const ConvertResult r = convert(m, gpu("h100"));
+  const fb::Plan* plan = plan_of(r);
+  const fb::Step* cast = nullptr;
+  for (const auto* s : *plan->steps())
+    if (s->name()->str() == "cast") cast = s;
+  ASSERT_NE(cast, nullptr);
+  EXPECT_EQ(cast->kernel()->str(), "jp_cast_i64_f16");
+  bool saturated = false;
+  for (const auto* t : *plan->tensors()) {
+    if (t->storage() != fb::Storage::Weight || t->size_bytes() != 2) continue;
+    uint16_t h = 0;
+    std::memcpy(&h, plan->weights()->data() + t->offset(), 2);
+    if (t->name()->str().find("lowest") != std::string::npos) {
+      EXPECT_EQ(h, 0xfbffu) << "float32 lowest becomes -65504 in float16";
+      saturated = true;
+    }
+  }
+  EXPECT_TRUE(saturated);
 }
 
 // Sin (Unary) and ReduceMean (Reduce) run on the CPU; every step of a family without CUDA

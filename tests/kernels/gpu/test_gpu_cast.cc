@@ -1,9 +1,10 @@
 // CUDA Cast (kernels/cuda/cast.cu) against its CPU twin (kernels/cpu/cast.cc), Float32 <->
-// Float16. Tolerance: none, bit-exact (both round to nearest even; half to float is exact),
+// Float16 and integers/Bool to either float. Tolerance: none, bit-exact (both round to nearest even; half to float is exact),
 // except that a NaN need only stay a NaN. Outputs poisoned, guards checked; odd counts and
 // pointers one element off the vector alignment take the scalar path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -109,10 +110,68 @@ TEST(GpuCast, Float16ToFloat32MatchesCpuTwinBitExact) {
   }
 }
 
+// Integers and Bool to Float16 and Float32: values that probe rounding (odd integers past 2^11
+// and 2^24, past the half range, both signs, the type's extremes; Bool bytes other than 0 and 1
+// are true). Bit-exact: both round once to nearest even.
+template <typename T>
+std::vector<T> probe_integers(test_util::SeededRng& rng, int64_t count) {
+  const double lo = double(std::numeric_limits<T>::min()), hi = double(std::numeric_limits<T>::max());
+  const double special[] = {0, 1, -1, 2049, -2051, 65504, 65519, 65520, -70001, 16777217,
+                            -33554435, 1099511627777.0, lo, hi};
+  std::vector<T> x(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    double v = rng.uniform(-3000.f, 3000.f);
+    if (i % 5 == 0) v = special[size_t(i / 5) % std::size(special)];
+    x[size_t(i)] = static_cast<T>(std::min(hi, std::max(lo, std::trunc(v))));
+  }
+  return x;
+}
+
+template <typename T>
+void check_int_cast(DType from, DType to, test_util::SeededRng& rng) {
+  for (int64_t count : {1, 1001, 65539}) {
+    std::vector<T> x = probe_integers<T>(rng, count);
+    if (from == DType::kBool)
+      for (T& v : x) v = static_cast<T>(uint8_t(v) % 3);  // 0, 1 and 2 (true)
+    CastParams p;
+    p.from = from;
+    p.to = to;
+    p.count = count;
+    const size_t out_bytes = to == DType::kFloat16 ? 2 : 4;
+    std::vector<uint8_t> want(size_t(count) * out_bytes);
+    cpu::cast(p, x.data(), want.data());
+    DeviceBuffer dx(size_t(count) * sizeof(T)), dy(size_t(count) * out_bytes);
+    dx.upload(x.data(), x.size() * sizeof(T));
+    dy.poison32(gpu_test::kFloatPoison);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.out[0] = dy.get();
+    ASSERT_EQ(gpu_test::select_and_launch(kCast, from, ptrs, p), "")
+        << int(from) << " -> " << int(to);
+    const std::vector<uint8_t> got = dy.download_all();
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(std::memcmp(got.data() + i * out_bytes, want.data() + i * out_bytes, out_bytes), 0)
+          << int(from) << " -> " << int(to) << " element " << i << " value " << double(x[size_t(i)]);
+    EXPECT_TRUE(dy.guard_intact()) << int(from) << " -> " << int(to) << " count " << count;
+  }
+}
+
+TEST(GpuCast, IntegersAndBoolToFloatMatchCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (DType to : {DType::kFloat16, DType::kFloat32}) {
+    check_int_cast<int64_t>(DType::kInt64, to, rng);
+    check_int_cast<int32_t>(DType::kInt32, to, rng);
+    check_int_cast<int8_t>(DType::kInt8, to, rng);
+    check_int_cast<uint8_t>(DType::kUInt8, to, rng);
+    check_int_cast<uint8_t>(DType::kBool, to, rng);
+  }
+}
+
 TEST(GpuCast, OtherPairsAreRefusedBySelection) {
   CastParams p;
-  p.from = DType::kInt64;
-  p.to = DType::kFloat16;
+  p.from = DType::kFloat32;
+  p.to = DType::kInt64;
   cuda::StepDesc step;
   step.family = kCast;
   step.params = &p;
@@ -121,7 +180,9 @@ TEST(GpuCast, OtherPairsAreRefusedBySelection) {
   cuda::LaunchChoice choice;
   std::string why;
   EXPECT_FALSE(cuda::select_kernel(step, t, &choice, &why));
-  EXPECT_NE(why.find("Float32 <-> Float16"), std::string::npos) << why;
+  EXPECT_NE(why.find("Float32 <-> Float16, and integers or Bool to either float, only"),
+            std::string::npos)
+      << why;
 }
 
 }  // namespace
