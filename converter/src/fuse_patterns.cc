@@ -56,11 +56,11 @@ class Patterns {
     if (g_.values[value].graph_output || readers_[value].size() != 1) return nullptr;
     return &g_.nodes[readers_[value][0]];
   }
-  // The single element of a floating constant, or NaN.
+  // The single element of a float32 or float64 constant, or NaN (read_doubles takes no float16).
   double scalar(int value) const {
     const Value& v = g_.values[value];
-    if (!v.is_constant || !is_floating(v.dtype) || v.data.empty() ||
-        shape_count(v.shape) != 1)
+    if (!v.is_constant || (v.dtype != DataType::kFloat32 && v.dtype != DataType::kFloat64) ||
+        v.data.empty() || shape_count(v.shape) != 1)
       return NAN;
     return read_doubles(v)[0];
   }
