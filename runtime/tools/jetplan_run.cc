@@ -32,6 +32,7 @@ struct Options {
   uint32_t seed = 0;
   bool profile = false;
   bool no_graph = false;
+  bool samples = false;
 };
 
 void usage(FILE* out) {
@@ -45,6 +46,9 @@ void usage(FILE* out) {
       "  --seed N            seed of the random inputs (default 0)\n"
       "  --save-outputs DIR  write every output as DIR/<name>.npy\n"
       "  --json FILE         write the latency figures (and the profile) as JSON\n"
+      "  --samples           with --json: also write every timed run's time, in run order, as\n"
+      "                      \"samples_ms\" (host wall clock) and, for GPU plans,\n"
+      "                      \"gpu_samples_ms\" (CUDA events)\n"
       "  --profile           time every step on its own (GPU: CUDA events; CPU: the clock) and\n"
       "                      print name, op, kernel, time and share of each\n"
       "  --no-graph          GPU plans: launch the steps one by one instead of replaying the\n"
@@ -132,6 +136,8 @@ Options parse(int argc, char** argv) {
       o.profile = true;
     } else if (arg == "--no-graph") {
       o.no_graph = true;
+    } else if (arg == "--samples") {
+      o.samples = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "jetplan-run: error: unknown option '%s'\n", arg.c_str());
       usage(stderr);
@@ -145,6 +151,11 @@ Options parse(int argc, char** argv) {
   }
   if (o.plan.empty()) {
     std::fprintf(stderr, "jetplan-run: error: no plan given\n");
+    usage(stderr);
+    std::exit(2);
+  }
+  if (o.samples && o.json_path.empty()) {
+    std::fprintf(stderr, "jetplan-run: error: --samples needs --json FILE (samples go there)\n");
     usage(stderr);
     std::exit(2);
   }
@@ -399,6 +410,16 @@ int main(int argc, char** argv) {
     if (!gpu_ms.empty()) {
       json << ", \"gpu_median_ms\": " << device.median << ", \"gpu_p90_ms\": " << device.p90
            << ", \"gpu_p99_ms\": " << device.p99 << ", \"gpu_max_ms\": " << device.max;
+    }
+    if (opt.samples) {
+      // Every timed run, in run order: what the statistics above summarize.
+      auto list = [&json](const char* key, const std::vector<double>& values) {
+        json << ", \"" << key << "\": [";
+        for (size_t i = 0; i < values.size(); ++i) json << (i ? ", " : "") << values[i];
+        json << "]";
+      };
+      list("samples_ms", ms);
+      if (!gpu_ms.empty()) list("gpu_samples_ms", gpu_ms);
     }
     if (opt.profile) {
       json << ", \"profile\": [";

@@ -247,6 +247,50 @@ def plan_layout(buf):
                 step_input=step_input_pos, n_tensors=len(tensors))
 
 
+def json_checks(tools, suite, work, plan, feed):
+    """jetplan-run --json: the summary figures alone by default; --samples adds every timed
+    run's host wall-clock time ("samples_ms", in run order) and, on GPU plans only,
+    "gpu_samples_ms". The plan here is a CPU plan."""
+    iterations = 7
+    flags = ["--warmup", "1", "--iterations", str(iterations)]
+    for name, extra in (("json_default", []), ("json_samples", ["--samples"])):
+        path = os.path.join(work, f"{name}.json")
+        if os.path.exists(path):
+            os.remove(path)
+        res = run_tool([tools.run, plan] + feed + flags + ["--json", path] + extra)
+        problems = []
+        if res.returncode != 0:
+            problems.append(f"jetplan-run failed ({res.describe()}): {res.first_error()}")
+        else:
+            try:
+                with open(path) as fh:
+                    doc = json.load(fh)
+            except (OSError, ValueError) as e:
+                doc = None
+                problems.append(f"{path} is not JSON: {e}")
+            if doc is not None:
+                if doc.get("backend") != "cpu" or doc.get("iterations") != iterations:
+                    problems.append(f"backend {doc.get('backend')!r}, iterations "
+                                    f"{doc.get('iterations')!r} (want 'cpu', {iterations})")
+                if not doc.get("median_ms", 0) > 0:
+                    problems.append(f"median_ms {doc.get('median_ms')!r} not positive")
+                if "gpu_samples_ms" in doc or "gpu_median_ms" in doc:
+                    problems.append("GPU figures in a CPU plan's JSON")
+                samples = doc.get("samples_ms")
+                if not extra:
+                    if samples is not None:
+                        problems.append("samples_ms written without --samples")
+                elif not isinstance(samples, list) or len(samples) != iterations:
+                    problems.append(f"samples_ms {samples!r}: want a list of {iterations}")
+                elif not all(isinstance(v, (int, float)) and v > 0 for v in samples):
+                    problems.append(f"samples_ms {samples!r}: want positive numbers")
+                elif not (min(samples) <= doc["median_ms"] <= max(samples) and
+                          abs(max(samples) - doc["max_ms"]) <= 1e-5 * doc["max_ms"]):
+                    problems.append(f"samples_ms {samples} disagree with median_ms "
+                                    f"{doc['median_ms']} / max_ms {doc['max_ms']}")
+        suite.report(f"run/{name}", problems, res)
+
+
 def plan_checks(tools, suite, work, case_dir, manifest):
     def expect(name, argv, mentions=(), any_of=(), exit_codes=(1,), usage=False):
         res = run_tool([tools.run] + argv)
@@ -272,6 +316,9 @@ def plan_checks(tools, suite, work, case_dir, manifest):
                                                   f"{res.first_error()}"])
         return
 
+    json_checks(tools, suite, work, plan, feed)
+    expect("samples_without_json", [plan] + feed + RUN_FLAGS + ["--samples"], exit_codes=(1, 2),
+           mentions=["--samples", "--json"], usage=True)
     expect("missing_plan_file", [os.path.join(work, "no_such.jplan")] + feed,
            mentions=["no_such.jplan"])
     expect("onnx_given_as_plan", [os.path.join(case_dir, "model.onnx")] + feed,

@@ -205,7 +205,8 @@ def main():
                     notes.append(f"{tag}: no load time: {why}")
                 prof = (name, b) in layer_set
                 row["jetplan"] = ps.run_jetplan(tools, plan, in_names, sets, refs, work, tag,
-                                                args.warmup, args.iterations, profile=prof)
+                                                args.warmup, args.iterations, profile=prof,
+                                                keep_samples=keep)
                 plans[(name, b)] = (plan, info, row["jetplan"].pop("profile", None),
                                     row["jetplan"].get("median"))
         t = ps.bench_torch(model, sets, refs, args.warmup, args.iterations, keep)
@@ -218,7 +219,7 @@ def main():
             ps.save_sets(os.path.join(work, f"{tag}.sets.npz"), sets, refs)
         if keep:
             res["hist"] = {"model": name, "batch": b, "samples": {
-                k: row[k].pop("samples") for k in ("eager", "cuda_graph", "ort")
+                k: row[k].pop("samples") for k in ("jetplan", "eager", "cuda_graph", "ort")
                 if "samples" in row.get(k, {})}, "jetplan": row.get("jetplan")}
         print(f"{tag}: " + "; ".join(f"{k} {pr.lat_cell(row.get(k))} rel "
                                      f"{pr.rel_cell(row.get(k))}"

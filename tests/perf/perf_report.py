@@ -208,7 +208,9 @@ def charts(res, out_dir, tag=""):
         fig, ax = plt.subplots(figsize=(10, 4.5))
         allv = [v for s in hist["samples"].values() for v in s]
         lo, hi = min(allv), max(allv)
-        jp = hist.get("jetplan") or {}
+        # jetplan's samples (jetplan-run --samples: GPU time per run) are drawn as the others';
+        # a results file without them draws jetplan's median and p99 as lines.
+        jp = {} if "jetplan" in hist["samples"] else (hist.get("jetplan") or {})
         if jp.get("median"):
             lo, hi = min(lo, jp["median"]), max(hi, jp.get("p99", jp["median"]))
         bins = np.logspace(np.log10(lo * 0.95), np.log10(hi * 1.05), 120)
@@ -223,8 +225,8 @@ def charts(res, out_dir, tag=""):
         ax.set_xscale("log")
         ax.set_xlabel("latency per run, ms (log)")
         ax.set_ylabel("runs")
-        ax.set_title(f"{hist['model']} batch {hist['batch']}: distribution per system "
-                     f"(jetplan-run reports percentiles, drawn as lines)")
+        ax.set_title(f"{hist['model']} batch {hist['batch']}: distribution per system" +
+                     (" (jetplan: percentiles only, drawn as lines)" if jp.get("median") else ""))
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(os.path.join(out_dir, f"{stem}_hist.png"), dpi=110)

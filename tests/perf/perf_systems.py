@@ -3,7 +3,8 @@ and compared with the same PyTorch FP32 outputs:
 
 - jetplan FP16: jetplan-convert --target, then jetplan-run once per input set (GPU time of one
   CUDA-graph replay by CUDA events, --json); median = median of the per-set medians, p99 = the
-  largest per-set p99 (jetplan-run reports statistics, not samples).
+  largest per-set p99; for the histogram's model (keep_samples) also --samples, whose
+  "gpu_samples_ms" of every set, in run order, become the system's samples.
 - PyTorch eager FP16, channels-last, cudnn.benchmark: CUDA events around each call, the input
   set rotated every call.
 - The same captured once as a CUDA graph and replayed; the next input set is copied into the
@@ -306,9 +307,11 @@ def inspect(tools, plan):
     return info
 
 
-def run_jetplan(tools, plan, names, sets, refs, work, tag, warmup, iterations, profile=False):
-    """jetplan-run once per input set; the first also with --profile where asked."""
-    per_set, rel, prof = [], 0.0, None
+def run_jetplan(tools, plan, names, sets, refs, work, tag, warmup, iterations, profile=False,
+                keep_samples=False):
+    """jetplan-run once per input set; the first also with --profile where asked; with
+    keep_samples also --samples, and the GPU time of every timed run as "samples"."""
+    per_set, rel, prof, samples = [], 0.0, None, []
     each = max(1, iterations // len(sets))
     for k, s in enumerate(sets):
         argv = [tools["run"], plan, "--warmup", str(warmup), "--iterations", str(each)]
@@ -319,6 +322,7 @@ def run_jetplan(tools, plan, names, sets, refs, work, tag, warmup, iterations, p
         res, outdir = os.path.join(work, f"{tag}.s{k}.json"), os.path.join(work, f"{tag}.s{k}")
         argv += ["--json", res, "--save-outputs", outdir] + (["--profile"] if profile and k == 0
                                                              else [])
+        argv += ["--samples"] if keep_samples else []
         p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
             return {"error": "jetplan-run: " + last_line(p.stderr)}
@@ -326,13 +330,18 @@ def run_jetplan(tools, plan, names, sets, refs, work, tag, warmup, iterations, p
         if "gpu_median_ms" not in r:
             return {"error": "jetplan-run gave no GPU time (not a CUDA plan?)"}
         per_set.append((r["gpu_median_ms"], r["gpu_p99_ms"], r["median_ms"]))
+        if keep_samples:  # one per timed run (the histogram shows n)
+            samples += r.get("gpu_samples_ms") or []
         if profile and k == 0:
             prof = r.get("profile")
         rel = max(rel, pm.rel_err(np.load(os.path.join(outdir, "output.npy")), refs[k]))
     meds = [x[0] for x in per_set]
-    return {"median": float(np.median(meds)), "p99": max(x[1] for x in per_set), "rel": rel,
-            "n": each * len(sets), "set_medians": meds,
-            "host_median": float(np.median([x[2] for x in per_set])), "profile": prof}
+    out = {"median": float(np.median(meds)), "p99": max(x[1] for x in per_set), "rel": rel,
+           "n": each * len(sets), "set_medians": meds,
+           "host_median": float(np.median([x[2] for x in per_set])), "profile": prof}
+    if samples:
+        out["samples"] = samples
+    return out
 
 
 def wall_of_run(tools, plan):

@@ -54,6 +54,72 @@ def torch_conv_gemm_flops(model, x):
     return total
 
 
+# A stand-in for jetplan-run on a GPU plan (none here): the JSON of a CUDA plan, with
+# "gpu_samples_ms" (1, 2, ... ms plus the set's input mean) only when given --samples, and the
+# input saved as the output.
+FAKE_RUN = r"""
+import json, os, sys
+import numpy as np
+a = sys.argv[1:]
+opt = lambda k: a[a.index(k) + 1]
+n = int(opt("--iterations"))
+x = np.load(opt("--input").split("=", 1)[1])
+gpu = [float(i + 1 + x.mean()) for i in range(n)]
+r = {"backend": "cuda", "iterations": n, "median_ms": 9.0, "gpu_median_ms": float(np.median(gpu)),
+     "gpu_p99_ms": float(np.percentile(gpu, 99))}
+if "--samples" in a:
+    r["samples_ms"], r["gpu_samples_ms"] = [9.0] * n, gpu
+json.dump(r, open(opt("--json"), "w"))
+os.makedirs(opt("--save-outputs"), exist_ok=True)
+np.save(os.path.join(opt("--save-outputs"), "output.npy"), x)
+"""
+
+
+def hist_checks(work):
+    """The histogram's jetplan samples: run_jetplan passes --samples only when asked and keeps
+    every set's GPU samples in run order; the histogram draws them as a system of its own."""
+    fake = os.path.join(work, "fake_jetplan_run")
+    with open(fake, "w") as f:
+        f.write(f"#!{sys.executable}\n" + FAKE_RUN)
+    os.chmod(fake, 0o755)
+    sets = [[np.full((2, 3), 10.0 * k, np.float32)] for k in range(3)]
+    refs = [s[0] for s in sets]
+    got = {}
+    for keep in (False, True):
+        got[keep] = ps.run_jetplan({"run": fake}, "x.jplan", ["input"], sets, refs, work,
+                                   f"fake{int(keep)}", 0, 12, keep_samples=keep)
+    want = [i + 1 + 10.0 * k for k in range(3) for i in range(4)]
+    check("error" not in got[True] and got[True].get("samples") == want and
+          got[True]["n"] == 12 and got[True]["rel"] == 0.0,
+          f"run_jetplan --samples: every set's GPU samples in run order ({got[True]})")
+    check("error" not in got[False] and "samples" not in got[False],
+          "run_jetplan without keep_samples: no --samples, no samples")
+    res = {"meta": {"gpu": "G", "binaries_commit": "abc", "date": "d"}, "rows": [],
+           "hist": {"model": "m1", "batch": 1, "jetplan": {"median": 5.0, "p99": 20.0},
+                    "samples": {"jetplan": got[True]["samples"], "eager": [3.0, 4.0, 5.0]}}}
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("skip histogram chart: no matplotlib")
+        return
+    drawn = {}
+    import matplotlib.axes
+    orig = matplotlib.axes.Axes.hist
+
+    def spy(self, x, *a, **k):
+        drawn[k.get("label", "").split(" (")[0]] = list(x)
+        return orig(self, x, *a, **k)
+    matplotlib.axes.Axes.hist = spy
+    try:
+        names = pr.charts(res, work, tag="histtest")
+    finally:
+        matplotlib.axes.Axes.hist = orig
+    check(names == ["bench_histtest_hist.png"] and
+          os.path.getsize(os.path.join(work, names[0])) > 0 and
+          drawn.get("jetplan FP16") == want and drawn.get("eager FP16") == [3.0, 4.0, 5.0],
+          f"histogram: jetplan's samples drawn as a system's ({sorted(drawn)})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--convert", required=True)
@@ -125,6 +191,7 @@ def main():
           "**0.25**" in md and "| 2.00 |" in md, "report: latencies and ratios")
     check("unsupported: X" in md and "skipped: no package" in md and "| 2.0 |" in md,
           "report: refusals, skips and jetplan memory")
+    hist_checks(work)
     print(f"\n{len(FAILED)} failed" + (": " + "; ".join(FAILED) if FAILED else ""))
     return 1 if FAILED else 0
 
