@@ -12,6 +12,12 @@ bool select_cast(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     out->variant = find_kernel_variant("jp_cast_f32_f16");
   } else if (p->from == DType::kFloat16 && p->to == DType::kFloat32) {
     out->variant = find_kernel_variant("jp_cast_f16_f32");
+  } else if ((p->from == DType::kFloat16 || p->from == DType::kFloat32) &&
+             p->to == DType::kBool) {
+    out->variant = find_kernel_variant(p->from == DType::kFloat16 ? "jp_cast_f16_b8"
+                                                                   : "jp_cast_f32_b8");
+    launch_1d(static_cast<uint64_t>(p->count), 256, target.sm_count * 8, out);
+    return true;
   } else {
     // Integers and Bool to a float: one element per thread.
     const char* from = p->from == DType::kInt64   ? "i64"
@@ -22,8 +28,8 @@ bool select_cast(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
                                                   : nullptr;
     const char* to = p->to == DType::kFloat16 ? "f16" : p->to == DType::kFloat32 ? "f32" : nullptr;
     if (from == nullptr || to == nullptr) {
-      *why = "the CUDA Cast kernels convert Float32 <-> Float16, and integers or Bool to either "
-             "float, only";
+      *why = "the CUDA Cast kernels convert Float32 <-> Float16, integers or Bool to either "
+             "float, and either float to Bool, only";
       return false;
     }
     out->variant = find_kernel_variant((std::string("jp_cast_") + from + "_" + to).c_str());

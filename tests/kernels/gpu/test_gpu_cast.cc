@@ -168,6 +168,39 @@ TEST(GpuCast, IntegersAndBoolToFloatMatchCpuTwinBitExact) {
   }
 }
 
+// Float16 and Float32 to Bool: nonzero (NaN, infinities, subnormals) is 1, +-0 is 0.
+TEST(GpuCast, FloatsToBoolMatchCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (DType from : {DType::kFloat16, DType::kFloat32}) {
+    for (int64_t count : {1, 1001, 65539}) {
+      std::vector<float> xf = probe_floats(rng, count);
+      for (int64_t i = 0; i < count; i += 4) xf[size_t(i)] = (i / 4) % 2 ? 0.f : -0.f;
+      CastParams p;
+      p.from = from;
+      p.to = DType::kBool;
+      p.count = count;
+      const std::vector<uint16_t> xh = gpu_test::to_half(xf);
+      const void* host = from == DType::kFloat16 ? static_cast<const void*>(xh.data())
+                                                 : static_cast<const void*>(xf.data());
+      const size_t in_bytes = size_t(count) * (from == DType::kFloat16 ? 2 : 4);
+      std::vector<uint8_t> want(static_cast<size_t>(count));
+      cpu::cast(p, host, want.data());
+      DeviceBuffer dx(in_bytes), dy(static_cast<size_t>(count));
+      dx.upload(host, in_bytes);
+      dy.poison32(gpu_test::kFloatPoison);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx.get();
+      ptrs.out[0] = dy.get();
+      ASSERT_EQ(gpu_test::select_and_launch(kCast, from, ptrs, p), "");
+      const std::vector<uint8_t> got = dy.download_all();
+      for (int64_t i = 0; i < count; ++i)
+        ASSERT_EQ(got[size_t(i)], want[size_t(i)]) << int(from) << " element " << i;
+      EXPECT_TRUE(dy.guard_intact()) << int(from) << " count " << count;
+    }
+  }
+}
+
 TEST(GpuCast, OtherPairsAreRefusedBySelection) {
   CastParams p;
   p.from = DType::kFloat32;
@@ -180,7 +213,8 @@ TEST(GpuCast, OtherPairsAreRefusedBySelection) {
   cuda::LaunchChoice choice;
   std::string why;
   EXPECT_FALSE(cuda::select_kernel(step, t, &choice, &why));
-  EXPECT_NE(why.find("Float32 <-> Float16, and integers or Bool to either float, only"),
+  EXPECT_NE(why.find("Float32 <-> Float16, integers or Bool to either float, and either float "
+                     "to Bool, only"),
             std::string::npos)
       << why;
 }
