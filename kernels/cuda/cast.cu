@@ -3,7 +3,7 @@
 // feeding float math). Twin: kernels/cpu/cast.cc. Float to half rounds to nearest even and
 // overflows to infinity, as the twin does; a NaN stays a NaN (its payload is the hardware's, not
 // the twin's). An integer rounds once, as the twin does: to float32 directly, to half through
-// double (exact for every int32; an int64 past 2^53 is infinity in half anyway); Bool is 0 or 1. Floats to Bool: nonzero is true.
+// double (exact for every int32; an int64 past 2^53 is infinity in half anyway); Bool is 0 or 1. Floats and integers to Bool: nonzero is true.
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
@@ -103,6 +103,21 @@ JP_CAST_INT(jp_cast_u8_f32, uint8_t, float, false)
 JP_CAST_INT(jp_cast_b8_f16, uint8_t, __half, true)
 JP_CAST_INT(jp_cast_b8_f32, uint8_t, float, true)
 #undef JP_CAST_INT
+
+// Integers to Bool: nonzero is 1 (BERT's int64 attention mask, cast to bool).
+#define JP_CAST_BOOL(name, From)                                                        \
+  extern "C" __global__ void name(StepPointers ptrs, const CastParams p) {              \
+    const auto* x = static_cast<const From*>(ptrs.in[0]);                               \
+    auto* y = static_cast<uint8_t*>(ptrs.out[0]);                                       \
+    for (int64_t i = jetplan::kernels::cuda::global_thread(); i < p.count;              \
+         i += jetplan::kernels::cuda::global_threads())                                 \
+      y[i] = x[i] != 0 ? 1 : 0;                                                         \
+  }
+JP_CAST_BOOL(jp_cast_i64_b8, int64_t)
+JP_CAST_BOOL(jp_cast_i32_b8, int32_t)
+JP_CAST_BOOL(jp_cast_i8_b8, int8_t)
+JP_CAST_BOOL(jp_cast_u8_b8, uint8_t)
+#undef JP_CAST_BOOL
 
 // Floats to Bool: nonzero (NaN included) is 1, as the twin does (masked_fill's mask in BERT).
 extern "C" __global__ void jp_cast_f16_b8(StepPointers ptrs, const CastParams p) {

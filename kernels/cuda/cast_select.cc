@@ -19,17 +19,20 @@ bool select_cast(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     launch_1d(static_cast<uint64_t>(p->count), 256, target.sm_count * 8, out);
     return true;
   } else {
-    // Integers and Bool to a float: one element per thread.
+    // Integers and Bool to a float, integers to Bool: one element per thread.
     const char* from = p->from == DType::kInt64   ? "i64"
                        : p->from == DType::kInt32 ? "i32"
                        : p->from == DType::kInt8  ? "i8"
                        : p->from == DType::kUInt8 ? "u8"
                        : p->from == DType::kBool  ? "b8"
                                                   : nullptr;
-    const char* to = p->to == DType::kFloat16 ? "f16" : p->to == DType::kFloat32 ? "f32" : nullptr;
+    const char* to = p->to == DType::kFloat16   ? "f16"
+                     : p->to == DType::kFloat32 ? "f32"
+                     : p->to == DType::kBool && p->from != DType::kBool ? "b8"
+                                                                        : nullptr;
     if (from == nullptr || to == nullptr) {
       *why = "the CUDA Cast kernels convert Float32 <-> Float16, integers or Bool to either "
-             "float, and either float to Bool, only";
+             "float, and floats or integers to Bool, only";
       return false;
     }
     out->variant = find_kernel_variant((std::string("jp_cast_") + from + "_" + to).c_str());

@@ -110,7 +110,7 @@ TEST(GpuCast, Float16ToFloat32MatchesCpuTwinBitExact) {
   }
 }
 
-// Integers and Bool to Float16 and Float32: values that probe rounding (odd integers past 2^11
+// Integers and Bool to Float16 and Float32, integers to Bool: values that probe rounding (odd integers past 2^11
 // and 2^24, past the half range, both signs, the type's extremes; Bool bytes other than 0 and 1
 // are true). Bit-exact: both round once to nearest even.
 template <typename T>
@@ -129,6 +129,7 @@ std::vector<T> probe_integers(test_util::SeededRng& rng, int64_t count) {
 
 template <typename T>
 void check_int_cast(DType from, DType to, test_util::SeededRng& rng) {
+  if (from == DType::kBool && to == DType::kBool) return;  // no cast
   for (int64_t count : {1, 1001, 65539}) {
     std::vector<T> x = probe_integers<T>(rng, count);
     if (from == DType::kBool)
@@ -137,7 +138,7 @@ void check_int_cast(DType from, DType to, test_util::SeededRng& rng) {
     p.from = from;
     p.to = to;
     p.count = count;
-    const size_t out_bytes = to == DType::kFloat16 ? 2 : 4;
+    const size_t out_bytes = to == DType::kFloat16 ? 2 : to == DType::kBool ? 1 : 4;
     std::vector<uint8_t> want(size_t(count) * out_bytes);
     cpu::cast(p, x.data(), want.data());
     DeviceBuffer dx(size_t(count) * sizeof(T)), dy(size_t(count) * out_bytes);
@@ -159,7 +160,7 @@ void check_int_cast(DType from, DType to, test_util::SeededRng& rng) {
 TEST(GpuCast, IntegersAndBoolToFloatMatchCpuTwinBitExact) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
-  for (DType to : {DType::kFloat16, DType::kFloat32}) {
+  for (DType to : {DType::kFloat16, DType::kFloat32, DType::kBool}) {
     check_int_cast<int64_t>(DType::kInt64, to, rng);
     check_int_cast<int32_t>(DType::kInt32, to, rng);
     check_int_cast<int8_t>(DType::kInt8, to, rng);
@@ -213,8 +214,8 @@ TEST(GpuCast, OtherPairsAreRefusedBySelection) {
   cuda::LaunchChoice choice;
   std::string why;
   EXPECT_FALSE(cuda::select_kernel(step, t, &choice, &why));
-  EXPECT_NE(why.find("Float32 <-> Float16, integers or Bool to either float, and either float "
-                     "to Bool, only"),
+  EXPECT_NE(why.find("Float32 <-> Float16, integers or Bool to either float, and floats or "
+                     "integers to Bool, only"),
             std::string::npos)
       << why;
 }
