@@ -252,10 +252,8 @@ bool writes_output_cast(const PlanDraft& draft, uint32_t t) {
          (producer->op.family == fb::OpFamily::Gemm || producer->op.family == fb::OpFamily::Conv);
 }
 
-}  // namespace
-
-void gpu_output_cast_fallback(PlanDraft* draft, size_t step) {
-  const uint32_t b = draft->steps[step].outputs[0];
+// A new float16 arena tensor of float32 tensor b's shape and layout (":f16").
+uint32_t f16_twin(PlanDraft* draft, uint32_t b) {
   DraftTensor n;
   n.name = draft->tensors[b].name + ":f16";
   n.shape = draft->tensors[b].shape;
@@ -263,7 +261,14 @@ void gpu_output_cast_fallback(PlanDraft* draft, size_t step) {
   n.layout = draft->tensors[b].layout;
   n.size_bytes = draft->tensors[b].size_bytes / 2;
   draft->tensors.push_back(std::move(n));
-  const uint32_t h = static_cast<uint32_t>(draft->tensors.size() - 1);
+  return static_cast<uint32_t>(draft->tensors.size() - 1);
+}
+
+}  // namespace
+
+void gpu_output_cast_fallback(PlanDraft* draft, size_t step) {
+  const uint32_t b = draft->steps[step].outputs[0];
+  const uint32_t h = f16_twin(draft, b);
   draft->steps[step].outputs[0] = h;
   std::string name = draft->tensors[b].name;
   for (const DraftBinding& o : draft->outputs)
@@ -290,16 +295,7 @@ void gpu_precision(PlanDraft* draft) {
     }
     t.data = &dst;
   }
-  auto twin = [&](uint32_t b) {
-    DraftTensor n;
-    n.name = draft->tensors[b].name + ":f16";
-    n.shape = draft->tensors[b].shape;
-    n.dtype = DataType::kFloat16;
-    n.layout = draft->tensors[b].layout;
-    n.size_bytes = draft->tensors[b].size_bytes / 2;
-    draft->tensors.push_back(std::move(n));
-    return static_cast<uint32_t>(draft->tensors.size() - 1);
-  };
+  auto twin = [&](uint32_t b) { return f16_twin(draft, b); };
   std::vector<DraftStep> casts_in;
   for (const DraftBinding& b : draft->inputs) {
     if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
