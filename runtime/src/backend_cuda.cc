@@ -34,6 +34,7 @@ struct CudaStep {
   uint32_t block[3];
   uint32_t shared_bytes;
   bool zero_workspace;
+  bool cooperative;
 };
 
 constexpr uint32_t kMaxDynamicSharedDefault = 48 * 1024;
@@ -128,6 +129,29 @@ Status check_launch(const jp_plan& plan, const PreparedStep& s, const fb::Step& 
   out->block[2] = l->block_z();
   out->shared_bytes = l->shared_bytes();
   out->zero_workspace = v.zero_workspace;
+  out->cooperative = v.cooperative;
+  return JP_OK;
+}
+
+// A kernel that synchronizes its whole grid needs every block resident at once: the driver's
+// occupancy for this launch times the GPU's SMs must hold the grid.
+Status check_cooperative(const CudaPlan& cp, const PreparedStep& s, const char* name,
+                         const CudaStep& step) {
+  const cu::Driver& d = *cp.primary.d;
+  int per_sm = 0;
+  const uint32_t threads = step.block[0] * step.block[1] * step.block[2];
+  JP_RETURN_IF_ERROR(cu::check(d, d.OccupancyMaxActiveBlocksPerMultiprocessor(
+                                      &per_sm, step.fn, static_cast<int>(threads),
+                                      step.shared_bytes),
+                               "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
+  const uint64_t blocks = uint64_t{step.grid[0]} * step.grid[1] * step.grid[2];
+  const uint64_t resident = static_cast<uint64_t>(per_sm) * static_cast<uint64_t>(cp.device.sm_count);
+  if (blocks > resident) {
+    return fail(JP_ERROR_UNSUPPORTED, "step '%s': kernel '%s' synchronizes %" PRIu64 " blocks, "
+                "which must all run at once, but GPU 0 '%s' holds %" PRIu64 " of them (%d SMs): "
+                "convert the model again with a --target for this GPU", s.name, name, blocks,
+                cp.device.name, resident, cp.device.sm_count);
+  }
   return JP_OK;
 }
 
@@ -176,6 +200,7 @@ Status bind_step(const jp_plan& plan, size_t index, CudaStep* out) {
                                                                 static_cast<int>(out->shared_bytes)),
                                  "raising a kernel's shared memory limit"));
   }
+  if (out->cooperative) JP_RETURN_IF_ERROR(check_cooperative(cp, s, name, *out));
   return JP_OK;
 }
 
@@ -224,6 +249,26 @@ size_t round_up(size_t value, size_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
+// Enqueues one step: its workspace cleared first when the kernel asks for that, then the launch.
+Status launch_step(const cu::Driver& d, const PreparedStep& step, const CudaStep& s,
+                   StepPointers* ptrs, cu::CUstream stream) {
+  if (s.zero_workspace && ptrs->workspace_bytes > 0) {
+    JP_RETURN_IF_ERROR(cu::check(d, d.MemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(ptrs->workspace),
+                                                    0, ptrs->workspace_bytes, stream),
+                                 "clearing a step workspace"));
+  }
+  // The driver copies the arguments at launch (and into the graph at capture).
+  void* args[] = {ptrs, const_cast<KernelParams*>(&step.params)};
+  const cu::CUresult r =
+      cu::launch(d, s.fn, s.cooperative, s.grid, s.block, s.shared_bytes, stream, args);
+  if (r != cu::kSuccess) {
+    char text[160];
+    return fail(JP_ERROR_DEVICE, "launching step '%s': %s", step.name,
+                cu::error_text(d, r, text, sizeof text));
+  }
+  return JP_OK;
+}
+
 Status launch_steps(jp_context& ctx, cu::CUstream stream) {
   const jp_plan& plan = *ctx.plan;
   CudaContext& c = *ctx.cuda;
@@ -231,21 +276,7 @@ Status launch_steps(jp_context& ctx, cu::CUstream stream) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const CudaStep& s = c.plan->steps[i];
     StepPointers& ptrs = c.pointers[i];
-    if (s.zero_workspace && ptrs.workspace_bytes > 0) {
-      JP_RETURN_IF_ERROR(cu::check(d, d.MemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(ptrs.workspace),
-                                                      0, ptrs.workspace_bytes, stream),
-                                   "clearing a step workspace"));
-    }
-    // The driver copies the arguments at launch (and into the graph at capture).
-    void* args[] = {&ptrs, const_cast<KernelParams*>(&plan.steps[i].params)};
-    const cu::CUresult r = d.LaunchKernel(s.fn, s.grid[0], s.grid[1], s.grid[2], s.block[0],
-                                          s.block[1], s.block[2], s.shared_bytes, stream, args,
-                                          nullptr);
-    if (r != cu::kSuccess) {
-      char text[160];
-      return fail(JP_ERROR_DEVICE, "launching step '%s': %s", plan.steps[i].name,
-                  cu::error_text(d, r, text, sizeof text));
-    }
+    JP_RETURN_IF_ERROR(launch_step(d, plan.steps[i], s, &ptrs, stream));
   }
   return JP_OK;
 }
@@ -450,16 +481,7 @@ Status profile_cuda_steps(jp_context* ctx, float* ms, int32_t count) {
   for (size_t i = 0; i < n; ++i) {
     const CudaStep& s = c.plan->steps[i];
     StepPointers& ptrs = c.pointers[i];
-    if (s.zero_workspace && ptrs.workspace_bytes > 0) {
-      JP_RETURN_IF_ERROR(cu::check(d, d.MemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(ptrs.workspace),
-                                                      0, ptrs.workspace_bytes, c.stream),
-                                   "clearing a step workspace"));
-    }
-    void* args[] = {&ptrs, const_cast<KernelParams*>(&plan.steps[i].params)};
-    JP_RETURN_IF_ERROR(cu::check(d, d.LaunchKernel(s.fn, s.grid[0], s.grid[1], s.grid[2], s.block[0],
-                                                   s.block[1], s.block[2], s.shared_bytes, c.stream,
-                                                   args, nullptr),
-                                 plan.steps[i].name));
+    JP_RETURN_IF_ERROR(launch_step(d, plan.steps[i], s, &ptrs, c.stream));
     JP_RETURN_IF_ERROR(cu::check(d, d.EventRecord(c.profile_events[i + 1], c.stream),
                                  "cuEventRecord"));
   }

@@ -70,6 +70,9 @@ void load_once() {
       bind(lib, "cuStreamDestroy_v2", &d.StreamDestroy, l) &&
       bind(lib, "cuStreamSynchronize", &d.StreamSynchronize, l) &&
       bind(lib, "cuLaunchKernel", &d.LaunchKernel, l) &&
+      bind(lib, "cuLaunchCooperativeKernel", &d.LaunchCooperativeKernel, l) &&
+      bind(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+           &d.OccupancyMaxActiveBlocksPerMultiprocessor, l) &&
       bind(lib, "cuEventCreate", &d.EventCreate, l) &&
       bind(lib, "cuEventDestroy_v2", &d.EventDestroy, l) &&
       bind(lib, "cuEventRecord", &d.EventRecord, l) &&
@@ -111,6 +114,16 @@ Status driver(const Driver** out) {
   if (g_loaded.status != JP_OK) return fail(g_loaded.status, "%s", g_loaded.message);
   *out = &g_loaded.driver;
   return JP_OK;
+}
+
+CUresult launch(const Driver& d, CUfunction fn, bool cooperative, const uint32_t grid[3],
+                const uint32_t block[3], uint32_t shared_bytes, CUstream stream, void** args) {
+  if (cooperative) {
+    return d.LaunchCooperativeKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                     shared_bytes, stream, args);
+  }
+  return d.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
+                        stream, args, nullptr);
 }
 
 const char* error_text(const Driver& d, CUresult r, char* buffer, size_t size) {

@@ -71,6 +71,9 @@ struct Driver {
   CUresult (*StreamSynchronize)(CUstream);
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, CUstream, void**, void**);
+  CUresult (*LaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                      unsigned, unsigned, CUstream, void**);
+  CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
   CUresult (*EventCreate)(CUevent*, unsigned);
   CUresult (*EventDestroy)(CUevent);
   CUresult (*EventRecord)(CUevent, CUstream);
@@ -90,6 +93,12 @@ struct Driver {
 // reason (no libcuda, a symbol missing, cuInit failed, no device) when there is none; the
 // library handle stays open for the life of the process.
 [[nodiscard]] Status driver(const Driver** out);
+
+// Launches `fn` on `stream` with `args`; a cooperative launch (cuLaunchCooperativeKernel: the
+// driver starts every block of the grid at once, or fails) for kernels that synchronize their
+// whole grid (the KernelVariant row says so).
+CUresult launch(const Driver& d, CUfunction fn, bool cooperative, const uint32_t grid[3],
+                const uint32_t block[3], uint32_t shared_bytes, CUstream stream, void** args);
 
 // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for messages.
 const char* error_text(const Driver& d, CUresult r, char* buffer, size_t size);

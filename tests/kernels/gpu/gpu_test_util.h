@@ -163,26 +163,28 @@ std::string launch(const char* name, const cuda::LaunchChoice& choice,
   Params q = params;
   void* args[] = {&p, &q};
   char text[160];
-  cu::CUresult r = d.LaunchKernel(fn, choice.grid[0], choice.grid[1], choice.grid[2],
-                                  choice.block[0], choice.block[1], choice.block[2],
-                                  choice.shared_bytes, nullptr, args, nullptr);
+  const bool cooperative = choice.variant != nullptr && choice.variant->cooperative;
+  cu::CUresult r = cu::launch(d, fn, cooperative, choice.grid, choice.block, choice.shared_bytes,
+                              nullptr, args);
   if (r != cu::kSuccess) return std::string("launch: ") + cu::error_text(d, r, text, sizeof text);
   r = d.StreamSynchronize(nullptr);
   if (r != cu::kSuccess) return std::string("sync: ") + cu::error_text(d, r, text, sizeof text);
   return "";
 }
 
-// Selects with the real selector for the device and launches.
+// Selects with the real selector for the device (or `target`, a variation of it) and launches.
 template <typename Params>
 std::string select_and_launch(uint16_t family, DType dtype, const cuda::StepPointers& ptrs,
-                              const Params& params, cuda::LaunchChoice* chosen = nullptr) {
+                              const Params& params, cuda::LaunchChoice* chosen = nullptr,
+                              const cuda::TargetInfo* target = nullptr) {
   cuda::StepDesc step;
   step.family = family;
   step.params = &params;
   step.dtype = dtype;
   cuda::LaunchChoice choice;
   std::string why;
-  if (!cuda::select_kernel(step, device_target(), &choice, &why)) return "select: " + why;
+  if (!cuda::select_kernel(step, target != nullptr ? *target : device_target(), &choice, &why))
+    return "select: " + why;
   if (chosen != nullptr) *chosen = choice;
   cuda::StepPointers p = ptrs;
   std::unique_ptr<DeviceBuffer> workspace;

@@ -1,7 +1,10 @@
 // CUDA Rnn (kernels/cuda/rnn.cu) against the CPU twin (kernels/cpu/rnn.cc): RNN, LSTM and GRU,
 // forward, reverse and bidirectional, sequence_lens (0, partial, full), initial states,
 // peepholes, clip, input_forget, linear_before_reset, both layouts, batch 1, 3 and 8, odd sizes;
-// fresh random inputs, outputs poisoned, guards checked.
+// fresh random inputs, outputs poisoned, guards checked. Every case runs each kernel the
+// selector can pick: the persistent grid (weights cached in shared memory; uncached; on a
+// target of 5 SMs, so blocks own many units and slices cross directions) and the kernel with
+// one block per sequence (a target whose SM count is unknown).
 // Tolerances: Float32 (the GPU sums in FP32, the twin in double, over the whole recurrence):
 // |got - want| <= 1e-5 |want| + 3e-5. Float16 storage (twin on the FP16-rounded inputs; the GPU
 // keeps its state in FP32 and rounds each output once): 2e-3 |want| + 1e-3.
@@ -12,6 +15,7 @@
 #include <cstdio>
 
 #include "kernels/cpu/seq_quant_ops.h"
+#include "kernels/cuda/rnn_layout.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -40,7 +44,38 @@ const Case kCases[] = {
     {RnnCell::kGru, RnnDirection::kForward, false, 3, 1, 40, 70, false, false, false, false, false, false, false, false, RnnActivationKind::kSigmoid},
     {RnnCell::kRnn, RnnDirection::kBidirectional, false, 6, 8, 3, 13, true, true, true, false, false, false, false, false, RnnActivationKind::kTanh},
     {RnnCell::kRnn, RnnDirection::kForward, true, 4, 3, 5, 7, true, false, false, false, false, false, false, false, RnnActivationKind::kLeakyRelu},
+    {RnnCell::kLstm, RnnDirection::kBidirectional, false, 9, 8, 40, 101, true, true, true, true, false, false, false, false, RnnActivationKind::kSigmoid},
+    {RnnCell::kLstm, RnnDirection::kForward, false, 12, 8, 128, 256, true, false, false, false, false, false, false, false, RnnActivationKind::kSigmoid},
+    {RnnCell::kGru, RnnDirection::kBidirectional, false, 6, 2, 24, 45, true, true, true, false, false, false, false, false, RnnActivationKind::kSigmoid},
 };
+
+// The kernel configurations each case runs, by the target the selector sees.
+enum class Config { kPersistent, kPersistentFewSms, kPersistentUncached, kPerSequence };
+const Config kConfigs[] = {Config::kPersistent, Config::kPersistentFewSms,
+                           Config::kPersistentUncached, Config::kPerSequence};
+const char* config_name(Config c) {
+  switch (c) {
+    case Config::kPersistent: return "persistent";
+    case Config::kPersistentFewSms: return "persistent on 5 SMs";
+    case Config::kPersistentUncached: return "persistent, weights uncached";
+    case Config::kPerSequence: return "one block per sequence";
+  }
+  return "";
+}
+
+cuda::TargetInfo config_target(Config config, const RnnParams& p, size_t eb) {
+  cuda::TargetInfo t = gpu_test::device_target();
+  if (config == Config::kPersistentFewSms) t.sm_count = 5;
+  if (config == Config::kPerSequence) t.sm_count = 0;
+  if (config == Config::kPersistentUncached) {
+    const uint64_t units = rnn_num_directions(p) * p.hidden_size;
+    const uint32_t grid = static_cast<uint32_t>(std::min<uint64_t>(t.sm_count, units));
+    const uint64_t per = static_cast<uint64_t>(cuda::rnn_persist_layout(p, grid, eb).units);
+    t.max_shared_per_block = static_cast<uint32_t>(
+        cuda::rnn_persist_layout(p, static_cast<uint32_t>((units + per - 1) / per), eb).state_bytes);
+  }
+  return t;
+}
 
 void check(DType dt) {
   SEEDED_RNG(rng);
@@ -111,35 +146,59 @@ void check(DType dt) {
     if (c.init_h) add(h0);
     if (c.init_c) add(c0);
     if (c.peep) add(peep);
-    DeviceBuffer dy(ny * eb), dh(ns * eb), dc(ns * eb);
-    DeviceBuffer* outs[] = {&dy, &dh, &dc};
-    for (int o = 0; o < (p.has_y_c ? 3 : 2); ++o) {
-      if (f16) outs[o]->poison16(gpu_test::kHalfPoison);
-      else outs[o]->poison32(gpu_test::kFloatPoison);
-      ptrs.out[o] = outs[o]->get();
-    }
-    ASSERT_EQ(gpu_test::select_and_launch(kRnn, dt, ptrs, p), "") << "case " << ci;
-    const std::vector<float>* wants[] = {&want_y, &want_h, &want_c};
-    const double rel = f16 ? 2e-3 : 1e-5, abs = f16 ? 1e-3 : 3e-5;
-    for (int o = 0; o < (p.has_y_c ? 3 : 2); ++o) {
-      const std::vector<float>& want = *wants[o];
-      const std::vector<uint8_t> all = outs[o]->download_all();
-      std::vector<float> got(want.size());
-      if (f16) {
-        std::vector<uint16_t> hv(want.size());
-        std::memcpy(hv.data(), all.data(), hv.size() * 2);
-        got = gpu_test::from_half(hv);
-      } else {
-        std::memcpy(got.data(), all.data(), got.size() * 4);
+    for (Config config : kConfigs) {
+      SCOPED_TRACE(config_name(config));
+      DeviceBuffer dy(ny * eb), dh(ns * eb), dc(ns * eb);
+      DeviceBuffer* outs[] = {&dy, &dh, &dc};
+      for (int o = 0; o < (p.has_y_c ? 3 : 2); ++o) {
+        if (f16) {
+          outs[o]->poison16(gpu_test::kHalfPoison);
+        } else {
+          outs[o]->poison32(gpu_test::kFloatPoison);
+        }
+        ptrs.out[o] = outs[o]->get();
       }
-      for (size_t i = 0; i < want.size(); ++i) {
-        if (!(std::fabs(double(got[i]) - want[i]) <= abs + rel * std::fabs(want[i]))) {
-          ADD_FAILURE() << "case " << ci << " output " << o << " element " << i << ": got "
-                        << got[i] << ", want " << want[i];
-          break;
+      const cuda::TargetInfo target = config_target(config, p, eb);
+      cuda::LaunchChoice chosen;
+      ASSERT_EQ(gpu_test::select_and_launch(kRnn, dt, ptrs, p, &chosen, &target), "")
+          << "case " << ci;
+      const std::string name = chosen.variant->name;
+      const bool persistent = name.find("persist") != std::string::npos;
+      EXPECT_EQ(persistent, config != Config::kPerSequence) << "case " << ci << ": " << name;
+      if (config == Config::kPersistentFewSms) {
+        EXPECT_LE(chosen.grid[0], 5u) << "case " << ci;
+      }
+      if (persistent) {
+        const cuda::RnnPersistLayout l = cuda::rnn_persist_layout(p, chosen.grid[0], eb);
+        // The weight rows are cached whenever they fit (on 5 SMs, a block's rows may not).
+        const bool fits = l.cached_bytes <= target.max_shared_per_block;
+        EXPECT_EQ(chosen.shared_bytes, fits ? l.cached_bytes : l.state_bytes) << "case " << ci;
+        if (config == Config::kPersistentUncached) {
+          EXPECT_FALSE(fits) << "case " << ci;
         }
       }
-      EXPECT_TRUE(outs[o]->guard_intact()) << "case " << ci << " output " << o;
+      const std::vector<float>* wants[] = {&want_y, &want_h, &want_c};
+      const double rel = f16 ? 2e-3 : 1e-5, abs = f16 ? 1e-3 : 3e-5;
+      for (int o = 0; o < (p.has_y_c ? 3 : 2); ++o) {
+        const std::vector<float>& want = *wants[o];
+        const std::vector<uint8_t> all = outs[o]->download_all();
+        std::vector<float> got(want.size());
+        if (f16) {
+          std::vector<uint16_t> hv(want.size());
+          std::memcpy(hv.data(), all.data(), hv.size() * 2);
+          got = gpu_test::from_half(hv);
+        } else {
+          std::memcpy(got.data(), all.data(), got.size() * 4);
+        }
+        for (size_t i = 0; i < want.size(); ++i) {
+          if (!(std::fabs(double(got[i]) - want[i]) <= abs + rel * std::fabs(want[i]))) {
+            ADD_FAILURE() << "case " << ci << " output " << o << " element " << i << ": got "
+                          << got[i] << ", want " << want[i];
+            break;
+          }
+        }
+        EXPECT_TRUE(outs[o]->guard_intact()) << "case " << ci << " output " << o;
+      }
     }
   }
 }
@@ -147,61 +206,85 @@ void check(DType dt) {
 TEST(GpuRnn, Float32MatchesCpuTwin) { GPU_TEST_OR_SKIP(); check(DType::kFloat32); }
 TEST(GpuRnn, Float16MatchesCpuTwin) { GPU_TEST_OR_SKIP(); check(DType::kFloat16); }
 
-// Timing only (run with --gtest_also_run_disabled_tests): a bidirectional LSTM, FP16.
+// Timing only (run with --gtest_also_run_disabled_tests): FP16 LSTMs, each kernel the selector
+// can pick (the persistent one's launches include clearing its workspace, as the runtime does).
 TEST(GpuRnnBench, DISABLED_Lstm) {
   GPU_TEST_OR_SKIP();
   const cu::Driver& d = *gpu_test::device()->d;
-  for (int64_t H : {128, 256}) {
+  struct Shape { RnnDirection dir; int64_t S, N, I, H; };
+  const Shape shapes[] = {{RnnDirection::kBidirectional, 32, 8, 256, 128},
+                          {RnnDirection::kBidirectional, 32, 8, 256, 256},
+                          {RnnDirection::kForward, 64, 1, 128, 256},
+                          {RnnDirection::kForward, 64, 8, 256, 256}};
+  for (const Shape& sh : shapes) {
     RnnParams p;
     p.cell = RnnCell::kLstm;
-    p.direction = RnnDirection::kBidirectional;
-    p.seq_length = 32;
-    p.batch = 8;
-    p.input_size = 256;
-    p.hidden_size = H;
+    p.direction = sh.dir;
+    p.seq_length = sh.S;
+    p.batch = sh.N;
+    p.input_size = sh.I;
+    p.hidden_size = sh.H;
     for (int dd = 0; dd < 2; ++dd)
       for (int k = 0; k < 3; ++k)
         p.activations[dd][k] = rnn_activation_defaults(rnn_default_activation(p.cell, k));
     p.has_bias = true;
     p.has_y = true;
-    const int64_t S = 32, N = 8, I = 256;
-    DeviceBuffer dx(S * N * I * 2), dw(2 * 4 * H * I * 2), dr(2 * 4 * H * H * 2),
-        db(2 * 8 * H * 2), dy(S * 2 * N * H * 2);
-    std::vector<uint16_t> small(2 * 4 * H * std::max(H, I), 0x2400);  // 1/64
+    const int64_t D = rnn_num_directions(p), S = sh.S, N = sh.N, I = sh.I, H = sh.H;
+    DeviceBuffer dx(S * N * I * 2), dw(D * 4 * H * I * 2), dr(D * 4 * H * H * 2),
+        db(D * 8 * H * 2), dy(S * D * N * H * 2);
+    std::vector<uint16_t> small(D * 4 * H * std::max(H, I), 0x2400);  // 1/64
     dx.upload(small.data(), dx.bytes());
     dw.upload(small.data(), dw.bytes());
     dr.upload(small.data(), dr.bytes());
     db.upload(small.data(), db.bytes());
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.in[1] = dw.get();
-    ptrs.in[2] = dr.get();
-    ptrs.in[3] = db.get();
-    ptrs.out[0] = dy.get();
-    cuda::LaunchChoice l;
-    ASSERT_EQ(gpu_test::select_and_launch(kRnn, DType::kFloat16, ptrs, p, &l), "");
-    cu::CUfunction fn = nullptr;
-    ASSERT_EQ(gpu_test::device()->modules.function(l.variant->name, &fn), JP_OK);
-    void* args[] = {&ptrs, &p};
-    cu::CUevent start = nullptr, stop = nullptr;
-    ASSERT_EQ(d.EventCreate(&start, cu::kEventDefault), cu::kSuccess);
-    ASSERT_EQ(d.EventCreate(&stop, cu::kEventDefault), cu::kSuccess);
-    const auto go = [&] {
-      return d.LaunchKernel(fn, l.grid[0], 1, 1, l.block[0], 1, 1, l.shared_bytes, nullptr, args,
-                            nullptr);
-    };
-    for (int i = 0; i < 3; ++i) ASSERT_EQ(go(), cu::kSuccess);
-    const int reps = 20;
-    ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
-    for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
-    ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
-    ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
-    float ms = 0.f;
-    ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
-    std::printf("%s: bidirectional LSTM S=32 N=8 I=256 H=%ld: %.1f us\n",
-                gpu_test::device()->info.name, static_cast<long>(H), 1e3 * ms / reps);
-    (void)d.EventDestroy(start);
-    (void)d.EventDestroy(stop);
+    for (Config config : {Config::kPersistent, Config::kPerSequence}) {
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx.get();
+      ptrs.in[1] = dw.get();
+      ptrs.in[2] = dr.get();
+      ptrs.in[3] = db.get();
+      ptrs.out[0] = dy.get();
+      const cuda::TargetInfo target = config_target(config, p, 2);
+      cuda::LaunchChoice l;
+      ASSERT_EQ(gpu_test::select_and_launch(kRnn, DType::kFloat16, ptrs, p, &l, &target), "");
+      DeviceBuffer workspace(std::max<uint64_t>(l.workspace_bytes, 4));
+      ptrs.workspace = workspace.get();
+      ptrs.workspace_bytes = l.workspace_bytes;
+      cu::CUfunction fn = nullptr;
+      ASSERT_EQ(gpu_test::device()->modules.function(l.variant->name, &fn), JP_OK);
+      if (l.shared_bytes > 48 * 1024) {
+        ASSERT_EQ(d.FuncSetAttribute(fn, cu::kFuncAttrMaxDynamicShared,
+                                     static_cast<int>(l.shared_bytes)),
+                  cu::kSuccess);
+      }
+      void* args[] = {&ptrs, &p};
+      cu::CUevent start = nullptr, stop = nullptr;
+      ASSERT_EQ(d.EventCreate(&start, cu::kEventDefault), cu::kSuccess);
+      ASSERT_EQ(d.EventCreate(&stop, cu::kEventDefault), cu::kSuccess);
+      const auto go = [&] {
+        if (l.variant->zero_workspace &&
+            d.MemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(ptrs.workspace), 0,
+                            ptrs.workspace_bytes, nullptr) != cu::kSuccess)
+          return -1;
+        return cu::launch(d, fn, l.variant->cooperative, l.grid, l.block, l.shared_bytes, nullptr,
+                          args);
+      };
+      for (int i = 0; i < 3; ++i) ASSERT_EQ(go(), cu::kSuccess);
+      const int reps = 20;
+      ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
+      for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
+      ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
+      ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
+      float ms = 0.f;
+      ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
+      std::printf("%s: %s LSTM S=%ld N=%ld I=%ld H=%ld, %s (%s, grid %u, %u B shared): %.1f us\n",
+                  gpu_test::device()->info.name, D == 2 ? "bidirectional" : "forward",
+                  static_cast<long>(S), static_cast<long>(N), static_cast<long>(I),
+                  static_cast<long>(H), config_name(config), l.variant->name, l.grid[0],
+                  l.shared_bytes, 1e3 * ms / reps);
+      (void)d.EventDestroy(start);
+      (void)d.EventDestroy(stop);
+    }
   }
 }
 
