@@ -321,6 +321,34 @@ inline cuda::LaunchChoice gemm_launch_for(const std::string& name, const GemmPar
   return l;
 }
 
+// What a one-input, one-output float step left: the launch status ("" on success), y's
+// elements as floats, whether the guard after y is intact, and the variant chosen.
+struct FloatStepResult {
+  std::string status;
+  std::vector<float> y;
+  bool guard_intact = false;
+  cuda::LaunchChoice chosen;
+};
+
+// Runs a step of `family` that reads x and writes ny elements of y, both in `dtype` storage,
+// with the selector's choice: x uploaded (Float16: rounded), y poisoned before the launch.
+template <typename Params>
+FloatStepResult run_float_step(uint16_t family, DType dtype, const Params& params,
+                               const std::vector<float>& x, size_t ny) {
+  FloatStepResult r;
+  const std::unique_ptr<DeviceBuffer> dx = to_device(x, dtype);
+  DeviceBuffer dy(ny * float_storage_bytes(dtype));
+  poison(dy, dtype);
+  cuda::StepPointers ptrs{};
+  ptrs.in[0] = dx->get();
+  ptrs.out[0] = dy.get();
+  r.status = select_and_launch(family, dtype, ptrs, params, &r.chosen);
+  if (!r.status.empty()) return r;
+  r.y = download_floats(dy, ny, dtype);
+  r.guard_intact = dy.guard_intact();
+  return r;
+}
+
 // ------------------------------------------------------------------------------------ timings
 
 // A launch ready to repeat without synchronizing: the function, the launch configuration and

@@ -18,8 +18,6 @@
 namespace jetplan::kernels {
 namespace {
 
-using gpu_test::DeviceBuffer;
-
 constexpr uint16_t kPool = 1;
 
 struct PoolCase {
@@ -67,20 +65,14 @@ void check(test_util::SeededRng& rng, const PoolParams& p, DType dtype, const ch
   if (f16) x = gpu_test::round_half(x);
   std::vector<float> want(ny);
   cpu::pool(p, x.data(), want.data());
-  const auto dx = gpu_test::to_device(x, dtype);
-  DeviceBuffer dy(ny * gpu_test::float_storage_bytes(dtype));
-  gpu_test::poison(dy, dtype);
-  cuda::StepPointers ptrs{};
-  ptrs.in[0] = dx->get();
-  ptrs.out[0] = dy.get();
-  cuda::LaunchChoice chosen;
-  ASSERT_EQ(gpu_test::select_and_launch(kPool, dtype, ptrs, p, &chosen), "");
-  EXPECT_STREQ(chosen.variant->name, want_kernel);
+  const gpu_test::FloatStepResult got = gpu_test::run_float_step(kPool, dtype, p, x, ny);
+  ASSERT_EQ(got.status, "");
+  EXPECT_STREQ(got.chosen.variant->name, want_kernel);
   const bool is_max = p.kind == PoolKind::kMax;
   const double rel = is_max ? 0 : (f16 ? 2e-3 : 1e-5), abs = is_max ? 0 : (f16 ? 1e-3 : 1e-6);
-  ASSERT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, ny, dtype), want, rel, abs))
+  ASSERT_TRUE(gpu_test::all_close(got.y, want, rel, abs))
       << "(kind " << int(p.kind) << " include_pad " << p.count_include_pad << ")";
-  EXPECT_TRUE(dy.guard_intact());
+  EXPECT_TRUE(got.guard_intact);
 }
 
 const PoolCase kCases[] = {
@@ -168,20 +160,15 @@ TEST(GpuReduce, MatchesCpuTwin) {
         if (f16) x = gpu_test::round_half(x);
         std::vector<float> want(ny);
         cpu::reduce(p, x.data(), want.data());
-        const auto dx = gpu_test::to_device(x, dtype);
-        DeviceBuffer dy(ny * gpu_test::float_storage_bytes(dtype));
-        gpu_test::poison(dy, dtype);
-        cuda::StepPointers ptrs{};
-        ptrs.in[0] = dx->get();
-        ptrs.out[0] = dy.get();
-        ASSERT_EQ(gpu_test::select_and_launch(uint16_t{11}, dtype, ptrs, p), "");
+        const gpu_test::FloatStepResult got =
+            gpu_test::run_float_step(uint16_t{11}, dtype, p, x, ny);
+        ASSERT_EQ(got.status, "");
         const bool exact = op == ReduceOp::kMax || op == ReduceOp::kMin;
         const double tol_rel = exact ? 0 : (f16 ? 2e-3 : 1e-5), tol_abs = exact ? 0 : (f16 ? 2e-3 : 1e-5);
-        ASSERT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, ny, dtype), want, tol_rel,
-                                        tol_abs))
+        ASSERT_TRUE(gpu_test::all_close(got.y, want, tol_rel, tol_abs))
             << "op " << int(op) << " " << test_util::shape_str(c.dims) << " mask " << c.mask
             << " f16 " << f16;
-        EXPECT_TRUE(dy.guard_intact());
+        EXPECT_TRUE(got.guard_intact);
       }
     }
   }

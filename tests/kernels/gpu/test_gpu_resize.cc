@@ -15,7 +15,6 @@
 namespace jetplan::kernels {
 namespace {
 
-using gpu_test::DeviceBuffer;
 using test_util::Shape;
 
 constexpr uint16_t kResize = 10;
@@ -47,18 +46,13 @@ void check(test_util::SeededRng& rng, const ResizeParams& p, DType dtype) {
   if (f16) x = gpu_test::round_half(x);
   std::vector<float> want(ny);
   cpu::resize(p, x.data(), want.data());
-  const auto dx = gpu_test::to_device(x, dtype);
-  DeviceBuffer dy(ny * gpu_test::float_storage_bytes(dtype));
-  gpu_test::poison(dy, dtype);
-  cuda::StepPointers ptrs{};
-  ptrs.in[0] = dx->get();
-  ptrs.out[0] = dy.get();
-  ASSERT_EQ(gpu_test::select_and_launch(kResize, dtype, ptrs, p), "");
+  const gpu_test::FloatStepResult got = gpu_test::run_float_step(kResize, dtype, p, x, ny);
+  ASSERT_EQ(got.status, "");
   const bool exact = p.mode == ResizeMode::kNearest;
   const double rel = exact ? 0 : (f16 ? 2e-3 : 1e-5), abs = exact ? 0 : (f16 ? 2e-3 : 1e-5);
-  ASSERT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, ny, dtype), want, rel, abs))
+  ASSERT_TRUE(gpu_test::all_close(got.y, want, rel, abs))
       << "mode " << int(p.mode) << " coord " << int(p.coord) << " nearest " << int(p.nearest);
-  EXPECT_TRUE(dy.guard_intact());
+  EXPECT_TRUE(got.guard_intact);
 }
 
 TEST(GpuResize, MatchesCpuTwin) {

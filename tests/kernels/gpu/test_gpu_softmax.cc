@@ -34,19 +34,13 @@ void check(test_util::SeededRng& rng, const SoftmaxCase& c, bool log, DType dtyp
   if (f16) x = gpu_test::round_half(x);
   std::vector<float> want(n);
   cpu::softmax(p, x.data(), want.data());
-  const auto dx = gpu_test::to_device(x, dtype);
-  DeviceBuffer dy(n * gpu_test::float_storage_bytes(dtype));
-  gpu_test::poison(dy, dtype);
-  cuda::StepPointers ptrs{};
-  ptrs.in[0] = dx->get();
-  ptrs.out[0] = dy.get();
-  cuda::LaunchChoice chosen;
-  ASSERT_EQ(gpu_test::select_and_launch(kSoftmax, dtype, ptrs, p, &chosen), "");
-  EXPECT_EQ(std::string(chosen.variant->name).find("rows") != std::string::npos, c.inner == 1);
+  const gpu_test::FloatStepResult got = gpu_test::run_float_step(kSoftmax, dtype, p, x, n);
+  ASSERT_EQ(got.status, "");
+  EXPECT_EQ(std::string(got.chosen.variant->name).find("rows") != std::string::npos, c.inner == 1);
   const double rel = f16 ? 2e-3 : 1e-5, abs = f16 ? 2e-3 : (log ? 2e-5 : 1e-6);
-  ASSERT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, n, dtype), want, rel, abs))
+  ASSERT_TRUE(gpu_test::all_close(got.y, want, rel, abs))
       << "(" << c.outer << ", " << c.axis << ", " << c.inner << ") log " << log << " f16 " << f16;
-  EXPECT_TRUE(dy.guard_intact());
+  EXPECT_TRUE(got.guard_intact);
 }
 
 TEST(GpuSoftmax, MatchesCpuTwin) {
