@@ -5,6 +5,7 @@
 // outer and input channels inner). The U-Net's 2x2 stride-2 upsampling reads one tap per output.
 #include <cuda_fp16.h>
 
+#include "kernels/conv_transpose_math.h"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/params_nn.h"
@@ -12,32 +13,9 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-struct Geom3 {
-  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
-};
-
-__device__ __forceinline__ Geom3 to_3d(const ConvTransposeParams& p) {
-  Geom3 g;
-  const int lead = 3 - p.spatial_rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;
-    g.in[d] = s < 0 ? 1 : p.in_size[s];
-    g.out[d] = s < 0 ? 1 : p.out_size[s];
-    g.kernel[d] = s < 0 ? 1 : p.kernel[s];
-    g.stride[d] = s < 0 ? 1 : p.stride[s];
-    g.dilation[d] = s < 0 ? 1 : p.dilation[s];
-    g.pad[d] = s < 0 ? 0 : p.pad_begin[s];
-  }
-  return g;
-}
-
-// The input position that tap k of dim d carries to output o, or -1.
-__device__ __forceinline__ int64_t tap_source(const Geom3& g, int d, int64_t o, int64_t k) {
-  const int64_t t = o + g.pad[d] - k * g.dilation[d];
-  if (t < 0 || t % g.stride[d] != 0) return -1;
-  const int64_t i = t / g.stride[d];
-  return i < g.in[d] ? i : -1;
-}
+using conv_transpose_math::Geometry;
+using conv_transpose_math::tap_source;
+using conv_transpose_math::to_3d;
 
 template <typename T>
 __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposeParams& p) {
@@ -47,7 +25,7 @@ __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposePara
   const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
   const T* res = p.has_residual ? static_cast<const T*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
   T* y = static_cast<T*>(ptrs.out[0]);
-  const Geom3 g = to_3d(p);
+  const Geometry g = to_3d(p);
   const int64_t in_per_group = p.in_channels / p.groups;
   const int64_t out_per_group = p.out_channels / p.groups;
   if (out_per_group < 1) return;

@@ -18,6 +18,7 @@
 #include "converter/src/passes.h"
 #include "converter/src/serialize.h"
 #include "converter/src/support.h"
+#include "tests/converter/plan_runner.h"
 #include "tests/converter/test_util.h"
 
 namespace jetplan::converter::testing {
@@ -62,51 +63,8 @@ inline Shape vec(const flatbuffers::Vector<int64_t>* v) {
   return v ? Shape(v->begin(), v->end()) : Shape();
 }
 
-struct Output {
-  std::vector<uint8_t> bytes;
-  Shape dims;
-  template <typename T>
-  std::vector<T> as() const {
-    std::vector<T> v(bytes.size() / sizeof(T));
-    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
-    return v;
-  }
-};
-
-// Loads and runs a plan on float inputs (in binding order); the outputs as the last run left
-// them (run-time extents applied).
-inline std::vector<Output> run_plan(const std::vector<uint8_t>& bytes,
-                             const std::vector<std::vector<float>>& inputs) {
-  std::vector<Output> outs;
-  jp_plan* plan = nullptr;
-  if (jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan) != JP_OK) {
-    ADD_FAILURE() << "load: " << jp_last_error();
-    return outs;
-  }
-  jp_context* ctx = nullptr;
-  EXPECT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
-  EXPECT_EQ(static_cast<size_t>(jp_plan_num_inputs(plan)), inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_EQ(jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data(),
-                                   inputs[i].size() * sizeof(float)),
-              JP_OK)
-        << jp_last_error();
-  EXPECT_EQ(jp_context_run(ctx), JP_OK);
-  for (int32_t o = 0; o < jp_plan_num_outputs(plan); ++o) {
-    const void* data = nullptr;
-    size_t size = 0;
-    jp_tensor_desc desc;
-    EXPECT_EQ(jp_context_get_output(ctx, o, &data, &size), JP_OK);
-    EXPECT_EQ(jp_context_output_desc(ctx, o, &desc), JP_OK);
-    Output out;
-    out.bytes.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
-    out.dims.assign(desc.dims, desc.dims + desc.rank);
-    outs.push_back(std::move(out));
-  }
-  jp_context_destroy(ctx);
-  jp_plan_destroy(plan);
-  return outs;
-}
+// Outputs of run_plan (plan_runner.h): bytes and run-time dims.
+using Output = PlanOutput;
 
 // The status and message of loading a plan that must not load.
 inline std::pair<jp_status, std::string> load_error(const std::vector<uint8_t>& bytes) {

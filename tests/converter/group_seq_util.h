@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "kernels/cpu/seq_quant_ops.h"
+#include "tests/converter/plan_runner.h"
 #include "tests/converter/test_util.h"
 
 namespace jetplan::converter::testing {
@@ -89,33 +90,13 @@ std::vector<T> values_of(const Bytes& b) {
   return v;
 }
 
-// Runs a plan once with the inputs in binding order; the outputs in binding order.
+// Runs a plan once with the inputs in binding order (plan_runner.h); the outputs' bytes in
+// binding order.
 inline std::vector<Bytes> run_plan(const std::vector<uint8_t>& buffer, const std::vector<Bytes>& inputs) {
+  std::vector<PlanInput> in;
+  for (const Bytes& b : inputs) in.push_back({b.data(), b.size()});
   std::vector<Bytes> outputs;
-  jp_plan* plan = nullptr;
-  jp_context* ctx = nullptr;
-  if (jp_plan_load_buffer(buffer.data(), buffer.size(), JP_LOAD_COPY, &plan) != JP_OK ||
-      jp_context_create(plan, nullptr, &ctx) != JP_OK) {
-    ADD_FAILURE() << "load: " << jp_last_error();
-    jp_plan_destroy(plan);
-    return outputs;
-  }
-  EXPECT_EQ(jp_plan_num_inputs(plan), static_cast<int32_t>(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_EQ(
-        jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data(), inputs[i].size()),
-        JP_OK)
-        << "input " << i << ": " << jp_last_error();
-  EXPECT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
-  for (int32_t i = 0; i < jp_plan_num_outputs(plan); ++i) {
-    const void* data = nullptr;
-    size_t bytes = 0;
-    EXPECT_EQ(jp_context_get_output(ctx, i, &data, &bytes), JP_OK);
-    const uint8_t* p = static_cast<const uint8_t*>(data);
-    outputs.emplace_back(p, p + bytes);
-  }
-  jp_context_destroy(ctx);
-  jp_plan_destroy(plan);
+  for (PlanOutput& o : run_plan_inputs(buffer, in)) outputs.push_back(std::move(o.bytes));
   return outputs;
 }
 

@@ -15,6 +15,7 @@
 #include "converter/src/passes.h"
 #include "converter/src/support.h"
 #include "kernels/cuda/variants.h"
+#include "tests/converter/plan_runner.h"
 #include "tests/converter/test_util.h"
 
 namespace jetplan::converter::testing {
@@ -22,34 +23,6 @@ namespace {
 
 using fb::OpFamily;
 using ::testing::ElementsAre;
-
-std::vector<std::vector<float>> run_plan(const std::vector<uint8_t>& bytes,
-                                         const std::vector<std::vector<float>>& inputs) {
-  std::vector<std::vector<float>> outs;
-  jp_plan* plan = nullptr;
-  if (jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan) != JP_OK) {
-    ADD_FAILURE() << "load: " << jp_last_error();
-    return outs;
-  }
-  jp_context* ctx = nullptr;
-  EXPECT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_EQ(jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data(),
-                                   inputs[i].size() * sizeof(float)),
-              JP_OK)
-        << jp_last_error();
-  EXPECT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
-  for (int32_t o = 0; o < jp_plan_num_outputs(plan); ++o) {
-    const void* data = nullptr;
-    size_t size = 0;
-    EXPECT_EQ(jp_context_get_output(ctx, o, &data, &size), JP_OK);
-    const float* f = static_cast<const float*>(data);
-    outs.emplace_back(f, f + size / sizeof(float));
-  }
-  jp_context_destroy(ctx);
-  jp_plan_destroy(plan);
-  return outs;
-}
 
 // Random inputs of the given sizes (a fresh seed each run, printed on failure).
 std::vector<std::vector<float>> random_inputs(const std::vector<size_t>& sizes) {
@@ -89,7 +62,8 @@ std::vector<uint8_t> check_fusion(const ModelBuilder& m, const std::vector<size_
   if (plan == nullptr) return {};
   EXPECT_EQ(step_ops(plan), fused_steps);
   const auto in = random_inputs(input_sizes);
-  expect_same_outputs(run_plan(fused.plan, in), run_plan(plain.plan, in));
+  expect_same_outputs(float_outputs(run_plan(fused.plan, in)),
+                      float_outputs(run_plan(plain.plan, in)));
   // Deterministic: the same model gives the same bytes.
   EXPECT_EQ(convert_ok(m).plan, fused.plan);
   return fused.plan;
@@ -285,8 +259,8 @@ TEST(FusePointwiseGpu, NhwcLayoutGivesTheNchwOutputs) {
   ConvertOptions no_fuse;
   no_fuse.fuse = false;
   const auto in = random_inputs({2 * 3 * 8 * 8});
-  const auto want = run_plan(convert_ok(nhwc_chain(), no_fuse).plan, in);
-  const auto got = run_plan(nhwc, in);
+  const auto want = float_outputs(run_plan(convert_ok(nhwc_chain(), no_fuse).plan, in));
+  const auto got = float_outputs(run_plan(nhwc, in));
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want[0].size(); ++i)
     ASSERT_NEAR(got[0][i], want[0][i], 1e-4f + 1e-4f * std::fabs(want[0][i])) << i;

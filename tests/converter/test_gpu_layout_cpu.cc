@@ -12,6 +12,7 @@
 #include "converter/src/onnx_import.h"
 #include "converter/src/passes.h"
 #include "converter/src/support.h"
+#include "tests/converter/plan_runner.h"
 #include "tests/converter/test_util.h"
 
 namespace jetplan::converter::testing {
@@ -37,31 +38,6 @@ std::vector<uint8_t> nhwc_cpu_plan(const std::string& bytes, bool fuse_nodes) {
   assign_memory(&draft);
   PlanMetadata meta;
   return serialize_plan(draft, TargetDesc{}, meta);
-}
-
-std::vector<std::vector<float>> run(const std::vector<uint8_t>& bytes,
-                                    const std::vector<float>& input) {
-  std::vector<std::vector<float>> outs;
-  jp_plan* plan = nullptr;
-  if (jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan) != JP_OK) {
-    ADD_FAILURE() << "load: " << jp_last_error();
-    return outs;
-  }
-  jp_context* ctx = nullptr;
-  EXPECT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
-  EXPECT_EQ(jp_context_set_input(ctx, 0, input.data(), input.size() * sizeof(float)), JP_OK)
-      << jp_last_error();
-  EXPECT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
-  for (int32_t o = 0; o < jp_plan_num_outputs(plan); ++o) {
-    const void* data = nullptr;
-    size_t size = 0;
-    EXPECT_EQ(jp_context_get_output(ctx, o, &data, &size), JP_OK);
-    const float* f = static_cast<const float*>(data);
-    outs.emplace_back(f, f + size / sizeof(float));
-  }
-  jp_context_destroy(ctx);
-  jp_plan_destroy(plan);
-  return outs;
 }
 
 void batch_norm(ModelBuilder& m, const std::string& name, int64_t c) {
@@ -141,7 +117,7 @@ TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
   for (bool fuse_nodes : {true, false}) {
     ConvertOptions options;
     options.fuse = fuse_nodes;
-    const auto want = run(convert_ok(net(), options).plan, input);
+    const auto want = float_outputs(run_plan(convert_ok(net(), options).plan, {input}));
     const std::vector<uint8_t> nhwc = nhwc_cpu_plan(bytes, fuse_nodes);
     // The pass did put NHWC tensors and Transposes in.
     const fb::Plan* plan = fb::GetPlan(nhwc.data());
@@ -160,7 +136,7 @@ TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
     EXPECT_EQ(slices, fuse_nodes ? 1u : 0u);
     // x in, feat out (a 4-D output binding), se into the channel Softmax (NCHW only).
     EXPECT_EQ(transposes, 3u) << "fuse " << fuse_nodes;
-    const auto got = run(nhwc, input);
+    const auto got = float_outputs(run_plan(nhwc, {input}));
     ASSERT_EQ(got.size(), want.size());
     for (size_t o = 0; o < want.size(); ++o) {
       ASSERT_EQ(got[o].size(), want[o].size()) << o;

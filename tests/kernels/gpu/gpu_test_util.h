@@ -3,14 +3,21 @@
 // poisoned before each launch, FP16 conversion, and a launch of one named variant with the
 // StepPointers/params signature of kernels/cuda/launch.h.
 //
+// Also the steps every test file would otherwise write again: a float tensor uploaded, poisoned
+// and read back in FP16 or FP32 storage, the comparison against the CPU twin, the selector's
+// choice, the workspace as the runtime hands it over, and timings with driver events.
+//
 // Without a GPU every test SKIPS, visibly, with the reason (GPU_TEST_OR_SKIP); it never passes
 // by doing nothing. Compare with kernel_test_util.h's all_close (NaN never passes).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <ios>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,6 +109,11 @@ class DeviceBuffer {
     ASSERT_LE(n, bytes_);
     ASSERT_EQ(device()->d->MemcpyHtoD(ptr_, host, n), cu::kSuccess);
   }
+  // Zeroes the data (the guard stays).
+  void zero() {
+    const std::vector<uint8_t> zeros(bytes_, 0);
+    upload(zeros.data(), zeros.size());
+  }
   // Fills the data with `poison` (16- or 32-bit pattern) and the guard with 0xA5.
   void poison16(uint16_t poison) {
     std::vector<uint16_t> fill(bytes_ / 2, poison);
@@ -118,6 +130,13 @@ class DeviceBuffer {
   std::vector<uint8_t> download_all() const {  // data + guard
     std::vector<uint8_t> out(bytes_ + kGuard);
     EXPECT_EQ(device()->d->MemcpyDtoH(out.data(), ptr_, out.size()), cu::kSuccess);
+    return out;
+  }
+  // The first n elements of type T.
+  template <typename T>
+  std::vector<T> download(size_t n) const {
+    std::vector<T> out(n);
+    std::memcpy(out.data(), download_all().data(), n * sizeof(T));
     return out;
   }
   // True when the guard after the data is intact.
@@ -146,6 +165,66 @@ inline std::vector<float> from_half(const std::vector<uint16_t>& v) {
 // Rounds through FP16 (what a kernel reading FP16 storage sees).
 inline std::vector<float> round_half(const std::vector<float>& v) { return from_half(to_half(v)); }
 
+// ------------------------------------------------------ float tensors in FP16 or FP32 storage
+
+inline size_t float_storage_bytes(DType dt) { return dt == DType::kFloat16 ? 2 : 4; }
+
+// A device copy of `v` in `dt` storage (Float16: rounded to nearest even; Float32: as is).
+// At least one element is allocated, so an empty tensor still gets a distinct pointer.
+inline std::unique_ptr<DeviceBuffer> to_device(const std::vector<float>& v, DType dt) {
+  const size_t e = float_storage_bytes(dt);
+  auto b = std::make_unique<DeviceBuffer>((v.empty() ? 1 : v.size()) * e);
+  if (dt == DType::kFloat16) b->upload(to_half(v).data(), v.size() * 2);
+  else b->upload(v.data(), v.size() * 4);
+  return b;
+}
+
+// Fills `b` with the NaN of `dt` storage that no kernel computes (kHalfPoison or kFloatPoison).
+inline void poison(DeviceBuffer& b, DType dt) {
+  if (dt == DType::kFloat16) b.poison16(kHalfPoison);
+  else b.poison32(kFloatPoison);
+}
+
+// The first n elements of `b`, in `dt` storage, as floats.
+inline std::vector<float> download_floats(const DeviceBuffer& b, size_t n, DType dt) {
+  return dt == DType::kFloat16 ? from_half(b.download<uint16_t>(n)) : b.download<float>(n);
+}
+
+// Every element within |got - want| <= abs + rel * |want| (the difference taken in double); a
+// NaN or an infinity on either side never passes. Names the first element off and counts them.
+template <typename Want>
+testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<Want>& want,
+                                   double rel, double abs) {
+  if (got.size() != want.size())
+    return testing::AssertionFailure() << "got " << got.size() << " elements, want " << want.size();
+  size_t first = want.size(), off = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double w = static_cast<double>(want[i]);
+    if (std::fabs(static_cast<double>(got[i]) - w) <= abs + rel * std::fabs(w)) continue;
+    if (off++ == 0) first = i;
+  }
+  if (off == 0) return testing::AssertionSuccess();
+  return testing::AssertionFailure() << "element " << first << ": got " << got[first] << ", want "
+                                     << static_cast<double>(want[first]) << " (" << off << " of "
+                                     << want.size() << " elements off)";
+}
+
+// all_close on FP16 bits, which the message also shows.
+inline testing::AssertionResult all_close_half(const std::vector<uint16_t>& got,
+                                               const std::vector<float>& want, double rel,
+                                               double abs) {
+  testing::AssertionResult r = all_close(from_half(got), want, rel, abs);
+  if (!r) {
+    for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+      const double g = half_to_float(got[i]);
+      if (std::fabs(g - want[i]) <= abs + rel * std::fabs(double(want[i]))) continue;
+      r << "; bits of element " << i << ": 0x" << std::hex << got[i] << std::dec;
+      break;
+    }
+  }
+  return r;
+}
+
 // Launches kernel `name` with `choice`'s grid/block/shared memory, synchronizes and returns the
 // status as text ("" on success).
 template <typename Params>
@@ -172,35 +251,176 @@ std::string launch(const char* name, const cuda::LaunchChoice& choice,
   return "";
 }
 
-// Selects with the real selector for the device (or `target`, a variation of it) and launches.
+// The selector's choice for a step of `family` on the device (or `target`, a variation of it):
+// "" on success, else why not.
 template <typename Params>
-std::string select_and_launch(uint16_t family, DType dtype, const cuda::StepPointers& ptrs,
-                              const Params& params, cuda::LaunchChoice* chosen = nullptr,
-                              const cuda::TargetInfo* target = nullptr) {
+std::string select(uint16_t family, DType dtype, const Params& params, cuda::LaunchChoice* choice,
+                   const cuda::TargetInfo* target = nullptr) {
   cuda::StepDesc step;
   step.family = family;
   step.params = &params;
   step.dtype = dtype;
-  cuda::LaunchChoice choice;
   std::string why;
-  if (!cuda::select_kernel(step, target != nullptr ? *target : device_target(), &choice, &why))
+  if (!cuda::select_kernel(step, target != nullptr ? *target : device_target(), choice, &why))
     return "select: " + why;
+  return "";
+}
+
+// The workspace `choice` asks for, as the runtime hands it over: zeroed for the variants that
+// ask the runtime to clear it, garbage (poisoned) for the others; or zeroed in any case with
+// `zeroed` (timings and replays: the split-K kernels leave their counters at 0, so zeroing once
+// is enough). Points ptrs->workspace at it. Null when the choice needs none.
+inline std::unique_ptr<DeviceBuffer> workspace_for(const cuda::LaunchChoice& choice,
+                                                   cuda::StepPointers* ptrs, bool zeroed = false) {
+  if (choice.workspace_bytes == 0) return nullptr;
+  auto ws = std::make_unique<DeviceBuffer>(choice.workspace_bytes);
+  if (zeroed || choice.variant->zero_workspace) ws->zero();
+  else ws->poison32(kFloatPoison);
+  ptrs->workspace = ws->get();
+  ptrs->workspace_bytes = choice.workspace_bytes;
+  return ws;
+}
+
+// Selects with the real selector for the device (or `target`) and launches.
+template <typename Params>
+std::string select_and_launch(uint16_t family, DType dtype, const cuda::StepPointers& ptrs,
+                              const Params& params, cuda::LaunchChoice* chosen = nullptr,
+                              const cuda::TargetInfo* target = nullptr) {
+  cuda::LaunchChoice choice;
+  const std::string why = select(family, dtype, params, &choice, target);
+  if (!why.empty()) return why;
   if (chosen != nullptr) *chosen = choice;
   cuda::StepPointers p = ptrs;
-  std::unique_ptr<DeviceBuffer> workspace;
-  if (choice.workspace_bytes > 0) {
-    workspace = std::make_unique<DeviceBuffer>(choice.workspace_bytes);
-    // Garbage, as the arena holds, unless the variant asks the runtime to clear it.
-    if (choice.variant->zero_workspace) {
-      std::vector<uint8_t> zeros(choice.workspace_bytes, 0);
-      workspace->upload(zeros.data(), zeros.size());
-    } else {
-      workspace->poison32(kFloatPoison);
-    }
-    p.workspace = workspace->get();
-    p.workspace_bytes = choice.workspace_bytes;
-  }
+  const std::unique_ptr<DeviceBuffer> workspace = workspace_for(choice, &p);
   return launch(choice.variant->name, choice, p, params);
+}
+
+// The launch the Gemm variant `name` is written for, forced without the selector (the formulas of
+// kernels/cuda/gemm_select.cc, restated): split-K variants get `splits` K slices and their
+// workspace; names with _f32out take the same launch as their FP16-out twins.
+inline cuda::LaunchChoice gemm_launch_for(const std::string& name, const GemmParams& p,
+                                          uint32_t splits) {
+  cuda::LaunchChoice l;
+  const auto cdiv = [](int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); };
+  l.variant = cuda::find_kernel_variant(name.c_str());
+  l.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(p.batch, 65535)));
+  if (name.find("gemv_bt") != std::string::npos) {
+    l.grid[0] = std::max(1u, cdiv(p.N, 8));
+    l.block[0] = 256;
+  } else if (name.find("gemv_bn") != std::string::npos) {
+    l.grid[0] = std::max(1u, cdiv(p.N, 64));
+    l.block[0] = 256;
+  } else if (name.find("splitk") != std::string::npos) {
+    l.grid[0] = std::max(1u, cdiv(p.N, 64));
+    l.grid[1] = std::max(1u, cdiv(p.M, 32));
+    l.grid[2] = splits;
+    l.block[0] = 128;
+    const uint64_t tiles = uint64_t{l.grid[0]} * l.grid[1];
+    l.workspace_bytes = (tiles * 4 + 255) / 256 * 256 + tiles * splits * 32 * 64 * 4;
+  } else {
+    l.grid[0] = std::max(1u, cdiv(p.N, 64));
+    l.grid[1] = std::max(1u, cdiv(p.M, name.find("mma32") != std::string::npos ? 32 : 64));
+    l.block[0] = 128;
+  }
+  return l;
+}
+
+// What a one-input, one-output float step left: the launch status ("" on success), y's
+// elements as floats, whether the guard after y is intact, and the variant chosen.
+struct FloatStepResult {
+  std::string status;
+  std::vector<float> y;
+  bool guard_intact = false;
+  cuda::LaunchChoice chosen;
+};
+
+// Runs a step of `family` that reads x and writes ny elements of y, both in `dtype` storage,
+// with the selector's choice: x uploaded (Float16: rounded), y poisoned before the launch.
+template <typename Params>
+FloatStepResult run_float_step(uint16_t family, DType dtype, const Params& params,
+                               const std::vector<float>& x, size_t ny) {
+  FloatStepResult r;
+  const std::unique_ptr<DeviceBuffer> dx = to_device(x, dtype);
+  DeviceBuffer dy(ny * float_storage_bytes(dtype));
+  poison(dy, dtype);
+  cuda::StepPointers ptrs{};
+  ptrs.in[0] = dx->get();
+  ptrs.out[0] = dy.get();
+  r.status = select_and_launch(family, dtype, ptrs, params, &r.chosen);
+  if (!r.status.empty()) return r;
+  r.y = download_floats(dy, ny, dtype);
+  r.guard_intact = dy.guard_intact();
+  return r;
+}
+
+// ------------------------------------------------------------------------------------ timings
+
+// A launch ready to repeat without synchronizing: the function, the launch configuration and
+// copies of the pointers and parameters.
+struct RepeatLaunch {
+  cu::CUfunction fn = nullptr;
+  cuda::LaunchChoice choice;
+  cuda::StepPointers ptrs{};
+  std::vector<uint8_t> params;
+  cu::CUresult operator()(cu::CUstream stream = nullptr) {
+    const cu::Driver& d = *device()->d;
+    const cuda::LaunchChoice& c = choice;
+    // As the runtime launches a step: the workspace cleared first for the variants that ask.
+    if (c.variant->zero_workspace && ptrs.workspace_bytes > 0) {
+      const cu::CUresult r = d.MemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(ptrs.workspace), 0,
+                                             ptrs.workspace_bytes, stream);
+      if (r != cu::kSuccess) return r;
+    }
+    void* args[] = {&ptrs, params.data()};
+    return cu::launch(d, fn, c.variant->cooperative, c.grid, c.block, c.shared_bytes, stream,
+                      args);
+  }
+};
+
+// The launch of `choice` with `ptrs` and `params`: "" on success, else why not.
+template <typename Params>
+std::string repeat_launch(const cuda::LaunchChoice& choice, const cuda::StepPointers& ptrs,
+                          const Params& params, RepeatLaunch* out) {
+  if (device()->modules.function(choice.variant->name, &out->fn) != JP_OK) return jp_last_error();
+  if (choice.shared_bytes > 48 * 1024 &&
+      device()->d->FuncSetAttribute(out->fn, cu::kFuncAttrMaxDynamicShared,
+                                    static_cast<int>(choice.shared_bytes)) != cu::kSuccess)
+    return "cuFuncSetAttribute failed";
+  out->choice = choice;
+  out->ptrs = ptrs;
+  out->params.resize(sizeof(Params));
+  std::memcpy(out->params.data(), &params, sizeof(Params));
+  return "";
+}
+
+// Mean microseconds per call of `go` (which launches on the legacy stream and returns the
+// launch's CUresult) over `reps` calls after `warmup` calls, timed with driver events. Negative,
+// and the test failed naming the call, when a launch or an event call fails.
+template <typename Go>
+double mean_us(int warmup, int reps, Go go) {
+  const cu::Driver& d = *device()->d;
+  cu::CUevent start = nullptr, stop = nullptr;
+  float ms = 0.f;
+  const char* failed = nullptr;
+  if (d.EventCreate(&start, cu::kEventDefault) != cu::kSuccess ||
+      d.EventCreate(&stop, cu::kEventDefault) != cu::kSuccess)
+    failed = "cuEventCreate";
+  for (int i = 0; failed == nullptr && i < warmup; ++i)
+    if (go() != cu::kSuccess) failed = "a warm-up launch";
+  if (failed == nullptr && d.EventRecord(start, nullptr) != cu::kSuccess) failed = "cuEventRecord";
+  for (int i = 0; failed == nullptr && i < reps; ++i)
+    if (go() != cu::kSuccess) failed = "a timed launch";
+  if (failed == nullptr && (d.EventRecord(stop, nullptr) != cu::kSuccess ||
+                            d.EventSynchronize(stop) != cu::kSuccess ||
+                            d.EventElapsedTime(&ms, start, stop) != cu::kSuccess))
+    failed = "cuEventRecord/Synchronize/ElapsedTime";
+  if (start != nullptr) (void)d.EventDestroy(start);
+  if (stop != nullptr) (void)d.EventDestroy(stop);
+  if (failed != nullptr) {
+    ADD_FAILURE() << "timing: " << failed << " failed";
+    return -1;
+  }
+  return 1000.0 * ms / reps;
 }
 
 }  // namespace jetplan::kernels::gpu_test

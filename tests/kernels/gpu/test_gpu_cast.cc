@@ -54,8 +54,7 @@ TEST(GpuCast, Float32ToFloat16MatchesCpuTwinBitExact) {
       ptrs.in[0] = static_cast<float*>(dx.get()) + offset;
       ptrs.out[0] = static_cast<uint16_t*>(dy.get()) + offset;
       ASSERT_EQ(gpu_test::select_and_launch(kCast, DType::kFloat32, ptrs, p), "");
-      std::vector<uint16_t> got(count + offset);
-      std::memcpy(got.data(), dy.download_all().data(), got.size() * 2);
+      const std::vector<uint16_t> got = dy.download<uint16_t>(count + offset);
       for (int64_t i = 0; i < count; ++i) {
         const uint16_t g = got[size_t(i + offset)], w = want[size_t(i)];
         const bool nan = (w & 0x7c00) == 0x7c00 && (w & 0x3ff) != 0;
@@ -97,8 +96,7 @@ TEST(GpuCast, Float16ToFloat32MatchesCpuTwinBitExact) {
       ptrs.in[0] = static_cast<uint16_t*>(dx.get()) + offset;
       ptrs.out[0] = static_cast<float*>(dy.get()) + offset;
       ASSERT_EQ(gpu_test::select_and_launch(kCast, DType::kFloat16, ptrs, p), "");
-      std::vector<uint32_t> got(count + offset);
-      std::memcpy(got.data(), dy.download_all().data(), got.size() * 4);
+      const std::vector<uint32_t> got = dy.download<uint32_t>(count + offset);
       for (int64_t i = 0; i < count; ++i)
         ASSERT_EQ(got[size_t(i + offset)], want[size_t(i)])
             << "count " << count << " offset " << offset << " element " << i;

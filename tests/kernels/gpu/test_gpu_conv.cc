@@ -103,34 +103,16 @@ cuda::LaunchChoice igemm_choice(const IgemmTile& t, const ConvParams& p, uint32_
 // garbage otherwise. "" on success.
 std::string launch_with_workspace(const cuda::LaunchChoice& choice, cuda::StepPointers ptrs,
                                   const ConvParams& p) {
-  std::unique_ptr<DeviceBuffer> ws;
-  if (choice.workspace_bytes > 0) {
-    ws = std::make_unique<DeviceBuffer>(choice.workspace_bytes);
-    if (choice.variant->zero_workspace) {
-      std::vector<uint8_t> zeros(choice.workspace_bytes, 0);
-      ws->upload(zeros.data(), zeros.size());
-    } else {
-      ws->poison32(gpu_test::kFloatPoison);
-    }
-    ptrs.workspace = ws->get();
-    ptrs.workspace_bytes = choice.workspace_bytes;
-  }
+  const std::unique_ptr<DeviceBuffer> ws = gpu_test::workspace_for(choice, &ptrs);
   std::string r = gpu_test::launch(choice.variant->name, choice, ptrs, p);
   if (r.empty() && ws && !ws->guard_intact()) r = "workspace guard overwritten";
   return r;
 }
 
+// Tolerance (K the reduction length): |got - want| <= 1e-2 * |want| + 1e-2 * sqrt(K) / 8.
 testing::AssertionResult close_conv(const std::vector<uint16_t>& got, const std::vector<float>& want,
                                     int64_t k) {
-  const double abs = 1e-2 * std::sqrt(double(k)) / 8;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const float g = half_to_float(got[i]);
-    if (!(std::fabs(g - want[i]) <= abs + 1e-2 * std::fabs(want[i])))
-      return testing::AssertionFailure() << "element " << i << " of " << want.size() << ": got " << g
-                                         << " (0x" << std::hex << got[i] << std::dec << "), want "
-                                         << want[i];
-  }
-  return testing::AssertionSuccess();
+  return gpu_test::all_close_half(got, want, 1e-2, 1e-2 * std::sqrt(double(k)) / 8);
 }
 
 std::vector<Case> cases() {
@@ -176,16 +158,16 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
     std::vector<float> want(static_cast<size_t>(ny));
     cpu::conv(p, x.data(), w.data(), bias.data(), res.data(), want.data());
 
-    DeviceBuffer dx(nx * 2), dw(nw * 2), db(p.out_channels * 2), dr(ny * 2), dy(ny * 2);
-    dx.upload(gpu_test::to_half(x).data(), nx * 2);
-    dw.upload(gpu_test::to_half(w).data(), nw * 2);
-    db.upload(gpu_test::to_half(bias).data(), p.out_channels * 2);
-    dr.upload(gpu_test::to_half(res).data(), ny * 2);
+    const auto dx = gpu_test::to_device(x, DType::kFloat16);
+    const auto dw = gpu_test::to_device(w, DType::kFloat16);
+    const auto db = gpu_test::to_device(bias, DType::kFloat16);
+    const auto dr = gpu_test::to_device(res, DType::kFloat16);
+    DeviceBuffer dy(ny * 2);
     cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.in[1] = dw.get();
-    if (p.has_bias) ptrs.in[2] = db.get();
-    if (p.has_residual) ptrs.in[p.has_bias ? 3 : 2] = dr.get();
+    ptrs.in[0] = dx->get();
+    ptrs.in[1] = dw->get();
+    if (p.has_bias) ptrs.in[2] = db->get();
+    if (p.has_residual) ptrs.in[p.has_bias ? 3 : 2] = dr->get();
     ptrs.out[0] = dy.get();
 
     std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
@@ -209,13 +191,8 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
     one.variant = cuda::find_kernel_variant("jp_conv_direct_f16");
     cuda::launch_1d(total, 256, 1024, &one);
     runs.push_back({"direct", one});
-    cuda::StepDesc step;
-    step.family = kConv;
-    step.params = &p;
-    step.dtype = DType::kFloat16;
     cuda::LaunchChoice chosen;
-    std::string why;
-    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
+    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p, &chosen), "");
     runs.push_back({std::string("selected ") + chosen.variant->name + " split " +
                         std::to_string(chosen.split_k),
                     chosen});
@@ -224,9 +201,7 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
       ASSERT_NE(choice.variant, nullptr) << label;
       dy.poison16(gpu_test::kHalfPoison);
       ASSERT_EQ(launch_with_workspace(choice, ptrs, p), "") << c.name << ": " << label;
-      std::vector<uint16_t> got(static_cast<size_t>(ny));
-      std::memcpy(got.data(), dy.download_all().data(), size_t(ny) * 2);
-      EXPECT_TRUE(close_conv(got, want, k)) << c.name << ", " << label << ", epilogue " << epilogue;
+      EXPECT_TRUE(close_conv(dy.download<uint16_t>(size_t(ny)), want, k)) << c.name << ", " << label << ", epilogue " << epilogue;
       EXPECT_TRUE(dy.guard_intact()) << c.name << ", " << label;
     }
   }
@@ -243,7 +218,7 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
   const Case c = cases()[size_t(GetParam())];
-  for (const auto [offset, extra] : {std::pair<int64_t, int64_t>{0, 5}, {3, 3}, {8, 8}}) {
+  for (const auto& [offset, extra] : {std::pair<int64_t, int64_t>{0, 5}, {3, 3}, {8, 8}}) {
     ConvParams p = params_of(c, false, test_util::kEveryActivation[1 + GetParam() % 10]);
     p.has_bias = true;
     p.y_channels = p.out_channels + extra;
@@ -259,14 +234,14 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
     std::vector<float> want(static_cast<size_t>(ny), std::nanf(""));
     cpu::conv(p, x.data(), w.data(), bias.data(), nullptr, want.data());
 
-    DeviceBuffer dx(nx * 2), dw(nw * 2), db(p.out_channels * 2), dy(ny * 2);
-    dx.upload(gpu_test::to_half(x).data(), nx * 2);
-    dw.upload(gpu_test::to_half(w).data(), nw * 2);
-    db.upload(gpu_test::to_half(bias).data(), p.out_channels * 2);
+    const auto dx = gpu_test::to_device(x, DType::kFloat16);
+    const auto dw = gpu_test::to_device(w, DType::kFloat16);
+    const auto db = gpu_test::to_device(bias, DType::kFloat16);
+    DeviceBuffer dy(ny * 2);
     cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.in[1] = dw.get();
-    ptrs.in[2] = db.get();
+    ptrs.in[0] = dx->get();
+    ptrs.in[1] = dw->get();
+    ptrs.in[2] = db->get();
     ptrs.out[0] = dy.get();
     std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
     const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
@@ -289,9 +264,7 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
       ASSERT_NE(choice.variant, nullptr) << label;
       dy.poison16(gpu_test::kHalfPoison);
       ASSERT_EQ(launch_with_workspace(choice, ptrs, p), "") << c.name << ": " << label;
-      const std::vector<uint8_t> bytes = dy.download_all();
-      std::vector<uint16_t> got(static_cast<size_t>(ny));
-      std::memcpy(got.data(), bytes.data(), size_t(ny) * 2);
+      const std::vector<uint16_t> got = dy.download<uint16_t>(size_t(ny));
       std::vector<uint16_t> inside;
       std::vector<float> inside_want;
       for (int64_t i = 0; i < ny; ++i) {
@@ -426,21 +399,9 @@ void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint3
     ConvParams q = p;
     q.has_residual = false;
     ptrs.out[0] = dy.get();
-    cuda::StepDesc step;
-    step.family = kConv;
-    step.params = &q;
-    step.dtype = DType::kFloat16;
     cuda::LaunchChoice ch;
-    std::string why;
-    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &ch, &why)) << why;
-    std::unique_ptr<DeviceBuffer> ws;
-    if (ch.workspace_bytes) {
-      ws = std::make_unique<DeviceBuffer>(ch.workspace_bytes);
-      std::vector<uint8_t> zeros(ch.workspace_bytes, 0);
-      ws->upload(zeros.data(), zeros.size());
-      ptrs.workspace = ws->get();
-      ptrs.workspace_bytes = ch.workspace_bytes;
-    }
+    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, q, &ch), "");
+    const auto ws = gpu_test::workspace_for(ch, &ptrs, /*zeroed=*/true);
     double host_us = 0;
     const double us = time_launch(ch, ptrs, q, &host_us);
     ASSERT_GT(us, 0) << ch.variant->name;
@@ -452,15 +413,8 @@ void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint3
       for (uint32_t split : splits) {
         if (split > cuda::ceil_div_u32(uint64_t(k), 32) / 2 && split > 1) continue;
         const cuda::LaunchChoice alt = igemm_choice(t, q, split);
-        std::unique_ptr<DeviceBuffer> alt_ws;
         cuda::StepPointers alt_ptrs = ptrs;
-        if (alt.workspace_bytes) {
-          alt_ws = std::make_unique<DeviceBuffer>(alt.workspace_bytes);
-          std::vector<uint8_t> zeros(alt.workspace_bytes, 0);
-          alt_ws->upload(zeros.data(), zeros.size());
-          alt_ptrs.workspace = alt_ws->get();
-          alt_ptrs.workspace_bytes = alt.workspace_bytes;
-        }
+        const auto alt_ws = gpu_test::workspace_for(alt, &alt_ptrs, /*zeroed=*/true);
         double h = 0;
         const double a_us = time_launch(alt, alt_ptrs, q, &h);
         if (a_us > 0 && a_us < best_us) {
@@ -525,13 +479,8 @@ TEST(GpuConvBench, DISABLED_DepthwiseBatch1) {
     ptrs.in[1] = dw.get();
     ptrs.in[2] = db.get();
     ptrs.out[0] = dy.get();
-    cuda::StepDesc step;
-    step.family = kConv;
-    step.params = &p;
-    step.dtype = DType::kFloat16;
     cuda::LaunchChoice ch;
-    std::string why;
-    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &ch, &why)) << why;
+    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p, &ch), "");
     double plain = 0;
     const double us = time_launch(ch, ptrs, p, &plain);
     ASSERT_GT(us, 0);

@@ -20,7 +20,6 @@ namespace jetplan::kernels {
 namespace {
 
 using gpu_test::DeviceBuffer;
-namespace cu = ::jetplan::rt::cu;
 constexpr uint16_t kConvTranspose = 9;
 
 struct Case {
@@ -74,7 +73,6 @@ ConvTransposeParams params_of(const Case& c) {
 void check(DType dt) {
   SEEDED_RNG(rng);
   const bool f16 = dt == DType::kFloat16;
-  const size_t eb = f16 ? 2 : 4;
   for (size_t ci = 0; ci < std::size(kCases); ++ci) {
     const Case& c = kCases[ci];
     const ConvTransposeParams p = params_of(c);
@@ -98,37 +96,20 @@ void check(DType dt) {
     cuda::StepPointers ptrs{};
     int next = 0;
     auto add = [&](const std::vector<float>& v) {
-      bufs.push_back(std::make_unique<DeviceBuffer>(v.size() * eb));
-      if (f16) bufs.back()->upload(gpu_test::to_half(v).data(), v.size() * eb);
-      else bufs.back()->upload(v.data(), v.size() * eb);
+      bufs.push_back(gpu_test::to_device(v, dt));
       ptrs.in[next++] = bufs.back()->get();
     };
     add(x);
     add(w);
     if (c.bias) add(bias);
     if (c.residual) add(res);
-    DeviceBuffer dy(ny * eb);
-    if (f16) dy.poison16(gpu_test::kHalfPoison);
-    else dy.poison32(gpu_test::kFloatPoison);
+    DeviceBuffer dy(ny * gpu_test::float_storage_bytes(dt));
+    gpu_test::poison(dy, dt);
     ptrs.out[0] = dy.get();
     ASSERT_EQ(gpu_test::select_and_launch(kConvTranspose, dt, ptrs, p), "") << "case " << ci;
-    const std::vector<uint8_t> all = dy.download_all();
-    std::vector<float> got(ny);
-    if (f16) {
-      std::vector<uint16_t> h(ny);
-      std::memcpy(h.data(), all.data(), ny * 2);
-      got = gpu_test::from_half(h);
-    } else {
-      std::memcpy(got.data(), all.data(), ny * 4);
-    }
     const double rel = f16 ? 2e-3 : 1e-5, abs = f16 ? 2e-3 : 2e-5;
-    for (int64_t i = 0; i < ny; ++i) {
-      if (!(std::fabs(double(got[i]) - want[i]) <= abs + rel * std::fabs(want[i]))) {
-        ADD_FAILURE() << "case " << ci << " element " << i << ": got " << got[i] << ", want "
-                      << want[i];
-        break;
-      }
-    }
+    EXPECT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, ny, dt), want, rel, abs))
+        << "case " << ci;
     EXPECT_TRUE(dy.guard_intact()) << "case " << ci;
   }
 }
@@ -161,10 +142,6 @@ TEST(GpuConvTransposeBench, DISABLED_UNetUpsampling) {
   struct Shape { int64_t batch, cin, cout, in; };
   const Shape shapes[] = {{1, 1024, 512, 16}, {1, 512, 256, 32}, {1, 256, 128, 64},
                           {1, 128, 64, 128},  {8, 128, 64, 128}};
-  const cu::Driver& d = *gpu_test::device()->d;
-  cu::CUevent start = nullptr, stop = nullptr;
-  ASSERT_EQ(d.EventCreate(&start, cu::kEventDefault), cu::kSuccess);
-  ASSERT_EQ(d.EventCreate(&stop, cu::kEventDefault), cu::kSuccess);
   std::printf("device: %s\n", gpu_test::device()->info.name);
   for (const Shape& s : shapes) {
     Case c{2, s.batch, s.cin, s.cout, 1, {s.in, s.in}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0},
@@ -184,29 +161,15 @@ TEST(GpuConvTransposeBench, DISABLED_UNetUpsampling) {
     ptrs.out[0] = dy.get();
     cuda::LaunchChoice l;
     ASSERT_EQ(gpu_test::select_and_launch(kConvTranspose, DType::kFloat16, ptrs, p, &l), "");
-    cu::CUfunction fn = nullptr;
-    ASSERT_EQ(gpu_test::device()->modules.function(l.variant->name, &fn), JP_OK);
-    void* args[] = {&ptrs, &p};
-    const auto go = [&] {
-      return d.LaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
-                            l.block[2], l.shared_bytes, nullptr, args, nullptr);
-    };
-    for (int i = 0; i < 5; ++i) ASSERT_EQ(go(), cu::kSuccess);
-    const int reps = 50;
-    ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
-    for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
-    ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
-    ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
-    float ms = 0.f;
-    ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
-    const double us = 1e3 * ms / reps;
+    gpu_test::RepeatLaunch go;
+    ASSERT_EQ(gpu_test::repeat_launch(l, ptrs, p, &go), "");
+    const double us = gpu_test::mean_us(5, 50, go);
+    ASSERT_GT(us, 0);
     std::printf("convT 2x2/2 n%ld %4ld->%4ld %3ldx%-3ld  %-22s %9.1f us  %6.2f TFLOP/s\n",
                 static_cast<long>(s.batch), static_cast<long>(s.cin), static_cast<long>(s.cout),
                 static_cast<long>(s.in), static_cast<long>(s.in), l.variant->name, us,
                 2.0 * ny * s.cin / us * 1e-6);
   }
-  (void)d.EventDestroy(start);
-  (void)d.EventDestroy(stop);
 }
 
 }  // namespace

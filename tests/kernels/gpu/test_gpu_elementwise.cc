@@ -39,9 +39,8 @@ Bytes run_gpu(uint16_t family, DType dt, const Params& p, const std::vector<Byte
   dy.upload(fill.data(), out_bytes);
   ptrs.out[0] = dy.get();
   EXPECT_EQ(gpu_test::select_and_launch(family, dt, ptrs, p), "");
-  const std::vector<uint8_t> all = dy.download_all();
   EXPECT_TRUE(dy.guard_intact());
-  return Bytes(all.begin(), all.begin() + out_bytes);
+  return dy.download<uint8_t>(out_bytes);
 }
 
 // Random values of dtype `dt`: small integers (many ties, zeros and -1 divisors) and the edges.

@@ -80,31 +80,8 @@ int64_t c_elems(const Case& c) {
 
 constexpr uint32_t kForcedSplits = 3;  // uneven on purpose: some slices get no K tile
 
-// The launch each variant is written for (the selector's formulas, restated).
 cuda::LaunchChoice launch_for(const std::string& name, const GemmParams& p) {
-  cuda::LaunchChoice l;
-  const auto cdiv = [](int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); };
-  l.variant = cuda::find_kernel_variant(name.c_str());
-  l.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(p.batch, 65535)));
-  if (name == "jp_gemm_f16_gemv_bt") {
-    l.grid[0] = std::max(1u, cdiv(p.N, 8));
-    l.block[0] = 256;
-  } else if (name == "jp_gemm_f16_gemv_bn") {
-    l.grid[0] = std::max(1u, cdiv(p.N, 64));
-    l.block[0] = 256;
-  } else if (name.find("splitk") != std::string::npos) {
-    l.grid[0] = std::max(1u, cdiv(p.N, 64));
-    l.grid[1] = std::max(1u, cdiv(p.M, 32));
-    l.grid[2] = kForcedSplits;
-    l.block[0] = 128;
-    const uint64_t tiles = uint64_t{l.grid[0]} * l.grid[1];
-    l.workspace_bytes = (tiles * 4 + 255) / 256 * 256 + tiles * kForcedSplits * 32 * 64 * 4;
-  } else {
-    l.grid[0] = std::max(1u, cdiv(p.N, 64));
-    l.grid[1] = std::max(1u, cdiv(p.M, name.find("mma32") != std::string::npos ? 32 : 64));
-    l.block[0] = 128;
-  }
-  return l;
+  return gpu_test::gemm_launch_for(name, p, kForcedSplits);
 }
 
 std::vector<std::string> variants_for(const Case& c) {
@@ -151,43 +128,17 @@ void run_case(test_util::SeededRng& rng, const Case& c, const std::string& varia
   ptrs.out[0] = dy.get();
   cuda::LaunchChoice l;
   if (variant.empty()) {
-    cuda::StepDesc step;
-    step.family = kGemm;
-    step.params = &p;
-    step.dtype = DType::kFloat16;
-    std::string why;
-    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &l, &why)) << why;
+    ASSERT_EQ(gpu_test::select(kGemm, DType::kFloat16, p, &l), "");
   } else {
     l = launch_for(variant, p);
   }
   ASSERT_NE(l.variant, nullptr) << variant;
   SCOPED_TRACE(std::string("ran ") + l.variant->name);
   // The workspace as the runtime hands it over: zeroed for zero_workspace rows, else garbage.
-  std::unique_ptr<DeviceBuffer> ws;
-  if (l.workspace_bytes > 0) {
-    ws = std::make_unique<DeviceBuffer>(l.workspace_bytes);
-    if (l.variant->zero_workspace) {
-      const std::vector<uint8_t> zeros(l.workspace_bytes, 0);
-      ws->upload(zeros.data(), zeros.size());
-    } else {
-      ws->poison32(gpu_test::kFloatPoison);
-    }
-    ptrs.workspace = ws->get();
-    ptrs.workspace_bytes = l.workspace_bytes;
-  }
+  const std::unique_ptr<DeviceBuffer> ws = gpu_test::workspace_for(l, &ptrs);
   ASSERT_EQ(gpu_test::launch(l.variant->name, l, ptrs, p), "");
-  std::vector<uint16_t> got(ny);
-  std::memcpy(got.data(), dy.download_all().data(), ny * 2);
   const double abs_tol = 1e-3 * std::sqrt(static_cast<double>(c.K)) + 1e-3;
-  int bad = 0;
-  for (int64_t i = 0; i < ny && bad < 5; ++i) {
-    const float g = half_to_float(got[i]);
-    if (!(std::fabs(g - want[i]) <= 1e-2 * std::fabs(want[i]) + abs_tol)) {  // NaN fails
-      ADD_FAILURE() << "element " << i << " (b " << i / (c.M * c.N) << " m " << (i / c.N) % c.M
-                    << " n " << i % c.N << "): got " << g << " want " << want[i];
-      ++bad;
-    }
-  }
+  EXPECT_TRUE(gpu_test::all_close_half(dy.download<uint16_t>(ny), want, 1e-2, abs_tol));
   EXPECT_TRUE(dy.guard_intact());
   if (ws != nullptr) {
     EXPECT_TRUE(ws->guard_intact());
@@ -269,14 +220,8 @@ TEST(GpuGemm, Deterministic) {
   ptrs.out[0] = dy.get();
   for (const std::string& v : variants_for(c)) {
     const cuda::LaunchChoice l = launch_for(v, p);
-    std::unique_ptr<DeviceBuffer> ws;
-    if (l.workspace_bytes > 0) {  // zeroed once: split-K leaves its counters at 0 for a replay
-      ws = std::make_unique<DeviceBuffer>(l.workspace_bytes);
-      const std::vector<uint8_t> zeros(l.workspace_bytes, 0);
-      ws->upload(zeros.data(), zeros.size());
-      ptrs.workspace = ws->get();
-      ptrs.workspace_bytes = l.workspace_bytes;
-    }
+    // Zeroed once: split-K leaves its counters at 0 for a replay.
+    const std::unique_ptr<DeviceBuffer> ws = gpu_test::workspace_for(l, &ptrs, /*zeroed=*/true);
     std::vector<uint8_t> first;
     for (int rep = 0; rep < 2; ++rep) {
       dy.poison16(gpu_test::kHalfPoison);

@@ -1,6 +1,7 @@
 // Timings of the CUDA Gemm kernels on the ViT-B/16 batch-1 shapes and the ResNet-50 classifier
 // (disabled: run with --gtest_also_run_disabled_tests --gtest_filter='*GemmBench*'). Each shape
-// runs the selector's pick (marked *) and the plain mma variants, timed with driver events over repeated launches; prints TFLOP/s.
+// runs the selector's pick (marked *) and the plain mma variants, timed with driver events over
+// repeated launches (gpu_test::mean_us); prints TFLOP/s.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +16,6 @@ namespace jetplan::kernels {
 namespace {
 
 using gpu_test::DeviceBuffer;
-namespace cu = ::jetplan::rt::cu;
 
 struct Shape {
   const char* name;
@@ -39,10 +39,6 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
       {"floor      [8,8]x[8,8] (launch cost)", 1, 8, 8, 8, false, false, ActivationKind::kNone},
       {"square     [2048,2048]x[2048,2048]", 1, 2048, 2048, 2048, false, false, ActivationKind::kNone},
   };
-  const cu::Driver& d = *gpu_test::device()->d;
-  cu::CUevent start = nullptr, stop = nullptr;
-  ASSERT_EQ(d.EventCreate(&start, cu::kEventDefault), cu::kSuccess);
-  ASSERT_EQ(d.EventCreate(&stop, cu::kEventDefault), cu::kSuccess);
   std::printf("device: %s\n", gpu_test::device()->info.name);
   for (const Shape& s : shapes) {
     GemmParams p;
@@ -67,13 +63,8 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
     ptrs.in[1] = db.get();
     ptrs.in[2] = dc.get();
     ptrs.out[0] = dy.get();
-    cuda::StepDesc step;
-    step.family = 2;
-    step.params = &p;
-    step.dtype = DType::kFloat16;
     cuda::LaunchChoice l;
-    std::string why;
-    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &l, &why)) << why;
+    ASSERT_EQ(gpu_test::select(uint16_t{2}, DType::kFloat16, p, &l), "");
     // The selector's pick, then the plain mma variants of both row tiles for comparison.
     std::vector<cuda::LaunchChoice> runs{l};
     const std::string picked = l.variant->name;
@@ -90,39 +81,18 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
         runs.push_back(o);
       }
     }
-    std::unique_ptr<DeviceBuffer> ws;
-    if (l.workspace_bytes > 0) {
-      ws = std::make_unique<DeviceBuffer>(l.workspace_bytes);
-      const std::vector<uint8_t> zeros(l.workspace_bytes, 0);
-      ws->upload(zeros.data(), zeros.size());
-      ptrs.workspace = ws->get();
-      ptrs.workspace_bytes = l.workspace_bytes;
-    }
+    const auto ws = gpu_test::workspace_for(l, &ptrs, /*zeroed=*/true);
     for (const cuda::LaunchChoice& r : runs) {
-      cu::CUfunction fn = nullptr;
-      ASSERT_EQ(gpu_test::device()->modules.function(r.variant->name, &fn), JP_OK);
-      void* args[] = {&ptrs, &p};
-      const auto go = [&] {
-        return d.LaunchKernel(fn, r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1],
-                              r.block[2], r.shared_bytes, nullptr, args, nullptr);
-      };
-      for (int i = 0; i < 20; ++i) ASSERT_EQ(go(), cu::kSuccess);
-      const int reps = 200;
-      ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
-      for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
-      ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
-      ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
-      float ms = 0.f;
-      ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
-      const double us = 1e3 * ms / reps;
+      gpu_test::RepeatLaunch go;
+      ASSERT_EQ(gpu_test::repeat_launch(r, ptrs, p, &go), "");
+      const double us = gpu_test::mean_us(20, 200, go);
+      ASSERT_GT(us, 0);
       const double flop = 2.0 * s.batch * s.M * s.N * s.K;
       std::printf("%-40s %-22s%s grid %ux%ux%u  %8.2f us  %7.2f TFLOP/s\n", s.name, r.variant->name,
                   &r == &runs[0] ? "*" : " ", r.grid[0], r.grid[1], r.grid[2], us,
                   flop / us * 1e-6);
     }
   }
-  (void)d.EventDestroy(start);
-  (void)d.EventDestroy(stop);
 }
 
 }  // namespace

@@ -60,31 +60,8 @@ GemmParams params_of(const Case& c) {
   return p;
 }
 
-// The launch each variant is written for (gemm_select.cc's formulas, restated).
 cuda::LaunchChoice launch_for(const std::string& name, const GemmParams& p) {
-  cuda::LaunchChoice l;
-  const auto cdiv = [](int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); };
-  l.variant = cuda::find_kernel_variant(name.c_str());
-  l.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(p.batch, 65535)));
-  if (name.find("gemv_bt") != std::string::npos) {
-    l.grid[0] = std::max(1u, cdiv(p.N, 8));
-    l.block[0] = 256;
-  } else if (name.find("gemv_bn") != std::string::npos) {
-    l.grid[0] = std::max(1u, cdiv(p.N, 64));
-    l.block[0] = 256;
-  } else if (name.find("splitk") != std::string::npos) {
-    l.grid[0] = std::max(1u, cdiv(p.N, 64));
-    l.grid[1] = std::max(1u, cdiv(p.M, 32));
-    l.grid[2] = kSplits;
-    l.block[0] = 128;
-    const uint64_t tiles = uint64_t{l.grid[0]} * l.grid[1];
-    l.workspace_bytes = (tiles * 4 + 255) / 256 * 256 + tiles * kSplits * 32 * 64 * 4;
-  } else {
-    l.grid[0] = std::max(1u, cdiv(p.N, 64));
-    l.grid[1] = std::max(1u, cdiv(p.M, name.find("mma32") != std::string::npos ? 32 : 64));
-    l.block[0] = 128;
-  }
-  return l;
+  return gpu_test::gemm_launch_for(name, p, kSplits);
 }
 
 // Every variant that fits the case, FP16 out; and the _f32out ones (trans_a false, no split-K).
@@ -121,15 +98,10 @@ Prepared prepare(test_util::SeededRng& rng, const Case& c) {
   cpu::gemm(out.p, a.data(), b.data(), c.with_c ? cv.data() : nullptr,
             c.with_r ? r.data() : nullptr, y.data());
   out.want.assign(y.begin(), y.end());
-  auto upload = [](const std::vector<float>& v) {
-    auto buf = std::make_unique<DeviceBuffer>(std::max<size_t>(v.size(), 1) * 2);
-    buf->upload(gpu_test::to_half(v).data(), v.size() * 2);
-    return buf;
-  };
-  out.da = upload(a);
-  out.db = upload(b);
-  out.dc = upload(cv);
-  out.dr = upload(r);
+  out.da = gpu_test::to_device(a, DType::kFloat16);
+  out.db = gpu_test::to_device(b, DType::kFloat16);
+  out.dc = gpu_test::to_device(cv, DType::kFloat16);
+  out.dr = gpu_test::to_device(r, DType::kFloat16);
   return out;
 }
 
@@ -138,9 +110,9 @@ void run_variant(const Case& c, Prepared& in, const std::string& variant, bool f
   SCOPED_TRACE(describe(c) + " variant " + (variant.empty() ? "selected" : variant) +
                (f32_out ? " f32 out" : " f16 out"));
   const GemmParams& p = in.p;
-  DeviceBuffer dy(in.ny * (f32_out ? 4 : 2));
-  if (f32_out) dy.poison32(gpu_test::kFloatPoison);
-  else dy.poison16(gpu_test::kHalfPoison);
+  const DType out_dtype = f32_out ? DType::kFloat32 : DType::kFloat16;
+  DeviceBuffer dy(in.ny * gpu_test::float_storage_bytes(out_dtype));
+  gpu_test::poison(dy, out_dtype);
   cuda::StepPointers ptrs{};
   int k = 0;
   ptrs.in[k++] = in.da->get();
@@ -170,38 +142,11 @@ void run_variant(const Case& c, Prepared& in, const std::string& variant, bool f
   EXPECT_EQ(l.variant->out_dtype,
             f32_out ? static_cast<uint8_t>(DType::kFloat32) : cuda::kAnyDType);
   SCOPED_TRACE(std::string("ran ") + l.variant->name);
-  std::unique_ptr<DeviceBuffer> ws;
-  if (l.workspace_bytes > 0) {
-    ws = std::make_unique<DeviceBuffer>(l.workspace_bytes);
-    if (l.variant->zero_workspace) {
-      const std::vector<uint8_t> zeros(l.workspace_bytes, 0);
-      ws->upload(zeros.data(), zeros.size());
-    } else {
-      ws->poison32(gpu_test::kFloatPoison);
-    }
-    ptrs.workspace = ws->get();
-    ptrs.workspace_bytes = l.workspace_bytes;
-  }
+  const std::unique_ptr<DeviceBuffer> ws = gpu_test::workspace_for(l, &ptrs);
   ASSERT_EQ(gpu_test::launch(l.variant->name, l, ptrs, p), "");
-  const std::vector<uint8_t> raw = dy.download_all();
   const double abs_tol = 1e-3 * std::sqrt(static_cast<double>(c.K)) + 1e-3;
-  int bad = 0;
-  for (int64_t i = 0; i < in.ny && bad < 5; ++i) {
-    float g;
-    if (f32_out) {
-      std::memcpy(&g, raw.data() + i * 4, 4);
-    } else {
-      uint16_t h;
-      std::memcpy(&h, raw.data() + i * 2, 2);
-      g = half_to_float(h);
-    }
-    const double w = in.want[i];
-    if (!(std::fabs(g - w) <= 1e-2 * std::fabs(w) + abs_tol)) {  // NaN fails
-      ADD_FAILURE() << "element " << i << " (b " << i / (c.M * c.N) << " m " << (i / c.N) % c.M
-                    << " n " << i % c.N << "): got " << g << " want " << w;
-      ++bad;
-    }
-  }
+  EXPECT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, in.ny, out_dtype), in.want, 1e-2,
+                                  abs_tol));
   EXPECT_TRUE(dy.guard_intact());
   if (ws != nullptr) {
     EXPECT_TRUE(ws->guard_intact());
@@ -269,8 +214,7 @@ TEST(GpuGemmEpilogue, SplitKResidualDeterministic) {
   Prepared in = prepare(rng, c);
   const cuda::LaunchChoice l = launch_for("jp_gemm_f16_mma32_splitk_nt", in.p);
   DeviceBuffer ws(l.workspace_bytes), dy(in.ny * 2);
-  const std::vector<uint8_t> zeros(l.workspace_bytes, 0);
-  ws.upload(zeros.data(), zeros.size());
+  ws.zero();
   cuda::StepPointers ptrs{};
   ptrs.in[0] = in.da->get();
   ptrs.in[1] = in.db->get();

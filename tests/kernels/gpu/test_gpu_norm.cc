@@ -22,41 +22,15 @@ constexpr uint16_t kBatchNorm = 6, kLayerNorm = 15;
 
 // A device copy of v in dtype (FP16 rounds; the host copy is rounded too so the twin sees it).
 std::unique_ptr<DeviceBuffer> upload(std::vector<float>* v, DType dtype) {
-  const bool f16 = dtype == DType::kFloat16;
-  if (f16) *v = gpu_test::round_half(*v);
-  auto b = std::make_unique<DeviceBuffer>(v->size() * (f16 ? 2 : 4));
-  if (f16) b->upload(gpu_test::to_half(*v).data(), v->size() * 2);
-  else b->upload(v->data(), v->size() * 4);
-  return b;
+  if (dtype == DType::kFloat16) *v = gpu_test::round_half(*v);
+  return gpu_test::to_device(*v, dtype);
 }
 
-std::vector<float> download(const DeviceBuffer& b, size_t n, DType dtype) {
-  const std::vector<uint8_t> all = b.download_all();
-  std::vector<float> out(n);
-  if (dtype == DType::kFloat16) {
-    std::vector<uint16_t> h(n);
-    std::memcpy(h.data(), all.data(), n * 2);
-    out = gpu_test::from_half(h);
-  } else {
-    std::memcpy(out.data(), all.data(), n * 4);
-  }
-  return out;
-}
-
-testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& want,
+testing::AssertionResult close(const DeviceBuffer& got, const std::vector<float>& want,
                                DType dtype) {
   const double rel = dtype == DType::kFloat16 ? 2e-3 : 1e-5;
   const double abs = dtype == DType::kFloat16 ? 2e-3 : 1e-5;
-  for (size_t i = 0; i < want.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= abs + rel * std::fabs(want[i])))
-      return testing::AssertionFailure() << "element " << i << ": got " << got[i] << ", want "
-                                         << want[i];
-  return testing::AssertionSuccess();
-}
-
-void poison(DeviceBuffer* b, DType dtype) {
-  if (dtype == DType::kFloat16) b->poison16(gpu_test::kHalfPoison);
-  else b->poison32(gpu_test::kFloatPoison);
+  return gpu_test::all_close(gpu_test::download_floats(got, want.size(), dtype), want, rel, abs);
 }
 
 TEST(GpuBatchNorm, MatchesCpuTwin) {
@@ -82,8 +56,8 @@ TEST(GpuBatchNorm, MatchesCpuTwin) {
         std::vector<float> want(n);
         cpu::batch_norm(p, x.data(), scale.data(), bias.data(), mean.data(), var.data(),
                         want.data());
-        DeviceBuffer dy(n * (dtype == DType::kFloat16 ? 2 : 4));
-        poison(&dy, dtype);
+        DeviceBuffer dy(n * gpu_test::float_storage_bytes(dtype));
+        gpu_test::poison(dy, dtype);
         cuda::StepPointers ptrs{};
         ptrs.in[0] = dx->get();
         ptrs.in[1] = ds->get();
@@ -92,7 +66,7 @@ TEST(GpuBatchNorm, MatchesCpuTwin) {
         ptrs.in[4] = dv->get();
         ptrs.out[0] = dy.get();
         ASSERT_EQ(gpu_test::select_and_launch(kBatchNorm, dtype, ptrs, p), "");
-        EXPECT_TRUE(close(download(dy, n, dtype), want, dtype))
+        EXPECT_TRUE(close(dy, want, dtype))
             << c.batch << "x" << c.channels << "x" << c.spatial << " nhwc " << channels_last;
         EXPECT_TRUE(dy.guard_intact());
       }
@@ -124,15 +98,15 @@ TEST(GpuLayerNorm, MatchesCpuTwin) {
       auto dx = upload(&x, dtype), ds = upload(&scale, dtype), db = upload(&bias, dtype);
       std::vector<float> want(n);
       cpu::layer_norm(p, x.data(), scale.data(), bias.data(), want.data(), nullptr, nullptr);
-      DeviceBuffer dy(n * (dtype == DType::kFloat16 ? 2 : 4));
-      poison(&dy, dtype);
+      DeviceBuffer dy(n * gpu_test::float_storage_bytes(dtype));
+      gpu_test::poison(dy, dtype);
       cuda::StepPointers ptrs{};
       ptrs.in[0] = dx->get();
       ptrs.in[1] = ds->get();
       if (c.bias) ptrs.in[2] = db->get();
       ptrs.out[0] = dy.get();
       ASSERT_EQ(gpu_test::select_and_launch(kLayerNorm, dtype, ptrs, p), "");
-      EXPECT_TRUE(close(download(dy, n, dtype), want, dtype)) << c.outer << "x" << c.inner;
+      EXPECT_TRUE(close(dy, want, dtype)) << c.outer << "x" << c.inner;
       EXPECT_TRUE(dy.guard_intact());
     }
   }

@@ -18,19 +18,6 @@ using test_util::Shape;
 
 constexpr uint16_t kActivation = 4, kBinary = 3;
 
-testing::AssertionResult close_half(const std::vector<uint16_t>& got, const std::vector<float>& want,
-                                    double rel, double abs) {
-  for (size_t i = 0; i < want.size(); ++i) {
-    const float g = half_to_float(got[i]);
-    const double tol = abs + rel * std::fabs(want[i]);
-    if (!(std::fabs(g - want[i]) <= tol)) {  // NaN fails
-      return testing::AssertionFailure() << "element " << i << ": got " << g << " (bits 0x"
-                                         << std::hex << got[i] << std::dec << "), want " << want[i];
-    }
-  }
-  return testing::AssertionSuccess();
-}
-
 class GpuPointwise : public testing::TestWithParam<int> {};
 
 TEST_P(GpuPointwise, ActivationMatchesCpuTwin) {
@@ -44,17 +31,15 @@ TEST_P(GpuPointwise, ActivationMatchesCpuTwin) {
     p.act = act;
     std::vector<float> want(count);
     cpu::activation(p, x.data(), want.data());
-    DeviceBuffer dx(count * 2), dy(count * 2);
-    dx.upload(gpu_test::to_half(x).data(), count * 2);
+    const auto dx = gpu_test::to_device(x, DType::kFloat16);
+    DeviceBuffer dy(count * 2);
     dy.poison16(gpu_test::kHalfPoison);
     cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
+    ptrs.in[0] = dx->get();
     ptrs.out[0] = dy.get();
     ASSERT_EQ(gpu_test::select_and_launch(kActivation, DType::kFloat16, ptrs, p), "");
-    const std::vector<uint8_t> all = dy.download_all();
-    std::vector<uint16_t> got(count);
-    std::memcpy(got.data(), all.data(), count * 2);
-    EXPECT_TRUE(close_half(got, want, 2e-3, 2e-3)) << "count " << count;
+    EXPECT_TRUE(gpu_test::all_close_half(dy.download<uint16_t>(count), want, 2e-3, 2e-3))
+        << "count " << count;
     EXPECT_TRUE(dy.guard_intact()) << "count " << count;
   }
 }
@@ -85,19 +70,17 @@ TEST(GpuBinary, BroadcastMatchesCpuTwin) {
       std::vector<float> b = gpu_test::round_half(rng.uniform(nb, -3.f, 3.f));
       std::vector<float> want(ny);
       cpu::binary(p, a.data(), b.data(), want.data());
-      DeviceBuffer da(na * 2), db(nb * 2), dy(ny * 2);
-      da.upload(gpu_test::to_half(a).data(), na * 2);
-      db.upload(gpu_test::to_half(b).data(), nb * 2);
+      const auto da = gpu_test::to_device(a, DType::kFloat16);
+      const auto db = gpu_test::to_device(b, DType::kFloat16);
+      DeviceBuffer dy(ny * 2);
       dy.poison16(gpu_test::kHalfPoison);
       cuda::StepPointers ptrs{};
-      ptrs.in[0] = da.get();
-      ptrs.in[1] = db.get();
+      ptrs.in[0] = da->get();
+      ptrs.in[1] = db->get();
       ptrs.out[0] = dy.get();
       ASSERT_EQ(gpu_test::select_and_launch(kBinary, DType::kFloat16, ptrs, p), "");
-      std::vector<uint16_t> got(ny);
-      std::memcpy(got.data(), dy.download_all().data(), ny * 2);
-      EXPECT_TRUE(close_half(got, want, 2e-3, 2e-3)) << test_util::shape_str(c.a) << " op "
-                                                     << static_cast<int>(op);
+      EXPECT_TRUE(gpu_test::all_close_half(dy.download<uint16_t>(ny), want, 2e-3, 2e-3))
+          << test_util::shape_str(c.a) << " op " << static_cast<int>(op);
       EXPECT_TRUE(dy.guard_intact());
     }
   }

@@ -32,7 +32,6 @@ std::string check_case(test_util::SeededRng& rng, const Case& c, DType dtype) {
   SCOPED_TRACE(std::string(c.what) + " out " + test_util::shape_str(out) +
                (dtype == DType::kFloat16 ? " f16" : " f32"));
   const bool f16 = dtype == DType::kFloat16;
-  const size_t elem = f16 ? 2 : 4;
   std::vector<std::vector<float>> in = pointwise_case::random_inputs(rng, c);
   if (f16)
     for (std::vector<float>& v : in) v = gpu_test::round_half(v);
@@ -46,43 +45,18 @@ std::string check_case(test_util::SeededRng& rng, const Case& c, DType dtype) {
   std::vector<std::unique_ptr<DeviceBuffer>> dev;
   cuda::StepPointers ptrs{};
   for (size_t k = 0; k < in.size(); ++k) {
-    dev.push_back(std::make_unique<DeviceBuffer>(in[k].size() * elem));
-    if (f16) {
-      dev.back()->upload(gpu_test::to_half(in[k]).data(), in[k].size() * 2);
-    } else {
-      dev.back()->upload(in[k].data(), in[k].size() * 4);
-    }
+    dev.push_back(gpu_test::to_device(in[k], dtype));
     ptrs.in[k] = dev.back()->get();
   }
-  DeviceBuffer dy(static_cast<size_t>(n) * elem);
-  if (f16) {
-    dy.poison16(gpu_test::kHalfPoison);
-  } else {
-    dy.poison32(gpu_test::kFloatPoison);
-  }
+  DeviceBuffer dy(static_cast<size_t>(n) * gpu_test::float_storage_bytes(dtype));
+  gpu_test::poison(dy, dtype);
   ptrs.out[0] = dy.get();
   cuda::LaunchChoice choice;
   const std::string status = gpu_test::select_and_launch(kPointwise, dtype, ptrs, p, &choice);
   EXPECT_EQ(status, "");
   if (!status.empty()) return "";
-  const std::vector<uint8_t> all = dy.download_all();
   const double rel = f16 ? 2e-3 : 1e-4, abs = f16 ? 2e-3 : 1e-4;
-  int failures = 0;
-  for (int64_t i = 0; i < n && failures < 8; ++i) {
-    float g;
-    if (f16) {
-      uint16_t h;
-      std::memcpy(&h, &all[static_cast<size_t>(i) * 2], 2);
-      g = half_to_float(h);
-    } else {
-      std::memcpy(&g, &all[static_cast<size_t>(i) * 4], 4);
-    }
-    const float w = want[static_cast<size_t>(i)];
-    if (!(std::fabs(g - w) <= abs + rel * std::fabs(w))) {  // NaN (poison included) fails
-      ADD_FAILURE() << "element " << i << ": got " << g << ", want " << w;
-      ++failures;
-    }
-  }
+  EXPECT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, size_t(n), dtype), want, rel, abs));
   EXPECT_TRUE(dy.guard_intact());
   return choice.variant->name;
 }
@@ -133,68 +107,19 @@ TEST(GpuPointwiseChain, RandomProgramsMatchCpuTwin) {
 // Timings (disabled: --gtest_also_run_disabled_tests --gtest_filter='*PointwiseChainBench*'):
 // the fused program against the same chain as one standalone kernel per op (Binary, Unary,
 // Activation) with FP16 intermediates in memory, as the unfused plan runs it. Driver events
-// over 200 launches after 20 warm-up launches; prints microseconds per chain.
-class Timer {
- public:
-  Timer() {
-    const cu::Driver& d = *gpu_test::device()->d;
-    EXPECT_EQ(d.EventCreate(&start_, cu::kEventDefault), cu::kSuccess);
-    EXPECT_EQ(d.EventCreate(&stop_, cu::kEventDefault), cu::kSuccess);
-  }
-  ~Timer() {
-    (void)gpu_test::device()->d->EventDestroy(start_);
-    (void)gpu_test::device()->d->EventDestroy(stop_);
-  }
-  // Microseconds per call of `go` (which launches on the default stream).
-  template <typename F>
-  double us(F go) {
-    const cu::Driver& d = *gpu_test::device()->d;
-    for (int i = 0; i < 20; ++i) go();
-    EXPECT_EQ(d.EventRecord(start_, nullptr), cu::kSuccess);
-    const int reps = 200;
-    for (int i = 0; i < reps; ++i) go();
-    EXPECT_EQ(d.EventRecord(stop_, nullptr), cu::kSuccess);
-    EXPECT_EQ(d.EventSynchronize(stop_), cu::kSuccess);
-    float ms = 0.f;
-    EXPECT_EQ(d.EventElapsedTime(&ms, start_, stop_), cu::kSuccess);
-    return 1000.0 * ms / reps;
-  }
-
- private:
-  cu::CUevent start_ = nullptr, stop_ = nullptr;
-};
-
-// A selected launch, ready to repeat without synchronizing.
-struct Launch {
-  cu::CUfunction fn = nullptr;
-  cuda::LaunchChoice choice;
-  cuda::StepPointers ptrs{};
-  std::vector<uint8_t> params;
-};
-
+// over 200 launches after 20 warm-up launches (gpu_test::mean_us); prints microseconds per chain.
+// A selected FP16 launch, ready to repeat without synchronizing.
 template <typename Params>
-Launch prepare_launch(uint16_t family, const cuda::StepPointers& ptrs, const Params& p) {
-  Launch l;
-  cuda::StepDesc step;
-  step.family = family;
-  step.params = &p;
-  step.dtype = DType::kFloat16;
-  std::string why;
-  EXPECT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &l.choice, &why)) << why;
-  EXPECT_EQ(gpu_test::device()->modules.function(l.choice.variant->name, &l.fn), JP_OK);
-  l.ptrs = ptrs;
-  l.params.resize(sizeof(Params));
-  std::memcpy(l.params.data(), &p, sizeof(Params));
+gpu_test::RepeatLaunch prepare_launch(uint16_t family, const cuda::StepPointers& ptrs,
+                                      const Params& p) {
+  gpu_test::RepeatLaunch l;
+  cuda::LaunchChoice choice;
+  const std::string why = gpu_test::select(family, DType::kFloat16, p, &choice);
+  EXPECT_EQ(why, "");
+  if (why.empty()) {
+    EXPECT_EQ(gpu_test::repeat_launch(choice, ptrs, p, &l), "");
+  }
   return l;
-}
-
-void go(Launch& l) {
-  void* args[] = {&l.ptrs, l.params.data()};
-  const cuda::LaunchChoice& c = l.choice;
-  EXPECT_EQ(gpu_test::device()->d->LaunchKernel(l.fn, c.grid[0], c.grid[1], c.grid[2], c.block[0],
-                                                c.block[1], c.block[2], c.shared_bytes, nullptr,
-                                                args, nullptr),
-            cu::kSuccess);
 }
 
 TEST(GpuPointwiseChainBench, DISABLED_FusedAgainstOneKernelPerOp) {
@@ -205,7 +130,6 @@ TEST(GpuPointwiseChainBench, DISABLED_FusedAgainstOneKernelPerOp) {
                         pointwise_case::sigmoid_gate(1, 96, 56, 56),
                         pointwise_case::sigmoid_gate(8, 96, 56, 56),
                         pointwise_case::channel_affine(8, 64, 56, 56)};
-  Timer timer;
   for (const Case& c : cases) {
     const Shape out = pointwise_case::out_shape(c);
     const int64_t n = test_util::volume(out);
@@ -220,13 +144,13 @@ TEST(GpuPointwiseChainBench, DISABLED_FusedAgainstOneKernelPerOp) {
     cuda::StepPointers ptrs{};
     for (size_t k = 0; k < in.size(); ++k) ptrs.in[k] = in[k]->get();
     ptrs.out[0] = dy.get();
-    Launch fused = prepare_launch(kPointwise, ptrs, pointwise_case::params_of(c));
-    const double fused_us = timer.us([&] { go(fused); });
+    gpu_test::RepeatLaunch fused = prepare_launch(kPointwise, ptrs, pointwise_case::params_of(c));
+    const double fused_us = gpu_test::mean_us(20, 200, fused);
     // One kernel per op: register r lives in input buffer (loads) or its own [out] buffer.
     std::vector<std::unique_ptr<DeviceBuffer>> regs;
     std::vector<const void*> where(c.program.size());
     std::vector<Shape> shape(c.program.size());
-    std::vector<Launch> ops;
+    std::vector<gpu_test::RepeatLaunch> ops;
     for (size_t r = 0; r < c.program.size(); ++r) {
       const PointwiseInstr& i = c.program[r];
       if (i.kind == PointwiseInstrKind::kLoad) {
@@ -262,8 +186,10 @@ TEST(GpuPointwiseChainBench, DISABLED_FusedAgainstOneKernelPerOp) {
         ops.push_back(prepare_launch(4, q, p));
       }
     }
-    const double split_us = timer.us([&] {
-      for (Launch& l : ops) go(l);
+    const double split_us = gpu_test::mean_us(20, 200, [&] {
+      for (gpu_test::RepeatLaunch& l : ops)
+        if (const cu::CUresult r = l(); r != cu::kSuccess) return r;
+      return cu::kSuccess;
     });
     int64_t bytes = n * 2;
     for (const Shape& s : c.inputs) bytes += test_util::volume(s) * 2;

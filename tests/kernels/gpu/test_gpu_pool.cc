@@ -18,8 +18,6 @@
 namespace jetplan::kernels {
 namespace {
 
-using gpu_test::DeviceBuffer;
-
 constexpr uint16_t kPool = 1;
 
 struct PoolCase {
@@ -67,36 +65,14 @@ void check(test_util::SeededRng& rng, const PoolParams& p, DType dtype, const ch
   if (f16) x = gpu_test::round_half(x);
   std::vector<float> want(ny);
   cpu::pool(p, x.data(), want.data());
-  const size_t e = f16 ? 2 : 4;
-  DeviceBuffer dx(nx * e), dy(ny * e);
-  if (f16) dx.upload(gpu_test::to_half(x).data(), nx * 2);
-  else dx.upload(x.data(), nx * 4);
-  if (f16) dy.poison16(gpu_test::kHalfPoison);
-  else dy.poison32(gpu_test::kFloatPoison);
-  cuda::StepPointers ptrs{};
-  ptrs.in[0] = dx.get();
-  ptrs.out[0] = dy.get();
-  cuda::LaunchChoice chosen;
-  ASSERT_EQ(gpu_test::select_and_launch(kPool, dtype, ptrs, p, &chosen), "");
-  EXPECT_STREQ(chosen.variant->name, want_kernel);
-  const std::vector<uint8_t> all = dy.download_all();
-  std::vector<float> got(ny);
-  if (f16) {
-    std::vector<uint16_t> h(ny);
-    std::memcpy(h.data(), all.data(), ny * 2);
-    got = gpu_test::from_half(h);
-  } else {
-    std::memcpy(got.data(), all.data(), ny * 4);
-  }
+  const gpu_test::FloatStepResult got = gpu_test::run_float_step(kPool, dtype, p, x, ny);
+  ASSERT_EQ(got.status, "");
+  EXPECT_STREQ(got.chosen.variant->name, want_kernel);
   const bool is_max = p.kind == PoolKind::kMax;
   const double rel = is_max ? 0 : (f16 ? 2e-3 : 1e-5), abs = is_max ? 0 : (f16 ? 1e-3 : 1e-6);
-  for (int64_t i = 0; i < ny; ++i) {
-    const double tol = abs + rel * std::fabs(want[size_t(i)]);
-    ASSERT_TRUE(std::fabs(got[size_t(i)] - want[size_t(i)]) <= tol)
-        << "element " << i << ": got " << got[size_t(i)] << ", want " << want[size_t(i)]
-        << " (kind " << int(p.kind) << " include_pad " << p.count_include_pad << ")";
-  }
-  EXPECT_TRUE(dy.guard_intact());
+  ASSERT_TRUE(gpu_test::all_close(got.y, want, rel, abs))
+      << "(kind " << int(p.kind) << " include_pad " << p.count_include_pad << ")";
+  EXPECT_TRUE(got.guard_intact);
 }
 
 const PoolCase kCases[] = {
@@ -184,36 +160,15 @@ TEST(GpuReduce, MatchesCpuTwin) {
         if (f16) x = gpu_test::round_half(x);
         std::vector<float> want(ny);
         cpu::reduce(p, x.data(), want.data());
-        DeviceBuffer dx(nx * (f16 ? 2 : 4)), dy(ny * (f16 ? 2 : 4));
-        if (f16) {
-          dx.upload(gpu_test::to_half(x).data(), nx * 2);
-          dy.poison16(gpu_test::kHalfPoison);
-        } else {
-          dx.upload(x.data(), nx * 4);
-          dy.poison32(gpu_test::kFloatPoison);
-        }
-        cuda::StepPointers ptrs{};
-        ptrs.in[0] = dx.get();
-        ptrs.out[0] = dy.get();
-        ASSERT_EQ(gpu_test::select_and_launch(uint16_t{11}, dtype, ptrs, p), "");
-        const std::vector<uint8_t> all = dy.download_all();
-        std::vector<float> got(ny);
-        if (f16) {
-          std::vector<uint16_t> h(ny);
-          std::memcpy(h.data(), all.data(), ny * 2);
-          got = gpu_test::from_half(h);
-        } else {
-          std::memcpy(got.data(), all.data(), ny * 4);
-        }
+        const gpu_test::FloatStepResult got =
+            gpu_test::run_float_step(uint16_t{11}, dtype, p, x, ny);
+        ASSERT_EQ(got.status, "");
         const bool exact = op == ReduceOp::kMax || op == ReduceOp::kMin;
         const double tol_rel = exact ? 0 : (f16 ? 2e-3 : 1e-5), tol_abs = exact ? 0 : (f16 ? 2e-3 : 1e-5);
-        for (int64_t i = 0; i < ny; ++i)
-          ASSERT_TRUE(std::fabs(got[size_t(i)] - want[size_t(i)]) <=
-                      tol_abs + tol_rel * std::fabs(want[size_t(i)]))
-              << "element " << i << ": got " << got[size_t(i)] << ", want " << want[size_t(i)]
-              << " op " << int(op) << " " << test_util::shape_str(c.dims) << " mask " << c.mask
-              << " f16 " << f16;
-        EXPECT_TRUE(dy.guard_intact());
+        ASSERT_TRUE(gpu_test::all_close(got.y, want, tol_rel, tol_abs))
+            << "op " << int(op) << " " << test_util::shape_str(c.dims) << " mask " << c.mask
+            << " f16 " << f16;
+        EXPECT_TRUE(got.guard_intact);
       }
     }
   }

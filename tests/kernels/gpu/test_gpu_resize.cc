@@ -15,7 +15,6 @@
 namespace jetplan::kernels {
 namespace {
 
-using gpu_test::DeviceBuffer;
 using test_util::Shape;
 
 constexpr uint16_t kResize = 10;
@@ -47,34 +46,13 @@ void check(test_util::SeededRng& rng, const ResizeParams& p, DType dtype) {
   if (f16) x = gpu_test::round_half(x);
   std::vector<float> want(ny);
   cpu::resize(p, x.data(), want.data());
-  DeviceBuffer dx(nx * (f16 ? 2 : 4)), dy(ny * (f16 ? 2 : 4));
-  if (f16) {
-    dx.upload(gpu_test::to_half(x).data(), nx * 2);
-    dy.poison16(gpu_test::kHalfPoison);
-  } else {
-    dx.upload(x.data(), nx * 4);
-    dy.poison32(gpu_test::kFloatPoison);
-  }
-  cuda::StepPointers ptrs{};
-  ptrs.in[0] = dx.get();
-  ptrs.out[0] = dy.get();
-  ASSERT_EQ(gpu_test::select_and_launch(kResize, dtype, ptrs, p), "");
-  const std::vector<uint8_t> all = dy.download_all();
-  std::vector<float> got(ny);
-  if (f16) {
-    std::vector<uint16_t> h(ny);
-    std::memcpy(h.data(), all.data(), ny * 2);
-    got = gpu_test::from_half(h);
-  } else {
-    std::memcpy(got.data(), all.data(), ny * 4);
-  }
+  const gpu_test::FloatStepResult got = gpu_test::run_float_step(kResize, dtype, p, x, ny);
+  ASSERT_EQ(got.status, "");
   const bool exact = p.mode == ResizeMode::kNearest;
   const double rel = exact ? 0 : (f16 ? 2e-3 : 1e-5), abs = exact ? 0 : (f16 ? 2e-3 : 1e-5);
-  for (int64_t i = 0; i < ny; ++i)
-    ASSERT_TRUE(std::fabs(got[size_t(i)] - want[size_t(i)]) <= abs + rel * std::fabs(want[size_t(i)]))
-        << "element " << i << ": got " << got[size_t(i)] << ", want " << want[size_t(i)]
-        << " mode " << int(p.mode) << " coord " << int(p.coord) << " nearest " << int(p.nearest);
-  EXPECT_TRUE(dy.guard_intact());
+  ASSERT_TRUE(gpu_test::all_close(got.y, want, rel, abs))
+      << "mode " << int(p.mode) << " coord " << int(p.coord) << " nearest " << int(p.nearest);
+  EXPECT_TRUE(got.guard_intact);
 }
 
 TEST(GpuResize, MatchesCpuTwin) {

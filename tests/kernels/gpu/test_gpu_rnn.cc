@@ -210,7 +210,6 @@ TEST(GpuRnn, Float16MatchesCpuTwin) { GPU_TEST_OR_SKIP(); check(DType::kFloat16)
 // can pick (the persistent one's launches include clearing its workspace, as the runtime does).
 TEST(GpuRnnBench, DISABLED_Lstm) {
   GPU_TEST_OR_SKIP();
-  const cu::Driver& d = *gpu_test::device()->d;
   struct Shape { RnnDirection dir; int64_t S, N, I, H; };
   const Shape shapes[] = {{RnnDirection::kBidirectional, 32, 8, 256, 128},
                           {RnnDirection::kBidirectional, 32, 8, 256, 256},
@@ -246,44 +245,16 @@ TEST(GpuRnnBench, DISABLED_Lstm) {
       ptrs.out[0] = dy.get();
       const cuda::TargetInfo target = config_target(config, p, 2);
       cuda::LaunchChoice l;
-      ASSERT_EQ(gpu_test::select_and_launch(kRnn, DType::kFloat16, ptrs, p, &l, &target), "");
-      DeviceBuffer workspace(std::max<uint64_t>(l.workspace_bytes, 4));
-      ptrs.workspace = workspace.get();
-      ptrs.workspace_bytes = l.workspace_bytes;
-      cu::CUfunction fn = nullptr;
-      ASSERT_EQ(gpu_test::device()->modules.function(l.variant->name, &fn), JP_OK);
-      if (l.shared_bytes > 48 * 1024) {
-        ASSERT_EQ(d.FuncSetAttribute(fn, cu::kFuncAttrMaxDynamicShared,
-                                     static_cast<int>(l.shared_bytes)),
-                  cu::kSuccess);
-      }
-      void* args[] = {&ptrs, &p};
-      cu::CUevent start = nullptr, stop = nullptr;
-      ASSERT_EQ(d.EventCreate(&start, cu::kEventDefault), cu::kSuccess);
-      ASSERT_EQ(d.EventCreate(&stop, cu::kEventDefault), cu::kSuccess);
-      const auto go = [&] {
-        if (l.variant->zero_workspace &&
-            d.MemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(ptrs.workspace), 0,
-                            ptrs.workspace_bytes, nullptr) != cu::kSuccess)
-          return -1;
-        return cu::launch(d, fn, l.variant->cooperative, l.grid, l.block, l.shared_bytes, nullptr,
-                          args);
-      };
-      for (int i = 0; i < 3; ++i) ASSERT_EQ(go(), cu::kSuccess);
-      const int reps = 20;
-      ASSERT_EQ(d.EventRecord(start, nullptr), cu::kSuccess);
-      for (int i = 0; i < reps; ++i) ASSERT_EQ(go(), cu::kSuccess);
-      ASSERT_EQ(d.EventRecord(stop, nullptr), cu::kSuccess);
-      ASSERT_EQ(d.EventSynchronize(stop), cu::kSuccess);
-      float ms = 0.f;
-      ASSERT_EQ(d.EventElapsedTime(&ms, start, stop), cu::kSuccess);
+      ASSERT_EQ(gpu_test::select(kRnn, DType::kFloat16, p, &l, &target), "");
+      const std::unique_ptr<DeviceBuffer> workspace = gpu_test::workspace_for(l, &ptrs);
+      gpu_test::RepeatLaunch go;
+      ASSERT_EQ(gpu_test::repeat_launch(l, ptrs, p, &go), "");
+      const double us = gpu_test::mean_us(3, 20, [&] { return go(); });
       std::printf("%s: %s LSTM S=%ld N=%ld I=%ld H=%ld, %s (%s, grid %u, %u B shared): %.1f us\n",
                   gpu_test::device()->info.name, D == 2 ? "bidirectional" : "forward",
                   static_cast<long>(S), static_cast<long>(N), static_cast<long>(I),
                   static_cast<long>(H), config_name(config), l.variant->name, l.grid[0],
-                  l.shared_bytes, 1e3 * ms / reps);
-      (void)d.EventDestroy(start);
-      (void)d.EventDestroy(stop);
+                  l.shared_bytes, us);
     }
   }
 }

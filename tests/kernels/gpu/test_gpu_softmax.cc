@@ -34,38 +34,13 @@ void check(test_util::SeededRng& rng, const SoftmaxCase& c, bool log, DType dtyp
   if (f16) x = gpu_test::round_half(x);
   std::vector<float> want(n);
   cpu::softmax(p, x.data(), want.data());
-  const size_t e = f16 ? 2 : 4;
-  DeviceBuffer dx(n * e), dy(n * e);
-  if (f16) {
-    dx.upload(gpu_test::to_half(x).data(), n * 2);
-    dy.poison16(gpu_test::kHalfPoison);
-  } else {
-    dx.upload(x.data(), n * 4);
-    dy.poison32(gpu_test::kFloatPoison);
-  }
-  cuda::StepPointers ptrs{};
-  ptrs.in[0] = dx.get();
-  ptrs.out[0] = dy.get();
-  cuda::LaunchChoice chosen;
-  ASSERT_EQ(gpu_test::select_and_launch(kSoftmax, dtype, ptrs, p, &chosen), "");
-  EXPECT_EQ(std::string(chosen.variant->name).find("rows") != std::string::npos, c.inner == 1);
-  const std::vector<uint8_t> all = dy.download_all();
-  std::vector<float> got(n);
-  if (f16) {
-    std::vector<uint16_t> h(n);
-    std::memcpy(h.data(), all.data(), n * 2);
-    got = gpu_test::from_half(h);
-  } else {
-    std::memcpy(got.data(), all.data(), n * 4);
-  }
+  const gpu_test::FloatStepResult got = gpu_test::run_float_step(kSoftmax, dtype, p, x, n);
+  ASSERT_EQ(got.status, "");
+  EXPECT_EQ(std::string(got.chosen.variant->name).find("rows") != std::string::npos, c.inner == 1);
   const double rel = f16 ? 2e-3 : 1e-5, abs = f16 ? 2e-3 : (log ? 2e-5 : 1e-6);
-  for (int64_t i = 0; i < n; ++i) {
-    const double tol = abs + rel * std::fabs(want[size_t(i)]);
-    ASSERT_TRUE(std::fabs(got[size_t(i)] - want[size_t(i)]) <= tol)
-        << "element " << i << ": got " << got[size_t(i)] << ", want " << want[size_t(i)] << " ("
-        << c.outer << ", " << c.axis << ", " << c.inner << ") log " << log << " f16 " << f16;
-  }
-  EXPECT_TRUE(dy.guard_intact());
+  ASSERT_TRUE(gpu_test::all_close(got.y, want, rel, abs))
+      << "(" << c.outer << ", " << c.axis << ", " << c.inner << ") log " << log << " f16 " << f16;
+  EXPECT_TRUE(got.guard_intact);
 }
 
 TEST(GpuSoftmax, MatchesCpuTwin) {

@@ -22,10 +22,7 @@ using test_util::Shape;
 
 constexpr uint16_t kConcat = 7, kCopy = 8, kTranspose = 19, kSlice = 20, kGather = 21;
 
-Bytes download(const DeviceBuffer& b, size_t n) {
-  const std::vector<uint8_t> all = b.download_all();
-  return Bytes(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
-}
+Bytes download(const DeviceBuffer& b, size_t n) { return b.download<uint8_t>(n); }
 
 // The first byte that differs, or -1.
 int64_t first_difference(const Bytes& got, const Bytes& want) {
@@ -317,38 +314,12 @@ TEST(GpuGather, MatchesCpuTwinBitExact) {
 template <typename Params>
 double time_us(uint16_t family, DType dtype, const cuda::StepPointers& ptrs, const Params& p,
                std::string* name) {
-  gpu_test::Device* dev = gpu_test::device();
-  const gpu_test::cu::Driver& d = *dev->d;
-  cuda::StepDesc step;
-  step.family = family;
-  step.params = &p;
-  step.dtype = dtype;
   cuda::LaunchChoice ch;
-  std::string why;
-  if (!cuda::select_kernel(step, gpu_test::device_target(), &ch, &why)) return -1;
+  if (!gpu_test::select(family, dtype, p, &ch).empty()) return -1;
   *name = ch.variant->name;
-  gpu_test::cu::CUfunction fn = nullptr;
-  if (dev->modules.function(ch.variant->name, &fn) != JP_OK) return -1;
-  cuda::StepPointers pp = ptrs;
-  Params q = p;
-  void* args[] = {&pp, &q};
-  gpu_test::cu::CUevent start = nullptr, stop = nullptr;
-  d.EventCreate(&start, gpu_test::cu::kEventDefault);
-  d.EventCreate(&stop, gpu_test::cu::kEventDefault);
-  const auto go = [&] {
-    d.LaunchKernel(fn, ch.grid[0], ch.grid[1], ch.grid[2], ch.block[0], ch.block[1], ch.block[2],
-                   ch.shared_bytes, nullptr, args, nullptr);
-  };
-  for (int i = 0; i < 5; ++i) go();
-  d.EventRecord(start, nullptr);
-  for (int i = 0; i < 50; ++i) go();
-  d.EventRecord(stop, nullptr);
-  d.EventSynchronize(stop);
-  float ms = 0;
-  d.EventElapsedTime(&ms, start, stop);
-  d.EventDestroy(start);
-  d.EventDestroy(stop);
-  return ms * 1000.0 / 50;
+  gpu_test::RepeatLaunch go;
+  if (!gpu_test::repeat_launch(ch, ptrs, p, &go).empty()) return -1;
+  return gpu_test::mean_us(5, 50, go);
 }
 
 void report(const char* what, const std::string& name, double us, double bytes) {

@@ -55,13 +55,6 @@ std::vector<float> unary_inputs(test_util::SeededRng& rng, UnaryOp op, int64_t n
   return x;
 }
 
-template <typename T>
-std::vector<T> download(const DeviceBuffer& b, int64_t n) {
-  std::vector<T> out(n);
-  std::memcpy(out.data(), b.download_all().data(), n * sizeof(T));
-  return out;
-}
-
 class GpuUnary : public testing::TestWithParam<int> {};
 
 TEST_P(GpuUnary, FloatMatchesCpuTwin) {
@@ -84,9 +77,8 @@ TEST_P(GpuUnary, FloatMatchesCpuTwin) {
       cpu::unary(p, x.data(), pred ? static_cast<void*>(want_pred.data()) : want.data());
       p.dtype = dt;
       const int64_t xbytes = count * (f16 ? 2 : 4), ybytes = pred ? count : xbytes;
-      DeviceBuffer dx(xbytes), dy(ybytes);
-      if (f16) dx.upload(gpu_test::to_half(x).data(), xbytes);
-      else dx.upload(x.data(), xbytes);
+      const auto dx = gpu_test::to_device(x, dt);
+      DeviceBuffer dy(ybytes);
       if (f16 && !pred) dy.poison16(gpu_test::kHalfPoison);
       else if (!pred) dy.poison32(gpu_test::kFloatPoison);
       else {
@@ -94,16 +86,16 @@ TEST_P(GpuUnary, FloatMatchesCpuTwin) {
         dy.upload(fill.data(), count);
       }
       cuda::StepPointers ptrs{};
-      ptrs.in[0] = dx.get();
+      ptrs.in[0] = dx->get();
       ptrs.out[0] = dy.get();
       ASSERT_EQ(gpu_test::select_and_launch(kUnary, dt, ptrs, p), "");
       if (pred) {
-        EXPECT_EQ(download<unsigned char>(dy, count), want_pred) << "count " << count;
+        EXPECT_EQ(dy.download<unsigned char>(count), want_pred) << "count " << count;
       } else if (f16) {
-        EXPECT_TRUE(close_float(gpu_test::from_half(download<uint16_t>(dy, count)),
+        EXPECT_TRUE(close_float(gpu_test::from_half(dy.download<uint16_t>(count)),
                                 want, 2e-3, 1e-3)) << "f16 count " << count;
       } else {
-        EXPECT_TRUE(close_float(download<float>(dy, count), want, 1e-5, 1e-6))
+        EXPECT_TRUE(close_float(dy.download<float>(count), want, 1e-5, 1e-6))
             << "f32 count " << count;
       }
       EXPECT_TRUE(dy.guard_intact()) << "count " << count;
@@ -135,7 +127,7 @@ void check_int(DType dt) {
       ptrs.in[0] = dx.get();
       ptrs.out[0] = dy.get();
       ASSERT_EQ(gpu_test::select_and_launch(kUnary, dt, ptrs, p), "");
-      EXPECT_EQ(download<T>(dy, count), want) << "op " << int(op) << " count " << count;
+      EXPECT_EQ(dy.download<T>(count), want) << "op " << int(op) << " count " << count;
       EXPECT_TRUE(dy.guard_intact());
     }
   }
@@ -164,7 +156,7 @@ TEST(GpuUnaryInt, Not) {
     ptrs.in[0] = dx.get();
     ptrs.out[0] = dy.get();
     ASSERT_EQ(gpu_test::select_and_launch(kUnary, DType::kBool, ptrs, p), "");
-    EXPECT_EQ(download<unsigned char>(dy, count), want);
+    EXPECT_EQ(dy.download<unsigned char>(count), want);
     EXPECT_TRUE(dy.guard_intact());
   }
 }

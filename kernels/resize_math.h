@@ -1,0 +1,119 @@
+// The coordinate math of Resize, shared by the CPU twin (kernels/cpu/resize.cc) and the CUDA
+// kernel (kernels/cuda/resize.cu): where each output coordinate of one dim reads the input, and
+// with which weights. Source coordinates and weights are computed in double, in the operation
+// order of the ONNX reference (nearest picks at exact halves depend on it); `Weight` is what a
+// tap keeps: double on the CPU, float on the GPU (which sums in FP32).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/host_device.h"
+#include "kernels/params_nn.h"
+
+namespace jetplan::kernels::resize_math {
+
+constexpr int kMaxTaps = 4;  // cubic
+
+// The input elements one output coordinate of one dim reads, with their 1D weights.
+template <typename Weight>
+struct Taps {
+  int64_t index[kMaxTaps];
+  Weight weight[kMaxTaps];
+  int count;
+};
+
+// ONNX coordinate_transformation_mode, in double, in the operation order of the ONNX reference.
+JP_HD inline double source_coordinate(const ResizeParams& p, int d, int64_t o) {
+  const double x = static_cast<double>(o);
+  const double in = static_cast<double>(p.in_dims[d]);
+  const double len = p.resized_length[d];
+  const double s = p.scale[d];
+  switch (p.coord) {
+    case ResizeCoord::kHalfPixel:
+      return (x + 0.5) / s - 0.5;
+    case ResizeCoord::kPytorchHalfPixel:
+      return len > 1 ? (x + 0.5) / s - 0.5 : 0.0;
+    case ResizeCoord::kAlignCorners:
+      return len > 1 ? x * (in - 1) / (len - 1) : 0.0;
+    case ResizeCoord::kAsymmetric:
+      return x / s;
+    case ResizeCoord::kTfCropAndResize: {
+      const double start = p.roi_start[d], end = p.roi_end[d];
+      const double offset = start * (in - 1);
+      if (len > 1) return x * (end - start) * (in - 1) / (len - 1) + offset;
+      return (end - start) * (in - 1) / 2 + offset;
+    }
+    case ResizeCoord::kTfHalfPixelForNn:
+      return (x + 0.5) / s;
+  }
+  return 0.0;
+}
+
+// Keys' cubic convolution kernel at distance t in [0, 2], written as ONNX's reference writes it.
+JP_HD inline double cubic_weight(double t, double a) {
+  if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+  return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+}
+
+// Appends tap (index, weight) unless the weight is 0; the index is clamped to the edge.
+template <typename Weight>
+JP_HD inline void add_tap(Taps<Weight>* t, int64_t index, double weight, int64_t size) {
+  if (weight == 0.0) return;
+  t->index[t->count] = index < 0 ? 0 : (index >= size ? size - 1 : index);
+  t->weight[t->count] = static_cast<Weight>(weight);
+  ++t->count;
+}
+
+// The taps of output coordinate o of dim d. False when tf_crop_and_resize puts the coordinate
+// outside the input: the output element is then the extrapolation value (and t->count is 0).
+template <typename Weight>
+JP_HD inline bool dim_taps(const ResizeParams& p, int d, int64_t o, Taps<Weight>* t) {
+  const int64_t size = p.in_dims[d];
+  double c = source_coordinate(p, d, o);
+  t->count = 0;
+  if (p.coord == ResizeCoord::kTfCropAndResize && (c < 0 || c > static_cast<double>(size - 1)))
+    return false;
+  // For valid parameters c lies in [-0.5, size]; the clamp only keeps the conversion to int64
+  // defined for absurd ones (every tap then reads the same edge element).
+  c = std::fmin(std::fmax(c, -4.0), static_cast<double>(size) + 4.0);
+  const double base = std::floor(c);
+  const double r = c - base;  // in [0, 1)
+  const int64_t i = static_cast<int64_t>(base);
+  switch (p.mode) {
+    case ResizeMode::kNearest: {
+      bool up = false;
+      switch (p.nearest) {
+        case ResizeNearest::kRoundPreferFloor: up = r > 0.5; break;
+        case ResizeNearest::kRoundPreferCeil: up = r >= 0.5; break;
+        case ResizeNearest::kFloor: up = false; break;
+        case ResizeNearest::kCeil: up = r > 0; break;
+      }
+      add_tap(t, up ? i + 1 : i, 1.0, size);
+      return true;
+    }
+    case ResizeMode::kLinear:
+      add_tap(t, i, 1.0 - r, size);
+      add_tap(t, i + 1, r, size);
+      return true;
+    case ResizeMode::kCubic: {
+      const double a = p.cubic_coeff_a;
+      const double w[kMaxTaps] = {cubic_weight(r + 1, a), cubic_weight(r, a),
+                                  cubic_weight(1 - r, a), cubic_weight(2 - r, a)};
+      double kept = 0.0;
+      for (int k = 0; k < kMaxTaps; ++k) {
+        const int64_t idx = i - 1 + k;
+        if (!p.exclude_outside || (idx >= 0 && idx < size)) kept += w[k];
+      }
+      for (int k = 0; k < kMaxTaps; ++k) {
+        const int64_t idx = i - 1 + k;
+        if (p.exclude_outside && (idx < 0 || idx >= size)) continue;
+        add_tap(t, idx, p.exclude_outside ? w[k] / kept : w[k], size);
+      }
+      return true;
+    }
+  }
+  return true;
+}
+
+}  // namespace jetplan::kernels::resize_math
