@@ -1,12 +1,16 @@
 // ONNX RNN, LSTM and GRU on the GPU (FP16 storage or FP32; FP32 arithmetic and state), every
 // feature of the CPU twin kernels/cpu/rnn.cc: directions, sequence_lens, initial states,
 // peepholes, clip, input_forget, linear_before_reset, every RnnActivationKind, both layouts.
-// One 256-thread block per (direction, batch entry) steps through time; the gate GEMVs run one
-// warp per row (lanes strided over the row, a fixed shuffle tree: deterministic), and the state
-// lives in dynamic shared memory: h [H], c [H], gx [G*H], gh [G*H], tmp [H], x_t [I] floats
-// (rnn_shared_floats in rnn_select.cc). A launch with less dynamic shared memory computes nothing.
+// Two kernels (the selector, rnn_select.cc, picks):
+// - jp_rnn_persist_*: one cooperative grid through the whole recurrence, the hidden units split
+//   over the blocks, which exchange h through tagged words in the workspace (rnn_layout.h);
+// - jp_rnn_*: one 256-thread block per (direction, batch entry) steps through time; the gate
+//   GEMVs run one warp per row (lanes strided over the row, a fixed shuffle tree:
+//   deterministic), and the state lives in dynamic shared memory: h [H], c [H], gx [G*H],
+//   gh [G*H], tmp [H], x_t [I] floats. No workspace.
+// A launch with less dynamic shared memory (or workspace) than they need computes nothing.
 // Inputs: x, w, r, then b, sequence_lens (int32), initial_h, initial_c, peepholes where present;
-// outputs: y, y_h, y_c where present (the runtime's order). No workspace.
+// outputs: y, y_h, y_c where present (the runtime's order).
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
@@ -176,41 +180,32 @@ __device__ void rnn(const StepPointers& ptrs, const RnnParams& p) {
   }
 }
 
-// A barrier across the whole grid on a counter in the zeroed workspace, split into arrive and
-// wait so that a block does work which needs no other block's results (the next step's input
-// projection) while the others catch up. Every block calls both equally often; the grid is
-// launched cooperatively, so all of its blocks are resident. Requires fewer than 2^31 arrivals.
-struct GridBarrier {
-  unsigned int* count;
-  unsigned int target;
-
-  __device__ void arrive() {
-    __syncthreads();  // the block's writes are done ...
-    if (threadIdx.x == 0) {
-      __threadfence();  // ... and visible GPU-wide before its arrival counts
-      atomicAdd(count, 1u);
-    }
-  }
-  __device__ void wait() {
-    target += gridDim.x;
-    if (threadIdx.x == 0) {
-      unsigned int seen;
-      do {
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(count) : "memory");
-      } while (seen < target);
-      __threadfence();
-    }
-    __syncthreads();
-  }
-};
+// The blocks of the persistent kernel exchange state through tagged words: a float's bits in the
+// low half and a tag in the high half of one 64-bit word, written and read whole (single-copy
+// atomic), so a reader that sees the tag it waits for sees the value with it. No barrier: each
+// block waits for exactly the words it reads. Needs all blocks resident (cooperative launch).
+__device__ __forceinline__ void put_tagged(unsigned long long* p, float v, uint32_t tag) {
+  const unsigned long long word = (static_cast<unsigned long long>(tag) << 32) | __float_as_uint(v);
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(word) : "memory");
+}
+__device__ __forceinline__ float get_tagged(const unsigned long long* p, uint32_t tag) {
+  unsigned long long word;
+  do {
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(p) : "memory");
+  } while (static_cast<uint32_t>(word >> 32) != tag);
+  return __uint_as_float(static_cast<uint32_t>(word));
+}
 
 // The persistent Rnn: one cooperative grid runs the whole recurrence, its blocks owning slices of
-// the hidden units (rnn_layout.h), with one grid barrier per step (two for GRU without
-// linear_before_reset, whose candidate gate needs r (.) h_{t-1} of every unit). Per step a block
-// stages h_{t-1} from the workspace into shared memory, computes its rows of R h_{t-1} (one warp
-// per (batch entry, gate row); lanes strided over the row and a fixed shuffle tree:
-// deterministic), updates its units' state and writes h_t; then, before waiting at the barrier,
-// the input projection W x_{t+1} of the next step. Same equations and options as rnn() above.
+// the hidden units (rnn_layout.h). Per step s a block stages h_s (tag s + 1) of every unit from
+// the workspace into shared memory, waiting for each word's tag; computes its rows of R h_s;
+// updates its units' state and publishes h_{s+1} (tag s + 2, in the other half of the double
+// buffer: a block can only overwrite h_s after every block has published h_{s+1}, so after all
+// read h_s); then computes the next step's input projection W x_{s+1} while the others catch up.
+// GRU without linear_before_reset exchanges r (.) h_s the same way (its candidate gate needs it
+// for every unit). Same equations and options as rnn() above.
+constexpr int kRnnBatchTile = 8;
+
 template <typename T>
 __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
   extern __shared__ float smem[];
@@ -236,17 +231,19 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
   const int nu = u0 >= D * H ? 0 : (D * H - u0 < U ? D * H - u0 : U);
   const int d_lo = nu > 0 ? u0 / H : 0, nd = nu > 0 ? (u0 + nu - 1) / H - d_lo + 1 : 0;
   float* c = smem;
-  float* gx = c + N * U;
+  float* c_h = c + N * U;  // own units' h_s (GRU without linear_before_reset)
+  float* gx = c_h + N * U;
   float* gh = gx + N * G * U;
   float* hs = gh + N * G * U;
   float* xs = hs + D * N * H;
-  int* lens_s = reinterpret_cast<int*>(xs + D * N * I);
+  float* bx = xs + D * N * I;  // the block's biases Wb and Rb, [G U] each
+  float* bh = bx + G * U;
+  int* lens_s = reinterpret_cast<int*>(bh + G * U);
   T* wc = reinterpret_cast<T*>(reinterpret_cast<char*>(smem) + L.state_bytes);
   T* rc = wc + G * U * I;
   char* ws = static_cast<char*>(ptrs.workspace);
-  GridBarrier bar{reinterpret_cast<unsigned int*>(ws), 0u};
-  float* hbuf = reinterpret_cast<float*>(ws + L.h_offset);
-  float* rh = reinterpret_cast<float*>(ws + L.rh_offset);
+  unsigned long long* hbuf = reinterpret_cast<unsigned long long*>(ws + L.h_offset);
+  unsigned long long* rh = reinterpret_cast<unsigned long long*>(ws + L.rh_offset);
   const int DNH = D * N * H;
 
   int next = 3;
@@ -278,17 +275,37 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
     const int64_t grow = static_cast<int64_t>(f / H) * G * H + (lr % G) * H + f % H;
     return recurrent ? r + grow * H : w + grow * I;
   };
-  auto bias = [&](bool recurrent, int lr) -> float {
-    if (b == nullptr) return 0.f;
-    const int f = u0 + lr / G;
-    return load_float(b, (f / H) * 2 * G * H + (recurrent ? G * H : 0) + (lr % G) * H + f % H);
-  };
-  // Every lane gets row . v over k elements.
-  auto dot = [&](const T* m, const float* v, int k) {
-    float acc = 0.f;
-    for (int i = lane; i < k; i += 32) acc = fmaf(load_float(m, i), v[i], acc);
-    for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    return acc;
+  // out[(n G + g) U + u] = bias[lr] + row(lr) . vec[(d N + n) K ...] for every gate row
+  // lr = u G + g of the gates [g0, g1) and batch entry n: one warp per row, which reads each
+  // weight once for up to kRnnBatchTile entries (as many accumulators: independent FMA chains);
+  // lanes strided over the row and a fixed shuffle tree per entry (deterministic). Entries whose
+  // sequence has ended get a value nobody reads.
+  auto project = [&](bool recurrent, const float* vec, int k, const float* bias, float* out,
+                     int g0, int g1) {
+    for (int lr = warp; lr < G * nu; lr += warps) {
+      const int g = lr % G, d = (u0 + lr / G) / H;
+      if (g < g0 || g >= g1) continue;
+      const T* m = row(recurrent, lr);
+      for (int n0 = 0; n0 < N; n0 += kRnnBatchTile) {
+        const float* v = vec + (d * N + n0) * k;
+        float acc[kRnnBatchTile];
+#pragma unroll
+        for (int q = 0; q < kRnnBatchTile; ++q) acc[q] = 0.f;
+        for (int i = lane; i < k; i += 32) {
+          const float wv = load_float(m, i);
+#pragma unroll
+          for (int q = 0; q < kRnnBatchTile; ++q)
+            if (n0 + q < N) acc[q] = fmaf(wv, v[q * k + i], acc[q]);
+        }
+#pragma unroll
+        for (int q = 0; q < kRnnBatchTile; ++q) {
+          if (n0 + q >= N) break;
+          float a = acc[q];
+          for (int off = 16; off > 0; off /= 2) a += __shfl_xor_sync(0xffffffffu, a, off);
+          if (lane == 0) out[((n0 + q) * G + g) * U + lr / G] = a + bias[lr];
+        }
+      }
+    }
   };
   auto act = [&](int d, int k, float v) {
     if (p.has_clip) v = fminf(fmaxf(v, -p.clip), p.clip);
@@ -306,30 +323,31 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
       for (int k = lane; k < I; k += 32) dst[k] = load_float(src, k);
     }
     __syncthreads();
-    for (int e = warp; e < N * G * nu; e += warps) {
-      const int n = e / (G * nu), lr = e % (G * nu), d = (u0 + lr / G) / H;
-      if (s >= lens_s[n]) continue;
-      const float v = dot(row(false, lr), xs + (d * N + n) * I, I) + bias(false, lr);
-      if (lane == 0) gx[(n * G + lr % G) * U + lr / G] = v;
-    }
+    project(false, xs, I, bx, gx, 0, G);
   };
-  // gh[n, g, u] = R row . v(n) + Rb for the gates [g0, g1), v staged in hs from `src`.
-  auto recurrent_projection = [&](int64_t s, const float* src, int g0, int g1) {
+  // gh[n, g, u] = R row . v(n) + Rb for the gates [g0, g1), v staged in hs from the tagged
+  // words `src` once they carry `tag`.
+  // With `ended_too` false, entries whose sequence has ended are not waited for (nor staged).
+  auto recurrent_projection = [&](const unsigned long long* src, uint32_t tag, bool ended_too,
+                                  int64_t s, int g0, int g1) {
     const int base = d_lo * N * H, span = nd * N * H;
-    for (int e = threadIdx.x; e < span; e += blockDim.x) hs[base + e] = __ldcg(src + base + e);
-    __syncthreads();
-    for (int e = warp; e < N * G * nu; e += warps) {
-      const int n = e / (G * nu), lr = e % (G * nu), g = lr % G, d = (u0 + lr / G) / H;
-      if (s >= lens_s[n] || g < g0 || g >= g1) continue;
-      const float v = dot(row(true, lr), hs + (d * N + n) * H, H) + bias(true, lr);
-      if (lane == 0) gh[(n * G + g) * U + lr / G] = v;
+    __syncthreads();  // the last reads of hs are done
+    for (int e = threadIdx.x; e < span; e += blockDim.x) {
+      if (ended_too || s < lens_s[(e / H) % N]) hs[base + e] = get_tagged(src + base + e, tag);
     }
+    __syncthreads();
+    project(true, hs, H, bh, gh, g0, g1);
     __syncthreads();
   };
 
   for (int n = threadIdx.x; n < N; n += blockDim.x) {
     const int64_t l = lens != nullptr ? lens[n] : S;
     lens_s[n] = static_cast<int>(l < 0 ? 0 : (l > S ? S : l));  // S < 2^31 (the selector)
+  }
+  for (int lr = threadIdx.x; lr < nu * G; lr += blockDim.x) {
+    const int f = u0 + lr / G, off = (f / H) * 2 * G * H + (lr % G) * H + f % H;
+    bx[lr] = b != nullptr ? load_float(b, off) : 0.f;
+    bh[lr] = b != nullptr ? load_float(b, off + G * H) : 0.f;
   }
   if (cached) {
     for (int e = threadIdx.x; e < nu * G * I; e += blockDim.x) {
@@ -344,18 +362,21 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
   for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
     const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
     const int s0 = (p.batch_major ? n * D + d : d * N + n) * H + j;
-    hbuf[(d * N + n) * H + j] = init_h != nullptr ? load_float(init_h, s0) : 0.f;
+    put_tagged(hbuf + (d * N + n) * H + j, init_h != nullptr ? load_float(init_h, s0) : 0.f, 1u);
     c[n * U + u] = init_c != nullptr ? load_float(init_c, s0) : 0.f;
   }
   __syncthreads();  // the lengths and the cached rows
   if (S > 0) input_projection(0);
-  bar.arrive();
-  bar.wait();
 
   for (int64_t s = 0; s < S; ++s) {
-    const float* hprev = hbuf + (s % 2) * DNH;
-    float* hnext = hbuf + ((s + 1) % 2) * DNH;
-    recurrent_projection(s, hprev, 0, gru_reset ? 2 : G);
+    const uint32_t tag = static_cast<uint32_t>(s) + 1;  // of h_s; S < 2^31 (the selector)
+    unsigned long long* hnext = hbuf + ((s + 1) % 2) * DNH;
+    recurrent_projection(hbuf + (s % 2) * DNH, tag, true, s, 0, gru_reset ? 2 : G);
+    // Own units' h_s, as staged (GRU without linear_before_reset restages hs below).
+    for (int e = threadIdx.x; gru_reset && e < N * nu; e += blockDim.x) {
+      const int n = e / nu, f = u0 + e % nu;
+      c_h[e] = hs[((f / H) * N + n) * H + f % H];
+    }
     if (gru_reset) {
       for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
         const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
@@ -364,16 +385,15 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
         float* rg = gx + (n * G + 1) * U + u;
         *z = act(d, 0, *z + gh[(n * G) * U + u]);
         *rg = act(d, 0, *rg + gh[(n * G + 1) * U + u]);
-        rh[(d * N + n) * H + j] = *rg * hs[(d * N + n) * H + j];
+        put_tagged(rh + (s % 2) * DNH + (d * N + n) * H + j, *rg * hs[(d * N + n) * H + j], tag);
       }
-      bar.arrive();
-      bar.wait();
-      recurrent_projection(s, rh, 2, 3);  // stages r (.) h over hs
+      // Entries whose sequence has ended publish nothing here: their words are not waited for.
+      recurrent_projection(rh + (s % 2) * DNH, tag, false, s, 2, 3);  // r (.) h_s over hs
     }
     for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
       const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
       const int64_t len = lens_s[n];
-      const float hp = __ldcg(hprev + (d * N + n) * H + j);
+      const float hp = gru_reset ? c_h[e] : hs[(d * N + n) * H + j];
       const auto gxv = [&](int g) { return gx[(n * G + g) * U + u]; };
       const auto ghv = [&](int g) { return gh[(n * G + g) * U + u]; };
       float hn = hp;
@@ -410,22 +430,21 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
           hn = (1.f - z) * cand + z * hp;
         }
       }
-      hnext[(d * N + n) * H + j] = hn;
+      put_tagged(hnext + (d * N + n) * H + j, hn, tag + 1);
       if (y != nullptr) {
         const int64_t yo = (p.batch_major ? (n * S + t) * D + d : (t * D + d) * N + n) * H + j;
         store_float(y, yo, s < len ? hn : 0.f);
       }
     }
-    bar.arrive();
     if (s + 1 < S) input_projection(s + 1);
-    bar.wait();
   }
-  const float* hlast = hbuf + (S % 2) * DNH;
+  const unsigned long long* hlast = hbuf + (S % 2) * DNH;
   for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
     const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
     const bool empty = lens_s[n] == 0;
     const int s0 = (p.batch_major ? n * D + d : d * N + n) * H + j;
-    if (y_h != nullptr) store_float(y_h, s0, empty ? 0.f : __ldcg(hlast + (d * N + n) * H + j));
+    const float h = get_tagged(hlast + (d * N + n) * H + j, static_cast<uint32_t>(S) + 1);
+    if (y_h != nullptr) store_float(y_h, s0, empty ? 0.f : h);
     if (y_c != nullptr) store_float(y_c, s0, empty ? 0.f : c[n * U + u]);
   }
 }
@@ -443,12 +462,13 @@ extern "C" __global__ void __launch_bounds__(256) jp_rnn_f32(StepPointers ptrs, 
   jetplan::kernels::cuda::rnn<float>(ptrs, p);
 }
 
-// Persistent: launched cooperatively (rnn_variants.inc), the workspace zeroed.
-extern "C" __global__ void __launch_bounds__(256)
+// Persistent: launched cooperatively (rnn_variants.inc), the workspace zeroed; one block per SM
+// is all the grid uses, so the registers need not fit more.
+extern "C" __global__ void __launch_bounds__(256, 1)
     jp_rnn_persist_f16(StepPointers ptrs, const RnnParams p) {
   jetplan::kernels::cuda::rnn_persist<__half>(ptrs, p);
 }
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256, 1)
     jp_rnn_persist_f32(StepPointers ptrs, const RnnParams p) {
   jetplan::kernels::cuda::rnn_persist<float>(ptrs, p);
 }

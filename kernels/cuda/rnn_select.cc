@@ -22,10 +22,8 @@ bool select_rnn_persist(const RnnParams& p, bool f16, const TargetInfo& target, 
   // No block without units: as many blocks as slices of `units` each.
   grid = ceil_div_u32(units, static_cast<uint64_t>(first.units));
   const RnnPersistLayout l = rnn_persist_layout(p, grid, eb);
-  const bool gru_reset = p.cell == RnnCell::kGru && !p.linear_before_reset;
-  const uint64_t arrivals =
-      uint64_t{grid} * (1 + static_cast<uint64_t>(p.seq_length) * (gru_reset ? 2 : 1));
-  if (l.state_bytes > limit || arrivals >= (uint64_t{1} << 31)) return false;
+  // Steps are tagged with 32-bit counts (rnn.cu).
+  if (l.state_bytes > limit || p.seq_length >= (int64_t{1} << 31) - 2) return false;
   out->variant = find_kernel_variant(f16 ? "jp_rnn_persist_f16" : "jp_rnn_persist_f32");
   out->block[0] = 256;
   out->grid[0] = grid;
