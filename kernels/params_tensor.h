@@ -23,9 +23,12 @@ namespace jetplan::kernels {
 // offset, sum_d (out_dims[d] - 1) * x_strides[d], lies inside x.
 struct TransposeParams {
   int32_t rank = 0;
-  int64_t elem_bytes = 4;
+  int64_t elem_bytes = 4;  // of x
   int64_t out_dims[kMaxRank] = {};
   int64_t x_strides[kMaxRank] = {};
+  // x Float16 and y Float32: each element converted as it moves (a GPU plan's float32 output
+  // written by its layout transpose: the output cast fused into it).
+  bool half_to_float = false;
 };
 
 // y[c] = x[starts[d] + c[d] * steps[d] for each d], x dense with shape x_dims, y dense with shape

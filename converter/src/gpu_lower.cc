@@ -238,8 +238,9 @@ void gpu_layout(PlanDraft* draft) { LayoutPass(draft).run(); }
 
 namespace {
 
-// The output-cast epilogue: a Conv or Gemm step that alone produces float32 binding `t` (which
-// no step reads) writes it itself, FP16 in and FP32 out, instead of an FP16 twin and a Cast.
+// The output-cast epilogue: a Conv, Gemm or Transpose step (a conv's NHWC output goes to its
+// NCHW binding through one) that alone produces float32 binding `t` (which no step reads)
+// writes it itself, FP16 in and FP32 out, instead of an FP16 twin and a Cast.
 bool writes_output_cast(const PlanDraft& draft, uint32_t t) {
   const DraftStep* producer = nullptr;
   for (const DraftStep& s : draft.steps) {
@@ -249,7 +250,8 @@ bool writes_output_cast(const PlanDraft& draft, uint32_t t) {
     producer = &s;
   }
   return producer != nullptr && producer->outputs.size() == 1 &&
-         (producer->op.family == fb::OpFamily::Gemm || producer->op.family == fb::OpFamily::Conv);
+         (producer->op.family == fb::OpFamily::Gemm || producer->op.family == fb::OpFamily::Conv ||
+          producer->op.family == fb::OpFamily::Transpose);
 }
 
 // A new float16 arena tensor of float32 tensor b's shape and layout (":f16").

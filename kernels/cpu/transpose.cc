@@ -1,5 +1,6 @@
 #include <cstring>
 
+#include "kernels/cpu/half.h"
 #include "kernels/cpu/tensor_ops.h"
 
 namespace jetplan::kernels::cpu {
@@ -17,7 +18,14 @@ void transpose(const TransposeParams& p, const void* x, void* y) {
       offset += (rest % p.out_dims[d]) * p.x_strides[d];
       rest /= p.out_dims[d];
     }
-    std::memcpy(out + i * p.elem_bytes, in + offset * p.elem_bytes, elem);
+    if (p.half_to_float) {
+      uint16_t h;
+      std::memcpy(&h, in + offset * 2, 2);
+      const float f = half_to_float(h);
+      std::memcpy(out + i * 4, &f, 4);
+    } else {
+      std::memcpy(out + i * p.elem_bytes, in + offset * p.elem_bytes, elem);
+    }
   }
 }
 

@@ -88,14 +88,19 @@ bool select_transpose(const StepDesc& step, const TargetInfo& target, LaunchChoi
                       std::string* why) {
   const auto* p = static_cast<const TransposeParams*>(step.params);
   const int64_t e = p->elem_bytes;
-  if (e != 1 && e != 2 && e != 4 && e != 8) {
-    *why = "the CUDA Transpose kernels move elements of 1, 2, 4 or 8 bytes";
+  if (p->half_to_float ? e != 2 : (e != 1 && e != 2 && e != 4 && e != 8)) {
+    *why = "the CUDA Transpose kernels move elements of 1, 2, 4 or 8 bytes, or convert Float16 "
+           "to Float32";
     return false;
   }
   char name[32];
   const uint64_t tiles = transpose_tiles(*p);
-  std::snprintf(name, sizeof name, "jp_transpose_%sb%d", tiles > 0 ? "tiled_" : "",
-                static_cast<int>(e));
+  if (p->half_to_float) {
+    std::snprintf(name, sizeof name, "jp_transpose_%sh2f", tiles > 0 ? "tiled_" : "");
+  } else {
+    std::snprintf(name, sizeof name, "jp_transpose_%sb%d", tiles > 0 ? "tiled_" : "",
+                  static_cast<int>(e));
+  }
   out->variant = find_kernel_variant(name);
   if (tiles > 0) {
     launch_1d(tiles * 256, 256, target.sm_count * 16, out);

@@ -177,7 +177,9 @@ Status prepare_transpose(const jp_plan& plan, const fb::Step& step, PreparedStep
   JP_RETURN_IF_ERROR(check_arity(*s, "Transpose", 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_of(plan, *s);
-  JP_RETURN_IF_ERROR(check_same_dtype(*s, x, y));
+  // Float16 to Float32 converts as it moves; every other pair of types must be the same.
+  const bool half_to_float = x.dtype == fb::DType::Float16 && y.dtype == fb::DType::Float32;
+  if (!half_to_float) JP_RETURN_IF_ERROR(check_same_dtype(*s, x, y));
   const uint32_t perm_size = p.perm() ? p.perm()->size() : 0;
   if (perm_size != static_cast<uint32_t>(x.rank) || y.rank != x.rank) {
     return invalid(*s, "perm, input and output must have the same rank");
@@ -192,6 +194,7 @@ Status prepare_transpose(const jp_plan& plan, const fb::Step& step, PreparedStep
   k = kernels::TransposeParams{};
   k.rank = x.rank;
   k.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
+  k.half_to_float = half_to_float;
   bool seen[kMaxRank] = {};
   for (int32_t d = 0; d < x.rank; ++d) {
     const int32_t from = p.perm()->Get(static_cast<uint32_t>(d));

@@ -232,7 +232,8 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
     }
   }
 
-  // Steps in order: casts in, NHWC transpose, the NHWC chain, casts out. Flatten of the
+  // Steps in order: casts in, NHWC transpose, the NHWC chain, no cast out: the NCHW transpose
+  // writes float32 "a" and fc float32 "y" themselves (the output-cast epilogue). Flatten of the
   // [1, 1, 1, C] NHWC pool output is a view of its bytes, no step.
   std::vector<std::pair<std::string, fb::OpFamily>> order;
   for (const auto* s : *plan->steps()) order.emplace_back(s->name()->str(), s->op());
@@ -240,8 +241,7 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
   const std::vector<std::pair<std::string, F>> expected = {
       {"x:to_f16", F::Cast},    {"x:to_nhwc", F::Transpose}, {"conv+relu", F::Conv},
       {"pool", F::Pool},        {"add", F::Binary},              {"a:to_nchw", F::Transpose},
-      {"gap", F::Pool},         {"fc", F::Gemm},
-      {"a:to_f32", F::Cast}};  // fc writes the float32 "y" itself (the output-cast epilogue)
+      {"gap", F::Pool},         {"fc", F::Gemm}};
   ASSERT_EQ(order.size(), expected.size());
   for (size_t i = 0; i < order.size(); ++i) {
     EXPECT_EQ(order[i].first, expected[i].first) << i;
@@ -258,6 +258,9 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
   EXPECT_EQ(out_shape("add"), (std::vector<int64_t>{1, 4, 4, 4}));
   EXPECT_EQ(out_layout("add"), fb::Layout::NHWC);
   EXPECT_EQ(out_shape("gap"), (std::vector<int64_t>{1, 1, 1, 4}));
+  const fb::Step* to_nchw = steps.at("a:to_nchw");
+  EXPECT_EQ(to_nchw->outputs()->Get(0), plan->outputs()->Get(1)->tensor());
+  EXPECT_EQ(plan->tensors()->Get(to_nchw->inputs()->Get(0))->dtype(), fb::DType::Float16);
   EXPECT_EQ(out_layout("gap"), fb::Layout::NHWC);
   // fc reads the flattened view of gap's bytes.
   const fb::Tensor* flat = plan->tensors()->Get(steps.at("fc")->inputs()->Get(0));
@@ -296,6 +299,9 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
 
   // Deterministic.
   EXPECT_EQ(convert(m, gpu("h100", false)).plan, r.plan);
+  // With kernels chosen, the NCHW transpose is the FP16-in, FP32-out one.
+  const ConvertResult k = convert(m, gpu("h100"));
+  EXPECT_EQ(steps_by_name(plan_of(k)).at("a:to_nchw")->kernel()->str(), "jp_transpose_tiled_h2f");
 }
 
 TEST(GpuConvert, ConvNetKernelsOrOneErrorForAllMissing) {

@@ -104,6 +104,21 @@ TEST(Transpose, RandomPermutationsRank5To8) {
     }
 }
 
+// Float16 in, Float32 out: each element widened exactly as it moves (NHWC -> NCHW here).
+TEST(Transpose, HalfToFloatWidensAsItMoves) {
+  TransposeParams p = transpose_params({1, 2, 2, 3}, {0, 3, 1, 2}, 2);
+  p.half_to_float = true;
+  // 1, -2, 0.5, 65504, 2^-24 (the least subnormal), -0, inf, -1.5, 3, 1024, 0.25, -inf
+  const std::vector<uint16_t> x = {0x3c00, 0xc000, 0x3800, 0x7bff, 0x0001, 0x8000,
+                                   0x7c00, 0xbe00, 0x4200, 0x6400, 0x3400, 0xfc00};
+  const float inf = std::numeric_limits<float>::infinity();
+  // y[c][h][w] = x[h][w][c]
+  const std::vector<float> want = {1, 65504, inf, 1024, -2, 5.9604644775390625e-8f,
+                                   -1.5f, 0.25f, 0.5f, -0.f, 3, -inf};
+  expect_bytes(to_bytes<float>(want), 4,
+               [&](unsigned char* y) { cpu::transpose(p, x.data(), y); });
+}
+
 TEST(Transpose, EmptyTensorWritesNothing) {
   const TransposeParams p = transpose_params({2, 0, 3}, {2, 0, 1}, 4);
   const float x = 1.f;

@@ -163,6 +163,50 @@ TEST(GpuTranspose, TiledKernelAnyGridAndAnyPermutation) {
   }
 }
 
+// The output cast fused into the layout transpose: FP16 in, FP32 out, bit for bit the CPU
+// twin's conversion; the byte-moving variants refuse such params (y stays poisoned).
+TEST(GpuTranspose, HalfToFloatMatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const TransposeCase cases[] = {
+      {{1, 13, 11, 67}, {0, 3, 1, 2}, true},  // NHWC -> NCHW, the output transpose
+      {{8, 7, 7, 2048}, {0, 3, 1, 2}, true},
+      {{1, 1, 1, 1000}, {0, 3, 1, 2}, false},  // a classifier's output: extent-1 dims drop out
+      {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}, false},
+  };
+  for (const TransposeCase& c : cases) {
+    TransposeParams p = transpose_params(c.dims, c.perm, 2);
+    p.half_to_float = true;
+    const int64_t n = test_util::volume(c.dims);
+    std::vector<float> xf = rng.uniform(n, -70000.f, 70000.f);  // past the half range: +-inf
+    for (int64_t i = 0; i < n; i += 7) xf[size_t(i)] *= 1e-9f;  // subnormal halves
+    const std::vector<uint16_t> xh = gpu_test::to_half(xf);
+    Bytes want(static_cast<size_t>(n * 4));
+    cpu::transpose(p, xh.data(), want.data());
+    DeviceBuffer dx(n * 2), dy(n * 4);
+    dx.upload(xh.data(), n * 2);
+    dy.poison32(gpu_test::kFloatPoison);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.out[0] = dy.get();
+    cuda::LaunchChoice chosen;
+    ASSERT_EQ(gpu_test::select_and_launch(kTranspose, DType::kFloat16, ptrs, p, &chosen), "");
+    const std::string name = chosen.variant->name;
+    EXPECT_EQ(name, c.tiled ? "jp_transpose_tiled_h2f" : "jp_transpose_h2f");
+    EXPECT_EQ(first_difference(download(dy, n * 4), want), -1)
+        << test_util::shape_str(c.dims) << " " << name;
+    EXPECT_TRUE(dy.guard_intact());
+
+    dy.poison32(gpu_test::kFloatPoison);
+    ASSERT_EQ(gpu_test::launch(c.tiled ? "jp_transpose_tiled_b2" : "jp_transpose_b2", chosen, ptrs, p),
+              "");
+    const Bytes after = download(dy, n * 4);
+    uint32_t first;
+    std::memcpy(&first, after.data(), 4);
+    EXPECT_EQ(first, gpu_test::kFloatPoison) << "a byte mover ran a converting transpose";
+  }
+}
+
 TEST(GpuConcat, MatchesCpuTwinBitExact) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
