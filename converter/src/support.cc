@@ -38,9 +38,8 @@ std::string float_inputs(const Graph& g, const Node& node, std::initializer_list
 std::string plan_dtype_input(const Graph& g, const Node& node, size_t i) {
   const Value& v = input(g, node, i);
   if (is_plan_dtype(v.dtype)) return "";
-  return cat("input '", v.name, "' is ", dtype_name(v.dtype),
-             ", which a plan cannot hold (float32, float16, float64, int8, uint8, int32, int64, "
-             "bool)");
+  return cat("input '", v.name, "' is ", dtype_name(v.dtype), ", which a plan cannot hold (",
+             plan_dtype_list(), ")");
 }
 
 std::string extra_outputs_unused(const Graph& g, const Node& node, const char* what) {
@@ -239,8 +238,7 @@ void check_support(Graph& g) {
     const Value& v = g.values[id];
     if (!is_plan_dtype(v.dtype))
       bad_inputs.push_back(cat("graph input '", v.name, "': ", dtype_name(v.dtype),
-                               " is not supported (plans hold float32, float16, float64, int8, "
-                               "uint8, int32, int64 and bool)"));
+                               " is not supported (plans hold ", plan_dtype_list(), ")"));
     else if (v.shape.size() > kMaxRank)
       bad_inputs.push_back(cat("graph input '", v.name, "': rank ", v.shape.size(),
                                " is not supported (jetplan handles up to ", kMaxRank, ")"));

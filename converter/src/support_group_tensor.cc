@@ -32,6 +32,10 @@ ArithWay arith_way(const std::string&, DataType dtype, DataType* compute) {
     case DataType::kFloat16: *compute = DataType::kFloat32; return ArithWay::kBinary;
     case DataType::kInt32:
     case DataType::kInt64:
+    case DataType::kInt16:
+    case DataType::kUInt16:
+    case DataType::kUInt32:
+    case DataType::kUInt64:
     case DataType::kFloat64: return ArithWay::kElementwise;
     case DataType::kInt8:
     case DataType::kUInt8: *compute = DataType::kInt32; return ArithWay::kElementwise;
@@ -352,8 +356,8 @@ std::string check_cast(Graph& g, Node& node) {
     to = static_cast<DataType>(attr_int(node, "to", 0));
   }
   if (!is_plan_dtype(to))
-    return cat("cast to ", dtype_name(to), " is not supported (plans hold float32, float16, "
-               "float64, int8, uint8, int32, int64 and bool)");
+    return cat("cast to ", dtype_name(to), " is not supported (plans hold ", plan_dtype_list(),
+               ")");
   if (to == from) return resolve_as_copy(g, node, from, xs);
   node.op.family = fb::OpFamily::Cast;
   node.inputs.resize(1);

@@ -71,7 +71,11 @@ static_assert(static_cast<int>(jetplan::fb::DType::Float32) == JP_FLOAT32 &&
                   static_cast<int>(jetplan::fb::DType::Int64) == JP_INT64 &&
                   static_cast<int>(jetplan::fb::DType::Bool) == JP_BOOL &&
                   static_cast<int>(jetplan::fb::DType::Float64) == JP_FLOAT64 &&
-                  static_cast<int>(jetplan::fb::DType::MAX) == JP_FLOAT64,
+                  static_cast<int>(jetplan::fb::DType::Int16) == JP_INT16 &&
+                  static_cast<int>(jetplan::fb::DType::UInt16) == JP_UINT16 &&
+                  static_cast<int>(jetplan::fb::DType::UInt32) == JP_UINT32 &&
+                  static_cast<int>(jetplan::fb::DType::UInt64) == JP_UINT64 &&
+                  static_cast<int>(jetplan::fb::DType::MAX) == JP_UINT64,
               "jp_dtype must mirror fb::DType");
 
 extern "C" {

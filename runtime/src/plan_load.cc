@@ -20,6 +20,10 @@ size_t dtype_size(fb::DType dtype) {
     case fb::DType::Int64: return 8;
     case fb::DType::Bool: return 1;
     case fb::DType::Float64: return 8;
+    case fb::DType::Int16: return 2;
+    case fb::DType::UInt16: return 2;
+    case fb::DType::UInt32: return 4;
+    case fb::DType::UInt64: return 8;
   }
   return 0;
 }
@@ -142,6 +146,13 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
   if (elem == 0) {
     return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' has unknown dtype %d", info->name,
                 static_cast<int>(info->dtype));
+  }
+  if (plan.backend == JP_BACKEND_CUDA &&
+      (info->dtype == fb::DType::Int16 || info->dtype == fb::DType::UInt16 ||
+       info->dtype == fb::DType::UInt32 || info->dtype == fb::DType::UInt64)) {
+    // No CUDA kernel takes them (kernels/params.h); the converter refuses them in GPU plans.
+    return fail(JP_ERROR_UNSUPPORTED, "tensor '%s' is %s, which runs on the CPU backend only",
+                info->name, fb::EnumNameDType(info->dtype));
   }
   info->bytes = elements * elem;
   if (t->size_bytes() != info->bytes) {

@@ -49,6 +49,10 @@ int64_t elem_size(fb::DType t) {
     case fb::DType::Int64: return 8;
     case fb::DType::Bool: return 1;
     case fb::DType::Float64: return 8;
+    case fb::DType::Int16: return 2;
+    case fb::DType::UInt16: return 2;
+    case fb::DType::UInt32: return 4;
+    case fb::DType::UInt64: return 8;
   }
   return 0;
 }

@@ -69,7 +69,11 @@ typedef enum jp_dtype {
   JP_INT32 = 4,
   JP_INT64 = 5,
   JP_BOOL = 6,
-  JP_FLOAT64 = 7
+  JP_FLOAT64 = 7,
+  JP_INT16 = 8,
+  JP_UINT16 = 9,
+  JP_UINT32 = 10,
+  JP_UINT64 = 11
 } jp_dtype;
 
 typedef enum jp_log_level { JP_LOG_ERROR = 0, JP_LOG_WARNING = 1, JP_LOG_INFO = 2 } jp_log_level;
