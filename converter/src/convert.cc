@@ -44,6 +44,8 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   legalize(g);
 
   PlanDraft draft = lower(g);
+  if (gpu) gpu_check_tensors(draft);
+  drop_empty_steps(&draft);
   if (gpu) {
     gpu_layout(&draft);
     gpu_precision(&draft);

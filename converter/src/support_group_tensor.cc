@@ -96,18 +96,8 @@ using support::set_output_typed;
 
 std::string plan_dtype_reason(const Value& v) {
   if (is_plan_dtype(v.dtype)) return "";
-  return cat("input '", v.name, "' is ", dtype_name(v.dtype),
-             ", which a plan cannot hold (float32, float16, float64, int8, uint8, int32, int64, "
-             "bool)");
-}
-
-// Plans hold no empty tensors: an op whose output would have a dim of 0 cannot be a step.
-std::string empty_reason(const Shape& shape, size_t output = 0) {
-  for (int64_t d : shape)
-    if (d == 0)
-      return cat("output ", output, " would be empty (", shape_str(shape),
-                 "; plans hold no empty tensors)");
-  return "";
+  return cat("input '", v.name, "' is ", dtype_name(v.dtype), ", which a plan cannot hold (",
+             plan_dtype_list(), ")");
 }
 
 // A node that moves nothing (identity Transpose, full Slice, Cast to the same type, ...):
@@ -162,7 +152,6 @@ std::string check_slice(Graph& g, Node& node) {
   fold::SliceSpec spec;
   std::string why;
   if (!fold::slice_spec(g, node, xs, &spec, &why)) return why;
-  if (std::string r = empty_reason(spec.out); !r.empty()) return r;
   bool whole = spec.out == xs;
   for (int64_t s : spec.steps) whole = whole && s == 1;
   if (whole) return resolve_as_copy(g, node, dtype, xs);
@@ -186,8 +175,6 @@ std::string check_split(Graph& g, Node& node) {
   for (size_t i = 0; i < spec.sizes.size(); ++i) {
     Shape s = xs;
     s[spec.axis] = spec.sizes[i];
-    if (node.outputs[i] >= 0)
-      if (std::string r = empty_reason(s, i); !r.empty()) return r;
     shapes.push_back(s);
   }
   node.inputs.resize(1);
@@ -227,7 +214,6 @@ std::string check_gather(Graph& g, Node& node) {
   Shape out(data.shape.begin(), data.shape.begin() + axis);
   out.insert(out.end(), indices.shape.begin(), indices.shape.end());
   out.insert(out.end(), data.shape.begin() + axis + 1, data.shape.end());
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Gather;
   node.op.tensor.axis = static_cast<int32_t>(axis);
   set_output_typed(g, node, 0, data.dtype, out);
@@ -249,7 +235,6 @@ std::string check_gather_elements(Graph& g, Node& node) {
       fail("node ", node_label(node), ": indices ", shape_str(indices.shape),
            " are larger than data ", shape_str(data.shape), " off the axis");
   check_constant_indices(node, indices, data.shape[axis]);
-  if (std::string r = empty_reason(indices.shape); !r.empty()) return r;
   node.op.family = fb::OpFamily::GatherElements;
   node.op.tensor.axis = static_cast<int32_t>(axis);
   set_output_typed(g, node, 0, data.dtype, indices.shape);
@@ -264,7 +249,6 @@ std::string check_pad(Graph& g, Node& node) {
   fold::PadSpec spec;
   std::string why;
   if (!fold::pad_spec(g, node, xs, dtype, &spec, &why)) return why;
-  if (std::string r = empty_reason(spec.out); !r.empty()) return r;
   bool none = spec.out == xs;
   for (int64_t b : spec.begin) none = none && b == 0;
   if (none) return resolve_as_copy(g, node, dtype, xs);
@@ -287,7 +271,6 @@ std::string check_expand(Graph& g, Node& node) {
   const DataType dtype = x.dtype;
   const Shape xs = x.shape;
   const Shape out = broadcast_or_fail(node, xs, read_ints(shape));
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   if (out == xs) return resolve_as_copy(g, node, dtype, xs);
   node.op.family = fb::OpFamily::Broadcast;
   node.op.tensor.tile = false;
@@ -304,7 +287,6 @@ std::string check_tile(Graph& g, Node& node) {
   Shape out;
   std::string why;
   if (!fold::tile_shape(g, node, xs, &out, &why)) return why;
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   if (out == xs) return resolve_as_copy(g, node, dtype, xs);
   node.op.family = fb::OpFamily::Broadcast;
   node.op.tensor.tile = true;
@@ -337,7 +319,6 @@ std::string check_where(Graph& g, Node& node) {
   if (x.dtype != y.dtype)
     return cat("x and y differ in dtype (", dtype_name(x.dtype), " and ", dtype_name(y.dtype), ")");
   const Shape out = broadcast_or_fail(node, broadcast_or_fail(node, cond.shape, x.shape), y.shape);
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Where;
   set_output_typed(g, node, 0, x.dtype, out);
   return "";
@@ -427,7 +408,6 @@ std::string check_elementwise(Graph& g, Node& node) {
     return cat(node.op_type, " on ", dtype_name(dtype), " is not supported (",
                kernels::elementwise_is_logic(op) ? "bool only" : "no kernel for this dtype", ")");
   const Shape out = broadcast_or_fail(node, a.shape, b.shape);
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Elementwise;
   node.op.tensor.elementwise = static_cast<fb::ElementwiseOp>(op);
   if (compute != dtype) {
@@ -455,7 +435,6 @@ std::string check_arith(Graph& g, Node& node) {
     return support::check_binary(g, node);
   Shape out = input(g, node, 0).shape;
   for (size_t i = 1; i < n; ++i) out = broadcast_or_fail(node, out, input(g, node, i).shape);
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   if (n == 1) return resolve_as_copy(g, node, dtype, out);
   DataType compute;
   const ArithWay way = arith_way(type, dtype, &compute);
@@ -498,7 +477,6 @@ std::string check_pow(Graph& g, Node& node) {
       return cat("input '", v->name, "' is bool (Pow takes numbers)");
   }
   const Shape out = broadcast_or_fail(node, x.shape, y.shape);
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Elementwise;
   node.op.tensor.elementwise = fb::ElementwiseOp::Pow;
   node.op.tensor.compute_dtype = static_cast<int32_t>(DataType::kFloat64);
@@ -593,7 +571,6 @@ std::string check_einsum(Graph& g, Node& node) {
     if (dtype != DataType::kFloat32 && dtype != DataType::kFloat64)
       return cat("Einsum with a sum or 2 operands of ", dtype_name(dtype),
                  " is not supported (float32 and float64)");
-    if (std::string r = empty_reason(out); !r.empty()) return r;
     node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
     node.op.tensor.expand = TensorExpand::kEinsum;
     node.op.tensor.einsum_reduce = true;
@@ -624,7 +601,6 @@ std::string check_einsum(Graph& g, Node& node) {
   for (char c : a + b)
     if (!in_output(c) && (a.find(c) == std::string::npos || b.find(c) == std::string::npos))
       return resolve_reduce();  // an index summed in one operand only
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
   node.op.tensor.expand = TensorExpand::kEinsum;
   node.op.tensor.einsum_a.assign(a.begin(), a.end());
