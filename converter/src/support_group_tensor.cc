@@ -61,22 +61,6 @@ fb::ElementwiseOp elementwise_arith_op(const std::string& op) {
   return fb::ElementwiseOp::Add;
 }
 
-EinsumPlan plan_einsum(const std::string& a, const std::string& b, const std::string& out) {
-  EinsumPlan p;
-  const auto has = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
-  for (char c : out) {
-    if (has(a, c) && has(b, c))
-      p.batch += c;
-    else if (has(a, c))
-      p.m += c;
-    else
-      p.n += c;
-  }
-  for (char c : a)
-    if (has(b, c) && !has(out, c)) p.k += c;
-  return p;
-}
-
 }  // namespace tensor
 
 namespace {
@@ -85,8 +69,6 @@ using tensor::ArithWay;
 using tensor::arith_way;
 using tensor::binary_op;
 using tensor::elementwise_arith_op;
-using tensor::EinsumPlan;
-using tensor::plan_einsum;
 
 using support::has_input;
 using support::input;
@@ -486,130 +468,6 @@ std::string check_pow(Graph& g, Node& node) {
   return "";
 }
 
-// ---- Einsum ----
-
-struct EinsumTerms {
-  std::vector<std::string> inputs;
-  std::string output;
-};
-
-std::string parse_einsum(const Graph& g, const Node& node, EinsumTerms* terms) {
-  std::string eq;
-  for (char c : attr_string(node, "equation", ""))
-    if (c != ' ') eq += c;
-  if (eq.empty()) fail("node ", node_label(node), ": the equation attribute is missing");
-  if (eq.find("...") != std::string::npos) return "'...' (broadcast dims) in the equation";
-  const size_t arrow = eq.find("->");
-  const std::string lhs = eq.substr(0, arrow);
-  size_t start = 0;
-  while (true) {
-    const size_t comma = lhs.find(',', start);
-    terms->inputs.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (terms->inputs.size() != node.inputs.size())
-    fail("node ", node_label(node), ": equation '", eq, "' has ", terms->inputs.size(),
-         " operands but the node ", node.inputs.size(), " inputs");
-  int count[128] = {};
-  for (size_t i = 0; i < terms->inputs.size(); ++i) {
-    const std::string& t = terms->inputs[i];
-    if (t.size() != input(g, node, i).shape.size())
-      fail("node ", node_label(node), ": operand '", t, "' does not match input ", i, " of rank ",
-           input(g, node, i).shape.size());
-    for (char c : t) {
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-        fail("node ", node_label(node), ": '", c, "' in equation '", eq, "' is not a letter");
-      if (std::count(t.begin(), t.end(), c) > 1)
-        return cat("index '", c, "' repeats in operand '", t, "' (a diagonal)");
-      ++count[static_cast<int>(c)];
-    }
-  }
-  if (arrow == std::string::npos) {
-    // Implicit output: the indices that appear once, in alphabetical order.
-    for (int c = 0; c < 128; ++c)
-      if (count[c] == 1) terms->output += static_cast<char>(c);
-    std::sort(terms->output.begin(), terms->output.end());
-  } else {
-    terms->output = eq.substr(arrow + 2);
-  }
-  for (char c : terms->output) {
-    if (static_cast<unsigned char>(c) >= 128 || count[static_cast<int>(c)] == 0)
-      fail("node ", node_label(node), ": output index '", c, "' is in no operand");
-    if (std::count(terms->output.begin(), terms->output.end(), c) > 1)
-      fail("node ", node_label(node), ": output index '", c, "' repeats");
-  }
-  return "";
-}
-
-std::string check_einsum(Graph& g, Node& node) {
-  if (std::string r = same_dtype_reason(g, node); !r.empty()) return r;
-  EinsumTerms terms;
-  if (std::string r = parse_einsum(g, node, &terms); !r.empty()) return r;
-  if (terms.inputs.size() > 2) return cat(terms.inputs.size(), " operands (jetplan takes 1 or 2)");
-  // Every index's extent, checked across operands.
-  int64_t dim[128] = {};
-  for (size_t i = 0; i < terms.inputs.size(); ++i) {
-    const Shape& s = input(g, node, i).shape;
-    for (size_t d = 0; d < s.size(); ++d) {
-      const int c = terms.inputs[i][d];
-      if (dim[c] != 0 && dim[c] != s[d])
-        fail("node ", node_label(node), ": index '", static_cast<char>(c), "' is ", dim[c],
-             " in one operand and ", s[d], " in another");
-      dim[c] = s[d];
-    }
-  }
-  Shape out;
-  for (char c : terms.output) out.push_back(dim[static_cast<int>(c)]);
-  const auto in_output = [&](char c) { return terms.output.find(c) != std::string::npos; };
-  const DataType dtype = input(g, node, 0).dtype;
-  // Sums (an index not in the output), and two operands outside float32: the operands
-  // transposed to one index order and viewed with 1s for the indices they lack, multiplied with
-  // broadcasting, then a Reduce Sum over the summed indices. Float32 and float64 (the Reduce
-  // family's dtypes).
-  const auto resolve_reduce = [&]() -> std::string {
-    if (dtype != DataType::kFloat32 && dtype != DataType::kFloat64)
-      return cat("Einsum with a sum or 2 operands of ", dtype_name(dtype),
-                 " is not supported (float32 and float64)");
-    node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
-    node.op.tensor.expand = TensorExpand::kEinsum;
-    node.op.tensor.einsum_reduce = true;
-    node.op.tensor.einsum_a.assign(terms.inputs[0].begin(), terms.inputs[0].end());
-    if (terms.inputs.size() == 2)
-      node.op.tensor.einsum_b.assign(terms.inputs[1].begin(), terms.inputs[1].end());
-    node.op.tensor.einsum_out.assign(terms.output.begin(), terms.output.end());
-    set_output_typed(g, node, 0, dtype, out);
-    return "";
-  };
-  if (terms.inputs.size() == 1) {
-    const std::string& a = terms.inputs[0];
-    for (char c : a)
-      if (!in_output(c)) return resolve_reduce();
-    // A permutation of the operand: a Transpose (of any dtype).
-    std::vector<int64_t> perm;
-    for (char c : terms.output) perm.push_back(static_cast<int64_t>(a.find(c)));
-    node.attrs.erase("perm");
-    Attribute attr;
-    attr.kind = Attribute::Kind::kInts;
-    attr.ints = perm;
-    node.attrs["perm"] = attr;
-    return check_transpose(g, node);
-  }
-  // Two operands: matrix products, which the Gemm family computes in float32.
-  if (dtype != DataType::kFloat32) return resolve_reduce();
-  const std::string &a = terms.inputs[0], &b = terms.inputs[1];
-  for (char c : a + b)
-    if (!in_output(c) && (a.find(c) == std::string::npos || b.find(c) == std::string::npos))
-      return resolve_reduce();  // an index summed in one operand only
-  node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
-  node.op.tensor.expand = TensorExpand::kEinsum;
-  node.op.tensor.einsum_a.assign(a.begin(), a.end());
-  node.op.tensor.einsum_b.assign(b.begin(), b.end());
-  node.op.tensor.einsum_out.assign(terms.output.begin(), terms.output.end());
-  set_output_typed(g, node, 0, DataType::kFloat32, out);
-  return "";
-}
-
 struct OpCheck {
   const char* op_type;
   CheckFn check;
@@ -633,7 +491,7 @@ constexpr OpCheck kOps[] = {
     {"Cosh", check_unary},
     {"DepthToSpace", check_space_depth},
     {"Div", check_arith},
-    {"Einsum", check_einsum},
+    {"Einsum", tensor::check_einsum},
     {"Equal", check_elementwise},
     {"Erf", check_unary},
     {"Exp", check_unary},
@@ -682,6 +540,13 @@ constexpr OpCheck kOps[] = {
 static_assert(sorted_by_op_type(kOps), "kOps must be sorted by op type");
 
 }  // namespace
+
+namespace tensor {
+
+std::string check_transpose_of(Graph& g, Node& node) { return check_transpose(g, node); }
+std::string same_dtype_of(const Graph& g, const Node& node) { return same_dtype_reason(g, node); }
+
+}  // namespace tensor
 
 CheckFn find_check_tensor(const std::string& op_type) {
   auto it =
