@@ -185,12 +185,13 @@ std::string rank_reason(const Graph& g, const Node& node) {
 // dtype by its size), Cast, and the Elementwise family's integer arithmetic and comparisons
 // (kernels/params_tensor.h). Every other op refuses them here, whatever its check function said.
 constexpr const char* kCpuOnlyDtypeOps[] = {
-    "Add",     "Cast",   "CastLike",     "Concat",         "DepthToSpace", "Div",
-    "Dropout", "Equal",  "Expand",       "Flatten",        "Gather",       "GatherElements",
-    "Greater", "GreaterOrEqual", "Identity", "Less",       "LessOrEqual",  "Max",
-    "Min",     "Mod",    "Mul",          "Pad",            "Pow",          "Reshape",
-    "Slice",   "SpaceToDepth", "Split",  "Squeeze",        "Sub",          "Sum",
-    "Tile",    "Transpose", "Unsqueeze", "Where",
+    // data movement
+    "Concat", "DepthToSpace", "Dropout", "Expand", "Flatten", "Gather", "GatherElements",
+    "Identity", "Pad", "Reshape", "Slice", "SpaceToDepth", "Split", "Squeeze", "Tile",
+    "Transpose", "Unsqueeze", "Where",
+    // conversion, arithmetic (Pow: the exponent, in float64) and comparisons
+    "Cast", "CastLike", "Add", "Div", "Max", "Min", "Mod", "Mul", "Pow", "Sub", "Sum", "Equal",
+    "Greater", "GreaterOrEqual", "Less", "LessOrEqual",
 };
 
 std::string cpu_only_dtype_reason(const Graph& g, const Node& node) {
