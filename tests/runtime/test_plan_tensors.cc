@@ -81,6 +81,7 @@ TEST(EmptyTensors, APlanWithEmptyInputsAndOutputsLoadsAndRuns) {
   EXPECT_EQ(std::memcmp(data, x, sizeof x), 0);
   ASSERT_EQ(jp_context_get_output(ctx, 1, &data, &bytes), JP_OK);
   EXPECT_EQ(bytes, 0u);
+  EXPECT_NE(data, nullptr);  // safe to hand to memcpy with its size of 0
   float profile[2] = {-1.f, -1.f};
   EXPECT_EQ(jp_context_profile_steps(ctx, profile, 2), JP_OK);  // the skipped step runs too
   jp_context_destroy(ctx);
@@ -98,6 +99,11 @@ TEST(EmptyTensors, OnlyEmptyTensorsEverywhereIsAValidPlan) {
   ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
   EXPECT_EQ(jp_context_set_input(ctx, 1, nullptr, 0), JP_OK);
   EXPECT_EQ(jp_context_run(ctx), JP_OK);
+  const void* data = nullptr;
+  size_t bytes = 1;
+  ASSERT_EQ(jp_context_get_output(ctx, 0, &data, &bytes), JP_OK);
+  EXPECT_EQ(bytes, 0u);
+  EXPECT_NE(data, nullptr);
   jp_context_destroy(ctx);
   jp_plan_destroy(plan);
 }

@@ -206,7 +206,7 @@ JP_NODISCARD JP_API jp_status jp_context_device_output(const jp_context* ctx, in
 /* Output `index`: *data stays valid (and is overwritten by the next run) until the context dies.
    *bytes is the size of this run's result: for outputs whose leading extent is known only at run
    time (e.g. NonMaxSuppression) it is less than the plan's description says. An empty output
-   (a dim of 0) has *bytes == 0 and *data may be null. */
+   (a dim of 0) has *bytes == 0 (and *data, not null, must not be read). */
 JP_NODISCARD JP_API jp_status jp_context_get_output(const jp_context* ctx, int32_t index,
                                                     const void** data, size_t* bytes);
 /* Output `index` as the last run produced it (dims[0] is the run-time extent where it varies). */
