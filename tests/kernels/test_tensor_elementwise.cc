@@ -32,6 +32,7 @@ using test_util::unravel;
 using test_util::volume;
 
 __extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
 
 ElementwiseParams elementwise_params(ElementwiseOp op, DType t, const Shape& as, const Shape& bs) {
   const Shape out = broadcast_shapes({as, bs});
@@ -68,8 +69,9 @@ Int128 arithmetic_ref(ElementwiseOp op, Int128 a, Int128 b) {
       return a + b;
     case ElementwiseOp::kSub:
       return a - b;
-    case ElementwiseOp::kMul:
-      return a * b;
+    case ElementwiseOp::kMul:  // modulo 2^128 (two uint64 overflow Int128), reduced later
+      return static_cast<Int128>(static_cast<UInt128>(a) *
+                                 static_cast<UInt128>(b));
     case ElementwiseOp::kDiv:
       return b == 0 ? 0 : a / b;
     case ElementwiseOp::kMod:
