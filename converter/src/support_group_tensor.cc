@@ -1,6 +1,6 @@
 // Check functions of the tensor op families and their op table; expand_tensor, which turns the
 // nodes that need several steps into those steps at legalize, is in
-// support_group_tensor_expand.cc.
+// support_group_tensor_expand.cc; Einsum's check is in support_group_tensor_einsum.cc.
 //
 // Dtypes: data movement (Transpose, Slice, Split, Gather, GatherElements, Pad, Expand, Tile,
 // DepthToSpace, SpaceToDepth, Where, Cast) takes every plan dtype. Math runs where a kernel has
@@ -8,7 +8,8 @@
 // in float32 and int8/uint8 in int32, with Cast steps around (exact for these ops: float32 holds
 // every float16 result before its one rounding, and integer results wrap back to 8 bits as they
 // would have). Float32 arithmetic is the core Binary family; float64 arithmetic (and integer or
-// mixed-type Pow, in float64) is the Elementwise family's, on the CPU backend only.
+// mixed-type Pow, in float64) is the Elementwise family's, on the CPU backend only, as is all
+// arithmetic of int16, uint16, uint32 and uint64 (support.cc names the ops that take those).
 #include <algorithm>
 #include <string>
 

@@ -1,6 +1,7 @@
 // The tensor group's expansion at legalize (expand_tensor): typed arithmetic promoted through a
-// compute dtype, Split, DepthToSpace/SpaceToDepth, variadic Sum/Mean/Max/Min and two-operand
-// Einsum become the steps that compute them.
+// compute dtype, Split, DepthToSpace/SpaceToDepth, variadic Sum/Mean/Max/Min and Einsum
+// (diagonals first, then a Transpose, batched products or a Mul + Reduce Sum) become the steps
+// that compute them.
 #include <string>
 #include <utility>
 #include <vector>
