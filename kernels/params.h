@@ -22,8 +22,12 @@ enum class DType : uint8_t {
   kInt64 = 5,
   kBool = 6,  // one byte, 0 or 1
   kFloat64 = 7,
+  kInt16 = 8,
+  kUInt16 = 9,
+  kUInt32 = 10,
+  kUInt64 = 11,
 };
-constexpr int kDTypeCount = 8;
+constexpr int kDTypeCount = 12;
 
 constexpr int64_t dtype_bytes(DType t) {
   switch (t) {
@@ -35,6 +39,10 @@ constexpr int64_t dtype_bytes(DType t) {
     case DType::kInt64: return 8;
     case DType::kBool: return 1;
     case DType::kFloat64: return 8;
+    case DType::kInt16: return 2;
+    case DType::kUInt16: return 2;
+    case DType::kUInt32: return 4;
+    case DType::kUInt64: return 8;
   }
   return 0;
 }

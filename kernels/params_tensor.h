@@ -215,15 +215,19 @@ constexpr bool elementwise_is_logic(ElementwiseOp op) {
   return op == ElementwiseOp::kAnd || op == ElementwiseOp::kOr || op == ElementwiseOp::kXor;
 }
 
-// Arithmetic: int32 and int64 (float32 arithmetic is BinaryParams); float64 (Add, Sub, Mul,
-// Div, FMod, Max and Min as the float BinaryOps do, NaN propagating, and Pow); kFMod on float32
-// too. kMod is integers only and kPow float64 only. Comparisons: every dtype. Logic: bool.
-// The CUDA kernels have no float64 arithmetic but FMod (the runtime refuses it in CUDA plans).
+// Arithmetic: int32 and int64 (float32 arithmetic is BinaryParams), and int16, uint16, uint32,
+// uint64 (CPU only); float64 (Add, Sub, Mul, Div, FMod, Max and Min as the float BinaryOps do,
+// NaN propagating, and Pow); kFMod on float32 too. kMod is integers only and kPow float64 only.
+// Comparisons: every dtype. Logic: bool. The CUDA kernels have no float64 arithmetic but FMod
+// (the runtime refuses it in CUDA plans) and nothing of int16, uint16, uint32 or uint64 (plan
+// load refuses those dtypes in CUDA plans).
 constexpr bool elementwise_supported(ElementwiseOp op, DType t) {
   if (elementwise_is_comparison(op)) return true;
   if (elementwise_is_logic(op)) return t == DType::kBool;
   if (op == ElementwiseOp::kPow) return t == DType::kFloat64;
-  if (t == DType::kInt32 || t == DType::kInt64) return true;
+  if (t == DType::kInt32 || t == DType::kInt64 || t == DType::kInt16 || t == DType::kUInt16 ||
+      t == DType::kUInt32 || t == DType::kUInt64)
+    return true;
   if (t == DType::kFloat64) return op != ElementwiseOp::kMod;
   return op == ElementwiseOp::kFMod && t == DType::kFloat32;
 }

@@ -44,6 +44,8 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   legalize(g);
 
   PlanDraft draft = lower(g);
+  if (gpu) gpu_check_tensors(draft);
+  drop_empty_steps(&draft);
   if (gpu) {
     gpu_layout(&draft);
     gpu_precision(&draft);
@@ -102,7 +104,11 @@ std::string supported_ops_markdown() {
       "op whose form changed at 18: converter/README.md), later opsets are refused. Tensors have "
       "rank ",
       JP_MAX_RANK,
-      " at most.\n\n"
+      " at most and may be empty (an extent of 0: the steps that would write only empty tensors "
+      "are dropped; CPU plans only). The plan dtypes (\"any plan dtype\") are ",
+      plan_dtype_list(),
+      "; int16, uint16, uint32 and uint64 reach only data movement, Cast, integer arithmetic, "
+      "comparisons and Pow, on the CPU backend.\n\n"
       "- **runs**: a node of the op becomes a plan step where the op table's check function "
       "accepts it (the restrictions column); every node it refuses is reported, with the "
       "reason, in one error.\n"

@@ -163,6 +163,10 @@ bool kernel_dtype(DataType dtype, kernels::DType* out) {
     case DataType::kInt64: *out = DType::kInt64; return true;
     case DataType::kBool: *out = DType::kBool; return true;
     case DataType::kFloat64: *out = DType::kFloat64; return true;
+    case DataType::kInt16: *out = DType::kInt16; return true;
+    case DataType::kUInt16: *out = DType::kUInt16; return true;
+    case DataType::kUInt32: *out = DType::kUInt32; return true;
+    case DataType::kUInt64: *out = DType::kUInt64; return true;
     default: return false;
   }
 }

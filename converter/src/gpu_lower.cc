@@ -321,41 +321,33 @@ void gpu_precision(PlanDraft* draft) {
   }
 }
 
-void remove_unused_tensors(PlanDraft* draft) {
-  std::vector<int64_t> remap(draft->tensors.size(), -1);
-  auto use = [&](uint32_t i) { remap[i] = 0; };
-  for (const DraftStep& s : draft->steps) {
-    for (uint32_t i : s.inputs) use(i);
-    for (uint32_t i : s.outputs) use(i);
+void gpu_check_tensors(const PlanDraft& draft) {
+  std::vector<std::string> bad;
+  auto why = [](const DraftTensor& t) -> std::string {
+    if (is_cpu_only_dtype(t.dtype))
+      return cat("'", t.name, "' is ", dtype_name(t.dtype), " (no CUDA kernel takes it)");
+    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end())
+      return cat("'", t.name, "' is empty (", shape_str(t.shape), ")");
+    return "";
+  };
+  for (const DraftStep& s : draft.steps) {
+    std::string reason;
+    for (const auto* list : {&s.inputs, &s.outputs})
+      for (uint32_t i : *list)
+        if (reason.empty()) reason = why(draft.tensors[i]);
+    if (!reason.empty()) bad.push_back(cat("node '", s.name, "': tensor ", reason));
   }
-  for (const auto* list : {&draft->inputs, &draft->outputs})
-    for (const DraftBinding& b : *list) {
-      use(b.tensor);
-      if (b.count_tensor >= 0) use(static_cast<uint32_t>(b.count_tensor));
-    }
-  // A used view keeps the tensor whose bytes it reads (views point at that tensor directly).
-  for (size_t i = 0; i < draft->tensors.size(); ++i)
-    if (remap[i] == 0 && draft->tensors[i].alias_of >= 0)
-      use(static_cast<uint32_t>(draft->tensors[i].alias_of));
-  std::vector<DraftTensor> kept;
-  for (size_t i = 0; i < draft->tensors.size(); ++i) {
-    if (remap[i] < 0) continue;
-    remap[i] = static_cast<int64_t>(kept.size());
-    kept.push_back(std::move(draft->tensors[i]));
-  }
-  draft->tensors = std::move(kept);
-  for (DraftTensor& t : draft->tensors)
-    if (t.alias_of >= 0) t.alias_of = static_cast<int32_t>(remap[static_cast<size_t>(t.alias_of)]);
-  for (DraftStep& s : draft->steps) {
-    for (uint32_t& i : s.inputs) i = static_cast<uint32_t>(remap[i]);
-    for (uint32_t& i : s.outputs) i = static_cast<uint32_t>(remap[i]);
-  }
-  for (auto* list : {&draft->inputs, &draft->outputs})
-    for (DraftBinding& b : *list) {
-      b.tensor = static_cast<uint32_t>(remap[b.tensor]);
-      if (b.count_tensor >= 0) b.count_tensor = static_cast<int32_t>(remap[b.count_tensor]);
-    }
+  for (const auto* list : {&draft.inputs, &draft.outputs})
+    for (const DraftBinding& b : *list)
+      if (std::string reason = why(draft.tensors[b.tensor]); !reason.empty())
+        bad.push_back(cat(list == &draft.inputs ? "graph input " : "graph output ", reason));
+  if (bad.empty()) return;
+  std::string items;
+  for (const std::string& item : bad) items += (items.empty() ? "" : "; ") + item;
+  fail(bad.size(), " unsupported in a GPU plan (int16, uint16, uint32, uint64 and empty tensors "
+       "run on the CPU backend only; convert for a CPU target): ", items);
 }
+
 
 }  // namespace jetplan::converter
 

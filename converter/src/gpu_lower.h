@@ -10,6 +10,11 @@
 
 namespace jetplan::converter {
 
+// Refuses what the CUDA backend cannot run: tensors of int16, uint16, uint32 and uint64, and
+// empty tensors (an extent of 0). Every offending step and binding is named in one
+// ConvertError. Run first, on the draft lower() made.
+void gpu_check_tensors(const PlanDraft& draft);
+
 // NHWC around Conv, Pool and BatchNorm over 4-D tensors: their activations get the physical
 // shape [N, H, W, C] and Layout NHWC, conv weights become [Cout, KH, KW, Cin / groups]. NHWC
 // propagates through Activation, through Binary (other operand the same shape, an [N, C, 1, 1]
@@ -30,9 +35,6 @@ void gpu_precision(PlanDraft* draft);
 // The fallback: step `step` writes a float16 twin of its float32 output and a Cast after the
 // last step fills the output. Tensors are added: memory must be placed again.
 void gpu_output_cast_fallback(PlanDraft* draft, size_t step);
-
-// Drops tensors no step and no binding refers to (weights the passes replaced), renumbering.
-void remove_unused_tensors(PlanDraft* draft);
 
 // Concat along NHWC channels whose every input is the output of a Conv step (no residual) read
 // by the Concat alone: each Conv writes its channels of the Concat's output directly

@@ -159,6 +159,62 @@ uint32_t alias_root(const PlanDraft& draft, uint32_t i) {
 
 PlanDraft lower(const Graph& g) { return Lowering(g).run(); }
 
+void remove_unused_tensors(PlanDraft* draft) {
+  std::vector<int64_t> remap(draft->tensors.size(), -1);
+  auto use = [&](uint32_t i) { remap[i] = 0; };
+  for (const DraftStep& s : draft->steps) {
+    for (uint32_t i : s.inputs) use(i);
+    for (uint32_t i : s.outputs) use(i);
+  }
+  for (const auto* list : {&draft->inputs, &draft->outputs})
+    for (const DraftBinding& b : *list) {
+      use(b.tensor);
+      if (b.count_tensor >= 0) use(static_cast<uint32_t>(b.count_tensor));
+    }
+  // A used view keeps the tensor whose bytes it reads (views point at that tensor directly).
+  for (size_t i = 0; i < draft->tensors.size(); ++i)
+    if (remap[i] == 0 && draft->tensors[i].alias_of >= 0)
+      use(static_cast<uint32_t>(draft->tensors[i].alias_of));
+  std::vector<DraftTensor> kept;
+  for (size_t i = 0; i < draft->tensors.size(); ++i) {
+    if (remap[i] < 0) continue;
+    remap[i] = static_cast<int64_t>(kept.size());
+    kept.push_back(std::move(draft->tensors[i]));
+  }
+  draft->tensors = std::move(kept);
+  for (DraftTensor& t : draft->tensors)
+    if (t.alias_of >= 0) t.alias_of = static_cast<int32_t>(remap[static_cast<size_t>(t.alias_of)]);
+  for (DraftStep& s : draft->steps) {
+    for (uint32_t& i : s.inputs) i = static_cast<uint32_t>(remap[i]);
+    for (uint32_t& i : s.outputs) i = static_cast<uint32_t>(remap[i]);
+  }
+  for (auto* list : {&draft->inputs, &draft->outputs})
+    for (DraftBinding& b : *list) {
+      b.tensor = static_cast<uint32_t>(remap[b.tensor]);
+      if (b.count_tensor >= 0) b.count_tensor = static_cast<int32_t>(remap[b.count_tensor]);
+    }
+}
+
+void drop_empty_steps(PlanDraft* draft) {
+  const auto empty = [&](uint32_t i) { return draft->tensors[i].size_bytes == 0; };
+  bool changed = false;
+  std::vector<DraftStep> kept;
+  kept.reserve(draft->steps.size());
+  for (DraftStep& s : draft->steps) {
+    if (std::all_of(s.outputs.begin(), s.outputs.end(), empty)) {
+      changed = true;
+      continue;
+    }
+    if (s.op.family == fb::OpFamily::Concat && std::any_of(s.inputs.begin(), s.inputs.end(), empty)) {
+      s.inputs.erase(std::remove_if(s.inputs.begin(), s.inputs.end(), empty), s.inputs.end());
+      changed = true;
+    }
+    kept.push_back(std::move(s));
+  }
+  draft->steps = std::move(kept);
+  if (changed) remove_unused_tensors(draft);
+}
+
 void alias_views(PlanDraft* draft) {
   std::vector<DraftStep> kept;
   kept.reserve(draft->steps.size());
@@ -188,6 +244,10 @@ void assign_memory(PlanDraft* draft) {
   for (DraftTensor& t : draft->tensors) t.first_step = t.last_step = -1;
   for (DraftTensor& t : draft->tensors) {
     if (t.storage != fb::Storage::Weight) continue;
+    if (t.size_bytes == 0) {  // an empty constant: no bytes, an offset inside any blob
+      t.offset = 0;
+      continue;
+    }
     t.offset = align_up(draft->weights.size(), kWeightAlignment);
     draft->weights.resize(t.offset, 0);
     draft->weights.insert(draft->weights.end(), t.data->begin(), t.data->end());

@@ -67,6 +67,15 @@ struct PlanDraft {
 // by the steps.
 PlanDraft lower(const Graph& g);
 
+// Drops tensors no step and no binding refers to (weights the passes replaced), renumbering.
+void remove_unused_tensors(PlanDraft* draft);
+
+// Empty tensors (a dim of 0, 0 bytes): drops the steps whose outputs are all empty (nothing to
+// compute; the runtime would skip them too) and the empty inputs of Concat steps, then the
+// tensors no step or binding uses any more. The converter's checks (support.cc) let no other
+// step read an empty tensor. Run right after lower().
+void drop_empty_steps(PlanDraft* draft);
+
 // Removes the steps that only move bytes unchanged from one arena tensor into another of the
 // same size: Copy steps (reshapes, flattens, squeezes) and Transposes whose permutation moves
 // only extent-1 dims. Their outputs become views of their inputs' bytes (DraftTensor::alias_of)

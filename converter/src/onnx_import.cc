@@ -222,9 +222,9 @@ void pin_input_shapes(onnx::GraphProto* graph, const std::set<std::string>& init
              param.empty() ? std::string("?") : "'" + param + "'", " at index ", d, " ",
              dims_str(have), "; pin it with --shape, e.g. --shape ", in.name(), ":", example);
       }
-      if (have.dim(d).dim_value() < 1)
+      if (have.dim(d).dim_value() < 0)
         fail("input '", in.name(), "' has dim ", have.dim(d).dim_value(), " at index ", d, " ",
-             dims_str(have), "; jetplan needs every dim >= 1");
+             dims_str(have), "; jetplan needs every dim >= 0");
     }
     Shape dims;
     for (const auto& dim : have.dim()) dims.push_back(dim.dim_value());
@@ -439,7 +439,7 @@ void set_type(Value* value, const onnx::TypeProto& type) {
   if (!tt.has_shape()) return;
   Shape shape;
   for (const auto& d : tt.shape().dim()) {
-    if (!d.has_dim_value() || d.dim_value() < 1) return;
+    if (!d.has_dim_value() || d.dim_value() < 0) return;
     shape.push_back(d.dim_value());
   }
   value->shape = std::move(shape);

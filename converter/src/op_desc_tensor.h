@@ -43,6 +43,9 @@ struct TensorOpDesc {
   std::vector<int64_t> view;   // kSpaceDepth: the 6-D shape the input is viewed as
   // kEinsum: the letters of operand A, operand B and the output ("bhid", "bhjd", "bhij").
   std::vector<char> einsum_a, einsum_b, einsum_out;  // einsum_b empty: one operand
+  // An operand's term as the equation gives it when an index repeats in it (a diagonal, taken
+  // first; einsum_a/einsum_b are then the terms of the diagonal); empty otherwise.
+  std::vector<char> einsum_a_in, einsum_b_in;
   bool einsum_reduce = false;
 };
 

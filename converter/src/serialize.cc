@@ -21,6 +21,10 @@ fb::DType plan_dtype(DataType dtype) {
     case DataType::kInt64: return fb::DType::Int64;
     case DataType::kBool: return fb::DType::Bool;
     case DataType::kFloat64: return fb::DType::Float64;
+    case DataType::kInt16: return fb::DType::Int16;
+    case DataType::kUInt16: return fb::DType::UInt16;
+    case DataType::kUInt32: return fb::DType::UInt32;
+    case DataType::kUInt64: return fb::DType::UInt64;
     default: fail("internal error: ", dtype_name(dtype), " tensor in a plan");
   }
 }

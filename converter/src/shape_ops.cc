@@ -54,7 +54,9 @@ Shape reshape_shape(const Node& node, const Shape& in, const std::vector<int64_t
     }
     if (d < 0) fail("node ", node_label(node), ": shape entry ", d, " is invalid");
     out[i] = d;
-    if (d > 0 && known > total / d)  // the product can no longer match: stop before overflow
+    // The product can no longer match (or, for an empty input, no longer be a plan tensor's):
+    // stop before overflow.
+    if (d > 0 && known > (total > 0 ? total : kMaxTensorBytes) / d)
       fail("node ", node_label(node), ": cannot reshape ", shape_str(in), " (", total,
            " elements) to ", shape_str(spec));
     known *= d;

@@ -38,9 +38,8 @@ std::string float_inputs(const Graph& g, const Node& node, std::initializer_list
 std::string plan_dtype_input(const Graph& g, const Node& node, size_t i) {
   const Value& v = input(g, node, i);
   if (is_plan_dtype(v.dtype)) return "";
-  return cat("input '", v.name, "' is ", dtype_name(v.dtype),
-             ", which a plan cannot hold (float32, float16, float64, int8, uint8, int32, int64, "
-             "bool)");
+  return cat("input '", v.name, "' is ", dtype_name(v.dtype), ", which a plan cannot hold (",
+             plan_dtype_list(), ")");
 }
 
 std::string extra_outputs_unused(const Graph& g, const Node& node, const char* what) {
@@ -69,7 +68,7 @@ void set_output_typed(Graph& g, Node& node, size_t index, DataType dtype, const 
     fail("node ", node_label(node), ": output '", out.name, "' has shape ", shape_str(shape),
          " by the op's rules, but the model declares ", shape_str(out.shape));
   for (int64_t d : shape)
-    if (d < 1) fail("node ", node_label(node), ": output shape ", shape_str(shape), " is empty");
+    if (d < 0) fail("node ", node_label(node), ": output shape ", shape_str(shape), " is invalid");
   if (checked_bytes(shape, dtype_size(dtype)) < 0)
     fail("node ", node_label(node), ": output shape ", shape_str(shape), " is too large");
   out.dtype = dtype;
@@ -146,7 +145,7 @@ constexpr OpCheck kOps[] = {
      "activation"},
     {"Relu", support::check_activation, kFloat, kActivationNotes},
     {"Reshape", support::check_reshape, kAnyDtype,
-     "shape input constant (after folding); allowzero=1 with a 0 in the shape refused"},
+     "shape input constant (after folding)"},
     {"Selu", support::check_activation, kFloat, kActivationNotes},
     {"Sigmoid", support::check_activation, kFloat, kActivationNotes},
     {"Softmax", support::check_softmax, kFloat,
@@ -179,6 +178,54 @@ std::string rank_reason(const Graph& g, const Node& node) {
     if (v >= 0 && g.values[v].shape.size() > kMaxRank)
       return cat("output '", g.values[v].name, "' has rank ", g.values[v].shape.size(),
                  " (jetplan handles up to ", kMaxRank, ")");
+  return "";
+}
+
+// int16, uint16, uint32 and uint64 reach the steps of these ops only: byte movement (every
+// dtype by its size), Cast, and the Elementwise family's integer arithmetic and comparisons
+// (kernels/params_tensor.h). Every other op refuses them here, whatever its check function said.
+constexpr const char* kCpuOnlyDtypeOps[] = {
+    // data movement
+    "Concat", "DepthToSpace", "Dropout", "Expand", "Flatten", "Gather", "GatherElements",
+    "Identity", "Pad", "Reshape", "Slice", "SpaceToDepth", "Split", "Squeeze", "Tile",
+    "Transpose", "Unsqueeze", "Where",
+    // conversion, arithmetic (Pow: the exponent, in float64) and comparisons
+    "Cast", "CastLike", "Add", "Div", "Max", "Min", "Mod", "Mul", "Pow", "Sub", "Sum", "Equal",
+    "Greater", "GreaterOrEqual", "Less", "LessOrEqual",
+};
+
+std::string cpu_only_dtype_reason(const Graph& g, const Node& node) {
+  const bool takes = std::any_of(std::begin(kCpuOnlyDtypeOps), std::end(kCpuOnlyDtypeOps),
+                                 [&](const char* op) { return node.op_type == op; });
+  if (takes) return "";
+  for (const std::vector<int>* ids : {&node.inputs, &node.outputs})
+    for (int id : *ids)
+      if (id >= 0 && is_cpu_only_dtype(g.values[id].dtype))
+        return cat(node.op_type, " on ", dtype_name(g.values[id].dtype), " ('", g.values[id].name,
+                   "') is not supported (int16, uint16, uint32 and uint64 go through data "
+                   "movement, Cast, integer arithmetic and comparisons only)");
+  return "";
+}
+
+bool is_empty(const Value& v) {
+  return v.shape_known && std::find(v.shape.begin(), v.shape.end(), 0) != v.shape.end();
+}
+
+// Empty tensors (a dim of 0) are plan tensors of 0 bytes: a step whose outputs are all empty
+// is dropped (drop_empty_steps) and the runtime never runs one. A step that reads an empty
+// tensor must therefore write only empty ones; Concat is the exception (its empty inputs are
+// dropped, they contribute nothing).
+std::string empty_input_reason(const Graph& g, const Node& node) {
+  if (node.op_type == "Concat") return "";
+  const Value* empty_in = nullptr;
+  for (int id : node.inputs)
+    if (id >= 0 && is_empty(g.values[id])) empty_in = &g.values[id];
+  if (empty_in == nullptr) return "";
+  for (int id : node.outputs)
+    if (id >= 0 && !is_empty(g.values[id]))
+      return cat("input '", empty_in->name, "' is empty (", shape_str(empty_in->shape),
+                 ") but output '", g.values[id].name, "' is not (", shape_str(g.values[id].shape),
+                 "): jetplan computes nothing from empty tensors");
   return "";
 }
 
@@ -239,8 +286,7 @@ void check_support(Graph& g) {
     const Value& v = g.values[id];
     if (!is_plan_dtype(v.dtype))
       bad_inputs.push_back(cat("graph input '", v.name, "': ", dtype_name(v.dtype),
-                               " is not supported (plans hold float32, float16, float64, int8, "
-                               "uint8, int32, int64 and bool)"));
+                               " is not supported (plans hold ", plan_dtype_list(), ")"));
     else if (v.shape.size() > kMaxRank)
       bad_inputs.push_back(cat("graph input '", v.name, "': rank ", v.shape.size(),
                                " is not supported (jetplan handles up to ", kMaxRank, ")"));
@@ -257,6 +303,8 @@ void check_support(Graph& g) {
     } else {
       reason = check ? check(g, node) : fold_only_reason(g, node);
       if (reason.empty() && check) reason = rank_reason(g, node);
+      if (reason.empty() && check) reason = cpu_only_dtype_reason(g, node);
+      if (reason.empty() && check) reason = empty_input_reason(g, node);
     }
     if (!reason.empty()) bad_nodes.push_back(node_label(node) + ": " + reason);
   }
@@ -264,12 +312,7 @@ void check_support(Graph& g) {
     const Value& v = g.values[id];
     if (!is_plan_dtype(v.dtype) && v.dtype != DataType::kUndefined)
       bad_outputs.push_back(cat("graph output '", v.name, "': ", dtype_name(v.dtype),
-                                " is not supported (plans hold float32, float16, float64, int8, "
-                                "uint8, int32, int64 and bool)"));
-    else if (v.shape_known && std::find(v.shape.begin(), v.shape.end(), 0) != v.shape.end())
-      // A folded constant can be empty (ConstantOfShape of [0]); steps refuse empty outputs.
-      bad_outputs.push_back(cat("graph output '", v.name, "' is empty (", shape_str(v.shape),
-                                "; plans hold no empty tensors)"));
+                                " is not supported (plans hold ", plan_dtype_list(), ")"));
   }
   if (bad_inputs.empty() && bad_nodes.empty() && bad_outputs.empty()) {
     for (const Node& node : g.nodes)

@@ -161,7 +161,6 @@ std::string check_topk(Graph& g, Node& node) {
   if (k < 0 || k > x[axis])
     fail("node ", node_label(node), ": k = ", k, " is outside [0, ", x[axis], "] (axis ", axis,
          " of ", shape_str(x), ")");
-  if (k == 0) return "k = 0 gives empty outputs (plans hold no empty tensors)";
   node.op.nn.largest = attr_int(node, "largest", 1) != 0;
   node.op.axis = static_cast<int32_t>(axis);
   node.op.family = fb::OpFamily::TopK;
@@ -657,7 +656,8 @@ std::string check_nms(Graph& g, Node& node) {
   }
   if (nn.max_output_per_class < 1)
     return cat("max_output_boxes_per_class is ", nn.max_output_per_class,
-               ": the output is always empty (plans hold no empty tensors)");
+               ": the output is always empty (jetplan refuses a NonMaxSuppression that selects "
+               "nothing)");
   if (has_input(node, 3) && !constant_scalar(g, node, 3, &nn.iou_threshold))
     return run_time_reason("iou_threshold (a scalar)");
   nn.has_score_threshold = has_input(node, 4);
@@ -736,7 +736,7 @@ constexpr OpCheck kOps[] = {
     {"ReduceSumSquare", check_reduce, kReduceDtypes, kReduceNotes},
     {"Resize", check_resize, kFloat, kResizeNotes},
     {"TopK", check_topk, "float32 -> float32, int64",
-     "K constant and >= 1; any axis; largest 0 or 1 (sorted)"},
+     "K constant (0: empty outputs, no step); any axis; largest 0 or 1 (sorted)"},
     {"Upsample", check_upsample, kFloat,
      "scales constant; nearest or linear (ONNX Runtime's legacy rounding); nearest may not "
      "enlarge some dims and shrink others"},

@@ -1,6 +1,6 @@
 // Check functions of the tensor op families and their op table; expand_tensor, which turns the
 // nodes that need several steps into those steps at legalize, is in
-// support_group_tensor_expand.cc.
+// support_group_tensor_expand.cc; Einsum's check is in support_group_tensor_einsum.cc.
 //
 // Dtypes: data movement (Transpose, Slice, Split, Gather, GatherElements, Pad, Expand, Tile,
 // DepthToSpace, SpaceToDepth, Where, Cast) takes every plan dtype. Math runs where a kernel has
@@ -8,7 +8,8 @@
 // in float32 and int8/uint8 in int32, with Cast steps around (exact for these ops: float32 holds
 // every float16 result before its one rounding, and integer results wrap back to 8 bits as they
 // would have). Float32 arithmetic is the core Binary family; float64 arithmetic (and integer or
-// mixed-type Pow, in float64) is the Elementwise family's, on the CPU backend only.
+// mixed-type Pow, in float64) is the Elementwise family's, on the CPU backend only, as is all
+// arithmetic of int16, uint16, uint32 and uint64 (support.cc names the ops that take those).
 #include <algorithm>
 #include <string>
 
@@ -32,6 +33,10 @@ ArithWay arith_way(const std::string&, DataType dtype, DataType* compute) {
     case DataType::kFloat16: *compute = DataType::kFloat32; return ArithWay::kBinary;
     case DataType::kInt32:
     case DataType::kInt64:
+    case DataType::kInt16:
+    case DataType::kUInt16:
+    case DataType::kUInt32:
+    case DataType::kUInt64:
     case DataType::kFloat64: return ArithWay::kElementwise;
     case DataType::kInt8:
     case DataType::kUInt8: *compute = DataType::kInt32; return ArithWay::kElementwise;
@@ -57,22 +62,6 @@ fb::ElementwiseOp elementwise_arith_op(const std::string& op) {
   return fb::ElementwiseOp::Add;
 }
 
-EinsumPlan plan_einsum(const std::string& a, const std::string& b, const std::string& out) {
-  EinsumPlan p;
-  const auto has = [](const std::string& s, char c) { return s.find(c) != std::string::npos; };
-  for (char c : out) {
-    if (has(a, c) && has(b, c))
-      p.batch += c;
-    else if (has(a, c))
-      p.m += c;
-    else
-      p.n += c;
-  }
-  for (char c : a)
-    if (has(b, c) && !has(out, c)) p.k += c;
-  return p;
-}
-
 }  // namespace tensor
 
 namespace {
@@ -81,8 +70,6 @@ using tensor::ArithWay;
 using tensor::arith_way;
 using tensor::binary_op;
 using tensor::elementwise_arith_op;
-using tensor::EinsumPlan;
-using tensor::plan_einsum;
 
 using support::has_input;
 using support::input;
@@ -92,18 +79,8 @@ using support::set_output_typed;
 
 std::string plan_dtype_reason(const Value& v) {
   if (is_plan_dtype(v.dtype)) return "";
-  return cat("input '", v.name, "' is ", dtype_name(v.dtype),
-             ", which a plan cannot hold (float32, float16, float64, int8, uint8, int32, int64, "
-             "bool)");
-}
-
-// Plans hold no empty tensors: an op whose output would have a dim of 0 cannot be a step.
-std::string empty_reason(const Shape& shape, size_t output = 0) {
-  for (int64_t d : shape)
-    if (d == 0)
-      return cat("output ", output, " would be empty (", shape_str(shape),
-                 "; plans hold no empty tensors)");
-  return "";
+  return cat("input '", v.name, "' is ", dtype_name(v.dtype), ", which a plan cannot hold (",
+             plan_dtype_list(), ")");
 }
 
 // A node that moves nothing (identity Transpose, full Slice, Cast to the same type, ...):
@@ -158,7 +135,6 @@ std::string check_slice(Graph& g, Node& node) {
   fold::SliceSpec spec;
   std::string why;
   if (!fold::slice_spec(g, node, xs, &spec, &why)) return why;
-  if (std::string r = empty_reason(spec.out); !r.empty()) return r;
   bool whole = spec.out == xs;
   for (int64_t s : spec.steps) whole = whole && s == 1;
   if (whole) return resolve_as_copy(g, node, dtype, xs);
@@ -182,8 +158,6 @@ std::string check_split(Graph& g, Node& node) {
   for (size_t i = 0; i < spec.sizes.size(); ++i) {
     Shape s = xs;
     s[spec.axis] = spec.sizes[i];
-    if (node.outputs[i] >= 0)
-      if (std::string r = empty_reason(s, i); !r.empty()) return r;
     shapes.push_back(s);
   }
   node.inputs.resize(1);
@@ -223,7 +197,6 @@ std::string check_gather(Graph& g, Node& node) {
   Shape out(data.shape.begin(), data.shape.begin() + axis);
   out.insert(out.end(), indices.shape.begin(), indices.shape.end());
   out.insert(out.end(), data.shape.begin() + axis + 1, data.shape.end());
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Gather;
   node.op.tensor.axis = static_cast<int32_t>(axis);
   set_output_typed(g, node, 0, data.dtype, out);
@@ -245,7 +218,6 @@ std::string check_gather_elements(Graph& g, Node& node) {
       fail("node ", node_label(node), ": indices ", shape_str(indices.shape),
            " are larger than data ", shape_str(data.shape), " off the axis");
   check_constant_indices(node, indices, data.shape[axis]);
-  if (std::string r = empty_reason(indices.shape); !r.empty()) return r;
   node.op.family = fb::OpFamily::GatherElements;
   node.op.tensor.axis = static_cast<int32_t>(axis);
   set_output_typed(g, node, 0, data.dtype, indices.shape);
@@ -260,7 +232,6 @@ std::string check_pad(Graph& g, Node& node) {
   fold::PadSpec spec;
   std::string why;
   if (!fold::pad_spec(g, node, xs, dtype, &spec, &why)) return why;
-  if (std::string r = empty_reason(spec.out); !r.empty()) return r;
   bool none = spec.out == xs;
   for (int64_t b : spec.begin) none = none && b == 0;
   if (none) return resolve_as_copy(g, node, dtype, xs);
@@ -283,7 +254,6 @@ std::string check_expand(Graph& g, Node& node) {
   const DataType dtype = x.dtype;
   const Shape xs = x.shape;
   const Shape out = broadcast_or_fail(node, xs, read_ints(shape));
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   if (out == xs) return resolve_as_copy(g, node, dtype, xs);
   node.op.family = fb::OpFamily::Broadcast;
   node.op.tensor.tile = false;
@@ -300,7 +270,6 @@ std::string check_tile(Graph& g, Node& node) {
   Shape out;
   std::string why;
   if (!fold::tile_shape(g, node, xs, &out, &why)) return why;
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   if (out == xs) return resolve_as_copy(g, node, dtype, xs);
   node.op.family = fb::OpFamily::Broadcast;
   node.op.tensor.tile = true;
@@ -333,7 +302,6 @@ std::string check_where(Graph& g, Node& node) {
   if (x.dtype != y.dtype)
     return cat("x and y differ in dtype (", dtype_name(x.dtype), " and ", dtype_name(y.dtype), ")");
   const Shape out = broadcast_or_fail(node, broadcast_or_fail(node, cond.shape, x.shape), y.shape);
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Where;
   set_output_typed(g, node, 0, x.dtype, out);
   return "";
@@ -352,8 +320,8 @@ std::string check_cast(Graph& g, Node& node) {
     to = static_cast<DataType>(attr_int(node, "to", 0));
   }
   if (!is_plan_dtype(to))
-    return cat("cast to ", dtype_name(to), " is not supported (plans hold float32, float16, "
-               "float64, int8, uint8, int32, int64 and bool)");
+    return cat("cast to ", dtype_name(to), " is not supported (plans hold ", plan_dtype_list(),
+               ")");
   if (to == from) return resolve_as_copy(g, node, from, xs);
   node.op.family = fb::OpFamily::Cast;
   node.inputs.resize(1);
@@ -423,7 +391,6 @@ std::string check_elementwise(Graph& g, Node& node) {
     return cat(node.op_type, " on ", dtype_name(dtype), " is not supported (",
                kernels::elementwise_is_logic(op) ? "bool only" : "no kernel for this dtype", ")");
   const Shape out = broadcast_or_fail(node, a.shape, b.shape);
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Elementwise;
   node.op.tensor.elementwise = static_cast<fb::ElementwiseOp>(op);
   if (compute != dtype) {
@@ -451,7 +418,6 @@ std::string check_arith(Graph& g, Node& node) {
     return support::check_binary(g, node);
   Shape out = input(g, node, 0).shape;
   for (size_t i = 1; i < n; ++i) out = broadcast_or_fail(node, out, input(g, node, i).shape);
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   if (n == 1) return resolve_as_copy(g, node, dtype, out);
   DataType compute;
   const ArithWay way = arith_way(type, dtype, &compute);
@@ -494,139 +460,12 @@ std::string check_pow(Graph& g, Node& node) {
       return cat("input '", v->name, "' is bool (Pow takes numbers)");
   }
   const Shape out = broadcast_or_fail(node, x.shape, y.shape);
-  if (std::string r = empty_reason(out); !r.empty()) return r;
   node.op.family = fb::OpFamily::Elementwise;
   node.op.tensor.elementwise = fb::ElementwiseOp::Pow;
   node.op.tensor.compute_dtype = static_cast<int32_t>(DataType::kFloat64);
   if (x.dtype != DataType::kFloat64 || y.dtype != DataType::kFloat64)
     node.op.tensor.expand = TensorExpand::kPromote;
   set_output_typed(g, node, 0, x.dtype, out);
-  return "";
-}
-
-// ---- Einsum ----
-
-struct EinsumTerms {
-  std::vector<std::string> inputs;
-  std::string output;
-};
-
-std::string parse_einsum(const Graph& g, const Node& node, EinsumTerms* terms) {
-  std::string eq;
-  for (char c : attr_string(node, "equation", ""))
-    if (c != ' ') eq += c;
-  if (eq.empty()) fail("node ", node_label(node), ": the equation attribute is missing");
-  if (eq.find("...") != std::string::npos) return "'...' (broadcast dims) in the equation";
-  const size_t arrow = eq.find("->");
-  const std::string lhs = eq.substr(0, arrow);
-  size_t start = 0;
-  while (true) {
-    const size_t comma = lhs.find(',', start);
-    terms->inputs.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (terms->inputs.size() != node.inputs.size())
-    fail("node ", node_label(node), ": equation '", eq, "' has ", terms->inputs.size(),
-         " operands but the node ", node.inputs.size(), " inputs");
-  int count[128] = {};
-  for (size_t i = 0; i < terms->inputs.size(); ++i) {
-    const std::string& t = terms->inputs[i];
-    if (t.size() != input(g, node, i).shape.size())
-      fail("node ", node_label(node), ": operand '", t, "' does not match input ", i, " of rank ",
-           input(g, node, i).shape.size());
-    for (char c : t) {
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-        fail("node ", node_label(node), ": '", c, "' in equation '", eq, "' is not a letter");
-      if (std::count(t.begin(), t.end(), c) > 1)
-        return cat("index '", c, "' repeats in operand '", t, "' (a diagonal)");
-      ++count[static_cast<int>(c)];
-    }
-  }
-  if (arrow == std::string::npos) {
-    // Implicit output: the indices that appear once, in alphabetical order.
-    for (int c = 0; c < 128; ++c)
-      if (count[c] == 1) terms->output += static_cast<char>(c);
-    std::sort(terms->output.begin(), terms->output.end());
-  } else {
-    terms->output = eq.substr(arrow + 2);
-  }
-  for (char c : terms->output) {
-    if (static_cast<unsigned char>(c) >= 128 || count[static_cast<int>(c)] == 0)
-      fail("node ", node_label(node), ": output index '", c, "' is in no operand");
-    if (std::count(terms->output.begin(), terms->output.end(), c) > 1)
-      fail("node ", node_label(node), ": output index '", c, "' repeats");
-  }
-  return "";
-}
-
-std::string check_einsum(Graph& g, Node& node) {
-  if (std::string r = same_dtype_reason(g, node); !r.empty()) return r;
-  EinsumTerms terms;
-  if (std::string r = parse_einsum(g, node, &terms); !r.empty()) return r;
-  if (terms.inputs.size() > 2) return cat(terms.inputs.size(), " operands (jetplan takes 1 or 2)");
-  // Every index's extent, checked across operands.
-  int64_t dim[128] = {};
-  for (size_t i = 0; i < terms.inputs.size(); ++i) {
-    const Shape& s = input(g, node, i).shape;
-    for (size_t d = 0; d < s.size(); ++d) {
-      const int c = terms.inputs[i][d];
-      if (dim[c] != 0 && dim[c] != s[d])
-        fail("node ", node_label(node), ": index '", static_cast<char>(c), "' is ", dim[c],
-             " in one operand and ", s[d], " in another");
-      dim[c] = s[d];
-    }
-  }
-  Shape out;
-  for (char c : terms.output) out.push_back(dim[static_cast<int>(c)]);
-  const auto in_output = [&](char c) { return terms.output.find(c) != std::string::npos; };
-  const DataType dtype = input(g, node, 0).dtype;
-  // Sums (an index not in the output), and two operands outside float32: the operands
-  // transposed to one index order and viewed with 1s for the indices they lack, multiplied with
-  // broadcasting, then a Reduce Sum over the summed indices. Float32 and float64 (the Reduce
-  // family's dtypes).
-  const auto resolve_reduce = [&]() -> std::string {
-    if (dtype != DataType::kFloat32 && dtype != DataType::kFloat64)
-      return cat("Einsum with a sum or 2 operands of ", dtype_name(dtype),
-                 " is not supported (float32 and float64)");
-    if (std::string r = empty_reason(out); !r.empty()) return r;
-    node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
-    node.op.tensor.expand = TensorExpand::kEinsum;
-    node.op.tensor.einsum_reduce = true;
-    node.op.tensor.einsum_a.assign(terms.inputs[0].begin(), terms.inputs[0].end());
-    if (terms.inputs.size() == 2)
-      node.op.tensor.einsum_b.assign(terms.inputs[1].begin(), terms.inputs[1].end());
-    node.op.tensor.einsum_out.assign(terms.output.begin(), terms.output.end());
-    set_output_typed(g, node, 0, dtype, out);
-    return "";
-  };
-  if (terms.inputs.size() == 1) {
-    const std::string& a = terms.inputs[0];
-    for (char c : a)
-      if (!in_output(c)) return resolve_reduce();
-    // A permutation of the operand: a Transpose (of any dtype).
-    std::vector<int64_t> perm;
-    for (char c : terms.output) perm.push_back(static_cast<int64_t>(a.find(c)));
-    node.attrs.erase("perm");
-    Attribute attr;
-    attr.kind = Attribute::Kind::kInts;
-    attr.ints = perm;
-    node.attrs["perm"] = attr;
-    return check_transpose(g, node);
-  }
-  // Two operands: matrix products, which the Gemm family computes in float32.
-  if (dtype != DataType::kFloat32) return resolve_reduce();
-  const std::string &a = terms.inputs[0], &b = terms.inputs[1];
-  for (char c : a + b)
-    if (!in_output(c) && (a.find(c) == std::string::npos || b.find(c) == std::string::npos))
-      return resolve_reduce();  // an index summed in one operand only
-  if (std::string r = empty_reason(out); !r.empty()) return r;
-  node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
-  node.op.tensor.expand = TensorExpand::kEinsum;
-  node.op.tensor.einsum_a.assign(a.begin(), a.end());
-  node.op.tensor.einsum_b.assign(b.begin(), b.end());
-  node.op.tensor.einsum_out.assign(terms.output.begin(), terms.output.end());
-  set_output_typed(g, node, 0, DataType::kFloat32, out);
   return "";
 }
 
@@ -653,7 +492,7 @@ constexpr OpCheck kOps[] = {
     {"Cosh", check_unary},
     {"DepthToSpace", check_space_depth},
     {"Div", check_arith},
-    {"Einsum", check_einsum},
+    {"Einsum", tensor::check_einsum},
     {"Equal", check_elementwise},
     {"Erf", check_unary},
     {"Exp", check_unary},
@@ -702,6 +541,13 @@ constexpr OpCheck kOps[] = {
 static_assert(sorted_by_op_type(kOps), "kOps must be sorted by op type");
 
 }  // namespace
+
+namespace tensor {
+
+std::string check_transpose_of(Graph& g, Node& node) { return check_transpose(g, node); }
+std::string same_dtype_of(const Graph& g, const Node& node) { return same_dtype_reason(g, node); }
+
+}  // namespace tensor
 
 CheckFn find_check_tensor(const std::string& op_type) {
   auto it =

@@ -21,5 +21,14 @@ struct EinsumPlan {
   std::string batch, m, n, k;
 };
 EinsumPlan plan_einsum(const std::string& a, const std::string& b, const std::string& out);
+// An operand term with a repeated index ("bii", a diagonal) as the diagonal leaves it: the
+// indices that occur once, in order, then each repeated one once, in order of first
+// occurrence ("bi"). Terms without repeats come back as they are.
+std::string einsum_diagonal_term(const std::string& term);
+
+// Einsum's check (support_group_tensor_einsum.cc), and the two checks it hands nodes to.
+std::string check_einsum(Graph& g, Node& node);
+std::string check_transpose_of(Graph& g, Node& node);
+std::string same_dtype_of(const Graph& g, const Node& node);
 
 }  // namespace jetplan::converter::tensor

@@ -26,7 +26,7 @@ constexpr const char* kSignedMath =
 constexpr const char* kPredicate = "float32, float16 (in float32) -> bool";
 constexpr const char* kArith =
     "float32, float16 (in float32), float64 (CPU backend only), int8, uint8 (in int32), int32, "
-    "int64";
+    "int64; int16, uint16, uint32, uint64 (CPU backend only)";
 constexpr const char* kArithNotes =
     "2 inputs, numpy broadcasting; float32 is a Binary step, fused into the preceding Conv/Gemm "
     "as bias or residual (Add, Sub) where it can be; integers wrap, x / 0 is 0";
@@ -53,8 +53,10 @@ constexpr DocRow kDocs[] = {
     {"Cosh", kFloatMath, ""},
     {"DepthToSpace", kAny, "DCR and CRD modes; a Transpose between two views"},
     {"Div", kArith, kArithNotes},
-    {"Einsum", "float32, float64 (CPU backend only); a permutation of 1 operand: any plan dtype",
-     "1 or 2 operands; no '...', no index repeated in one operand; float32 products run as a "
+    {"Einsum", "float32, float64 (CPU backend only); a permutation or diagonal of 1 operand: any "
+               "plan dtype",
+     "1 or 2 operands; '...' dims equal in both operands (not broadcast); an index repeated in "
+     "one operand takes its diagonal first (a strided Slice); float32 products run as a "
      "batched Gemm between views and Transposes, sums and float64 as a broadcast Mul and a "
      "Reduce Sum"},
     {"Equal", kCompare, kCompareNotes},
@@ -77,7 +79,8 @@ constexpr DocRow kDocs[] = {
     {"Mean", "float32, float16 (in float32)", "1 or more inputs, numpy broadcasting"},
     {"Min", kArith, kVariadicNotes},
     {"Mish", kFloatMath, ""},
-    {"Mod", "int8, uint8 (in int32), int32, int64; float32, float16, float64 with fmod=1",
+    {"Mod", "int8, uint8 (in int32), int32, int64, int16, uint16, uint32, uint64 (CPU backend "
+            "only); float32, float16, float64 with fmod=1",
      "2 inputs of one dtype, numpy broadcasting; x mod 0 is 0 for integers"},
     {"Mul", kArith, kArithNotes},
     {"Neg", kSignedMath, ""},
@@ -85,8 +88,8 @@ constexpr DocRow kDocs[] = {
     {"Or", kLogic, kCompareNotes},
     {"Pad", kAny,
      "pads (and constant_value, axes) constant; constant, reflect, edge and wrap modes"},
-    {"Pow", "float32; x and y of float32, float16, float64, int8, uint8, int32, int64 (in float64, "
-            "CPU backend only)",
+    {"Pow", "float32; x and y of float32, float16, float64, int8, uint8, int16, uint16, int32, "
+            "uint32, int64, uint64 (in float64, CPU backend only)",
      "2 inputs, numpy broadcasting; the output has x's dtype (float to integer truncates, "
      "exact while |result| < 2^53)"},
     {"Reciprocal", kFloatMath, ""},
@@ -98,7 +101,7 @@ constexpr DocRow kDocs[] = {
     {"Softplus", kFloatMath, ""},
     {"Softsign", kFloatMath, ""},
     {"SpaceToDepth", kAny, "a Transpose between two views"},
-    {"Split", kAny, "split constant (input or attribute); no empty outputs"},
+    {"Split", kAny, "split constant (input or attribute); empty outputs are not computed"},
     {"Sqrt", kFloatMath, ""},
     {"Sub", kArith, kArithNotes},
     {"Sum", kArith,

@@ -1,6 +1,7 @@
 // The tensor group's expansion at legalize (expand_tensor): typed arithmetic promoted through a
-// compute dtype, Split, DepthToSpace/SpaceToDepth, variadic Sum/Mean/Max/Min and two-operand
-// Einsum become the steps that compute them.
+// compute dtype, Split, DepthToSpace/SpaceToDepth, variadic Sum/Mean/Max/Min and Einsum
+// (diagonals first, then a Transpose, batched products or a Mul + Reduce Sum) become the steps
+// that compute them.
 #include <string>
 #include <utility>
 #include <vector>
@@ -250,7 +251,49 @@ class TensorExpander {
     view_into(sum, y, node.name + ":Y");
   }
 
+  // Operand `v` with term `full`, in which an index repeats, as its diagonal (the term
+  // einsum_diagonal_term gives): the dims of each repeated index transposed next to each other
+  // and viewed as one of extent n^count, read by a Slice with the stride 1 + n + .. +
+  // n^(count-1), which walks from (0, .., 0) to (n-1, .., n-1) along the diagonal.
+  int diagonal(int v, const std::string& full, const std::string& tag) {
+    const std::string reduced = tensor::einsum_diagonal_term(full);
+    const Shape xs = value(v).shape;
+    std::vector<int32_t> perm;
+    Shape grouped, out;
+    std::vector<int64_t> strides;
+    for (char c : reduced) {
+      int64_t n = 1, span = 1, stride = 0;
+      for (size_t d = 0; d < full.size(); ++d) {
+        if (full[d] != c) continue;
+        perm.push_back(static_cast<int32_t>(d));
+        n = xs[d];
+        stride += span;
+        span *= n;
+      }
+      grouped.push_back(span);
+      out.push_back(n);
+      strides.push_back(stride);
+    }
+    bool identity = true;
+    for (size_t d = 0; d < perm.size(); ++d) identity &= perm[d] == static_cast<int32_t>(d);
+    if (!identity) v = transpose(v, perm, tag + "diag_t");
+    v = view(v, grouped, tag + "diag_v");
+    const int y = new_value(g_, tag + "diag", value(v).dtype, out);
+    Node n = step(tag + "diag", fb::OpFamily::Slice, {v}, y);
+    n.op.tensor.starts.assign(out.size(), 0);
+    n.op.tensor.steps = strides;
+    out_.push_back(std::move(n));
+    return y;
+  }
+
   void einsum(Node node) {
+    const TensorOpDesc& d = node.op.tensor;
+    if (!d.einsum_a_in.empty())
+      node.inputs[0] = diagonal(node.inputs[0], std::string(d.einsum_a_in.begin(),
+                                                            d.einsum_a_in.end()), node.name + ":A");
+    if (!d.einsum_b_in.empty())
+      node.inputs[1] = diagonal(node.inputs[1], std::string(d.einsum_b_in.begin(),
+                                                            d.einsum_b_in.end()), node.name + ":B");
     if (node.op.tensor.einsum_reduce) {
       einsum_reduce(std::move(node));
       return;

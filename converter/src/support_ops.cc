@@ -179,8 +179,6 @@ std::string check_reshape(Graph& g, Node& node) {
       return "its shape input is computed at run time (jetplan needs it constant)";
     const std::vector<int64_t> spec = read_ints(input(g, node, 1));
     const bool allow_zero = g.opset >= 14 && attr_int(node, "allowzero", 0) != 0;
-    for (int64_t d : spec)
-      if (allow_zero && d == 0) return "allowzero=1 with a 0 in the shape (an empty tensor)";
     out = reshape_shape(node, x, spec, allow_zero);
   } else if (op == "Flatten") {
     out = flatten_shape(node, x, attr_int(node, "axis", 1));

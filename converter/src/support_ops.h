@@ -21,7 +21,8 @@ std::string extra_outputs_unused(const Graph& g, const Node& node, const char* w
 // Marks node.op resolved and sets output 0 to float32 `shape`; ConvertError if the model
 // declared another shape for it.
 void set_output(Graph& g, Node& node, const Shape& shape);
-// The same for output `index` of any dtype (dims of 0 are refused: plans hold no empty tensors).
+// The same for output `index` of any dtype (dims of 0 make an empty tensor; negative ones are
+// refused).
 void set_output_typed(Graph& g, Node& node, size_t index, DataType dtype, const Shape& shape);
 // A constant scalar input (one element) as a float; false when absent or not constant.
 bool constant_scalar(const Graph& g, const Node& node, size_t i, float* out);

@@ -18,6 +18,7 @@ struct Value {
   bool is_float;
   double f;
   int64_t i;
+  bool is_uint64 = false;  // i holds a uint64's bits (values past INT64_MAX wrap negative)
 };
 
 template <typename T>
@@ -50,6 +51,14 @@ Value load(DType t, const unsigned char* p) {
       return {false, 0.0, load_as<int64_t>(p)};
     case DType::kBool:
       return {false, 0.0, *p != 0 ? 1 : 0};
+    case DType::kInt16:
+      return {false, 0.0, load_as<int16_t>(p)};
+    case DType::kUInt16:
+      return {false, 0.0, load_as<uint16_t>(p)};
+    case DType::kUInt32:
+      return {false, 0.0, load_as<uint32_t>(p)};
+    case DType::kUInt64:
+      return {false, 0.0, static_cast<int64_t>(load_as<uint64_t>(p)), true};
   }
   return {false, 0.0, 0};  // unreachable for a validated plan
 }
@@ -80,16 +89,22 @@ void store_integer(unsigned char* p, const Value& v) {
   store_as<T>(p, v.is_float ? saturate<T>(v.f) : wrap<T>(v.i));
 }
 
+// An integer Value as a float type (one rounding, to nearest even, from the exact integer).
+template <typename F>
+F integer_to(const Value& v) {
+  return v.is_uint64 ? static_cast<F>(static_cast<uint64_t>(v.i)) : static_cast<F>(v.i);
+}
+
 void store(DType t, unsigned char* p, const Value& v) {
   switch (t) {
     case DType::kFloat32:
-      return store_as<float>(p, v.is_float ? static_cast<float>(v.f) : static_cast<float>(v.i));
+      return store_as<float>(p, v.is_float ? static_cast<float>(v.f) : integer_to<float>(v));
     case DType::kFloat64:
-      return store_as<double>(p, v.is_float ? v.f : static_cast<double>(v.i));
+      return store_as<double>(p, v.is_float ? v.f : integer_to<double>(v));
     case DType::kFloat16:
       // An int64 past 2^53 rounds on its way to double, but anything past 65520 is infinity in
       // half anyway, so the one rounding that matters happens once.
-      return store_as<uint16_t>(p, half_from_double(v.is_float ? v.f : static_cast<double>(v.i)));
+      return store_as<uint16_t>(p, half_from_double(v.is_float ? v.f : integer_to<double>(v)));
     case DType::kInt8:
       return store_integer<int8_t>(p, v);
     case DType::kUInt8:
@@ -101,6 +116,14 @@ void store(DType t, unsigned char* p, const Value& v) {
     case DType::kBool:
       *p = (v.is_float ? v.f != 0.0 : v.i != 0) ? 1 : 0;  // NaN != 0, so NaN is true
       return;
+    case DType::kInt16:
+      return store_integer<int16_t>(p, v);
+    case DType::kUInt16:
+      return store_integer<uint16_t>(p, v);
+    case DType::kUInt32:
+      return store_integer<uint32_t>(p, v);
+    case DType::kUInt64:
+      return store_integer<uint64_t>(p, v);
   }
 }
 

@@ -10,12 +10,24 @@ namespace jetplan::kernels::cpu {
 
 namespace {
 
+// b == -1 for signed T only (an unsigned b never is; comparing would convert -1 to its max).
+template <typename T>
+constexpr bool is_minus_one(T b) {
+  if constexpr (std::is_signed_v<T>) {
+    return b == T(-1);
+  } else {
+    return false;
+  }
+}
+
 // Integer arithmetic defined for every input pair: overflow wraps (computed on the unsigned
-// type), division by 0 gives 0, and min / -1 (which overflows) wraps to min like the product.
+// type, at least as wide as unsigned int so that 16-bit products cannot overflow a promoted
+// int), division by 0 gives 0, and min / -1 (which overflows) wraps to min like the product.
 template <typename T>
 T integer_arith(ElementwiseOp op, T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  const U ua = static_cast<U>(a), ub = static_cast<U>(b);
+  using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+  const U ua = static_cast<U>(static_cast<std::make_unsigned_t<T>>(a));
+  const U ub = static_cast<U>(static_cast<std::make_unsigned_t<T>>(b));
   switch (op) {
     case ElementwiseOp::kAdd:
       return static_cast<T>(static_cast<U>(ua + ub));
@@ -25,16 +37,20 @@ T integer_arith(ElementwiseOp op, T a, T b) {
       return static_cast<T>(static_cast<U>(ua * ub));
     case ElementwiseOp::kDiv:
       if (b == 0) return 0;
-      if (b == -1) return static_cast<T>(static_cast<U>(U{0} - ua));
-      return a / b;  // C++ truncates toward zero
+      if (is_minus_one(b)) return static_cast<T>(static_cast<U>(U{0} - ua));
+      return static_cast<T>(a / b);  // C++ truncates toward zero
     case ElementwiseOp::kMod: {
-      if (b == 0 || b == -1) return 0;  // every integer is a multiple of -1; a % -1 may trap
-      const T r = a % b;                // sign of a
-      return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;  // sign of b
+      if (b == 0 || is_minus_one(b)) return 0;  // every integer is a multiple of -1; a % -1 may trap
+      const T r = static_cast<T>(a % b);         // sign of a
+      if constexpr (std::is_signed_v<T>) {
+        return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;  // sign of b
+      } else {
+        return r;
+      }
     }
     case ElementwiseOp::kFMod:
-      if (b == 0 || b == -1) return 0;
-      return a % b;
+      if (b == 0 || is_minus_one(b)) return 0;
+      return static_cast<T>(a % b);
     case ElementwiseOp::kMax:
       return a > b ? a : b;
     case ElementwiseOp::kMin:
@@ -173,6 +189,14 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
         return compare_loop<int64_t>(p, a, b, y);
       case DType::kBool:
         return compare_loop<uint8_t>(p, a, b, y);
+      case DType::kInt16:
+        return compare_loop<int16_t>(p, a, b, y);
+      case DType::kUInt16:
+        return compare_loop<uint16_t>(p, a, b, y);
+      case DType::kUInt32:
+        return compare_loop<uint32_t>(p, a, b, y);
+      case DType::kUInt64:
+        return compare_loop<uint64_t>(p, a, b, y);
       case DType::kFloat16: {
         // Every half is exactly a float, so comparing the floats compares the halves.
         const ElementwiseOp op = p.op;
@@ -186,6 +210,10 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
   }
   if (p.dtype == DType::kInt32) return integer_loop<int32_t>(p, a, b, y);
   if (p.dtype == DType::kInt64) return integer_loop<int64_t>(p, a, b, y);
+  if (p.dtype == DType::kInt16) return integer_loop<int16_t>(p, a, b, y);
+  if (p.dtype == DType::kUInt16) return integer_loop<uint16_t>(p, a, b, y);
+  if (p.dtype == DType::kUInt32) return integer_loop<uint32_t>(p, a, b, y);
+  if (p.dtype == DType::kUInt64) return integer_loop<uint64_t>(p, a, b, y);
   if (p.dtype == DType::kFloat64) {
     const ElementwiseOp op = p.op;
     return broadcast_loop<double, double>(

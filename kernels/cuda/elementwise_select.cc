@@ -41,6 +41,10 @@ bool select_elementwise(const StepDesc& step, const TargetInfo& target, LaunchCh
       case DType::kInt32: name = "jp_elementwise_cmp_i32"; break;
       case DType::kInt64: name = "jp_elementwise_cmp_i64"; break;
       case DType::kBool: name = "jp_elementwise_cmp_bool"; break;
+      case DType::kInt16:
+      case DType::kUInt16:
+      case DType::kUInt32:
+      case DType::kUInt64: break;  // CPU backend only
     }
   } else if (p->dtype == DType::kInt32) {
     name = "jp_elementwise_i32";

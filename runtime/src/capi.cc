@@ -71,7 +71,11 @@ static_assert(static_cast<int>(jetplan::fb::DType::Float32) == JP_FLOAT32 &&
                   static_cast<int>(jetplan::fb::DType::Int64) == JP_INT64 &&
                   static_cast<int>(jetplan::fb::DType::Bool) == JP_BOOL &&
                   static_cast<int>(jetplan::fb::DType::Float64) == JP_FLOAT64 &&
-                  static_cast<int>(jetplan::fb::DType::MAX) == JP_FLOAT64,
+                  static_cast<int>(jetplan::fb::DType::Int16) == JP_INT16 &&
+                  static_cast<int>(jetplan::fb::DType::UInt16) == JP_UINT16 &&
+                  static_cast<int>(jetplan::fb::DType::UInt32) == JP_UINT32 &&
+                  static_cast<int>(jetplan::fb::DType::UInt64) == JP_UINT64 &&
+                  static_cast<int>(jetplan::fb::DType::MAX) == JP_UINT64,
               "jp_dtype must mirror fb::DType");
 
 extern "C" {
@@ -207,7 +211,7 @@ jp_status jp_context_create(const jp_plan* plan, const jp_context_options* optio
 void jp_context_destroy(jp_context* ctx) { jetplan::rt::destroy(ctx); }
 
 jp_status jp_context_set_input(jp_context* ctx, int32_t index, const void* data, size_t bytes) {
-  if (ctx == nullptr || data == nullptr) {
+  if (ctx == nullptr || (data == nullptr && bytes != 0)) {
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_set_input: null context or data");
   }
   const jp_plan& plan = *ctx->plan;
@@ -225,7 +229,8 @@ jp_status jp_context_set_input(jp_context* ctx, int32_t index, const void* data,
     return fail(JP_ERROR_INVALID_ARGUMENT, "input '%s': the context keeps its inputs in GPU "
                 "memory (JP_CONTEXT_DEVICE_IO); write them at jp_context_device_input", input.name);
   }
-  std::memcpy(ctx->input_data[static_cast<size_t>(index)], data, bytes);
+  // An empty input (bytes == 0) has nothing to copy; its data may be null.
+  if (bytes != 0) std::memcpy(ctx->input_data[static_cast<size_t>(index)], data, bytes);
   return JP_OK;
 }
 

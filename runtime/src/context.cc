@@ -46,6 +46,9 @@ Status setup_bindings(const jp_plan& plan, jp_context* ctx) {
       !ctx->output_data.allocate(plan.outputs.size())) {
     return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for the binding tables");
   }
+  // Empty bindings (0 bytes) still get a pointer that is not null, so that callers may pass it
+  // to memcpy with a size of 0: a plan whose bindings are all empty gets one aligned block.
+  if (total == 0 && plan.inputs.size() + plan.outputs.size() > 0) total = kBindingAlignment;
   if (total > 0) {
     ctx->bindings = static_cast<uint8_t*>(allocate(total, kBindingAlignment));
     if (ctx->bindings == nullptr) {

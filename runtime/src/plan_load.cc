@@ -20,6 +20,10 @@ size_t dtype_size(fb::DType dtype) {
     case fb::DType::Int64: return 8;
     case fb::DType::Bool: return 1;
     case fb::DType::Float64: return 8;
+    case fb::DType::Int16: return 2;
+    case fb::DType::UInt16: return 2;
+    case fb::DType::UInt32: return 4;
+    case fb::DType::UInt64: return 8;
   }
   return 0;
 }
@@ -27,6 +31,34 @@ size_t dtype_size(fb::DType dtype) {
 namespace {
 
 constexpr uint64_t kMaxDim = uint64_t{1} << 40;
+
+// A step that writes only empty tensors: there is nothing to compute, so it is neither
+// prepared nor run (its params are never read).
+void run_nothing_cpu(const PreparedStep&, void* const*, void*) {}
+
+// Empty tensors at a step: a step whose outputs are all empty is skipped (*skip); one that
+// reads an empty tensor must write only empty ones, so that no kernel ever sees an empty input
+// with work to do (the converter drops empty Concat inputs).
+Status check_empty_tensors(const jp_plan& plan, const char* name, const fb::Step& step,
+                           bool* skip) {
+  const TensorInfo* written = nullptr;
+  for (uint32_t o = 0; o < step.outputs()->size(); ++o) {
+    const TensorInfo& t = plan.tensors[step.outputs()->Get(o)];
+    if (t.elements != 0) written = &t;
+  }
+  *skip = written == nullptr;
+  if (*skip) return JP_OK;
+  for (uint32_t i = 0; i < step.inputs()->size(); ++i) {
+    const TensorInfo& t = plan.tensors[step.inputs()->Get(i)];
+    if (t.elements == 0) {
+      return fail(JP_ERROR_INVALID_PLAN,
+                  "step '%s' reads the empty tensor '%s' but writes '%s', which is not empty "
+                  "(a step reading an empty tensor may write only empty ones)",
+                  name, t.name, written->name);
+    }
+  }
+  return JP_OK;
+}
 
 bool add_overflows(uint64_t a, uint64_t b, uint64_t* sum) {
   return __builtin_add_overflow(a, b, sum);
@@ -120,7 +152,8 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
   uint64_t elements = 1;
   for (int32_t d = 0; d < info->rank; ++d) {
     const int64_t dim = shape->Get(d);
-    if (dim < 1 || static_cast<uint64_t>(dim) > kMaxDim) {
+    // An extent of 0 is an empty tensor (0 bytes; the steps writing one never run).
+    if (dim < 0 || static_cast<uint64_t>(dim) > kMaxDim) {
       return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' has invalid dim %d = %" PRId64,
                   info->name, d, dim);
     }
@@ -131,6 +164,10 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
     }
   }
   info->elements = elements;
+  if (elements == 0 && plan.backend == JP_BACKEND_CUDA) {
+    return fail(JP_ERROR_UNSUPPORTED, "tensor '%s' is empty, which runs on the CPU backend only",
+                info->name);
+  }
   info->dtype = t->dtype();
   info->layout = t->layout();
   if (info->layout != fb::Layout::Any && info->layout != fb::Layout::NCHW &&
@@ -142,6 +179,13 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
   if (elem == 0) {
     return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' has unknown dtype %d", info->name,
                 static_cast<int>(info->dtype));
+  }
+  if (plan.backend == JP_BACKEND_CUDA &&
+      (info->dtype == fb::DType::Int16 || info->dtype == fb::DType::UInt16 ||
+       info->dtype == fb::DType::UInt32 || info->dtype == fb::DType::UInt64)) {
+    // No CUDA kernel takes them (kernels/params.h); the converter refuses them in GPU plans.
+    return fail(JP_ERROR_UNSUPPORTED, "tensor '%s' is %s, which runs on the CPU backend only",
+                info->name, fb::EnumNameDType(info->dtype));
   }
   info->bytes = elements * elem;
   if (t->size_bytes() != info->bytes) {
@@ -338,6 +382,12 @@ Status check_steps(jp_plan* plan) {
     prepared.name = name;
     prepared.inputs = step->inputs();
     prepared.outputs = step->outputs();
+    bool skip = false;
+    JP_RETURN_IF_ERROR(check_empty_tensors(*plan, name, *step, &skip));
+    if (skip) {
+      prepared.run_cpu = run_nothing_cpu;
+      continue;
+    }
     JP_RETURN_IF_ERROR(family->prepare(*plan, *step, &prepared));
   }
   return JP_OK;

@@ -23,6 +23,10 @@ static_assert(static_cast<int>(DType::kFloat32) == static_cast<int>(fb::DType::F
                   static_cast<int>(DType::kInt64) == static_cast<int>(fb::DType::Int64) &&
                   static_cast<int>(DType::kBool) == static_cast<int>(fb::DType::Bool) &&
                   static_cast<int>(DType::kFloat64) == static_cast<int>(fb::DType::Float64) &&
+                  static_cast<int>(DType::kInt16) == static_cast<int>(fb::DType::Int16) &&
+                  static_cast<int>(DType::kUInt16) == static_cast<int>(fb::DType::UInt16) &&
+                  static_cast<int>(DType::kUInt32) == static_cast<int>(fb::DType::UInt32) &&
+                  static_cast<int>(DType::kUInt64) == static_cast<int>(fb::DType::UInt64) &&
                   kernels::kDTypeCount == static_cast<int>(fb::DType::MAX) + 1,
               "kernels::DType must mirror fb::DType");
 static_assert(kernels::kPadModeCount == static_cast<int>(fb::PadMode::MAX) + 1 &&
@@ -163,6 +167,31 @@ bool pad_value_bytes(double v, fb::DType dtype, unsigned char* out) {
       // 2^63 is the first double past the range; every double below it converts exactly.
       if (!integral_in(-9223372036854775808.0, 9223372036854774784.0)) return false;
       const int64_t i = static_cast<int64_t>(v);
+      std::memcpy(out, &i, sizeof i);
+      return true;
+    }
+    case fb::DType::Int16: {
+      if (!integral_in(-32768, 32767)) return false;
+      const int16_t i = static_cast<int16_t>(v);
+      std::memcpy(out, &i, sizeof i);
+      return true;
+    }
+    case fb::DType::UInt16: {
+      if (!integral_in(0, 65535)) return false;
+      const uint16_t i = static_cast<uint16_t>(v);
+      std::memcpy(out, &i, sizeof i);
+      return true;
+    }
+    case fb::DType::UInt32: {
+      if (!integral_in(0, 4294967295.0)) return false;
+      const uint32_t i = static_cast<uint32_t>(v);
+      std::memcpy(out, &i, sizeof i);
+      return true;
+    }
+    case fb::DType::UInt64: {
+      // 2^64 is the first double past the range.
+      if (!integral_in(0, 18446744073709549568.0)) return false;
+      const uint64_t i = static_cast<uint64_t>(v);
       std::memcpy(out, &i, sizeof i);
       return true;
     }

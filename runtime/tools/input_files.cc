@@ -33,6 +33,10 @@ const char* dtype_name(jp_dtype dtype) {
     case JP_INT64: return "int64";
     case JP_BOOL: return "bool";
     case JP_FLOAT64: return "float64";
+    case JP_INT16: return "int16";
+    case JP_UINT16: return "uint16";
+    case JP_UINT32: return "uint32";
+    case JP_UINT64: return "uint64";
   }
   return "unknown";
 }
@@ -47,6 +51,10 @@ const char* npy_descr(jp_dtype dtype) {
     case JP_INT64: return "<i8";
     case JP_BOOL: return "|b1";
     case JP_FLOAT64: return "<f8";
+    case JP_INT16: return "<i2";
+    case JP_UINT16: return "<u2";
+    case JP_UINT32: return "<u4";
+    case JP_UINT64: return "<u8";
   }
   return "";
 }

@@ -175,6 +175,7 @@ std::vector<uint8_t> random_input(const jp_tensor_desc& d, std::mt19937* rng) {
     std::uniform_int_distribution<int> dist(0, d.dtype == JP_BOOL ? 1 : 9);
     size_t elements = 1;
     for (int32_t i = 0; i < d.rank; ++i) elements *= static_cast<size_t>(d.dims[i]);
+    if (elements == 0) return bytes;  // an empty input: nothing to fill
     const size_t elem = d.bytes / elements;
     for (size_t i = 0; i < bytes.size(); i += elem) bytes[i] = static_cast<uint8_t>(dist(*rng));
   }

@@ -49,6 +49,10 @@ int64_t elem_size(fb::DType t) {
     case fb::DType::Int64: return 8;
     case fb::DType::Bool: return 1;
     case fb::DType::Float64: return 8;
+    case fb::DType::Int16: return 2;
+    case fb::DType::UInt16: return 2;
+    case fb::DType::UInt32: return 4;
+    case fb::DType::UInt64: return 8;
   }
   return 0;
 }
@@ -111,7 +115,7 @@ class Checker {
       const Shape s = shape(i);
       if (!tt->name()) bad("tensor ", i, " has no name");
       for (int64_t d : s)
-        if (d < 1) bad("tensor ", i, " has dim ", d);
+        if (d < 0) bad("tensor ", i, " has dim ", d);
       if (static_cast<int64_t>(tt->size_bytes()) != count(s) * elem_size(tt->dtype()))
         bad("tensor ", i, " size_bytes ", tt->size_bytes(), " for ", str(s));
       switch (tt->storage()) {
@@ -193,8 +197,8 @@ class Checker {
       for (uint32_t out : *s->outputs()) touch(out, k);
     }
     for (uint32_t i = 0; i < n_tensors(); ++i)
-      if (bound_.count(i) && !bound_.at(i) && writer[i] < 0)
-        bad("output tensor ", i, " never written");
+      if (bound_.count(i) && !bound_.at(i) && writer[i] < 0 && t(i)->size_bytes() != 0)
+        bad("output tensor ", i, " never written");  // an empty one has nothing to write
   }
 
   // The tensor whose bytes `i` reads: its view_of for a view (checked in check_tensors).

@@ -237,6 +237,88 @@ TEST(EinsumForms, Float64AttentionProductsAndSumsMatchBruteForce) {
   }
 }
 
+TEST(EinsumForms, DiagonalsAndEllipsesMatchBruteForce) {
+  // A repeated index within an operand takes its diagonal first (transpose, view, strided
+  // Slice), whatever follows: nothing, a sum, a product; '...' stands for the leading dims.
+  struct Case {
+    const char* equation;
+    std::string a, b, out;  // the equation with '...' spelled out, for the brute force
+    std::vector<int64_t> as, bs;
+    onnx::TensorProto::DataType type;
+  };
+  const auto f64 = onnx::TensorProto::DOUBLE, f32 = onnx::TensorProto::FLOAT;
+  const Case cases[] = {
+      {"...ii ->...i", "Zii", "", "Zi", {3, 5, 5}, {}, f64},  // ONNX's batch diagonal
+      {"ii->i", "ii", "", "i", {4, 4}, {}, f64},
+      {"ii", "ii", "", "", {4, 4}, {}, f64},                   // implicit: the trace
+      {"iji->ji", "iji", "", "ji", {3, 2, 3}, {}, f64},         // apart, and transposed
+      {"iii->i", "iii", "", "i", {3, 3, 3}, {}, f64},           // three times
+      {"jiij->ij", "jiij", "", "ij", {2, 3, 3, 2}, {}, f64},    // two indices repeat
+      {"bii,bij->bj", "bii", "bij", "bj", {2, 3, 3}, {2, 3, 4}, f64},
+      {"...ij,...jk->...ik", "Zij", "Zjk", "Zik", {2, 3, 4}, {2, 4, 5}, f64},
+      {"bjj,bjk->bk", "bjj", "bjk", "bk", {2, 3, 3}, {2, 3, 4}, f32},  // Gemm after the diagonal
+      {"i...i", "iZi", "", "Z", {3, 2, 3}, {}, f64},             // implicit with '...'
+  };
+  for (const Case& t : cases) {
+    SCOPED_TRACE(t.equation);
+    ModelBuilder m(12);
+    m.input("x", t.as, t.type);
+    std::vector<std::string> inputs = {"x"};
+    if (!t.b.empty()) {
+      m.input("y", t.bs, t.type);
+      inputs.push_back("y");
+    }
+    m.output("z", t.type);
+    attr(m.node("Einsum", inputs, {"z"}, "einsum"), "equation", std::string(t.equation));
+    const Converted c = convert(m);
+    ASSERT_NE(c.fb, nullptr);
+    std::vector<double> x, y;
+    int64_t na = 1, nb = 1;
+    for (int64_t d : t.as) na *= d;
+    for (int64_t d : t.bs) nb *= d;
+    for (int64_t i = 0; i < na; ++i) x.push_back(0.5 * double(i % 11) - 2.0 + 0.125 * double(i));
+    for (int64_t i = 0; t.b.size() && i < nb; ++i) y.push_back(0.25 * double(i % 5) - 0.5);
+    const auto encode = [&](const std::vector<double>& v) {
+      if (t.type == f64) return bytes_of(v);
+      return bytes_of(std::vector<float>(v.begin(), v.end()));  // exact: few bits each
+    };
+    std::vector<std::vector<uint8_t>> in = {encode(x)};
+    if (!t.b.empty()) in.push_back(encode(y));
+    const auto out = run(c.plan, in);
+    ASSERT_EQ(out.size(), 1u);
+    std::vector<double> got;
+    if (t.type == f64) {
+      got = values_of<double>(out[0]);
+    } else {
+      for (float v : values_of<float>(out[0])) got.push_back(v);
+    }
+    const std::vector<double> want = einsum_brute(t.a, t.b, t.out, t.as, t.bs, x, y);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], (t.type == f64 ? 1e-13 : 1e-5) * (1 + std::fabs(want[i])))
+          << i;
+  }
+}
+
+TEST(EinsumForms, ADiagonalAloneMovesAnyDtypeAndRepeatedExtentsMustAgree) {
+  ModelBuilder m(12);
+  m.input("x", {3, 3}, onnx::TensorProto::INT32).output("d", onnx::TensorProto::INT32);
+  attr(m.node("Einsum", {"x"}, {"d"}, "diag_i32"), "equation", std::string("ii->i"));
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  EXPECT_THAT(families(c.fb), ::testing::Contains(fb::OpFamily::Slice));
+  const auto out = run(c.plan, {bytes_of(std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8, 9})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(values_of<int32_t>(out[0]), ElementsAre(1, 5, 9));
+
+  ModelBuilder bad(12);
+  bad.input("x", {3, 4}, onnx::TensorProto::DOUBLE).output("d", onnx::TensorProto::DOUBLE);
+  attr(bad.node("Einsum", {"x"}, {"d"}, "not_square"), "equation", std::string("ii->i"));
+  const std::string error = convert_error(bad);
+  EXPECT_THAT(error, HasSubstr("'not_square'"));
+  EXPECT_THAT(error, HasSubstr("index 'i' has extents 3 and 4"));
+}
+
 TEST(EinsumForms, Float32SumIsAReduceAndIntegersAreRefused) {
   ModelBuilder m(12);
   m.input("x", {3, 4}).output("y");

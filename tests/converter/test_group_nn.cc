@@ -416,7 +416,7 @@ TEST(TopK, ConstantKValuesIndicesAndWorkspace) {
   EXPECT_THAT(out[1].as<int64_t>(), ElementsAre(1, 3, 0, 1, 4, 3));
 }
 
-TEST(TopK, RefusalsAndErrors) {
+TEST(TopK, RefusalsErrorsAndKZero) {
   ModelBuilder m(11);
   m.input("x", {2, 5}).input("k", {1}, onnx::TensorProto::INT64).output("v");
   m.output("i", onnx::TensorProto::INT64);
@@ -427,7 +427,14 @@ TEST(TopK, RefusalsAndErrors) {
   zero.input("x", {2, 5}).output("v").output("i", onnx::TensorProto::INT64);
   zero.initializer_i64("k", {1}, {0});
   zero.node("TopK", {"x", "k"}, {"v", "i"}, "none");
-  EXPECT_THAT(convert_error(zero), HasSubstr("'none' (TopK): k = 0 gives empty outputs"));
+  // k = 0: both outputs are empty, so the step is dropped and the plan writes nothing.
+  const std::vector<uint8_t> bytes = convert_nn(zero);
+  ASSERT_NE(plan_of(bytes), nullptr);
+  EXPECT_EQ(plan_of(bytes)->steps()->size(), 0u);
+  const std::vector<Output> out = run_plan(bytes, {std::vector<float>(10, 1.f)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].bytes.empty());
+  EXPECT_EQ(out[1].dims, (Shape{2, 0}));
 }
 
 }  // namespace

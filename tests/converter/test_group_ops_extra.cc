@@ -159,19 +159,5 @@ TEST(DynamicQuantize, OneStepWithThreeOutputsFeedsADequantize) {
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(back[i], x[i], 0.50001 * 5 / 255.) << i;
 }
 
-// ------------------------------------------------------------------------ empty constants
-
-TEST(EmptyOutputs, AFoldedEmptyGraphOutputIsRefusedByName) {
-  // ConstantOfShape of [0] folds to an empty constant: no plan tensor can hold it.
-  ModelBuilder m(13);
-  m.input("x", {2}).output("y").output("z");
-  m.initializer_i64("shape", {1}, {0});
-  m.node("ConstantOfShape", {"shape"}, {"y"}, "empty");
-  m.node("Relu", {"x"}, {"z"}, "relu");
-  const std::string error = convert_error(m);
-  EXPECT_THAT(error, HasSubstr("graph output 'y' is empty"));
-  EXPECT_THAT(error, HasSubstr("plans hold no empty tensors"));
-}
-
 }  // namespace
 }  // namespace jetplan::converter::testing

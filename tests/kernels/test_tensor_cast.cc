@@ -198,6 +198,14 @@ Source read(DType t, const unsigned char* p) {
       return {false, static_cast<long double>(test_util::load<int64_t>(p))};
     case DType::kBool:
       return {false, test_util::load<uint8_t>(p) ? 1.0L : 0.0L};
+    case DType::kInt16:
+      return {false, static_cast<long double>(test_util::load<int16_t>(p))};
+    case DType::kUInt16:
+      return {false, static_cast<long double>(test_util::load<uint16_t>(p))};
+    case DType::kUInt32:
+      return {false, static_cast<long double>(test_util::load<uint32_t>(p))};
+    case DType::kUInt64:  // long double has 64 mantissa bits: exact
+      return {false, static_cast<long double>(test_util::load<uint64_t>(p))};
   }
   return {false, 0};
 }
@@ -212,7 +220,7 @@ Bytes integer_bytes(const Source& s) {
                   : (t >= hi ? std::numeric_limits<T>::max() : static_cast<T>(t));
   } else {  // modulo 2^bits
     const Int128 m = Int128{1} << (8 * sizeof(T));
-    Int128 r = ((static_cast<Int128>(static_cast<int64_t>(s.v)) % m) + m) % m;
+    Int128 r = ((static_cast<Int128>(s.v) % m) + m) % m;
     if (std::numeric_limits<T>::is_signed && r >= m / 2) r -= m;
     out = static_cast<T>(r);
   }
@@ -239,6 +247,14 @@ Bytes cast_ref(const Source& s, DType to) {
       return integer_bytes<int64_t>(s);
     case DType::kBool:
       return {static_cast<unsigned char>(nan || s.v != 0)};
+    case DType::kInt16:
+      return integer_bytes<int16_t>(s);
+    case DType::kUInt16:
+      return integer_bytes<uint16_t>(s);
+    case DType::kUInt32:
+      return integer_bytes<uint32_t>(s);
+    case DType::kUInt64:
+      return integer_bytes<uint64_t>(s);
   }
   return {};
 }
@@ -353,6 +369,29 @@ Bytes cast_sources(test_util::SeededRng& rng, DType t) {
       return out;
     case DType::kBool:
       return {0, 1};
+    case DType::kInt16:
+      for (int v = -32768; v < 32768; ++v) add(int16_t(v));
+      return out;
+    case DType::kUInt16:
+      for (int v = 0; v < 65536; ++v) add(uint16_t(v));
+      return out;
+    case DType::kUInt32:
+      for (long double v : edges)
+        if (v == std::trunc(v) && v >= 0 && v <= 4294967295.0L) add(uint32_t(v));
+      for (int i = 0; i < 2000; ++i)
+        add(uint32_t(i % 2 ? rng.integer(0, 70000) : int64_t(rng.bits64() >> 32)));
+      return out;
+    case DType::kUInt64:
+      // Past INT64_MAX (a signed reading goes negative), and float ties above 2^40 and 2^63.
+      for (long double v : edges)
+        if (v == std::trunc(v) && v >= 0 && v < 1.8e19L) add(uint64_t(v));
+      add(~uint64_t{0});
+      for (int i = 0; i < 2000; ++i) {
+        const uint64_t tie = (uint64_t{1} << (40 + i % 24)) + (uint64_t{1} << (16 + i % 24));
+        add(i % 3 == 0 ? uint64_t(rng.integer(0, 70000))
+                       : (i % 3 == 1 ? rng.bits64() : tie + uint64_t(rng.integer(0, 4))));
+      }
+      return out;
     case DType::kFloat32:
       for (long double v : edges) add(static_cast<float>(v));
       for (float v : {-0.f, INFINITY, -INFINITY, NAN, -NAN, std::numeric_limits<float>::max(),

@@ -32,6 +32,7 @@ using test_util::unravel;
 using test_util::volume;
 
 __extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
 
 ElementwiseParams elementwise_params(ElementwiseOp op, DType t, const Shape& as, const Shape& bs) {
   const Shape out = broadcast_shapes({as, bs});
@@ -68,8 +69,9 @@ Int128 arithmetic_ref(ElementwiseOp op, Int128 a, Int128 b) {
       return a + b;
     case ElementwiseOp::kSub:
       return a - b;
-    case ElementwiseOp::kMul:
-      return a * b;
+    case ElementwiseOp::kMul:  // modulo 2^128 (two uint64 overflow Int128), reduced later
+      return static_cast<Int128>(static_cast<UInt128>(a) *
+                                 static_cast<UInt128>(b));
     case ElementwiseOp::kDiv:
       return b == 0 ? 0 : a / b;
     case ElementwiseOp::kMod:
@@ -92,19 +94,20 @@ template <typename T>
 T reduce(Int128 v) {
   const Int128 m = Int128{1} << (8 * sizeof(T));
   Int128 r = ((v % m) + m) % m;
-  if (r >= m / 2) r -= m;
+  if (std::numeric_limits<T>::is_signed && r >= m / 2) r -= m;
   return static_cast<T>(r);
 }
 
 template <typename T>
 std::vector<T> integers(test_util::SeededRng& rng, int64_t n) {
   const T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-  const T special[] = {lo, hi, 0, 1, -1, T(lo + 1)};
+  const T special[] = {lo, hi, 0, 1, T(-1), T(lo + 1)};  // T(-1) is the max when unsigned
   std::vector<T> v;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t kind = rng.integer(0, 9);
-    v.push_back(kind < 5   ? T(rng.integer(-9, 9))
-                : kind < 8 ? T(rng.integer(int64_t{lo}, int64_t{hi}))
+    // Any value: the low bits of 64 random ones (every T is two's complement).
+    v.push_back(kind < 5   ? T(rng.integer(std::numeric_limits<T>::is_signed ? -9 : 0, 9))
+                : kind < 8 ? T(rng.bits64())
                            : special[rng.integer(0, 5)]);
   }
   return v;
@@ -135,6 +138,10 @@ TEST(Elementwise, IntegerArithmeticOverBroadcastShapes) {
   SEEDED_RNG(rng);
   check_integer_arithmetic<int32_t>(rng, DType::kInt32);
   check_integer_arithmetic<int64_t>(rng, DType::kInt64);
+  check_integer_arithmetic<int16_t>(rng, DType::kInt16);
+  check_integer_arithmetic<uint16_t>(rng, DType::kUInt16);
+  check_integer_arithmetic<uint32_t>(rng, DType::kUInt32);
+  check_integer_arithmetic<uint64_t>(rng, DType::kUInt64);
 }
 
 template <typename T>
@@ -171,6 +178,24 @@ TEST(Elementwise, OnnxModExamplesAndHandIntegerCases) {
   expect_op<int64_t>(ElementwiseOp::kDiv, DType::kInt64, {lo64, -9}, {-1, 4}, {lo64, -2});
   expect_op<int64_t>(ElementwiseOp::kMax, DType::kInt64, {lo64, -9}, {-1, -10}, {-1, -9});
   expect_op<int64_t>(ElementwiseOp::kMin, DType::kInt64, {lo64, -9}, {-1, -10}, {lo64, -10});
+}
+
+TEST(Elementwise, OnnxUnsignedAndInt16Cases) {
+  // The ONNX node tests' values (test_mod_uint*, test_max_uint*, test_mod_mixed_sign_int16),
+  // and the largest values, which a signed reading would get wrong.
+  expect_op<uint16_t>(ElementwiseOp::kMod, DType::kUInt16, {4, 7, 5}, {2, 3, 8}, {0, 1, 5});
+  expect_op<uint32_t>(ElementwiseOp::kMod, DType::kUInt32, {4, 7, 0xffffffffu}, {2, 3, 0xfffffffeu},
+                      {0, 1, 1});
+  expect_op<uint64_t>(ElementwiseOp::kMax, DType::kUInt64, {3, 2, ~uint64_t{0}}, {1, 4, 4},
+                      {3, 4, ~uint64_t{0}});
+  expect_op<uint64_t>(ElementwiseOp::kMin, DType::kUInt64, {3, 2, ~uint64_t{0}}, {1, 4, 4},
+                      {1, 2, 4});
+  expect_op<uint64_t>(ElementwiseOp::kDiv, DType::kUInt64, {~uint64_t{0}, 7}, {~uint64_t{0}, 0},
+                      {1, 0});
+  expect_op<int16_t>(ElementwiseOp::kMod, DType::kInt16, {-4, 7, 5, 4, -7, 8},
+                     {2, -3, 8, -2, 3, 5}, {0, -2, 5, 0, 2, 3});
+  expect_op<int16_t>(ElementwiseOp::kMul, DType::kInt16, {256, -32768}, {256, -1}, {0, -32768});
+  expect_op<uint16_t>(ElementwiseOp::kMul, DType::kUInt16, {65535}, {65535}, {1});
 }
 
 TEST(Elementwise, FloatFMod) {
@@ -229,6 +254,14 @@ long double value_of(DType t, const Bytes& v, int64_t i) {
       return test_util::load<int32_t>(p);
     case DType::kInt64:
       return test_util::load<int64_t>(p);
+    case DType::kInt16:
+      return test_util::load<int16_t>(p);
+    case DType::kUInt16:
+      return test_util::load<uint16_t>(p);
+    case DType::kUInt32:
+      return test_util::load<uint32_t>(p);
+    case DType::kUInt64:  // long double has 64 mantissa bits: exact
+      return test_util::load<uint64_t>(p);
     case DType::kFloat16: {
       const uint16_t h = test_util::load<uint16_t>(p);
       const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
@@ -305,6 +338,20 @@ Bytes pooled_values(test_util::SeededRng& rng, DType t, int64_t n) {
       for (int64_t v :
            {std::numeric_limits<int64_t>::min(), int64_t{-1}, int64_t{0}, int64_t{9007199254740992},
             int64_t{9007199254740993}, std::numeric_limits<int64_t>::max()})
+        add(v);
+      break;
+    case DType::kInt16:
+      for (int16_t v : {-32768, -1, 0, 1, 5, 32767}) add(v);
+      break;
+    case DType::kUInt16:
+      for (uint16_t v : {0, 1, 5, 32768, 65535}) add(v);
+      break;
+    case DType::kUInt32:
+      for (uint32_t v : {0u, 1u, 5u, 0x80000000u, 0xffffffffu}) add(v);
+      break;
+    case DType::kUInt64:  // past INT64_MAX, and neighbours a double could not tell apart
+      for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{1} << 63, (uint64_t{1} << 63) + 1,
+                         ~uint64_t{0}, ~uint64_t{0} - 1})
         add(v);
       break;
   }

@@ -54,9 +54,9 @@ inline uint64_t tensor_bytes(const TensorSpec& t) {
   for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
   uint64_t elem = 1;
   switch (t.dtype) {
-    case fb::DType::Float32: case fb::DType::Int32: elem = 4; break;
-    case fb::DType::Int64: case fb::DType::Float64: elem = 8; break;
-    case fb::DType::Float16: elem = 2; break;
+    case fb::DType::Float32: case fb::DType::Int32: case fb::DType::UInt32: elem = 4; break;
+    case fb::DType::Int64: case fb::DType::Float64: case fb::DType::UInt64: elem = 8; break;
+    case fb::DType::Float16: case fb::DType::Int16: case fb::DType::UInt16: elem = 2; break;
     case fb::DType::Int8: case fb::DType::UInt8: case fb::DType::Bool: elem = 1; break;
   }
   return n * elem;

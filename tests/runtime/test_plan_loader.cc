@@ -276,8 +276,13 @@ TEST(PlanLoader, RefusesBadOffsetsAndSizes) {
   spec.tensors[3].size_override = 4;
   expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, "does not match its shape");
   spec = conv_relu_plan();
+  spec.tensors[3].shape = {1, -2, 3, 3};
+  spec.tensors[3].size_override = 0;
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, "invalid dim 1 = -2");
+  spec = conv_relu_plan();  // an empty tensor is valid, but nothing is computed from it
   spec.tensors[3].shape = {1, 0, 3, 3};
-  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, "invalid dim 1 = 0");
+  expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN,
+                 "step 'relu' reads the empty tensor 't' but writes 'y', which is not empty");
   spec = conv_relu_plan();
   spec.tensors[3].shape = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, "rank 9");

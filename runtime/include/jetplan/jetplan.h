@@ -69,7 +69,11 @@ typedef enum jp_dtype {
   JP_INT32 = 4,
   JP_INT64 = 5,
   JP_BOOL = 6,
-  JP_FLOAT64 = 7
+  JP_FLOAT64 = 7,
+  JP_INT16 = 8,
+  JP_UINT16 = 9,
+  JP_UINT32 = 10,
+  JP_UINT64 = 11
 } jp_dtype;
 
 typedef enum jp_log_level { JP_LOG_ERROR = 0, JP_LOG_WARNING = 1, JP_LOG_INFO = 2 } jp_log_level;
@@ -176,7 +180,8 @@ JP_NODISCARD JP_API jp_status jp_context_create(const jp_plan* plan,
                                                 jp_context** out);
 JP_API void jp_context_destroy(jp_context* ctx);
 
-/* Copies bytes into input `index`; bytes must equal the input's size. */
+/* Copies bytes into input `index`; bytes must equal the input's size. An empty input (a dim of
+   0, size 0) takes bytes == 0 and any data, null included. */
 JP_NODISCARD JP_API jp_status jp_context_set_input(jp_context* ctx, int32_t index,
                                                    const void* data, size_t bytes);
 /* Runs every step; returns when the outputs are ready (enqueue + synchronize). */
@@ -200,7 +205,8 @@ JP_NODISCARD JP_API jp_status jp_context_device_output(const jp_context* ctx, in
                                                        void** device_ptr);
 /* Output `index`: *data stays valid (and is overwritten by the next run) until the context dies.
    *bytes is the size of this run's result: for outputs whose leading extent is known only at run
-   time (e.g. NonMaxSuppression) it is less than the plan's description says. */
+   time (e.g. NonMaxSuppression) it is less than the plan's description says. An empty output
+   (a dim of 0) has *bytes == 0 (and *data, not null, must not be read). */
 JP_NODISCARD JP_API jp_status jp_context_get_output(const jp_context* ctx, int32_t index,
                                                     const void** data, size_t* bytes);
 /* Output `index` as the last run produced it (dims[0] is the run-time extent where it varies). */

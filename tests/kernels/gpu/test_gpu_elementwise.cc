@@ -58,6 +58,10 @@ Bytes values(test_util::SeededRng& rng, DType dt, int64_t n) {
       case DType::kInt32: { int32_t t = static_cast<int32_t>(i % 17 == 3 ? INT32_MIN : (i % 19 == 4 ? 2000000011 : v)); std::memcpy(dst, &t, 4); break; }
       case DType::kInt64: { int64_t t = i % 17 == 3 ? INT64_MIN : (i % 19 == 4 ? int64_t{1} << 40 : v); std::memcpy(dst, &t, 8); break; }
       case DType::kBool: { uint8_t t = static_cast<uint8_t>(v < 0 ? 0 : v * 13); std::memcpy(dst, &t, 1); break; }
+      case DType::kInt16:
+      case DType::kUInt16:
+      case DType::kUInt32:
+      case DType::kUInt64: ADD_FAILURE() << "no CUDA kernel takes dtype " << int(dt); break;
     }
   }
   return out;
