@@ -28,9 +28,9 @@ struct KernelVariant {
   // graph): for kernels that count arrivals there (serial split-K). Otherwise it is garbage.
   bool zero_workspace = false;
   uint8_t out_dtype = kAnyDType;  // see above (Cast: the destination type)
-  // The kernel synchronizes its whole grid (a barrier across blocks in the workspace): the
-  // runtime launches it cooperatively, so every block is resident at once, and load refuses a
-  // grid larger than the GPU holds at once.
+  // The kernel's blocks wait for each other's results (through the workspace): the runtime
+  // launches it cooperatively, so every block is resident at once, and load refuses a grid
+  // larger than the GPU holds at once.
   bool cooperative = false;
 };
 

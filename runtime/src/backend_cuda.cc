@@ -133,7 +133,7 @@ Status check_launch(const jp_plan& plan, const PreparedStep& s, const fb::Step& 
   return JP_OK;
 }
 
-// A kernel that synchronizes its whole grid needs every block resident at once: the driver's
+// A kernel whose blocks wait for each other needs every block resident at once: the driver's
 // occupancy for this launch times the GPU's SMs must hold the grid.
 Status check_cooperative(const CudaPlan& cp, const PreparedStep& s, const char* name,
                          const CudaStep& step) {
@@ -147,8 +147,8 @@ Status check_cooperative(const CudaPlan& cp, const PreparedStep& s, const char* 
   const uint64_t blocks = uint64_t{step.grid[0]} * step.grid[1] * step.grid[2];
   const uint64_t resident = static_cast<uint64_t>(per_sm) * static_cast<uint64_t>(cp.device.sm_count);
   if (blocks > resident) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': kernel '%s' synchronizes %" PRIu64 " blocks, "
-                "which must all run at once, but GPU 0 '%s' holds %" PRIu64 " of them (%d SMs): "
+    return fail(JP_ERROR_UNSUPPORTED, "step '%s': kernel '%s' runs %" PRIu64 " blocks that wait "
+                "for each other, which must all run at once, but GPU 0 '%s' holds %" PRIu64 " (%d SMs): "
                 "convert the model again with a --target for this GPU", s.name, name, blocks,
                 cp.device.name, resident, cp.device.sm_count);
   }

@@ -95,8 +95,8 @@ struct Driver {
 [[nodiscard]] Status driver(const Driver** out);
 
 // Launches `fn` on `stream` with `args`; a cooperative launch (cuLaunchCooperativeKernel: the
-// driver starts every block of the grid at once, or fails) for kernels that synchronize their
-// whole grid (the KernelVariant row says so).
+// driver starts every block of the grid at once, or fails) for kernels whose blocks wait for each
+// other (the KernelVariant row says so).
 CUresult launch(const Driver& d, CUfunction fn, bool cooperative, const uint32_t grid[3],
                 const uint32_t block[3], uint32_t shared_bytes, CUstream stream, void** args);
 

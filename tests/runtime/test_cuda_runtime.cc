@@ -278,5 +278,54 @@ TEST(CudaRuntime, RefusesForeignOrCorruptSteps) {
   expect_load_error(spec, JP_ERROR_UNSUPPORTED, "bytes of shared memory");
 }
 
+// The persistent RNN kernel's blocks wait for each other, so all of them must be resident at
+// once: load refuses a grid larger than the GPU holds, naming the step and the figures.
+TEST(CudaRuntime, RefusesACooperativeGridLargerThanTheGpu) {
+  SKIP_WITHOUT_GPU(sm);
+  const int64_t S = 4, I = 8, H = 8;
+  PlanSpec spec;
+  spec.backend = fb::Backend::CUDA;
+  spec.sm_arch = static_cast<uint32_t>(sm);
+  const fb::DType f16 = fb::DType::Float16;
+  spec.tensors = {{"x", {S, 1, I}, fb::Storage::Binding, 0, 0, f16},
+                  {"w", {1, 4 * H, I}, fb::Storage::Arena, 0, -1, f16},
+                  {"r", {1, 4 * H, H}, fb::Storage::Arena, 1024, -1, f16},
+                  {"y", {S, 1, 1, H}, fb::Storage::Binding, 0, 0, f16}};
+  spec.inputs = {{"x", 0}};
+  spec.outputs = {{"y", 3}};
+  spec.arena_bytes = 8192;
+  StepSpec lstm;
+  lstm.name = "lstm";
+  lstm.op = fb::OpFamily::Rnn;
+  lstm.inputs = {0, 1, 2};
+  lstm.outputs = {3};
+  lstm.params = [H](flatbuffers::FlatBufferBuilder& b) {
+    const std::vector<fb::RnnActivation> acts = {
+        fb::RnnActivation(fb::RnnActivationKind::Sigmoid, 0.f, 0.f),
+        fb::RnnActivation(fb::RnnActivationKind::Tanh, 0.f, 0.f),
+        fb::RnnActivation(fb::RnnActivationKind::Tanh, 0.f, 0.f)};
+    const auto v = b.CreateVectorOfStructs(acts);
+    fb::RnnParamsBuilder p(b);
+    p.add_cell(fb::RnnCell::Lstm);
+    p.add_direction(fb::RnnDirection::Forward);
+    p.add_hidden_size(H);
+    p.add_activations(v);
+    p.add_has_y(true);
+    return std::make_pair(fb::StepParams::RnnParams, p.Finish().Union());
+  };
+  lstm.kernel = "jp_rnn_persist_f16";
+  lstm.workspace_offset = 4096;
+  lstm.workspace_bytes = 4096;
+  // One block per SM is the most any plan asks for; a million is more than any GPU holds.
+  lstm.launch = fb::LaunchConfig(1u << 20, 1, 1, 256, 1, 1, 0, 1);
+  spec.steps = {lstm};
+  expect_load_error(spec, JP_ERROR_UNSUPPORTED, "which must all run at once");
+  // The same step on a grid the GPU holds loads.
+  spec.steps[0].launch = fb::LaunchConfig(2, 1, 1, 256, 1, 1, 0, 1);
+  jp_plan* plan = load(spec);
+  ASSERT_NE(plan, nullptr);
+  jp_plan_destroy(plan);
+}
+
 }  // namespace
 }  // namespace jetplan::testing
