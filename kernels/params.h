@@ -26,8 +26,9 @@ enum class DType : uint8_t {
   kUInt16 = 9,
   kUInt32 = 10,
   kUInt64 = 11,
+  kBFloat16 = 12,  // the upper 16 bits of a float32 (CPU only: data movement and Cast)
 };
-constexpr int kDTypeCount = 12;
+constexpr int kDTypeCount = 13;
 
 constexpr int64_t dtype_bytes(DType t) {
   switch (t) {
@@ -43,6 +44,7 @@ constexpr int64_t dtype_bytes(DType t) {
     case DType::kUInt16: return 2;
     case DType::kUInt32: return 4;
     case DType::kUInt64: return 8;
+    case DType::kBFloat16: return 2;
   }
   return 0;
 }

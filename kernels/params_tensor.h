@@ -218,10 +218,11 @@ constexpr bool elementwise_is_logic(ElementwiseOp op) {
 // Arithmetic: int32 and int64 (float32 arithmetic is BinaryParams), and int16, uint16, uint32,
 // uint64 (CPU only); float64 (Add, Sub, Mul, Div, FMod, Max and Min as the float BinaryOps do,
 // NaN propagating, and Pow); kFMod on float32 too. kMod is integers only and kPow float64 only.
-// Comparisons: every dtype. Logic: bool. The CUDA kernels have no float64 arithmetic but FMod
-// (the runtime refuses it in CUDA plans) and nothing of int16, uint16, uint32 or uint64 (plan
-// load refuses those dtypes in CUDA plans).
+// Comparisons: every dtype but bfloat16 (no op at all). Logic: bool. The CUDA kernels have no
+// float64 arithmetic but FMod (the runtime refuses it in CUDA plans) and nothing of int16,
+// uint16, uint32 or uint64 (plan load refuses those dtypes in CUDA plans).
 constexpr bool elementwise_supported(ElementwiseOp op, DType t) {
+  if (t == DType::kBFloat16) return false;  // bfloat16 reaches Cast and data movement only
   if (elementwise_is_comparison(op)) return true;
   if (elementwise_is_logic(op)) return t == DType::kBool;
   if (op == ElementwiseOp::kPow) return t == DType::kFloat64;
@@ -255,7 +256,11 @@ struct WhereParams {
 // - integer to integer keeps the low bits (two's complement wrap, as numpy and C do);
 // - integer to float rounds to nearest even;
 // - anything to bool is (x != 0), so NaN gives true; bool to anything is 0 or 1;
+// - to bfloat16 goes through float32 (rounded to nearest even), which is then truncated to its
+//   upper 16 bits (toward zero, as ONNX's conformance data expects; NaN stays NaN): see
+//   kernels/cpu/bfloat16.h. From bfloat16 is exact to float32, then as from float32;
 // - to the same dtype copies the bits (NaN payloads included).
+// CPU only for bfloat16 (plan load refuses the dtype in CUDA plans).
 struct CastParams {
   DType from = DType::kFloat32;
   DType to = DType::kFloat32;

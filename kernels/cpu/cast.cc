@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/cpu/bfloat16.h"
 #include "kernels/cpu/half.h"
 #include "kernels/cpu/tensor_ops.h"
 
@@ -59,6 +60,8 @@ Value load(DType t, const unsigned char* p) {
       return {false, 0.0, load_as<uint32_t>(p)};
     case DType::kUInt64:
       return {false, 0.0, static_cast<int64_t>(load_as<uint64_t>(p)), true};
+    case DType::kBFloat16:
+      return {true, static_cast<double>(bfloat16_to_float(load_as<uint16_t>(p))), 0};
   }
   return {false, 0.0, 0};  // unreachable for a validated plan
 }
@@ -124,6 +127,10 @@ void store(DType t, unsigned char* p, const Value& v) {
       return store_integer<uint32_t>(p, v);
     case DType::kUInt64:
       return store_integer<uint64_t>(p, v);
+    case DType::kBFloat16:
+      // Through float32 (ONNX's reference casts to float32 first), then truncated: two steps.
+      return store_as<uint16_t>(
+          p, bfloat16_from_float(v.is_float ? static_cast<float>(v.f) : integer_to<float>(v)));
   }
 }
 

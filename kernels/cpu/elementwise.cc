@@ -197,6 +197,8 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
         return compare_loop<uint32_t>(p, a, b, y);
       case DType::kUInt64:
         return compare_loop<uint64_t>(p, a, b, y);
+      case DType::kBFloat16:
+        return;  // elementwise_supported refuses it (plan load checks)
       case DType::kFloat16: {
         // Every half is exactly a float, so comparing the floats compares the halves.
         const ElementwiseOp op = p.op;

@@ -44,7 +44,8 @@ bool select_elementwise(const StepDesc& step, const TargetInfo& target, LaunchCh
       case DType::kInt16:
       case DType::kUInt16:
       case DType::kUInt32:
-      case DType::kUInt64: break;  // CPU backend only
+      case DType::kUInt64:
+      case DType::kBFloat16: break;  // CPU backend only
     }
   } else if (p->dtype == DType::kInt32) {
     name = "jp_elementwise_i32";

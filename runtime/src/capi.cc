@@ -75,7 +75,8 @@ static_assert(static_cast<int>(jetplan::fb::DType::Float32) == JP_FLOAT32 &&
                   static_cast<int>(jetplan::fb::DType::UInt16) == JP_UINT16 &&
                   static_cast<int>(jetplan::fb::DType::UInt32) == JP_UINT32 &&
                   static_cast<int>(jetplan::fb::DType::UInt64) == JP_UINT64 &&
-                  static_cast<int>(jetplan::fb::DType::MAX) == JP_UINT64,
+                  static_cast<int>(jetplan::fb::DType::BFloat16) == JP_BFLOAT16 &&
+                  static_cast<int>(jetplan::fb::DType::MAX) == JP_BFLOAT16,
               "jp_dtype must mirror fb::DType");
 
 extern "C" {

@@ -24,6 +24,7 @@ size_t dtype_size(fb::DType dtype) {
     case fb::DType::UInt16: return 2;
     case fb::DType::UInt32: return 4;
     case fb::DType::UInt64: return 8;
+    case fb::DType::BFloat16: return 2;
   }
   return 0;
 }
@@ -182,7 +183,8 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
   }
   if (plan.backend == JP_BACKEND_CUDA &&
       (info->dtype == fb::DType::Int16 || info->dtype == fb::DType::UInt16 ||
-       info->dtype == fb::DType::UInt32 || info->dtype == fb::DType::UInt64)) {
+       info->dtype == fb::DType::UInt32 || info->dtype == fb::DType::UInt64 ||
+       info->dtype == fb::DType::BFloat16)) {
     // No CUDA kernel takes them (kernels/params.h); the converter refuses them in GPU plans.
     return fail(JP_ERROR_UNSUPPORTED, "tensor '%s' is %s, which runs on the CPU backend only",
                 info->name, fb::EnumNameDType(info->dtype));

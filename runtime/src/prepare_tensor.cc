@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/cpu/bfloat16.h"
 #include "kernels/cpu/half.h"
 #include "runtime/src/op_families.h"
 
@@ -27,6 +28,7 @@ static_assert(static_cast<int>(DType::kFloat32) == static_cast<int>(fb::DType::F
                   static_cast<int>(DType::kUInt16) == static_cast<int>(fb::DType::UInt16) &&
                   static_cast<int>(DType::kUInt32) == static_cast<int>(fb::DType::UInt32) &&
                   static_cast<int>(DType::kUInt64) == static_cast<int>(fb::DType::UInt64) &&
+                  static_cast<int>(DType::kBFloat16) == static_cast<int>(fb::DType::BFloat16) &&
                   kernels::kDTypeCount == static_cast<int>(fb::DType::MAX) + 1,
               "kernels::DType must mirror fb::DType");
 static_assert(kernels::kPadModeCount == static_cast<int>(fb::PadMode::MAX) + 1 &&
@@ -126,7 +128,8 @@ Status broadcast_operands(const PreparedStep& s, const TensorInfo& y,
 }
 
 // Pad's constant as one element of `dtype`. Integer and bool tensors need a value they hold
-// exactly; floats round to nearest (float16 through kernels/cpu/half.h).
+// exactly; floats round to nearest (float16 through kernels/cpu/half.h), bfloat16 as Cast
+// makes it (through float32, truncated: kernels/cpu/bfloat16.h).
 bool pad_value_bytes(double v, fb::DType dtype, unsigned char* out) {
   auto integral_in = [&](double lo, double hi) {
     return std::isfinite(v) && v == std::trunc(v) && v >= lo && v <= hi;
@@ -193,6 +196,11 @@ bool pad_value_bytes(double v, fb::DType dtype, unsigned char* out) {
       if (!integral_in(0, 18446744073709549568.0)) return false;
       const uint64_t i = static_cast<uint64_t>(v);
       std::memcpy(out, &i, sizeof i);
+      return true;
+    }
+    case fb::DType::BFloat16: {
+      const uint16_t b = kernels::bfloat16_from_float(static_cast<float>(v));
+      std::memcpy(out, &b, sizeof b);
       return true;
     }
   }

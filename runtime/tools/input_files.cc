@@ -37,6 +37,7 @@ const char* dtype_name(jp_dtype dtype) {
     case JP_UINT16: return "uint16";
     case JP_UINT32: return "uint32";
     case JP_UINT64: return "uint64";
+    case JP_BFLOAT16: return "bfloat16";
   }
   return "unknown";
 }
@@ -55,6 +56,7 @@ const char* npy_descr(jp_dtype dtype) {
     case JP_UINT16: return "<u2";
     case JP_UINT32: return "<u4";
     case JP_UINT64: return "<u8";
+    case JP_BFLOAT16: return "<u2";  // numpy has no bfloat16: the bit patterns, as uint16
   }
   return "";
 }
@@ -76,7 +78,10 @@ bool load_npy(const std::string& path, const jp_tensor_desc& desc, std::vector<u
   if (!read_npy(path, &array, error)) return false;
   if (array.dtype != npy_descr(desc.dtype)) {
     *error = "input '" + std::string(desc.name) + "': '" + path + "' holds dtype " + array.dtype +
-             ", the plan expects " + dtype_name(desc.dtype) + " (" + npy_descr(desc.dtype) + ")";
+             ", the plan expects " + dtype_name(desc.dtype) + " (" + npy_descr(desc.dtype) +
+             (desc.dtype == JP_BFLOAT16 ? ": the bfloat16 bit patterns, as numpy has no bfloat16"
+                                        : "") +
+             ")";
     return false;
   }
   const bool same_shape =

@@ -169,6 +169,17 @@ std::vector<uint8_t> random_input(const jp_tensor_desc& d, std::mt19937* rng) {
     std::vector<float> values(d.bytes / 4);
     for (float& v : values) v = dist(*rng);
     std::memcpy(bytes.data(), values.data(), d.bytes);
+  } else if (d.dtype == JP_BFLOAT16) {
+    // The upper halves of random float32 values in [-1, 1) (never NaN: no rounding needed).
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    std::vector<uint16_t> values(d.bytes / 2);
+    for (uint16_t& v : values) {
+      const float f = dist(*rng);
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof bits);
+      v = static_cast<uint16_t>(bits >> 16);
+    }
+    std::memcpy(bytes.data(), values.data(), d.bytes);
   } else {
     // Integer and boolean inputs get small non-negative values, valid as indices and flags.
     // Little-endian: the value goes in each element's low byte, the rest stay zero.

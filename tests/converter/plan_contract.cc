@@ -53,6 +53,7 @@ int64_t elem_size(fb::DType t) {
     case fb::DType::UInt16: return 2;
     case fb::DType::UInt32: return 4;
     case fb::DType::UInt64: return 8;
+    case fb::DType::BFloat16: return 2;
   }
   return 0;
 }

@@ -6,6 +6,8 @@
 // tie between neighbouring halves. Outputs are poisoned (two NaN patterns for float targets,
 // 0xA5 and 0x5A bytes otherwise) with a guard zone; a NaN only passes where a NaN is expected
 // and is not the poison. The seed of any failure is printed (JETPLAN_TEST_SEED=<n> replays it).
+// bfloat16's own conversions (kernels/cpu/bfloat16.h) are tested in test_tensor_bfloat16.cc;
+// here it joins every Cast pair, decoded with ldexp and truncated toward zero by scaling.
 
 #include <gtest/gtest.h>
 
@@ -21,6 +23,7 @@
 
 #include "kernels/cpu/half.h"
 #include "kernels/cpu/tensor_ops.h"
+#include "tests/kernels/bfloat16_reference.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
@@ -206,6 +209,8 @@ Source read(DType t, const unsigned char* p) {
       return {false, static_cast<long double>(test_util::load<uint32_t>(p))};
     case DType::kUInt64:  // long double has 64 mantissa bits: exact
       return {false, static_cast<long double>(test_util::load<uint64_t>(p))};
+    case DType::kBFloat16:
+      return {true, test_util::bfloat16_value(test_util::load<uint16_t>(p))};
   }
   return {false, 0};
 }
@@ -255,6 +260,10 @@ Bytes cast_ref(const Source& s, DType to) {
       return integer_bytes<uint32_t>(s);
     case DType::kUInt64:
       return integer_bytes<uint64_t>(s);
+    case DType::kBFloat16:  // through float32 (rounded to nearest), then truncated
+      return nan ? Bytes{}
+                 : to_bytes(std::vector<uint16_t>{
+                       test_util::bfloat16_truncated(static_cast<float>(s.v))});
   }
   return {};
 }
@@ -270,6 +279,8 @@ Bytes poison_element(DType t, int pattern) {
           std::vector<uint64_t>{pattern ? 0xfff5a5a5a5a5a5a5ull : 0x7ff0dead0000deadull});
     case DType::kFloat16:
       return to_bytes(std::vector<uint16_t>{uint16_t(pattern ? 0xfda5 : 0x7dad)});
+    case DType::kBFloat16:  // signalling NaNs: a conversion's NaN is quiet
+      return to_bytes(std::vector<uint16_t>{uint16_t(pattern ? 0xffa5 : 0x7fad)});
     default:
       return Bytes(size_t(dtype_bytes(t)), test_util::kBytePoisons[pattern]);
   }
@@ -279,6 +290,7 @@ bool is_nan_element(DType t, const unsigned char* p) {
   if (t == DType::kFloat32) return std::isnan(test_util::load<float>(p));
   if (t == DType::kFloat64) return std::isnan(test_util::load<double>(p));
   const uint16_t h = test_util::load<uint16_t>(p);
+  if (t == DType::kBFloat16) return (h & 0x7f80) == 0x7f80 && (h & 0x7f) != 0;
   return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
 }
 
@@ -359,6 +371,7 @@ Bytes cast_sources(test_util::SeededRng& rng, DType t) {
   };
   switch (t) {
     case DType::kFloat16:
+    case DType::kBFloat16:
       for (uint32_t h = 0; h <= 0xffff; ++h) add(uint16_t(h));
       return out;
     case DType::kInt8:
@@ -397,6 +410,11 @@ Bytes cast_sources(test_util::SeededRng& rng, DType t) {
       for (float v : {-0.f, INFINITY, -INFINITY, NAN, -NAN, std::numeric_limits<float>::max(),
                       std::numeric_limits<float>::denorm_min(), 2147483520.f, 9.2233715e18f})
         add(v);
+      // bfloat16's edges: ties between neighbours (odd and even), a NaN whose payload lies in
+      // the low half alone, the largest float, float subnormals.
+      for (uint32_t bits : {0x3f808000u, 0x3f818000u, 0xbf818001u, 0x7f800001u, 0xff800001u,
+                            0x7f7fffffu, 0x00800000u, 0x007fffffu, 0x8000ffffu})
+        add(test_util::float_of_bits(bits));
       for (int i = 0; i < 2000; ++i)
         add(std::ldexp(rng.uniform(-2.f, 2.f), int(rng.integer(-30, 70))));
       return out;

@@ -56,7 +56,8 @@ inline uint64_t tensor_bytes(const TensorSpec& t) {
   switch (t.dtype) {
     case fb::DType::Float32: case fb::DType::Int32: case fb::DType::UInt32: elem = 4; break;
     case fb::DType::Int64: case fb::DType::Float64: case fb::DType::UInt64: elem = 8; break;
-    case fb::DType::Float16: case fb::DType::Int16: case fb::DType::UInt16: elem = 2; break;
+    case fb::DType::Float16: case fb::DType::Int16: case fb::DType::UInt16:
+    case fb::DType::BFloat16: elem = 2; break;
     case fb::DType::Int8: case fb::DType::UInt8: case fb::DType::Bool: elem = 1; break;
   }
   return n * elem;

@@ -1,6 +1,7 @@
 // Tensors of the later schema revisions through the loader and the CPU backend: empty tensors
 // (an extent of 0, 0 bytes: the steps writing only empty tensors are skipped, empty inputs and
-// outputs bind with 0 bytes) and the dtypes Int16, UInt16, UInt32, UInt64 (CPU plans only).
+// outputs bind with 0 bytes) and the dtypes Int16, UInt16, UInt32, UInt64, BFloat16 (CPU plans
+// only).
 // Plans are built by hand (plan_builder.h), including ones the converter would not make.
 #include <gtest/gtest.h>
 
@@ -160,8 +161,9 @@ TEST(EmptyTensors, CudaPlansRefuseThem) {
                  "tensor 'e' is empty, which runs on the CPU backend only");
 }
 
-TEST(NarrowIntegers, CpuPlansMoveThemBitForBit) {
-  for (fb::DType t : {fb::DType::Int16, fb::DType::UInt16, fb::DType::UInt32, fb::DType::UInt64}) {
+TEST(CpuOnlyDtypes, CpuPlansMoveThemBitForBit) {
+  for (fb::DType t : {fb::DType::Int16, fb::DType::UInt16, fb::DType::UInt32, fb::DType::UInt64,
+                      fb::DType::BFloat16}) {
     SCOPED_TRACE(fb::EnumNameDType(t));
     jp_plan* plan = load(build_plan(empty_io_plan(t)));
     ASSERT_NE(plan, nullptr);
@@ -191,6 +193,16 @@ TEST(NarrowIntegers, CudaPlansRefuseThemByTensor) {
   p.sm_arch = 87;
   expect_refused(build_plan(p), JP_LOAD_COPY | JP_LOAD_NO_DEVICE, JP_ERROR_UNSUPPORTED,
                  "tensor 'e' is UInt32, which runs on the CPU backend only");
+}
+
+TEST(BFloat16, CudaPlansRefuseIt) {
+  PlanSpec p = empty_io_plan(fb::DType::BFloat16);
+  p.tensors[0].shape = {1, 3};  // not empty: the dtype is what is refused
+  p.tensors[3].shape = {3, 1};
+  p.backend = fb::Backend::CUDA;
+  p.sm_arch = 87;
+  expect_refused(build_plan(p), JP_LOAD_COPY | JP_LOAD_NO_DEVICE, JP_ERROR_UNSUPPORTED,
+                 "tensor 'e' is BFloat16, which runs on the CPU backend only");
 }
 
 }  // namespace

@@ -61,7 +61,8 @@ Bytes values(test_util::SeededRng& rng, DType dt, int64_t n) {
       case DType::kInt16:
       case DType::kUInt16:
       case DType::kUInt32:
-      case DType::kUInt64: ADD_FAILURE() << "no CUDA kernel takes dtype " << int(dt); break;
+      case DType::kUInt64:
+      case DType::kBFloat16: ADD_FAILURE() << "no CUDA kernel takes dtype " << int(dt); break;
     }
   }
   return out;

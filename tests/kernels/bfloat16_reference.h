@@ -1,0 +1,56 @@
+// bfloat16 computed another way than kernels/cpu/bfloat16.h, for the Cast tests: values decoded
+// with ldexp from the fields, and float32 truncated toward zero by scaling the value to the
+// bfloat16's last place and dropping the fraction (std::trunc), not by masking bits.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace jetplan::kernels::test_util {
+
+inline float float_of_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+inline uint32_t bits_of_float(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+// 1 sign, 8 exponent (bias 127), 7 mantissa bits; subnormals are m * 2^-133.
+inline long double bfloat16_value(uint16_t b) {
+  const int e = (b >> 7) & 0xff, m = b & 0x7f;
+  long double mag;
+  if (e == 0xff)
+    mag = m ? std::numeric_limits<long double>::quiet_NaN()
+            : std::numeric_limits<long double>::infinity();
+  else if (e == 0)
+    mag = std::ldexp(static_cast<long double>(m), -133);
+  else
+    mag = std::ldexp(static_cast<long double>(m + 128), e - 134);
+  return (b & 0x8000) ? -mag : mag;
+}
+
+// The bfloat16 nearest to f toward zero (f not NaN): |f| in units of its last bfloat16 place
+// (2^(e - 8) for |f| in [2^(e-1), 2^e), at least the subnormal spacing 2^-133), truncated.
+inline uint16_t bfloat16_truncated(float f) {
+  const uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  const long double a = std::fabs(static_cast<long double>(f));
+  if (std::isinf(a)) return sign | 0x7f80;
+  if (a == 0) return sign;
+  int e = 0;
+  std::frexp(a, &e);
+  const int last_place = e - 8 > -133 ? e - 8 : -133;
+  const long double q = std::trunc(std::ldexp(a, -last_place));  // 0 .. 255
+  const long double v = std::ldexp(q, last_place);                // a bfloat16 value, exactly
+  // v is a float32 with 16 zero low bits: its upper half is the encoding. Checked by decoding.
+  const auto b = static_cast<uint16_t>(sign | (bits_of_float(static_cast<float>(v)) >> 16));
+  return bfloat16_value(b) == (sign ? -v : v) ? b : uint16_t{0x7fff};  // 0x7fff: a NaN, fails
+}
+
+}  // namespace jetplan::kernels::test_util
