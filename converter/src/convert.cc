@@ -108,7 +108,7 @@ std::string supported_ops_markdown() {
       "are dropped; CPU plans only). The plan dtypes (\"any plan dtype\") are ",
       plan_dtype_list(),
       "; int16, uint16, uint32 and uint64 reach only data movement, Cast, integer arithmetic, "
-      "comparisons and Pow, on the CPU backend.\n\n"
+      "comparisons and Pow, and bfloat16 only data movement and Cast, on the CPU backend.\n\n"
       "- **runs**: a node of the op becomes a plan step where the op table's check function "
       "accepts it (the restrictions column); every node it refuses is reported, with the "
       "reason, in one error.\n"

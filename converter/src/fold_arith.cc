@@ -11,6 +11,7 @@
 #include "converter/src/error.h"
 #include "converter/src/fold_eval.h"
 #include "converter/src/shape_ops.h"
+#include "kernels/cpu/bfloat16.h"
 #include "kernels/cpu/half.h"
 #include "kernels/cpu/tensor_ops.h"
 
@@ -167,6 +168,7 @@ bool kernel_dtype(DataType dtype, kernels::DType* out) {
     case DataType::kUInt16: *out = DType::kUInt16; return true;
     case DataType::kUInt32: *out = DType::kUInt32; return true;
     case DataType::kUInt64: *out = DType::kUInt64; return true;
+    case DataType::kBFloat16: *out = DType::kBFloat16; return true;
     default: return false;
   }
 }
@@ -182,10 +184,14 @@ TensorData cast_data(const TensorData& data, DataType to) {
 }
 
 std::vector<double> numbers(DataType dtype, const std::vector<uint8_t>& bytes) {
-  if (dtype != DataType::kFloat16) return read_doubles(TensorData{dtype, {}, bytes});
+  if (dtype != DataType::kFloat16 && dtype != DataType::kBFloat16)
+    return read_doubles(TensorData{dtype, {}, bytes});
   std::vector<double> v(bytes.size() / 2);
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = kernels::half_to_double(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const auto bits = static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+    v[i] = dtype == DataType::kFloat16 ? kernels::half_to_double(bits)
+                                       : static_cast<double>(kernels::bfloat16_to_float(bits));
+  }
   return v;
 }
 

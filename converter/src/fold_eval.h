@@ -61,13 +61,13 @@ bool eval_transpose(const Args& a, std::vector<TensorData>* out);
 
 // ---- Kernel plumbing (fold_arith.cc) ----
 
-// The kernels' dtype of a plan dtype; false for the others (int16, uint32, ...).
+// The kernels' dtype of a plan dtype; false for the others (complex, string, ...).
 bool kernel_dtype(DataType dtype, kernels::DType* out);
 // The elements of `data` converted to `to` with the Cast kernel's rules (both plan dtypes).
 TensorData cast_data(const TensorData& data, DataType to);
 // The elements of `x` viewed as shape `view` (same count), transposed by `perm` (rank <= 8).
 TensorData transpose_data(const TensorData& x, const Shape& view, const std::vector<int32_t>& perm);
-// Numbers of any numeric or float16 tensor (read_doubles does not take float16).
+// Numbers of any numeric, float16 or bfloat16 tensor (read_doubles takes neither).
 std::vector<double> numbers(DataType dtype, const std::vector<uint8_t>& bytes);
 
 // ---- Rules of the tensor ops (fold_specs.cc unless noted). Each throws ConvertError

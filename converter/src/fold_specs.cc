@@ -12,6 +12,7 @@
 #include "converter/src/passes.h"
 #include "converter/src/shape_ops.h"
 #include "converter/src/table.h"
+#include "kernels/cpu/bfloat16.h"
 #include "kernels/cpu/half.h"
 #include "kernels/cpu/tensor_ops.h"
 
@@ -68,7 +69,8 @@ bool constant_input(const Graph& g, const Node& node, size_t i, const char* what
     *why = cat("its ", what, " input '", v.name, "' is computed at run time (jetplan needs it constant)");
     return false;
   }
-  if (!is_numeric(v.dtype))
+  // float16 and bfloat16 too: Pad's constant_value has the data's dtype (read with numbers()).
+  if (!is_numeric(v.dtype) && v.dtype != DataType::kFloat16 && v.dtype != DataType::kBFloat16)
     fail("node ", node_label(node), ": its ", what, " input '", v.name, "' is ",
          dtype_name(v.dtype), ", not a number type");
   *out = &v;
@@ -206,6 +208,9 @@ bool pad_value_bytes(double v, DataType dtype, unsigned char out[8]) {
   switch (dtype) {
     case DataType::kFloat32: store(static_cast<float>(v)); return true;
     case DataType::kFloat16: store(kernels::half_from_double(v)); return true;
+    case DataType::kBFloat16:
+      store(kernels::bfloat16_from_float(static_cast<float>(v)));  // as Cast makes it
+      return true;
     case DataType::kFloat64: store(v); return true;
     case DataType::kInt8:
       if (!integral_in(-128, 127)) return false;
@@ -253,7 +258,8 @@ bool pad_spec(const Graph& g, const Node& node, const Shape& x, DataType dtype, 
       if (c->dtype != dtype)
         fail("node ", node_label(node), ": constant_value is ", dtype_name(c->dtype),
              " but the input is ", dtype_name(dtype));
-      if (is_floating(c->dtype) || c->dtype == DataType::kFloat16) {
+      if (is_floating(c->dtype) || c->dtype == DataType::kFloat16 ||
+          c->dtype == DataType::kBFloat16) {
         value = numbers(c->dtype, c->data)[0];
       } else {
         const int64_t i = read_ints(*c)[0];

@@ -344,8 +344,8 @@ void gpu_check_tensors(const PlanDraft& draft) {
   if (bad.empty()) return;
   std::string items;
   for (const std::string& item : bad) items += (items.empty() ? "" : "; ") + item;
-  fail(bad.size(), " unsupported in a GPU plan (int16, uint16, uint32, uint64 and empty tensors "
-       "run on the CPU backend only; convert for a CPU target): ", items);
+  fail(bad.size(), " unsupported in a GPU plan (int16, uint16, uint32, uint64, bfloat16 and empty "
+       "tensors run on the CPU backend only; convert for a CPU target): ", items);
 }
 
 

@@ -10,8 +10,8 @@
 
 namespace jetplan::converter {
 
-// Refuses what the CUDA backend cannot run: tensors of int16, uint16, uint32 and uint64, and
-// empty tensors (an extent of 0). Every offending step and binding is named in one
+// Refuses what the CUDA backend cannot run: tensors of int16, uint16, uint32, uint64 and bfloat16,
+// and empty tensors (an extent of 0). Every offending step and binding is named in one
 // ConvertError. Run first, on the draft lower() made.
 void gpu_check_tensors(const PlanDraft& draft);
 

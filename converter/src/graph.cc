@@ -301,13 +301,13 @@ bool is_plan_dtype(DataType dtype) {
 }
 
 const char* plan_dtype_list() {
-  return "float32, float16, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64 "
-         "and bool";
+  return "float32, float16, bfloat16, float64, int8, uint8, int16, uint16, int32, uint32, int64, "
+         "uint64 and bool";
 }
 
 bool is_cpu_only_dtype(DataType dtype) {
   return dtype == DataType::kInt16 || dtype == DataType::kUInt16 || dtype == DataType::kUInt32 ||
-         dtype == DataType::kUInt64;
+         dtype == DataType::kUInt64 || dtype == DataType::kBFloat16;
 }
 
 }  // namespace jetplan::converter

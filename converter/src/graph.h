@@ -189,8 +189,9 @@ bool is_numeric(DataType dtype);  // read_/write_ functions accept it
 bool is_plan_dtype(DataType dtype);  // a plan tensor may have it (fb::DType)
 // The plan dtypes, in words, for messages: "float32, float16, ... and bool".
 const char* plan_dtype_list();
-// int16, uint16, uint32 and uint64: plan dtypes that only some CPU steps take (data movement,
-// Cast, integer arithmetic, comparisons: see support.cc); GPU plans refuse them.
+// int16, uint16, uint32, uint64 and bfloat16: plan dtypes that only some CPU steps take (data
+// movement and Cast; the integers also integer arithmetic and comparisons: see support.cc); GPU
+// plans refuse them.
 bool is_cpu_only_dtype(DataType dtype);
 bool is_floating(DataType dtype);
 

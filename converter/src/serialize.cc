@@ -25,6 +25,7 @@ fb::DType plan_dtype(DataType dtype) {
     case DataType::kUInt16: return fb::DType::UInt16;
     case DataType::kUInt32: return fb::DType::UInt32;
     case DataType::kUInt64: return fb::DType::UInt64;
+    case DataType::kBFloat16: return fb::DType::BFloat16;
     default: fail("internal error: ", dtype_name(dtype), " tensor in a plan");
   }
 }

@@ -181,29 +181,40 @@ std::string rank_reason(const Graph& g, const Node& node) {
   return "";
 }
 
-// int16, uint16, uint32 and uint64 reach the steps of these ops only: byte movement (every
-// dtype by its size), Cast, and the Elementwise family's integer arithmetic and comparisons
-// (kernels/params_tensor.h). Every other op refuses them here, whatever its check function said.
-constexpr const char* kCpuOnlyDtypeOps[] = {
-    // data movement
+// The CPU-only dtypes (is_cpu_only_dtype) reach the steps of these ops only: byte movement
+// (every dtype by its size) and Cast for all of them; the Elementwise family's integer
+// arithmetic and comparisons (kernels/params_tensor.h) for int16, uint16, uint32 and uint64, not
+// bfloat16. Every other op refuses them here, whatever its check function said.
+constexpr const char* kMoveAndCastOps[] = {
     "Concat", "DepthToSpace", "Dropout", "Expand", "Flatten", "Gather", "GatherElements",
     "Identity", "Pad", "Reshape", "Slice", "SpaceToDepth", "Split", "Squeeze", "Tile",
-    "Transpose", "Unsqueeze", "Where",
-    // conversion, arithmetic (Pow: the exponent, in float64) and comparisons
-    "Cast", "CastLike", "Add", "Div", "Max", "Min", "Mod", "Mul", "Pow", "Sub", "Sum", "Equal",
-    "Greater", "GreaterOrEqual", "Less", "LessOrEqual",
+    "Transpose", "Unsqueeze", "Where", "Cast", "CastLike",
+};
+// Integer arithmetic (Pow: the exponent, in float64) and comparisons.
+constexpr const char* kIntegerMathOps[] = {
+    "Add", "Div", "Max", "Min", "Mod", "Mul", "Pow", "Sub", "Sum", "Equal", "Greater",
+    "GreaterOrEqual", "Less", "LessOrEqual",
 };
 
 std::string cpu_only_dtype_reason(const Graph& g, const Node& node) {
-  const bool takes = std::any_of(std::begin(kCpuOnlyDtypeOps), std::end(kCpuOnlyDtypeOps),
-                                 [&](const char* op) { return node.op_type == op; });
-  if (takes) return "";
+  const auto in = [&](const auto& ops) {
+    return std::any_of(std::begin(ops), std::end(ops),
+                       [&](const char* op) { return node.op_type == op; });
+  };
+  const bool takes_bfloat16 = in(kMoveAndCastOps);
+  const bool takes_integers = takes_bfloat16 || in(kIntegerMathOps);
   for (const std::vector<int>* ids : {&node.inputs, &node.outputs})
-    for (int id : *ids)
-      if (id >= 0 && is_cpu_only_dtype(g.values[id].dtype))
-        return cat(node.op_type, " on ", dtype_name(g.values[id].dtype), " ('", g.values[id].name,
-                   "') is not supported (int16, uint16, uint32 and uint64 go through data "
-                   "movement, Cast, integer arithmetic and comparisons only)");
+    for (int id : *ids) {
+      if (id < 0 || !is_cpu_only_dtype(g.values[id].dtype)) continue;
+      const bool bfloat16 = g.values[id].dtype == DataType::kBFloat16;
+      if (bfloat16 ? takes_bfloat16 : takes_integers) continue;
+      return cat(node.op_type, " on ", dtype_name(g.values[id].dtype), " ('", g.values[id].name,
+                 "') is not supported (",
+                 bfloat16 ? "bfloat16 goes through data movement and Cast only"
+                          : "int16, uint16, uint32 and uint64 go through data movement, Cast, "
+                            "integer arithmetic and comparisons only",
+                 ")");
+    }
   return "";
 }
 

@@ -31,9 +31,12 @@ constexpr const char* kArithNotes =
     "2 inputs, numpy broadcasting; float32 is a Binary step, fused into the preceding Conv/Gemm "
     "as bias or residual (Add, Sub) where it can be; integers wrap, x / 0 is 0";
 constexpr const char* kVariadicNotes = "1 or more inputs, numpy broadcasting; NaN propagates";
-constexpr const char* kCompare = "any plan dtype -> bool";
+constexpr const char* kCompare = "any plan dtype but bfloat16 -> bool";
 constexpr const char* kCompareNotes = "2 inputs of one dtype, numpy broadcasting";
 constexpr const char* kLogic = "bool";
+constexpr const char* kCastNotes =
+    "between any two plan dtypes (float to integer truncates and saturates; to bfloat16 through "
+    "float32, truncated to its upper 16 bits as ONNX's conformance data expects)";
 
 // Sorted by op type.
 constexpr DocRow kDocs[] = {
@@ -46,8 +49,8 @@ constexpr DocRow kDocs[] = {
     {"Asinh", kFloatMath, ""},
     {"Atan", kFloatMath, ""},
     {"Atanh", kFloatMath, ""},
-    {"Cast", kAny, "between any two plan dtypes (float to integer truncates and saturates)"},
-    {"CastLike", kAny, "between any two plan dtypes (float to integer truncates and saturates)"},
+    {"Cast", kAny, kCastNotes},
+    {"CastLike", kAny, kCastNotes},
     {"Ceil", kFloatMath, ""},
     {"Cos", kFloatMath, ""},
     {"Cosh", kFloatMath, ""},
