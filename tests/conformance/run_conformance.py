@@ -4,15 +4,16 @@ converted with jetplan-convert, run with jetplan-run on each stored input set (C
 its outputs compared with the stored outputs.
 
 One line per test: PASS, FAIL (with why) or UNSUPPORTED (the converter's reason), then a summary.
-Graph inputs that feed parameter slots (Reshape's shape, Pad's pads, TopK's K, ...: see
-PARAMETER_SLOTS) are frozen into initializers holding the test's stored value, one plan per data
-set, and the line says so ("PASS node/test_pad (frozen: pads)"); --no-freeze converts the models
-as they are.
+Graph inputs that feed parameter slots (Reshape's shape, Pad's pads, TopK's K, CastLike's
+target_type, ...: see PARAMETER_SLOTS) or that nothing reads are frozen into initializers holding
+the test's stored value, one plan per data set, and the line says so ("PASS node/test_pad
+(frozen: pads)"); --no-freeze converts the models as they are.
 With --expect FILE, exits non-zero when a test listed there as PASS no longer passes (a
 regression); tests that pass but are not listed are reported, so the list can be updated with
 --write-expect. Tolerance (float types): |got - want| <= atol + rtol * |want| with rtol 1e-3 and
-atol 1e-5 (ONNX's backend tests use rtol 1e-3); integers and booleans must be equal; a NaN
-passes only where the stored output has a NaN at that position. Run with /usr/bin/python3.
+atol 1e-5 (ONNX's backend tests use rtol 1e-3); integers, booleans and bfloat16 (its bit
+patterns, as uint16: numpy has no bfloat16) must be equal; a NaN passes only where the stored
+output has a NaN at that position. Run with /usr/bin/python3.
 """
 import argparse
 import concurrent.futures
@@ -37,6 +38,7 @@ SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 _REDUCE = ["ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
            "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"]
 PARAMETER_SLOTS = {
+    "CastLike": (1,),                # target_type: only its dtype is read
     "Clip": (1, 2),                  # min, max
     "ConstantOfShape": (0,),         # shape
     "CumSum": (1,),                  # axis
@@ -60,12 +62,25 @@ PARAMETER_SLOTS = {
 }
 
 
+def names_read(graph):
+    """Every value name a node of `graph` or of its subgraphs reads, and its outputs."""
+    read = {o.name for o in graph.output}
+    for node in graph.node:
+        read.update(node.input)
+        for a in node.attribute:
+            for g in list(a.graphs) + ([a.g] if a.HasField("g") else []):
+                read |= names_read(g)
+    return read
+
+
 def parameter_inputs(model):
     """Names of the graph inputs (not initializers) that feed a parameter slot of a node of
-    the default domain, in graph input order."""
+    the default domain, or that nothing reads (the _expanded CastLike tests keep their 'like'
+    input, whose stored value need not have the declared shape), in graph input order."""
     inits = {i.name for i in model.graph.initializer}
     graph_inputs = [i.name for i in model.graph.input if i.name not in inits]
-    wanted = set()
+    read = names_read(model.graph)
+    wanted = {name for name in graph_inputs if name not in read}
     for node in model.graph.node:
         if node.domain not in ("", "ai.onnx"):
             continue
@@ -78,22 +93,37 @@ def parameter_inputs(model):
 def freeze_inputs(model, values):
     """A copy of `model` where each graph input named in `values` is an initializer holding
     that array. Models of IR version 3 and older list every initializer as a graph input too
-    (their checker requires it); jetplan takes such inputs as constants."""
+    (their checker requires it); jetplan takes such inputs as constants. An input the model
+    declares bfloat16 holds its bit patterns as uint16 (see load_tensor) and stays bfloat16."""
     frozen = onnx.ModelProto()
     frozen.CopyFrom(model)
+    declared = {i.name: i.type.tensor_type.elem_type for i in model.graph.input}
     keep_inputs = model.ir_version < 4
     kept = [i for i in frozen.graph.input if keep_inputs or i.name not in values]
     del frozen.graph.input[:]
     frozen.graph.input.extend(kept)
     for name, arr in values.items():
-        frozen.graph.initializer.append(numpy_helper.from_array(np.asarray(arr), name))
+        arr = np.asarray(arr)
+        if declared.get(name) == onnx.TensorProto.BFLOAT16 and arr.dtype == np.uint16:
+            t = onnx.TensorProto(name=name, data_type=onnx.TensorProto.BFLOAT16,
+                                 dims=arr.shape, raw_data=arr.astype("<u2").tobytes())
+        else:
+            t = numpy_helper.from_array(arr, name)
+        frozen.graph.initializer.append(t)
     return frozen
 
 
 def load_tensor(path):
+    """(name, array). numpy has no bfloat16: a BFLOAT16 tensor comes back as its bit patterns,
+    uint16, as jetplan-run reads and writes a bfloat16 binding (ONNX's node tests store their
+    bfloat16 data as UINT16 tensors of those bits already); compare() then wants them equal."""
     t = onnx.TensorProto()
     with open(path, "rb") as f:
         t.ParseFromString(f.read())
+    if t.data_type == onnx.TensorProto.BFLOAT16:
+        bits = (np.frombuffer(t.raw_data, dtype="<u2") if t.raw_data
+                else np.asarray(t.int32_data, dtype=np.int64).astype(np.uint16))
+        return t.name, bits.reshape(tuple(t.dims))
     return t.name, numpy_helper.to_array(t)
 
 
