@@ -238,10 +238,9 @@ void gpu_layout(PlanDraft* draft) { LayoutPass(draft).run(); }
 
 namespace {
 
-// The output-cast epilogue: a Conv, Gemm or Transpose step (a conv's NHWC output goes to its
-// NCHW binding through one) that alone produces float32 binding `t` (which no step reads)
-// writes it itself, FP16 in and FP32 out, instead of an FP16 twin and a Cast.
-bool writes_output_cast(const PlanDraft& draft, uint32_t t) {
+// The output-cast epilogue: a step of such a family that alone produces float32 binding `t`
+// (which no step reads) writes it itself, FP16 in and FP32 out, instead of an FP16 twin and a Cast.
+bool producer_writes_output_cast(const PlanDraft& draft, uint32_t t) {
   const DraftStep* producer = nullptr;
   for (const DraftStep& s : draft.steps) {
     if (std::find(s.inputs.begin(), s.inputs.end(), t) != s.inputs.end()) return false;
@@ -250,8 +249,7 @@ bool writes_output_cast(const PlanDraft& draft, uint32_t t) {
     producer = &s;
   }
   return producer != nullptr && producer->outputs.size() == 1 &&
-         (producer->op.family == fb::OpFamily::Gemm || producer->op.family == fb::OpFamily::Conv ||
-          producer->op.family == fb::OpFamily::Transpose);
+         writes_output_cast(producer->op.family);
 }
 
 // A new float16 arena tensor of float32 tensor b's shape and layout (":f16").
@@ -267,6 +265,11 @@ uint32_t f16_twin(PlanDraft* draft, uint32_t b) {
 }
 
 }  // namespace
+
+bool writes_output_cast(fb::OpFamily family) {
+  return family == fb::OpFamily::Gemm || family == fb::OpFamily::Conv ||
+         family == fb::OpFamily::Transpose;
+}
 
 void gpu_output_cast_fallback(PlanDraft* draft, size_t step) {
   const uint32_t b = draft->steps[step].outputs[0];
@@ -311,7 +314,7 @@ void gpu_precision(PlanDraft* draft) {
   draft->steps.insert(draft->steps.begin(), casts_in.begin(), casts_in.end());
   for (const DraftBinding& b : draft->outputs) {
     if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
-    if (writes_output_cast(*draft, b.tensor)) continue;
+    if (producer_writes_output_cast(*draft, b.tensor)) continue;
     const uint32_t h = twin(b.tensor);
     for (DraftStep& s : draft->steps)
       for (auto* list : {&s.inputs, &s.outputs})
@@ -347,7 +350,6 @@ void gpu_check_tensors(const PlanDraft& draft) {
   fail(bad.size(), " unsupported in a GPU plan (int16, uint16, uint32, uint64, bfloat16 and empty "
        "tensors run on the CPU backend only; convert for a CPU target): ", items);
 }
-
 
 }  // namespace jetplan::converter
 

@@ -26,11 +26,17 @@ void gpu_check_tensors(const PlanDraft& draft);
 void gpu_layout(PlanDraft* draft);
 
 // Float16 inside the plan: every float32 arena and weight tensor becomes float16 (weights
-// rounded to nearest even; finite weights past the half range saturate to +-65504). Float32 bindings keep their dtype and shape: a Cast to float16
-// follows each float input, a Cast back ends the plan for each float output, except where a
-// Conv or Gemm step alone writes a float output no step reads: that step writes it in float32
-// itself (the output-cast epilogue; gpu_select falls back to the Cast where no kernel does).
+// rounded to nearest even; finite weights past the half range saturate to +-65504). Float32
+// bindings keep their dtype and shape: a Cast to float16 follows each float input, a Cast back
+// ends the plan for each float output, except where a step of a family that can
+// (writes_output_cast) alone writes a float output no step reads: that step writes it in
+// float32 itself (the output-cast epilogue; gpu_select falls back to the Cast where no kernel
+// does).
 void gpu_precision(PlanDraft* draft);
+
+// The families whose steps may read float16 and write a float32 graph output themselves: Conv,
+// Gemm and Transpose (a conv's NHWC output reaches its NCHW binding through one).
+bool writes_output_cast(fb::OpFamily family);
 
 // The fallback: step `step` writes a float16 twin of its float32 output and a Cast after the
 // last step fills the output. Tensors are added: memory must be placed again.

@@ -98,8 +98,7 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
       // that no variant writes: the producer writes FP16 and a Cast follows, as elsewhere.
       if (desc.num_outputs == 1 && desc.output_dtypes[0] == kernels::DType::kFloat32 &&
           desc.num_inputs > 0 && desc.input_dtypes[0] == kernels::DType::kFloat16 &&
-          (step.op.family == fb::OpFamily::Gemm || step.op.family == fb::OpFamily::Conv ||
-           step.op.family == fb::OpFamily::Transpose)) {
+          writes_output_cast(step.op.family)) {
         cast_back.push_back(i);
         continue;
       }
