@@ -44,6 +44,37 @@ __device__ __forceinline__ uint32_t dynamic_smem_bytes() {
   return v;
 }
 
+// The step's tensors in the runtime's order: x, w, r, then b, sequence_lens (int32),
+// initial_h, initial_c, peepholes where present; y, y_h, y_c where present. Null where absent
+// (initial_c, peepholes and y_c for LSTM only).
+template <typename T>
+struct RnnIo {
+  const T *x, *w, *r, *b, *init_h, *init_c, *peep;
+  const int32_t* lens;
+  T *y, *y_h, *y_c;
+};
+
+template <typename T>
+__device__ RnnIo<T> rnn_io(const StepPointers& ptrs, const RnnParams& p) {
+  const bool lstm = p.cell == RnnCell::kLstm;
+  RnnIo<T> io;
+  io.x = static_cast<const T*>(ptrs.in[0]);
+  io.w = static_cast<const T*>(ptrs.in[1]);
+  io.r = static_cast<const T*>(ptrs.in[2]);
+  int next = 3;
+  io.b = p.has_bias ? static_cast<const T*>(ptrs.in[next++]) : nullptr;
+  io.lens = p.has_sequence_lens ? static_cast<const int32_t*>(ptrs.in[next++]) : nullptr;
+  io.init_h = p.has_initial_h ? static_cast<const T*>(ptrs.in[next++]) : nullptr;
+  io.init_c = lstm && p.has_initial_c ? static_cast<const T*>(ptrs.in[next]) : nullptr;
+  if (p.has_initial_c) ++next;
+  io.peep = lstm && p.has_peepholes ? static_cast<const T*>(ptrs.in[next]) : nullptr;
+  int o = 0;
+  io.y = p.has_y ? static_cast<T*>(ptrs.out[o++]) : nullptr;
+  io.y_h = p.has_y_h ? static_cast<T*>(ptrs.out[o++]) : nullptr;
+  io.y_c = lstm && p.has_y_c ? static_cast<T*>(ptrs.out[o]) : nullptr;
+  return io;
+}
+
 // out[row] = (bias ? bias[row] : 0) + m[row, :] . v for row in [row0, row1): one warp per row.
 template <typename T>
 __device__ void gemv_rows(const T* m, const T* bias, const float* v, int64_t cols, int64_t row0,
@@ -82,26 +113,17 @@ __device__ void rnn(const StepPointers& ptrs, const RnnParams& p) {
   float* tmp = gh + GH;
   float* xs = tmp + H;
 
-  int next = 3;
-  const T* x = static_cast<const T*>(ptrs.in[0]);
-  const T* b = p.has_bias ? static_cast<const T*>(ptrs.in[next++]) : nullptr;
-  const int32_t* lens =
-      p.has_sequence_lens ? static_cast<const int32_t*>(ptrs.in[next++]) : nullptr;
-  const T* init_h = p.has_initial_h ? static_cast<const T*>(ptrs.in[next++]) : nullptr;
-  const T* init_c = lstm && p.has_initial_c ? static_cast<const T*>(ptrs.in[next]) : nullptr;
-  if (p.has_initial_c) ++next;
-  const T* peep_all = lstm && p.has_peepholes ? static_cast<const T*>(ptrs.in[next]) : nullptr;
-  int o = 0;
-  T* y = p.has_y ? static_cast<T*>(ptrs.out[o++]) : nullptr;
-  T* y_h = p.has_y_h ? static_cast<T*>(ptrs.out[o++]) : nullptr;
-  T* y_c = lstm && p.has_y_c ? static_cast<T*>(ptrs.out[o]) : nullptr;
+  const RnnIo<T> io = rnn_io<T>(ptrs, p);
+  const T *x = io.x, *b = io.b, *init_h = io.init_h, *init_c = io.init_c, *peep_all = io.peep;
+  const int32_t* lens = io.lens;
+  T *y = io.y, *y_h = io.y_h, *y_c = io.y_c;
 
   for (int64_t pair = blockIdx.x; pair < D * N; pair += gridDim.x) {
     const int64_t d = pair / N, n = pair % N;
     const bool backwards = p.direction == RnnDirection::kReverse || d == 1;
     const RnnActivation* act = p.activations[d];
-    const T* w = static_cast<const T*>(ptrs.in[1]) + d * GH * I;
-    const T* r = static_cast<const T*>(ptrs.in[2]) + d * GH * H;
+    const T* w = io.w + d * GH * I;
+    const T* r = io.r + d * GH * H;
     const T* wb = b != nullptr ? b + d * 2 * GH : nullptr;
     const T* rb = b != nullptr ? b + d * 2 * GH + GH : nullptr;
     const T* peep = peep_all != nullptr ? peep_all + d * 3 * H : nullptr;
@@ -246,21 +268,11 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
   unsigned long long* rh = reinterpret_cast<unsigned long long*>(ws + L.rh_offset);
   const int DNH = D * N * H;
 
-  int next = 3;
-  const T* x = static_cast<const T*>(ptrs.in[0]);
-  const T* w = static_cast<const T*>(ptrs.in[1]);
-  const T* r = static_cast<const T*>(ptrs.in[2]);
-  const T* b = p.has_bias ? static_cast<const T*>(ptrs.in[next++]) : nullptr;
-  const int32_t* lens =
-      p.has_sequence_lens ? static_cast<const int32_t*>(ptrs.in[next++]) : nullptr;
-  const T* init_h = p.has_initial_h ? static_cast<const T*>(ptrs.in[next++]) : nullptr;
-  const T* init_c = lstm && p.has_initial_c ? static_cast<const T*>(ptrs.in[next]) : nullptr;
-  if (p.has_initial_c) ++next;
-  const T* peep_all = lstm && p.has_peepholes ? static_cast<const T*>(ptrs.in[next]) : nullptr;
-  int o = 0;
-  T* y = p.has_y ? static_cast<T*>(ptrs.out[o++]) : nullptr;
-  T* y_h = p.has_y_h ? static_cast<T*>(ptrs.out[o++]) : nullptr;
-  T* y_c = lstm && p.has_y_c ? static_cast<T*>(ptrs.out[o]) : nullptr;
+  const RnnIo<T> io = rnn_io<T>(ptrs, p);
+  const T *x = io.x, *w = io.w, *r = io.r, *b = io.b, *init_h = io.init_h, *init_c = io.init_c,
+          *peep_all = io.peep;
+  const int32_t* lens = io.lens;
+  T *y = io.y, *y_h = io.y_h, *y_c = io.y_c;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
   // The time index of step s (< the entry's length) of batch entry n in direction d.
