@@ -1,3 +1,4 @@
+#include "kernels/conv_geometry.h"
 #include "kernels/cpu/seq_quant_ops.h"
 
 namespace jetplan::kernels::cpu {
@@ -26,25 +27,9 @@ double multiplier(float in_scale, float w_scale, float out_scale) {
          static_cast<double>(out_scale);
 }
 
-// As in conv.cc: 1D and 2D convolutions run as 3D ones with size-1 leading dims.
-struct Geometry {
-  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
-};
+using Geometry = ConvGeometry;
 
-Geometry to_3d(const ConvParams& p) {
-  Geometry g;
-  const int lead = 3 - p.spatial_rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;
-    g.in[d] = s < 0 ? 1 : p.in_size[s];
-    g.out[d] = s < 0 ? 1 : p.out_size[s];
-    g.kernel[d] = s < 0 ? 1 : p.kernel[s];
-    g.stride[d] = s < 0 ? 1 : p.stride[s];
-    g.dilation[d] = s < 0 ? 1 : p.dilation[s];
-    g.pad[d] = s < 0 ? 0 : p.pad_begin[s];
-  }
-  return g;
-}
+Geometry to_3d(const ConvParams& p) { return conv_geometry_3d(p); }
 
 bool inside(int64_t i, int64_t size) { return i >= 0 && i < size; }
 

@@ -1,0 +1,35 @@
+// The geometry of a convolution-like step as 3-D, shared by the CPU Conv, QLinearConv and
+// ConvTranspose twins and the CUDA ConvTranspose kernel (host and device).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/host_device.h"
+
+namespace jetplan::kernels {
+
+// 1D and 2D run as 3D: the missing spatial dims go in front with size 1, kernel 1, stride 1,
+// dilation 1 and no padding, which changes no row-major offset. `pad` is the leading padding.
+struct ConvGeometry {
+  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
+};
+
+// P: ConvParams or ConvTransposeParams (spatial_rank, in_size, out_size, kernel, stride,
+// dilation, pad_begin).
+template <typename P>
+JP_HD inline ConvGeometry conv_geometry_3d(const P& p) {
+  ConvGeometry g;
+  const int lead = 3 - p.spatial_rank;
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - lead;  // index into the params, negative for an added dim
+    g.in[d] = s < 0 ? 1 : p.in_size[s];
+    g.out[d] = s < 0 ? 1 : p.out_size[s];
+    g.kernel[d] = s < 0 ? 1 : p.kernel[s];
+    g.stride[d] = s < 0 ? 1 : p.stride[s];
+    g.dilation[d] = s < 0 ? 1 : p.dilation[s];
+    g.pad[d] = s < 0 ? 0 : p.pad_begin[s];
+  }
+  return g;
+}
+
+}  // namespace jetplan::kernels
