@@ -4,15 +4,15 @@
 
 #include <cstdio>
 
-#include "converter/src/error.h"
-#include "converter/src/gpu_lower.h"
-#include "converter/src/lower.h"
-#include "converter/src/onnx_import.h"
-#include "converter/src/passes.h"
-#include "converter/src/serialize.h"
-#include "converter/src/sha256.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/lower/gpu_lower.h"
+#include "converter/src/lower/lower.h"
+#include "converter/src/import/onnx_import.h"
+#include "converter/src/passes/passes.h"
+#include "converter/src/serialize/serialize.h"
+#include "converter/src/serialize/sha256.h"
 #include "converter/src/support.h"
-#include "converter/src/targets.h"
+#include "converter/src/select/targets.h"
 
 namespace jetplan::converter {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/src/graph.h"
+#include "converter/src/ir/graph.h"
 
 namespace jetplan::converter {
 

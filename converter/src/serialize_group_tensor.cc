@@ -1,5 +1,5 @@
 // Params tables of the tensor op families (schemas/plan.fbs, "tensor ops").
-#include "converter/src/error.h"
+#include "converter/src/ir/error.h"
 #include "converter/src/serialize_groups.h"
 
 namespace jetplan::converter {

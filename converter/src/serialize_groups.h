@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "converter/src/lower.h"
+#include "converter/src/lower/lower.h"
 
 namespace jetplan::converter {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "converter/src/convert.h"
-#include "converter/src/error.h"
-#include "converter/src/passes.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/passes/passes.h"
 #include "converter/src/support_groups.h"
 #include "converter/src/support_ops.h"
 #include "converter/src/table.h"

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "converter/src/graph.h"
+#include "converter/src/ir/graph.h"
 
 namespace jetplan::converter {
 

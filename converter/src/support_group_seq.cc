@@ -9,14 +9,14 @@
 #include <cstdlib>
 #include <utility>
 
-#include "converter/src/error.h"
-#include "converter/src/graph_edit.h"
-#include "converter/src/shape_ops.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/ir/graph_edit.h"
+#include "converter/src/ir/shape_ops.h"
 #include "converter/src/support_group_seq.h"
 #include "converter/src/support_groups.h"
 #include "converter/src/support_ops.h"
 #include "converter/src/table.h"
-#include "kernels/cpu/seq_quant_ops.h"
+#include "kernels/kernels.h"
 
 namespace jetplan::converter {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "converter/src/error.h"
+#include "converter/src/ir/error.h"
 #include "converter/src/support_group_seq.h"
 #include "converter/src/support_ops.h"
-#include "kernels/cpu/seq_quant_ops.h"
+#include "kernels/kernels.h"
 
 namespace jetplan::converter {
 namespace {

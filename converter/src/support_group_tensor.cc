@@ -13,10 +13,10 @@
 #include <algorithm>
 #include <string>
 
-#include "converter/src/error.h"
-#include "converter/src/fold_eval.h"
-#include "converter/src/graph_edit.h"
-#include "converter/src/shape_ops.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/fold/eval.h"
+#include "converter/src/ir/graph_edit.h"
+#include "converter/src/ir/shape_ops.h"
 #include "converter/src/support_group_tensor.h"
 #include "converter/src/support_groups.h"
 #include "converter/src/support_ops.h"

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "converter/src/graph.h"
+#include "converter/src/ir/graph.h"
 
 namespace jetplan::converter::tensor {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/src/error.h"
+#include "converter/src/ir/error.h"
 #include "converter/src/support_group_tensor.h"
 #include "converter/src/support_ops.h"
 

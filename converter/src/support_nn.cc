@@ -1,6 +1,6 @@
 // Check functions of conv, pooling, gemm/matmul and batchnorm (see support_ops.h).
-#include "converter/src/error.h"
-#include "converter/src/shape_ops.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/ir/shape_ops.h"
 #include "converter/src/support_ops.h"
 
 namespace jetplan::converter::support {

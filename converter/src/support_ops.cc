@@ -4,8 +4,8 @@
 
 #include <limits>
 
-#include "converter/src/error.h"
-#include "converter/src/shape_ops.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/ir/shape_ops.h"
 
 namespace jetplan::converter::support {
 

@@ -6,7 +6,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "converter/src/graph.h"
+#include "converter/src/ir/graph.h"
 
 namespace jetplan::converter::support {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "converter/src/convert.h"
-#include "converter/src/error.h"
-#include "converter/src/targets.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/select/targets.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // CPU backend: each family's run function pulls its tensors from the pointer table resolved at
 // context creation and calls the reference kernel. No checks here: load verified everything.
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/kernels.h"
 #include "runtime/src/op_families.h"
 
 namespace jetplan::rt {

@@ -1,6 +1,6 @@
 // CPU run functions of the nn families: each pulls its tensors from the pointer table resolved
 // at context creation and calls the reference kernel. No checks here: load verified everything.
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/kernels.h"
 #include "runtime/src/op_families.h"
 
 namespace jetplan::rt {

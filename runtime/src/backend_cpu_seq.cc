@@ -1,6 +1,6 @@
 // CPU run functions of the seq families: each pulls its tensors from the pointer table in the
 // order prepare_seq.cc verified and calls the reference kernel. No checks here.
-#include "kernels/cpu/seq_quant_ops.h"
+#include "kernels/kernels.h"
 #include "runtime/src/op_families.h"
 
 namespace jetplan::rt {

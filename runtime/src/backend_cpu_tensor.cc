@@ -1,7 +1,7 @@
 // CPU run functions of the tensor families: each pulls its tensors from the pointer table
 // resolved at context creation and calls the reference kernel. No checks here: prepare_tensor.cc
 // verified everything at load.
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/kernels.h"
 #include "runtime/src/op_families.h"
 
 namespace jetplan::rt {

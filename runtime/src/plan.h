@@ -7,11 +7,7 @@
 
 #include "jetplan/jetplan.h"
 #include "jetplan/plan_generated.h"
-#include "kernels/params.h"
-#include "kernels/params_nn.h"
-#include "kernels/params_quant.h"
-#include "kernels/params_seq.h"
-#include "kernels/params_tensor.h"
+#include "kernels/kernels.h"
 #include "runtime/src/memory.h"
 #include "runtime/src/status.h"
 

@@ -4,7 +4,7 @@
 #include <cinttypes>
 #include <cmath>
 
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/kernels.h"
 #include "runtime/src/op_families.h"
 
 namespace jetplan::rt {

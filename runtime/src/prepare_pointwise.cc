@@ -2,7 +2,7 @@
 // program (every register read is written before, every input index and op exists, sizes within
 // the kernel's limits) and broadcasts each step input to the output shape by strides, merging
 // dims that every input walks contiguously so the kernels index as few dims as they can.
-#include "kernels/params_tensor.h"
+#include "kernels/kernels.h"
 #include "runtime/src/op_families.h"
 
 namespace jetplan::rt {

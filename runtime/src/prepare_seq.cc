@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "kernels/cpu/seq_quant_ops.h"
+#include "kernels/kernels.h"
 #include "runtime/src/op_families.h"
 
 namespace jetplan::rt {

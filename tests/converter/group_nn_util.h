@@ -14,9 +14,9 @@
 #include <tuple>
 #include <utility>
 
-#include "converter/src/lower.h"
-#include "converter/src/passes.h"
-#include "converter/src/serialize.h"
+#include "converter/src/lower/lower.h"
+#include "converter/src/passes/passes.h"
+#include "converter/src/serialize/serialize.h"
 #include "converter/src/support.h"
 #include "tests/converter/plan_runner.h"
 #include "tests/converter/test_util.h"

@@ -10,7 +10,7 @@
 #include <functional>
 #include <utility>
 
-#include "kernels/cpu/seq_quant_ops.h"
+#include "kernels/kernels.h"
 #include "tests/converter/plan_runner.h"
 #include "tests/converter/test_util.h"
 

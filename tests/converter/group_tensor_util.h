@@ -11,7 +11,7 @@
 #include <map>
 #include <numeric>
 
-#include "converter/src/onnx_import.h"
+#include "converter/src/import/onnx_import.h"
 #include "converter/src/support.h"
 #include "converter/src/support_groups.h"
 #include "kernels/cpu/half.h"

@@ -1,4 +1,4 @@
-// fuse_patterns (converter/src/fuse_patterns.cc) and view aliasing (alias_views): exporters'
+// fuse_patterns (converter/src/passes/fuse_patterns.cc) and view aliasing (alias_views): exporters'
 // spellings of SiLU, erf-GELU and a scaled MatMul operand become one step, and reshapes become
 // views. Each fused plan runs on the CPU backend against the same model converted with
 // --no-fuse (every node its own step) on fresh random inputs.

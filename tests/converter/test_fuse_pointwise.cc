@@ -1,4 +1,4 @@
-// Pointwise chain fusion (converter/src/fuse_pointwise.cc): which chains become one Pointwise
+// Pointwise chain fusion (converter/src/passes/fuse_pointwise.cc): which chains become one Pointwise
 // step, which stay apart (intermediates read twice or graph outputs, lone nodes, the kernel's
 // limits), and by numbers: every fused plan runs on the CPU backend and must give the outputs of
 // the plan converted without fusion (--no-fuse), on fresh random inputs. GPU plans: the
@@ -10,9 +10,9 @@
 #include <cmath>
 #include <random>
 
-#include "converter/src/gpu_lower.h"
-#include "converter/src/onnx_import.h"
-#include "converter/src/passes.h"
+#include "converter/src/lower/gpu_lower.h"
+#include "converter/src/import/onnx_import.h"
+#include "converter/src/passes/passes.h"
 #include "converter/src/support.h"
 #include "kernels/cuda/variants.h"
 #include "tests/converter/plan_runner.h"

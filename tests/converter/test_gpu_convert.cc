@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "converter/src/targets.h"
+#include "converter/src/select/targets.h"
 #include "kernels/cpu/half.h"
 #include "kernels/cuda/variants.h"
 #include "tests/converter/test_util.h"

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <random>
 
-#include "converter/src/gpu_lower.h"
-#include "converter/src/onnx_import.h"
-#include "converter/src/passes.h"
+#include "converter/src/lower/gpu_lower.h"
+#include "converter/src/import/onnx_import.h"
+#include "converter/src/passes/passes.h"
 #include "converter/src/support.h"
 #include "tests/converter/plan_runner.h"
 #include "tests/converter/test_util.h"

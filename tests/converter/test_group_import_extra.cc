@@ -17,8 +17,8 @@
 #include <typeinfo>
 #include <vector>
 
-#include "converter/src/onnx_import.h"
-#include "converter/src/onnx_schemas.h"
+#include "converter/src/import/onnx_import.h"
+#include "converter/src/import/onnx_schemas.h"
 #include "tests/converter/test_util.h"
 
 namespace jetplan::converter::testing {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "converter/src/onnx_import.h"
+#include "converter/src/import/onnx_import.h"
 #include "converter/src/support.h"
 #include "tests/converter/run_util.h"
 #include "tests/converter/test_util.h"

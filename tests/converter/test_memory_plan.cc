@@ -1,4 +1,4 @@
-#include "converter/src/memory_plan.h"
+#include "converter/src/memory/memory_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/kernels.h"
 #include "tests/converter/test_util.h"
 
 namespace jetplan::converter::testing {

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "converter/src/memory_plan.h"
-#include "converter/src/sha256.h"
+#include "converter/src/memory/memory_plan.h"
+#include "converter/src/serialize/sha256.h"
 #include "tests/converter/test_util.h"
 
 namespace jetplan::converter::testing {

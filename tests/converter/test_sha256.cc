@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "converter/src/sha256.h"
+#include "converter/src/serialize/sha256.h"
 
 namespace jetplan::converter {
 namespace {

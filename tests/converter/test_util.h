@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "converter/src/convert.h"
-#include "converter/src/error.h"
+#include "converter/src/ir/error.h"
 #include "tests/converter/onnx_builder.h"
 #include "tests/converter/plan_contract.h"
 

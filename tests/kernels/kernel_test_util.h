@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/params.h"
+#include "kernels/kernels.h"
 
 namespace jetplan::kernels::test_util {
 

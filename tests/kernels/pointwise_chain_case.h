@@ -6,8 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/params.h"
-#include "kernels/params_tensor.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels::pointwise_case {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels::test_util {

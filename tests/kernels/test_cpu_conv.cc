@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {

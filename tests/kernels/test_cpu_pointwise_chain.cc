@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/kernels.h"
 #include "kernels/cpu/half.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/pointwise_chain_case.h"

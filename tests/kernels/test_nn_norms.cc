@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/resize_case.h"
 

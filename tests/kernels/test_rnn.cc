@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/seq_quant_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/onnx_node_data.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/bfloat16.h"
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/bfloat16_reference.h"
 #include "tests/kernels/kernel_test_util.h"
 

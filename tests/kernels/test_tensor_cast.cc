@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "kernels/cpu/half.h"
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/bfloat16_reference.h"
 #include "tests/kernels/kernel_test_util.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 

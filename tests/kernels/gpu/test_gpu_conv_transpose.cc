@@ -11,8 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/pointwise_chain_case.h"

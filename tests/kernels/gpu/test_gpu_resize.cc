@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 

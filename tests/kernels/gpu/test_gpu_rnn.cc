@@ -14,7 +14,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "kernels/cpu/seq_quant_ops.h"
+#include "kernels/kernels.h"
 #include "kernels/cuda/rnn_layout.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"

@@ -9,8 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/kernels.h"
 #include "tests/kernels/gpu/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 

@@ -1,0 +1,650 @@
+#include "converter/src/import/onnx_import.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "converter/src/ir/error.h"
+#include "converter/src/import/onnx_proto.h"
+#include "converter/src/import/onnx_schemas.h"
+
+namespace jetplan::converter {
+namespace {
+
+// Opsets 7-17 are read as they are. Below 7 the elementwise ops broadcast only on request and
+// several ops had other attributes: such models are upgraded to kUpgradeOpset first.
+constexpr int kMinOpset = 7;
+// The newest opset jetplan reads: that of libonnx 1.12, whose schemas check and infer the model
+// (the op checks are written against them). Opset 18 changed ops these schemas cannot see
+// (ReduceMean and the other reductions, Split, Pad, Resize take new inputs or attributes), so a
+// later model is refused rather than read with the wrong semantics.
+constexpr int kMaxOpset = 17;
+// Opset 18 is read too, as opset 17, where that reading is exact: a model of opset 18 is
+// accepted when none of its default-domain nodes is an op whose opset-18 definition differs
+// from its opset-17 one (kChangedAt18). Ops new at 18 (GroupNormalization, Mish, Bitwise*, ...)
+// have no libonnx schema either way and reach the op checks as ops without a schema, which
+// check them against their opset-18 definition (Graph::opset stays 18).
+constexpr int kNewestOpset = 18;
+// The ops opset 18 redefined (ONNX Changelog.md, "Version 18"): the reductions take axes as an
+// input, Pad takes axes, Resize gains antialias, axes and keep_aspect_ratio_policy, Split gains
+// num_outputs, ScatterElements/ScatterND gain max/min reductions, LpPool gains ceil_mode, and the
+// Optional accessors take more types. Sorted.
+constexpr const char* kChangedAt18[] = {
+    "LpPool",          "OptionalGetElement", "OptionalHasElement", "Pad",
+    "ReduceL1",        "ReduceL2",           "ReduceLogSum",       "ReduceLogSumExp",
+    "ReduceMax",       "ReduceMean",         "ReduceMin",          "ReduceProd",
+    "ReduceSumSquare", "Resize",             "ScatterElements",    "ScatterND",
+    "Split",
+};
+// IR versions 9 and 10 add element types (float8, int4), which are refused where they occur,
+// and function overloads, which no default-domain node uses; libonnx 1.12's checker reads 8.
+constexpr int64_t kMaxIrVersion = 10;
+
+std::string normalized_domain(const std::string& domain) {
+  return domain == "ai.onnx" ? std::string() : domain;
+}
+
+std::string dims_str(const onnx::TensorShapeProto& shape) {
+  std::string s = "[";
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    const auto& d = shape.dim(i);
+    s += i ? "," : "";
+    if (d.has_dim_value())
+      s += std::to_string(d.dim_value());
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      s += d.dim_param();
+    else
+      s += "?";
+  }
+  return s + "]";
+}
+
+// ---- structure: every value defined once, every read defined, no cycle ----
+
+struct Sorted {
+  std::vector<int> order;  // original node indices in execution order
+};
+
+Sorted check_structure(const onnx::GraphProto& graph) {
+  std::map<std::string, std::string> defined;  // value name -> what defines it, for messages
+  std::set<std::string> initializers;
+  for (const auto& init : graph.initializer()) {
+    if (!initializers.insert(init.name()).second)
+      fail("initializer '", init.name(), "' is defined twice");
+    defined[init.name()] = "an initializer";
+  }
+  if (graph.sparse_initializer_size() > 0)
+    fail("sparse initializer '", graph.sparse_initializer(0).values().name(),
+         "' is not supported (store it dense)");
+  std::set<std::string> inputs;
+  for (const auto& in : graph.input()) {
+    if (!inputs.insert(in.name()).second) fail("graph input '", in.name(), "' is listed twice");
+    defined.emplace(in.name(), "a graph input");
+  }
+  const int n = graph.node_size();
+  std::map<std::string, int> producer;
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& out : graph.node(i).output()) {
+      if (out.empty()) continue;
+      auto it = defined.find(out);
+      if (it != defined.end())
+        fail("value '", out, "' is produced by node ", proto_label(graph.node(i), i),
+             " but is already ", it->second);
+      defined[out] = cat("the output of node ", proto_label(graph.node(i), i));
+      producer[out] = i;
+    }
+  }
+  // preds[i]: nodes whose outputs node i reads (with repeats, matched by the in-degree count).
+  std::vector<std::vector<int>> preds(n), succs(n);
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& in : graph.node(i).input()) {
+      if (in.empty()) continue;
+      if (!defined.count(in))
+        fail("missing initializer: node ", proto_label(graph.node(i), i), " reads '", in,
+             "', which is not a graph input, an initializer or a node output");
+      auto p = producer.find(in);
+      if (p != producer.end()) {
+        preds[i].push_back(p->second);
+        succs[p->second].push_back(i);
+      }
+    }
+  }
+  for (const auto& out : graph.output())
+    if (!defined.count(out.name()))
+      fail("graph output '", out.name(), "' is not produced by any node or initializer");
+
+  // Kahn's algorithm; the lowest original index goes first, so a sorted model keeps its order.
+  std::vector<size_t> pending(n);
+  std::set<int> ready;
+  for (int i = 0; i < n; ++i) {
+    pending[i] = preds[i].size();
+    if (pending[i] == 0) ready.insert(i);
+  }
+  Sorted sorted;
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    sorted.order.push_back(i);
+    for (int s : succs[i])
+      if (--pending[s] == 0) ready.insert(s);
+  }
+  if (static_cast<int>(sorted.order.size()) == n) return sorted;
+
+  // Every node left waits on another node left, so walking producers must close a loop.
+  std::vector<bool> done(n, false);
+  for (int i : sorted.order) done[i] = true;
+  int at = 0;
+  while (done[at]) ++at;
+  std::vector<int> walk;
+  std::vector<int> seen_at(n, -1);
+  while (seen_at[at] < 0) {
+    seen_at[at] = static_cast<int>(walk.size());
+    walk.push_back(at);
+    for (int p : preds[at])
+      if (!done[p]) {
+        at = p;
+        break;
+      }
+  }
+  std::vector<int> cycle(walk.begin() + seen_at[at], walk.end());
+  std::reverse(cycle.begin(), cycle.end());  // producer walk -> data-flow order
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+  std::string path;
+  for (int i : cycle) path += proto_label(graph.node(i), i) + " -> ";
+  fail("cyclic graph: ", path, proto_label(graph.node(cycle[0]), cycle[0]));
+}
+
+// ---- shapes given on the command line ----
+
+void pin_input_shapes(onnx::GraphProto* graph, const std::set<std::string>& initializers,
+                      const std::map<std::string, Shape>& pins) {
+  std::string input_names;
+  std::set<std::string> runtime_inputs;
+  for (const auto& in : graph->input()) {
+    if (initializers.count(in.name())) continue;
+    runtime_inputs.insert(in.name());
+    input_names += (input_names.empty() ? "" : ", ") + in.name();
+  }
+  for (const auto& [name, dims] : pins)
+    if (!runtime_inputs.count(name))
+      fail("--shape names '", name, "', which is not a graph input (graph inputs: ",
+           input_names.empty() ? "none" : input_names, ")");
+
+  for (auto& in : *graph->mutable_input()) {
+    if (initializers.count(in.name())) continue;
+    if (!in.type().has_tensor_type()) continue;  // check_support reports non-tensor inputs
+    auto* tensor_type = in.mutable_type()->mutable_tensor_type();
+    auto pin = pins.find(in.name());
+    if (pin != pins.end()) {
+      const Shape& want = pin->second;
+      if (tensor_type->has_shape()) {
+        const auto& have = tensor_type->shape();
+        if (have.dim_size() != static_cast<int>(want.size()))
+          fail("--shape ", in.name(), ": input '", in.name(), "' has rank ", have.dim_size(), " ",
+               dims_str(have), ", the --shape gives rank ", want.size());
+        for (int d = 0; d < have.dim_size(); ++d)
+          if (have.dim(d).has_dim_value() && have.dim(d).dim_value() != want[d])
+            fail("--shape ", in.name(), ": dim ", d, " of input '", in.name(), "' is fixed at ",
+                 have.dim(d).dim_value(), " ", dims_str(have));
+      }
+      if (checked_bytes(want, sizeof(float)) < 0)
+        fail("--shape ", in.name(), ": ", shape_str(want), " is too large");
+      auto* shape = tensor_type->mutable_shape();
+      shape->clear_dim();
+      for (int64_t d : want) shape->add_dim()->set_dim_value(d);
+      continue;
+    }
+    if (!tensor_type->has_shape())
+      fail("input '", in.name(), "' has no shape in the model; give one with --shape ", in.name(),
+           ":DIMS");
+    const auto& have = tensor_type->shape();
+    std::string example;  // the fixed dims, 1 for the symbolic ones
+    for (const auto& dim : have.dim())
+      example += (example.empty() ? "" : "x") +
+                 (dim.has_dim_value() ? std::to_string(dim.dim_value()) : std::string("1"));
+    for (int d = 0; d < have.dim_size(); ++d) {
+      if (!have.dim(d).has_dim_value()) {
+        const std::string param = have.dim(d).dim_param();
+        fail("input '", in.name(), "' has a symbolic dim ",
+             param.empty() ? std::string("?") : "'" + param + "'", " at index ", d, " ",
+             dims_str(have), "; pin it with --shape, e.g. --shape ", in.name(), ":", example);
+      }
+      if (have.dim(d).dim_value() < 0)
+        fail("input '", in.name(), "' has dim ", have.dim(d).dim_value(), " at index ", d, " ",
+             dims_str(have), "; jetplan needs every dim >= 0");
+    }
+    Shape dims;
+    for (const auto& dim : have.dim()) dims.push_back(dim.dim_value());
+    if (checked_bytes(dims, sizeof(float)) < 0)
+      fail("input '", in.name(), "' of shape ", dims_str(have), " is too large");
+  }
+}
+
+// ---- libonnx checker and shape inference ----
+
+bool lacks_shape(const onnx::ValueInfoProto& info) {
+  return info.type().has_tensor_type() && !info.type().tensor_type().has_shape();
+}
+
+// The checker stops at the first node whose op it does not know, which would hide every other
+// problem; so it checks a copy of the model where such nodes are cut out and their outputs
+// become graph inputs. libonnx 1.12's checker also insists that every graph input and output
+// declares a shape, which the ONNX spec leaves optional (and later checkers do not ask): in the
+// copy, a missing shape becomes an empty one. The checker checks structure, not shapes, so
+// neither change hides a problem of the model; shape inference runs on the model itself.
+void run_checker(const onnx::ModelProto& model, const std::vector<bool>& unknown_op) {
+  const auto& graph = model.graph();
+  bool adapt = std::find(unknown_op.begin(), unknown_op.end(), true) != unknown_op.end();
+  for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()})
+    for (const auto& info : *list) adapt = adapt || lacks_shape(info);
+  try {
+    if (!adapt) {
+      onnx::checker::check_model(model);
+      return;
+    }
+    onnx::ModelProto copy = model;
+    onnx::GraphProto* g = copy.mutable_graph();
+    std::map<std::string, const onnx::ValueInfoProto*> declared;
+    for (const auto& info : graph.value_info()) declared[info.name()] = &info;
+    std::set<std::string> cut_outputs;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+    for (int i = 0; i < g->node_size(); ++i) {
+      if (!unknown_op[i]) {
+        *kept.Add() = g->node(i);
+        continue;
+      }
+      for (const std::string& out : g->node(i).output())
+        if (!out.empty()) cut_outputs.insert(out);
+    }
+    g->mutable_node()->Swap(&kept);
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> infos;
+    for (const auto& info : g->value_info())
+      if (!cut_outputs.count(info.name())) *infos.Add() = info;
+    g->mutable_value_info()->Swap(&infos);
+    for (const std::string& name : cut_outputs) {
+      auto* in = g->add_input();
+      auto it = declared.find(name);
+      if (it != declared.end() && it->second->type().has_tensor_type()) {
+        *in = *it->second;
+      } else {
+        in->set_name(name);
+        in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+      }
+    }
+    for (auto* list : {g->mutable_input(), g->mutable_output(), g->mutable_value_info()})
+      for (auto& info : *list)
+        if (lacks_shape(info)) info.mutable_type()->mutable_tensor_type()->mutable_shape();
+    onnx::checker::check_model(copy);
+  } catch (const std::exception& e) {
+    fail("invalid ONNX model: ", e.what());
+  }
+}
+
+// strict: an inference error fails the import. Not strict: inference fills what it can (before
+// an opset upgrade, whose adapters read shapes; strict inference follows on the upgraded model).
+void run_shape_inference(onnx::ModelProto* model, bool strict) {
+  try {
+    // No data propagation: the converter folds shape computations itself, and libonnx 1.12's
+    // propagators dereference the type of an input that has none (a Shape of opset 15 fed by
+    // an op it does not know crashes).
+    onnx::ShapeInferenceOptions options(/*check_type=*/strict, /*error_mode=*/strict ? 1 : 0,
+                                        /*enable_data_propagation=*/false);
+    const InferenceSchemas schemas;
+    onnx::shape_inference::InferShapes(*model, &schemas, options);
+  } catch (const std::exception& e) {
+    fail("shape inference failed: ", e.what());
+  }
+}
+
+// ---- protobuf -> IR ----
+
+TensorData tensor_from_proto(const onnx::TensorProto& t, const std::string& what) {
+  TensorData out;
+  out.dtype = static_cast<DataType>(t.data_type());
+  for (int64_t d : t.dims()) {
+    if (d < 0) fail(what, " has a negative dim ", d);
+    out.shape.push_back(d);
+  }
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)  // import loaded all it could reach
+    fail(what, " keeps its data in an external file, which jetplan-convert does not read here");
+  if (t.has_segment()) fail(what, " is a segment of a larger tensor, which is not supported");
+  if (out.dtype == DataType::kString) return out;  // no numbers: nothing can compute on it
+  const size_t size = dtype_size(out.dtype);
+  if (size == 0) fail(what, " has an unknown data type ", t.data_type());
+  if (checked_bytes(out.shape, size) < 0)
+    fail(what, " of shape ", shape_str(out.shape), " is too large");
+  const int64_t count = shape_count(out.shape);
+  const uint64_t bytes = static_cast<uint64_t>(count) * size;
+  if (!t.raw_data().empty() || count == 0) {
+    if (t.raw_data().size() != bytes)
+      fail(what, ": raw_data holds ", t.raw_data().size(), " bytes, but ", shape_str(out.shape),
+           " ", dtype_name(out.dtype), " needs ", bytes);
+    out.bytes.assign(t.raw_data().begin(), t.raw_data().end());
+    return out;
+  }
+  auto check_count = [&](int have, int64_t per_element) {
+    if (have != count * per_element)
+      fail(what, " holds ", have, " values, but ", shape_str(out.shape), " ", dtype_name(out.dtype),
+           " needs ", count * per_element);
+  };
+  out.bytes.resize(bytes);
+  uint8_t* dst = out.bytes.data();
+  switch (out.dtype) {
+    case DataType::kFloat32:
+    case DataType::kComplex64:
+      check_count(t.float_data_size(), out.dtype == DataType::kComplex64 ? 2 : 1);
+      std::memcpy(dst, t.float_data().data(), bytes);
+      break;
+    case DataType::kFloat64:
+    case DataType::kComplex128:
+      check_count(t.double_data_size(), out.dtype == DataType::kComplex128 ? 2 : 1);
+      std::memcpy(dst, t.double_data().data(), bytes);
+      break;
+    case DataType::kInt64:
+      check_count(t.int64_data_size(), 1);
+      std::memcpy(dst, t.int64_data().data(), bytes);
+      break;
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+      check_count(t.uint64_data_size(), 1);
+      for (int64_t i = 0; i < count; ++i) {
+        const uint64_t v = t.uint64_data(static_cast<int>(i));
+        std::memcpy(dst + i * size, &v, size);  // little-endian: the low bytes come first
+      }
+      break;
+    default:  // the narrow types travel in int32_data, one element per entry
+      check_count(t.int32_data_size(), 1);
+      for (int64_t i = 0; i < count; ++i) {
+        const int32_t v = t.int32_data(static_cast<int>(i));
+        std::memcpy(dst + i * size, &v, size);
+      }
+      break;
+  }
+  return out;
+}
+
+Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string& what) {
+  Attribute out;
+  auto type = a.type();
+  if (type == onnx::AttributeProto::UNDEFINED) {  // written before IR v2: guess from the field
+    if (a.has_f())
+      type = onnx::AttributeProto::FLOAT;
+    else if (a.has_i())
+      type = onnx::AttributeProto::INT;
+    else if (a.has_s())
+      type = onnx::AttributeProto::STRING;
+    else if (a.has_t())
+      type = onnx::AttributeProto::TENSOR;
+    else if (a.floats_size())
+      type = onnx::AttributeProto::FLOATS;
+    else if (a.ints_size())
+      type = onnx::AttributeProto::INTS;
+    else if (a.strings_size())
+      type = onnx::AttributeProto::STRINGS;
+  }
+  switch (type) {
+    case onnx::AttributeProto::FLOAT:
+      out.kind = Attribute::Kind::kFloat;
+      out.f = a.f();
+      break;
+    case onnx::AttributeProto::INT:
+      out.kind = Attribute::Kind::kInt;
+      out.i = a.i();
+      break;
+    case onnx::AttributeProto::STRING:
+      out.kind = Attribute::Kind::kString;
+      out.s = a.s();
+      break;
+    case onnx::AttributeProto::TENSOR:
+      out.kind = Attribute::Kind::kTensor;
+      out.tensor = tensor_from_proto(a.t(), what + " attribute '" + a.name() + "'");
+      break;
+    case onnx::AttributeProto::FLOATS:
+      out.kind = Attribute::Kind::kFloats;
+      out.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case onnx::AttributeProto::INTS:
+      out.kind = Attribute::Kind::kInts;
+      out.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case onnx::AttributeProto::STRINGS:
+      out.kind = Attribute::Kind::kStrings;
+      out.strings.assign(a.strings().begin(), a.strings().end());
+      break;
+    default:
+      out.kind = Attribute::Kind::kOther;
+      out.onnx_type = onnx::AttributeProto::AttributeType_Name(type);
+      break;
+  }
+  return out;
+}
+
+void set_type(Value* value, const onnx::TypeProto& type) {
+  if (!type.has_tensor_type()) return;
+  const auto& tt = type.tensor_type();
+  if (tt.elem_type() != 0) value->dtype = static_cast<DataType>(tt.elem_type());
+  if (!tt.has_shape()) return;
+  Shape shape;
+  for (const auto& d : tt.shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() < 0) return;
+    shape.push_back(d.dim_value());
+  }
+  value->shape = std::move(shape);
+  value->shape_known = true;
+}
+
+Graph build_graph(const onnx::ModelProto& model, const std::vector<int>& original_index,
+                  int opset) {
+  const onnx::GraphProto& gp = model.graph();
+  Graph g;
+  g.opset = opset;
+  std::map<std::string, int> ids;
+  std::map<std::string, const onnx::TypeProto*> types;
+  for (const auto& info : gp.value_info()) types[info.name()] = &info.type();
+  for (const auto& info : gp.output()) types[info.name()] = &info.type();
+
+  std::set<std::string> initializer_names;
+  for (const auto& init : gp.initializer()) {
+    Value v;
+    v.name = init.name();
+    TensorData data = tensor_from_proto(init, "initializer '" + init.name() + "'");
+    v.dtype = data.dtype;
+    v.shape = std::move(data.shape);
+    v.shape_known = true;
+    v.is_constant = true;
+    v.data = std::move(data.bytes);
+    const int id = g.add_value(std::move(v));
+    ids[init.name()] = id;
+    initializer_names.insert(init.name());
+  }
+  for (const auto& in : gp.input()) {
+    if (initializer_names.count(in.name())) continue;  // a weight with a default: a weight
+    Value v;
+    v.name = in.name();
+    set_type(&v, in.type());
+    v.graph_input = static_cast<int>(g.inputs.size());
+    const int id = g.add_value(std::move(v));
+    ids[in.name()] = id;
+    g.inputs.push_back(id);
+  }
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& np = gp.node(i);
+    Node node;
+    node.name =
+        np.name().empty() ? np.op_type() + "_" + std::to_string(original_index[i]) : np.name();
+    node.op_type = np.op_type();
+    node.domain = normalized_domain(np.domain());
+    for (const std::string& in : np.input()) node.inputs.push_back(in.empty() ? -1 : ids.at(in));
+    for (const std::string& out : np.output()) {
+      if (out.empty()) {
+        node.outputs.push_back(-1);
+        continue;
+      }
+      Value v;
+      v.name = out;
+      v.producer = static_cast<int>(g.nodes.size());
+      auto t = types.find(out);
+      if (t != types.end()) set_type(&v, *t->second);
+      const int id = g.add_value(std::move(v));
+      ids[out] = id;
+      node.outputs.push_back(id);
+    }
+    const std::string what = "node " + cat("'", node.name, "' (", node.op_type, ")");
+    for (const auto& a : np.attribute()) node.attrs[a.name()] = attribute_from_proto(a, what);
+    g.nodes.push_back(std::move(node));
+  }
+  for (const auto& out : gp.output()) {
+    const int id = ids.at(out.name());
+    g.values[id].graph_output = true;
+    g.outputs.push_back(id);
+  }
+  return g;
+}
+
+// Per node: its op has no libonnx schema at the model's opset of its domain. A node of a domain
+// the model does not import gets an import (version 1): strict shape inference refuses such a
+// node, though it skips one it has no schema for, and so it is reported as what it is, an op
+// jetplan lacks.
+std::vector<bool> unknown_ops(onnx::ModelProto* model, std::map<std::string, int>* opsets) {
+  const onnx::GraphProto& graph = model->graph();
+  std::vector<bool> unknown(graph.node_size(), false);
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    const std::string domain = normalized_domain(node.domain());
+    auto it = opsets->find(domain);
+    if (it == opsets->end()) {
+      auto* o = model->add_opset_import();
+      o->set_domain(domain);
+      o->set_version(1);
+      it = opsets->emplace(domain, 1).first;
+    }
+    unknown[i] = onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain) == nullptr;
+  }
+  return unknown;
+}
+
+// Sorts the graph's nodes into the order check_structure found; returns that order.
+std::vector<int> sort_nodes(onnx::GraphProto* graph) {
+  const Sorted sorted = check_structure(*graph);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (int i : sorted.order) nodes.Add()->Swap(graph->mutable_node(i));
+  graph->mutable_node()->Swap(&nodes);
+  return sorted.order;
+}
+
+}  // namespace
+
+Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
+  if (bytes.empty()) fail("the file is empty, not an ONNX model");
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    fail("not an ONNX model: the bytes do not parse as an ONNX ModelProto (not ONNX, or ",
+         "truncated or corrupt)");
+  // Arbitrary bytes sometimes parse as a protobuf message of unknown fields; a model has these.
+  if (!model.has_ir_version() || !model.has_graph() || model.opset_import_size() == 0)
+    fail("not an ONNX model: no ",
+         !model.has_ir_version() ? "ir_version"
+         : !model.has_graph()    ? "graph"
+                                 : "opset_import",
+         " in the ModelProto");
+  if (model.ir_version() > kMaxIrVersion)
+    fail("IR version ", model.ir_version(), " is newer than jetplan-convert reads (up to ",
+         kMaxIrVersion, "); save the model with an older onnx package");
+  model.set_ir_version(std::min<int64_t>(model.ir_version(), onnx::Version::IR_VERSION));
+
+  std::map<std::string, int> opsets;
+  for (const auto& o : model.opset_import()) {
+    const std::string domain = normalized_domain(o.domain());
+    if (o.version() < 1 || o.version() > INT_MAX)
+      fail("the model imports opset ", o.version(), " of domain '",
+           domain.empty() ? "ai.onnx" : domain, "', which is not an opset version");
+    if (!opsets.emplace(domain, static_cast<int>(o.version())).second)
+      fail("the model imports domain '", domain.empty() ? "ai.onnx" : domain, "' twice (opset ",
+           opsets[domain], " and ", o.version(), ")");
+  }
+  auto default_opset = opsets.find("");
+  if (default_opset == opsets.end()) fail("the model imports no opset of the default ONNX domain");
+  const int model_opset = default_opset->second;
+  if (model_opset > kNewestOpset)
+    fail("opset ", model_opset, " is newer than jetplan-convert reads (opsets 1 to ", kNewestOpset,
+         "; 18 without the ops it redefined); export with opset ", kMaxOpset,
+         " (torch.onnx.export(..., opset_version=", kMaxOpset,
+         ")) or convert with a newer onnx: onnx.version_converter.convert_version(model, ",
+         kMaxOpset, ")");
+  if (model_opset == kNewestOpset) {
+    std::vector<std::string> changed;
+    for (int i = 0; i < model.graph().node_size(); ++i) {
+      const onnx::NodeProto& node = model.graph().node(i);
+      if (!normalized_domain(node.domain()).empty()) continue;
+      if (std::binary_search(std::begin(kChangedAt18), std::end(kChangedAt18), node.op_type(),
+                             [](const std::string& a, const std::string& b) { return a < b; }))
+        changed.push_back(proto_label(node, i));
+    }
+    if (!changed.empty()) {
+      std::string list;
+      for (const std::string& c : changed) list += (list.empty() ? "" : ", ") + c;
+      fail("opset 18 redefined ", changed.size(), changed.size() == 1 ? " op" : " ops",
+           " of this model, which jetplan-convert reads at opset ", kMaxOpset, " only: ", list,
+           "; export with opset ", kMaxOpset, " (torch.onnx.export(..., opset_version=",
+           kMaxOpset, "))");
+    }
+    // libonnx 1.12 checks and infers the model at opset 17, where these ops mean the same.
+    for (auto& o : *model.mutable_opset_import())
+      if (normalized_domain(o.domain()).empty()) o.set_version(kMaxOpset);
+    opsets[""] = kMaxOpset;
+  }
+
+  load_external_data(model.mutable_graph(), options.model_dir);
+
+  std::vector<int> order = sort_nodes(model.mutable_graph());
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  pin_input_shapes(model.mutable_graph(), initializers, options.input_shapes);
+
+  int opset = model_opset;
+  if (opset < kMinOpset) {
+    // The model is checked as it is, then upgraded: errors name its own nodes, and the adapters
+    // find the value shapes they read.
+    run_checker(model, unknown_ops(&model, &opsets));
+    run_shape_inference(&model, /*strict=*/false);
+    opset = upgrade_opset(&model, model_opset);
+    opsets[""] = opset;
+    // Adapters insert nodes: unnamed nodes are named by their place in the upgraded model.
+    order = sort_nodes(model.mutable_graph());
+  }
+
+  const std::vector<bool> unknown = unknown_ops(&model, &opsets);
+  run_checker(model, unknown);
+  run_shape_inference(&model, /*strict=*/true);
+  return build_graph(model, order, model_opset == kNewestOpset ? kNewestOpset : opset);
+}
+
+std::vector<OnnxOpInfo> onnx_default_domain_ops() {
+  std::vector<OnnxOpInfo> ops;
+  for (const onnx::OpSchema& schema : onnx::OpSchemaRegistry::get_all_schemas()) {
+    if (!schema.domain().empty() || schema.SinceVersion() > kMaxOpset) continue;
+    ops.push_back({schema.Name(), schema.SinceVersion(), schema.Deprecated()});
+  }
+  // The ops new at opset 18 that opset-18 models may use (libonnx 1.12 has no schema for them).
+  for (const char* op : {"BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "CenterCropPad",
+                         "Col2Im", "GroupNormalization", "Mish"})
+    ops.push_back({op, kNewestOpset, false});
+  std::sort(ops.begin(), ops.end(),
+            [](const OnnxOpInfo& a, const OnnxOpInfo& b) { return a.op_type < b.op_type; });
+  return ops;
+}
+
+}  // namespace jetplan::converter

@@ -1,0 +1,47 @@
+// ONNX -> IR. The only files that see protobuf and libonnx are this one's .cc and
+// onnx_schemas.cc (libonnx's schemas, shape inference guards and version converter).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "converter/src/ir/graph.h"
+
+namespace jetplan::converter {
+
+struct ImportOptions {
+  // Graph input name -> concrete dims (--shape); pins symbolic dims, must agree with fixed ones.
+  std::map<std::string, Shape> input_shapes;
+  // The directory of the model file, where external data locations resolve. Empty: the model
+  // came as bytes alone, and a model with external data is refused.
+  std::string model_dir;
+};
+
+// Parses a serialized ModelProto, loads external data (files inside model_dir only, every
+// offset and length checked against the file), checks its structure (every value defined once,
+// no cycle), sorts the nodes topologically (stable: a sorted model keeps its order), upgrades
+// opsets 1-6 to 13 with libonnx's version converter, runs the libonnx checker and strict shape
+// inference, and builds the IR. Opsets 7-17 are read as they are; later ones are refused (their
+// ops differ from the schemas of libonnx 1.12).
+//
+// ConvertError for anything that is not a well-formed ONNX model: bytes that do not parse, an
+// opset outside 1-17, an external file that is missing, outside model_dir or too short, a
+// missing initializer, a cycle, a symbolic input dim left unpinned, an old model the version
+// converter cannot upgrade (naming the nodes), a checker or inference failure. Nodes whose op
+// libonnx does not know are kept: check_support reports them together with every other
+// unsupported node. Value shapes are filled where shape inference found them concrete;
+// check_support computes the rest.
+Graph import_onnx(const std::string& bytes, const ImportOptions& options);
+
+// Every op type of the default ONNX domain libonnx knows (opsets up to 17) and those new at
+// opset 18 (which opset-18 models may use), sorted, with the opset that last changed it and
+// whether ONNX deprecates it.
+struct OnnxOpInfo {
+  std::string op_type;
+  int since_version = 0;
+  bool deprecated = false;
+};
+std::vector<OnnxOpInfo> onnx_default_domain_ops();
+
+}  // namespace jetplan::converter

@@ -1,0 +1,403 @@
+#include "converter/src/lower/gpu_lower.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "converter/src/ir/error.h"
+#include "kernels/cpu/half.h"
+
+namespace jetplan::converter {
+namespace {
+
+Shape to_nhwc(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
+Shape to_nchw(const Shape& s) { return {s[0], s[3], s[1], s[2]}; }
+
+DraftStep make_step(const std::string& name, fb::OpFamily family, uint32_t in, uint32_t out) {
+  DraftStep s;
+  s.name = name;
+  s.op.resolved = true;
+  s.op.family = family;
+  s.inputs = {in};
+  s.outputs = {out};
+  return s;
+}
+
+class LayoutPass {
+ public:
+  explicit LayoutPass(PlanDraft* d) : d_(*d) {}
+
+  void run() {
+    std::vector<DraftStep> steps = std::move(d_.steps);
+    d_.steps.clear();
+    for (DraftStep& s : steps) {
+      after_.clear();
+      lower_step(s);
+      d_.steps.push_back(std::move(s));
+      for (DraftStep& a : after_) d_.steps.push_back(std::move(a));
+    }
+  }
+
+ private:
+  DraftTensor& t(uint32_t i) { return d_.tensors[i]; }
+  bool activation4d(uint32_t i) {
+    return d_.tensors[i].shape.size() == 4 && d_.tensors[i].storage != fb::Storage::Weight;
+  }
+  bool nhwc(uint32_t i) { return d_.tensors[i].layout == fb::Layout::NHWC; }
+  // The NCHW shape a tensor stands for.
+  Shape logical(uint32_t i) { return nhwc(i) ? to_nchw(t(i).shape) : t(i).shape; }
+
+  uint32_t add_tensor(uint32_t like, const std::string& suffix, Shape shape, fb::Layout layout) {
+    DraftTensor n;
+    n.name = t(like).name + suffix;
+    n.dtype = t(like).dtype;
+    n.shape = std::move(shape);
+    n.layout = layout;
+    n.size_bytes = t(like).size_bytes;
+    d_.tensors.push_back(std::move(n));
+    return static_cast<uint32_t>(d_.tensors.size() - 1);
+  }
+
+  DraftStep transpose(const std::string& name, uint32_t in, uint32_t out, bool into_nhwc) {
+    DraftStep s = make_step(name, fb::OpFamily::Transpose, in, out);
+    s.op.tensor.perm = into_nhwc ? std::vector<int32_t>{0, 2, 3, 1}
+                                 : std::vector<int32_t>{0, 3, 1, 2};
+    return s;
+  }
+
+  // The NHWC twin of a 4-D activation (a Transpose before the current step makes it).
+  uint32_t as_nhwc(uint32_t i) {
+    if (nhwc(i)) return i;
+    if (auto it = nhwc_of_.find(i); it != nhwc_of_.end()) return it->second;
+    const uint32_t n = add_tensor(i, ":nhwc", to_nhwc(t(i).shape), fb::Layout::NHWC);
+    d_.steps.push_back(transpose(t(i).name + ":to_nhwc", i, n, true));
+    nhwc_of_[i] = n;
+    return n;
+  }
+  uint32_t as_nchw(uint32_t i) {
+    if (!nhwc(i)) return i;
+    if (auto it = nchw_of_.find(i); it != nchw_of_.end()) return it->second;
+    const uint32_t n = add_tensor(i, ":nchw", to_nchw(t(i).shape), fb::Layout::NCHW);
+    d_.steps.push_back(transpose(t(i).name + ":to_nchw", i, n, false));
+    nchw_of_[i] = n;
+    return n;
+  }
+
+  // The step's output `k` becomes NHWC. A binding keeps its NCHW shape: the step writes a new
+  // tensor and a Transpose after it fills the binding.
+  void output_nhwc(DraftStep& s, size_t k) {
+    const uint32_t o = s.outputs[k];
+    if (t(o).storage == fb::Storage::Binding) {
+      const uint32_t n = add_tensor(o, ":nhwc", to_nhwc(t(o).shape), fb::Layout::NHWC);
+      s.outputs[k] = n;
+      after_.push_back(transpose(t(o).name + ":to_nchw", n, o, false));
+      nhwc_of_[o] = n;
+      return;
+    }
+    t(o).shape = to_nhwc(t(o).shape);
+    t(o).layout = fb::Layout::NHWC;
+  }
+
+  // Conv weights [Cout, Cin/g, KH, KW] -> [Cout, KH, KW, Cin/g] (data permuted, any dtype).
+  uint32_t conv_weight(uint32_t w) {
+    if (t(w).storage != fb::Storage::Weight) return as_nhwc(w);  // a run-time weight
+    if (auto it = weight_of_.find(w); it != weight_of_.end()) return it->second;
+    const Shape& s = t(w).shape;
+    const size_t elem = dtype_size(t(w).dtype);
+    const std::vector<uint8_t>& src = *t(w).data;
+    std::vector<uint8_t>& dst = d_.owned_data.emplace_back(src.size());
+    const int64_t co = s[0], ci = s[1], kh = s[2], kw = s[3];
+    for (int64_t o = 0; o < co; ++o)
+      for (int64_t c = 0; c < ci; ++c)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x)
+            std::memcpy(&dst[static_cast<size_t>(((o * kh + y) * kw + x) * ci + c) * elem],
+                        &src[static_cast<size_t>(((o * ci + c) * kh + y) * kw + x) * elem], elem);
+    DraftTensor n = t(w);
+    n.name += ":ohwi";
+    n.shape = {co, kh, kw, ci};
+    n.data = &dst;
+    d_.tensors.push_back(std::move(n));
+    weight_of_[w] = static_cast<uint32_t>(d_.tensors.size() - 1);
+    return weight_of_[w];
+  }
+
+  void lower_step(DraftStep& s) {
+    const OpDesc& op = s.op;
+    switch (op.family) {
+      case fb::OpFamily::Conv:
+        if (!activation4d(s.inputs[0]) || op.kernel.size() != 2) break;
+        s.inputs[0] = as_nhwc(s.inputs[0]);
+        s.inputs[1] = conv_weight(s.inputs[1]);
+        if (op.has_residual) s.inputs.back() = as_nhwc(s.inputs.back());
+        output_nhwc(s, 0);
+        return;
+      case fb::OpFamily::Pool:
+      case fb::OpFamily::BatchNorm:
+        if (!activation4d(s.inputs[0]) || s.outputs.size() != 1) break;
+        s.inputs[0] = as_nhwc(s.inputs[0]);
+        output_nhwc(s, 0);
+        return;
+      case fb::OpFamily::Activation:
+        if (!nhwc(s.inputs[0])) break;
+        output_nhwc(s, 0);
+        return;
+      case fb::OpFamily::Binary:
+        if (binary_nhwc(s)) return;
+        break;
+      case fb::OpFamily::Pointwise:
+        if (operands_nhwc(s)) return;
+        break;
+      case fb::OpFamily::Concat: {
+        if (t(s.outputs[0]).shape.size() != 4 || op.axis != 1) break;
+        bool any = false, all = true;
+        for (uint32_t i : s.inputs) {
+          any |= nhwc(i);
+          all &= activation4d(i);
+        }
+        if (!any || !all) break;
+        for (uint32_t& i : s.inputs) i = as_nhwc(i);
+        s.op.axis = 3;
+        output_nhwc(s, 0);
+        return;
+      }
+      case fb::OpFamily::Copy: {
+        // [N, 1, 1, C] NHWC holds the bytes of [N, C, 1, 1] NCHW: a byte copy reads it as is.
+        const uint32_t i = s.inputs[0];
+        if (nhwc(i) && t(i).shape[1] == 1 && t(i).shape[2] == 1) return;
+        break;
+      }
+      default: break;
+    }
+    for (uint32_t& i : s.inputs) i = as_nchw(i);
+  }
+
+  // Binary over an NHWC operand of the output's shape: NHWC when the other operand allows.
+  bool binary_nhwc(DraftStep& s) { return s.inputs.size() == 2 && operands_nhwc(s); }
+
+  // A broadcasting elementwise step (Binary, Pointwise) runs NHWC when one operand is an NHWC
+  // tensor of the output's shape and every other one is a 4-D activation of the output's shape
+  // or per channel ([N or 1, C, 1, 1], read as [N or 1, 1, 1, C]), or a constant per channel or
+  // scalar (as [1, 1, 1, C]). All operands are checked before any Transpose is added.
+  bool operands_nhwc(DraftStep& s) {
+    const Shape out = t(s.outputs[0]).shape;
+    if (out.size() != 4) return false;
+    bool anchored = false;
+    std::vector<int64_t> channels(s.inputs.size(), 0);  // > 1: a per-channel constant
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      const uint32_t b = s.inputs[k];
+      anchored |= nhwc(b) && logical(b) == out;
+      if (activation4d(b)) {
+        const Shape lb = logical(b);
+        const bool per_channel = (lb[0] == 1 || lb[0] == out[0]) && lb[1] == out[1] &&
+                                 lb[2] == 1 && lb[3] == 1;
+        if (lb != out && !per_channel) return false;
+      } else if (t(b).storage == fb::Storage::Weight) {
+        if (t(b).shape.size() > 4) return false;
+        Shape s4(4 - t(b).shape.size(), 1);
+        s4.insert(s4.end(), t(b).shape.begin(), t(b).shape.end());
+        if (s4[0] != 1 || s4[2] != 1 || s4[3] != 1) return false;
+        channels[k] = s4[1];
+      } else {
+        return false;
+      }
+    }
+    if (!anchored) return false;
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      const uint32_t b = s.inputs[k];
+      if (activation4d(b)) {
+        s.inputs[k] = as_nhwc(b);
+      } else if (channels[k] > 1) {
+        s.inputs[k] = channel_constant(b, channels[k]);
+      }
+    }
+    output_nhwc(s, 0);
+    return true;
+  }
+
+  // A per-channel constant as [1, 1, 1, C]: the same bytes, another shape.
+  uint32_t channel_constant(uint32_t b, int64_t c) {
+    if (auto it = channel_of_.find(b); it != channel_of_.end()) return it->second;
+    DraftTensor n = t(b);
+    n.name += ":nhwc";
+    n.shape = {1, 1, 1, c};
+    d_.tensors.push_back(std::move(n));
+    channel_of_[b] = static_cast<uint32_t>(d_.tensors.size() - 1);
+    return channel_of_[b];
+  }
+
+  PlanDraft& d_;
+  std::vector<DraftStep> after_;  // steps that follow the current one
+  std::map<uint32_t, uint32_t> nhwc_of_, nchw_of_, weight_of_, channel_of_;
+};
+
+}  // namespace
+
+void gpu_layout(PlanDraft* draft) { LayoutPass(draft).run(); }
+
+namespace {
+
+// The output-cast epilogue: a step of such a family that alone produces float32 binding `t`
+// (which no step reads) writes it itself, FP16 in and FP32 out, instead of an FP16 twin and a Cast.
+bool producer_writes_output_cast(const PlanDraft& draft, uint32_t t) {
+  const DraftStep* producer = nullptr;
+  for (const DraftStep& s : draft.steps) {
+    if (std::find(s.inputs.begin(), s.inputs.end(), t) != s.inputs.end()) return false;
+    if (std::find(s.outputs.begin(), s.outputs.end(), t) == s.outputs.end()) continue;
+    if (producer != nullptr) return false;
+    producer = &s;
+  }
+  return producer != nullptr && producer->outputs.size() == 1 &&
+         writes_output_cast(producer->op.family);
+}
+
+// A new float16 arena tensor of float32 tensor b's shape and layout (":f16").
+uint32_t f16_twin(PlanDraft* draft, uint32_t b) {
+  DraftTensor n;
+  n.name = draft->tensors[b].name + ":f16";
+  n.shape = draft->tensors[b].shape;
+  n.dtype = DataType::kFloat16;
+  n.layout = draft->tensors[b].layout;
+  n.size_bytes = draft->tensors[b].size_bytes / 2;
+  draft->tensors.push_back(std::move(n));
+  return static_cast<uint32_t>(draft->tensors.size() - 1);
+}
+
+}  // namespace
+
+bool writes_output_cast(fb::OpFamily family) {
+  return family == fb::OpFamily::Gemm || family == fb::OpFamily::Conv ||
+         family == fb::OpFamily::Transpose;
+}
+
+void gpu_output_cast_fallback(PlanDraft* draft, size_t step) {
+  const uint32_t b = draft->steps[step].outputs[0];
+  const uint32_t h = f16_twin(draft, b);
+  draft->steps[step].outputs[0] = h;
+  std::string name = draft->tensors[b].name;
+  for (const DraftBinding& o : draft->outputs)
+    if (o.tensor == b) name = o.name;
+  draft->steps.push_back(make_step(name + ":to_f32", fb::OpFamily::Cast, h, b));
+}
+
+void gpu_precision(PlanDraft* draft) {
+  for (DraftTensor& t : draft->tensors) {
+    if (t.dtype != DataType::kFloat32 || t.storage == fb::Storage::Binding) continue;
+    t.dtype = DataType::kFloat16;
+    t.size_bytes /= 2;
+    if (t.storage != fb::Storage::Weight) continue;
+    const std::vector<uint8_t>& src = *t.data;
+    std::vector<uint8_t>& dst = draft->owned_data.emplace_back(src.size() / 2);
+    for (size_t i = 0; i + 4 <= src.size(); i += 4) {
+      float f;
+      std::memcpy(&f, &src[i], 4);
+      // A finite weight past the half range saturates to +-65504 instead of becoming infinite:
+      // masks written as (1 - m) * float32_min must stay 0 where m = 1, not 0 * -inf = NaN.
+      if (std::isfinite(f)) f = std::fmin(65504.f, std::fmax(-65504.f, f));
+      const uint16_t h = kernels::half_from_float(f);
+      std::memcpy(&dst[i / 2], &h, 2);
+    }
+    t.data = &dst;
+  }
+  auto twin = [&](uint32_t b) { return f16_twin(draft, b); };
+  std::vector<DraftStep> casts_in;
+  for (const DraftBinding& b : draft->inputs) {
+    if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
+    const uint32_t h = twin(b.tensor);
+    for (DraftStep& s : draft->steps)
+      for (uint32_t& i : s.inputs)
+        if (i == b.tensor) i = h;
+    DraftStep c = make_step(b.name + ":to_f16", fb::OpFamily::Cast, b.tensor, h);
+    casts_in.push_back(std::move(c));
+  }
+  draft->steps.insert(draft->steps.begin(), casts_in.begin(), casts_in.end());
+  for (const DraftBinding& b : draft->outputs) {
+    if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
+    if (producer_writes_output_cast(*draft, b.tensor)) continue;
+    const uint32_t h = twin(b.tensor);
+    for (DraftStep& s : draft->steps)
+      for (auto* list : {&s.inputs, &s.outputs})
+        for (uint32_t& i : *list)
+          if (i == b.tensor) i = h;
+    draft->steps.push_back(make_step(b.name + ":to_f32", fb::OpFamily::Cast, h, b.tensor));
+  }
+}
+
+void gpu_check_tensors(const PlanDraft& draft) {
+  std::vector<std::string> bad;
+  auto why = [](const DraftTensor& t) -> std::string {
+    if (is_cpu_only_dtype(t.dtype))
+      return cat("'", t.name, "' is ", dtype_name(t.dtype), " (no CUDA kernel takes it)");
+    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end())
+      return cat("'", t.name, "' is empty (", shape_str(t.shape), ")");
+    return "";
+  };
+  for (const DraftStep& s : draft.steps) {
+    std::string reason;
+    for (const auto* list : {&s.inputs, &s.outputs})
+      for (uint32_t i : *list)
+        if (reason.empty()) reason = why(draft.tensors[i]);
+    if (!reason.empty()) bad.push_back(cat("node '", s.name, "': tensor ", reason));
+  }
+  for (const auto* list : {&draft.inputs, &draft.outputs})
+    for (const DraftBinding& b : *list)
+      if (std::string reason = why(draft.tensors[b.tensor]); !reason.empty())
+        bad.push_back(cat(list == &draft.inputs ? "graph input " : "graph output ", reason));
+  if (bad.empty()) return;
+  std::string items;
+  for (const std::string& item : bad) items += (items.empty() ? "" : "; ") + item;
+  fail(bad.size(), " unsupported in a GPU plan (int16, uint16, uint32, uint64, bfloat16 and empty "
+       "tensors run on the CPU backend only; convert for a CPU target): ", items);
+}
+
+}  // namespace jetplan::converter
+
+namespace jetplan::converter {
+
+void concat_in_place(PlanDraft* draft) {
+  std::vector<int> readers(draft->tensors.size(), 0), writer(draft->tensors.size(), -1);
+  for (size_t s = 0; s < draft->steps.size(); ++s) {
+    for (uint32_t i : draft->steps[s].inputs) ++readers[i];
+    for (uint32_t o : draft->steps[s].outputs) writer[o] = static_cast<int>(s);
+  }
+  // A Conv step whose only output is `t`, an NHWC arena tensor of its own read by one step.
+  auto conv_output = [&](uint32_t t) -> DraftStep* {
+    const DraftTensor& tensor = draft->tensors[t];
+    if (tensor.storage != fb::Storage::Arena || tensor.alias_of >= 0 ||
+        tensor.layout != fb::Layout::NHWC || readers[t] != 1 || writer[t] < 0)
+      return nullptr;
+    DraftStep& s = draft->steps[static_cast<size_t>(writer[t])];
+    if (s.op.family != fb::OpFamily::Conv || s.op.has_residual || s.outputs.size() != 1)
+      return nullptr;
+    return &s;
+  };
+  std::vector<bool> drop(draft->steps.size(), false);
+  for (size_t c = 0; c < draft->steps.size(); ++c) {
+    DraftStep& concat = draft->steps[c];
+    if (concat.op.family != fb::OpFamily::Concat || concat.op.axis != 3 ||
+        concat.outputs.size() != 1)
+      continue;
+    const uint32_t y = concat.outputs[0];
+    const DraftTensor& out = draft->tensors[y];
+    if (out.storage != fb::Storage::Arena || out.layout != fb::Layout::NHWC) continue;
+    bool all = !concat.inputs.empty();
+    for (uint32_t i : concat.inputs) all = all && conv_output(i) != nullptr;
+    if (!all) continue;
+    int64_t offset = 0;
+    for (uint32_t i : concat.inputs) {
+      DraftStep* conv = conv_output(i);
+      conv->outputs[0] = y;
+      conv->op.y_channel_offset = offset;
+      conv->name += "+" + concat.name;
+      offset += draft->tensors[i].shape[3];
+    }
+    drop[c] = true;
+  }
+  std::vector<DraftStep> kept;
+  for (size_t s = 0; s < draft->steps.size(); ++s)
+    if (!drop[s]) kept.push_back(std::move(draft->steps[s]));
+  draft->steps = std::move(kept);
+}
+
+}  // namespace jetplan::converter

@@ -1,0 +1,57 @@
+// GPU plans (targets whose backend is CUDA): the passes that turn the draft lower() made, which
+// is shaped for the CPU reference kernels, into one the CUDA backend runs (kernels/cuda/launch.h).
+//
+//   lower -> gpu_layout -> gpu_precision -> remove_unused_tensors -> assign_memory
+//         -> gpu_select (kernel + launch per step; places memory again if a workspace changed)
+#pragma once
+
+#include "converter/src/lower/lower.h"
+#include "converter/src/select/targets.h"
+
+namespace jetplan::converter {
+
+// Refuses what the CUDA backend cannot run: tensors of int16, uint16, uint32, uint64 and bfloat16,
+// and empty tensors (an extent of 0). Every offending step and binding is named in one
+// ConvertError. Run first, on the draft lower() made.
+void gpu_check_tensors(const PlanDraft& draft);
+
+// NHWC around Conv, Pool and BatchNorm over 4-D tensors: their activations get the physical
+// shape [N, H, W, C] and Layout NHWC, conv weights become [Cout, KH, KW, Cin / groups]. NHWC
+// propagates through Activation, through Binary (other operand the same shape, an [N, C, 1, 1]
+// tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]), through Concat
+// along channels (axis 3) and into Copy where H = W = 1 (the bytes are those of NCHW then).
+// Everywhere else tensors stay NCHW; a Transpose step goes where a producer and a consumer
+// disagree (one per tensor and direction, before its first such consumer). Bindings keep
+// their NCHW shape. Run on a float32 draft, before gpu_precision.
+void gpu_layout(PlanDraft* draft);
+
+// Float16 inside the plan: every float32 arena and weight tensor becomes float16 (weights
+// rounded to nearest even; finite weights past the half range saturate to +-65504). Float32
+// bindings keep their dtype and shape: a Cast to float16 follows each float input, a Cast back
+// ends the plan for each float output, except where a step of a family that can
+// (writes_output_cast) alone writes a float output no step reads: that step writes it in
+// float32 itself (the output-cast epilogue; gpu_select falls back to the Cast where no kernel
+// does).
+void gpu_precision(PlanDraft* draft);
+
+// The families whose steps may read float16 and write a float32 graph output themselves: Conv,
+// Gemm and Transpose (a conv's NHWC output reaches its NCHW binding through one).
+bool writes_output_cast(fb::OpFamily family);
+
+// The fallback: step `step` writes a float16 twin of its float32 output and a Cast after the
+// last step fills the output. Tensors are added: memory must be placed again.
+void gpu_output_cast_fallback(PlanDraft* draft, size_t step);
+
+// Concat along NHWC channels whose every input is the output of a Conv step (no residual) read
+// by the Concat alone: each Conv writes its channels of the Concat's output directly
+// (ConvParams.y_channel_offset) and the Concat step goes. Run after gpu_layout.
+void concat_in_place(PlanDraft* draft);
+
+// Kernel selection (gpu_select.cc): serializes the placed draft, loads it with the runtime's
+// loader to get every step's resolved kernel parameters, and asks kernels::cuda::select_kernel
+// for each step's variant and launch; writes DraftStep::kernel/launch and the workspace. Steps
+// without a CUDA kernel are all reported in one ConvertError. Calls assign_memory again when
+// a workspace changed.
+void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& metadata);
+
+}  // namespace jetplan::converter

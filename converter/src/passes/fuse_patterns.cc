@@ -1,0 +1,261 @@
+// Pattern rewrites that run before epilogue fusion: what exporters spell as several elementwise
+// nodes becomes the one activation or Gemm scale it computes, so that fuse() can fold it into
+// the producer's epilogue.
+//   x * Sigmoid(x)                                  -> Activation Silu
+//   x * 0.5 * (1 + Erf(x / sqrt(2)))  (any order)   -> Activation Gelu
+//   MatMul(s * x) through Transposes and Copies     -> MatMul(x) with alpha * s (s a constant)
+//   Transpose(Transpose(x))                         -> one Transpose (views take the identity)
+//   reshape(Gemm(A, B))                             -> Gemm(reshape(A), B): the Gemm meets what
+//                                                      reads the reshape (a residual Add)
+#include <cmath>
+#include <string>
+
+#include "converter/src/ir/graph_edit.h"
+#include "converter/src/passes/passes.h"
+
+namespace jetplan::converter {
+namespace {
+
+class Patterns {
+ public:
+  explicit Patterns(Graph& g) : g_(g) {}
+
+  // Each rewrite restarts the scan on a compacted graph (producers and readers up to date).
+  void run() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      g_.compact();
+      readers_ = g_.consumers();
+      for (size_t i = 0; i < g_.nodes.size() && !changed; ++i) {
+        if (g_.nodes[i].dead || !g_.nodes[i].op.resolved) continue;
+        changed = silu(i) || gelu(i) || scale_into_gemm(i) || compose_transposes(i) ||
+                  view_through_gemm(i);
+      }
+    }
+    g_.compact();
+  }
+
+ private:
+  bool plain(const Node& n, fb::OpFamily family) const {
+    return !n.dead && n.op.resolved && n.op.family == family &&
+           n.op.tensor.expand == TensorExpand::kNone &&
+           n.op.act.kind == fb::ActivationKind::None && is_floating(g_.values[n.outputs[0]].dtype);
+  }
+  bool binary(const Node& n, fb::BinaryOp op) const {
+    return plain(n, fb::OpFamily::Binary) && n.op.binary == op && n.inputs.size() == 2;
+  }
+  // The node producing `value` when it is read by exactly one node and is no graph output.
+  Node* private_producer(int value) {
+    const Value& v = g_.values[value];
+    if (v.producer < 0 || v.graph_output || readers_[value].size() != 1) return nullptr;
+    return &g_.nodes[v.producer];
+  }
+  // The one reader of `value` (which must be no graph output), or nullptr.
+  Node* only_reader(int value) {
+    if (g_.values[value].graph_output || readers_[value].size() != 1) return nullptr;
+    return &g_.nodes[readers_[value][0]];
+  }
+  // The single element of a float32 or float64 constant, or NaN (read_doubles takes no float16).
+  double scalar(int value) const {
+    const Value& v = g_.values[value];
+    if (!v.is_constant || (v.dtype != DataType::kFloat32 && v.dtype != DataType::kFloat64) ||
+        v.data.empty() || shape_count(v.shape) != 1)
+      return NAN;
+    return read_doubles(v)[0];
+  }
+  static bool near(double a, double b) { return std::fabs(a - b) <= 1e-4 * std::fabs(b); }
+  // For a two-input node: the input that is not `v`, or -1 when neither or both are.
+  static int other(const Node& n, int v) {
+    if (n.inputs[0] == v && n.inputs[1] != v) return n.inputs[1];
+    if (n.inputs[1] == v && n.inputs[0] != v) return n.inputs[0];
+    return -1;
+  }
+  // `at` becomes Activation `kind` of x (same shape as its output); the others die.
+  void become_activation(Node& at, fb::ActivationKind kind, int x,
+                         std::initializer_list<Node*> dead) {
+    std::string name;
+    for (Node* n : dead) {
+      name += n->name + "+";
+      n->dead = true;
+    }
+    at.name = name + at.name;
+    at.op = OpDesc();
+    at.op.resolved = true;
+    at.op.family = fb::OpFamily::Activation;
+    at.op.act.kind = kind;
+    at.op_type = kind == fb::ActivationKind::Silu ? "Silu" : "Gelu";
+    at.inputs = {x};
+  }
+
+  // Mul(x, Sigmoid(x)).
+  bool silu(size_t i) {
+    Node& mul = g_.nodes[i];
+    if (!binary(mul, fb::BinaryOp::Mul)) return false;
+    for (int k = 0; k < 2; ++k) {
+      Node* sig = private_producer(mul.inputs[k]);
+      if (sig == nullptr || !sig->op.resolved || sig->op.family != fb::OpFamily::Activation ||
+          sig->op.act.kind != fb::ActivationKind::Sigmoid)
+        continue;
+      const int x = sig->inputs[0];
+      if (mul.inputs[1 - k] != x || g_.values[x].shape != g_.values[mul.outputs[0]].shape)
+        continue;
+      become_activation(mul, fb::ActivationKind::Silu, x, {sig});
+      return true;
+    }
+    return false;
+  }
+
+  // Erf(x / sqrt2 | x * (1/sqrt2)) + 1, then * x and * 0.5 in either order.
+  bool gelu(size_t i) {
+    Node& erf = g_.nodes[i];
+    if (!plain(erf, fb::OpFamily::Unary) || erf.op.tensor.unary != fb::UnaryOp::Erf) return false;
+    Node* scaled = private_producer(erf.inputs[0]);
+    if (scaled == nullptr) return false;
+    int x = -1;
+    if (binary(*scaled, fb::BinaryOp::Div) && near(scalar(scaled->inputs[1]), std::sqrt(2.0)))
+      x = scaled->inputs[0];
+    for (int k = 0; k < 2 && x < 0; ++k)
+      if (binary(*scaled, fb::BinaryOp::Mul) && near(scalar(scaled->inputs[k]), std::sqrt(0.5)))
+        x = scaled->inputs[1 - k];
+    if (x < 0) return false;
+    const Shape& shape = g_.values[x].shape;
+    Node* add = only_reader(erf.outputs[0]);
+    if (add == nullptr || !binary(*add, fb::BinaryOp::Add)) return false;
+    const int one = other(*add, erf.outputs[0]);
+    if (one < 0 || !near(scalar(one), 1.0)) return false;
+    Node* mul = only_reader(add->outputs[0]);
+    if (mul == nullptr || !binary(*mul, fb::BinaryOp::Mul)) return false;
+    const int factor = other(*mul, add->outputs[0]);
+    if (factor < 0 || g_.values[mul->outputs[0]].shape != shape) return false;
+    if (factor == x) {  // (x * (1 + erf)) * 0.5
+      Node* half = only_reader(mul->outputs[0]);
+      if (half == nullptr || !binary(*half, fb::BinaryOp::Mul)) return false;
+      const int c = other(*half, mul->outputs[0]);
+      if (c < 0 || !near(scalar(c), 0.5)) return false;
+      become_activation(*half, fb::ActivationKind::Gelu, x, {scaled, &erf, add, mul});
+      return true;
+    }
+    Node* half = private_producer(factor);  // (x * 0.5) * (1 + erf)
+    if (half == nullptr || !binary(*half, fb::BinaryOp::Mul)) return false;
+    const int c = other(*half, x);
+    if (c < 0 || !near(scalar(c), 0.5)) return false;
+    become_activation(*mul, fb::ActivationKind::Gelu, x, {half, scaled, &erf, add});
+    return true;
+  }
+
+  // Mul(x, s) or Div(x, s), s a floating scalar constant, whose result reaches operand A or B of
+  // a Gemm only through Transposes and Copies (linear: they commute with the scaling).
+  bool scale_into_gemm(size_t i) {
+    Node& b = g_.nodes[i];
+    double s = NAN;
+    int x = -1;
+    if (binary(b, fb::BinaryOp::Div)) {
+      s = 1.0 / scalar(b.inputs[1]);
+      x = b.inputs[0];
+    } else if (binary(b, fb::BinaryOp::Mul)) {
+      for (int k = 0; k < 2 && x < 0; ++k)
+        if (!std::isnan(scalar(b.inputs[k]))) {
+          s = scalar(b.inputs[k]);
+          x = b.inputs[1 - k];
+        }
+    }
+    if (x < 0 || !std::isfinite(s) || g_.values[x].shape != g_.values[b.outputs[0]].shape)
+      return false;
+    int value = b.outputs[0];
+    Node* reader = only_reader(value);
+    while (reader != nullptr && reader->op.resolved &&
+           reader->op.tensor.expand == TensorExpand::kNone &&
+           (reader->op.family == fb::OpFamily::Transpose ||
+            reader->op.family == fb::OpFamily::Copy)) {
+      value = reader->outputs[0];
+      reader = only_reader(value);
+    }
+    if (reader == nullptr || !reader->op.resolved || reader->op.family != fb::OpFamily::Gemm ||
+        reader->op.tensor.expand != TensorExpand::kNone ||
+        !(reader->inputs[0] == value || reader->inputs[1] == value) ||
+        reader->inputs[0] == reader->inputs[1])
+      return false;
+    reader->op.alpha = static_cast<float>(reader->op.alpha * s);
+    reader->name = b.name + "+" + reader->name;
+    Node& first = g_.nodes[readers_[b.outputs[0]][0]];
+    for (int& in : first.inputs)
+      if (in == b.outputs[0]) in = x;
+    b.dead = true;
+    return true;
+  }
+
+  // Transpose(Transpose(x, p1), p2) = Transpose(x, p1[p2[i]]): one step instead of two.
+  bool compose_transposes(size_t i) {
+    Node& second = g_.nodes[i];
+    if (!plain(second, fb::OpFamily::Transpose)) return false;
+    Node* first = private_producer(second.inputs[0]);
+    if (first == nullptr || !plain(*first, fb::OpFamily::Transpose)) return false;
+    const std::vector<int32_t>& p1 = first->op.tensor.perm;
+    std::vector<int32_t>& p2 = second.op.tensor.perm;
+    if (p1.size() != p2.size()) return false;
+    std::vector<int32_t> combined(p2.size());
+    for (size_t k = 0; k < p2.size(); ++k) {
+      if (p2[k] < 0 || static_cast<size_t>(p2[k]) >= p1.size()) return false;
+      combined[k] = p1[static_cast<size_t>(p2[k])];
+    }
+    p2 = combined;
+    second.inputs[0] = first->inputs[0];
+    second.name = first->name + "+" + second.name;
+    first->dead = true;
+    return true;
+  }
+
+  // Gemm(A, B) read only by a reshape (a Copy, or a Transpose moving extent-1 dims only) of
+  // its [..., M, N] output into [..., N]: the Gemm computes that shape itself from A viewed as
+  // [..., K] (the same bytes: a Copy node, a view in the plan), so that what reads the reshape
+  // (a residual Add) reads the Gemm. A not transposed, B one matrix, C absent or one value per
+  // column.
+  bool view_through_gemm(size_t i) {
+    Node& gemm = g_.nodes[i];
+    if (!gemm.op.resolved || gemm.op.family != fb::OpFamily::Gemm ||
+        gemm.op.tensor.expand != TensorExpand::kNone ||
+        gemm.op.act.kind != fb::ActivationKind::None ||
+        gemm.op.trans_a || gemm.op.a_vector || gemm.op.b_vector || gemm.op.has_residual ||
+        gemm.inputs.size() < 2)
+      return false;
+    Node* view = only_reader(gemm.outputs[0]);
+    if (view == nullptr || !view->op.resolved || view->op.tensor.expand != TensorExpand::kNone)
+      return false;
+    const Shape& y = g_.values[gemm.outputs[0]].shape;
+    const bool reshape = view->op.family == fb::OpFamily::Copy ||
+                         (view->op.family == fb::OpFamily::Transpose &&
+                          moves_only_unit_dims(y, view->op.tensor.perm));
+    if (!reshape || view->outputs.size() != 1) return false;
+    const Shape& to = g_.values[view->outputs[0]].shape;
+    const Value& a = g_.values[gemm.inputs[0]];
+    const Shape& b = g_.values[gemm.inputs[1]].shape;
+    if (y.size() < 2 || to.size() < 2 || a.shape.size() < 2 || b.size() < 2 ||
+        to.back() != y.back() || shape_count(Shape(b.begin(), b.end() - 2)) != 1)
+      return false;
+    if (gemm.inputs.size() > 2 && gemm.inputs[2] >= 0) {
+      const Shape& c = g_.values[gemm.inputs[2]].shape;
+      if (shape_count(c) != y.back() || c.back() != y.back()) return false;
+    }
+    Shape a_view(to.begin(), to.end() - 1);
+    a_view.push_back(a.shape.back());
+    if (shape_count(a_view) != shape_count(a.shape)) return false;
+    const int a2 = new_value(g_, a.name + ":view", a.dtype, a_view);
+    Node copy = copy_node(view->name + ":a", gemm.inputs[0], a2);
+    gemm.inputs[0] = a2;
+    gemm.outputs = view->outputs;
+    gemm.name += "+" + view->name;
+    view->dead = true;
+    g_.nodes.insert(g_.nodes.begin() + static_cast<std::ptrdiff_t>(i), std::move(copy));
+    return true;
+  }
+
+  Graph& g_;
+  std::vector<std::vector<int>> readers_;
+};
+
+}  // namespace
+
+void fuse_patterns(Graph& g) { Patterns(g).run(); }
+
+}  // namespace jetplan::converter
