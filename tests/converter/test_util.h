@@ -9,7 +9,7 @@
 #include "converter/src/convert.h"
 #include "converter/src/ir/error.h"
 #include "tests/converter/onnx_builder.h"
-#include "tests/converter/plan_contract.h"
+#include "tests/contract/plan_contract.h"
 
 namespace jetplan::converter::testing {
 

@@ -1,4 +1,4 @@
-#include "tests/converter/plan_contract.h"
+#include "tests/contract/plan_contract.h"
 
 #include <algorithm>
 #include <map>
