@@ -265,14 +265,19 @@ def json_checks(tools, suite, work, plan, feed):
         suite.report(f"run/{name}", problems, refusal(res))
 
 
-def plan_checks(tools, suite, work, case_dir, manifest):
+def run_refusal_check(tools, suite):
+    """expect(name, argv, ...): jetplan-run on argv must refuse it by the error contract."""
     def expect(name, argv, mentions=(), any_of=(), exit_codes=(1,), usage=False):
         res = run_tool([tools.run] + argv)
         suite.report(f"run/{name}",
                      check_error(res, RUN_PREFIX, exit_codes, mentions, any_of, usage),
                      refusal(res))
         return res
+    return expect
 
+
+def plan_checks(tools, suite, work, case_dir, manifest):
+    expect = run_refusal_check(tools, suite)
     plan = os.path.join(work, "good.jplan")
     res = run_tool([tools.convert, os.path.join(case_dir, "model.onnx"), "-o", plan]
                    + manifest["convert_args"])
@@ -340,6 +345,11 @@ def plan_checks(tools, suite, work, case_dir, manifest):
         expect("plan_step_input_index_out_of_range",
                [write(os.path.join(work, "step_input.jplan"), patched)] + feed)
 
+    damaged_plan_check(tools, suite, work, good, layout, feed)
+    input_file_checks(tools, suite, work, plan, feed, inp, npy)
+
+
+def damaged_plan_check(tools, suite, work, good, layout, feed):
     # Corrupted bytes: an error (one clean line) or, where the damage is harmless (weights,
     # padding), a normal run. Never a signal, never a hang. Most of the file is weights, so the
     # positions are drawn mostly from the rest (header, vtables, tensors, steps, metadata); half
@@ -377,7 +387,9 @@ def plan_checks(tools, suite, work, case_dir, manifest):
     print(f"        ({runs} ran, {errors} refused; weights at [{w_begin}, {w_begin + w_len}) "
           f"of {len(good)} bytes; crashing plans kept as {work}/crash_*.jplan)")
 
-    # Input files.
+
+def input_file_checks(tools, suite, work, plan, feed, inp, npy):
+    expect = run_refusal_check(tools, suite)
     shape = inp["shape"]
     name = inp["name"]
     raw = write(os.path.join(work, "short.bin"),
