@@ -36,6 +36,8 @@ constexpr bool rules_in_enum_order() {
 }
 static_assert(rules_in_enum_order(), "kernels/op_families.def is not in fb::OpFamily order");
 
+// Bytes per element, read from the schema's DType list. The runtime's loader has its own table:
+// this one stays apart on purpose, so that the two readings check each other.
 int64_t elem_size(fb::DType t) {
   switch (t) {
     case fb::DType::Float32: return 4;

@@ -21,10 +21,7 @@ bool qlinear_operands(StepContract& c, bool has_params, size_t n_in) {
     c.bad("step ", c.name, " lacks its QLinear params");
     return false;
   }
-  if (c.in.size() != n_in) {
-    c.bad("step ", c.name, " has ", c.in.size(), " inputs");
-    return false;
-  }
+  if (!c.input_count_is(n_in)) return false;
   const auto byte = [](fb::DType d) { return d == fb::DType::Int8 || d == fb::DType::UInt8; };
   c.expect(byte(c.in_dtype(0)) && byte(c.in_dtype(3)) && byte(c.dtype_of(0)),
            "qlinear operands and output are int8 or uint8");

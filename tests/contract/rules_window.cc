@@ -10,10 +10,9 @@ void contract_conv(StepContract& c) {
   c.inputs_are(fb::DType::Float32);
   const auto* p = c.step->params_as_ConvParams();
   if (!p) return c.bad("step ", c.name, " lacks ConvParams");
+  if (!c.input_count_is(2 + p->has_bias() + p->has_residual())) return;
   const auto& in = c.in;
   const Shape& y = c.y;
-  const size_t n_in = 2 + p->has_bias() + p->has_residual();
-  if (in.size() != n_in) return c.bad("step ", c.name, " has ", in.size(), " inputs");
   const Shape& x = in[0];
   const Shape& w = in[1];
   const Shape k = vec(p->kernel()), st = vec(p->stride()), dil = vec(p->dilation());
@@ -59,10 +58,9 @@ void contract_conv_transpose(StepContract& c) {
   c.inputs_are(fb::DType::Float32);
   const auto* p = c.step->params_as_ConvTransposeParams();
   if (!p) return c.bad("step ", c.name, " lacks ConvTransposeParams");
+  if (!c.input_count_is(2 + p->has_bias() + p->has_residual())) return;
   const auto& in = c.in;
   const Shape& y = c.y;
-  const size_t n_in = 2 + p->has_bias() + p->has_residual();
-  if (in.size() != n_in) return c.bad("step ", c.name, " has ", in.size(), " inputs");
   const Shape &x = in[0], &w = in[1];
   if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size())
     return c.bad("step ", c.name, ": convtranspose ranks");

@@ -67,4 +67,10 @@ void StepContract::inputs_are(fb::DType dtype) {
     if (tensor(i)->dtype() != dtype) bad("step ", name, " reads a non-float32 tensor");
 }
 
+bool StepContract::input_count_is(size_t count) {
+  if (in.size() == count) return true;
+  bad("step ", name, " has ", in.size(), " inputs");
+  return false;
+}
+
 }  // namespace jetplan::converter::testing::contract

@@ -63,6 +63,8 @@ class StepContract {
   }
   // Families whose kernels compute in one float type only: every input has it.
   void inputs_are(fb::DType dtype);
+  // The step has `count` inputs, as its params' flags say; false (reported) when not.
+  bool input_count_is(size_t count);
 
  private:
   const fb::Plan* plan_;
