@@ -10,14 +10,12 @@ Prints one line per check and a summary; exits 1 when anything failed.
 Usage: bad_inputs.py --convert PATH --run PATH --workdir DIR
 """
 
-import argparse
 import json
 import os
 import random
 import shutil
 import struct
 import sys
-import time
 
 import numpy as np
 import onnx
@@ -27,29 +25,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_models  # noqa: E402
 from e2e_common import (PLAN_SCHEMA_VERSION, PLAN_STEPS, PLAN_TENSORS, PLAN_WEIGHTS,  # noqa: E402
                         STEP_INPUTS, STORAGE_BINDING, TENSOR_OFFSET, TENSOR_STORAGE,
-                        FlatBufferError, check_error, fb_field, fb_identifier, fb_root,
-                        fb_table_vector, fb_vector, run_tool)
+                        FlatBufferError, Suite, check_error, fb_field, fb_identifier, fb_root,
+                        fb_table_vector, fb_vector, onnx_model, run_tool, tool_args)
+from graph_builder import Graph  # noqa: E402
 
 CONVERT_PREFIX = "jetplan-convert: error:"
 RUN_PREFIX = "jetplan-run: error:"
 RUN_FLAGS = ["--warmup", "0", "--iterations", "1"]
 
 
-class Suite:
-    def __init__(self):
-        self.passed, self.failed = 0, []
-
-    def report(self, name, problems, res=None):
-        if problems:
-            self.failed.append(name)
-            print(f"FAIL  {name}")
-            for p in problems:
-                print(f"        {p}")
-        else:
-            self.passed += 1
-            line = res.first_error() if res is not None and res.returncode != 0 else ""
-            print(f"PASS  {name}{'  | ' + line if line else ''}")
-        sys.stdout.flush()
+def refusal(res):
+    """The detail a passing check prints: the tool's error line, when it refused."""
+    return "| " + res.first_error() if res.returncode != 0 else ""
 
 
 def write(path, data):
@@ -65,22 +52,15 @@ def model_with_unsupported_ops(path):
              helper.make_node("Relu", ["a"], ["b"], name="fine_relu"),
              helper.make_node("Hardmax", ["b"], ["y"], name="odd_hardmax", axis=1)]
     axis = helper.make_tensor("axis", TensorProto.INT64, [], [1])
-    model = helper.make_model(helper.make_graph(nodes, "unsupported", [x], [y], [axis]),
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    onnx.save(onnx_model("unsupported", nodes, [x], [y], [axis]), path)
     return path
 
 
 def model_with_double_input(path):
     x = helper.make_tensor_value_info("dbl", TensorProto.DOUBLE, [1, 4])
     y = helper.make_tensor_value_info("y", TensorProto.DOUBLE, [1, 4])
-    model = helper.make_model(
-        helper.make_graph([helper.make_node("Relu", ["dbl"], ["y"], name="relu")], "double",
-                          [x], [y]), opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.save(model, path)
+    nodes = [helper.make_node("Relu", ["dbl"], ["y"], name="relu")]
+    onnx.save(onnx_model("double", nodes, [x], [y], check=False), path)
     return path
 
 
@@ -89,10 +69,7 @@ def model_with_dangling_input(path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
     nodes = [helper.make_node("Add", ["x", "ghost_tensor"], ["y"], name="add_ghost")]
-    model = helper.make_model(helper.make_graph(nodes, "dangling", [x], [y]),
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.save(model, path)
+    onnx.save(onnx_model("dangling", nodes, [x], [y], check=False), path)
     return path
 
 
@@ -102,17 +79,13 @@ def model_with_storage_order(path):
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 2, 2])
     nodes = [helper.make_node("MaxPool", ["x"], ["y"], name="column_major_pool",
                               kernel_shape=[2, 2], strides=[2, 2], storage_order=2)]
-    model = helper.make_model(helper.make_graph(nodes, "ceil", [x], [y]),
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, path)
+    onnx.save(onnx_model("ceil", nodes, [x], [y]), path)
     return path
 
 
 def model_with_external_data(directory):
     """A Conv whose weight lives in an external data file, as large models keep them."""
-    g = make_models.Graph("external", seed=5)
+    g = Graph("external", seed=5)
     g.output(g.conv(g.input("x", [1, 2, 5, 5]), 3, 3, name="conv_ext"), "y")
     d = g.save(directory)
     model = onnx.load(os.path.join(d, "model.onnx"))
@@ -126,7 +99,8 @@ def converter_checks(tools, suite, work, good_onnx):
     def expect(name, argv, exit_codes=(1,), mentions=(), any_of=(), usage=False):
         res = run_tool([tools.convert] + argv)
         suite.report(f"convert/{name}",
-                     check_error(res, CONVERT_PREFIX, exit_codes, mentions, any_of, usage), res)
+                     check_error(res, CONVERT_PREFIX, exit_codes, mentions, any_of, usage),
+                     refusal(res))
 
     out = os.path.join(work, "unused.jplan")
     missing = os.path.join(work, "no_such_model.onnx")
@@ -152,7 +126,7 @@ def converter_checks(tools, suite, work, good_onnx):
     res = run_tool([tools.convert, uns, "-o", out])
     suite.report("convert/supported_node_not_listed_as_unsupported",
                  [f"error names the supported node fine_relu: {res.first_error()!r}"]
-                 if "fine_relu" in res.stderr else [], res)
+                 if "fine_relu" in res.stderr else [], refusal(res))
 
     expect("double_dtype", [model_with_double_input(os.path.join(work, "double.onnx")),
                             "-o", out], any_of=["dbl", "double", "float64", "dtype", "type"])
@@ -167,7 +141,7 @@ def converter_checks(tools, suite, work, good_onnx):
     # external data cleanly; once the file is gone, an error that names it.
     # A rank the runtime does not take (it reads at most rank 8): refused at conversion, or a
     # plan that loads and runs; never a plan the runtime refuses.
-    g = make_models.Graph("rank9", seed=6)
+    g = Graph("rank9", seed=6)
     g.output(g.relu(g.input("x", [1, 2, 1, 2, 1, 2, 1, 2, 3]), name="relu_rank9"), "y")
     d9 = g.save(os.path.join(work, "models"))
     plan9 = os.path.join(work, "rank9.jplan")
@@ -178,7 +152,7 @@ def converter_checks(tools, suite, work, good_onnx):
             f"converted, but jetplan-run refuses the plan ({r2.describe()}): {r2.first_error()}"]
     else:
         problems = check_error(res, CONVERT_PREFIX, (1,), any_of=["rank", "relu_rank9", "'x'"])
-    suite.report("convert/rank_9_tensor", problems, res)
+    suite.report("convert/rank_9_tensor", problems, refusal(res))
 
     d, ext_model, ext_data = model_with_external_data(os.path.join(work, "models"))
     ext_plan = os.path.join(work, "external.jplan")
@@ -197,7 +171,7 @@ def converter_checks(tools, suite, work, good_onnx):
                 problems.append("outputs differ from the reference")
     else:
         problems = check_error(res, CONVERT_PREFIX, (1,), any_of=["external"])
-    suite.report("convert/external_data_present", problems, res)
+    suite.report("convert/external_data_present", problems, refusal(res))
     os.remove(ext_data)
     expect("external_data_missing", [ext_model, "-o", out],
            any_of=["external_weights.bin", "external"])
@@ -288,16 +262,22 @@ def json_checks(tools, suite, work, plan, feed):
                           abs(max(samples) - doc["max_ms"]) <= 1e-5 * doc["max_ms"]):
                     problems.append(f"samples_ms {samples} disagree with median_ms "
                                     f"{doc['median_ms']} / max_ms {doc['max_ms']}")
-        suite.report(f"run/{name}", problems, res)
+        suite.report(f"run/{name}", problems, refusal(res))
 
 
-def plan_checks(tools, suite, work, case_dir, manifest):
+def run_refusal_check(tools, suite):
+    """expect(name, argv, ...): jetplan-run on argv must refuse it by the error contract."""
     def expect(name, argv, mentions=(), any_of=(), exit_codes=(1,), usage=False):
         res = run_tool([tools.run] + argv)
         suite.report(f"run/{name}",
-                     check_error(res, RUN_PREFIX, exit_codes, mentions, any_of, usage), res)
+                     check_error(res, RUN_PREFIX, exit_codes, mentions, any_of, usage),
+                     refusal(res))
         return res
+    return expect
 
+
+def plan_checks(tools, suite, work, case_dir, manifest):
+    expect = run_refusal_check(tools, suite)
     plan = os.path.join(work, "good.jplan")
     res = run_tool([tools.convert, os.path.join(case_dir, "model.onnx"), "-o", plan]
                    + manifest["convert_args"])
@@ -365,6 +345,11 @@ def plan_checks(tools, suite, work, case_dir, manifest):
         expect("plan_step_input_index_out_of_range",
                [write(os.path.join(work, "step_input.jplan"), patched)] + feed)
 
+    damaged_plan_check(tools, suite, work, good, layout, feed)
+    input_file_checks(tools, suite, work, plan, feed, inp, npy)
+
+
+def damaged_plan_check(tools, suite, work, good, layout, feed):
     # Corrupted bytes: an error (one clean line) or, where the damage is harmless (weights,
     # padding), a normal run. Never a signal, never a hang. Most of the file is weights, so the
     # positions are drawn mostly from the rest (header, vtables, tensors, steps, metadata); half
@@ -402,7 +387,9 @@ def plan_checks(tools, suite, work, case_dir, manifest):
     print(f"        ({runs} ran, {errors} refused; weights at [{w_begin}, {w_begin + w_len}) "
           f"of {len(good)} bytes; crashing plans kept as {work}/crash_*.jplan)")
 
-    # Input files.
+
+def input_file_checks(tools, suite, work, plan, feed, inp, npy):
+    expect = run_refusal_check(tools, suite)
     shape = inp["shape"]
     name = inp["name"]
     raw = write(os.path.join(work, "short.bin"),
@@ -441,7 +428,7 @@ def plan_checks(tools, suite, work, case_dir, manifest):
     problems = check_error(res, RUN_PREFIX, (1, 2), usage=True)
     if problems and res.returncode in (1, 2) and res.first_error().startswith("usage:"):
         problems = []
-    suite.report("run/usage_no_arguments", problems, res)
+    suite.report("run/usage_no_arguments", problems, refusal(res))
     unwritable = os.path.join(work, "file_not_dir")
     write(unwritable, b"x")
     expect("save_outputs_into_a_file", [plan] + feed + RUN_FLAGS +
@@ -449,18 +436,8 @@ def plan_checks(tools, suite, work, case_dir, manifest):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--convert", required=True)
-    ap.add_argument("--run", required=True)
-    ap.add_argument("--workdir", required=True, help="scratch directory (emptied first)")
-    tools = ap.parse_args()
-    tools.convert = os.path.abspath(tools.convert)
-    tools.run = os.path.abspath(tools.run)
-    start = time.monotonic()
-    work = os.path.abspath(tools.workdir)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-
+    tools = tool_args(__doc__)
+    work = tools.workdir
     case_dir = make_models.generate(os.path.join(work, "models"), {"mini_resnet"})[0]
     with open(os.path.join(case_dir, "case.json")) as fh:
         manifest = json.load(fh)
@@ -468,11 +445,7 @@ def main():
     suite = Suite()
     converter_checks(tools, suite, work, os.path.join(case_dir, "model.onnx"))
     plan_checks(tools, suite, work, case_dir, manifest)
-
-    total = suite.passed + len(suite.failed)
-    print(f"e2e bad inputs: {suite.passed}/{total} passed in {time.monotonic() - start:.1f} s"
-          + (f"; failed: {', '.join(suite.failed)}" if suite.failed else ""))
-    return 1 if suite.failed else 0
+    return suite.summary("e2e bad inputs")
 
 
 if __name__ == "__main__":

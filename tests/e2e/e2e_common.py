@@ -1,14 +1,27 @@
-"""Shared helpers of the end-to-end scripts: running the tools, checking their error lines,
-and a minimal FlatBuffers reader for patching plans (the `flatbuffers` package is optional on
-the build machines, and a reader this small is easy to audit)."""
+"""Shared helpers of the end-to-end scripts: their command line, running the tools, checking
+their error lines, building an ONNX model, converting and running it and comparing its outputs
+with a reference, reporting checks, and a minimal FlatBuffers reader for patching plans (the
+`flatbuffers` package is optional on the build machines, and a reader this small is easy to
+audit)."""
 
+import argparse
+import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
+import sys
 import time
 
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
 TOOL_TIMEOUT_S = 60
+
+# Float outputs against a float64 reference: |got - want| <= ATOL + RTOL * |want|.
+RTOL, ATOL = 1e-4, 1e-5
 
 
 class Result:
@@ -82,6 +95,253 @@ def check_error(res, prefix, exit_codes=(1,), mentions=(), any_of=(), usage=Fals
     if any_of and not any(a.lower() in low for a in any_of):
         problems.append(f"error line mentions none of {list(any_of)!r}: {line!r}")
     return problems
+
+
+# --------------------------------------------------------------------------------------------
+# Command line and reporting
+# --------------------------------------------------------------------------------------------
+
+def tool_args(doc, with_self_check=False):
+    """The scripts' command line: --convert, --run, --workdir (emptied first), --only CASE,...
+    and, with_self_check, --self-check (the references alone; the tools are then optional).
+    Tool and work paths come back absolute; `only` is a set of names or None."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--convert", help="path of jetplan-convert")
+    ap.add_argument("--run", help="path of jetplan-run")
+    ap.add_argument("--workdir", help="scratch directory (emptied first)")
+    ap.add_argument("--only", help="comma-separated case names (default: all)")
+    if with_self_check:
+        ap.add_argument("--self-check", action="store_true")
+    args = ap.parse_args()
+    args.parser = ap
+    args.only = set(filter(None, args.only.split(","))) if args.only else None
+    if with_self_check and args.self_check:
+        return args
+    if not (args.convert and args.run and args.workdir):
+        ap.error("--convert, --run and --workdir are required")
+    args.convert, args.run = os.path.abspath(args.convert), os.path.abspath(args.run)
+    args.workdir = os.path.abspath(args.workdir)
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    return args
+
+
+class Suite:
+    """One line per check (PASS or FAIL, a failure's problems under it) and a summary."""
+
+    def __init__(self):
+        self.passed, self.failed = 0, []
+        self.start = time.monotonic()
+
+    def report(self, name, problems, detail=""):
+        if problems:
+            self.failed.append(name)
+            print(f"FAIL  {name}")
+            for p in problems:
+                print(f"        {p}")
+        else:
+            self.passed += 1
+            print(f"PASS  {name}{'  ' + detail if detail else ''}")
+        sys.stdout.flush()
+
+    def summary(self, title):
+        """Prints the summary line; the exit status (1 when anything failed)."""
+        total = self.passed + len(self.failed)
+        print(f"{title}: {self.passed}/{total} passed in {time.monotonic() - self.start:.1f} s"
+              + (f"; failed: {', '.join(self.failed)}" if self.failed else ""))
+        return 1 if self.failed else 0
+
+
+# --------------------------------------------------------------------------------------------
+# Models against references
+# --------------------------------------------------------------------------------------------
+
+def onnx_type(dtype):
+    """The TensorProto element type of a numpy dtype (through onnx.mapping on older onnx)."""
+    if hasattr(helper, "np_dtype_to_tensor_dtype"):
+        return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+
+
+def value_info(name, arr, shape=None):
+    """A graph input or output of `arr`'s dtype and shape (or `shape`, which may name dims)."""
+    return helper.make_tensor_value_info(name, onnx_type(arr.dtype),
+                                         list(arr.shape) if shape is None else shape)
+
+
+def onnx_model(name, nodes, inputs, outputs, initializers=(), opset=13, check=True):
+    """The model of one graph, at ir_version 8; through the onnx checker unless check=False (a
+    broken model on purpose)."""
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="jetplan-e2e")
+    model.ir_version = 8
+    if check:
+        onnx.checker.check_model(model)
+    return model
+
+
+class ModelCase:
+    """A model built whole (onnx.helper, or exported), its inputs and expected outputs (name ->
+    array each)."""
+
+    def __init__(self, name, model, feeds, expected):
+        self.name, self._model, self.feeds, self.expected = name, model, feeds, expected
+
+    def model(self):
+        return self._model
+
+
+class ReferenceCase:
+    """A model built node by node: float32 graph inputs with their values, initializers, nodes
+    named after their first output, and the reference outputs (float32, or int64 where the
+    reference is integer); `rng` is seeded for the case's random data."""
+
+    def __init__(self, name, opset, seed):
+        self.name, self.opset = name, opset
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inputs, self.outputs, self.inits = [], [], [], []
+        self.feeds, self.expected = {}, {}
+
+    def input(self, name, arr):
+        arr = np.asarray(arr, np.float32)
+        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, arr.shape))
+        self.feeds[name] = arr
+        return arr
+
+    def const(self, name, arr):
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def node(self, op, ins, outs, **attrs):
+        self.nodes.append(helper.make_node(op, ins, outs, name=outs[0] + "_node", **attrs))
+
+    def output(self, name, want, rows_at_run_time=False):
+        """A graph output declared with the reference's shape (the converter checks it against
+        its own), or with a symbolic leading dim where the row count is known at run time."""
+        want = np.asarray(want)
+        dtype = TensorProto.INT64 if want.dtype.kind in "iu" else TensorProto.FLOAT
+        shape = ["rows"] + list(want.shape[1:]) if rows_at_run_time else list(want.shape)
+        self.outputs.append(helper.make_tensor_value_info(name, dtype, shape))
+        self.expected[name] = want.astype(np.int64 if dtype == TensorProto.INT64 else np.float32)
+
+    def model(self):
+        return onnx_model(self.name, self.nodes, self.inputs, self.outputs, self.inits,
+                          self.opset)
+
+
+def compare_output(name, got, want, rtol=RTOL, atol=ATOL):
+    """None when `got` matches the reference `want`, else one line saying how it does not:
+    dtype and shape exactly; floats within atol + rtol |want| (float16: rtol 1e-3), NaN only
+    where the reference has NaN; integers and bools bit for bit."""
+    if got.dtype != want.dtype:
+        return f"output {name!r}: dtype {got.dtype}, expected {want.dtype}"
+    if got.shape != want.shape:
+        return f"output {name!r}: shape {list(got.shape)}, expected {list(want.shape)}"
+    if want.dtype.kind == "f":
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        if want.dtype == np.float16:
+            rtol = max(rtol, 1e-3)
+        with np.errstate(invalid="ignore"):  # inf - inf: NaN, which fails the bound
+            bad = ~(np.abs(g - w) <= atol + rtol * np.abs(w)) & ~(np.isnan(g) & np.isnan(w))
+        if bad.any():
+            i = int(np.argmax(bad))
+            return (f"output {name!r}: {int(bad.sum())}/{bad.size} elements off; first at "
+                    f"{list(np.unravel_index(i, want.shape))}: got {g.flat[i]!r}, "
+                    f"expected {w.flat[i]!r}")
+        return None
+    if not np.array_equal(got, want):
+        return f"output {name!r}: {int((got != want).sum())}/{want.size} elements differ"
+    return None
+
+
+def run_model(tools, work, model, feeds, expected, iterations=1, steps=None):
+    """Converts `model` with jetplan-convert, runs the plan with jetplan-run on `feeds` (name ->
+    array) and compares every output with `expected` (name -> array). `steps`: the step count
+    the plan must have (jetplan-convert prints it), None when any. The problems found."""
+    os.makedirs(work, exist_ok=True)
+    model_path, plan = os.path.join(work, "model.onnx"), os.path.join(work, "model.jplan")
+    onnx.save(model, model_path)
+    res = run_tool([tools.convert, model_path, "-o", plan])
+    if res.returncode != 0 or res.timed_out:
+        return [f"jetplan-convert failed ({res.describe()}): {res.first_error()}"]
+    problems = []
+    if steps is not None:
+        m = re.search(r"(\d+) steps", res.stdout + res.stderr)
+        if not m:
+            problems.append("jetplan-convert printed no step count")
+        elif int(m.group(1)) != steps:
+            problems.append(f"the plan has {m.group(1)} steps, expected {steps}")
+    args = [tools.run, plan, "--warmup", "0", "--iterations", str(iterations),
+            "--save-outputs", os.path.join(work, "out")]
+    for name, arr in feeds.items():
+        path = os.path.join(work, sanitize(name) + ".in.npy")
+        np.save(path, np.array(arr, order="C"))  # keeps 0-d arrays 0-d
+        args += ["--input", f"{name}={path}"]
+    res = run_tool(args)
+    if res.returncode != 0 or res.timed_out:
+        return problems + [f"jetplan-run failed ({res.describe()}): {res.first_error()}"]
+    for name, want in expected.items():
+        path = os.path.join(work, "out", sanitize(name) + ".npy")
+        if not os.path.exists(path):
+            problems.append(f"output {name!r} was not written")
+            continue
+        why = compare_output(name, np.load(path), np.asarray(want))
+        if why:
+            problems.append(why)
+    return problems
+
+
+def run_cases(title, tools, cases, iterations=1, suite=None):
+    """Every case of `cases` (each with .name, .model(), .feeds, .expected and optionally
+    .steps) not left out by --only, through run_model; the exit status."""
+    suite = suite or Suite()
+    for case in cases:
+        if tools.only and case.name not in tools.only:
+            continue
+        try:
+            problems = run_model(tools, os.path.join(tools.workdir, case.name), case.model(),
+                                 case.feeds, case.expected, iterations,
+                                 getattr(case, "steps", None))
+        except Exception as e:  # a broken case must not hide the others
+            problems = [f"{type(e).__name__}: {e}"]
+        suite.report(case.name, problems, f"({len(case.expected)} outputs)")
+    return suite.summary(title)
+
+
+def self_checker():
+    """(check, failures): check(what, ok) prints one line per check of a reference against an
+    independent formulation; failures() counts the failed ones."""
+    failed = []
+
+    def check(what, ok):
+        print(f"{'ok  ' if ok else 'FAIL'} {what}")
+        if not ok:
+            failed.append(what)
+
+    return check, lambda: len(failed)
+
+
+def self_check_models(case_makers, failures):
+    """The end of a --self-check: every case's model passes the onnx checker; prints the
+    failure count of the reference checks and returns the exit status."""
+    for make in case_makers:
+        make().model()
+        print(f"ok   model {make.__name__[5:]} passes the onnx checker")
+    print(f"self-check: {failures} failure(s)")
+    return 1 if failures else 0
+
+
+def main_with_self_check(doc, title, case_makers, self_check, iterations=1):
+    """The main of a script whose references check themselves: --self-check alone, or the
+    self-check (a failure fails the run) and then every case."""
+    tools = tool_args(doc, with_self_check=True)
+    if tools.self_check:
+        return self_check()
+    suite = Suite()
+    if self_check() != 0:
+        suite.report("self-check", ["a reference disagrees with its definition"])
+    return run_cases(title, tools, [make() for make in case_makers], iterations, suite)
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,36 +14,17 @@ Prints one line per check and a summary; exits 1 when anything failed.
 Usage: run_e2e.py --convert PATH --run PATH --workdir DIR [--only CASE,...]
 """
 
-import argparse
 import json
 import os
-import shutil
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_models  # noqa: E402
-from e2e_common import run_tool, sanitize  # noqa: E402
+from e2e_common import Suite, run_tool, sanitize, tool_args  # noqa: E402
 
 RUN_FLAGS = ["--warmup", "1", "--iterations", "2"]
-
-
-class Suite:
-    def __init__(self):
-        self.passed, self.failed = 0, []
-
-    def report(self, name, problems, detail=""):
-        if problems:
-            self.failed.append(name)
-            print(f"FAIL  {name}")
-            for p in problems:
-                print(f"        {p}")
-        else:
-            self.passed += 1
-            print(f"PASS  {name}{'  ' + detail if detail else ''}")
-        sys.stdout.flush()
 
 
 def tool_problem(tool, res):
@@ -217,23 +198,12 @@ def contract_checks(tools, suite, models, plans, work):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--convert", required=True, help="path of jetplan-convert")
-    ap.add_argument("--run", required=True, help="path of jetplan-run")
-    ap.add_argument("--workdir", required=True, help="scratch directory (emptied first)")
-    ap.add_argument("--only", help="comma-separated case names (default: all)")
-    tools = ap.parse_args()
-    tools.convert = os.path.abspath(tools.convert)
-    tools.run = os.path.abspath(tools.run)
-    start = time.monotonic()
-
-    work = os.path.abspath(tools.workdir)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    only = set(tools.only.split(",")) if tools.only else None
+    tools = tool_args(__doc__)
+    only = tools.only
     unknown = (only or set()) - set(make_models.case_names())
     if unknown:
-        ap.error(f"unknown cases {sorted(unknown)}; known: {make_models.case_names()}")
+        tools.parser.error(f"unknown cases {sorted(unknown)}; known: {make_models.case_names()}")
+    work = tools.workdir
     case_dirs = make_models.generate(os.path.join(work, "models"), only)
 
     suite = Suite()
@@ -245,11 +215,7 @@ def main():
                 models[manifest["case"]] = (case_dir, manifest)
                 plans[manifest["case"]] = plan
     contract_checks(tools, suite, models, plans, work)
-
-    total = suite.passed + len(suite.failed)
-    print(f"e2e models: {suite.passed}/{total} passed in {time.monotonic() - start:.1f} s"
-          + (f"; failed: {', '.join(suite.failed)}" if suite.failed else ""))
-    return 1 if suite.failed else 0
+    return suite.summary("e2e models")
 
 
 if __name__ == "__main__":

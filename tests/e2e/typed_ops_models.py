@@ -1,37 +1,28 @@
 #!/usr/bin/env python3
-"""End-to-end models of the tensor op group (Transpose, Slice, Split, Gather, GatherElements,
-Pad, Expand, Tile, DepthToSpace, SpaceToDepth, unary math, comparisons and logic, integer
-arithmetic, Where, Cast, Sum/Mean, Einsum) and of constant folding through them: each model is
-built here with a numpy reference, converted with jetplan-convert, run with jetplan-run on the
-same inputs, and every output compared with the reference (dtype and shape exactly; floats to
+"""End-to-end models of the ops that take any dtype (Transpose, Slice, Split, Gather,
+GatherElements, Pad, Expand, Tile, DepthToSpace, SpaceToDepth, unary math, comparisons and
+logic, integer arithmetic, Where, Cast, Sum/Mean, Einsum) and of constant folding through them:
+each model is built here with a numpy reference, converted with jetplan-convert, run with
+jetplan-run on the same inputs, and every output compared with the reference (dtype and shape exactly; floats to
 rtol 1e-4 + atol 1e-5, integers and bools bit for bit). Some cases also pin the number of
 steps the plan has, where folding or lowering decides it.
 
 Prints one line per case and a summary; exits 1 when anything failed.
 
-Usage: tensor_models.py --convert PATH --run PATH --workdir DIR [--only CASE,...]
+Usage: typed_ops_models.py --convert PATH --run PATH --workdir DIR [--only CASE,...]
 """
 
-import argparse
 import os
-import re
-import shutil
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import run_tool, sanitize  # noqa: E402
+from e2e_common import onnx_model, run_cases, tool_args, value_info  # noqa: E402
+from model_reference import softmax_ref  # noqa: E402
 
-RTOL, ATOL = 1e-4, 1e-5
 RNG = np.random.default_rng(20261122)
-
-
-def onnx_type(dtype):
-    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype)) if hasattr(
-        helper, "np_dtype_to_tensor_dtype") else onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
 
 
 class Case:
@@ -45,8 +36,7 @@ class Case:
 
     def input(self, name, value):
         value = np.asarray(value)
-        self.inputs.append(helper.make_tensor_value_info(name, onnx_type(value.dtype),
-                                                         list(value.shape)))
+        self.inputs.append(value_info(name, value))
         self.feeds[name] = value
         return value
 
@@ -60,22 +50,12 @@ class Case:
 
     def output(self, name, value):
         value = np.asarray(value)
-        self.outputs.append(helper.make_tensor_value_info(name, onnx_type(value.dtype),
-                                                          list(value.shape)))
+        self.outputs.append(value_info(name, value))
         self.expected[name] = value
 
     def model(self):
-        graph = helper.make_graph(self.nodes, self.name, self.inputs, self.outputs, self.inits)
-        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
-                              producer_name="jetplan-e2e")
-        m.ir_version = 8
-        onnx.checker.check_model(m)
-        return m
-
-
-def softmax(x, axis):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+        return onnx_model(self.name, self.nodes, self.inputs, self.outputs, self.inits,
+                          self.opset)
 
 
 def case_attention():
@@ -100,7 +80,7 @@ def case_attention():
     c.node("Reshape", ["ctx_t", "merged"], ["y"])
     split = lambda m: (x @ m).reshape(b, t, h, d).transpose(0, 2, 1, 3)  # noqa: E731
     q, k, v = split(wq), split(wk), split(wv)
-    p = softmax(np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(d), -1)
+    p = softmax_ref(np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(d), -1)
     c.output("y", np.einsum("bhij,bhjd->bhid", p, v).transpose(0, 2, 1, 3).reshape(b, t, h * d))
     return c
 
@@ -255,91 +235,8 @@ CASES = [case_attention, case_pixel_shuffle, case_embedding_mask, case_glu_pad_t
          case_integer_math, case_float16_io, case_constant_folding]
 
 
-def compare(name, got, want):
-    if got.dtype != want.dtype:
-        return f"output '{name}' is {got.dtype}, expected {want.dtype}"
-    if got.shape != want.shape:
-        return f"output '{name}' has shape {list(got.shape)}, expected {list(want.shape)}"
-    if want.dtype.kind == "f":
-        g, w = got.astype(np.float64), want.astype(np.float64)
-        rtol = 1e-3 if want.dtype == np.float16 else RTOL
-        bad = ~(np.abs(g - w) <= ATOL + rtol * np.abs(w)) & ~(np.isnan(g) & np.isnan(w))
-        if bad.any():
-            i = int(np.argmax(bad))
-            return (f"output '{name}': {int(bad.sum())}/{bad.size} elements off; first at "
-                    f"{np.unravel_index(i, want.shape)}: got {g.flat[i]!r}, expected {w.flat[i]!r}")
-        return None
-    if not np.array_equal(got, want):
-        return f"output '{name}': {int((got != want).sum())}/{want.size} elements differ"
-    return None
-
-
-def run_case(case, convert, run, workdir):
-    work = os.path.join(workdir, case.name)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    model_path = os.path.join(work, "model.onnx")
-    onnx.save(case.model(), model_path)
-    plan = os.path.join(work, "model.jplan")
-    res = run_tool([convert, model_path, "-o", plan])
-    if res.returncode != 0 or res.timed_out:
-        return [f"jetplan-convert failed ({res.describe()}): {res.first_error()}"]
-    problems = []
-    if case.steps is not None:
-        m = re.search(r"(\d+) steps", res.stdout + res.stderr)
-        if not m:
-            problems.append("jetplan-convert printed no step count")
-        elif int(m.group(1)) != case.steps:
-            problems.append(f"the plan has {m.group(1)} steps, expected {case.steps}")
-    args = [run, plan, "--warmup", "0", "--iterations", "1", "--save-outputs",
-            os.path.join(work, "out")]
-    for name, value in case.feeds.items():
-        path = os.path.join(work, sanitize(name) + ".in.npy")
-        np.save(path, value)
-        args += ["--input", f"{name}={path}"]
-    res = run_tool(args)
-    if res.returncode != 0 or res.timed_out:
-        return problems + [f"jetplan-run failed ({res.describe()}): {res.first_error()}"]
-    for name, want in case.expected.items():
-        path = os.path.join(work, "out", sanitize(name) + ".npy")
-        if not os.path.exists(path):
-            problems.append(f"output '{name}' was not written")
-            continue
-        why = compare(name, np.load(path), want)
-        if why:
-            problems.append(why)
-    return problems
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--convert", required=True)
-    ap.add_argument("--run", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--only", default="")
-    args = ap.parse_args()
-    only = set(filter(None, args.only.split(",")))
-    os.makedirs(args.workdir, exist_ok=True)
-    failed = []
-    for make in CASES:
-        case = make()
-        if only and case.name not in only:
-            continue
-        try:
-            problems = run_case(case, args.convert, args.run, args.workdir)
-        except Exception as e:  # a broken case must not hide the others
-            problems = [f"{type(e).__name__}: {e}"]
-        if problems:
-            failed.append(case.name)
-            print(f"FAIL  {case.name}")
-            for p in problems:
-                print(f"        {p}")
-        else:
-            print(f"PASS  {case.name}")
-        sys.stdout.flush()
-    total = len(CASES) if not only else len(only)
-    print(f"tensor models: {total - len(failed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    return run_cases("typed ops models", tool_args(__doc__), [make() for make in CASES])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,130 @@
+// Contract rules of the families that move or resample elements without computing on them
+// (schemas/plan.fbs ConcatParams, CopyParams, TransposeParams, SliceParams, GatherParams,
+// GatherElementsParams, PadParams, BroadcastParams, ResizeParams): any dtype, the output of the
+// data input's dtype (Resize interpolates, float32 only); every element read lies inside its
+// input.
+#include "tests/contract/step_contract.h"
+
+namespace jetplan::converter::testing::contract {
+
+// 1..64 inputs equal to y except along the axis, whose extents sum to y's.
+void contract_concat(StepContract& c) {
+  const auto* p = c.step->params_as_ConcatParams();
+  if (!p || c.in.empty() || c.in.size() > 64) return c.bad("step ", c.name, " concat");
+  const Shape& y = c.y;
+  const int64_t r = static_cast<int64_t>(y.size());
+  const int64_t axis = p->axis() < 0 ? p->axis() + r : p->axis();
+  int64_t sum = 0;
+  for (const Shape& x : c.in) {
+    bool same = x.size() == y.size();
+    for (int64_t d = 0; same && d < r; ++d) same = d == axis || x[d] == y[d];
+    c.expect(same, "concat input " + str(x));
+    if (same) sum += x[axis];
+  }
+  c.expect(sum == y[axis], "concat axis sum");
+}
+
+// A byte copy between tensors of equal size.
+void contract_copy(StepContract& c) {
+  c.expect(c.step->params_as_CopyParams() && c.in.size() == 1 &&
+               c.tensor(c.step->inputs()->Get(0))->size_bytes() ==
+                   c.tensor(c.step->outputs()->Get(0))->size_bytes(),
+           "copy sizes");
+}
+
+// y[d] = x[perm[d]], perm a permutation of x's dims.
+void contract_transpose(StepContract& c) {
+  const auto* p = c.step->params_as_TransposeParams();
+  if (!p || !p->perm() || c.in.size() != 1) return c.bad("step ", c.name, " transpose");
+  const Shape& x = c.in[0];
+  const Shape& y = c.y;
+  std::vector<bool> seen(x.size(), false);
+  bool ok = p->perm()->size() == x.size() && y.size() == x.size();
+  for (uint32_t d = 0; ok && d < p->perm()->size(); ++d) {
+    const int32_t from = p->perm()->Get(d);
+    ok = from >= 0 && static_cast<size_t>(from) < x.size() && !seen[from] && y[d] == x[from];
+    if (ok) seen[from] = true;
+  }
+  c.expect(ok && c.dtype_of(0) == c.in_dtype(0), "transpose perm/output " + str(y));
+}
+
+// Every element read lies inside x: starts[d] + i * steps[d] for i in [0, y[d]).
+void contract_slice(StepContract& c) {
+  const auto* p = c.step->params_as_SliceParams();
+  if (!p || c.in.size() != 1) return c.bad("step ", c.name, " slice");
+  const Shape& x = c.in[0];
+  const Shape& y = c.y;
+  const Shape st = vec(p->starts()), sp = vec(p->steps());
+  bool ok = st.size() == x.size() && sp.size() == x.size() && y.size() == x.size();
+  for (size_t d = 0; ok && d < x.size(); ++d) {
+    const int64_t last = st[d] + (y[d] - 1) * sp[d];
+    ok = sp[d] != 0 && st[d] >= 0 && st[d] < x[d] && last >= 0 && last < x[d];
+  }
+  c.expect(ok && c.dtype_of(0) == c.in_dtype(0), "slice reads outside x " + str(x));
+}
+
+// Inputs data, indices (int32 or int64); y is data's shape with the axis replaced by indices'.
+void contract_gather(StepContract& c) {
+  const auto* p = c.step->params_as_GatherParams();
+  if (!p || c.in.size() != 2) return c.bad("step ", c.name, " gather");
+  const Shape& data = c.in[0];
+  const int64_t axis = p->axis();
+  if (axis < 0 || axis >= static_cast<int64_t>(data.size()))
+    return c.bad("step ", c.name, " gather axis ", axis);
+  Shape want(data.begin(), data.begin() + axis);
+  want.insert(want.end(), c.in[1].begin(), c.in[1].end());
+  want.insert(want.end(), data.begin() + axis + 1, data.end());
+  c.expect(c.y == want && c.dtype_of(0) == c.in_dtype(0), "gather output " + str(c.y));
+  c.expect(c.in_dtype(1) == fb::DType::Int32 || c.in_dtype(1) == fb::DType::Int64,
+           "gather indices dtype");
+}
+
+// Inputs data, indices of data's rank; y is the indices' shape.
+void contract_gather_elements(StepContract& c) {
+  const auto* p = c.step->params_as_GatherElementsParams();
+  if (!p || c.in.size() != 2) return c.bad("step ", c.name, " gather elements");
+  const Shape& y = c.y;
+  c.expect(y == c.in[1] && c.in[0].size() == y.size() && p->axis() >= 0 &&
+               p->axis() < static_cast<int32_t>(y.size()) && c.dtype_of(0) == c.in_dtype(0),
+           "gather elements output " + str(y));
+}
+
+void contract_pad(StepContract& c) {
+  const auto* p = c.step->params_as_PadParams();
+  if (!p || c.in.size() != 1) return c.bad("step ", c.name, " pad");
+  const Shape& x = c.in[0];
+  const Shape& y = c.y;
+  const Shape begin = vec(p->pads_begin());
+  bool ok = begin.size() == x.size() && y.size() == x.size();
+  // The end pad is implied by y; either may be negative (a crop), not past x.
+  for (size_t d = 0; ok && d < x.size(); ++d) ok = -begin[d] < x[d] && y[d] >= 1;
+  c.expect(ok && c.dtype_of(0) == c.in_dtype(0), "pad output " + str(y));
+}
+
+// Expand: x broadcasts to y; Tile: each of y's extents a multiple of x's.
+void contract_broadcast(StepContract& c) {
+  const auto* p = c.step->params_as_BroadcastParams();
+  if (!p || c.in.size() != 1) return c.bad("step ", c.name, " broadcast");
+  const Shape& x = c.in[0];
+  const Shape& y = c.y;
+  Shape out;
+  bool ok = c.dtype_of(0) == c.in_dtype(0);
+  if (p->tile()) {
+    ok = ok && x.size() == y.size();
+    for (size_t d = 0; ok && d < x.size(); ++d) ok = y[d] % x[d] == 0;
+  } else {
+    ok = ok && broadcast(x, y, &out) && out == y;
+  }
+  c.expect(ok, std::string(p->tile() ? "tile" : "expand") + " output " + str(y));
+}
+
+// Input x, y of its rank; one scale per dim.
+void contract_resize(StepContract& c) {
+  c.inputs_are(fb::DType::Float32);
+  const auto* p = c.step->params_as_ResizeParams();
+  if (!p || c.in.size() != 1) return c.bad("step ", c.name, " resize");
+  c.expect(c.y.size() == c.in[0].size() && p->scale() && p->scale()->size() == c.y.size(),
+           "resize rank and scales");
+}
+
+}  // namespace jetplan::converter::testing::contract

@@ -1,0 +1,86 @@
+// Contract rules of the sliding-window families (schemas/plan.fbs ConvParams, PoolParams,
+// ConvTransposeParams): x [N, C, *in] with 1 to 3 spatial dims, every window array one entry
+// per spatial dim, the output extents the window gives.
+#include "tests/contract/step_contract.h"
+
+namespace jetplan::converter::testing::contract {
+
+// x [N, C, *in], w [Cout, Cin / groups, *kernel]; inputs x, w, [bias], [residual].
+void contract_conv(StepContract& c) {
+  c.inputs_are(fb::DType::Float32);
+  const auto* p = c.step->params_as_ConvParams();
+  if (!p) return c.bad("step ", c.name, " lacks ConvParams");
+  if (!c.input_count_is(2 + p->has_bias() + p->has_residual())) return;
+  const auto& in = c.in;
+  const Shape& y = c.y;
+  const Shape& x = in[0];
+  const Shape& w = in[1];
+  const Shape k = vec(p->kernel()), st = vec(p->stride()), dil = vec(p->dilation());
+  const Shape pb = vec(p->pad_begin()), pe = vec(p->pad_end());
+  const size_t sr = x.size() - 2;
+  c.expect(x.size() >= 3 && x.size() <= 5 && w.size() == x.size(), "conv ranks");
+  c.expect(k.size() == sr && st.size() == sr && dil.size() == sr && pb.size() == sr &&
+               pe.size() == sr,
+           "conv array sizes");
+  c.expect(k == Shape(w.begin() + 2, w.end()), "kernel != weight dims");
+  c.expect(w[1] * p->groups() == x[1] && w[0] % p->groups() == 0, "conv channels");
+  c.expect(y == window_out(x, w[0], k, st, dil, pb, pe), "conv output " + str(y));
+  if (p->has_bias()) c.expect(in[2] == Shape{w[0]}, "bias shape");
+  if (p->has_residual()) c.expect(in.back() == y, "residual shape");
+}
+
+// Input x; y [N, C, *out]; a max pool may write its indices as a second output.
+void contract_pool(StepContract& c) {
+  c.inputs_are(fb::DType::Float32);
+  const auto* p = c.step->params_as_PoolParams();
+  if (!p || c.in.size() != 1) return c.bad("step ", c.name, " pool params/inputs");
+  const Shape& x = c.in[0];
+  const Shape& y = c.y;
+  const Shape k = vec(p->kernel()), st = vec(p->stride()), dil = vec(p->dilation());
+  const Shape pb = vec(p->pad_begin()), pe = vec(p->pad_end());
+  const size_t sr = x.size() - 2;
+  c.expect(k.size() == sr && st.size() == sr && dil.size() == sr && pb.size() == sr &&
+               pe.size() == sr,
+           "pool array sizes");
+  c.expect(y == window_out(x, x[1], k, st, dil, pb, pe), "pool output " + str(y));
+  // MaxPool's Indices: a second output, int64 of y's shape (CPU plans).
+  if (c.step->outputs()->size() == 2)
+    c.expect(p->kind() == fb::PoolKind::Max && c.cpu && c.shape(c.step->outputs()->Get(1)) == y &&
+                 c.dtype_of(1) == fb::DType::Int64,
+             "pool indices output");
+  else
+    c.expect(c.step->outputs()->size() == 1 && !p->indices_column_major(), "pool outputs");
+}
+
+// ONNX ConvTranspose: W [C, M / groups, k...]; each output extent is
+// stride (in - 1) + output_padding + dilation (k - 1) + 1 - pad_begin - pad_end.
+void contract_conv_transpose(StepContract& c) {
+  c.inputs_are(fb::DType::Float32);
+  const auto* p = c.step->params_as_ConvTransposeParams();
+  if (!p) return c.bad("step ", c.name, " lacks ConvTransposeParams");
+  if (!c.input_count_is(2 + p->has_bias() + p->has_residual())) return;
+  const auto& in = c.in;
+  const Shape& y = c.y;
+  const Shape &x = in[0], &w = in[1];
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size())
+    return c.bad("step ", c.name, ": convtranspose ranks");
+  const size_t sr = x.size() - 2;
+  const Shape k = vec(p->kernel()), st = vec(p->stride()), dil = vec(p->dilation());
+  const Shape pb = vec(p->pad_begin()), pe = vec(p->pad_end());
+  Shape op = vec(p->output_padding());
+  if (op.empty()) op.assign(sr, 0);
+  if (k.size() != sr || st.size() != sr || dil.size() != sr || pb.size() != sr ||
+      pe.size() != sr || op.size() != sr)
+    return c.bad("step ", c.name, ": convtranspose array sizes");
+  const int64_t groups = p->groups();
+  c.expect(k == Shape(w.begin() + 2, w.end()), "kernel != weight dims");
+  c.expect(groups >= 1 && w[0] == x[1] && x[1] % groups == 0, "convtranspose channels");
+  Shape want = {x[0], w[1] * groups};
+  for (size_t i = 0; i < sr; ++i)
+    want.push_back(st[i] * (x[i + 2] - 1) + op[i] + dil[i] * (k[i] - 1) + 1 - pb[i] - pe[i]);
+  c.expect(y == want, "convtranspose output " + str(y) + ", the window gives " + str(want));
+  if (p->has_bias()) c.expect(in[2] == Shape{y[1]}, "convtranspose bias shape");
+  if (p->has_residual()) c.expect(in.back() == y, "convtranspose residual shape");
+}
+
+}  // namespace jetplan::converter::testing::contract
