@@ -30,4 +30,17 @@ inline int64_t* out_i64(const PreparedStep& s, void* const* tensors, uint32_t i)
   return static_cast<int64_t*>(tensors[s.outputs->Get(i)]);
 }
 
+// The optional float inputs after inputs 0 and 1 (x and the weight of Conv, ConvTranspose):
+// the bias, then the residual, each only where the step has it (null otherwise).
+struct BiasResidual {
+  const float* bias;
+  const float* residual;
+};
+inline BiasResidual bias_residual(const PreparedStep& s, void* const* tensors, bool has_bias,
+                                  bool has_residual) {
+  const uint32_t residual = has_bias ? 3 : 2;
+  return {has_bias ? in_f32(s, tensors, 2) : nullptr,
+          has_residual ? in_f32(s, tensors, residual) : nullptr};
+}
+
 }  // namespace jetplan::rt

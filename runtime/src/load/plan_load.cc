@@ -132,6 +132,20 @@ Status check_weights(jp_plan* plan) {
   return JP_OK;
 }
 
+// A tensor's bytes lie in its region (the arena, the weights) at an aligned offset.
+Status check_range(const TensorInfo& info, uint64_t alignment, uint64_t region_bytes,
+                   const char* range, const char* region) {
+  uint64_t end = 0;
+  if (info.offset % alignment != 0 || add_overflows(info.offset, info.bytes, &end) ||
+      end > region_bytes) {
+    return fail(JP_ERROR_INVALID_PLAN,
+                "tensor '%s': %s range [%" PRIu64 ", +%" PRIu64
+                ") is misaligned or outside the %" PRIu64 "-byte %s",
+                info.name, range, info.offset, info.bytes, region_bytes, region);
+  }
+  return JP_OK;
+}
+
 Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, TensorInfo* info) {
   if (t == nullptr || t->name() == nullptr || t->shape() == nullptr) {
     return fail(JP_ERROR_INVALID_PLAN, "tensor %u lacks a name or a shape", index);
@@ -200,26 +214,11 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
     return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' is a view but not an arena tensor",
                 info->name);
   }
-  uint64_t end = 0;
   switch (info->storage) {
     case fb::Storage::Arena:
-      if (info->offset % plan.arena_alignment != 0 ||
-          add_overflows(info->offset, info->bytes, &end) || end > plan.arena_bytes) {
-        return fail(JP_ERROR_INVALID_PLAN,
-                    "tensor '%s': arena range [%" PRIu64 ", +%" PRIu64
-                    ") is misaligned or outside the %" PRIu64 "-byte arena",
-                    info->name, info->offset, info->bytes, plan.arena_bytes);
-      }
-      return JP_OK;
+      return check_range(*info, plan.arena_alignment, plan.arena_bytes, "arena", "arena");
     case fb::Storage::Weight:
-      if (info->offset % kWeightAlignment != 0 ||
-          add_overflows(info->offset, info->bytes, &end) || end > plan.weights_bytes) {
-        return fail(JP_ERROR_INVALID_PLAN,
-                    "tensor '%s': weight range [%" PRIu64 ", +%" PRIu64
-                    ") is misaligned or outside the %" PRIu64 "-byte weights",
-                    info->name, info->offset, info->bytes, plan.weights_bytes);
-      }
-      return JP_OK;
+      return check_range(*info, kWeightAlignment, plan.weights_bytes, "weight", "weights");
     case fb::Storage::Binding:
       return JP_OK;  // matched against Plan.inputs / Plan.outputs in check_bindings
   }
@@ -280,12 +279,19 @@ Status check_binding_list(jp_plan* plan, bool outputs) {
   return JP_OK;
 }
 
+// The plan's list of `what`s (tensor, step) is there, and `table` gets one entry per element.
+template <typename FbList, typename T>
+Status allocate_table(const FbList* list, const char* what, Array<T>* table) {
+  if (list == nullptr) return fail(JP_ERROR_INVALID_PLAN, "plan has no %s list", what);
+  if (!table->allocate(list->size())) {
+    return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for %u %ss", list->size(), what);
+  }
+  return JP_OK;
+}
+
 Status check_tensors_and_bindings(jp_plan* plan) {
   const auto* tensors = plan->fb->tensors();
-  if (tensors == nullptr) return fail(JP_ERROR_INVALID_PLAN, "plan has no tensor list");
-  if (!plan->tensors.allocate(tensors->size())) {
-    return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for %u tensors", tensors->size());
-  }
+  JP_RETURN_IF_ERROR(allocate_table(tensors, "tensor", &plan->tensors));
   for (uint32_t i = 0; i < tensors->size(); ++i) {
     JP_RETURN_IF_ERROR(check_tensor(*plan, i, tensors->Get(i), &plan->tensors[i]));
   }
@@ -329,10 +335,7 @@ Status check_index_list(const jp_plan& plan, const char* step, const char* what,
 
 Status check_steps(jp_plan* plan) {
   const auto* steps = plan->fb->steps();
-  if (steps == nullptr) return fail(JP_ERROR_INVALID_PLAN, "plan has no step list");
-  if (!plan->steps.allocate(steps->size())) {
-    return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for %u steps", steps->size());
-  }
+  JP_RETURN_IF_ERROR(allocate_table(steps, "step", &plan->steps));
   for (uint32_t i = 0; i < steps->size(); ++i) {
     const fb::Step* step = steps->Get(i);
     if (step == nullptr) return fail(JP_ERROR_INVALID_PLAN, "step %u is missing", i);

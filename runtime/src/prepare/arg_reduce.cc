@@ -5,8 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_arg_reduce(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::ArgReduceParams& p = *step.params_as_ArgReduceParams();
+Status prepare_arg_reduce(const jp_plan& plan, const fb::ArgReduceParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "ArgReduce", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

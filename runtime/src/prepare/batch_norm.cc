@@ -5,8 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_batch_norm(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::BatchNormParams& p = *step.params_as_BatchNormParams();
+Status prepare_batch_norm(const jp_plan& plan, const fb::BatchNormParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_input_range(*s, "BatchNorm", 5, 5));
   JP_RETURN_IF_ERROR(check_float32(plan, *s));
   const TensorInfo& x = input_at(plan, *s, 0);

@@ -11,8 +11,7 @@ static_assert(kernels::kBinaryOpCount == static_cast<int>(fb::BinaryOp::MAX) + 1
                       static_cast<int>(fb::BinaryOp::PRelu),
               "kernels::BinaryOp must follow fb::BinaryOp");
 
-Status prepare_binary(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::BinaryParams& p = *step.params_as_BinaryParams();
+Status prepare_binary(const jp_plan& plan, const fb::BinaryParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_input_range(*s, "Binary", 2, 2));
   JP_RETURN_IF_ERROR(check_float32(plan, *s));
   const TensorInfo& a = input_at(plan, *s, 0);

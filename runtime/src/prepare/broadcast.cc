@@ -6,8 +6,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_broadcast(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::BroadcastParams& p = *step.params_as_BroadcastParams();
+Status prepare_broadcast(const jp_plan& plan, const fb::BroadcastParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Broadcast", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

@@ -5,7 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_cast(const jp_plan& plan, const fb::Step&, PreparedStep* s) {
+Status prepare_cast(const jp_plan& plan, const fb::CastParams&, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Cast", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

@@ -5,8 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_concat(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::ConcatParams& p = *step.params_as_ConcatParams();
+Status prepare_concat(const jp_plan& plan, const fb::ConcatParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_input_range(*s, "Concat", 1, kernels::kMaxConcatInputs));
   const TensorInfo& y = output_at(plan, *s, 0);
   if (y.rank < 1) return invalid(*s, "output must have rank >= 1");

@@ -55,8 +55,7 @@ Status check_conv_tensors(const jp_plan& plan, const PreparedStep& s, const fb::
 
 }  // namespace
 
-Status prepare_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::ConvParams& p = *step.params_as_ConvParams();
+Status prepare_conv(const jp_plan& plan, const fb::ConvParams& p, PreparedStep* s) {
   const uint32_t inputs = 2u + (p.has_bias() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
   JP_RETURN_IF_ERROR(check_input_range(*s, "Conv", inputs, inputs));
   JP_RETURN_IF_ERROR(check_float_epilogue(plan, *s));
@@ -73,14 +72,7 @@ Status prepare_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
   k.in_channels = channel_dim(x);
   k.out_channels = input_at(plan, *s, 1).dims[0];
   k.groups = p.groups();
-  for (int32_t i = 0; i < kernels::kMaxSpatial; ++i) {
-    k.in_size[i] = win.in_size[i];
-    k.out_size[i] = win.out_size[i];
-    k.kernel[i] = win.kernel[i];
-    k.stride[i] = win.stride[i];
-    k.dilation[i] = win.dilation[i];
-    k.pad_begin[i] = win.pad_begin[i];
-  }
+  copy_window(win, &k);
   k.has_bias = p.has_bias();
   k.has_residual = p.has_residual();
   k.y_channels = channel_dim(y);
@@ -90,10 +82,8 @@ Status prepare_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
 
 void run_conv_cpu(const PreparedStep& s, void* const* tensors, void*) {
   const kernels::ConvParams& p = s.params.conv;
-  uint32_t next = 2;
-  const float* bias = p.has_bias ? in_f32(s, tensors, next++) : nullptr;
-  const float* residual = p.has_residual ? in_f32(s, tensors, next) : nullptr;
-  kernels::cpu::conv(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1), bias, residual,
+  const BiasResidual e = bias_residual(s, tensors, p.has_bias, p.has_residual);
+  kernels::cpu::conv(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1), e.bias, e.residual,
                      out_f32(s, tensors));
 }
 

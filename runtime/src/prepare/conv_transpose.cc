@@ -31,8 +31,7 @@ Status check_transposed_window(const PreparedStep& s, const TensorInfo& w, const
 
 }  // namespace
 
-Status prepare_conv_transpose(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::ConvTransposeParams& p = *step.params_as_ConvTransposeParams();
+Status prepare_conv_transpose(const jp_plan& plan, const fb::ConvTransposeParams& p, PreparedStep* s) {
   const uint32_t inputs = 2u + (p.has_bias() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
   JP_RETURN_IF_ERROR(check_arity(*s, "ConvTranspose", inputs, 1));
   JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
@@ -93,11 +92,9 @@ Status prepare_conv_transpose(const jp_plan& plan, const fb::Step& step, Prepare
 
 void run_conv_transpose_cpu(const PreparedStep& s, void* const* tensors, void*) {
   const kernels::ConvTransposeParams& p = s.params.conv_transpose;
-  uint32_t next = 2;
-  const float* bias = p.has_bias ? in_f32(s, tensors, next++) : nullptr;
-  const float* residual = p.has_residual ? in_f32(s, tensors, next) : nullptr;
-  kernels::cpu::conv_transpose(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1), bias, residual,
-                               out_f32(s, tensors));
+  const BiasResidual e = bias_residual(s, tensors, p.has_bias, p.has_residual);
+  kernels::cpu::conv_transpose(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1), e.bias,
+                               e.residual, out_f32(s, tensors));
 }
 
 }  // namespace jetplan::rt

@@ -5,7 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_copy(const jp_plan& plan, const fb::Step&, PreparedStep* s) {
+Status prepare_copy(const jp_plan& plan, const fb::CopyParams&, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_input_range(*s, "Copy", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

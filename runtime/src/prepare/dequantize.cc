@@ -5,8 +5,8 @@
 
 namespace jetplan::rt {
 
-Status prepare_dequantize(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  return prepare_quantize_linear(plan, step, s, /*quantize=*/false);
+Status prepare_dequantize(const jp_plan& plan, const fb::QuantizeParams& p, PreparedStep* s) {
+  return prepare_quantize_linear(plan, p, s, /*quantize=*/false);
 }
 
 void run_dequantize_cpu(const PreparedStep& s, void* const* tensors, void*) {

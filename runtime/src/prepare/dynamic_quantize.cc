@@ -6,10 +6,8 @@
 
 namespace jetplan::rt {
 
-Status prepare_dynamic_quantize(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  if (step.params_as_DynamicQuantizeParams() == nullptr) {
-    return missing_params(*s, "DynamicQuantizeParams");
-  }
+Status prepare_dynamic_quantize(const jp_plan& plan, const fb::DynamicQuantizeParams&,
+                                PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity_of_params(*s, "DynamicQuantize", 1, 3));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

@@ -9,8 +9,7 @@ namespace jetplan::rt {
 static_assert(kernels::kElementwiseOpCount == static_cast<int>(fb::ElementwiseOp::MAX) + 1,
               "kernels::ElementwiseOp must mirror fb::ElementwiseOp");
 
-Status prepare_elementwise(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::ElementwiseParams& p = *step.params_as_ElementwiseParams();
+Status prepare_elementwise(const jp_plan& plan, const fb::ElementwiseParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Elementwise", 2, 1));
   const TensorInfo& a = input_at(plan, *s, 0);
   const TensorInfo& b = input_at(plan, *s, 1);

@@ -5,10 +5,10 @@
 
 namespace jetplan::rt {
 
-Status prepare_gather(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
+Status prepare_gather(const jp_plan& plan, const fb::GatherParams& p, PreparedStep* s) {
   GatherOperands g{};
   JP_RETURN_IF_ERROR(
-      read_gather_operands(plan, s, "Gather", step.params_as_GatherParams()->axis(), &g));
+      read_gather_operands(plan, s, "Gather", p.axis(), &g));
   const TensorInfo &data = *g.data, &indices = *g.indices, &y = *g.y;
   const int32_t axis = g.axis;
   // y = data's dims before the axis, then the indices' dims, then data's dims after the axis.

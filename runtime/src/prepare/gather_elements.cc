@@ -6,10 +6,10 @@
 
 namespace jetplan::rt {
 
-Status prepare_gather_elements(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
+Status prepare_gather_elements(const jp_plan& plan, const fb::GatherElementsParams& p,
+                               PreparedStep* s) {
   GatherOperands g{};
-  JP_RETURN_IF_ERROR(read_gather_operands(plan, s, "GatherElements",
-                                          step.params_as_GatherElementsParams()->axis(), &g));
+  JP_RETURN_IF_ERROR(read_gather_operands(plan, s, "GatherElements", p.axis(), &g));
   const TensorInfo &data = *g.data, &indices = *g.indices, &y = *g.y;
   if (!same_shape(indices, y) || y.rank != data.rank) {
     return invalid(*s, "indices and output must have one shape, of data's rank (>= 1)");

@@ -29,8 +29,7 @@ Status read_c(const PreparedStep& s, const TensorInfo& c, const TensorInfo& y, i
 
 }  // namespace
 
-Status prepare_gemm(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::GemmParams& p = *step.params_as_GemmParams();
+Status prepare_gemm(const jp_plan& plan, const fb::GemmParams& p, PreparedStep* s) {
   const uint32_t inputs = 2u + (p.has_c() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
   JP_RETURN_IF_ERROR(check_input_range(*s, "Gemm", inputs, inputs));
   JP_RETURN_IF_ERROR(check_float_epilogue(plan, *s));

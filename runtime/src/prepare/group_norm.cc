@@ -8,8 +8,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_group_norm(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::GroupNormParams& p = *step.params_as_GroupNormParams();
+Status prepare_group_norm(const jp_plan& plan, const fb::GroupNormParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "GroupNorm", 3, 1));
   JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
   kernels::GroupNormParams& k = s->params.group_norm;

@@ -8,8 +8,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_instance_norm(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::InstanceNormParams& p = *step.params_as_InstanceNormParams();
+Status prepare_instance_norm(const jp_plan& plan, const fb::InstanceNormParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "InstanceNorm", 3, 1));
   JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
   kernels::InstanceNormParams& k = s->params.instance_norm;

@@ -28,8 +28,7 @@ void run_layer_norm_inv_std_dev_cpu(const PreparedStep& s, void* const* tensors,
 
 }  // namespace
 
-Status prepare_layer_norm(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::LayerNormParams& p = *step.params_as_LayerNormParams();
+Status prepare_layer_norm(const jp_plan& plan, const fb::LayerNormParams& p, PreparedStep* s) {
   const uint32_t outputs = 1u + (p.has_mean() ? 1u : 0u) + (p.has_inv_std_dev() ? 1u : 0u);
   JP_RETURN_IF_ERROR(check_arity(*s, "LayerNorm", p.has_bias() ? 3 : 2, outputs));
   JP_RETURN_IF_ERROR(check_all_float32(plan, *s));

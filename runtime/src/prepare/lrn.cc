@@ -5,8 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_lrn(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::LrnParams& p = *step.params_as_LrnParams();
+Status prepare_lrn(const jp_plan& plan, const fb::LrnParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Lrn", 1, 1));
   JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
   kernels::LrnParams& k = s->params.lrn;

@@ -5,8 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_nms(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::NmsParams& p = *step.params_as_NmsParams();
+Status prepare_nms(const jp_plan& plan, const fb::NmsParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Nms", 2, 2));
   const TensorInfo& boxes = input_at(plan, *s, 0);
   const TensorInfo& scores = input_at(plan, *s, 1);

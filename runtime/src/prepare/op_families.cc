@@ -3,9 +3,17 @@
 namespace jetplan::rt {
 namespace {
 
-constexpr OpFamilyEntry kOpFamilies[] = {
+// Each family's PrepareFn: the step's params table, typed, to prepare_<file>.
 #define JP_OP_FAMILY(Name, file, Params, Backends)                                     \
-  {fb::OpFamily::Name, fb::StepParams::Params, #Name, prepare_##file, run_##file##_cpu},
+  Status prepare_##file##_step(const jp_plan& plan, const fb::Step& step, PreparedStep* s) { \
+    return prepare_##file(plan, *step.params_as_##Params(), s);                        \
+  }
+#include "kernels/op_families.def"
+#undef JP_OP_FAMILY
+
+constexpr OpFamilyEntry kOpFamilies[] = {
+#define JP_OP_FAMILY(Name, file, Params, Backends)                                           \
+  {fb::OpFamily::Name, fb::StepParams::Params, #Name, prepare_##file##_step, run_##file##_cpu},
 #include "kernels/op_families.def"
 #undef JP_OP_FAMILY
 };

@@ -12,8 +12,9 @@
 
 namespace jetplan::rt {
 
-// Checks `step` (load verified its index lists, workspace range and params type) against its
-// tensors and fills s->params; may replace s->run_cpu by a variant of the family's.
+// Checks `step` (load verified its index lists, its workspace range, and that it carries the
+// family's params table) against its tensors and fills s->params; may replace s->run_cpu by a
+// variant of the family's.
 using PrepareFn = Status (*)(const jp_plan& plan, const fb::Step& step, PreparedStep* s);
 
 struct OpFamilyEntry {
@@ -27,8 +28,10 @@ struct OpFamilyEntry {
 // Null when `op` is not a value this runtime knows.
 const OpFamilyEntry* find_op_family(fb::OpFamily op);
 
+// prepare_<file> takes the step's params table (load checked it is there and of the family's
+// type); run_<file>_cpu is the family's RunCpuFn.
 #define JP_OP_FAMILY(Name, file, Params, Backends)                                       \
-  [[nodiscard]] Status prepare_##file(const jp_plan& plan, const fb::Step& step,         \
+  [[nodiscard]] Status prepare_##file(const jp_plan& plan, const fb::Params& p,          \
                                       PreparedStep* s);                                  \
   void run_##file##_cpu(const PreparedStep& s, void* const* tensors, void* workspace);
 #include "kernels/op_families.def"

@@ -99,8 +99,7 @@ bool pad_value_bytes(double v, fb::DType dtype, unsigned char* out) {
 
 }  // namespace
 
-Status prepare_pad(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::PadParams& p = *step.params_as_PadParams();
+Status prepare_pad(const jp_plan& plan, const fb::PadParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Pad", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

@@ -77,7 +77,7 @@ Status read_program(const fb::PointwiseParams& p, int32_t num_inputs, PreparedSt
 
 }  // namespace
 
-Status prepare_pointwise(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
+Status prepare_pointwise(const jp_plan& plan, const fb::PointwiseParams& p, PreparedStep* s) {
   const uint32_t num_inputs = s->inputs->size();
   if (num_inputs < 1 || num_inputs > static_cast<uint32_t>(kernels::kMaxPointwiseInputs) ||
       s->outputs->size() != 1) {
@@ -89,7 +89,7 @@ Status prepare_pointwise(const jp_plan& plan, const fb::Step& step, PreparedStep
   kernels::PointwiseParams& k = s->params.pointwise;
   k = kernels::PointwiseParams{};
   k.num_inputs = static_cast<int32_t>(num_inputs);
-  JP_RETURN_IF_ERROR(read_program(*step.params_as_PointwiseParams(), k.num_inputs, s, &k));
+  JP_RETURN_IF_ERROR(read_program(p, k.num_inputs, s, &k));
 
   // Right-align every input to the output; dense strides, 0 where a dim of 1 broadcasts.
   const TensorInfo& y = output_at(plan, *s, 0);

@@ -32,13 +32,12 @@ Status check_indices(const jp_plan& plan, const PreparedStep& s, const fb::PoolP
 
 }  // namespace
 
-Status prepare_pool(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::PoolParams& p = *step.params_as_PoolParams();
-  const bool with_indices = step.outputs()->size() == 2;
+Status prepare_pool(const jp_plan& plan, const fb::PoolParams& p, PreparedStep* s) {
+  const bool with_indices = s->outputs->size() == 2;
   if (with_indices) {
-    if (step.inputs()->size() != 1) {
+    if (s->inputs->size() != 1) {
       return fail(JP_ERROR_INVALID_PLAN, "step '%s' (Pool) has %u inputs, expected 1", s->name,
-                  step.inputs()->size());
+                  s->inputs->size());
     }
   } else {
     JP_RETURN_IF_ERROR(check_input_range(*s, "Pool", 1, 1));
@@ -73,15 +72,8 @@ Status prepare_pool(const jp_plan& plan, const fb::Step& step, PreparedStep* s) 
   k.batch = x.dims[0];
   k.channels = channel_dim(x);
   k.channels_last = channels_last(x);
-  for (int32_t i = 0; i < kernels::kMaxSpatial; ++i) {
-    k.in_size[i] = win.in_size[i];
-    k.out_size[i] = win.out_size[i];
-    k.kernel[i] = win.kernel[i];
-    k.stride[i] = win.stride[i];
-    k.dilation[i] = win.dilation[i];
-    k.pad_begin[i] = win.pad_begin[i];
-    k.pad_end[i] = win.pad_end[i];
-  }
+  copy_window(win, &k);
+  for (int32_t i = 0; i < kernels::kMaxSpatial; ++i) k.pad_end[i] = win.pad_end[i];
   k.count_include_pad = p.count_include_pad();
   if (p.indices_column_major() && !with_indices) {
     return invalid(*s, "indices_column_major without an indices output");

@@ -72,10 +72,6 @@ Status check_arity_of_params(const PreparedStep& s, const char* family, uint32_t
   return JP_OK;
 }
 
-Status missing_params(const PreparedStep& s, const char* table) {
-  return fail(JP_ERROR_INVALID_PLAN, "step '%s' has no %s table", s.name, table);
-}
-
 Status check_float32(const jp_plan& plan, const PreparedStep& s) {
   const fb::DType want = output_at(plan, s, 0).dtype;
   const bool allowed = want == fb::DType::Float32 ||

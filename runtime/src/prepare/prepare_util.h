@@ -53,8 +53,6 @@ bool aligned(const flatbuffers::Vector<T>* list) {
 // Exactly the counts the step's params imply (its has_* flags): the message says so.
 [[nodiscard]] Status check_arity_of_params(const PreparedStep& s, const char* family,
                                            uint32_t inputs, uint32_t outputs);
-// A params union whose type is set but whose table is absent passes the FlatBuffers verifier.
-[[nodiscard]] Status missing_params(const PreparedStep& s, const char* table);
 
 // ------------------------------------------------------------------------------------ dtypes
 

@@ -76,10 +76,8 @@ Status check_qlinear_conv_quantization(const jp_plan& plan, const PreparedStep& 
 
 }  // namespace
 
-Status prepare_qlinear_conv(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::QLinearConvParams* p = step.params_as_QLinearConvParams();
-  if (p == nullptr) return missing_params(*s, "QLinearConvParams");
-  JP_RETURN_IF_ERROR(check_arity_of_params(*s, "QLinearConv", p->has_bias() ? 9u : 8u, 1u));
+Status prepare_qlinear_conv(const jp_plan& plan, const fb::QLinearConvParams& p, PreparedStep* s) {
+  JP_RETURN_IF_ERROR(check_arity_of_params(*s, "QLinearConv", p.has_bias() ? 9u : 8u, 1u));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& w = input_at(plan, *s, 3);
   const TensorInfo& y = output_at(plan, *s, 0);
@@ -90,8 +88,8 @@ Status prepare_qlinear_conv(const jp_plan& plan, const fb::Step& step, PreparedS
   k = kernels::QLinearConvParams{};
   kernels::ConvParams& c = k.conv;
   int64_t pad_end[kernels::kMaxSpatial];
-  JP_RETURN_IF_ERROR(read_qlinear_window(*s, *p, x, w, y, &c, pad_end));
-  const int64_t groups = p->groups();
+  JP_RETURN_IF_ERROR(read_qlinear_window(*s, p, x, w, y, &c, pad_end));
+  const int64_t groups = p.groups();
   const int64_t channels = x.dims[1], out_channels = w.dims[0];
   if (groups < 1 || channels % groups != 0 || out_channels % groups != 0 ||
       w.dims[1] != channels / groups) {
@@ -105,11 +103,11 @@ Status prepare_qlinear_conv(const jp_plan& plan, const fb::Step& step, PreparedS
   c.out_channels = out_channels;
   c.groups = groups;
   JP_RETURN_IF_ERROR(check_qlinear_extents(*s, x, w, y, pad_end, &c));
-  c.has_bias = p->has_bias();
+  c.has_bias = p.has_bias();
   k.x_type = kernel_dtype(x.dtype);
   k.w_type = kernel_dtype(w.dtype);
   k.y_type = kernel_dtype(y.dtype);
-  return check_qlinear_conv_quantization(plan, *s, *p, out_channels, &k);
+  return check_qlinear_conv_quantization(plan, *s, p, out_channels, &k);
 }
 
 void run_qlinear_conv_cpu(const PreparedStep& s, void* const* tensors, void*) {

@@ -6,10 +6,8 @@
 
 namespace jetplan::rt {
 
-Status prepare_qlinear_matmul(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  if (step.params_as_QLinearMatMulParams() == nullptr) {
-    return missing_params(*s, "QLinearMatMulParams");
-  }
+Status prepare_qlinear_matmul(const jp_plan& plan, const fb::QLinearMatMulParams&,
+                              PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity_of_params(*s, "QLinearMatMul", 8, 1));
   const TensorInfo& a = input_at(plan, *s, 0);
   const TensorInfo& b = input_at(plan, *s, 3);

@@ -31,12 +31,10 @@ Status check_scale_pair(const PreparedStep& s, const TensorInfo& scale, const Te
   return JP_OK;
 }
 
-Status prepare_quantize_linear(const jp_plan& plan, const fb::Step& step, PreparedStep* s,
+Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p, PreparedStep* s,
                                bool quantize) {
   const char* family = quantize ? "Quantize" : "Dequantize";
-  const fb::QuantizeParams* p = step.params_as_QuantizeParams();
-  if (p == nullptr) return missing_params(*s, "QuantizeParams");
-  JP_RETURN_IF_ERROR(check_arity_of_params(*s, family, p->has_zero_point() ? 3u : 2u, 1u));
+  JP_RETURN_IF_ERROR(check_arity_of_params(*s, family, p.has_zero_point() ? 3u : 2u, 1u));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& scale = input_at(plan, *s, 1);
   const TensorInfo& y = output_at(plan, *s, 0);
@@ -50,10 +48,10 @@ Status prepare_quantize_linear(const jp_plan& plan, const fb::Step& step, Prepar
   kernels::QuantizeLinearParams& k = s->params.quantize;
   k = kernels::QuantizeLinearParams{};
   k.qtype = kernel_dtype(q.dtype);
-  k.has_zero_point = p->has_zero_point();
-  k.per_channel = p->per_axis();
-  if (p->per_axis()) {
-    const int32_t axis = normalize_axis(p->axis(), x.rank);
+  k.has_zero_point = p.has_zero_point();
+  k.per_channel = p.per_axis();
+  if (p.per_axis()) {
+    const int32_t axis = normalize_axis(p.axis(), x.rank);
     if (axis < 0) return invalid(*s, "the quantization axis is out of range");
     for (int32_t d = 0; d < axis; ++d) k.outer *= x.dims[d];
     k.channels = x.dims[axis];
@@ -61,9 +59,9 @@ Status prepare_quantize_linear(const jp_plan& plan, const fb::Step& step, Prepar
   } else {
     k.inner = static_cast<int64_t>(x.elements);
   }
-  const uint64_t params = p->per_axis() ? static_cast<uint64_t>(k.channels) : 1;
+  const uint64_t params = p.per_axis() ? static_cast<uint64_t>(k.channels) : 1;
   JP_RETURN_IF_ERROR(check_role_elements(*s, scale, params, "scale"));
-  if (p->has_zero_point()) {
+  if (p.has_zero_point()) {
     const TensorInfo& zp = input_at(plan, *s, 2);
     JP_RETURN_IF_ERROR(check_role_dtype(*s, zp, q.dtype, "zero point"));
     JP_RETURN_IF_ERROR(check_role_elements(*s, zp, params, "zero point"));

@@ -18,7 +18,7 @@ namespace jetplan::rt {
 
 // QuantizeLinear (quantize) or DequantizeLinear: x, scale[, zero point] -> y of x's shape, the
 // quantized side Int8 or UInt8, per tensor or per axis. Fills s->params.quantize.
-[[nodiscard]] Status prepare_quantize_linear(const jp_plan& plan, const fb::Step& step,
+[[nodiscard]] Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p,
                                              PreparedStep* s, bool quantize);
 
 }  // namespace jetplan::rt

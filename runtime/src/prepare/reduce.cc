@@ -14,8 +14,7 @@ void run_reduce_f64_cpu(const PreparedStep& s, void* const* tensors, void*) {
 
 }  // namespace
 
-Status prepare_reduce(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::ReduceParams& p = *step.params_as_ReduceParams();
+Status prepare_reduce(const jp_plan& plan, const fb::ReduceParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Reduce", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

@@ -52,8 +52,7 @@ Status check_extents(const PreparedStep& s, const TensorInfo& x, const TensorInf
 
 }  // namespace
 
-Status prepare_resize(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::ResizeParams& p = *step.params_as_ResizeParams();
+Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Resize", 1, 1));
   JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
   const TensorInfo& x = input_at(plan, *s, 0);

@@ -127,11 +127,9 @@ Status read_rnn_activations(const PreparedStep& s, const fb::RnnParams& p, int64
 
 }  // namespace
 
-Status prepare_rnn(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::RnnParams* p = step.params_as_RnnParams();
-  if (p == nullptr) return missing_params(*s, "RnnParams");
-  const int cell = static_cast<int>(p->cell());
-  const int direction = static_cast<int>(p->direction());
+Status prepare_rnn(const jp_plan& plan, const fb::RnnParams& p, PreparedStep* s) {
+  const int cell = static_cast<int>(p.cell());
+  const int direction = static_cast<int>(p.direction());
   if (cell < 0 || cell >= kernels::kRnnCellCount) {
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown recurrent cell %d", s->name, cell);
   }
@@ -143,20 +141,20 @@ Status prepare_rnn(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
   k.cell = static_cast<kernels::RnnCell>(cell);
   k.direction = static_cast<kernels::RnnDirection>(direction);
   const bool lstm = k.cell == kernels::RnnCell::kLstm;
-  if (!lstm && (p->has_initial_c() || p->has_peepholes() || p->has_y_c() || p->input_forget())) {
+  if (!lstm && (p.has_initial_c() || p.has_peepholes() || p.has_y_c() || p.input_forget())) {
     return invalid(*s, "initial_c, P, Y_c and input_forget belong to LSTM only");
   }
-  if (k.cell != kernels::RnnCell::kGru && p->linear_before_reset()) {
+  if (k.cell != kernels::RnnCell::kGru && p.linear_before_reset()) {
     return invalid(*s, "linear_before_reset belongs to GRU only");
   }
-  const uint32_t inputs = 3u + p->has_bias() + p->has_sequence_lens() + p->has_initial_h() +
-                          p->has_initial_c() + p->has_peepholes();
-  const uint32_t outputs = 0u + p->has_y() + p->has_y_h() + p->has_y_c();
+  const uint32_t inputs = 3u + p.has_bias() + p.has_sequence_lens() + p.has_initial_h() +
+                          p.has_initial_c() + p.has_peepholes();
+  const uint32_t outputs = 0u + p.has_y() + p.has_y_h() + p.has_y_c();
   JP_RETURN_IF_ERROR(check_arity_of_params(*s, "Rnn", inputs, outputs));
-  const RnnTensors t = rnn_tensors(plan, *s, *p);
+  const RnnTensors t = rnn_tensors(plan, *s, p);
   JP_RETURN_IF_ERROR(check_rnn_dtypes(plan, *s, t));
 
-  k.batch_major = p->batch_major();
+  k.batch_major = p.batch_major();
   if (t.x->rank != 3) return invalid(*s, "X must have rank 3");
   k.seq_length = t.x->dims[k.batch_major ? 1 : 0];
   k.batch = t.x->dims[k.batch_major ? 0 : 1];
@@ -164,29 +162,29 @@ Status prepare_rnn(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
   const int64_t D = k.direction == kernels::RnnDirection::kBidirectional ? 2 : 1;
   const int64_t G = kernels::rnn_gate_count(k.cell);
   // W's gate rows bound hidden_size before any product with it is formed.
-  k.hidden_size = p->hidden_size();
+  k.hidden_size = p.hidden_size();
   if (k.hidden_size < 1 || t.w->rank != 3 || k.hidden_size > t.w->dims[1]) {
     return fail(JP_ERROR_INVALID_PLAN,
                 "step '%s': hidden_size %" PRId64 " does not fit W '%s' (%d gates per direction)",
                 s->name, k.hidden_size, t.w->name, static_cast<int>(G));
   }
   JP_RETURN_IF_ERROR(check_rnn_shapes(*s, t, k, D, G));
-  JP_RETURN_IF_ERROR(read_rnn_activations(*s, *p, D, &k));
-  k.has_clip = p->has_clip();
-  k.clip = p->clip();
+  JP_RETURN_IF_ERROR(read_rnn_activations(*s, p, D, &k));
+  k.has_clip = p.has_clip();
+  k.clip = p.clip();
   if (k.has_clip && !(std::isfinite(k.clip) && k.clip >= 0.f)) {
     return invalid(*s, "clip must be a finite non-negative number");
   }
-  k.input_forget = p->input_forget();
-  k.linear_before_reset = p->linear_before_reset();
-  k.has_bias = p->has_bias();
-  k.has_sequence_lens = p->has_sequence_lens();
-  k.has_initial_h = p->has_initial_h();
-  k.has_initial_c = p->has_initial_c();
-  k.has_peepholes = p->has_peepholes();
-  k.has_y = p->has_y();
-  k.has_y_h = p->has_y_h();
-  k.has_y_c = p->has_y_c();
+  k.input_forget = p.input_forget();
+  k.linear_before_reset = p.linear_before_reset();
+  k.has_bias = p.has_bias();
+  k.has_sequence_lens = p.has_sequence_lens();
+  k.has_initial_h = p.has_initial_h();
+  k.has_initial_c = p.has_initial_c();
+  k.has_peepholes = p.has_peepholes();
+  k.has_y = p.has_y();
+  k.has_y_h = p.has_y_h();
+  k.has_y_c = p.has_y_c();
   const int64_t need = kernels::cpu::rnn_workspace_bytes(k);
   if (s->workspace_bytes < static_cast<uint64_t>(need)) {
     return fail(JP_ERROR_INVALID_PLAN,

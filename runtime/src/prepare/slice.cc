@@ -8,8 +8,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_slice(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::SliceParams& p = *step.params_as_SliceParams();
+Status prepare_slice(const jp_plan& plan, const fb::SliceParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Slice", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

@@ -74,4 +74,18 @@ Status read_window(const PreparedStep& s, const FbParams& p, const TensorInfo& x
   return JP_OK;
 }
 
+// The window into a kernel's params (kernels::ConvParams, kernels::PoolParams): every dim up to
+// kernels::kMaxSpatial, the neutral values past the step's rank included.
+template <typename KernelParams>
+void copy_window(const Window& w, KernelParams* k) {
+  for (int32_t i = 0; i < kernels::kMaxSpatial; ++i) {
+    k->in_size[i] = w.in_size[i];
+    k->out_size[i] = w.out_size[i];
+    k->kernel[i] = w.kernel[i];
+    k->stride[i] = w.stride[i];
+    k->dilation[i] = w.dilation[i];
+    k->pad_begin[i] = w.pad_begin[i];
+  }
+}
+
 }  // namespace jetplan::rt

@@ -5,8 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_softmax(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::SoftmaxParams& p = *step.params_as_SoftmaxParams();
+Status prepare_softmax(const jp_plan& plan, const fb::SoftmaxParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_input_range(*s, "Softmax", 1, 1));
   JP_RETURN_IF_ERROR(check_float32(plan, *s));
   const TensorInfo& x = input_at(plan, *s, 0);

@@ -5,8 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_top_k(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::TopKParams& p = *step.params_as_TopKParams();
+Status prepare_top_k(const jp_plan& plan, const fb::TopKParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "TopK", 1, 2));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& values = output_at(plan, *s, 0);

@@ -6,8 +6,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_transpose(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::TransposeParams& p = *step.params_as_TransposeParams();
+Status prepare_transpose(const jp_plan& plan, const fb::TransposeParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Transpose", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

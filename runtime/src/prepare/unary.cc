@@ -9,8 +9,7 @@ namespace jetplan::rt {
 static_assert(kernels::kUnaryOpCount == static_cast<int>(fb::UnaryOp::MAX) + 1,
               "kernels::UnaryOp must mirror fb::UnaryOp");
 
-Status prepare_unary(const jp_plan& plan, const fb::Step& step, PreparedStep* s) {
-  const fb::UnaryParams& p = *step.params_as_UnaryParams();
+Status prepare_unary(const jp_plan& plan, const fb::UnaryParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Unary", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);

@@ -5,7 +5,7 @@
 
 namespace jetplan::rt {
 
-Status prepare_where(const jp_plan& plan, const fb::Step&, PreparedStep* s) {
+Status prepare_where(const jp_plan& plan, const fb::WhereParams&, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Where", 3, 1));
   const TensorInfo& cond = input_at(plan, *s, 0);
   const TensorInfo& x = input_at(plan, *s, 1);

@@ -12,6 +12,7 @@
 
 #include "jetplan/jetplan.h"
 #include "runtime/src/cuda/cuda_driver.h"
+#include "tests/runtime/load_checks.h"
 #include "tests/runtime/plan_builder.h"
 
 namespace jetplan::testing {
@@ -99,22 +100,10 @@ void expect_relu(const std::vector<float>& x, const float* y) {
   }
 }
 
-jp_plan* load(const PlanSpec& spec) {
-  const std::vector<uint8_t> bytes = build_plan(spec);
-  jp_plan* plan = nullptr;
-  EXPECT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), JP_OK)
-      << jp_last_error();
-  return plan;
-}
+jp_plan* load(const PlanSpec& spec) { return load_plan_bytes(build_plan(spec)); }
 
 void expect_load_error(const PlanSpec& spec, jp_status status, const std::string& needle) {
-  const std::vector<uint8_t> bytes = build_plan(spec);
-  jp_plan* plan = reinterpret_cast<jp_plan*>(0x1);
-  EXPECT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), status)
-      << jp_last_error();
-  EXPECT_EQ(plan, nullptr);
-  EXPECT_NE(std::string(jp_last_error()).find(needle), std::string::npos)
-      << "message: " << jp_last_error() << "\nexpected: " << needle;
+  expect_refused(build_plan(spec), status, needle);
 }
 
 TEST(CudaRuntime, RunsWithAndWithoutTheGraph) {

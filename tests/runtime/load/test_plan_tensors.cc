@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/runtime/load_checks.h"
 #include "tests/runtime/plan_builder.h"
 
 namespace jetplan::testing {
@@ -41,25 +42,8 @@ PlanSpec empty_io_plan(fb::DType dtype = fb::DType::Float32) {
   return p;
 }
 
-jp_plan* load(const std::vector<uint8_t>& bytes, uint32_t flags = JP_LOAD_COPY) {
-  jp_plan* plan = nullptr;
-  EXPECT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), flags, &plan), JP_OK)
-      << jp_last_error();
-  return plan;
-}
-
-void expect_refused(const std::vector<uint8_t>& bytes, uint32_t flags, jp_status status,
-                    const std::string& needle) {
-  jp_plan* plan = reinterpret_cast<jp_plan*>(0x1);
-  EXPECT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), flags, &plan), status)
-      << jp_last_error();
-  EXPECT_EQ(plan, nullptr);
-  EXPECT_NE(std::string(jp_last_error()).find(needle), std::string::npos)
-      << "message: " << jp_last_error() << "\nexpected to contain: " << needle;
-}
-
 TEST(EmptyTensors, APlanWithEmptyInputsAndOutputsLoadsAndRuns) {
-  jp_plan* plan = load(build_plan(empty_io_plan()));
+  jp_plan* plan = load_plan_bytes(build_plan(empty_io_plan()));
   ASSERT_NE(plan, nullptr);
   jp_tensor_desc desc;
   ASSERT_EQ(jp_plan_input_desc(plan, 0, &desc), JP_OK);
@@ -94,7 +78,7 @@ TEST(EmptyTensors, OnlyEmptyTensorsEverywhereIsAValidPlan) {
   PlanSpec p = empty_io_plan();
   p.tensors[1].shape = {0};
   p.tensors[2].shape = {0};
-  jp_plan* plan = load(build_plan(p));
+  jp_plan* plan = load_plan_bytes(build_plan(p));
   ASSERT_NE(plan, nullptr);
   jp_context* ctx = nullptr;
   ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
@@ -121,7 +105,7 @@ TEST(EmptyTensors, AStepWritingOnlyEmptyTensorsIsNeitherPreparedNorRun) {
     return std::make_pair(fb::StepParams::ConvParams, fb::CreateConvParams(b).Union());
   };
   p.steps[1] = conv;
-  jp_plan* plan = load(build_plan(p));
+  jp_plan* plan = load_plan_bytes(build_plan(p));
   ASSERT_NE(plan, nullptr);
   jp_context* ctx = nullptr;
   ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
@@ -165,7 +149,7 @@ TEST(CpuOnlyDtypes, CpuPlansMoveThemBitForBit) {
   for (fb::DType t : {fb::DType::Int16, fb::DType::UInt16, fb::DType::UInt32, fb::DType::UInt64,
                       fb::DType::BFloat16}) {
     SCOPED_TRACE(fb::EnumNameDType(t));
-    jp_plan* plan = load(build_plan(empty_io_plan(t)));
+    jp_plan* plan = load_plan_bytes(build_plan(empty_io_plan(t)));
     ASSERT_NE(plan, nullptr);
     jp_tensor_desc desc;
     ASSERT_EQ(jp_plan_input_desc(plan, 1, &desc), JP_OK);
@@ -185,24 +169,24 @@ TEST(CpuOnlyDtypes, CpuPlansMoveThemBitForBit) {
   }
 }
 
-TEST(NarrowIntegers, CudaPlansRefuseThemByTensor) {
-  PlanSpec p = empty_io_plan(fb::DType::UInt32);
-  p.tensors[0].shape = {1, 3};  // not empty: the dtype is what is refused
+// A CUDA plan with a tensor of `dtype` (not empty: the dtype is what is refused).
+void expect_cuda_plan_refused(fb::DType dtype, const std::string& needle) {
+  PlanSpec p = empty_io_plan(dtype);
+  p.tensors[0].shape = {1, 3};
   p.tensors[3].shape = {3, 1};
   p.backend = fb::Backend::CUDA;
   p.sm_arch = 87;
-  expect_refused(build_plan(p), JP_LOAD_COPY | JP_LOAD_NO_DEVICE, JP_ERROR_UNSUPPORTED,
-                 "tensor 'e' is UInt32, which runs on the CPU backend only");
+  expect_refused(build_plan(p), JP_LOAD_COPY | JP_LOAD_NO_DEVICE, JP_ERROR_UNSUPPORTED, needle);
+}
+
+TEST(NarrowIntegers, CudaPlansRefuseThemByTensor) {
+  expect_cuda_plan_refused(fb::DType::UInt32,
+                           "tensor 'e' is UInt32, which runs on the CPU backend only");
 }
 
 TEST(BFloat16, CudaPlansRefuseIt) {
-  PlanSpec p = empty_io_plan(fb::DType::BFloat16);
-  p.tensors[0].shape = {1, 3};  // not empty: the dtype is what is refused
-  p.tensors[3].shape = {3, 1};
-  p.backend = fb::Backend::CUDA;
-  p.sm_arch = 87;
-  expect_refused(build_plan(p), JP_LOAD_COPY | JP_LOAD_NO_DEVICE, JP_ERROR_UNSUPPORTED,
-                 "tensor 'e' is BFloat16, which runs on the CPU backend only");
+  expect_cuda_plan_refused(fb::DType::BFloat16,
+                           "tensor 'e' is BFloat16, which runs on the CPU backend only");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/runtime/load_checks.h"
 #include "tests/runtime/plan_builder.h"
 
 namespace jetplan::testing {
@@ -56,16 +57,9 @@ PlanSpec pointwise_plan(std::vector<Instr> program, std::vector<int64_t> s_shape
 std::vector<Instr> good_program() { return {load(0), load(1), mul(0, 1), leaky(2)}; }
 
 void expect_refused(const PlanSpec& spec, const std::string& needle) {
-  const std::vector<uint8_t> bytes = build_plan(spec);
-  jp_plan* plan = nullptr;
-  EXPECT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan),
-            JP_ERROR_INVALID_PLAN)
-      << jp_last_error();
-  EXPECT_EQ(plan, nullptr);
+  jetplan::testing::expect_refused(build_plan(spec), JP_ERROR_INVALID_PLAN, needle);
   const std::string msg = jp_last_error();
   EXPECT_NE(msg.find("step 'chain' (Pointwise)"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(needle), std::string::npos) << msg << "\nexpected to contain: " << needle;
-  if (plan != nullptr) jp_plan_destroy(plan);
 }
 
 TEST(PointwisePlan, RunsItsProgram) {
