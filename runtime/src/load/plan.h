@@ -33,47 +33,21 @@ struct TensorInfo {
   bool is_output;
 };
 
-// Kernel parameters of one step, resolved at load. The member in use is named by the step's op.
+// The kernel parameter struct of each family: kernels::<Params> for the .def's Params column,
+// except that QuantizeLinear and DequantizeLinear share kernels::QuantizeLinearParams.
+namespace family_params {
+using namespace kernels;  // NOLINT: every kernels::<Params> by the .def's name
+using QuantizeParams = kernels::QuantizeLinearParams;
+}  // namespace family_params
+
+// Kernel parameters of one step, resolved at load: one member per family, named by its file
+// stem (kernels/op_families.def). The member in use is named by the step's op (Quantize and
+// Dequantize both use `quantize`).
 union KernelParams {
   KernelParams() : copy() {}
-  kernels::ConvParams conv;
-  kernels::PoolParams pool;
-  kernels::GemmParams gemm;
-  kernels::BinaryParams binary;
-  kernels::ActivationParams activation;
-  kernels::SoftmaxParams softmax;
-  kernels::BatchNormParams batch_norm;
-  kernels::ConcatParams concat;
-  kernels::CopyParams copy;
-  // nn ops
-  kernels::ConvTransposeParams conv_transpose;
-  kernels::ResizeParams resize;
-  kernels::ReduceParams reduce;
-  kernels::ArgReduceParams arg_reduce;
-  kernels::TopKParams top_k;
-  kernels::InstanceNormParams instance_norm;
-  kernels::LayerNormParams layer_norm;
-  kernels::GroupNormParams group_norm;
-  kernels::LrnParams lrn;
-  kernels::NmsParams nms;
-  // tensor ops
-  kernels::TransposeParams transpose;
-  kernels::SliceParams slice;
-  kernels::GatherParams gather;
-  kernels::GatherElementsParams gather_elements;
-  kernels::PadParams pad;
-  kernels::BroadcastParams broadcast;
-  kernels::UnaryParams unary;
-  kernels::ElementwiseParams elementwise;
-  kernels::WhereParams where;
-  kernels::CastParams cast;
-  // sequence and quantized ops
-  kernels::RnnParams rnn;
-  kernels::QuantizeLinearParams quantize;
-  kernels::QLinearMatMulParams qlinear_matmul;
-  kernels::QLinearConvParams qlinear_conv;
-  kernels::DynamicQuantizeParams dynamic_quantize;
-  kernels::PointwiseParams pointwise;
+#define JP_OP_FAMILY(Name, file, Params, Backends) family_params::Params file;
+#include "kernels/op_families.def"
+#undef JP_OP_FAMILY
 };
 
 struct PreparedStep;

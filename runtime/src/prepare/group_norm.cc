@@ -19,11 +19,8 @@ Status prepare_group_norm(const jp_plan& plan, const fb::GroupNormParams& p, Pre
   }
   k.groups = p.groups();
   k.affine_per_group = p.affine_per_group();
-  for (uint32_t i = 1; i < 3; ++i) {
-    JP_RETURN_IF_ERROR(check_elements(*s, input_at(plan, *s, i),
-                                      k.affine_per_group ? k.groups : k.channels,
+  JP_RETURN_IF_ERROR(check_scale_bias(plan, *s, k.affine_per_group ? k.groups : k.channels,
                                       "scale and bias need one value per group or channel"));
-  }
   if (!std::isfinite(p.epsilon())) return invalid(*s, "epsilon must be finite");
   k.epsilon = p.epsilon();
   return to_activation(*s, p.activation(), &k.act);

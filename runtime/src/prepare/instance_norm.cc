@@ -14,10 +14,8 @@ Status prepare_instance_norm(const jp_plan& plan, const fb::InstanceNormParams& 
   kernels::InstanceNormParams& k = s->params.instance_norm;
   k = kernels::InstanceNormParams{};
   JP_RETURN_IF_ERROR(read_channels(plan, *s, &k.batch, &k.channels, &k.spatial));
-  for (uint32_t i = 1; i < 3; ++i) {
-    JP_RETURN_IF_ERROR(check_elements(*s, input_at(plan, *s, i), k.channels,
-                                      "scale and bias need one value per channel"));
-  }
+  JP_RETURN_IF_ERROR(
+      check_scale_bias(plan, *s, k.channels, "scale and bias need one value per channel"));
   if (!std::isfinite(p.epsilon())) return invalid(*s, "epsilon must be finite");
   k.epsilon = p.epsilon();
   return to_activation(*s, p.activation(), &k.act);

@@ -182,6 +182,14 @@ void split_at(const TensorInfo& x, int32_t axis, int64_t* outer, int64_t* inner)
   for (int32_t d = axis + 1; d < x.rank; ++d) *inner *= x.dims[d];
 }
 
+Status check_scale_bias(const jp_plan& plan, const PreparedStep& s, int64_t count,
+                        const char* what) {
+  for (uint32_t i = 1; i < 3; ++i) {
+    JP_RETURN_IF_ERROR(check_elements(s, input_at(plan, s, i), count, what));
+  }
+  return JP_OK;
+}
+
 Status read_channels(const jp_plan& plan, const PreparedStep& s, int64_t* batch, int64_t* channels,
                      int64_t* spatial) {
   const TensorInfo& x = input_at(plan, s, 0);

@@ -91,6 +91,11 @@ int32_t normalize_axis(int32_t axis, int32_t rank);
 // x viewed as [outer, dims[axis], inner].
 void split_at(const TensorInfo& x, int32_t axis, int64_t* outer, int64_t* inner);
 
+// Inputs 1 and 2 (a normalization's scale and bias) have `count` elements each, else
+// invalid(s, what).
+[[nodiscard]] Status check_scale_bias(const jp_plan& plan, const PreparedStep& s, int64_t count,
+                                      const char* what);
+
 // Instance, group norm and LRN: x [N, C, ...] (input 0) and output 0 of its shape.
 [[nodiscard]] Status read_channels(const jp_plan& plan, const PreparedStep& s, int64_t* batch,
                                    int64_t* channels, int64_t* spatial);
