@@ -61,6 +61,21 @@ bool device_io(const jp_context* ctx) {
   return ctx->cuda != nullptr && jetplan::rt::cuda_device_io(ctx);
 }
 
+// jp_context_device_input / _output: the device address of a CUDA context's binding.
+Status device_binding(const jp_context* ctx, bool output, int32_t index, void** device_ptr) {
+  const char* what = output ? "output" : "input";
+  if (ctx == nullptr || device_ptr == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_device_%s: null argument", what);
+  }
+  if (ctx->cuda == nullptr) return fail(JP_ERROR_UNSUPPORTED, "device %s: a CPU plan", what);
+  const size_t count = output ? ctx->plan->outputs.size() : ctx->plan->inputs.size();
+  if (index < 0 || static_cast<size_t>(index) >= count) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "%s index %d is out of range", what, index);
+  }
+  *device_ptr = jetplan::rt::cuda_device_binding(ctx, output, index);
+  return JP_OK;
+}
+
 }  // namespace
 
 static_assert(static_cast<int>(jetplan::fb::DType::Float32) == JP_FLOAT32 &&
@@ -289,27 +304,11 @@ jp_status jp_context_profile_steps(jp_context* ctx, float* ms, int32_t count) {
 }
 
 jp_status jp_context_device_input(const jp_context* ctx, int32_t index, void** device_ptr) {
-  if (ctx == nullptr || device_ptr == nullptr) {
-    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_device_input: null argument");
-  }
-  if (ctx->cuda == nullptr) return fail(JP_ERROR_UNSUPPORTED, "device input: a CPU plan");
-  if (index < 0 || static_cast<size_t>(index) >= ctx->plan->inputs.size()) {
-    return fail(JP_ERROR_INVALID_ARGUMENT, "input index %d is out of range", index);
-  }
-  *device_ptr = jetplan::rt::cuda_device_binding(ctx, false, index);
-  return JP_OK;
+  return device_binding(ctx, /*output=*/false, index, device_ptr);
 }
 
 jp_status jp_context_device_output(const jp_context* ctx, int32_t index, void** device_ptr) {
-  if (ctx == nullptr || device_ptr == nullptr) {
-    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_device_output: null argument");
-  }
-  if (ctx->cuda == nullptr) return fail(JP_ERROR_UNSUPPORTED, "device output: a CPU plan");
-  if (index < 0 || static_cast<size_t>(index) >= ctx->plan->outputs.size()) {
-    return fail(JP_ERROR_INVALID_ARGUMENT, "output index %d is out of range", index);
-  }
-  *device_ptr = jetplan::rt::cuda_device_binding(ctx, true, index);
-  return JP_OK;
+  return device_binding(ctx, /*output=*/true, index, device_ptr);
 }
 
 jp_status jp_plan_step_desc(const jp_plan* plan, int32_t index, jp_step_desc* out) {
