@@ -96,22 +96,24 @@ std::string params_of(const fb::Step* s) {
     for (uint32_t i = 0; p->program() != nullptr && i < p->program()->size(); ++i) {
       const fb::PointwiseInstr& in = *p->program()->Get(i);
       text += (i ? " " : "") + reg(static_cast<int>(i)) + "=";
+      // A kind this build does not know (the plan is read here unverified) prints as "?".
+      std::string op = "?";
       switch (in.kind()) {
-        case fb::PointwiseInstrKind::Load: text += "in" + std::to_string(in.op()); break;
+        case fb::PointwiseInstrKind::Load: op = "in" + std::to_string(in.op()); break;
         case fb::PointwiseInstrKind::Binary:
-          text += std::string(fb::EnumNameBinaryOp(static_cast<fb::BinaryOp>(in.op()))) + "(" +
-                  reg(in.a()) + "," + reg(in.b()) + ")";
+          op = std::string(fb::EnumNameBinaryOp(static_cast<fb::BinaryOp>(in.op()))) + "(" +
+               reg(in.a()) + "," + reg(in.b()) + ")";
           break;
         case fb::PointwiseInstrKind::Unary:
-          text += std::string(fb::EnumNameUnaryOp(static_cast<fb::UnaryOp>(in.op()))) + "(" +
-                  reg(in.a()) + ")";
+          op = std::string(fb::EnumNameUnaryOp(static_cast<fb::UnaryOp>(in.op()))) + "(" +
+               reg(in.a()) + ")";
           break;
         case fb::PointwiseInstrKind::Activation:
-          text += std::string(fb::EnumNameActivationKind(in.activation().kind())) + "(" +
-                  reg(in.a()) + ")";
+          op = std::string(fb::EnumNameActivationKind(in.activation().kind())) + "(" +
+               reg(in.a()) + ")";
           break;
-        default: text += "?"; break;
       }
+      text += op;
     }
     return text;
   }

@@ -269,26 +269,9 @@ std::string json_escape(const std::string& text) {
   return out;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const Options opt = parse(argc, argv);
-
-  check(jp_plan_load_file(opt.plan.c_str(), &g_plan));
-  const jp_plan* plan = g_plan;
+// Inputs: named files, then positional files in order, then seeded random data.
+void set_inputs(const Options& opt, const jp_plan* plan, jp_context* ctx) {
   const int32_t num_inputs = jp_plan_num_inputs(plan);
-  const int32_t num_outputs = jp_plan_num_outputs(plan);
-  const bool gpu = jp_plan_backend(plan) == JP_BACKEND_CUDA;
-  std::printf("plan %s: %d inputs, %d outputs, %d steps, arena %zu bytes, backend %s (%s)\n",
-              opt.plan.c_str(), num_inputs, num_outputs, jp_plan_num_steps(plan),
-              jp_plan_arena_bytes(plan), gpu ? "cuda" : "cpu", jp_plan_device_name(plan));
-
-  jp_context_options options{};
-  options.flags = opt.no_graph ? JP_CONTEXT_NO_CUDA_GRAPH : 0u;
-  check(jp_context_create(plan, &options, &g_ctx));
-  jp_context* ctx = g_ctx;
-
-  // Inputs: named files, then positional files in order, then seeded random data.
   std::vector<std::string> files(static_cast<size_t>(num_inputs));
   int32_t next_positional = 0;
   for (const std::string& spec : opt.inputs) {
@@ -329,8 +312,12 @@ int main(int argc, char** argv) {
     check(jp_context_set_input(ctx, i, bytes.data(), bytes.size()));
   }
 
+}
+
+// Warm-up, then the timed runs: host wall clock per run into *ms, CUDA events into *gpu_ms.
+void time_runs(const Options& opt, bool gpu, jp_context* ctx, std::vector<double>* ms,
+               std::vector<double>* gpu_ms) {
   for (int i = 0; i < opt.warmup; ++i) check(jp_context_run(ctx));
-  std::vector<double> ms, gpu_ms;
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   for (int i = 0;; ++i) {
@@ -342,12 +329,16 @@ int main(int argc, char** argv) {
     }
     const auto t0 = clock::now();
     check(jp_context_run(ctx));
-    ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    ms->push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
     float g = 0.f;
-    if (gpu && jp_context_gpu_time_ms(ctx, &g) == JP_OK) gpu_ms.push_back(g);
+    if (gpu && jp_context_gpu_time_ms(ctx, &g) == JP_OK) gpu_ms->push_back(g);
   }
-  if (ms.empty()) check(jp_context_run(ctx));  // --iterations 0 is refused; keep outputs valid
+  if (ms->empty()) check(jp_context_run(ctx));  // --iterations 0 is refused; keep outputs valid
 
+}
+
+// Prints every output (and saves it with --save-outputs).
+void write_outputs(const Options& opt, int32_t num_outputs, jp_context* ctx) {
   for (int32_t i = 0; i < num_outputs; ++i) {
     jp_tensor_desc desc;
     check(jp_context_output_desc(ctx, i, &desc));  // this run's extent where it varies
@@ -368,20 +359,11 @@ int main(int argc, char** argv) {
     }
   }
 
-  const Stats wall = stats(ms);
-  std::printf("latency over %zu runs after %d warm-up (host wall clock, ms): median %.4f  p90 %.4f"
-              "  p99 %.4f  max %.4f  mean %.4f  throughput %.1f runs/s\n",
-              ms.size(), opt.warmup, wall.median, wall.p90, wall.p99, wall.max, wall.mean,
-              1000.0 / wall.mean);
-  Stats device{};
-  if (!gpu_ms.empty()) {
-    device = stats(gpu_ms);
-    std::printf("GPU time of the steps (CUDA events, %s, ms): median %.4f  p90 %.4f  p99 %.4f  "
-                "max %.4f  mean %.4f\n", opt.no_graph ? "launched one by one" : "one CUDA graph",
-                device.median, device.p90, device.p99, device.max, device.mean);
-  }
+}
 
-  // Per-step profile: each step timed on its own (after the timed runs, so they are unaffected).
+// Per-step profile: each step timed on its own (after the timed runs, so they are unaffected).
+// The median time of each step, all 0 without --profile.
+std::vector<double> profile_steps(const Options& opt, const jp_plan* plan, jp_context* ctx) {
   const int32_t steps = jp_plan_num_steps(plan);
   std::vector<double> step_ms(static_cast<size_t>(steps), 0.0);
   if (opt.profile && steps > 0) {
@@ -410,43 +392,88 @@ int main(int argc, char** argv) {
     }
     std::printf("  sum of steps %.4f ms\n", sum);
   }
-  if (!opt.json_path.empty()) {
-    std::ofstream json(opt.json_path);
-    json << "{\"plan\": \"" << json_escape(opt.plan) << "\", \"backend\": \""
-         << (gpu ? "cuda" : "cpu") << "\", \"device\": \"" << json_escape(jp_plan_device_name(plan))
-         << "\", \"cuda_graph\": " << (gpu && !opt.no_graph ? "true" : "false")
-         << ", \"warmup\": " << opt.warmup << ", \"iterations\": " << ms.size()
-         << ", \"median_ms\": " << wall.median << ", \"p90_ms\": " << wall.p90
-         << ", \"p99_ms\": " << wall.p99 << ", \"max_ms\": " << wall.max
-         << ", \"mean_ms\": " << wall.mean << ", \"throughput_per_s\": " << 1000.0 / wall.mean;
-    if (!gpu_ms.empty()) {
-      json << ", \"gpu_median_ms\": " << device.median << ", \"gpu_p90_ms\": " << device.p90
-           << ", \"gpu_p99_ms\": " << device.p99 << ", \"gpu_max_ms\": " << device.max;
-    }
-    if (opt.samples) {
-      // Every timed run, in run order: what the statistics above summarize.
-      auto list = [&json](const char* key, const std::vector<double>& values) {
-        json << ", \"" << key << "\": [";
-        for (size_t i = 0; i < values.size(); ++i) json << (i ? ", " : "") << values[i];
-        json << "]";
-      };
-      list("samples_ms", ms);
-      if (!gpu_ms.empty()) list("gpu_samples_ms", gpu_ms);
-    }
-    if (opt.profile) {
-      json << ", \"profile\": [";
-      for (int32_t i = 0; i < steps; ++i) {
-        jp_step_desc d;
-        check(jp_plan_step_desc(plan, i, &d));
-        json << (i ? ", " : "") << "{\"name\": \"" << json_escape(d.name) << "\", \"op\": \""
-             << d.op << "\", \"kernel\": \"" << json_escape(d.kernel) << "\", \"ms\": "
-             << step_ms[i] << "}";
-      }
-      json << "]";
-    }
-    json << "}\n";
-    if (!json) die("cannot write '" + opt.json_path + "'");
+  return step_ms;
+}
+
+void write_json(const Options& opt, const jp_plan* plan, bool gpu, const std::vector<double>& ms,
+                const std::vector<double>& gpu_ms, const Stats& wall, const Stats& device,
+                const std::vector<double>& step_ms) {
+  const auto steps = static_cast<int32_t>(step_ms.size());
+  std::ofstream json(opt.json_path);
+  json << "{\"plan\": \"" << json_escape(opt.plan) << "\", \"backend\": \""
+       << (gpu ? "cuda" : "cpu") << "\", \"device\": \"" << json_escape(jp_plan_device_name(plan))
+       << "\", \"cuda_graph\": " << (gpu && !opt.no_graph ? "true" : "false")
+       << ", \"warmup\": " << opt.warmup << ", \"iterations\": " << ms.size()
+       << ", \"median_ms\": " << wall.median << ", \"p90_ms\": " << wall.p90
+       << ", \"p99_ms\": " << wall.p99 << ", \"max_ms\": " << wall.max
+       << ", \"mean_ms\": " << wall.mean << ", \"throughput_per_s\": " << 1000.0 / wall.mean;
+  if (!gpu_ms.empty()) {
+    json << ", \"gpu_median_ms\": " << device.median << ", \"gpu_p90_ms\": " << device.p90
+         << ", \"gpu_p99_ms\": " << device.p99 << ", \"gpu_max_ms\": " << device.max;
   }
+  if (opt.samples) {
+    // Every timed run, in run order: what the statistics above summarize.
+    auto list = [&json](const char* key, const std::vector<double>& values) {
+      json << ", \"" << key << "\": [";
+      for (size_t i = 0; i < values.size(); ++i) json << (i ? ", " : "") << values[i];
+      json << "]";
+    };
+    list("samples_ms", ms);
+    if (!gpu_ms.empty()) list("gpu_samples_ms", gpu_ms);
+  }
+  if (opt.profile) {
+    json << ", \"profile\": [";
+    for (int32_t i = 0; i < steps; ++i) {
+      jp_step_desc d;
+      check(jp_plan_step_desc(plan, i, &d));
+      json << (i ? ", " : "") << "{\"name\": \"" << json_escape(d.name) << "\", \"op\": \""
+           << d.op << "\", \"kernel\": \"" << json_escape(d.kernel) << "\", \"ms\": "
+           << step_ms[i] << "}";
+    }
+    json << "]";
+  }
+  json << "}\n";
+  if (!json) die("cannot write '" + opt.json_path + "'");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+
+  check(jp_plan_load_file(opt.plan.c_str(), &g_plan));
+  const jp_plan* plan = g_plan;
+  const int32_t num_inputs = jp_plan_num_inputs(plan);
+  const int32_t num_outputs = jp_plan_num_outputs(plan);
+  const bool gpu = jp_plan_backend(plan) == JP_BACKEND_CUDA;
+  std::printf("plan %s: %d inputs, %d outputs, %d steps, arena %zu bytes, backend %s (%s)\n",
+              opt.plan.c_str(), num_inputs, num_outputs, jp_plan_num_steps(plan),
+              jp_plan_arena_bytes(plan), gpu ? "cuda" : "cpu", jp_plan_device_name(plan));
+
+  jp_context_options options{};
+  options.flags = opt.no_graph ? JP_CONTEXT_NO_CUDA_GRAPH : 0u;
+  check(jp_context_create(plan, &options, &g_ctx));
+  jp_context* ctx = g_ctx;
+  set_inputs(opt, plan, ctx);
+  std::vector<double> ms, gpu_ms;
+  time_runs(opt, gpu, ctx, &ms, &gpu_ms);
+  write_outputs(opt, num_outputs, ctx);
+
+  const Stats wall = stats(ms);
+  std::printf("latency over %zu runs after %d warm-up (host wall clock, ms): median %.4f  p90 %.4f"
+              "  p99 %.4f  max %.4f  mean %.4f  throughput %.1f runs/s\n",
+              ms.size(), opt.warmup, wall.median, wall.p90, wall.p99, wall.max, wall.mean,
+              1000.0 / wall.mean);
+  Stats device{};
+  if (!gpu_ms.empty()) {
+    device = stats(gpu_ms);
+    std::printf("GPU time of the steps (CUDA events, %s, ms): median %.4f  p90 %.4f  p99 %.4f  "
+                "max %.4f  mean %.4f\n", opt.no_graph ? "launched one by one" : "one CUDA graph",
+                device.median, device.p90, device.p99, device.max, device.mean);
+  }
+
+  const std::vector<double> step_ms = profile_steps(opt, plan, ctx);
+  if (!opt.json_path.empty()) write_json(opt, plan, gpu, ms, gpu_ms, wall, device, step_ms);
 
   release();
   return 0;

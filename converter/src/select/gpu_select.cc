@@ -1,36 +1,28 @@
 // Kernel selection for GPU plans (gpu_lower.h). The step parameters come from the runtime's own
 // loader, so selection sees exactly the structs the kernels will be launched with.
 #include <jetplan/jetplan.h>
+#include <jetplan/plan_steps.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 
 #include "converter/src/ir/error.h"
 #include "converter/src/lower/gpu_lower.h"
-#include "runtime/src/memory.h"
-#include "runtime/src/plan.h"
 
 namespace jetplan::converter {
 namespace {
 
 struct PlanDeleter {
-  void operator()(jp_plan* p) const { rt::destroy(p); }
+  void operator()(jp_plan* p) const { jp_plan_destroy(p); }
 };
 using LoadedPlan = std::unique_ptr<jp_plan, PlanDeleter>;
 
 // Loads plan bytes with the runtime's verifier and prepare functions (no device involved).
 LoadedPlan load(const std::vector<uint8_t>& bytes, const std::string& target) {
-  LoadedPlan plan(rt::create<jp_plan>());
-  if (plan == nullptr) fail("out of memory loading the GPU plan for kernel selection");
-  plan->owned = rt::allocate(bytes.size() + 1, rt::kWeightAlignment);
-  if (plan->owned == nullptr) fail("out of memory loading the GPU plan for kernel selection");
-  std::memcpy(plan->owned, bytes.data(), bytes.size());
-  plan->data = static_cast<const uint8_t*>(plan->owned);
-  plan->size = bytes.size();
-  if (rt::load_plan(plan.get()) != JP_OK)
+  jp_plan* plan = nullptr;
+  if (jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_NO_DEVICE, &plan) != JP_OK)
     fail("target ", target, ": the runtime's loader refuses the GPU plan: ", jp_last_error());
-  return plan;
+  return LoadedPlan(plan);
 }
 
 // The dtype a step's kernel variant is chosen for: its first floating output (then input),
@@ -69,27 +61,17 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
   if (!missing.empty()) fail_missing(target, missing);
 
   const LoadedPlan plan = load(serialize_plan(*draft, target.plan, metadata), target.plan.name);
-  if (plan->steps.size() != draft->steps.size())
-    fail("internal error: the loaded GPU plan has ", plan->steps.size(), " steps, the draft ",
+  const auto loaded_steps = static_cast<size_t>(jp_plan_num_steps(plan.get()));
+  if (loaded_steps != draft->steps.size())
+    fail("internal error: the loaded GPU plan has ", loaded_steps, " steps, the draft ",
          draft->steps.size());
   bool workspace_changed = false;
   std::vector<size_t> cast_back;
   for (size_t i = 0; i < draft->steps.size(); ++i) {
     DraftStep& step = draft->steps[i];
-    const rt::PreparedStep& prepared = plan->steps[i];
     kernels::cuda::StepDesc desc;
-    desc.family = static_cast<uint16_t>(prepared.op);
-    desc.params = &prepared.params;
-    desc.num_inputs = static_cast<int>(
-        std::min<size_t>(prepared.inputs->size(), kernels::cuda::kMaxStepInputs));
-    desc.num_outputs = static_cast<int>(
-        std::min<size_t>(prepared.outputs->size(), kernels::cuda::kMaxStepOutputs));
-    for (int k = 0; k < desc.num_inputs; ++k)
-      desc.input_dtypes[k] =
-          static_cast<kernels::DType>(plan->tensors[prepared.inputs->Get(k)].dtype);
-    for (int k = 0; k < desc.num_outputs; ++k)
-      desc.output_dtypes[k] =
-          static_cast<kernels::DType>(plan->tensors[prepared.outputs->Get(k)].dtype);
+    if (describe_step(plan.get(), static_cast<int32_t>(i), &desc) != JP_OK)
+      fail("internal error: step ", i, " of the loaded GPU plan: ", jp_last_error());
     desc.dtype = data_dtype(desc);
     kernels::cuda::LaunchChoice choice;
     std::string why;

@@ -1,0 +1,35 @@
+// The CUDA backend: binds a verified GPU plan to the device (checks the device is the plan's
+// target, loads the embedded kernels, resolves and checks every step's kernel and launch
+// config, uploads the weights once) and runs contexts on a stream, replaying the step list as
+// one CUDA graph. Everything is allocated at bind or context creation; a run only launches.
+#pragma once
+
+#include "runtime/src/execute/context.h"
+#include "runtime/src/load/plan.h"
+
+namespace jetplan::rt {
+
+struct CudaPlan;
+struct CudaContext;
+
+// After load_plan verified a CUDA plan: allocates plan->cuda. On failure nothing is left
+// allocated on the device (plan->cuda stays null).
+[[nodiscard]] Status bind_cuda_plan(jp_plan* plan);
+void destroy_cuda_plan(CudaPlan* cuda);
+
+[[nodiscard]] Status create_cuda_context(const jp_plan& plan, const jp_context_options* options,
+                                         jp_context* ctx);
+void destroy_cuda_context(CudaContext* cuda);
+
+// Queues one run on the context's stream (inputs in, the steps, outputs out) and returns.
+[[nodiscard]] Status enqueue_cuda(jp_context* ctx);
+// Waits for the queued run; records its GPU time (CUDA events around the steps).
+[[nodiscard]] Status synchronize_cuda(jp_context* ctx);
+float cuda_gpu_time_ms(const jp_context* ctx);  // -1 before the first synchronized run
+// Each step launched on its own between two events; ms[i] for step i (count entries).
+[[nodiscard]] Status profile_cuda_steps(jp_context* ctx, float* ms, int32_t count);
+bool cuda_device_io(const jp_context* ctx);  // JP_CONTEXT_DEVICE_IO
+void* cuda_device_binding(const jp_context* ctx, bool output, int32_t index);
+const char* cuda_device_name(const jp_plan& plan);
+
+}  // namespace jetplan::rt

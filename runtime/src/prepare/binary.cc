@@ -1,0 +1,39 @@
+// Binary: a float binary op (Add, Mul, ..., PRelu) of two broadcast operands, with a fused
+// activation.
+#include "runtime/src/cpu/step_tensors.h"
+#include "runtime/src/prepare/op_families.h"
+#include "runtime/src/prepare/prepare_util.h"
+
+namespace jetplan::rt {
+
+static_assert(kernels::kBinaryOpCount == static_cast<int>(fb::BinaryOp::MAX) + 1 &&
+                  static_cast<int>(kernels::BinaryOp::kPRelu) ==
+                      static_cast<int>(fb::BinaryOp::PRelu),
+              "kernels::BinaryOp must follow fb::BinaryOp");
+
+Status prepare_binary(const jp_plan& plan, const fb::BinaryParams& p, PreparedStep* s) {
+  JP_RETURN_IF_ERROR(check_input_range(*s, "Binary", 2, 2));
+  JP_RETURN_IF_ERROR(check_float32(plan, *s));
+  const TensorInfo& a = input_at(plan, *s, 0);
+  const TensorInfo& b = input_at(plan, *s, 1);
+  const TensorInfo& y = output_at(plan, *s, 0);
+  const int op = static_cast<int>(p.op());
+  if (op < 0 || op >= kernels::kBinaryOpCount) {
+    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown binary op %d", s->name, op);
+  }
+  if (a.rank > y.rank || b.rank > y.rank) return invalid(*s, "operand rank above output's");
+  kernels::BinaryParams& k = s->params.binary;
+  k = kernels::BinaryParams{};
+  k.op = static_cast<kernels::BinaryOp>(op);
+  const TensorInfo* operands[] = {&a, &b};
+  int64_t* strides[] = {k.a_strides, k.b_strides};
+  JP_RETURN_IF_ERROR(broadcast_operands(*s, y, operands, strides, 2, &k.rank, k.out_dims));
+  return to_activation(*s, p.activation(), &k.act);
+}
+
+void run_binary_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  kernels::cpu::binary(s.params.binary, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
+                       out_f32(s, tensors));
+}
+
+}  // namespace jetplan::rt

@@ -1,0 +1,53 @@
+// Elementwise: typed math of two broadcast operands (integer and float arithmetic, comparisons,
+// logic, bit shifts, FMod) over the dtypes each op supports (kernels::elementwise_supported).
+#include "runtime/src/cpu/step_tensors.h"
+#include "runtime/src/prepare/op_families.h"
+#include "runtime/src/prepare/prepare_util.h"
+
+namespace jetplan::rt {
+
+static_assert(kernels::kElementwiseOpCount == static_cast<int>(fb::ElementwiseOp::MAX) + 1,
+              "kernels::ElementwiseOp must mirror fb::ElementwiseOp");
+
+Status prepare_elementwise(const jp_plan& plan, const fb::ElementwiseParams& p, PreparedStep* s) {
+  JP_RETURN_IF_ERROR(check_arity(*s, "Elementwise", 2, 1));
+  const TensorInfo& a = input_at(plan, *s, 0);
+  const TensorInfo& b = input_at(plan, *s, 1);
+  const TensorInfo& y = output_at(plan, *s, 0);
+  const int op = static_cast<int>(p.op());
+  if (op < 0 || op >= kernels::kElementwiseOpCount) {
+    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown elementwise op %d", s->name, op);
+  }
+  const auto kop = static_cast<kernels::ElementwiseOp>(op);
+  if (a.dtype != b.dtype) return invalid(*s, "operands differ in dtype");
+  if (!kernels::elementwise_supported(kop, kernel_dtype(a.dtype))) {
+    return fail(JP_ERROR_UNSUPPORTED, "step '%s': elementwise %s on %s is not supported",
+                s->name, fb::EnumNameElementwiseOp(p.op()), fb::EnumNameDType(a.dtype));
+  }
+  // The CUDA kernels compute float64 comparisons and FMod only.
+  if (plan.backend == JP_BACKEND_CUDA && a.dtype == fb::DType::Float64 &&
+      !kernels::elementwise_is_comparison(kop) && kop != kernels::ElementwiseOp::kFMod) {
+    return fail(JP_ERROR_UNSUPPORTED,
+                "step '%s': elementwise %s on Float64 runs on the CPU backend only", s->name,
+                fb::EnumNameElementwiseOp(p.op()));
+  }
+  if (kernel_dtype(y.dtype) != kernels::elementwise_out_dtype(kop, kernel_dtype(a.dtype))) {
+    return fail(JP_ERROR_INVALID_PLAN,
+                "step '%s': output '%s' of elementwise %s has the wrong dtype %s", s->name,
+                y.name, fb::EnumNameElementwiseOp(p.op()), fb::EnumNameDType(y.dtype));
+  }
+  kernels::ElementwiseParams& k = s->params.elementwise;
+  k = kernels::ElementwiseParams{};
+  k.op = kop;
+  k.dtype = kernel_dtype(a.dtype);
+  const TensorInfo* operands[] = {&a, &b};
+  int64_t* strides[] = {k.a_strides, k.b_strides};
+  return broadcast_operands(*s, y, operands, strides, 2, &k.rank, k.out_dims);
+}
+
+void run_elementwise_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  kernels::cpu::elementwise(s.params.elementwise, in(s, tensors, 0), in(s, tensors, 1),
+                            out(s, tensors));
+}
+
+}  // namespace jetplan::rt

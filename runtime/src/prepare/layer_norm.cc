@@ -1,0 +1,74 @@
+// LayerNorm: normalization over the dims from an axis on, with its optional Mean and
+// InvStdDev outputs and a fused activation.
+#include <cmath>
+
+#include "runtime/src/cpu/step_tensors.h"
+#include "runtime/src/prepare/op_families.h"
+#include "runtime/src/prepare/prepare_util.h"
+
+namespace jetplan::rt {
+namespace {
+
+// The kernel params do not say which statistic a step with one writes: its run function does.
+// The registry's run_layer_norm_cpu runs steps with none or both; prepare picks one of these
+// for a step with one.
+void run_layer_norm_mean_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  const kernels::LayerNormParams& p = s.params.layer_norm;
+  kernels::cpu::layer_norm(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
+                           p.has_bias ? in_f32(s, tensors, 2) : nullptr, out_f32(s, tensors),
+                           out_f32(s, tensors, 1), nullptr);
+}
+
+void run_layer_norm_inv_std_dev_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  const kernels::LayerNormParams& p = s.params.layer_norm;
+  kernels::cpu::layer_norm(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
+                           p.has_bias ? in_f32(s, tensors, 2) : nullptr, out_f32(s, tensors),
+                           nullptr, out_f32(s, tensors, 1));
+}
+
+}  // namespace
+
+Status prepare_layer_norm(const jp_plan& plan, const fb::LayerNormParams& p, PreparedStep* s) {
+  const uint32_t outputs = 1u + (p.has_mean() ? 1u : 0u) + (p.has_inv_std_dev() ? 1u : 0u);
+  JP_RETURN_IF_ERROR(check_arity(*s, "LayerNorm", p.has_bias() ? 3 : 2, outputs));
+  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
+  const TensorInfo& x = input_at(plan, *s, 0);
+  const int32_t axis = normalize_axis(p.axis(), x.rank);
+  if (axis < 0) return invalid(*s, "axis is out of range");
+  if (!same_shape(x, output_at(plan, *s, 0))) return invalid(*s, "output shape differs from input");
+  kernels::LayerNormParams& k = s->params.layer_norm;
+  k = kernels::LayerNormParams{};
+  split_at(x, axis, &k.outer, &k.inner);
+  k.inner *= x.dims[axis];
+  for (uint32_t i = 1; i < s->inputs->size(); ++i) {
+    JP_RETURN_IF_ERROR(check_elements(*s, input_at(plan, *s, i), k.inner,
+                                      "scale and bias need one value per normalized element"));
+  }
+  // Mean and inv_std_dev: x's shape with the normalized dims of extent 1.
+  for (uint32_t o = 1; o < outputs; ++o) {
+    const TensorInfo& stat = output_at(plan, *s, o);
+    bool ok = stat.rank == x.rank;
+    for (int32_t d = 0; ok && d < x.rank; ++d) ok = stat.dims[d] == (d < axis ? x.dims[d] : 1);
+    if (!ok)
+      return invalid(*s, "mean and inv_std_dev must be x's shape with the normalized dims 1");
+  }
+  if (!std::isfinite(p.epsilon())) return invalid(*s, "epsilon must be finite");
+  k.epsilon = p.epsilon();
+  k.has_bias = p.has_bias();
+  if (outputs == 2) {
+    s->run_cpu = p.has_mean() ? run_layer_norm_mean_cpu : run_layer_norm_inv_std_dev_cpu;
+  }
+  return to_activation(*s, p.activation(), &k.act);
+}
+
+// Outputs y, then mean and inv_std_dev where the step has both.
+void run_layer_norm_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  const kernels::LayerNormParams& p = s.params.layer_norm;
+  const bool stats = s.outputs->size() == 3;
+  kernels::cpu::layer_norm(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
+                           p.has_bias ? in_f32(s, tensors, 2) : nullptr, out_f32(s, tensors),
+                           stats ? out_f32(s, tensors, 1) : nullptr,
+                           stats ? out_f32(s, tensors, 2) : nullptr);
+}
+
+}  // namespace jetplan::rt

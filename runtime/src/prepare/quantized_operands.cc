@@ -1,0 +1,72 @@
+#include "runtime/src/prepare/quantized_operands.h"
+
+#include <cinttypes>
+
+namespace jetplan::rt {
+
+Status check_quantized(const PreparedStep& s, const TensorInfo& t, const char* role) {
+  if (t.dtype != fb::DType::Int8 && t.dtype != fb::DType::UInt8) {
+    return fail(JP_ERROR_INVALID_PLAN, "step '%s': %s '%s' is %s, expected Int8 or UInt8", s.name,
+                role, t.name, fb::EnumNameDType(t.dtype));
+  }
+  return JP_OK;
+}
+
+Status check_scale_pair(const PreparedStep& s, const TensorInfo& scale, const TensorInfo& zp,
+                        fb::DType type, uint64_t count, const char* role, bool* per_entry) {
+  if (scale.dtype != fb::DType::Float32 || zp.dtype != type) {
+    const bool bad_scale = scale.dtype != fb::DType::Float32;
+    return fail(JP_ERROR_INVALID_PLAN, "step '%s': %s %s '%s' is %s, expected %s", s.name, role,
+                bad_scale ? "scale" : "zero point", bad_scale ? scale.name : zp.name,
+                fb::EnumNameDType(bad_scale ? scale.dtype : zp.dtype),
+                fb::EnumNameDType(bad_scale ? fb::DType::Float32 : type));
+  }
+  if ((scale.elements != 1 && scale.elements != count) || zp.elements != scale.elements) {
+    return fail(JP_ERROR_INVALID_PLAN,
+                "step '%s': %s scale '%s' and zero point '%s' need 1 or %" PRIu64
+                " elements each, the same for both",
+                s.name, role, scale.name, zp.name, count);
+  }
+  *per_entry = scale.elements != 1;
+  return JP_OK;
+}
+
+Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p, PreparedStep* s,
+                               bool quantize) {
+  const char* family = quantize ? "Quantize" : "Dequantize";
+  JP_RETURN_IF_ERROR(check_arity_of_params(*s, family, p.has_zero_point() ? 3u : 2u, 1u));
+  const TensorInfo& x = input_at(plan, *s, 0);
+  const TensorInfo& scale = input_at(plan, *s, 1);
+  const TensorInfo& y = output_at(plan, *s, 0);
+  const TensorInfo& q = quantize ? y : x;
+  JP_RETURN_IF_ERROR(
+      check_role_dtype(*s, quantize ? x : y, fb::DType::Float32, quantize ? "input" : "output"));
+  JP_RETURN_IF_ERROR(check_quantized(*s, q, quantize ? "output" : "input"));
+  JP_RETURN_IF_ERROR(check_role_dtype(*s, scale, fb::DType::Float32, "scale"));
+  if (!same_shape(x, y)) return invalid(*s, "input and output shapes differ");
+
+  kernels::QuantizeLinearParams& k = s->params.quantize;
+  k = kernels::QuantizeLinearParams{};
+  k.qtype = kernel_dtype(q.dtype);
+  k.has_zero_point = p.has_zero_point();
+  k.per_channel = p.per_axis();
+  if (p.per_axis()) {
+    const int32_t axis = normalize_axis(p.axis(), x.rank);
+    if (axis < 0) return invalid(*s, "the quantization axis is out of range");
+    for (int32_t d = 0; d < axis; ++d) k.outer *= x.dims[d];
+    k.channels = x.dims[axis];
+    for (int32_t d = axis + 1; d < x.rank; ++d) k.inner *= x.dims[d];
+  } else {
+    k.inner = static_cast<int64_t>(x.elements);
+  }
+  const uint64_t params = p.per_axis() ? static_cast<uint64_t>(k.channels) : 1;
+  JP_RETURN_IF_ERROR(check_role_elements(*s, scale, params, "scale"));
+  if (p.has_zero_point()) {
+    const TensorInfo& zp = input_at(plan, *s, 2);
+    JP_RETURN_IF_ERROR(check_role_dtype(*s, zp, q.dtype, "zero point"));
+    JP_RETURN_IF_ERROR(check_role_elements(*s, zp, params, "zero point"));
+  }
+  return JP_OK;
+}
+
+}  // namespace jetplan::rt

@@ -1,0 +1,98 @@
+// Resize: nearest, linear or cubic resampling of every dim by ONNX's coordinate modes.
+#include <cinttypes>
+#include <cmath>
+
+#include "runtime/src/cpu/step_tensors.h"
+#include "runtime/src/prepare/op_families.h"
+#include "runtime/src/prepare/prepare_util.h"
+
+namespace jetplan::rt {
+namespace {
+
+// A per-dim list of doubles: `rank` finite entries (absent: `fallback` in every dim).
+Status read_doubles(const PreparedStep& s, const char* what,
+                    const flatbuffers::Vector<double>* list, int32_t rank, double fallback,
+                    bool positive, double* out) {
+  for (int32_t d = 0; d < kernels::kMaxRank; ++d) out[d] = fallback;
+  if (list == nullptr) return JP_OK;
+  if (list->size() != static_cast<uint32_t>(rank) || !aligned(list)) {
+    return fail(JP_ERROR_INVALID_PLAN,
+                "step '%s': %s has %u entries, expected %d (or is misaligned)", s.name, what,
+                list->size(), rank);
+  }
+  for (int32_t d = 0; d < rank; ++d) {
+    const double v = list->Get(static_cast<uint32_t>(d));
+    if (!std::isfinite(v) || (positive && !(v > 0))) {
+      return fail(JP_ERROR_INVALID_PLAN, "step '%s': %s[%d] = %g is out of range", s.name, what, d,
+                  v);
+    }
+    out[d] = v;
+  }
+  return JP_OK;
+}
+
+// The output extent is ONNX's for the scale: out / in when sizes were given, or floor(in *
+// scale) in float (ONNX shape inference) when scales were (the kernel reads any extent safely;
+// this catches a plan that is not what the converter wrote).
+Status check_extents(const PreparedStep& s, const TensorInfo& x, const TensorInfo& y,
+                     kernels::ResizeParams* k) {
+  for (int32_t d = 0; d < x.rank; ++d) {
+    k->in_dims[d] = x.dims[d];
+    k->out_dims[d] = y.dims[d];
+    const double in = static_cast<double>(x.dims[d]), out = static_cast<double>(y.dims[d]);
+    const float product = static_cast<float>(x.dims[d]) * static_cast<float>(k->scale[d]);
+    if (out / in != k->scale[d] && out != std::floor(static_cast<double>(product))) {
+      return fail(JP_ERROR_INVALID_PLAN,
+                  "step '%s': output '%s' dim %d is %" PRId64 ", which scale %g does not give",
+                  s.name, y.name, d, y.dims[d], k->scale[d]);
+    }
+  }
+  return JP_OK;
+}
+
+}  // namespace
+
+Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedStep* s) {
+  JP_RETURN_IF_ERROR(check_arity(*s, "Resize", 1, 1));
+  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
+  const TensorInfo& x = input_at(plan, *s, 0);
+  const TensorInfo& y = output_at(plan, *s, 0);
+  if (x.rank < 1 || x.rank != y.rank) return invalid(*s, "input and output need one rank >= 1");
+  const int mode = static_cast<int>(p.mode()), coord = static_cast<int>(p.coord());
+  const int nearest = static_cast<int>(p.nearest());
+  if (mode >= kernels::kResizeModeCount || coord >= kernels::kResizeCoordCount ||
+      nearest >= kernels::kResizeNearestCount) {
+    return fail(JP_ERROR_UNSUPPORTED,
+                "step '%s': unknown resize mode %d, coordinate mode %d "
+                "or nearest mode %d",
+                s->name, mode, coord, nearest);
+  }
+  kernels::ResizeParams& k = s->params.resize;
+  k = kernels::ResizeParams{};
+  if (p.scale() == nullptr || p.resized_length() == nullptr) {
+    return invalid(*s, "scale and resized_length are required");
+  }
+  JP_RETURN_IF_ERROR(read_doubles(*s, "scale", p.scale(), x.rank, 1.0, true, k.scale));
+  JP_RETURN_IF_ERROR(
+      read_doubles(*s, "resized_length", p.resized_length(), x.rank, 0.0, true, k.resized_length));
+  JP_RETURN_IF_ERROR(read_doubles(*s, "roi_start", p.roi_start(), x.rank, 0.0, false, k.roi_start));
+  JP_RETURN_IF_ERROR(read_doubles(*s, "roi_end", p.roi_end(), x.rank, 1.0, false, k.roi_end));
+  if (!std::isfinite(p.cubic_coeff_a()) || !std::isfinite(p.extrapolation_value())) {
+    return invalid(*s, "cubic_coeff_a and extrapolation_value must be finite");
+  }
+  k.mode = static_cast<kernels::ResizeMode>(mode);
+  k.coord = static_cast<kernels::ResizeCoord>(coord);
+  k.nearest = static_cast<kernels::ResizeNearest>(nearest);
+  k.rank = x.rank;
+  JP_RETURN_IF_ERROR(check_extents(*s, x, y, &k));
+  k.cubic_coeff_a = p.cubic_coeff_a();
+  k.exclude_outside = p.exclude_outside();
+  k.extrapolation_value = p.extrapolation_value();
+  return JP_OK;
+}
+
+void run_resize_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  kernels::cpu::resize(s.params.resize, in_f32(s, tensors, 0), out_f32(s, tensors));
+}
+
+}  // namespace jetplan::rt

@@ -1,0 +1,47 @@
+// Transpose: a permutation of the dims of a tensor of any dtype (Float16 to Float32 converts as
+// it moves).
+#include "runtime/src/cpu/step_tensors.h"
+#include "runtime/src/prepare/op_families.h"
+#include "runtime/src/prepare/prepare_util.h"
+
+namespace jetplan::rt {
+
+Status prepare_transpose(const jp_plan& plan, const fb::TransposeParams& p, PreparedStep* s) {
+  JP_RETURN_IF_ERROR(check_arity(*s, "Transpose", 1, 1));
+  const TensorInfo& x = input_at(plan, *s, 0);
+  const TensorInfo& y = output_at(plan, *s, 0);
+  // Float16 to Float32 converts as it moves; every other pair of types must be the same.
+  const bool half_to_float = x.dtype == fb::DType::Float16 && y.dtype == fb::DType::Float32;
+  if (!half_to_float) JP_RETURN_IF_ERROR(check_same_dtype(*s, x, y));
+  const uint32_t perm_size = p.perm() ? p.perm()->size() : 0;
+  if (perm_size != static_cast<uint32_t>(x.rank) || y.rank != x.rank) {
+    return invalid(*s, "perm, input and output must have the same rank");
+  }
+  int64_t dense[kMaxRank];
+  int64_t stride = 1;
+  for (int32_t d = x.rank - 1; d >= 0; --d) {
+    dense[d] = stride;
+    stride *= x.dims[d];
+  }
+  kernels::TransposeParams& k = s->params.transpose;
+  k = kernels::TransposeParams{};
+  k.rank = x.rank;
+  k.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
+  k.half_to_float = half_to_float;
+  bool seen[kMaxRank] = {};
+  for (int32_t d = 0; d < x.rank; ++d) {
+    const int32_t from = p.perm()->Get(static_cast<uint32_t>(d));
+    if (from < 0 || from >= x.rank || seen[from]) return invalid(*s, "perm is not a permutation");
+    seen[from] = true;
+    if (y.dims[d] != x.dims[from]) return invalid(*s, "output shape is not the permuted input's");
+    k.out_dims[d] = y.dims[d];
+    k.x_strides[d] = dense[from];
+  }
+  return JP_OK;
+}
+
+void run_transpose_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  kernels::cpu::transpose(s.params.transpose, in(s, tensors, 0), out(s, tensors));
+}
+
+}  // namespace jetplan::rt
