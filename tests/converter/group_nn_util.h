@@ -17,7 +17,7 @@
 #include "converter/src/lower/lower.h"
 #include "converter/src/passes/passes.h"
 #include "converter/src/serialize/serialize.h"
-#include "converter/src/support.h"
+#include "converter/src/ops/check.h"
 #include "tests/converter/plan_runner.h"
 #include "tests/converter/test_util.h"
 

@@ -12,8 +12,8 @@
 #include <numeric>
 
 #include "converter/src/import/onnx_import.h"
-#include "converter/src/support.h"
-#include "converter/src/support_groups.h"
+#include "converter/src/ops/check.h"
+#include "converter/src/ops/registry.h"
 #include "kernels/cpu/half.h"
 #include "tests/converter/run_util.h"
 #include "tests/converter/test_util.h"

@@ -11,7 +11,7 @@
 #include "converter/src/lower/gpu_lower.h"
 #include "converter/src/import/onnx_import.h"
 #include "converter/src/passes/passes.h"
-#include "converter/src/support.h"
+#include "converter/src/ops/check.h"
 #include "tests/converter/plan_runner.h"
 #include "tests/converter/test_util.h"
 

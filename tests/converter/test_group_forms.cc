@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "converter/src/import/onnx_import.h"
-#include "converter/src/support.h"
+#include "converter/src/ops/check.h"
 #include "tests/converter/run_util.h"
 #include "tests/converter/test_util.h"
 

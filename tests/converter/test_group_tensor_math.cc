@@ -178,10 +178,14 @@ TEST(TensorGroup, SumOfOneInputIsRemovedAndFollowingActivationsStaySeparate) {
 }
 
 TEST(TensorGroup, TypedArithmeticOfEveryDtype) {
-  // Add/Sub/Mul/Div/Max/Min of every dtype and Max/Min of more than 2 inputs are this group's
-  // (check_arith), which hands float32 with 2 inputs to the core's check_binary.
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"})
-    EXPECT_EQ(find_check(op), find_check_tensor(op)) << op;
+  // Add/Sub/Mul/Div/Max/Min of every dtype and Max/Min of more than 2 inputs have their rows in
+  // the Elementwise family (check_arith), which hands float32 with 2 inputs to the Binary
+  // family's check_binary.
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    fb::OpFamily family = fb::OpFamily::Copy;
+    ASSERT_NE(ops::find_op_row(op, &family), nullptr) << op;
+    EXPECT_EQ(family, OpFamily::Elementwise) << op;
+  }
   ModelBuilder m(14);
   m.input("a", {3}, onnx::TensorProto::UINT8).input("b", {3}, onnx::TensorProto::UINT8)
       .input("x64", {3}, onnx::TensorProto::DOUBLE).input("f", {3})
@@ -213,19 +217,19 @@ TEST(TensorGroup, TypedArithmeticChecks) {
   m.node("Mul", {"a", "b"}, {"y"}, "mul_f64");
   Graph g = import_onnx(m.bytes(), {});
   Node& node = g.nodes[0];
-  const CheckFn check = find_check_tensor("Mul");
+  const CheckFn check = find_check("Mul");
   ASSERT_NE(check, nullptr);
   EXPECT_EQ(check(g, node), "");  // float64: an Elementwise step (CPU backend)
   EXPECT_EQ(node.op.family, OpFamily::Elementwise);
-  EXPECT_EQ(node.op.tensor.expand, TensorExpand::kNone);
+  EXPECT_EQ(node.op.expand, Expansion::kNone);
   ModelBuilder i8(14);
   i8.input("a", {2, 1}, onnx::TensorProto::INT8).input("b", {3}, onnx::TensorProto::INT8)
       .output("y", onnx::TensorProto::INT8);
   i8.node("Div", {"a", "b"}, {"y"}, "div_i8");
   Graph g8 = import_onnx(i8.bytes(), {});
-  EXPECT_EQ(find_check_tensor("Div")(g8, g8.nodes[0]), "");
+  EXPECT_EQ(find_check("Div")(g8, g8.nodes[0]), "");
   EXPECT_EQ(g8.nodes[0].op.family, OpFamily::Elementwise);
-  EXPECT_EQ(g8.nodes[0].op.tensor.expand, TensorExpand::kPromote);
+  EXPECT_EQ(g8.nodes[0].op.expand, Expansion::kPromote);
   EXPECT_EQ(g8.values[g8.nodes[0].outputs[0]].shape, (Shape{2, 3}));
 }
 

@@ -61,7 +61,7 @@ class LayoutPass {
 
   DraftStep transpose(const std::string& name, uint32_t in, uint32_t out, bool into_nhwc) {
     DraftStep s = make_step(name, fb::OpFamily::Transpose, in, out);
-    s.op.tensor.perm = into_nhwc ? std::vector<int32_t>{0, 2, 3, 1}
+    s.op.perm = into_nhwc ? std::vector<int32_t>{0, 2, 3, 1}
                                  : std::vector<int32_t>{0, 3, 1, 2};
     return s;
   }

@@ -20,7 +20,7 @@ namespace {
 
 // Instructions a node takes in the program; 0 when it cannot join a chain.
 int node_instrs(const Graph& g, const Node& n) {
-  if (n.dead || !n.op.resolved || n.op.tensor.expand != TensorExpand::kNone) return 0;
+  if (n.dead || !n.op.resolved || n.op.expand != Expansion::kNone) return 0;
   if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.op.count_output) return 0;
   size_t arity = 0;
   int instrs = 1;
@@ -34,7 +34,7 @@ int node_instrs(const Graph& g, const Node& n) {
       break;
     case fb::OpFamily::Unary:
       arity = 1;
-      if (kernels::unary_is_predicate(static_cast<kernels::UnaryOp>(n.op.tensor.unary))) return 0;
+      if (kernels::unary_is_predicate(static_cast<kernels::UnaryOp>(n.op.unary))) return 0;
       break;
     default:
       return 0;
@@ -154,7 +154,7 @@ class ChainFusion {
         break;
       case fb::OpFamily::Unary:
         program->emplace_back(fb::PointwiseInstrKind::Unary,
-                              static_cast<uint8_t>(n.op.tensor.unary), src[0], 0,
+                              static_cast<uint8_t>(n.op.unary), src[0], 0,
                               fb::Activation());
         break;
       default:  // Activation

@@ -9,6 +9,7 @@
 #include "converter/src/ir/graph_edit.h"
 #include "converter/src/passes/passes.h"
 #include "converter/src/ir/shape_ops.h"
+#include "converter/src/ops/registry.h"
 
 namespace jetplan::converter {
 namespace {
@@ -24,8 +25,7 @@ class Legalizer {
         legalize_gemm(std::move(node));
       } else if (node.op.family == fb::OpFamily::Softmax && !node.op.softmax_view.empty()) {
         legalize_softmax(std::move(node));
-      } else if (expand_nn(g_, node, &out_) || expand_tensor(g_, node, &out_) ||
-                 expand_seq(g_, node, &out_)) {
+      } else if (ops::expand_node(g_, node, &out_)) {
         continue;
       } else {
         out_.push_back(std::move(node));
