@@ -164,8 +164,9 @@ struct OpDesc {
   // The axis (non-negative) of Softmax (of the step's input), Concat, ArgReduce, TopK,
   // LayerNorm, Gather, GatherElements and Split.
   int32_t axis = 0;
-  bool log = false;    // Softmax: LogSoftmax
-  std::vector<int64_t> softmax_view;  // non-empty: softmax runs on x viewed as this 2-D shape (opset < 13)
+  bool log = false;  // Softmax: LogSoftmax
+  // Softmax: non-empty when it runs on x viewed as this 2-D shape (opset < 13).
+  std::vector<int64_t> softmax_view;
   float epsilon = 1e-5f;
   bool removable = false;  // Identity/Dropout: consumers may read the input directly
   // Scratch the step needs in the arena for itself alone (TopK, NMS, RNN), in bytes.

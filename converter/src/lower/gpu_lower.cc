@@ -168,7 +168,18 @@ class LayoutPass {
         if (nhwc(i) && t(i).shape[1] == 1 && t(i).shape[2] == 1) return;
         break;
       }
-      default: break;
+      // The families that read NCHW only.
+      case fb::OpFamily::Gemm: case fb::OpFamily::Softmax: case fb::OpFamily::ConvTranspose:
+      case fb::OpFamily::Resize: case fb::OpFamily::Reduce: case fb::OpFamily::ArgReduce:
+      case fb::OpFamily::TopK: case fb::OpFamily::InstanceNorm: case fb::OpFamily::LayerNorm:
+      case fb::OpFamily::GroupNorm: case fb::OpFamily::Lrn: case fb::OpFamily::Nms:
+      case fb::OpFamily::Transpose: case fb::OpFamily::Slice: case fb::OpFamily::Gather:
+      case fb::OpFamily::GatherElements: case fb::OpFamily::Pad: case fb::OpFamily::Broadcast:
+      case fb::OpFamily::Unary: case fb::OpFamily::Elementwise: case fb::OpFamily::Where:
+      case fb::OpFamily::Cast: case fb::OpFamily::Rnn: case fb::OpFamily::Quantize:
+      case fb::OpFamily::Dequantize: case fb::OpFamily::QLinearMatMul:
+      case fb::OpFamily::QLinearConv: case fb::OpFamily::DynamicQuantize:
+        break;
     }
     for (uint32_t& i : s.inputs) i = as_nchw(i);
   }

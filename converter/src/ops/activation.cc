@@ -1,5 +1,5 @@
-// The Activation family: the ONNX activations (the erf form of Gelu comes from unary.cc), fused into
-// the step before them where they can be.
+// The Activation family: the ONNX activations (the erf form of Gelu comes from unary.cc), fused
+// into the step before them where they can be.
 #include <limits>
 
 #include "converter/src/ir/error.h"

@@ -6,18 +6,25 @@ namespace jetplan::converter::ops {
 ArithWay arith_way(const std::string&, DataType dtype, DataType* compute) {
   *compute = dtype;
   switch (dtype) {
-    case DataType::kFloat32: return ArithWay::kBinary;
-    case DataType::kFloat16: *compute = DataType::kFloat32; return ArithWay::kBinary;
+    case DataType::kFloat32:
+      return ArithWay::kBinary;
+    case DataType::kFloat16:
+      *compute = DataType::kFloat32;
+      return ArithWay::kBinary;
     case DataType::kInt32:
     case DataType::kInt64:
     case DataType::kInt16:
     case DataType::kUInt16:
     case DataType::kUInt32:
     case DataType::kUInt64:
-    case DataType::kFloat64: return ArithWay::kElementwise;
+    case DataType::kFloat64:
+      return ArithWay::kElementwise;
     case DataType::kInt8:
-    case DataType::kUInt8: *compute = DataType::kInt32; return ArithWay::kElementwise;
-    default: return ArithWay::kNone;
+    case DataType::kUInt8:
+      *compute = DataType::kInt32;
+      return ArithWay::kElementwise;
+    default:
+      return ArithWay::kNone;
   }
 }
 

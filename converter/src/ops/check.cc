@@ -48,14 +48,15 @@ std::string rank_reason(const Graph& g, const Node& node) {
 // arithmetic and comparisons (kernels/kernels.h) for int16, uint16, uint32 and uint64, not
 // bfloat16. Every other op refuses them here, whatever its check function said.
 constexpr const char* kMoveAndCastOps[] = {
-    "Concat", "DepthToSpace", "Dropout", "Expand", "Flatten", "Gather", "GatherElements",
-    "Identity", "Pad", "Reshape", "Slice", "SpaceToDepth", "Split", "Squeeze", "Tile",
-    "Transpose", "Unsqueeze", "Where", "Cast", "CastLike",
+    "Concat",   "DepthToSpace", "Dropout",   "Expand", "Flatten",      "Gather",   "GatherElements",
+    "Identity", "Pad",          "Reshape",   "Slice",  "SpaceToDepth", "Split",    "Squeeze",
+    "Tile",     "Transpose",    "Unsqueeze", "Where",  "Cast",         "CastLike",
 };
 // Integer arithmetic (Pow: the exponent, in float64) and comparisons.
 constexpr const char* kIntegerMathOps[] = {
-    "Add", "Div", "Max", "Min", "Mod", "Mul", "Pow", "Sub", "Sum", "Equal", "Greater",
-    "GreaterOrEqual", "Less", "LessOrEqual",
+    "Add",  "Div",         "Max", "Min",   "Mod",     "Mul",
+    "Pow",  "Sub",         "Sum", "Equal", "Greater", "GreaterOrEqual",
+    "Less", "LessOrEqual",
 };
 
 std::string cpu_only_dtype_reason(const Graph& g, const Node& node) {

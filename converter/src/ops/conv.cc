@@ -38,10 +38,10 @@ StepParamsOffset serialize_conv(flatbuffers::FlatBufferBuilder& fbb, const Draft
   const fb::Activation act = activation(op.act);
   // Inputs are x, w, then bias and residual when present.
   const bool has_bias = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
-  auto p = fb::CreateConvParams(fbb, op.groups, ints(fbb, op.kernel), ints(fbb, op.stride),
-                                ints(fbb, op.dilation), ints(fbb, op.pad_begin),
-                                ints(fbb, op.pad_end), has_bias, op.has_residual, &act,
-                                op.y_channel_offset);
+  auto p =
+      fb::CreateConvParams(fbb, op.groups, ints(fbb, op.kernel), ints(fbb, op.stride),
+                           ints(fbb, op.dilation), ints(fbb, op.pad_begin), ints(fbb, op.pad_end),
+                           has_bias, op.has_residual, &act, op.y_channel_offset);
   return {fb::StepParams::ConvParams, p.Union()};
 }
 

@@ -109,9 +109,9 @@ constexpr OpRow kRows[] = {
 StepParamsOffset serialize_conv_transpose(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const OpDesc& op = s.op;
   const fb::Activation act = activation(op.act);
-  auto p = fb::CreateConvTransposeParamsDirect(
-      fbb, op.groups, &op.kernel, &op.stride, &op.dilation, &op.pad_begin, &op.pad_end,
-      &op.output_padding, op.has_bias, op.has_residual, &act);
+  auto p = fb::CreateConvTransposeParamsDirect(fbb, op.groups, &op.kernel, &op.stride, &op.dilation,
+                                               &op.pad_begin, &op.pad_end, &op.output_padding,
+                                               op.has_bias, op.has_residual, &act);
   return {fb::StepParams::ConvTransposeParams, p.Union()};
 }
 

@@ -310,9 +310,9 @@ constexpr OpRow kRows[] = {
      "could pass 2^24"},
 };
 
-
 }  // namespace
 
-const FamilyRules dequantize_rules = {serialize_quantize_params, expand_integer_product, rows_of(kRows)};
+const FamilyRules dequantize_rules = {serialize_quantize_params, expand_integer_product,
+                                      rows_of(kRows)};
 
 }  // namespace jetplan::converter::ops

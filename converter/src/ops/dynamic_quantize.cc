@@ -14,8 +14,10 @@ std::string check_dynamic_quantize(Graph& g, Node& node) {
   if (x.dtype != DataType::kFloat32)
     return cat("input '", x.name, "' is ", dtype_name(x.dtype), " (jetplan quantizes float32)");
   if (node.outputs.size() != 3 || node.outputs[1] < 0 || node.outputs[2] < 0)
-    fail("node ", node_label(node), ": DynamicQuantizeLinear has 3 outputs (y, y_scale, "
-         "y_zero_point), the node names ", node.outputs.size());
+    fail("node ", node_label(node),
+         ": DynamicQuantizeLinear has 3 outputs (y, y_scale, "
+         "y_zero_point), the node names ",
+         node.outputs.size());
   const Shape xs = x.shape;
   node.op.family = fb::OpFamily::DynamicQuantize;
   node.op.quant = QuantDesc{};

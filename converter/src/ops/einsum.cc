@@ -88,8 +88,8 @@ std::string parse_einsum(const Graph& g, const Node& node, EinsumTerms* terms) {
       fail("node ", node_label(node), ": operand '", t, "' has more than one '...'");
     const size_t letters = t.size() - 3;
     if (rank < letters)
-      fail("node ", node_label(node), ": operand '", t, "' does not match input ", i,
-           " of rank ", rank);
+      fail("node ", node_label(node), ": operand '", t, "' does not match input ", i, " of rank ",
+           rank);
     const size_t k = rank - letters;
     if (k > spare.size())
       return cat("'...' stands for ", k, " dims, more than the letters the equation leaves free");
@@ -123,8 +123,8 @@ std::string parse_einsum(const Graph& g, const Node& node, EinsumTerms* terms) {
     terms->output = eq.substr(arrow + 2);
     const size_t dots = terms->output.find("...");
     if (dots != std::string::npos)
-      terms->output = terms->output.substr(0, dots) + terms->ellipsis +
-                      terms->output.substr(dots + 3);
+      terms->output =
+          terms->output.substr(0, dots) + terms->ellipsis + terms->output.substr(dots + 3);
   }
   for (char c : terms->output) {
     if (!is_letter(c) || count[static_cast<int>(c)] == 0)
@@ -150,10 +150,11 @@ std::string check_einsum(Graph& g, Node& node) {
       const int c = terms.inputs[i][d];
       if (dim[c] != 0 && dim[c] != s[d]) {
         if (terms.ellipsis.find(static_cast<char>(c)) != std::string::npos)
-          return cat("the '...' dims differ between the operands (jetplan does not broadcast "
-                     "them)");
-        fail("node ", node_label(node), ": index '", static_cast<char>(c), "' has extents ",
-             dim[c], " and ", s[d]);
+          return cat(
+              "the '...' dims differ between the operands (jetplan does not broadcast "
+              "them)");
+        fail("node ", node_label(node), ": index '", static_cast<char>(c), "' has extents ", dim[c],
+             " and ", s[d]);
       }
       dim[c] = s[d];
     }
@@ -214,13 +215,12 @@ std::string check_einsum(Graph& g, Node& node) {
   const std::string &a = red[0], &b = red[1];
   for (char c : a + b)
     if (!in_output(c) && (a.find(c) == std::string::npos || b.find(c) == std::string::npos))
-      return resolve_reduce();  // an index summed in one operand only
+      return resolve_reduce();               // an index summed in one operand only
   node.op.family = fb::OpFamily::Transpose;  // placeholder: never fused
   set_terms();
   set_output_typed(g, node, 0, DataType::kFloat32, out);
   return "";
 }
-
 
 // ---- expansion
 
@@ -325,11 +325,11 @@ int diagonal(StepWriter& w, int v, const std::string& full, const std::string& t
 void expand_einsum(StepWriter& w, Node node) {
   const EinsumDesc& d = node.op.einsum;
   if (!d.a_in.empty())
-    node.inputs[0] = diagonal(w, node.inputs[0], std::string(d.a_in.begin(),
-                                                          d.a_in.end()), node.name + ":A");
+    node.inputs[0] =
+        diagonal(w, node.inputs[0], std::string(d.a_in.begin(), d.a_in.end()), node.name + ":A");
   if (!d.b_in.empty())
-    node.inputs[1] = diagonal(w, node.inputs[1], std::string(d.b_in.begin(),
-                                                          d.b_in.end()), node.name + ":B");
+    node.inputs[1] =
+        diagonal(w, node.inputs[1], std::string(d.b_in.begin(), d.b_in.end()), node.name + ":B");
   if (node.op.einsum.reduce) {
     einsum_reduce(w, std::move(node));
     return;

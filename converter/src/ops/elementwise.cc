@@ -103,8 +103,7 @@ std::string check_pow(Graph& g, Node& node) {
     return cat(node.inputs.size(), " inputs (Pow takes 2)");
   const Value& x = input(g, node, 0);
   const Value& y = input(g, node, 1);
-  if (x.dtype == DataType::kFloat32 && y.dtype == DataType::kFloat32)
-    return check_binary(g, node);
+  if (x.dtype == DataType::kFloat32 && y.dtype == DataType::kFloat32) return check_binary(g, node);
   for (const Value* v : {&x, &y}) {
     if (std::string r = plan_dtype_reason(*v); !r.empty()) return r;
     if (v->dtype == DataType::kBool)
@@ -142,7 +141,7 @@ void expand_variadic(StepWriter& w, Node node) {
     const int n = new_constant(w.graph(), node.name + ":count", compute, {},
                                write_doubles(compute, {static_cast<double>(xs.size())}));
     acc = w.arith("Div", acc, n, compute == dtype ? y : -1,
-                compute == dtype ? node.name : node.name + ":mean");
+                  compute == dtype ? node.name : node.name + ":mean");
   }
   if (compute != dtype) w.add(StepWriter::step(node.name + ":out", fb::OpFamily::Cast, {acc}, y));
 }
@@ -178,20 +177,22 @@ constexpr OpRow kRows[] = {
     {"Less", check_elementwise, "tensor", kCompare, kCompareNotes},
     {"LessOrEqual", check_elementwise, "tensor", kCompare, kCompareNotes},
     {"Max", check_arith, "tensor", kArith, kVariadicNotes},
-    {"Mean", check_arith, "tensor", "float32, float16 (in float32)", "1 or more inputs, numpy broadcasting"},
+    {"Mean", check_arith, "tensor", "float32, float16 (in float32)",
+     "1 or more inputs, numpy broadcasting"},
     {"Min", check_arith, "tensor", kArith, kVariadicNotes},
-    {"Mod", check_elementwise, "tensor", "int8, uint8 (in int32), int32, int64, int16, uint16, uint32, uint64 (CPU backend "
+    {"Mod", check_elementwise, "tensor",
+     "int8, uint8 (in int32), int32, int64, int16, uint16, uint32, uint64 (CPU backend "
      "only); float32, float16, float64 with fmod=1",
      "2 inputs of one dtype, numpy broadcasting; x mod 0 is 0 for integers"},
     {"Mul", check_arith, "tensor", kArith, kArithNotes},
     {"Or", check_elementwise, "tensor", kLogic, kCompareNotes},
-    {"Pow", check_pow, "tensor", "float32; x and y of float32, float16, float64, int8, uint8, int16, uint16, int32, "
+    {"Pow", check_pow, "tensor",
+     "float32; x and y of float32, float16, float64, int8, uint8, int16, uint16, int32, "
      "uint32, int64, uint64 (in float64, CPU backend only)",
      "2 inputs, numpy broadcasting; the output has x's dtype (float to integer truncates, "
      "exact while |result| < 2^53)"},
     {"Sub", check_arith, "tensor", kArith, kArithNotes},
-    {"Sum", check_arith, "tensor", kArith,
-     "1 or more inputs, numpy broadcasting: a chain of Adds"},
+    {"Sum", check_arith, "tensor", kArith, "1 or more inputs, numpy broadcasting: a chain of Adds"},
     {"Xor", check_elementwise, "tensor", kLogic, kCompareNotes},
 };
 

@@ -33,10 +33,12 @@ std::string check_gather_elements(Graph& g, Node& node) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"GatherElements", check_gather_elements, "tensor", kAny, "indices int32 or int64, the data's rank"},
+    {"GatherElements", check_gather_elements, "tensor", kAny,
+     "indices int32 or int64, the data's rank"},
 };
 
-StepParamsOffset serialize_gather_elements(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
+StepParamsOffset serialize_gather_elements(flatbuffers::FlatBufferBuilder& fbb,
+                                           const DraftStep& s) {
   return {fb::StepParams::GatherElementsParams,
           fb::CreateGatherElementsParams(fbb, s.op.axis).Union()};
 }

@@ -1,6 +1,7 @@
 // The keepdims=0 view of Reduce and ArgReduce (see keepdims_view.h).
-#include "converter/src/ir/graph_edit.h"
 #include "converter/src/ops/keepdims_view.h"
+
+#include "converter/src/ir/graph_edit.h"
 #include "converter/src/ops/op_helpers.h"
 
 namespace jetplan::converter::ops {

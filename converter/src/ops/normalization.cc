@@ -1,6 +1,7 @@
 // What the normalization families' checks share (see normalization.h).
-#include "converter/src/ir/error.h"
 #include "converter/src/ops/normalization.h"
+
+#include "converter/src/ir/error.h"
 #include "converter/src/ops/op_helpers.h"
 
 namespace jetplan::converter::ops {

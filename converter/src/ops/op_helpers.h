@@ -41,8 +41,7 @@ std::string resolve_as_copy(Graph& g, Node& node, DataType dtype, const Shape& s
 // A constant scalar input (one element) as a float; false when absent or not constant.
 bool constant_scalar(const Graph& g, const Node& node, size_t i, float* out);
 // Sorted, distinct, non-negative axes; ConvertError naming the node otherwise.
-std::vector<int32_t> resolve_axes(const Node& node, const std::vector<int64_t>& axes,
-                                  int64_t rank);
+std::vector<int32_t> resolve_axes(const Node& node, const std::vector<int64_t>& axes, int64_t rank);
 
 // Gather's and GatherElements' indices: "" for int32 or int64, else the reason.
 std::string index_dtype_reason(const Value& indices);

@@ -102,10 +102,10 @@ constexpr OpRow kRows[] = {
 
 StepParamsOffset serialize_pool(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const OpDesc& op = s.op;
-  auto p = fb::CreatePoolParams(fbb, op.pool_kind, ints(fbb, op.kernel), ints(fbb, op.stride),
-                                ints(fbb, op.dilation), ints(fbb, op.pad_begin),
-                                ints(fbb, op.pad_end), op.count_include_pad, op.ceil_mode,
-                                op.pool_indices_column_major);
+  auto p =
+      fb::CreatePoolParams(fbb, op.pool_kind, ints(fbb, op.kernel), ints(fbb, op.stride),
+                           ints(fbb, op.dilation), ints(fbb, op.pad_begin), ints(fbb, op.pad_end),
+                           op.count_include_pad, op.ceil_mode, op.pool_indices_column_major);
   return {fb::StepParams::PoolParams, p.Union()};
 }
 

@@ -55,8 +55,8 @@ StepParamsOffset serialize_qlinear_conv(flatbuffers::FlatBufferBuilder& fbb, con
   const OpDesc& op = s.op;
   const auto p = fb::CreateQLinearConvParams(
       fbb, op.groups, fbb.CreateVector(op.kernel), fbb.CreateVector(op.stride),
-      fbb.CreateVector(op.dilation), fbb.CreateVector(op.pad_begin),
-      fbb.CreateVector(op.pad_end), op.quant.has_bias);
+      fbb.CreateVector(op.dilation), fbb.CreateVector(op.pad_begin), fbb.CreateVector(op.pad_end),
+      op.quant.has_bias);
   return {fb::StepParams::QLinearConvParams, p.Union()};
 }
 

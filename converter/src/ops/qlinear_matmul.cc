@@ -76,6 +76,7 @@ StepParamsOffset serialize_qlinear_matmul(flatbuffers::FlatBufferBuilder& fbb, c
 
 }  // namespace
 
-const FamilyRules qlinear_matmul_rules = {serialize_qlinear_matmul, expand_qlinear_matmul, rows_of(kRows)};
+const FamilyRules qlinear_matmul_rules = {serialize_qlinear_matmul, expand_qlinear_matmul,
+                                          rows_of(kRows)};
 
 }  // namespace jetplan::converter::ops

@@ -1,5 +1,7 @@
 // What the quantized families share (see quantized.h), and the check of QuantizeLinear and
 // DequantizeLinear, folded on constants with the CPU kernels.
+#include "converter/src/ops/quantized.h"
+
 #include <utility>
 
 #include "converter/src/ir/error.h"
@@ -8,7 +10,6 @@
 #include "converter/src/lower/lower.h"
 #include "converter/src/ops/family_checks.h"
 #include "converter/src/ops/op_helpers.h"
-#include "converter/src/ops/quantized.h"
 #include "kernels/kernels.h"
 
 namespace jetplan::converter::ops {
@@ -130,8 +131,7 @@ bool fold_quantize_linear(Graph& g, Node& node, const kernels::QuantizeLinearPar
     // int32 (biases of QDQ models): ONNX's (x - zero_point) * scale, in float32 as the kernel
     // computes the 8-bit types.
     const std::vector<int64_t> q = read_ints(x);
-    const std::vector<int64_t> zps =
-        zp ? read_ints(input(g, node, 2)) : std::vector<int64_t>(1, 0);
+    const std::vector<int64_t> zps = zp ? read_ints(input(g, node, 2)) : std::vector<int64_t>(1, 0);
     const float* s = reinterpret_cast<const float*>(scale.data());
     float* out = reinterpret_cast<float*>(y.data());
     for (int64_t i = 0; i < count; ++i) {

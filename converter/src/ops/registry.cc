@@ -75,8 +75,9 @@ const FamilyRules& family_rules(fb::OpFamily family) { return *entry(family).rul
 
 const OpRow* find_op_row(const std::string& op_type, fb::OpFamily* family) {
   const std::vector<RowRef>& rows = rows_by_op_type();
-  auto it = std::lower_bound(rows.begin(), rows.end(), op_type,
-                             [](const RowRef& r, const std::string& op) { return op > r.row->op_type; });
+  auto it =
+      std::lower_bound(rows.begin(), rows.end(), op_type,
+                       [](const RowRef& r, const std::string& op) { return op > r.row->op_type; });
   if (it == rows.end() || op_type != it->row->op_type) return nullptr;
   if (family != nullptr) *family = it->family;
   return it->row;

@@ -241,8 +241,8 @@ constexpr OpRow kRows[] = {
 StepParamsOffset serialize_resize(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const ResizeDesc& nn = s.op.resize;
   auto p = fb::CreateResizeParamsDirect(
-      fbb, nn.mode, nn.coord, nn.nearest, &nn.scale, &nn.resized_length, &nn.roi_start,
-      &nn.roi_end, nn.cubic_coeff_a, nn.exclude_outside, nn.extrapolation_value);
+      fbb, nn.mode, nn.coord, nn.nearest, &nn.scale, &nn.resized_length, &nn.roi_start, &nn.roi_end,
+      nn.cubic_coeff_a, nn.exclude_outside, nn.extrapolation_value);
   return {fb::StepParams::ResizeParams, p.Union()};
 }
 

@@ -22,7 +22,6 @@ std::vector<float> attr_floats(const Node& node, const std::string& name) {
   return it->second.floats;
 }
 
-
 // ---------------------------------------------------------------------------- recurrent
 
 struct ActivationName {
@@ -211,7 +210,6 @@ std::string check_rnn(Graph& g, Node& node) {
   node.op.workspace_bytes = static_cast<uint64_t>(kernels::cpu::rnn_workspace_bytes(k));
   return "";
 }
-
 
 constexpr const char* kRecurrentTypes = "float32 (sequence_lens int32)";
 

@@ -69,7 +69,7 @@ bool expand_split(Graph& g, Node& node, std::vector<Node>* out) {
     const int64_t size = node.op.slice.split[i];
     if (node.outputs[i] >= 0) {
       Node n = StepWriter::step(node.name + ":" + std::to_string(i), fb::OpFamily::Slice, {x},
-                    node.outputs[i]);
+                                node.outputs[i]);
       n.op.slice.starts.assign(rank, 0);
       n.op.slice.steps.assign(rank, 1);
       n.op.slice.starts[node.op.axis] = offset;
@@ -83,8 +83,10 @@ bool expand_split(Graph& g, Node& node, std::vector<Node>* out) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"Slice", check_slice, "tensor", kAny, "starts, ends, axes and steps constant (after folding); any step sign"},
-    {"Split", check_split, "tensor", kAny, "split constant (input or attribute); empty outputs are not computed"},
+    {"Slice", check_slice, "tensor", kAny,
+     "starts, ends, axes and steps constant (after folding); any step sign"},
+    {"Split", check_split, "tensor", kAny,
+     "split constant (input or attribute); empty outputs are not computed"},
 };
 
 StepParamsOffset serialize_slice(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

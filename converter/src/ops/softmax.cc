@@ -43,8 +43,7 @@ std::string check_softmax(Graph& g, Node& node) {
   return "";
 }
 
-constexpr const char* kOpset13Notes =
-    "before opset 13 (2-D flattening at axis) through a 2-D view";
+constexpr const char* kOpset13Notes = "before opset 13 (2-D flattening at axis) through a 2-D view";
 
 constexpr OpRow kRows[] = {
     {"LogSoftmax", check_softmax, "core", "float32", kOpset13Notes},
@@ -52,8 +51,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_softmax(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::SoftmaxParams,
-          fb::CreateSoftmaxParams(fbb, s.op.axis, s.op.log).Union()};
+  return {fb::StepParams::SoftmaxParams, fb::CreateSoftmaxParams(fbb, s.op.axis, s.op.log).Union()};
 }
 
 }  // namespace

@@ -52,8 +52,8 @@ int StepWriter::transpose(int v, const std::vector<int32_t>& perm, const std::st
   Shape shape(perm.size());
   for (size_t d = 0; d < perm.size(); ++d) shape[d] = xs[perm[d]];
   if (value(v).is_constant && to < 0) {
-    const TensorData t = fold::transpose_data(
-        TensorData{value(v).dtype, xs, value(v).data}, xs, perm);
+    const TensorData t =
+        fold::transpose_data(TensorData{value(v).dtype, xs, value(v).data}, xs, perm);
     return new_constant(g_, step_name, value(v).dtype, shape, t.bytes);
   }
   if (to < 0) to = new_value(g_, step_name, value(v).dtype, shape);

@@ -31,8 +31,7 @@ class StepWriter {
   // Writes `v` into the existing value `y` (same size, maybe another shape) with a Copy.
   void view_into(int v, int y, const std::string& step_name);
   // `v` transposed by perm into value `to` (-1: a new value); constants are transposed now.
-  int transpose(int v, const std::vector<int32_t>& perm, const std::string& step_name,
-                int to = -1);
+  int transpose(int v, const std::vector<int32_t>& perm, const std::string& step_name, int to = -1);
   // One two-input arithmetic step a op b -> out (-1: a new value), in the dtype of a and b.
   int arith(const std::string& op, int a, int b, int out, const std::string& name);
 

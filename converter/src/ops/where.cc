@@ -27,7 +27,8 @@ std::string check_where(Graph& g, Node& node) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"Where", check_where, "tensor", kAny, "condition bool; X and Y of one dtype; numpy broadcasting of all three"},
+    {"Where", check_where, "tensor", kAny,
+     "condition bool; X and Y of one dtype; numpy broadcasting of all three"},
 };
 
 StepParamsOffset serialize_where(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {

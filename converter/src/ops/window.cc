@@ -46,8 +46,7 @@ void kernel_of_weight(const Node& node, const Shape& w, OpDesc* op) {
 
 void conv_groups(const Node& node, const Shape& x, const Shape& w, OpDesc* op) {
   op->groups = attr_int(node, "group", 1);
-  if (op->groups < 1 || op->groups > kMaxDim || w[1] * op->groups != x[1] ||
-      w[0] % op->groups != 0)
+  if (op->groups < 1 || op->groups > kMaxDim || w[1] * op->groups != x[1] || w[0] % op->groups != 0)
     fail("node ", node_label(node), ": shape mismatch: input ", shape_str(x), " with weight ",
          shape_str(w), " and group ", op->groups);
 }
@@ -57,8 +56,8 @@ void resolve_window(const Node& node, const Shape& x, const WindowRules& rules, 
   const std::vector<int64_t> ones(spatial, 1);
   op->stride = attr_ints(node, "strides", ones);
   op->dilation = attr_ints(node, "dilations", ones);
-  if ((rules.check_kernel_count && op->kernel.size() != spatial) ||
-      op->stride.size() != spatial || op->dilation.size() != spatial)
+  if ((rules.check_kernel_count && op->kernel.size() != spatial) || op->stride.size() != spatial ||
+      op->dilation.size() != spatial)
     fail("node ", node_label(node), ": ",
          rules.check_kernel_count ? "kernel_shape, strides and dilations" : "strides and dilations",
          " need ", spatial, " entries for input ", shape_str(x));

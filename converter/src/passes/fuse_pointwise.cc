@@ -12,11 +12,36 @@
 // the step it was: fusing it would gain nothing.
 #include <algorithm>
 
+#include "converter/src/ir/error.h"
 #include "converter/src/passes/passes.h"
 #include "kernels/kernels.h"
 
 namespace jetplan::converter {
 namespace {
+
+// The instruction a node of `family` becomes in a Pointwise program; Load for the families that
+// join no chain.
+fb::PointwiseInstrKind instr_kind(fb::OpFamily family) {
+  switch (family) {
+    case fb::OpFamily::Binary: return fb::PointwiseInstrKind::Binary;
+    case fb::OpFamily::Activation: return fb::PointwiseInstrKind::Activation;
+    case fb::OpFamily::Unary: return fb::PointwiseInstrKind::Unary;
+    case fb::OpFamily::Conv: case fb::OpFamily::Pool: case fb::OpFamily::Gemm:
+    case fb::OpFamily::Softmax: case fb::OpFamily::BatchNorm: case fb::OpFamily::Concat:
+    case fb::OpFamily::Copy: case fb::OpFamily::ConvTranspose: case fb::OpFamily::Resize:
+    case fb::OpFamily::Reduce: case fb::OpFamily::ArgReduce: case fb::OpFamily::TopK:
+    case fb::OpFamily::InstanceNorm: case fb::OpFamily::LayerNorm: case fb::OpFamily::GroupNorm:
+    case fb::OpFamily::Lrn: case fb::OpFamily::Nms: case fb::OpFamily::Transpose:
+    case fb::OpFamily::Slice: case fb::OpFamily::Gather: case fb::OpFamily::GatherElements:
+    case fb::OpFamily::Pad: case fb::OpFamily::Broadcast: case fb::OpFamily::Elementwise:
+    case fb::OpFamily::Where: case fb::OpFamily::Cast: case fb::OpFamily::Rnn:
+    case fb::OpFamily::Quantize: case fb::OpFamily::Dequantize: case fb::OpFamily::QLinearMatMul:
+    case fb::OpFamily::QLinearConv: case fb::OpFamily::DynamicQuantize:
+    case fb::OpFamily::Pointwise:
+      return fb::PointwiseInstrKind::Load;
+  }
+  return fb::PointwiseInstrKind::Load;
+}
 
 // Instructions a node takes in the program; 0 when it cannot join a chain.
 int node_instrs(const Graph& g, const Node& n) {
@@ -24,19 +49,19 @@ int node_instrs(const Graph& g, const Node& n) {
   if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.op.count_output) return 0;
   size_t arity = 0;
   int instrs = 1;
-  switch (n.op.family) {
-    case fb::OpFamily::Binary:
+  switch (instr_kind(n.op.family)) {
+    case fb::PointwiseInstrKind::Binary:
       arity = 2;
       if (n.op.act.kind != fb::ActivationKind::None) instrs = 2;
       break;
-    case fb::OpFamily::Activation:
+    case fb::PointwiseInstrKind::Activation:
       arity = 1;
       break;
-    case fb::OpFamily::Unary:
+    case fb::PointwiseInstrKind::Unary:
       arity = 1;
       if (kernels::unary_is_predicate(static_cast<kernels::UnaryOp>(n.op.unary))) return 0;
       break;
-    default:
+    case fb::PointwiseInstrKind::Load:
       return 0;
   }
   if (n.inputs.size() != arity) return 0;
@@ -144,22 +169,25 @@ class ChainFusion {
     }
     auto next = [&] { return static_cast<uint8_t>(program->size()); };
     const fb::Activation act(n.op.act.kind, n.op.act.alpha, n.op.act.beta);
-    switch (n.op.family) {
-      case fb::OpFamily::Binary:
+    switch (instr_kind(n.op.family)) {
+      case fb::PointwiseInstrKind::Binary:
         program->emplace_back(fb::PointwiseInstrKind::Binary, static_cast<uint8_t>(n.op.binary),
                               src[0], src[1], fb::Activation());
         if (n.op.act.kind != fb::ActivationKind::None)
           program->emplace_back(fb::PointwiseInstrKind::Activation, 0,
                                 static_cast<uint8_t>(next() - 1), 0, act);
         break;
-      case fb::OpFamily::Unary:
+      case fb::PointwiseInstrKind::Unary:
         program->emplace_back(fb::PointwiseInstrKind::Unary,
                               static_cast<uint8_t>(n.op.unary), src[0], 0,
                               fb::Activation());
         break;
-      default:  // Activation
+      case fb::PointwiseInstrKind::Activation:
         program->emplace_back(fb::PointwiseInstrKind::Activation, 0, src[0], 0, act);
         break;
+      case fb::PointwiseInstrKind::Load:  // node_instrs admits no such node into a chain
+        fail("internal error: node ", node_label(n), " of family ",
+             fb::EnumNameOpFamily(n.op.family), " in a Pointwise chain");
     }
     *name += (name->empty() ? "" : "+") + n.name;
     return static_cast<uint8_t>(next() - 1);

@@ -36,31 +36,17 @@ class Legalizer {
   }
 
  private:
+  // New float32 values and Copy steps (graph_edit.h).
   int new_value(const std::string& name, const Shape& shape) {
-    Value v;
-    v.name = name;
-    v.dtype = DataType::kFloat32;
-    v.shape = shape;
-    v.shape_known = true;
-    return g_.add_value(std::move(v));
+    return converter::new_value(g_, name, DataType::kFloat32, shape);
   }
 
   int new_constant(const std::string& name, const Shape& shape, std::vector<uint8_t> data) {
-    const int id = new_value(name, shape);
-    g_.values[id].is_constant = true;
-    g_.values[id].data = std::move(data);
-    return id;
+    return converter::new_constant(g_, name, DataType::kFloat32, shape, std::move(data));
   }
 
   void copy(const std::string& name, int from, int to) {
-    Node n;
-    n.name = name;
-    n.op_type = "Copy";
-    n.inputs = {from};
-    n.outputs = {to};
-    n.op.resolved = true;
-    n.op.family = fb::OpFamily::Copy;
-    out_.push_back(std::move(n));
+    out_.push_back(copy_node(name, from, to));
   }
 
   // Value `v` with another shape of the same size.
