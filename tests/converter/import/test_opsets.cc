@@ -3,21 +3,13 @@
 #include <gmock/gmock.h>
 #include <jetplan/jetplan.h>
 #include <onnx/shape_inference/implementation.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 #include "converter/src/import/onnx_import.h"
 #include "converter/src/import/onnx_schemas.h"
-#include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/old_model_util.h"
 
 namespace jetplan::converter::testing {
 namespace {
@@ -26,62 +18,6 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-// ---- running plans in process ----
-
-// Runs the plan on float inputs (in graph input order) and returns output `index`.
-std::vector<float> run_plan(const ConvertResult& r, const std::vector<std::vector<float>>& inputs,
-                            int index = 0) {
-  jp_plan* plan = nullptr;
-  jp_context* ctx = nullptr;
-  std::vector<float> out;
-  if (jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_COPY, &plan) != JP_OK ||
-      jp_context_create(plan, nullptr, &ctx) != JP_OK) {
-    ADD_FAILURE() << "the plan does not load: " << jp_last_error();
-    jp_plan_destroy(plan);
-    return out;
-  }
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_EQ(jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data(),
-                                   inputs[i].size() * sizeof(float)),
-              JP_OK)
-        << jp_last_error();
-  EXPECT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
-  const void* data = nullptr;
-  size_t bytes = 0;
-  if (jp_context_get_output(ctx, index, &data, &bytes) == JP_OK) {
-    const float* f = static_cast<const float*>(data);
-    out.assign(f, f + bytes / sizeof(float));
-  }
-  jp_context_destroy(ctx);
-  jp_plan_destroy(plan);
-  return out;
-}
-
-std::vector<float> ramp(size_t n, float scale = 0.1f, float offset = -1.f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 7) % 23);
-  return v;
-}
-
-void expect_near(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], 1e-5f * (1.f + std::fabs(want[i]))) << "element " << i;
-}
-
-// An IR version 3 model (opsets 1 to 6 were written so): initializers are graph inputs too.
-ModelBuilder old_model(int opset) {
-  ModelBuilder m(opset);
-  m.model().set_ir_version(3);
-  return m;
-}
-
-// A float initializer that is also listed as a graph input, as IR version 3 requires.
-void weight(ModelBuilder& m, const std::string& name, const std::vector<int64_t>& dims,
-            const std::vector<float>& values) {
-  m.input(name, dims);
-  m.initializer(name, dims, values);
-}
 
 // ---- opsets ----
 

@@ -1,15 +1,12 @@
 // The byte-moving ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Concat) of every plan
 // dtype, end to end through the converter and the runtime.
 #include <gmock/gmock.h>
-
-#include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "converter/src/import/onnx_import.h"
 #include "converter/src/ops/check.h"
 #include "tests/converter/util/run_util.h"
-#include "tests/converter/util/convert_util.h"
 
 namespace jetplan::converter::testing {
 namespace {
@@ -17,6 +14,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+
 // ---------------------------------------------------------------- data movement of any dtype
 
 TEST(DataMovement, ShapeOnlyOpsAndConcatTakeEveryPlanDtype) {

@@ -1,14 +1,9 @@
 // DynamicQuantizeLinear end to end: one step with three outputs, feeding a DequantizeLinear.
 #include <gmock/gmock.h>
-
-#include <cmath>
 #include <cstdint>
 #include <vector>
 
-#include "converter/src/import/onnx_import.h"
-#include "converter/src/ops/check.h"
 #include "tests/converter/util/run_util.h"
-#include "tests/converter/util/convert_util.h"
 
 namespace jetplan::converter::testing {
 namespace {
@@ -16,6 +11,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+
 // ------------------------------------------------------------------- DynamicQuantizeLinear
 
 TEST(DynamicQuantize, OneStepWithThreeOutputsFeedsADequantize) {

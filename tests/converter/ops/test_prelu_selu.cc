@@ -1,15 +1,10 @@
 // PRelu and Selu end to end through the converter and the runtime, checked against values
 // worked out here.
 #include <gmock/gmock.h>
-
 #include <cmath>
-#include <cstdint>
 #include <vector>
 
-#include "converter/src/import/onnx_import.h"
-#include "converter/src/ops/check.h"
 #include "tests/converter/util/run_util.h"
-#include "tests/converter/util/convert_util.h"
 
 namespace jetplan::converter::testing {
 namespace {
@@ -17,6 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+
 // ------------------------------------------------------------------------------ PRelu, Selu
 
 TEST(PReluSelu, PReluSlopePerChannelAfterAConvStaysItsOwnStep) {

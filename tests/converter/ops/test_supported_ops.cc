@@ -1,22 +1,11 @@
 // SUPPORTED_OPS.md stays in step with the families' op rows (converter/src/ops/): the committed
 // file is what jetplan-convert --list-ops writes, and every running op has its dtypes.
 #include <gmock/gmock.h>
-#include <jetplan/jetplan.h>
-#include <onnx/shape_inference/implementation.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <typeinfo>
-#include <vector>
 
 #include "converter/src/import/onnx_import.h"
-#include "converter/src/import/onnx_schemas.h"
 #include "tests/converter/util/convert_util.h"
 
 namespace jetplan::converter::testing {
@@ -24,8 +13,8 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-using ::testing::Not;
 using ::testing::StartsWith;
+
 // ---- SUPPORTED_OPS.md ----
 
 TEST(SupportedOps, CommittedTableIsCurrent) {

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "converter/src/convert.h"
@@ -40,6 +43,41 @@ inline std::string convert_error(const std::string& bytes, const ConvertOptions&
 }
 inline std::string convert_error(const ModelBuilder& m, const ConvertOptions& options = {}) {
   return convert_error(m.bytes(), options);
+}
+
+// Converts `default_trials` copies of the model bytes `good` (JETPLAN_FUZZ_TRIALS overrides the
+// count), each with 1 to 3 bytes flipped at places drawn from `seed`: every copy must give a
+// ConvertError (with no control character in its message, where `clean_messages`) or a plan the
+// contract accepts, never another exception; some must fail. `label` starts each failure.
+inline void expect_damaged_copies_convert_or_fail(const std::string& good, int default_trials,
+                                                  uint32_t seed, const std::string& label,
+                                                  bool clean_messages) {
+  const char* env = std::getenv("JETPLAN_FUZZ_TRIALS");
+  const int trials = env ? std::atoi(env) : default_trials;
+  auto next = [&] { return (seed = seed * 1664525u + 1013904223u) >> 8; };
+  int errors = 0, plans = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::string bad = good;
+    const int flips = 1 + static_cast<int>(next() % 3);
+    for (int f = 0; f < flips; ++f) bad[next() % bad.size()] ^= static_cast<char>(1 + next() % 255);
+    try {
+      const ConvertResult r = convert_onnx(bad, "damaged.onnx", {});
+      ++plans;
+      for (const std::string& p : plan_contract_problems(r.plan))
+        ADD_FAILURE() << label << "trial " << trial << ": contract: " << p;
+    } catch (const ConvertError& e) {
+      ++errors;
+      const std::string what = e.what();
+      for (char c : what)
+        if (clean_messages && static_cast<unsigned char>(c) < 0x20)
+          ADD_FAILURE() << "control character: " << what;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << label << "trial " << trial << ": escaped as " << typeid(e).name() << ": "
+                    << e.what();
+    }
+  }
+  EXPECT_GT(errors, 0);
+  EXPECT_EQ(errors + plans, trials);
 }
 
 inline std::vector<fb::OpFamily> step_ops(const fb::Plan* plan) {

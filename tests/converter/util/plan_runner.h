@@ -20,14 +20,8 @@ namespace jetplan::converter::testing {
 // (the contract's enforcer) must accept it. An empty result when the conversion fails; every
 // problem fails the test.
 inline ConvertResult convert_and_load(const ModelBuilder& m, const ConvertOptions& options = {}) {
-  ConvertResult r;
-  try {
-    r = convert_onnx(m.bytes(), "model.onnx", options);
-  } catch (const ConvertError& e) {
-    ADD_FAILURE() << "conversion failed: " << e.what();
-    return r;
-  }
-  for (const std::string& p : plan_contract_problems(r.plan)) ADD_FAILURE() << "contract: " << p;
+  ConvertResult r = convert_ok(m, options);
+  if (r.plan.empty()) return r;  // the conversion failed
   jp_plan* plan = nullptr;
   if (jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_COPY, &plan) != JP_OK)
     ADD_FAILURE() << "the runtime refuses the plan: " << jp_last_error();
