@@ -6,6 +6,7 @@
 #include <map>
 
 #include "converter/src/ir/error.h"
+#include "converter/src/ops/registry.h"
 #include "kernels/cpu/half.h"
 
 namespace jetplan::converter {
@@ -125,31 +126,30 @@ class LayoutPass {
 
   void lower_step(DraftStep& s) {
     const OpDesc& op = s.op;
-    switch (op.family) {
-      case fb::OpFamily::Conv:
+    switch (ops::family_rules(op.family).nhwc) {
+      case ops::NhwcRule::kConv:
         if (!activation4d(s.inputs[0]) || op.kernel.size() != 2) break;
         s.inputs[0] = as_nhwc(s.inputs[0]);
         s.inputs[1] = conv_weight(s.inputs[1]);
         if (op.has_residual) s.inputs.back() = as_nhwc(s.inputs.back());
         output_nhwc(s, 0);
         return;
-      case fb::OpFamily::Pool:
-      case fb::OpFamily::BatchNorm:
+      case ops::NhwcRule::kPerPixel:
         if (!activation4d(s.inputs[0]) || s.outputs.size() != 1) break;
         s.inputs[0] = as_nhwc(s.inputs[0]);
         output_nhwc(s, 0);
         return;
-      case fb::OpFamily::Activation:
+      case ops::NhwcRule::kFollowsInput:
         if (!nhwc(s.inputs[0])) break;
         output_nhwc(s, 0);
         return;
-      case fb::OpFamily::Binary:
+      case ops::NhwcRule::kBinary:
         if (binary_nhwc(s)) return;
         break;
-      case fb::OpFamily::Pointwise:
+      case ops::NhwcRule::kPointwise:
         if (operands_nhwc(s)) return;
         break;
-      case fb::OpFamily::Concat: {
+      case ops::NhwcRule::kConcat: {
         if (t(s.outputs[0]).shape.size() != 4 || op.axis != 1) break;
         bool any = false, all = true;
         for (uint32_t i : s.inputs) {
@@ -162,23 +162,13 @@ class LayoutPass {
         output_nhwc(s, 0);
         return;
       }
-      case fb::OpFamily::Copy: {
+      case ops::NhwcRule::kCopy: {
         // [N, 1, 1, C] NHWC holds the bytes of [N, C, 1, 1] NCHW: a byte copy reads it as is.
         const uint32_t i = s.inputs[0];
         if (nhwc(i) && t(i).shape[1] == 1 && t(i).shape[2] == 1) return;
         break;
       }
-      // The families that read NCHW only.
-      case fb::OpFamily::Gemm: case fb::OpFamily::Softmax: case fb::OpFamily::ConvTranspose:
-      case fb::OpFamily::Resize: case fb::OpFamily::Reduce: case fb::OpFamily::ArgReduce:
-      case fb::OpFamily::TopK: case fb::OpFamily::InstanceNorm: case fb::OpFamily::LayerNorm:
-      case fb::OpFamily::GroupNorm: case fb::OpFamily::Lrn: case fb::OpFamily::Nms:
-      case fb::OpFamily::Transpose: case fb::OpFamily::Slice: case fb::OpFamily::Gather:
-      case fb::OpFamily::GatherElements: case fb::OpFamily::Pad: case fb::OpFamily::Broadcast:
-      case fb::OpFamily::Unary: case fb::OpFamily::Elementwise: case fb::OpFamily::Where:
-      case fb::OpFamily::Cast: case fb::OpFamily::Rnn: case fb::OpFamily::Quantize:
-      case fb::OpFamily::Dequantize: case fb::OpFamily::QLinearMatMul:
-      case fb::OpFamily::QLinearConv: case fb::OpFamily::DynamicQuantize:
+      case ops::NhwcRule::kNchwOnly:
         break;
     }
     for (uint32_t& i : s.inputs) i = as_nchw(i);

@@ -91,6 +91,7 @@ StepParamsOffset serialize_activation(flatbuffers::FlatBufferBuilder& fbb, const
 
 }  // namespace
 
-const FamilyRules activation_rules = {serialize_activation, expand_promoted, rows_of(kRows)};
+const FamilyRules activation_rules = {serialize_activation, expand_promoted, rows_of(kRows),
+                                      fb::PointwiseInstrKind::Activation, NhwcRule::kFollowsInput};
 
 }  // namespace jetplan::converter::ops

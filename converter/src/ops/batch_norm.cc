@@ -41,6 +41,7 @@ StepParamsOffset serialize_batch_norm(flatbuffers::FlatBufferBuilder& fbb, const
 
 }  // namespace
 
-const FamilyRules batch_norm_rules = {serialize_batch_norm, nullptr, rows_of(kRows)};
+const FamilyRules batch_norm_rules = {serialize_batch_norm, nullptr, rows_of(kRows),
+                                      fb::PointwiseInstrKind::Load, NhwcRule::kPerPixel};
 
 }  // namespace jetplan::converter::ops

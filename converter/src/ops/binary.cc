@@ -61,6 +61,7 @@ StepParamsOffset serialize_binary(flatbuffers::FlatBufferBuilder& fbb, const Dra
 
 }  // namespace
 
-const FamilyRules binary_rules = {serialize_binary, expand_promoted, rows_of(kRows)};
+const FamilyRules binary_rules = {serialize_binary, expand_promoted, rows_of(kRows),
+                                  fb::PointwiseInstrKind::Binary, NhwcRule::kBinary};
 
 }  // namespace jetplan::converter::ops

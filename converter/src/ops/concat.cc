@@ -51,6 +51,7 @@ StepParamsOffset serialize_concat(flatbuffers::FlatBufferBuilder& fbb, const Dra
 
 }  // namespace
 
-const FamilyRules concat_rules = {serialize_concat, nullptr, rows_of(kRows)};
+const FamilyRules concat_rules = {serialize_concat, nullptr, rows_of(kRows),
+                                  fb::PointwiseInstrKind::Load, NhwcRule::kConcat};
 
 }  // namespace jetplan::converter::ops

@@ -47,6 +47,7 @@ StepParamsOffset serialize_conv(flatbuffers::FlatBufferBuilder& fbb, const Draft
 
 }  // namespace
 
-const FamilyRules conv_rules = {serialize_conv, nullptr, rows_of(kRows)};
+const FamilyRules conv_rules = {serialize_conv, nullptr, rows_of(kRows),
+                                fb::PointwiseInstrKind::Load, NhwcRule::kConv};
 
 }  // namespace jetplan::converter::ops

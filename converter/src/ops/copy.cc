@@ -98,6 +98,7 @@ StepParamsOffset serialize_copy(flatbuffers::FlatBufferBuilder& fbb, const Draft
 
 }  // namespace
 
-const FamilyRules copy_rules = {serialize_copy, nullptr, rows_of(kRows)};
+const FamilyRules copy_rules = {serialize_copy, nullptr, rows_of(kRows),
+                                fb::PointwiseInstrKind::Load, NhwcRule::kCopy};
 
 }  // namespace jetplan::converter::ops

@@ -13,6 +13,7 @@ StepParamsOffset serialize_pointwise(flatbuffers::FlatBufferBuilder& fbb, const 
 
 }  // namespace
 
-const FamilyRules pointwise_rules = {serialize_pointwise, nullptr, OpRows{}};
+const FamilyRules pointwise_rules = {serialize_pointwise, nullptr, OpRows{},
+                                     fb::PointwiseInstrKind::Load, NhwcRule::kPointwise};
 
 }  // namespace jetplan::converter::ops

@@ -111,6 +111,7 @@ StepParamsOffset serialize_pool(flatbuffers::FlatBufferBuilder& fbb, const Draft
 
 }  // namespace
 
-const FamilyRules pool_rules = {serialize_pool, expand_promoted, rows_of(kRows)};
+const FamilyRules pool_rules = {serialize_pool, expand_promoted, rows_of(kRows),
+                                fb::PointwiseInstrKind::Load, NhwcRule::kPerPixel};
 
 }  // namespace jetplan::converter::ops

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,10 +52,27 @@ using SerializeFn = StepParamsOffset (*)(flatbuffers::FlatBufferBuilder& fbb,
 // for a node of one step.
 using ExpandFn = bool (*)(Graph& g, Node& node, std::vector<Node>* out);
 
+// How gpu_lower (lower/gpu_lower.h) lays out a family's steps in GPU plans: which take NHWC
+// activations (and how), or NCHW only (their NHWC inputs are transposed back first).
+enum class NhwcRule : uint8_t {
+  kNchwOnly,
+  kConv,          // 2-D Conv: NHWC input, residual and output, weights as [Cout, KH, KW, Cin/g]
+  kPerPixel,      // Pool, BatchNorm: a 4-D activation in and one output, NHWC
+  kFollowsInput,  // Activation: NHWC when its input is
+  kBinary,        // Binary: where its operands allow (gpu_lower's binary_nhwc)
+  kPointwise,     // Pointwise: where its operands allow
+  kConcat,        // Concat of 4-D activations on channels
+  kCopy,          // Copy of [N, 1, 1, C] NHWC: the bytes of [N, C, 1, 1] NCHW
+};
+
 struct FamilyRules {
   SerializeFn serialize = nullptr;
   ExpandFn expand = nullptr;  // nullptr: every node of the family is one step
   OpRows rows;
+  // fuse_pointwise: the instruction a node of the family becomes in a Pointwise program (Load:
+  // the family joins no chain).
+  fb::PointwiseInstrKind pointwise = fb::PointwiseInstrKind::Load;
+  NhwcRule nhwc = NhwcRule::kNchwOnly;
 };
 
 #define JP_OP_FAMILY(Name, file, Params, Backends) extern const FamilyRules file##_rules;

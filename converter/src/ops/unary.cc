@@ -99,6 +99,7 @@ StepParamsOffset serialize_unary(flatbuffers::FlatBufferBuilder& fbb, const Draf
 
 }  // namespace
 
-const FamilyRules unary_rules = {serialize_unary, expand_promoted, rows_of(kRows)};
+const FamilyRules unary_rules = {serialize_unary, expand_promoted, rows_of(kRows),
+                                 fb::PointwiseInstrKind::Unary};
 
 }  // namespace jetplan::converter::ops

@@ -13,34 +13,17 @@
 #include <algorithm>
 
 #include "converter/src/ir/error.h"
+#include "converter/src/ops/registry.h"
 #include "converter/src/passes/passes.h"
 #include "kernels/kernels.h"
 
 namespace jetplan::converter {
 namespace {
 
-// The instruction a node of `family` becomes in a Pointwise program; Load for the families that
-// join no chain.
+// The instruction a node of `family` becomes in a Pointwise program (the family's rules, Load:
+// it joins no chain).
 fb::PointwiseInstrKind instr_kind(fb::OpFamily family) {
-  switch (family) {
-    case fb::OpFamily::Binary: return fb::PointwiseInstrKind::Binary;
-    case fb::OpFamily::Activation: return fb::PointwiseInstrKind::Activation;
-    case fb::OpFamily::Unary: return fb::PointwiseInstrKind::Unary;
-    case fb::OpFamily::Conv: case fb::OpFamily::Pool: case fb::OpFamily::Gemm:
-    case fb::OpFamily::Softmax: case fb::OpFamily::BatchNorm: case fb::OpFamily::Concat:
-    case fb::OpFamily::Copy: case fb::OpFamily::ConvTranspose: case fb::OpFamily::Resize:
-    case fb::OpFamily::Reduce: case fb::OpFamily::ArgReduce: case fb::OpFamily::TopK:
-    case fb::OpFamily::InstanceNorm: case fb::OpFamily::LayerNorm: case fb::OpFamily::GroupNorm:
-    case fb::OpFamily::Lrn: case fb::OpFamily::Nms: case fb::OpFamily::Transpose:
-    case fb::OpFamily::Slice: case fb::OpFamily::Gather: case fb::OpFamily::GatherElements:
-    case fb::OpFamily::Pad: case fb::OpFamily::Broadcast: case fb::OpFamily::Elementwise:
-    case fb::OpFamily::Where: case fb::OpFamily::Cast: case fb::OpFamily::Rnn:
-    case fb::OpFamily::Quantize: case fb::OpFamily::Dequantize: case fb::OpFamily::QLinearMatMul:
-    case fb::OpFamily::QLinearConv: case fb::OpFamily::DynamicQuantize:
-    case fb::OpFamily::Pointwise:
-      return fb::PointwiseInstrKind::Load;
-  }
-  return fb::PointwiseInstrKind::Load;
+  return ops::family_rules(family).pointwise;
 }
 
 // Instructions a node takes in the program; 0 when it cannot join a chain.

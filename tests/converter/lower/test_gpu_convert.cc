@@ -19,8 +19,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-const fb::Plan* plan_of(const ConvertResult& r) { return fb::GetPlan(r.plan.data()); }
-
 // x [1,2,8,8] -> Conv(4, 3x3, pad 1) + Relu -> MaxPool 2x2 -> Add per-channel constant -> "a"
 // (an output too) -> GlobalAveragePool -> Flatten -> Gemm(3) -> "y".
 ModelBuilder conv_net() {

@@ -15,12 +15,6 @@ using ::testing::ElementsAre;
 using OpFamily = fb::OpFamily;
 using Shape = std::vector<int64_t>;
 
-const fb::Plan* plan_of(const ConvertResult& r) {
-  const fb::Plan* plan = read_plan(r.plan);
-  EXPECT_NE(plan, nullptr);
-  return plan;
-}
-
 std::vector<uint8_t> random_bytes(std::mt19937& rng, size_t n) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<float> v(n);

@@ -25,12 +25,6 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -3.f, float
   return v;
 }
 
-const fb::Plan* plan_of(const ConvertResult& r) {
-  const fb::Plan* plan = read_plan(r.plan);
-  EXPECT_NE(plan, nullptr);
-  return plan;
-}
-
 // The model's single output from the fused plan and from the --no-fuse plan on the same
 // random input (float32, `count` elements); they must agree to float32 rounding.
 void expect_same_as_unfused(const ModelBuilder& m, size_t count, uint32_t seed) {

@@ -14,12 +14,6 @@ namespace {
 using fb::OpFamily;
 using ::testing::ElementsAre;
 
-const fb::Plan* plan_of(const ConvertResult& r) {
-  const fb::Plan* plan = read_plan(r.plan);
-  EXPECT_NE(plan, nullptr);
-  return plan;
-}
-
 // A small network that touches most op families.
 ModelBuilder small_net() {
   ModelBuilder m;

@@ -80,6 +80,13 @@ inline void expect_damaged_copies_convert_or_fail(const std::string& good, int d
   EXPECT_EQ(errors + plans, trials);
 }
 
+// The plan of a conversion, read (a failure when it does not verify).
+inline const fb::Plan* plan_of(const ConvertResult& r) {
+  const fb::Plan* plan = read_plan(r.plan);
+  EXPECT_NE(plan, nullptr);
+  return plan;
+}
+
 inline std::vector<fb::OpFamily> step_ops(const fb::Plan* plan) {
   std::vector<fb::OpFamily> ops;
   for (const auto* s : *plan->steps()) ops.push_back(s->op());

@@ -41,12 +41,6 @@ inline void i8_initializer(ModelBuilder& m, const std::string& name, const std::
   typed_initializer(m, name, onnx::TensorProto::INT8, dims, v);
 }
 
-inline const fb::Plan* plan_of(const ConvertResult& r) {
-  const fb::Plan* plan = read_plan(r.plan);
-  EXPECT_NE(plan, nullptr);
-  return plan;
-}
-
 inline const fb::Step* only_step(const fb::Plan* plan, fb::OpFamily op) {
   const fb::Step* found = nullptr;
   for (const auto* s : *plan->steps())
