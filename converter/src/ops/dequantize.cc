@@ -14,6 +14,7 @@
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/quantized.h"
 #include "converter/src/ops/registry.h"
+#include "converter/src/ops/steps.h"
 #include "converter/src/ops/window.h"
 
 namespace jetplan::converter::ops {

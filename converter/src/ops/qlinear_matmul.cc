@@ -7,6 +7,7 @@
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/quantized.h"
 #include "converter/src/ops/registry.h"
+#include "converter/src/ops/steps.h"
 
 namespace jetplan::converter::ops {
 

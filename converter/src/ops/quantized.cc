@@ -95,17 +95,6 @@ std::string matmul_shapes(const Node& node, const Shape& a, const Shape& b, MatM
   return "";
 }
 
-int view_of(Graph& g, int v, const Shape& shape, const std::string& step_name,
-            std::vector<Node>* out) {
-  if (g.values[v].shape == shape) return v;
-  const std::string name = g.values[v].name + ":" + shape_str(shape);
-  const DataType dtype = g.values[v].dtype;
-  if (g.values[v].is_constant) return new_constant(g, name, dtype, shape, g.values[v].data);
-  const int to = new_value(g, name, dtype, shape);
-  out->push_back(copy_node(step_name, v, to));
-  return to;
-}
-
 namespace {
 
 // Folding must not turn a small model into a huge one.

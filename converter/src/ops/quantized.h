@@ -1,7 +1,7 @@
 // What the quantized families share (Quantize, Dequantize, QLinearMatMul, QLinearConv and the
 // integer products MatMulInteger and ConvInteger, which resolve to a Dequantize placeholder):
 // the checks of their operands' types, scales and zero points, the shapes of their matrix
-// products, and the view their expansions use.
+// products.
 #pragma once
 
 #include <string>
@@ -42,11 +42,6 @@ struct MatMulShapes {
 };
 // A reason, "" with *out filled, or ConvertError for inconsistent shapes.
 std::string matmul_shapes(const Node& node, const Shape& a, const Shape& b, MatMulShapes* out);
-
-// Value `v` seen with another shape of the same size: a re-described constant, or a Copy step
-// appended to *out (the new value is named after `v` and the shape).
-int view_of(Graph& g, int v, const Shape& shape, const std::string& step_name,
-            std::vector<Node>* out);
 
 // The QuantizeParams table of a Quantize or Dequantize step.
 StepParamsOffset serialize_quantize_params(flatbuffers::FlatBufferBuilder& fbb,

@@ -1,9 +1,15 @@
-// The Softmax family: Softmax and LogSoftmax (legalize runs the opset < 13 form on a 2-D view).
+// The Softmax family: Softmax and LogSoftmax (the opset < 13 form runs on a 2-D view: its
+// expansion).
+#include <utility>
+#include <vector>
+
 #include "converter/src/ir/error.h"
+#include "converter/src/ir/graph_edit.h"
 #include "converter/src/ir/shape_ops.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/registry.h"
+#include "converter/src/ops/steps.h"
 
 namespace jetplan::converter::ops {
 
@@ -54,8 +60,23 @@ StepParamsOffset serialize_softmax(flatbuffers::FlatBufferBuilder& fbb, const Dr
   return {fb::StepParams::SoftmaxParams, fb::CreateSoftmaxParams(fbb, s.op.axis, s.op.log).Union()};
 }
 
+// At legalize: softmax before opset 13 over several flattened dims runs on a 2-D view.
+bool expand_softmax_view(Graph& g, Node& node, std::vector<Node>* out) {
+  if (node.op.softmax_view.empty()) return false;
+  const Shape view_shape = node.op.softmax_view;
+  node.op.softmax_view.clear();
+  node.inputs[0] = view_of(g, node.inputs[0], view_shape, node.name + ":2d", out);
+  const int y = node.outputs[0];
+  const int y2 = new_value(g, g.values[y].name + ":2d", DataType::kFloat32, view_shape);
+  node.outputs[0] = y2;
+  const std::string copy_name = node.name + ":nd";
+  out->push_back(std::move(node));
+  out->push_back(copy_node(copy_name, y2, y));
+  return true;
+}
+
 }  // namespace
 
-const FamilyRules softmax_rules = {serialize_softmax, nullptr, rows_of(kRows)};
+const FamilyRules softmax_rules = {serialize_softmax, expand_softmax_view, rows_of(kRows)};
 
 }  // namespace jetplan::converter::ops

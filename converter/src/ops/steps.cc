@@ -88,6 +88,17 @@ void StepWriter::view_into(int v, int y, const std::string& step_name) {
   out_.push_back(copy_node(step_name, v, y));
 }
 
+int view_of(Graph& g, int v, const Shape& shape, const std::string& step_name,
+            std::vector<Node>* out) {
+  if (g.values[v].shape == shape) return v;
+  const std::string name = g.values[v].name + ":" + shape_str(shape);
+  const DataType dtype = g.values[v].dtype;
+  if (g.values[v].is_constant) return new_constant(g, name, dtype, shape, g.values[v].data);
+  const int to = new_value(g, name, dtype, shape);
+  out->push_back(copy_node(step_name, v, to));
+  return to;
+}
+
 bool expand_promoted(Graph& g, Node& node, std::vector<Node>* out) {
   if (node.op.expand != Expansion::kPromote) return false;
   node.op.expand = Expansion::kNone;

@@ -40,6 +40,12 @@ class StepWriter {
   std::vector<Node>& out_;
 };
 
+// Value `v` seen with another shape of the same size: a re-described constant, or a Copy step
+// appended to *out; the new value is named after `v` and the shape (StepWriter::view names it
+// after the step).
+int view_of(Graph& g, int v, const Shape& shape, const std::string& step_name,
+            std::vector<Node>* out);
+
 // Expansion::kPromote: the node's inputs cast to its compute dtype, its output cast back.
 bool expand_promoted(Graph& g, Node& node, std::vector<Node>* out);
 
