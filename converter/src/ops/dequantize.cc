@@ -121,7 +121,7 @@ std::string check_matmul_integer(Graph& g, Node& node) {
   d.integer = QuantDesc::Integer::kMatMul;
   d.a_vector = mm.a_vector;
   d.b_vector = mm.b_vector;
-  node.op.family = fb::OpFamily::Dequantize;  // a placeholder: expand_seq replaces the node
+  node.op.family = fb::OpFamily::Dequantize;  // a placeholder: expand_integer_product replaces it
   set_output_typed(g, node, 0, DataType::kInt32, mm.y);
   return "";
 }
@@ -156,7 +156,7 @@ std::string check_conv_integer(Graph& g, Node& node) {
   QuantDesc& d = node.op.quant;
   d = QuantDesc{};
   d.integer = QuantDesc::Integer::kConv;
-  node.op.family = fb::OpFamily::Dequantize;  // a placeholder: expand_seq replaces the node
+  node.op.family = fb::OpFamily::Dequantize;  // a placeholder: expand_integer_product replaces it
   set_output_typed(g, node, 0, DataType::kInt32, out);
   return "";
 }

@@ -30,7 +30,7 @@ struct ActivationName {
   bool takes_alpha, takes_beta;
 };
 
-// The activations ONNX allows in RNN, LSTM and GRU (kernels/params_seq.h).
+// The activations ONNX allows in RNN, LSTM and GRU (kernels/kernels.h, RnnActivationKind).
 constexpr ActivationName kRnnActivations[] = {
     {"Affine", kernels::RnnActivationKind::kAffine, true, true},
     {"Elu", kernels::RnnActivationKind::kElu, true, false},

@@ -3,6 +3,7 @@
 #include <onnx/shape_inference/implementation.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -16,8 +17,6 @@ namespace jetplan::converter::testing {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 
 // ---- external data ----
 

@@ -9,9 +9,6 @@
 namespace jetplan::converter::testing {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
-
 ModelBuilder relu_model() {
   ModelBuilder m;
   m.input("x", {1, 4}).output("y");

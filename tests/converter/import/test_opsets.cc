@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <jetplan/jetplan.h>
 #include <onnx/shape_inference/implementation.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -15,9 +16,7 @@ namespace jetplan::converter::testing {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::HasSubstr;
 using ::testing::Not;
-using ::testing::StartsWith;
 
 // ---- opsets ----
 
@@ -270,7 +269,7 @@ TEST(UpgradeAdapters, PadPaddingsOfOpset1) {
   EXPECT_EQ(find_attr(*pad, "paddings"), nullptr);
   EXPECT_GE(pad->input_size(), 2);  // pads are an input since opset 11
 
-  // ... and the converter reads the upgraded Pad (or names the tensor group's reason).
+  // ... and the converter reads the upgraded Pad (or names the Pad check's reason).
   try {
     const ConvertResult r = convert_onnx(m.bytes(), "model.onnx", {});
     std::vector<float> want(16, 0.f);

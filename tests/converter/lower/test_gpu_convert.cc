@@ -10,14 +10,11 @@
 
 #include "converter/src/select/targets.h"
 #include "kernels/cpu/half.h"
-#include "kernels/cuda/variants.h"
+#include "kernels/cuda/select.h"
 #include "tests/converter/util/convert_util.h"
 
 namespace jetplan::converter::testing {
 namespace {
-
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 
 // x [1,2,8,8] -> Conv(4, 3x3, pad 1) + Relu -> MaxPool 2x2 -> Add per-channel constant -> "a"
 // (an output too) -> GlobalAveragePool -> Flatten -> Gemm(3) -> "y".

@@ -16,8 +16,6 @@
 namespace jetplan::converter::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using ::testing::Not;
 
 float float_of_bits(uint32_t bits) {
@@ -117,7 +115,7 @@ TEST(BFloat16, ConstantsCastAtConversion) {
 TEST(BFloat16, OtherOpsRefuseItByNodeAndDtype) {
   // Relu, Add and Equal refuse it in their own checks (Add and Equal take int16 and friends);
   // Max of one input would be a copy, which moves any dtype, but Max is among the ops that take
-  // the CPU-only integers only (support.cc).
+  // the CPU-only integers only (converter/src/ops/check.cc).
   ModelBuilder m(13);
   m.input("a", {4}, onnx::TensorProto::BFLOAT16)
       .output("r", onnx::TensorProto::BFLOAT16)

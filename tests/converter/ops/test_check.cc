@@ -8,7 +8,6 @@
 namespace jetplan::converter::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(Support, AllUnsupportedNodesInOneError) {

@@ -1,6 +1,7 @@
 // The byte-moving ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Concat) of every plan
 // dtype, end to end through the converter and the runtime.
 #include <gmock/gmock.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -10,10 +11,6 @@
 
 namespace jetplan::converter::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
 
 // ---------------------------------------------------------------- data movement of any dtype
 

@@ -18,10 +18,6 @@
 namespace jetplan::converter::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-
 std::vector<fb::OpFamily> families(const fb::Plan* plan) {
   std::vector<fb::OpFamily> out;
   for (const auto* s : *plan->steps()) out.push_back(s->op());

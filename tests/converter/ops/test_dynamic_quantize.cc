@@ -1,5 +1,6 @@
 // DynamicQuantizeLinear end to end: one step with three outputs, feeding a DequantizeLinear.
 #include <gmock/gmock.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -7,10 +8,6 @@
 
 namespace jetplan::converter::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
 
 // ------------------------------------------------------------------- DynamicQuantizeLinear
 

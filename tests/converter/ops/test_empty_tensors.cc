@@ -14,9 +14,6 @@
 namespace jetplan::converter::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-
 const fb::Tensor* tensor_named(const fb::Plan* plan, const std::string& name) {
   for (const auto* t : *plan->tensors())
     if (t->name()->str() == name) return t;

@@ -14,8 +14,6 @@
 namespace jetplan::converter::testing {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(NarrowIntegers, ArithmeticComparisonsAndMovesOnTheCpu) {
@@ -76,7 +74,7 @@ TEST(NarrowIntegers, PowWithAnUnsignedExponentAndCasts) {
 
 TEST(NarrowIntegers, OtherOpsRefuseThemByNodeAndDtype) {
   // Abs and ArgMax refuse them in their own checks; the Einsum would be a Transpose, which
-  // moves any dtype, but Einsum is not among the ops that take them (support.cc).
+  // moves any dtype, but Einsum is not among the ops that take them (converter/src/ops/check.cc).
   ModelBuilder m(13);
   m.input("a", {2, 3}, onnx::TensorProto::UINT32)
       .input("b", {4}, onnx::TensorProto::INT16)

@@ -1,6 +1,7 @@
 // PRelu and Selu end to end through the converter and the runtime, checked against values
 // worked out here.
 #include <gmock/gmock.h>
+
 #include <cmath>
 #include <vector>
 
@@ -8,10 +9,6 @@
 
 namespace jetplan::converter::testing {
 namespace {
-
-using ::testing::ElementsAre;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
 
 // ------------------------------------------------------------------------------ PRelu, Selu
 

@@ -12,8 +12,6 @@ namespace jetplan::converter::testing {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 
 // ---- SUPPORTED_OPS.md ----
 

@@ -11,7 +11,6 @@
 namespace jetplan::converter::testing {
 namespace {
 
-using ::testing::ElementsAre;
 using OpFamily = fb::OpFamily;
 using Shape = std::vector<int64_t>;
 

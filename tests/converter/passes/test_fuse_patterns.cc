@@ -15,7 +15,6 @@ namespace jetplan::converter::testing {
 namespace {
 
 using fb::OpFamily;
-using ::testing::ElementsAre;
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -3.f, float hi = 3.f) {
   std::mt19937 rng(seed);

@@ -14,7 +14,7 @@
 #include "converter/src/import/onnx_import.h"
 #include "converter/src/passes/passes.h"
 #include "converter/src/ops/check.h"
-#include "kernels/cuda/variants.h"
+#include "kernels/cuda/select.h"
 #include "tests/converter/util/plan_runner.h"
 #include "tests/converter/util/convert_util.h"
 
@@ -22,7 +22,6 @@ namespace jetplan::converter::testing {
 namespace {
 
 using fb::OpFamily;
-using ::testing::ElementsAre;
 
 // Random inputs of the given sizes (a fresh seed each run, printed on failure).
 std::vector<std::vector<float>> random_inputs(const std::vector<size_t>& sizes) {

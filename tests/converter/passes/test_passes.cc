@@ -12,7 +12,6 @@ namespace jetplan::converter::testing {
 namespace {
 
 using fb::OpFamily;
-using ::testing::ElementsAre;
 
 TEST(ConstantFolding, ShapeGatherUnsqueezeConcatReshapeChain) {
   ModelBuilder m;

@@ -12,7 +12,6 @@ namespace jetplan::converter::testing {
 namespace {
 
 using fb::OpFamily;
-using ::testing::ElementsAre;
 
 // A small network that touches most op families.
 ModelBuilder small_net() {

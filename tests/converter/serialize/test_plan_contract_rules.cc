@@ -16,7 +16,6 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::Contains;
-using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 // The converted plan (contract-clean) and its only step of `family`, mutable in place.

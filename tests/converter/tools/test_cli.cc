@@ -13,9 +13,6 @@
 namespace jetplan::converter::testing {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
-
 struct ToolRun {
   int status = -1;
   std::string out, err;

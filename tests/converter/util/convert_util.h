@@ -1,6 +1,7 @@
 // Shared by the converter tests: converting builder models and looking into the plans.
 #pragma once
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -15,6 +16,12 @@
 #include "tests/contract/plan_contract.h"
 
 namespace jetplan::converter::testing {
+
+// The matchers the converter tests use most.
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 // Converts and checks the plan against the runtime contract.
 inline ConvertResult convert_ok(const ModelBuilder& m, const ConvertOptions& options = {}) {

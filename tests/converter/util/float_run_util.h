@@ -22,10 +22,6 @@
 namespace jetplan::converter::testing {
 
 using fb::OpFamily;
-using ::testing::ElementsAre;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-
 
 inline std::vector<float> iota_f(size_t n, float start = 0.f) {
   std::vector<float> v(n);

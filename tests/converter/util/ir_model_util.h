@@ -23,9 +23,6 @@
 namespace jetplan::converter::testing {
 
 using fb::OpFamily;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-
 
 inline const fb::Plan* plan_of(const std::vector<uint8_t>& plan) {
   const fb::Plan* p = read_plan(plan);
@@ -145,7 +142,6 @@ inline std::string ir_error(Graph g) {
   ADD_FAILURE() << "conversion succeeded, an error was expected";
   return "";
 }
-
 
 inline void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol) {
   ASSERT_EQ(got.size(), want.size());

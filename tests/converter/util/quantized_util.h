@@ -17,10 +17,6 @@
 
 namespace jetplan::converter::testing {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-
-
 template <typename T>
 void typed_initializer(ModelBuilder& m, const std::string& name, int type,
                        const std::vector<int64_t>& dims, const std::vector<T>& values) {
