@@ -11,7 +11,7 @@
 #include "converter/src/passes/passes.h"
 #include "converter/src/serialize/serialize.h"
 #include "converter/src/serialize/sha256.h"
-#include "converter/src/support.h"
+#include "converter/src/ops/check.h"
 #include "converter/src/select/targets.h"
 
 namespace jetplan::converter {

@@ -1,6 +1,6 @@
 // jetplan_converter's entry point: ONNX model bytes in, plan bytes out.
 //
-//   import (onnx_import.h) -> dead-node removal -> folding + support check (support.h)
+//   import (onnx_import.h) -> dead-node removal -> folding + support check (ops/check.h)
 //   -> dead-node removal (of what only folded nodes read) -> Identity removal -> [BatchNorm
 //   folding, epilogue fusion] -> legalize -> lower (lower.h) -> [CUDA targets: NHWC layout,
 //   float16, kernel selection (gpu_lower.h)] -> memory placement -> serialize (serialize.h)
@@ -52,7 +52,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
                            const ConvertOptions& options);
 
 // What jetplan does with one ONNX op type of the default domain, from the converter's tables
-// (support.cc, support_group_*.cc, the folder's rules).
+// (the op rows of converter/src/ops/, the folder's rules).
 struct OpSupport {
   bool runs = false;        // a check function resolves it to a plan step
   bool folds = false;       // evaluated at conversion when its inputs are constants
@@ -60,7 +60,7 @@ struct OpSupport {
   const char* dtypes = "";  // element types its steps take ("" where the table gives none)
   const char* notes = "";   // restrictions, one line
 };
-OpSupport describe_op(const std::string& op_type);  // defined in support.cc
+OpSupport describe_op(const std::string& op_type);  // defined in ops/registry.cc
 
 // converter/SUPPORTED_OPS.md: every op of ONNX's default domain (opsets up to 17) and what
 // jetplan does with it (`jetplan-convert --list-ops`).

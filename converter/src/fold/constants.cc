@@ -9,7 +9,7 @@
 #include "converter/src/ir/error.h"
 #include "converter/src/fold/eval.h"
 #include "converter/src/passes/passes.h"
-#include "converter/src/table.h"
+#include "converter/src/ir/sorted_names.h"
 
 namespace jetplan::converter {
 namespace fold {

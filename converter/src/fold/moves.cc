@@ -13,7 +13,7 @@
 #include "converter/src/fold/eval.h"
 #include "converter/src/passes/passes.h"
 #include "converter/src/ir/shape_ops.h"
-#include "converter/src/table.h"
+#include "converter/src/ir/sorted_names.h"
 #include "kernels/cpu/half.h"
 #include "kernels/kernels.h"
 

@@ -1,6 +1,6 @@
 // The constant folder's shared pieces (fold_eval.h): the size guard, numpy broadcasting of
 // indices, and the attribute rules of the tensor ops that the folder and the support checks
-// (support_group_tensor.cc) share, so that a folded node and a step compute the same thing.
+// (converter/src/ops/) share, so that a folded node and a step compute the same thing.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "converter/src/fold/eval.h"
 #include "converter/src/passes/passes.h"
 #include "converter/src/ir/shape_ops.h"
-#include "converter/src/table.h"
+#include "converter/src/ir/sorted_names.h"
 #include "kernels/cpu/bfloat16.h"
 #include "kernels/cpu/half.h"
 #include "kernels/kernels.h"

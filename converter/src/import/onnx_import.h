@@ -1,5 +1,6 @@
-// ONNX -> IR. The only files that see protobuf and libonnx are this one's .cc and
-// onnx_schemas.cc (libonnx's schemas, shape inference guards and version converter).
+// ONNX -> IR. The only files that see protobuf and libonnx are in import/: this one's .cc (the
+// checks and the pipeline), onnx_to_ir.cc (protobuf -> IR), onnx_proto.cc (node labels, external
+// data) and onnx_schemas.cc (libonnx's schemas, shape inference guards and version converter).
 #pragma once
 
 #include <map>

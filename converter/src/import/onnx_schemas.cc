@@ -95,6 +95,19 @@ void require(bool ok, const char* what) {
 }
 
 // An adapter's failure, already naming the node.
+// Feeds input 1 of `node` through a new Unsqueeze, inserted before it, that adds `axes` (its
+// output has `sizes`): the legacy broadcasts below align that input with input 0 so.
+void unsqueeze_second_input(onnx::Graph& graph, onnx::Node* node, std::vector<int64_t> axes,
+                            const std::vector<onnx::Dimension>& sizes) {
+  onnx::Node* unsqueeze = graph.create(onnx::kUnsqueeze);
+  unsqueeze->addInput(node->inputs()[1]);
+  unsqueeze->is_(onnx::kaxes, std::move(axes));
+  unsqueeze->insertBefore(node);
+  unsqueeze->output()->setSizes(sizes);
+  unsqueeze->output()->setElemType(node->inputs()[1]->elemType());
+  node->replaceInput(1, unsqueeze->output());
+}
+
 class AdapterError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -150,19 +163,13 @@ class LegacyBroadcast final : public vc::Adapter {
                 "B's dims do not match A's from axis on");
       const int64_t trailing = ra - axis - rb;
       if (trailing > 0) {
-        onnx::Node* unsqueeze = graph->create(onnx::kUnsqueeze);
-        unsqueeze->addInput(node->inputs()[1]);
         std::vector<int64_t> axes;
         std::vector<onnx::Dimension> sizes = b;
         for (int64_t i = 0; i < trailing; ++i) {
           axes.push_back(rb + i);
           sizes.emplace_back(int64_t{1});
         }
-        unsqueeze->is_(onnx::kaxes, std::move(axes));
-        unsqueeze->insertBefore(node);
-        unsqueeze->output()->setSizes(sizes);
-        unsqueeze->output()->setElemType(node->inputs()[1]->elemType());
-        node->replaceInput(1, unsqueeze->output());
+        unsqueeze_second_input(*graph, node, std::move(axes), sizes);
       }
     }
     if (node->hasAttribute(onnx::kbroadcast)) node->removeAttribute(onnx::kbroadcast);
@@ -186,19 +193,13 @@ class LegacyPRelu final : public vc::Adapter {
     if (x.size() < 3 || slope.size() != 1 || !known(x[1]) || !known(slope[0]) ||
         slope[0].dim != x[1].dim || slope[0].dim == 1)
       return node;
-    onnx::Node* unsqueeze = graph->create(onnx::kUnsqueeze);
-    unsqueeze->addInput(node->inputs()[1]);
     std::vector<int64_t> axes;
     std::vector<onnx::Dimension> sizes = slope;
     for (size_t i = 2; i < x.size(); ++i) {
       axes.push_back(static_cast<int64_t>(i - 1));
       sizes.emplace_back(int64_t{1});
     }
-    unsqueeze->is_(onnx::kaxes, std::move(axes));
-    unsqueeze->insertBefore(node);
-    unsqueeze->output()->setSizes(sizes);
-    unsqueeze->output()->setElemType(node->inputs()[1]->elemType());
-    node->replaceInput(1, unsqueeze->output());
+    unsqueeze_second_input(*graph, node, std::move(axes), sizes);
     return node;
   }
 };

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "converter/src/op_desc_groups.h"
+#include "converter/src/ir/op_desc.h"
 #include "jetplan/plan_generated.h"
 
 namespace jetplan::converter {
@@ -76,52 +76,6 @@ struct Attribute {
   std::vector<std::string> strings;  // kStrings (RNN, LSTM, GRU activations)
   TensorData tensor;
   std::string onnx_type;  // for kOther: the ONNX attribute type name, for messages
-};
-
-struct ActivationDesc {
-  fb::ActivationKind kind = fb::ActivationKind::None;
-  float alpha = 0.f;
-  float beta = 0.f;
-};
-
-// The plan operation a node resolves to. Only the fields of `family` are meaningful.
-struct OpDesc {
-  bool resolved = false;
-  fb::OpFamily family = fb::OpFamily::Copy;
-  ActivationDesc act;  // Activation: the function; Conv, Gemm, Binary: the fused epilogue
-  // Conv and Pool, one entry per spatial dim, explicit pads (auto_pad resolved).
-  std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end;
-  int64_t groups = 1;
-  bool has_residual = false;  // Conv, Gemm: inputs[3] is added before the activation
-  // Conv writing a Concat along NHWC channels in place: its channels' first index in the
-  // Concat's output (concat_in_place, gpu_lower.h).
-  int64_t y_channel_offset = 0;
-  fb::PoolKind pool_kind = fb::PoolKind::Max;
-  bool count_include_pad = false;
-  bool ceil_mode = false;  // Pool: output extents round up (schema PoolParams.ceil_mode)
-  bool pool_indices_column_major = false;  // MaxPool Indices with storage_order 1
-  // Gemm (ONNX Gemm and MatMul).
-  bool trans_a = false, trans_b = false;
-  float alpha = 1.f, beta = 1.f;
-  bool a_vector = false, b_vector = false;  // MatMul 1-D operands: viewed as [1,K] and [K,1]
-  fb::BinaryOp binary = fb::BinaryOp::Add;
-  // Softmax: the axis of the step's input; Concat: the concatenation axis (non-negative).
-  int32_t axis = 0;
-  bool log = false;
-  Shape softmax_view;  // non-empty: softmax runs on x viewed as this 2-D shape (opset < 13)
-  float epsilon = 1e-5f;
-  bool removable = false;  // Identity/Dropout: consumers may read the input directly
-  // Scratch the step needs in the arena for itself alone (TopK, NMS, RNN), in bytes.
-  uint64_t workspace_bytes = 0;
-  // The step writes one more output, an int64 [1] holding output 0's run-time leading extent
-  // (NonMaxSuppression); output 0 must then be a graph output.
-  bool count_output = false;
-  // Pointwise: the program (fuse_pointwise.cc); instruction i writes register i.
-  std::vector<fb::PointwiseInstr> pointwise;
-  // The ONNX-coverage families keep their attributes here (op_desc_groups.h).
-  NnDesc nn;
-  TensorOpDesc tensor;
-  SeqDesc seq;
 };
 
 struct Value {
@@ -190,7 +144,7 @@ bool is_plan_dtype(DataType dtype);  // a plan tensor may have it (fb::DType)
 // The plan dtypes, in words, for messages: "float32, float16, ... and bool".
 const char* plan_dtype_list();
 // int16, uint16, uint32, uint64 and bfloat16: plan dtypes that only some CPU steps take (data
-// movement and Cast; the integers also integer arithmetic and comparisons: see support.cc); GPU
+// movement and Cast; the integers also integer arithmetic and comparisons: see ops/check.cc); GPU
 // plans refuse them.
 bool is_cpu_only_dtype(DataType dtype);
 bool is_floating(DataType dtype);

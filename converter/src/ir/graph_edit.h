@@ -1,6 +1,6 @@
 // Small graph-editing helpers for passes that replace one node by several (legalize and the
-// per-group expansions). Values are appended to g.values; nodes are returned, for the caller
-// to place in topological order.
+// families' expansions, converter/src/ops/steps.h). Values are appended to g.values; nodes are
+// returned, for the caller to place in topological order.
 #pragma once
 
 #include <string>
@@ -38,12 +38,5 @@ inline Node copy_node(const std::string& name, int from, int to) {
   n.op.family = fb::OpFamily::Copy;
   return n;
 }
-
-// Per-group expansions run by legalize(): when a node of the group needs several steps, the
-// function appends the replacement nodes (the node itself, changed, may be among them) to `out`
-// in order and returns true; otherwise it returns false and leaves `node` alone.
-bool expand_nn(Graph& g, Node& node, std::vector<Node>* out);
-bool expand_tensor(Graph& g, Node& node, std::vector<Node>* out);
-bool expand_seq(Graph& g, Node& node, std::vector<Node>* out);
 
 }  // namespace jetplan::converter

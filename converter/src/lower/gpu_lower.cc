@@ -6,6 +6,7 @@
 #include <map>
 
 #include "converter/src/ir/error.h"
+#include "converter/src/ops/registry.h"
 #include "kernels/cpu/half.h"
 
 namespace jetplan::converter {
@@ -61,7 +62,7 @@ class LayoutPass {
 
   DraftStep transpose(const std::string& name, uint32_t in, uint32_t out, bool into_nhwc) {
     DraftStep s = make_step(name, fb::OpFamily::Transpose, in, out);
-    s.op.tensor.perm = into_nhwc ? std::vector<int32_t>{0, 2, 3, 1}
+    s.op.perm = into_nhwc ? std::vector<int32_t>{0, 2, 3, 1}
                                  : std::vector<int32_t>{0, 3, 1, 2};
     return s;
   }
@@ -125,31 +126,30 @@ class LayoutPass {
 
   void lower_step(DraftStep& s) {
     const OpDesc& op = s.op;
-    switch (op.family) {
-      case fb::OpFamily::Conv:
+    switch (ops::family_rules(op.family).nhwc) {
+      case ops::NhwcRule::kConv:
         if (!activation4d(s.inputs[0]) || op.kernel.size() != 2) break;
         s.inputs[0] = as_nhwc(s.inputs[0]);
         s.inputs[1] = conv_weight(s.inputs[1]);
         if (op.has_residual) s.inputs.back() = as_nhwc(s.inputs.back());
         output_nhwc(s, 0);
         return;
-      case fb::OpFamily::Pool:
-      case fb::OpFamily::BatchNorm:
+      case ops::NhwcRule::kPerPixel:
         if (!activation4d(s.inputs[0]) || s.outputs.size() != 1) break;
         s.inputs[0] = as_nhwc(s.inputs[0]);
         output_nhwc(s, 0);
         return;
-      case fb::OpFamily::Activation:
+      case ops::NhwcRule::kFollowsInput:
         if (!nhwc(s.inputs[0])) break;
         output_nhwc(s, 0);
         return;
-      case fb::OpFamily::Binary:
+      case ops::NhwcRule::kBinary:
         if (binary_nhwc(s)) return;
         break;
-      case fb::OpFamily::Pointwise:
+      case ops::NhwcRule::kPointwise:
         if (operands_nhwc(s)) return;
         break;
-      case fb::OpFamily::Concat: {
+      case ops::NhwcRule::kConcat: {
         if (t(s.outputs[0]).shape.size() != 4 || op.axis != 1) break;
         bool any = false, all = true;
         for (uint32_t i : s.inputs) {
@@ -162,13 +162,14 @@ class LayoutPass {
         output_nhwc(s, 0);
         return;
       }
-      case fb::OpFamily::Copy: {
+      case ops::NhwcRule::kCopy: {
         // [N, 1, 1, C] NHWC holds the bytes of [N, C, 1, 1] NCHW: a byte copy reads it as is.
         const uint32_t i = s.inputs[0];
         if (nhwc(i) && t(i).shape[1] == 1 && t(i).shape[2] == 1) return;
         break;
       }
-      default: break;
+      case ops::NhwcRule::kNchwOnly:
+        break;
     }
     for (uint32_t& i : s.inputs) i = as_nchw(i);
   }

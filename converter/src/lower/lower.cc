@@ -226,7 +226,7 @@ void alias_views(PlanDraft* draft) {
       const bool bytes_kept =
           s.op.family == fb::OpFamily::Copy ||
           (s.op.family == fb::OpFamily::Transpose &&
-           moves_only_unit_dims(in.shape, s.op.tensor.perm));
+           moves_only_unit_dims(in.shape, s.op.perm));
       if (bytes_kept && in.storage == fb::Storage::Arena && out.storage == fb::Storage::Arena &&
           in.size_bytes == out.size_bytes && in.dtype == out.dtype && out.alias_of < 0) {
         out.alias_of = static_cast<int32_t>(alias_root(*draft, s.inputs[0]));

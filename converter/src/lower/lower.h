@@ -72,7 +72,7 @@ void remove_unused_tensors(PlanDraft* draft);
 
 // Empty tensors (a dim of 0, 0 bytes): drops the steps whose outputs are all empty (nothing to
 // compute; the runtime would skip them too) and the empty inputs of Concat steps, then the
-// tensors no step or binding uses any more. The converter's checks (support.cc) let no other
+// tensors no step or binding uses any more. The converter's checks (ops/check.cc) let no other
 // step read an empty tensor. Run right after lower().
 void drop_empty_steps(PlanDraft* draft);
 

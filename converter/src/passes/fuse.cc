@@ -87,13 +87,13 @@ bool absorb_next(Graph& g, size_t* at) {
     return false;
   // A step that legalize expands (typed arithmetic promoted through float32, ...) is no single
   // Binary step: neither side of a fusion.
-  if (n.op.tensor.expand != TensorExpand::kNone) return false;
+  if (n.op.expand != Expansion::kNone) return false;
   const int y = n.outputs[0];
   if (g.values[y].graph_output || n.op.act.kind != fb::ActivationKind::None) return false;
   const int reader = single_reader(g, y);
   if (reader < 0) return false;
   Node& c = g.nodes[reader];
-  if (!c.op.resolved || c.op.tensor.expand != TensorExpand::kNone) return false;
+  if (!c.op.resolved || c.op.expand != Expansion::kNone) return false;
 
   bool absorbed = false;
   if (c.op.family == fb::OpFamily::Activation) {

@@ -39,7 +39,7 @@ class Patterns {
  private:
   bool plain(const Node& n, fb::OpFamily family) const {
     return !n.dead && n.op.resolved && n.op.family == family &&
-           n.op.tensor.expand == TensorExpand::kNone &&
+           n.op.expand == Expansion::kNone &&
            n.op.act.kind == fb::ActivationKind::None && is_floating(g_.values[n.outputs[0]].dtype);
   }
   bool binary(const Node& n, fb::BinaryOp op) const {
@@ -109,7 +109,7 @@ class Patterns {
   // Erf(x / sqrt2 | x * (1/sqrt2)) + 1, then * x and * 0.5 in either order.
   bool gelu(size_t i) {
     Node& erf = g_.nodes[i];
-    if (!plain(erf, fb::OpFamily::Unary) || erf.op.tensor.unary != fb::UnaryOp::Erf) return false;
+    if (!plain(erf, fb::OpFamily::Unary) || erf.op.unary != fb::UnaryOp::Erf) return false;
     Node* scaled = private_producer(erf.inputs[0]);
     if (scaled == nullptr) return false;
     int x = -1;
@@ -165,14 +165,14 @@ class Patterns {
     int value = b.outputs[0];
     Node* reader = only_reader(value);
     while (reader != nullptr && reader->op.resolved &&
-           reader->op.tensor.expand == TensorExpand::kNone &&
+           reader->op.expand == Expansion::kNone &&
            (reader->op.family == fb::OpFamily::Transpose ||
             reader->op.family == fb::OpFamily::Copy)) {
       value = reader->outputs[0];
       reader = only_reader(value);
     }
     if (reader == nullptr || !reader->op.resolved || reader->op.family != fb::OpFamily::Gemm ||
-        reader->op.tensor.expand != TensorExpand::kNone ||
+        reader->op.expand != Expansion::kNone ||
         !(reader->inputs[0] == value || reader->inputs[1] == value) ||
         reader->inputs[0] == reader->inputs[1])
       return false;
@@ -191,8 +191,8 @@ class Patterns {
     if (!plain(second, fb::OpFamily::Transpose)) return false;
     Node* first = private_producer(second.inputs[0]);
     if (first == nullptr || !plain(*first, fb::OpFamily::Transpose)) return false;
-    const std::vector<int32_t>& p1 = first->op.tensor.perm;
-    std::vector<int32_t>& p2 = second.op.tensor.perm;
+    const std::vector<int32_t>& p1 = first->op.perm;
+    std::vector<int32_t>& p2 = second.op.perm;
     if (p1.size() != p2.size()) return false;
     std::vector<int32_t> combined(p2.size());
     for (size_t k = 0; k < p2.size(); ++k) {
@@ -214,18 +214,18 @@ class Patterns {
   bool view_through_gemm(size_t i) {
     Node& gemm = g_.nodes[i];
     if (!gemm.op.resolved || gemm.op.family != fb::OpFamily::Gemm ||
-        gemm.op.tensor.expand != TensorExpand::kNone ||
+        gemm.op.expand != Expansion::kNone ||
         gemm.op.act.kind != fb::ActivationKind::None ||
         gemm.op.trans_a || gemm.op.a_vector || gemm.op.b_vector || gemm.op.has_residual ||
         gemm.inputs.size() < 2)
       return false;
     Node* view = only_reader(gemm.outputs[0]);
-    if (view == nullptr || !view->op.resolved || view->op.tensor.expand != TensorExpand::kNone)
+    if (view == nullptr || !view->op.resolved || view->op.expand != Expansion::kNone)
       return false;
     const Shape& y = g_.values[gemm.outputs[0]].shape;
     const bool reshape = view->op.family == fb::OpFamily::Copy ||
                          (view->op.family == fb::OpFamily::Transpose &&
-                          moves_only_unit_dims(y, view->op.tensor.perm));
+                          moves_only_unit_dims(y, view->op.perm));
     if (!reshape || view->outputs.size() != 1) return false;
     const Shape& to = g_.values[view->outputs[0]].shape;
     const Value& a = g_.values[gemm.inputs[0]];

@@ -12,31 +12,39 @@
 // the step it was: fusing it would gain nothing.
 #include <algorithm>
 
+#include "converter/src/ir/error.h"
+#include "converter/src/ops/registry.h"
 #include "converter/src/passes/passes.h"
 #include "kernels/kernels.h"
 
 namespace jetplan::converter {
 namespace {
 
+// The instruction a node of `family` becomes in a Pointwise program (the family's rules, Load:
+// it joins no chain).
+fb::PointwiseInstrKind instr_kind(fb::OpFamily family) {
+  return ops::family_rules(family).pointwise;
+}
+
 // Instructions a node takes in the program; 0 when it cannot join a chain.
 int node_instrs(const Graph& g, const Node& n) {
-  if (n.dead || !n.op.resolved || n.op.tensor.expand != TensorExpand::kNone) return 0;
+  if (n.dead || !n.op.resolved || n.op.expand != Expansion::kNone) return 0;
   if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.op.count_output) return 0;
   size_t arity = 0;
   int instrs = 1;
-  switch (n.op.family) {
-    case fb::OpFamily::Binary:
+  switch (instr_kind(n.op.family)) {
+    case fb::PointwiseInstrKind::Binary:
       arity = 2;
       if (n.op.act.kind != fb::ActivationKind::None) instrs = 2;
       break;
-    case fb::OpFamily::Activation:
+    case fb::PointwiseInstrKind::Activation:
       arity = 1;
       break;
-    case fb::OpFamily::Unary:
+    case fb::PointwiseInstrKind::Unary:
       arity = 1;
-      if (kernels::unary_is_predicate(static_cast<kernels::UnaryOp>(n.op.tensor.unary))) return 0;
+      if (kernels::unary_is_predicate(static_cast<kernels::UnaryOp>(n.op.unary))) return 0;
       break;
-    default:
+    case fb::PointwiseInstrKind::Load:
       return 0;
   }
   if (n.inputs.size() != arity) return 0;
@@ -144,22 +152,25 @@ class ChainFusion {
     }
     auto next = [&] { return static_cast<uint8_t>(program->size()); };
     const fb::Activation act(n.op.act.kind, n.op.act.alpha, n.op.act.beta);
-    switch (n.op.family) {
-      case fb::OpFamily::Binary:
+    switch (instr_kind(n.op.family)) {
+      case fb::PointwiseInstrKind::Binary:
         program->emplace_back(fb::PointwiseInstrKind::Binary, static_cast<uint8_t>(n.op.binary),
                               src[0], src[1], fb::Activation());
         if (n.op.act.kind != fb::ActivationKind::None)
           program->emplace_back(fb::PointwiseInstrKind::Activation, 0,
                                 static_cast<uint8_t>(next() - 1), 0, act);
         break;
-      case fb::OpFamily::Unary:
+      case fb::PointwiseInstrKind::Unary:
         program->emplace_back(fb::PointwiseInstrKind::Unary,
-                              static_cast<uint8_t>(n.op.tensor.unary), src[0], 0,
+                              static_cast<uint8_t>(n.op.unary), src[0], 0,
                               fb::Activation());
         break;
-      default:  // Activation
+      case fb::PointwiseInstrKind::Activation:
         program->emplace_back(fb::PointwiseInstrKind::Activation, 0, src[0], 0, act);
         break;
+      case fb::PointwiseInstrKind::Load:  // node_instrs admits no such node into a chain
+        fail("internal error: node ", node_label(n), " of family ",
+             fb::EnumNameOpFamily(n.op.family), " in a Pointwise chain");
     }
     *name += (name->empty() ? "" : "+") + n.name;
     return static_cast<uint8_t>(next() - 1);

@@ -43,11 +43,12 @@ void fuse(Graph& g);
 // Pointwise node (a program over its external inputs, fuse_pointwise.cc). Lone nodes stay.
 void fuse_pointwise(Graph& g);
 
-// Gives every node exactly the shapes of its plan step, adding Copy nodes (views) and constants
-// where ONNX semantics are wider: MatMul with 1-D operands, with fewer batch dims than its
+// Gives every node exactly the shapes of its plan step: each live node goes through its
+// family's expansion (ops/registry.h, ExpandFn), which adds Copy nodes (views), constants and
+// steps where ONNX semantics are wider: MatMul with 1-D operands, with fewer batch dims than its
 // output, or with batch dims broadcast partially (materialized by a Mul with ones); softmax of
-// opset < 13 over several flattened dims (run on a 2-D view). After it, lower() maps each node
-// to one step.
+// opset < 13 over several flattened dims (run on a 2-D view); the multi-step nodes (Split,
+// DepthToSpace, Einsum, promoted dtypes, ...). After it, lower() maps each node to one step.
 void legalize(Graph& g);
 
 }  // namespace jetplan::converter

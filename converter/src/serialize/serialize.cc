@@ -3,7 +3,7 @@
 #include <jetplan/jetplan.h>
 
 #include "converter/src/ir/error.h"
-#include "converter/src/serialize_groups.h"
+#include "converter/src/ops/registry.h"
 
 namespace jetplan::converter {
 namespace {
@@ -26,67 +26,12 @@ fb::DType plan_dtype(DataType dtype) {
     case DataType::kUInt32: return fb::DType::UInt32;
     case DataType::kUInt64: return fb::DType::UInt64;
     case DataType::kBFloat16: return fb::DType::BFloat16;
-    default: fail("internal error: ", dtype_name(dtype), " tensor in a plan");
+    case DataType::kUndefined:
+    case DataType::kString:
+    case DataType::kComplex64:
+    case DataType::kComplex128: break;
   }
-}
-
-fb::Activation activation(const ActivationDesc& a) { return {a.kind, a.alpha, a.beta}; }
-
-Offset<flatbuffers::Vector<int64_t>> ints(FlatBufferBuilder& fbb, const std::vector<int64_t>& v) {
-  return fbb.CreateVector(v);
-}
-
-std::pair<fb::StepParams, Offset<void>> step_params(FlatBufferBuilder& fbb, const DraftStep& s) {
-  const OpDesc& op = s.op;
-  const fb::Activation act = activation(op.act);
-  switch (op.family) {
-    case fb::OpFamily::Conv: {
-      // Inputs are x, w, then bias and residual when present.
-      const bool has_bias = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
-      auto p = fb::CreateConvParams(fbb, op.groups, ints(fbb, op.kernel), ints(fbb, op.stride),
-                                    ints(fbb, op.dilation), ints(fbb, op.pad_begin),
-                                    ints(fbb, op.pad_end), has_bias, op.has_residual, &act,
-                                    op.y_channel_offset);
-      return {fb::StepParams::ConvParams, p.Union()};
-    }
-    case fb::OpFamily::Pool: {
-      auto p = fb::CreatePoolParams(fbb, op.pool_kind, ints(fbb, op.kernel), ints(fbb, op.stride),
-                                    ints(fbb, op.dilation), ints(fbb, op.pad_begin),
-                                    ints(fbb, op.pad_end), op.count_include_pad, op.ceil_mode,
-                                    op.pool_indices_column_major);
-      return {fb::StepParams::PoolParams, p.Union()};
-    }
-    case fb::OpFamily::Gemm: {
-      // Inputs are A, B, then C and the residual when present.
-      const bool has_c = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
-      auto p = fb::CreateGemmParams(fbb, op.trans_a, op.trans_b, op.alpha, op.beta, has_c, &act,
-                                    op.has_residual);
-      return {fb::StepParams::GemmParams, p.Union()};
-    }
-    case fb::OpFamily::Binary:
-      return {fb::StepParams::BinaryParams, fb::CreateBinaryParams(fbb, op.binary, &act).Union()};
-    case fb::OpFamily::Activation:
-      return {fb::StepParams::ActivationParams, fb::CreateActivationParams(fbb, &act).Union()};
-    case fb::OpFamily::Softmax:
-      return {fb::StepParams::SoftmaxParams, fb::CreateSoftmaxParams(fbb, op.axis, op.log).Union()};
-    case fb::OpFamily::BatchNorm:
-      return {fb::StepParams::BatchNormParams, fb::CreateBatchNormParams(fbb, op.epsilon).Union()};
-    case fb::OpFamily::Concat:
-      return {fb::StepParams::ConcatParams, fb::CreateConcatParams(fbb, op.axis).Union()};
-    case fb::OpFamily::Copy: return {fb::StepParams::CopyParams, fb::CreateCopyParams(fbb).Union()};
-    case fb::OpFamily::Pointwise:
-      return {fb::StepParams::PointwiseParams,
-              fb::CreatePointwiseParams(fbb, fbb.CreateVectorOfStructs(op.pointwise)).Union()};
-    default: {  // the ONNX-coverage families: their group's serializer
-      StepParamsOffset out;
-      if (serialize_nn(fbb, s, &out) || serialize_tensor(fbb, s, &out) ||
-          serialize_seq(fbb, s, &out))
-        return out;
-      break;
-    }
-  }
-  fail("internal error: step '", s.name, "' has op family ", fb::EnumNameOpFamily(op.family),
-       ", which the converter does not serialize");
+  fail("internal error: ", dtype_name(dtype), " tensor in a plan");
 }
 
 }  // namespace
@@ -97,13 +42,13 @@ std::vector<uint8_t> serialize_plan(const PlanDraft& draft, const TargetDesc& ta
 
   std::vector<Offset<fb::Tensor>> tensors;
   for (const DraftTensor& t : draft.tensors) {
-    tensors.push_back(fb::CreateTensor(fbb, fbb.CreateString(t.name), ints(fbb, t.shape),
+    tensors.push_back(fb::CreateTensor(fbb, fbb.CreateString(t.name), fbb.CreateVector(t.shape),
                                        plan_dtype(t.dtype), t.layout, t.storage, t.offset,
                                        t.size_bytes, t.binding, /*quant=*/0, t.alias_of));
   }
   std::vector<Offset<fb::Step>> steps;
   for (const DraftStep& s : draft.steps) {
-    const auto [type, params] = step_params(fbb, s);
+    const auto [type, params] = ops::serialize_step(fbb, s);
     steps.push_back(fb::CreateStep(fbb, fbb.CreateString(s.name), s.op.family, type, params,
                                    fbb.CreateVector(s.inputs), fbb.CreateVector(s.outputs),
                                    fbb.CreateString(s.kernel), &s.launch, s.workspace_offset,

@@ -1,0 +1,62 @@
+// The Broadcast family: Expand and Tile.
+#include "converter/src/fold/eval.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/ir/shape_ops.h"
+#include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
+#include "converter/src/ops/registry.h"
+
+namespace jetplan::converter::ops {
+
+namespace {
+
+std::string check_expand(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const Value& shape = input(g, node, 1);
+  if (!shape.is_constant)
+    return cat("its shape input '", shape.name,
+               "' is computed at run time (jetplan needs it constant)");
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  const Shape out = broadcast_or_fail(node, xs, read_ints(shape));
+  if (out == xs) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Broadcast;
+  node.op.tile = false;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, dtype, out);
+  return "";
+}
+
+std::string check_tile(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  Shape out;
+  std::string why;
+  if (!fold::tile_shape(g, node, xs, &out, &why)) return why;
+  if (out == xs) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Broadcast;
+  node.op.tile = true;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, dtype, out);
+  return "";
+}
+
+constexpr const char* kAny = "any plan dtype";
+
+constexpr OpRow kRows[] = {
+    {"Expand", check_expand, "tensor", kAny, "shape constant (after folding)"},
+    {"Tile", check_tile, "tensor", kAny, "repeats constant (after folding)"},
+};
+
+StepParamsOffset serialize_broadcast(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
+  return {fb::StepParams::BroadcastParams, fb::CreateBroadcastParams(fbb, s.op.tile).Union()};
+}
+
+}  // namespace
+
+const FamilyRules broadcast_rules = {serialize_broadcast, nullptr, rows_of(kRows)};
+
+}  // namespace jetplan::converter::ops

@@ -1,0 +1,52 @@
+// The Cast family: Cast and CastLike between any two plan dtypes; the passes add Cast steps too
+// (promotion to a compute dtype, float16 plans).
+#include "converter/src/ir/error.h"
+#include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
+#include "converter/src/ops/registry.h"
+
+namespace jetplan::converter::ops {
+
+namespace {
+
+std::string check_cast(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType from = x.dtype;
+  const Shape xs = x.shape;
+  DataType to;
+  if (node.op_type == "CastLike") {
+    to = input(g, node, 1).dtype;
+  } else {
+    if (!has_attr(node, "to")) fail("node ", node_label(node), ": the 'to' attribute is missing");
+    to = static_cast<DataType>(attr_int(node, "to", 0));
+  }
+  if (!is_plan_dtype(to))
+    return cat("cast to ", dtype_name(to), " is not supported (plans hold ", plan_dtype_list(),
+               ")");
+  if (to == from) return resolve_as_copy(g, node, from, xs);
+  node.op.family = fb::OpFamily::Cast;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, to, xs);
+  return "";
+}
+
+constexpr const char* kAny = "any plan dtype";
+constexpr const char* kCastNotes =
+    "between any two plan dtypes (float to integer truncates and saturates; to bfloat16 through "
+    "float32, truncated to its upper 16 bits as ONNX's conformance data expects)";
+
+constexpr OpRow kRows[] = {
+    {"Cast", check_cast, "tensor", kAny, kCastNotes},
+    {"CastLike", check_cast, "tensor", kAny, kCastNotes},
+};
+
+StepParamsOffset serialize_cast(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {
+  return {fb::StepParams::CastParams, fb::CreateCastParams(fbb).Union()};
+}
+
+}  // namespace
+
+const FamilyRules cast_rules = {serialize_cast, nullptr, rows_of(kRows)};
+
+}  // namespace jetplan::converter::ops

@@ -1,0 +1,163 @@
+// The walk that checks every node of a graph against the op rows (see check.h), and the rules
+// every op obeys whatever its check said: the plan's rank limit, the CPU-only dtypes, empty inputs.
+#include "converter/src/ops/check.h"
+
+#include <jetplan/jetplan.h>
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include "converter/src/ir/error.h"
+#include "converter/src/passes/passes.h"
+
+namespace jetplan::converter {
+
+namespace {
+
+constexpr size_t kMaxRank = JP_MAX_RANK;
+
+bool input_shapes_known(const Graph& g, const Node& node) {
+  for (int v : node.inputs)
+    if (v >= 0 && !g.values[v].shape_known) return false;
+  return true;
+}
+
+// Why a fold-only op (Shape, Gather, Cast, ...) stayed in the graph.
+std::string fold_only_reason(const Graph& g, const Node& node) {
+  for (int v : node.inputs)
+    if (v >= 0 && !g.values[v].is_constant)
+      return cat("jetplan folds ", node.op_type, " on constants only; input '", g.values[v].name,
+                 "' is computed at run time");
+  return cat("jetplan cannot fold this ", node.op_type,
+             " (its dtype, attributes or size are not supported)");
+}
+
+// The plan's tensors have at most kMaxRank dims (the kernels index with fixed-size arrays).
+std::string rank_reason(const Graph& g, const Node& node) {
+  for (int v : node.outputs)
+    if (v >= 0 && g.values[v].shape.size() > kMaxRank)
+      return cat("output '", g.values[v].name, "' has rank ", g.values[v].shape.size(),
+                 " (jetplan handles up to ", kMaxRank, ")");
+  return "";
+}
+
+// The CPU-only dtypes (is_cpu_only_dtype) reach the steps of these ops only: byte movement
+// (every dtype by its size) and Cast for all of them; the Elementwise family's integer
+// arithmetic and comparisons (kernels/kernels.h) for int16, uint16, uint32 and uint64, not
+// bfloat16. Every other op refuses them here, whatever its check function said.
+constexpr const char* kMoveAndCastOps[] = {
+    "Concat",   "DepthToSpace", "Dropout",   "Expand", "Flatten",      "Gather",   "GatherElements",
+    "Identity", "Pad",          "Reshape",   "Slice",  "SpaceToDepth", "Split",    "Squeeze",
+    "Tile",     "Transpose",    "Unsqueeze", "Where",  "Cast",         "CastLike",
+};
+// Integer arithmetic (Pow: the exponent, in float64) and comparisons.
+constexpr const char* kIntegerMathOps[] = {
+    "Add",  "Div",         "Max", "Min",   "Mod",     "Mul",
+    "Pow",  "Sub",         "Sum", "Equal", "Greater", "GreaterOrEqual",
+    "Less", "LessOrEqual",
+};
+
+std::string cpu_only_dtype_reason(const Graph& g, const Node& node) {
+  const auto in = [&](const auto& ops) {
+    return std::any_of(std::begin(ops), std::end(ops),
+                       [&](const char* op) { return node.op_type == op; });
+  };
+  const bool takes_bfloat16 = in(kMoveAndCastOps);
+  const bool takes_integers = takes_bfloat16 || in(kIntegerMathOps);
+  for (const std::vector<int>* ids : {&node.inputs, &node.outputs})
+    for (int id : *ids) {
+      if (id < 0 || !is_cpu_only_dtype(g.values[id].dtype)) continue;
+      const bool bfloat16 = g.values[id].dtype == DataType::kBFloat16;
+      if (bfloat16 ? takes_bfloat16 : takes_integers) continue;
+      return cat(node.op_type, " on ", dtype_name(g.values[id].dtype), " ('", g.values[id].name,
+                 "') is not supported (",
+                 bfloat16 ? "bfloat16 goes through data movement and Cast only"
+                          : "int16, uint16, uint32 and uint64 go through data movement, Cast, "
+                            "integer arithmetic and comparisons only",
+                 ")");
+    }
+  return "";
+}
+
+bool is_empty(const Value& v) {
+  return v.shape_known && std::find(v.shape.begin(), v.shape.end(), 0) != v.shape.end();
+}
+
+// Empty tensors (a dim of 0) are plan tensors of 0 bytes: a step whose outputs are all empty
+// is dropped (drop_empty_steps) and the runtime never runs one. A step that reads an empty
+// tensor must therefore write only empty ones; Concat is the exception (its empty inputs are
+// dropped, they contribute nothing).
+std::string empty_input_reason(const Graph& g, const Node& node) {
+  if (node.op_type == "Concat") return "";
+  const Value* empty_in = nullptr;
+  for (int id : node.inputs)
+    if (id >= 0 && is_empty(g.values[id])) empty_in = &g.values[id];
+  if (empty_in == nullptr) return "";
+  for (int id : node.outputs)
+    if (id >= 0 && !is_empty(g.values[id]))
+      return cat("input '", empty_in->name, "' is empty (", shape_str(empty_in->shape),
+                 ") but output '", g.values[id].name, "' is not (", shape_str(g.values[id].shape),
+                 "): jetplan computes nothing from empty tensors");
+  return "";
+}
+
+std::string plural(size_t n, const char* what) {
+  return cat(n, " unsupported ", what, n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+void check_support(Graph& g) {
+  std::vector<std::string> bad_inputs, bad_nodes, bad_outputs;
+  for (int id : g.inputs) {
+    const Value& v = g.values[id];
+    if (!is_plan_dtype(v.dtype))
+      bad_inputs.push_back(cat("graph input '", v.name, "': ", dtype_name(v.dtype),
+                               " is not supported (plans hold ", plan_dtype_list(), ")"));
+    else if (v.shape.size() > kMaxRank)
+      bad_inputs.push_back(cat("graph input '", v.name, "': rank ", v.shape.size(),
+                               " is not supported (jetplan handles up to ", kMaxRank, ")"));
+  }
+  for (Node& node : g.nodes) {
+    if (node.dead || fold_node(g, node)) continue;
+    const CheckFn check = node.domain.empty() ? find_check(node.op_type) : nullptr;
+    std::string reason;
+    if (check == nullptr && !(node.domain.empty() && can_fold_op(node.op_type))) {
+      reason = node.domain.empty() ? "no such op in jetplan"
+                                   : cat("no such op in jetplan (domain '", node.domain, "')");
+    } else if (!input_shapes_known(g, node)) {
+      continue;  // fed by an unsupported node that is listed already
+    } else {
+      reason = check ? check(g, node) : fold_only_reason(g, node);
+      if (reason.empty() && check) reason = rank_reason(g, node);
+      if (reason.empty() && check) reason = cpu_only_dtype_reason(g, node);
+      if (reason.empty() && check) reason = empty_input_reason(g, node);
+    }
+    if (!reason.empty()) bad_nodes.push_back(node_label(node) + ": " + reason);
+  }
+  for (int id : g.outputs) {
+    const Value& v = g.values[id];
+    if (!is_plan_dtype(v.dtype) && v.dtype != DataType::kUndefined)
+      bad_outputs.push_back(cat("graph output '", v.name, "': ", dtype_name(v.dtype),
+                                " is not supported (plans hold ", plan_dtype_list(), ")"));
+  }
+  if (bad_inputs.empty() && bad_nodes.empty() && bad_outputs.empty()) {
+    for (const Node& node : g.nodes)
+      if (!node.dead && !node.op.resolved)
+        fail("internal error: node ", node_label(node), " was neither folded nor resolved");
+    return;
+  }
+  std::string head, items;
+  for (const auto& [list, what] :
+       {std::pair{&bad_inputs, "graph input"}, std::pair{&bad_nodes, "node"},
+        std::pair{&bad_outputs, "graph output"}}) {
+    if (list->empty()) continue;
+    head += (head.empty() ? "" : ", ") + plural(list->size(), what);
+    for (const std::string& item : *list) items += (items.empty() ? "" : "; ") + item;
+  }
+  fail(head, ": ", items);
+}
+
+}  // namespace jetplan::converter

@@ -1,0 +1,28 @@
+// What jetplan can run: the walk that applies each ONNX op's check function (the op rows of
+// the families, converter/src/ops/<family>.cc, reached through registry.h) to a graph.
+#pragma once
+
+#include <string>
+
+#include "converter/src/ir/graph.h"
+
+namespace jetplan::converter {
+
+// Walks the nodes in order. Each node is either folded into constants (fold_node) or checked
+// against the op table: a supported node gets its plan op (node.op) and its output shapes, an
+// unsupported one adds "'name' (Op): reason" to a list. Graph inputs and outputs that are not
+// float32 are listed too. If the list is not empty, throws ONE ConvertError naming every item,
+// e.g. "2 unsupported nodes: 'n1' (Foo): no such op in jetplan; 'n2' (Conv): ...".
+// ConvertError also for an inconsistent model found on the way (a shape mismatch), naming the
+// node. A node downstream of an unsupported one is checked when its input shapes are known
+// (from ONNX shape inference) and skipped otherwise.
+void check_support(Graph& g);
+
+// The check function of one op: returns "" when the node is supported, after filling node.op
+// and its output shapes, or the reason it is not (one phrase, no node name).
+using CheckFn = std::string (*)(Graph& g, Node& node);
+
+// nullptr when jetplan has no step for the op (default domain).
+CheckFn find_check(const std::string& op_type);
+
+}  // namespace jetplan::converter

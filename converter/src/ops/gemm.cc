@@ -1,0 +1,173 @@
+// The Gemm family: ONNX Gemm and MatMul (its expansion views 1-D and broadcast operands), with the
+// epilogue the fusions add. Einsum products become Gemm steps too (einsum.h).
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "converter/src/fold/eval.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/ir/graph_edit.h"
+#include "converter/src/ir/shape_ops.h"
+#include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
+#include "converter/src/ops/registry.h"
+#include "converter/src/ops/steps.h"
+
+namespace jetplan::converter::ops {
+
+namespace {
+
+std::string check_gemm(Graph& g, Node& node) {
+  if (std::string r = float_inputs(g, node, {0, 1, 2}); !r.empty()) return r;
+  const Shape& a = input(g, node, 0).shape;
+  const Shape& b = input(g, node, 1).shape;
+  if (a.size() != 2 || b.size() != 2)
+    fail("node ", node_label(node), ": Gemm needs 2-D A and B, got ", shape_str(a), " and ",
+         shape_str(b));
+  OpDesc& op = node.op;
+  op.trans_a = attr_int(node, "transA", 0) != 0;
+  op.trans_b = attr_int(node, "transB", 0) != 0;
+  op.alpha = attr_float(node, "alpha", 1.f);
+  op.beta = attr_float(node, "beta", 1.f);
+  const int64_t m = op.trans_a ? a[1] : a[0], k = op.trans_a ? a[0] : a[1];
+  const int64_t kb = op.trans_b ? b[1] : b[0], n = op.trans_b ? b[0] : b[1];
+  if (k != kb)
+    fail("node ", node_label(node), ": shape mismatch: A ", shape_str(a), " and B ", shape_str(b),
+         " (transA=", op.trans_a, ", transB=", op.trans_b, ") disagree on K");
+  if (has_input(node, 2)) {
+    const Shape& c = input(g, node, 2).shape;
+    Shape out;
+    if (c.size() > 2 || !broadcast_shapes(c, {m, n}, &out) || out != Shape{m, n})
+      fail("node ", node_label(node), ": shape mismatch: C ", shape_str(c),
+           " does not broadcast to ", shape_str({m, n}));
+  }
+  op.family = fb::OpFamily::Gemm;
+  set_output(g, node, {m, n});
+  return "";
+}
+
+std::string check_matmul(Graph& g, Node& node) {
+  if (std::string r = float_inputs(g, node, {0, 1}); !r.empty()) return r;
+  Shape a = input(g, node, 0).shape;
+  Shape b = input(g, node, 1).shape;
+  if (a.empty() || b.empty()) fail("node ", node_label(node), ": MatMul of a scalar");
+  OpDesc& op = node.op;
+  op.a_vector = a.size() == 1;
+  op.b_vector = b.size() == 1;
+  if (op.a_vector) a.insert(a.begin(), 1);
+  if (op.b_vector) b.push_back(1);
+  const int64_t m = a[a.size() - 2], k = a.back(), kb = b[b.size() - 2], n = b.back();
+  if (k != kb)
+    fail("node ", node_label(node), ": shape mismatch: ", shape_str(input(g, node, 0).shape), " x ",
+         shape_str(input(g, node, 1).shape), " disagree on K");
+  const Shape batch_a(a.begin(), a.end() - 2), batch_b(b.begin(), b.end() - 2);
+  Shape batch;
+  if (!broadcast_shapes(batch_a, batch_b, &batch))
+    fail("node ", node_label(node), ": shape mismatch: batch dims ", shape_str(batch_a), " and ",
+         shape_str(batch_b), " do not broadcast");
+  Shape out = batch;
+  if (!op.a_vector) out.push_back(m);
+  if (!op.b_vector) out.push_back(n);
+  op.family = fb::OpFamily::Gemm;
+  op.alpha = 1.f;
+  op.beta = 1.f;
+  set_output(g, node, out);
+  return "";
+}
+
+constexpr OpRow kRows[] = {
+    {"Gemm", check_gemm, "core", "float32", "2-D A and B; C broadcasts to [M, N]"},
+    {"MatMul", check_matmul, "core", "float32",
+     "numpy semantics: 1-D operands, broadcast batch dims"},
+};
+
+StepParamsOffset serialize_gemm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
+  const OpDesc& op = s.op;
+  const fb::Activation act = activation(op.act);
+  // Inputs are A, B, then C and the residual when present.
+  const bool has_c = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
+  auto p = fb::CreateGemmParams(fbb, op.trans_a, op.trans_b, op.alpha, op.beta, has_c, &act,
+                                op.has_residual);
+  return {fb::StepParams::GemmParams, p.Union()};
+}
+
+// Operand `v` (already a matrix of rank >= 2) with its batch dims made `batch`: leading 1s
+// are added, and dims of 1 that the output broadcasts are materialized (a constant is
+// expanded now, a run-time tensor by a Mul with ones). Operands whose batch dims are all 1
+// stay as they are: the Gemm step reuses one matrix for every batch.
+int fit_batch(Graph& g, int v, Shape shape, const Shape& batch, const std::string& step_name,
+              std::vector<Node>* out) {
+  const Shape own(shape.begin(), shape.end() - 2);
+  if (shape_count(own) == 1) return view_of(g, v, shape, step_name, out);
+  shape.insert(shape.begin(), batch.size() + 2 - shape.size(), 1);
+  v = view_of(g, v, shape, step_name, out);
+  Shape full = batch;
+  full.push_back(shape[shape.size() - 2]);
+  full.push_back(shape.back());
+  if (shape == full) return v;
+  const std::string name = g.values[v].name + ":" + shape_str(full);
+  if (g.values[v].is_constant) {
+    const std::vector<int64_t> index = fold::broadcast_index(shape, full);
+    const std::vector<uint8_t>& src = g.values[v].data;
+    std::vector<uint8_t> data(index.size() * sizeof(float));
+    for (size_t k = 0; k < index.size(); ++k)
+      std::copy_n(src.begin() + index[k] * sizeof(float), sizeof(float),
+                  data.begin() + k * sizeof(float));
+    return new_constant(g, name, DataType::kFloat32, full, std::move(data));
+  }
+  Shape ones_shape(full.size(), 1);
+  for (size_t i = 0; i < batch.size(); ++i)
+    if (shape[i] == 1) ones_shape[i] = batch[i];
+  const int ones = new_constant(
+      g, step_name + ":ones", DataType::kFloat32, ones_shape,
+      write_doubles(DataType::kFloat32, std::vector<double>(shape_count(ones_shape), 1.0)));
+  const int to = new_value(g, name, DataType::kFloat32, full);
+  Node mul;
+  mul.name = step_name + ":broadcast";
+  mul.op_type = "Mul";
+  mul.inputs = {v, ones};
+  mul.outputs = {to};
+  mul.op.resolved = true;
+  mul.op.family = fb::OpFamily::Binary;
+  mul.op.binary = fb::BinaryOp::Mul;
+  out->push_back(std::move(mul));
+  return to;
+}
+
+// At legalize: 1-D operands viewed as matrices, batch dims fitted to the output's (fit_batch),
+// and the step's [batch, M, N] output viewed as ONNX's.
+bool expand_gemm(Graph& g, Node& node, std::vector<Node>* out) {
+  Shape a = g.values[node.inputs[0]].shape, b = g.values[node.inputs[1]].shape;
+  if (node.op.a_vector) a.insert(a.begin(), 1);
+  if (node.op.b_vector) b.push_back(1);
+  const Shape batch_a(a.begin(), a.end() - 2), batch_b(b.begin(), b.end() - 2);
+  Shape batch;
+  if (!broadcast_shapes(batch_a, batch_b, &batch))
+    fail("internal error: node ", node_label(node), ": batch dims do not broadcast");
+  node.inputs[0] = fit_batch(g, node.inputs[0], a, batch, node.name + ":A", out);
+  node.inputs[1] = fit_batch(g, node.inputs[1], b, batch, node.name + ":B", out);
+  Shape y = batch;
+  y.push_back(node.op.trans_a ? a.back() : a[a.size() - 2]);
+  y.push_back(node.op.trans_b ? b[b.size() - 2] : b.back());
+  const int onnx_out = node.outputs[0];
+  node.op.a_vector = node.op.b_vector = false;
+  if (g.values[onnx_out].shape == y) {
+    out->push_back(std::move(node));
+    return true;
+  }
+  const int tmp = new_value(g, g.values[onnx_out].name + ":" + shape_str(y), DataType::kFloat32, y);
+  node.outputs[0] = tmp;
+  // The residual has the ONNX output's shape (fuse); the step adds it in the step's shape.
+  if (node.op.has_residual)
+    node.inputs.back() = view_of(g, node.inputs.back(), y, node.name + ":R", out);
+  const std::string copy_name = node.name + ":Y";
+  out->push_back(std::move(node));
+  out->push_back(copy_node(copy_name, tmp, onnx_out));
+  return true;
+}
+
+}  // namespace
+
+const FamilyRules gemm_rules = {serialize_gemm, expand_gemm, rows_of(kRows)};
+
+}  // namespace jetplan::converter::ops

@@ -1,0 +1,31 @@
+// The keepdims=0 view of Reduce and ArgReduce (see keepdims_view.h).
+#include "converter/src/ops/keepdims_view.h"
+
+#include "converter/src/ir/graph_edit.h"
+#include "converter/src/ops/op_helpers.h"
+
+namespace jetplan::converter::ops {
+
+void set_reduced_output(Graph& g, Node& node, DataType dtype, const Shape& step, const Shape& out) {
+  node.op.reduce.keepdims_view = step != out;
+  node.op.reduce.step_shape = step;
+  set_output_typed(g, node, 0, dtype, out);
+}
+
+bool expand_keepdims_view(Graph& g, Node& node, std::vector<Node>* out) {
+  const fb::OpFamily family = node.op.family;
+  if ((family != fb::OpFamily::Reduce && family != fb::OpFamily::ArgReduce) ||
+      !node.op.reduce.keepdims_view)
+    return false;
+  const int y = node.outputs[0];
+  const Shape step = node.op.reduce.step_shape;
+  const int kept = new_value(g, g.values[y].name + ":" + shape_str(step), g.values[y].dtype, step);
+  node.op.reduce.keepdims_view = false;
+  node.outputs[0] = kept;
+  const std::string copy_name = node.name + ":squeeze";
+  out->push_back(std::move(node));
+  out->push_back(copy_node(copy_name, kept, y));
+  return true;
+}
+
+}  // namespace jetplan::converter::ops

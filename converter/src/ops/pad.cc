@@ -1,0 +1,49 @@
+// The Pad family: ONNX Pad (constant, reflect, edge and wrap modes).
+#include "converter/src/fold/eval.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
+#include "converter/src/ops/registry.h"
+
+namespace jetplan::converter::ops {
+
+namespace {
+
+std::string check_pad(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  fold::PadSpec spec;
+  std::string why;
+  if (!fold::pad_spec(g, node, xs, dtype, &spec, &why)) return why;
+  bool none = spec.out == xs;
+  for (int64_t b : spec.begin) none = none && b == 0;
+  if (none) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Pad;
+  node.op.pad.mode = spec.mode;
+  node.op.pad.begin = spec.begin;
+  node.op.pad.value = spec.value;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, dtype, spec.out);
+  return "";
+}
+
+constexpr const char* kAny = "any plan dtype";
+
+constexpr OpRow kRows[] = {
+    {"Pad", check_pad, "tensor", kAny,
+     "pads (and constant_value, axes) constant; constant, reflect, edge and wrap modes"},
+};
+
+StepParamsOffset serialize_pad(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
+  const PadDesc& pad = s.op.pad;
+  return {fb::StepParams::PadParams,
+          fb::CreatePadParams(fbb, pad.mode, fbb.CreateVector(pad.begin), pad.value).Union()};
+}
+
+}  // namespace
+
+const FamilyRules pad_rules = {serialize_pad, nullptr, rows_of(kRows)};
+
+}  // namespace jetplan::converter::ops

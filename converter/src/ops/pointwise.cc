@@ -1,0 +1,19 @@
+// The Pointwise family: no ONNX op resolves to it; fuse_pointwise (passes/) makes its programs.
+#include "converter/src/ops/params_table.h"
+#include "converter/src/ops/registry.h"
+
+namespace jetplan::converter::ops {
+
+namespace {
+
+StepParamsOffset serialize_pointwise(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
+  return {fb::StepParams::PointwiseParams,
+          fb::CreatePointwiseParams(fbb, fbb.CreateVectorOfStructs(s.op.pointwise)).Union()};
+}
+
+}  // namespace
+
+const FamilyRules pointwise_rules = {serialize_pointwise, nullptr, OpRows{},
+                                     fb::PointwiseInstrKind::Load, NhwcRule::kPointwise};
+
+}  // namespace jetplan::converter::ops

@@ -1,0 +1,99 @@
+// The Reduce family: the Reduce* ops (keepdims=0 through a view: keepdims_view.h). Einsum sums
+// become Reduce steps too (einsum.h).
+#include <algorithm>
+
+#include "converter/src/ir/error.h"
+#include "converter/src/ops/keepdims_view.h"
+#include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
+#include "converter/src/ops/registry.h"
+
+namespace jetplan::converter::ops {
+
+namespace {
+
+struct ReduceName {
+  const char* op_type;
+  fb::ReduceOp op;
+};
+constexpr ReduceName kReduceOps[] = {
+    {"ReduceL1", fb::ReduceOp::L1},         {"ReduceL2", fb::ReduceOp::L2},
+    {"ReduceLogSum", fb::ReduceOp::LogSum}, {"ReduceLogSumExp", fb::ReduceOp::LogSumExp},
+    {"ReduceMax", fb::ReduceOp::Max},       {"ReduceMean", fb::ReduceOp::Mean},
+    {"ReduceMin", fb::ReduceOp::Min},       {"ReduceProd", fb::ReduceOp::Prod},
+    {"ReduceSum", fb::ReduceOp::Sum},       {"ReduceSumSquare", fb::ReduceOp::SumSquare},
+};
+
+// Float32, or float64 (the CPU backend's Reduce computes it in double throughout).
+std::string check_reduce(Graph& g, Node& node) {
+  const DataType dtype = input(g, node, 0).dtype;
+  if (dtype != DataType::kFloat64)
+    if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const Shape& x = input(g, node, 0).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  // The axes are an input since opset 13 (ReduceSum) or 18 (the others), an attribute before.
+  const bool axes_input = g.opset >= 18 || (g.opset >= 13 && node.op_type == "ReduceSum");
+  std::vector<int64_t> axes;
+  if (axes_input) {
+    if (has_input(node, 1)) {
+      const Value& a = input(g, node, 1);
+      if (!a.is_constant) return run_time_reason("axes");
+      axes = read_ints(a);
+    }
+  } else {
+    axes = attr_ints(node, "axes", {});
+  }
+  const bool keepdims = attr_int(node, "keepdims", 1) != 0;
+  node.inputs.resize(1);
+  if (axes.empty() && axes_input && attr_int(node, "noop_with_empty_axes", 0) != 0) {
+    node.op.family = fb::OpFamily::Copy;  // ONNX: the input unchanged
+    node.op.removable = true;
+    set_output_typed(g, node, 0, dtype, x);
+    return "";
+  }
+  std::vector<int32_t> reduced;
+  if (axes.empty()) {
+    for (int32_t d = 0; d < rank; ++d) reduced.push_back(d);
+  } else {
+    reduced = resolve_axes(node, axes, rank);
+  }
+  Shape step = x, out;
+  for (int32_t d : reduced) step[d] = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (keepdims || !std::binary_search(reduced.begin(), reduced.end(), d)) out.push_back(step[d]);
+  for (const ReduceName& r : kReduceOps)
+    if (node.op_type == r.op_type) node.op.reduce.op = r.op;
+  node.op.reduce.axes = reduced;
+  node.op.family = fb::OpFamily::Reduce;
+  set_reduced_output(g, node, dtype, step, out);
+  return "";
+}
+
+constexpr const char* kReduceDtypes = "float32, float64 (CPU backend only)";
+constexpr const char* kReduceNotes =
+    "axes constant (attribute, or input since opset 13 for ReduceSum); keepdims 0 or 1; "
+    "noop_with_empty_axes";
+
+constexpr OpRow kRows[] = {
+    {"ReduceL1", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceL2", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceLogSum", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceLogSumExp", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceMax", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceMean", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceMin", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceProd", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceSum", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceSumSquare", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+};
+
+StepParamsOffset serialize_reduce(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
+  return {fb::StepParams::ReduceParams,
+          fb::CreateReduceParamsDirect(fbb, s.op.reduce.op, &s.op.reduce.axes).Union()};
+}
+
+}  // namespace
+
+const FamilyRules reduce_rules = {serialize_reduce, expand_keepdims_view, rows_of(kRows)};
+
+}  // namespace jetplan::converter::ops

@@ -1,0 +1,120 @@
+// The table of op families (see registry.h) and what reads it: find_check, describe_op (for
+// --list-ops), serialize_step, expand_node.
+#include "converter/src/ops/registry.h"
+
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
+#include "converter/src/convert.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/lower/lower.h"
+#include "converter/src/passes/passes.h"
+
+namespace jetplan::converter {
+namespace ops {
+namespace {
+
+struct FamilyEntry {
+  fb::OpFamily family;
+  fb::StepParams params;  // the table its steps carry
+  const FamilyRules* rules;
+};
+
+constexpr FamilyEntry kFamilies[] = {
+#define JP_OP_FAMILY(Name, file, Params, Backends) \
+  {fb::OpFamily::Name, fb::StepParams::Params, &file##_rules},
+#include "kernels/op_families.def"
+#undef JP_OP_FAMILY
+};
+static_assert(std::size(kFamilies) == static_cast<size_t>(fb::OpFamily::MAX) + 1,
+              "kernels/op_families.def must list every fb::OpFamily");
+
+constexpr bool in_enum_order() {
+  for (size_t i = 0; i < std::size(kFamilies); ++i)
+    if (kFamilies[i].family != static_cast<fb::OpFamily>(i)) return false;
+  return true;
+}
+static_assert(in_enum_order(), "kernels/op_families.def must list the families in enum order");
+
+const FamilyEntry& entry(fb::OpFamily family) {
+  const auto i = static_cast<size_t>(family);
+  if (i >= std::size(kFamilies))
+    fail("internal error: op family ", static_cast<int>(i), " is not in the schema");
+  return kFamilies[i];
+}
+
+struct RowRef {
+  const OpRow* row;
+  fb::OpFamily family;
+};
+
+// Every family's rows, sorted by op type; built on first use. An op type in two families is an
+// error of the tables.
+const std::vector<RowRef>& rows_by_op_type() {
+  static const std::vector<RowRef> rows = [] {
+    std::vector<RowRef> out;
+    for (const FamilyEntry& e : kFamilies)
+      for (size_t i = 0; i < e.rules->rows.count; ++i)
+        out.push_back({e.rules->rows.begin + i, e.family});
+    const auto less = [](const RowRef& a, const RowRef& b) {
+      return std::string(a.row->op_type) < b.row->op_type;
+    };
+    std::sort(out.begin(), out.end(), less);
+    for (size_t i = 1; i < out.size(); ++i)
+      if (!less(out[i - 1], out[i]))
+        fail("internal error: op ", out[i].row->op_type, " has rows in two families");
+    return out;
+  }();
+  return rows;
+}
+
+}  // namespace
+
+const FamilyRules& family_rules(fb::OpFamily family) { return *entry(family).rules; }
+
+const OpRow* find_op_row(const std::string& op_type, fb::OpFamily* family) {
+  const std::vector<RowRef>& rows = rows_by_op_type();
+  auto it =
+      std::lower_bound(rows.begin(), rows.end(), op_type,
+                       [](const RowRef& r, const std::string& op) { return op > r.row->op_type; });
+  if (it == rows.end() || op_type != it->row->op_type) return nullptr;
+  if (family != nullptr) *family = it->family;
+  return it->row;
+}
+
+StepParamsOffset serialize_step(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& step) {
+  const FamilyEntry& e = entry(step.op.family);
+  const StepParamsOffset out = e.rules->serialize(fbb, step);
+  if (out.first != e.params)
+    fail("internal error: step '", step.name, "' of family ", fb::EnumNameOpFamily(e.family),
+         " wrote ", fb::EnumNameStepParams(out.first), " (its family carries ",
+         fb::EnumNameStepParams(e.params), ")");
+  return out;
+}
+
+bool expand_node(Graph& g, Node& node, std::vector<Node>* out) {
+  const ExpandFn expand = family_rules(node.op.family).expand;
+  return expand != nullptr && expand(g, node, out);
+}
+
+}  // namespace ops
+
+CheckFn find_check(const std::string& op_type) {
+  const ops::OpRow* row = ops::find_op_row(op_type);
+  return row != nullptr ? row->check : nullptr;
+}
+
+OpSupport describe_op(const std::string& op_type) {
+  OpSupport out;
+  out.folds = can_fold_op(op_type);
+  if (const ops::OpRow* row = ops::find_op_row(op_type)) {
+    out.runs = true;
+    out.table = row->listed_in;
+    out.dtypes = row->dtypes;
+    out.notes = row->notes;
+  }
+  return out;
+}
+
+}  // namespace jetplan::converter

@@ -1,0 +1,103 @@
+// The Slice family: Slice, and Split (one Slice step per output).
+#include <string>
+#include <vector>
+
+#include "converter/src/fold/eval.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
+#include "converter/src/ops/registry.h"
+#include "converter/src/ops/steps.h"
+
+namespace jetplan::converter::ops {
+
+namespace {
+
+std::string check_slice(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  fold::SliceSpec spec;
+  std::string why;
+  if (!fold::slice_spec(g, node, xs, &spec, &why)) return why;
+  bool whole = spec.out == xs;
+  for (int64_t s : spec.steps) whole = whole && s == 1;
+  if (whole) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Slice;
+  node.op.slice.starts = spec.starts;
+  node.op.slice.steps = spec.steps;
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, dtype, spec.out);
+  return "";
+}
+
+std::string check_split(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  fold::SplitSpec spec;
+  std::string why;
+  if (!fold::split_spec(g, node, xs, &spec, &why)) return why;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < spec.sizes.size(); ++i) {
+    Shape s = xs;
+    s[spec.axis] = spec.sizes[i];
+    shapes.push_back(s);
+  }
+  node.inputs.resize(1);
+  if (shapes.size() == 1) return resolve_as_copy(g, node, dtype, xs);
+  node.op.family = fb::OpFamily::Slice;
+  node.op.expand = Expansion::kSplit;
+  node.op.axis = static_cast<int32_t>(spec.axis);
+  node.op.slice.split = spec.sizes;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    if (node.outputs[i] >= 0) set_output_typed(g, node, i, dtype, shapes[i]);
+  return "";
+}
+
+// Split: one Slice per output.
+bool expand_split(Graph& g, Node& node, std::vector<Node>* out) {
+  if (node.op.expand != Expansion::kSplit) return false;
+  node.op.expand = Expansion::kNone;
+  StepWriter w(g, out);
+  const int x = node.inputs[0];
+  const size_t rank = w.value(x).shape.size();
+  int64_t offset = 0;
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    const int64_t size = node.op.slice.split[i];
+    if (node.outputs[i] >= 0) {
+      Node n = StepWriter::step(node.name + ":" + std::to_string(i), fb::OpFamily::Slice, {x},
+                                node.outputs[i]);
+      n.op.slice.starts.assign(rank, 0);
+      n.op.slice.steps.assign(rank, 1);
+      n.op.slice.starts[node.op.axis] = offset;
+      w.add(std::move(n));
+    }
+    offset += size;
+  }
+  return true;
+}
+
+constexpr const char* kAny = "any plan dtype";
+
+constexpr OpRow kRows[] = {
+    {"Slice", check_slice, "tensor", kAny,
+     "starts, ends, axes and steps constant (after folding); any step sign"},
+    {"Split", check_split, "tensor", kAny,
+     "split constant (input or attribute); empty outputs are not computed"},
+};
+
+StepParamsOffset serialize_slice(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
+  return {fb::StepParams::SliceParams,
+          fb::CreateSliceParams(fbb, fbb.CreateVector(s.op.slice.starts),
+                                fbb.CreateVector(s.op.slice.steps))
+              .Union()};
+}
+
+}  // namespace
+
+const FamilyRules slice_rules = {serialize_slice, expand_split, rows_of(kRows)};
+
+}  // namespace jetplan::converter::ops

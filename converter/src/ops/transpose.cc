@@ -1,0 +1,97 @@
+// The Transpose family: Transpose, DepthToSpace and SpaceToDepth (a Transpose between two
+// views) and Einsum, whose check and expansion are in einsum.h (its node is a Transpose
+// placeholder until expanded).
+#include <utility>
+#include <vector>
+
+#include "converter/src/fold/eval.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/ops/einsum.h"
+#include "converter/src/ops/family_checks.h"
+#include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
+#include "converter/src/ops/registry.h"
+#include "converter/src/ops/steps.h"
+
+namespace jetplan::converter::ops {
+
+std::string check_transpose(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  const std::vector<int32_t> perm = fold::transpose_perm(node, static_cast<int64_t>(xs.size()));
+  Shape out(xs.size());
+  bool identity = true;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    out[d] = xs[perm[d]];
+    identity = identity && perm[d] == static_cast<int32_t>(d);
+  }
+  if (identity) return resolve_as_copy(g, node, dtype, out);
+  node.op.family = fb::OpFamily::Transpose;
+  node.op.perm = perm;
+  set_output_typed(g, node, 0, dtype, out);
+  return "";
+}
+
+namespace {
+
+std::string check_space_depth(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const fold::SpaceDepthSpec spec = fold::space_depth_spec(node, x.shape);
+  if (spec.out == x.shape) return resolve_as_copy(g, node, dtype, spec.out);  // blocksize 1
+  node.op.family = fb::OpFamily::Transpose;
+  node.op.expand = Expansion::kSpaceDepth;
+  node.op.space_depth_view = spec.view;
+  node.op.perm = spec.perm;
+  set_output_typed(g, node, 0, dtype, spec.out);
+  return "";
+}
+
+void expand_space_depth(StepWriter& w, Node node) {
+  const int x = w.view(node.inputs[0], node.op.space_depth_view, node.name + ":6d");
+  const int t = w.transpose(x, node.op.perm, node.name);
+  w.view_into(t, node.outputs[0], node.name + ":4d");
+}
+
+// DepthToSpace/SpaceToDepth and Einsum (einsum.h) become several steps.
+bool expand_transpose(Graph& g, Node& node, std::vector<Node>* out) {
+  const Expansion kind = node.op.expand;
+  if (kind != Expansion::kSpaceDepth && kind != Expansion::kEinsum) return false;
+  node.op.expand = Expansion::kNone;
+  StepWriter w(g, out);
+  if (kind == Expansion::kSpaceDepth)
+    expand_space_depth(w, std::move(node));
+  else
+    expand_einsum(w, std::move(node));
+  return true;
+}
+
+constexpr const char* kAny = "any plan dtype";
+
+constexpr OpRow kRows[] = {
+    {"DepthToSpace", check_space_depth, "tensor", kAny,
+     "DCR and CRD modes; a Transpose between two views"},
+    {"Einsum", check_einsum, "tensor",
+     "float32, float64 (CPU backend only); a permutation or diagonal of 1 operand: any "
+     "plan dtype",
+     "1 or 2 operands; '...' dims equal in both operands (not broadcast); an index repeated in "
+     "one operand takes its diagonal first (a strided Slice); float32 products run as a "
+     "batched Gemm between views and Transposes, sums and float64 as a broadcast Mul and a "
+     "Reduce Sum"},
+    {"SpaceToDepth", check_space_depth, "tensor", kAny, "a Transpose between two views"},
+    {"Transpose", check_transpose, "tensor", kAny, "any perm"},
+};
+
+StepParamsOffset serialize_transpose(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
+  return {fb::StepParams::TransposeParams,
+          fb::CreateTransposeParams(fbb, fbb.CreateVector(s.op.perm)).Union()};
+}
+
+}  // namespace
+
+const FamilyRules transpose_rules = {serialize_transpose, expand_transpose, rows_of(kRows)};
+
+}  // namespace jetplan::converter::ops

@@ -1,0 +1,105 @@
+// The Unary family: the one-input math of kernels/kernels.h UnaryOp, float16 and 8-bit
+// integers computed in a wider dtype between Cast steps; the erf form of Gelu is an Activation.
+#include "converter/src/fold/eval.h"
+#include "converter/src/ir/error.h"
+#include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
+#include "converter/src/ops/registry.h"
+#include "converter/src/ops/steps.h"
+#include "kernels/kernels.h"
+
+namespace jetplan::converter::ops {
+
+namespace {
+
+std::string check_unary(Graph& g, Node& node) {
+  const Value& x = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  const DataType dtype = x.dtype;
+  const Shape xs = x.shape;
+  if (node.op_type == "Gelu" && attr_string(node, "approximate", "none") == "none") {
+    // The erf form is an activation of the core family (float32).
+    if (dtype != DataType::kFloat32)
+      return cat("Gelu on ", dtype_name(dtype), " is not supported (float32 only)");
+    node.op.family = fb::OpFamily::Activation;
+    node.op.act.kind = fb::ActivationKind::Gelu;
+    set_output_typed(g, node, 0, dtype, xs);
+    return "";
+  }
+  kernels::UnaryOp op;
+  if (!fold::unary_op_of(node, &op)) {
+    if (node.op_type == "Gelu")
+      fail("node ", node_label(node), ": unknown approximate '",
+           attr_string(node, "approximate", ""), "' (none or tanh)");
+    return "detect_positive and detect_negative are both 0 (the output is all false)";
+  }
+  const DataType compute = fold::unary_compute_dtype(op, dtype);
+  if (compute == DataType::kUndefined) {
+    if (op == kernels::UnaryOp::kNot) return cat("Not on ", dtype_name(dtype), " (bool only)");
+    return cat(node.op_type, " on ", dtype_name(dtype),
+               " is not supported (jetplan computes it in float32 or float16",
+               op == kernels::UnaryOp::kAbs || op == kernels::UnaryOp::kNeg ||
+                       op == kernels::UnaryOp::kSign
+                   ? ", and integers of 8, 32 and 64 bits)"
+                   : ")");
+  }
+  node.op.family = fb::OpFamily::Unary;
+  node.op.unary = static_cast<fb::UnaryOp>(op);
+  if (compute != dtype) {
+    node.op.expand = Expansion::kPromote;
+    node.op.compute_dtype = static_cast<int32_t>(compute);
+  }
+  node.inputs.resize(1);
+  set_output_typed(g, node, 0, kernels::unary_is_predicate(op) ? DataType::kBool : dtype, xs);
+  return "";
+}
+
+constexpr const char* kFloatMath = "float32, float16 (computed in float32)";
+constexpr const char* kSignedMath =
+    "float32, float16 (in float32), int8, uint8 (in int32), int32, int64";
+constexpr const char* kPredicate = "float32, float16 (in float32) -> bool";
+constexpr const char* kLogic = "bool";
+
+constexpr OpRow kRows[] = {
+    {"Abs", check_unary, "tensor", kSignedMath, ""},
+    {"Acos", check_unary, "tensor", kFloatMath, ""},
+    {"Acosh", check_unary, "tensor", kFloatMath, ""},
+    {"Asin", check_unary, "tensor", kFloatMath, ""},
+    {"Asinh", check_unary, "tensor", kFloatMath, ""},
+    {"Atan", check_unary, "tensor", kFloatMath, ""},
+    {"Atanh", check_unary, "tensor", kFloatMath, ""},
+    {"Ceil", check_unary, "tensor", kFloatMath, ""},
+    {"Cos", check_unary, "tensor", kFloatMath, ""},
+    {"Cosh", check_unary, "tensor", kFloatMath, ""},
+    {"Erf", check_unary, "tensor", kFloatMath, ""},
+    {"Exp", check_unary, "tensor", kFloatMath, ""},
+    {"Floor", check_unary, "tensor", kFloatMath, ""},
+    {"Gelu", check_unary, "tensor", kFloatMath,
+     "approximate none (erf form, float32 only, an activation) or tanh"},
+    {"IsInf", check_unary, "tensor", kPredicate, "detect_positive and detect_negative not both 0"},
+    {"IsNaN", check_unary, "tensor", kPredicate, ""},
+    {"Log", check_unary, "tensor", kFloatMath, ""},
+    {"Mish", check_unary, "tensor", kFloatMath, ""},
+    {"Neg", check_unary, "tensor", kSignedMath, ""},
+    {"Not", check_unary, "tensor", kLogic, ""},
+    {"Reciprocal", check_unary, "tensor", kFloatMath, ""},
+    {"Round", check_unary, "tensor", kFloatMath, "half to even"},
+    {"Sign", check_unary, "tensor", kSignedMath, ""},
+    {"Sin", check_unary, "tensor", kFloatMath, ""},
+    {"Sinh", check_unary, "tensor", kFloatMath, ""},
+    {"Softplus", check_unary, "tensor", kFloatMath, ""},
+    {"Softsign", check_unary, "tensor", kFloatMath, ""},
+    {"Sqrt", check_unary, "tensor", kFloatMath, ""},
+    {"Tan", check_unary, "tensor", kFloatMath, ""},
+};
+
+StepParamsOffset serialize_unary(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
+  return {fb::StepParams::UnaryParams, fb::CreateUnaryParams(fbb, s.op.unary).Union()};
+}
+
+}  // namespace
+
+const FamilyRules unary_rules = {serialize_unary, expand_promoted, rows_of(kRows),
+                                 fb::PointwiseInstrKind::Unary};
+
+}  // namespace jetplan::converter::ops

@@ -1,0 +1,281 @@
+// The data movement and math steps (Transpose, Slice, Gather, Pad, Broadcast, Unary, Elementwise,
+// Where, Cast) in hand-built hostile plans: load must refuse each, naming the step.
+#include "tests/converter/util/float_run_util.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+// ---------------------------------------------------------------------------- hostile plans
+
+using jetplan::testing::build_plan;
+using jetplan::testing::PlanSpec;
+using jetplan::testing::StepSpec;
+using jetplan::testing::TensorSpec;
+
+using ParamsFn = std::function<std::pair<fb::StepParams, flatbuffers::Offset<void>>(
+    flatbuffers::FlatBufferBuilder&)>;
+
+// One step reading graph inputs `ins` and writing graph output `out` (all bindings).
+std::vector<uint8_t> one_step_plan(fb::OpFamily op, const std::vector<TensorSpec>& ins,
+                                   TensorSpec out, ParamsFn params) {
+  PlanSpec p;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    TensorSpec t = ins[i];
+    t.storage = fb::Storage::Binding;
+    t.binding = static_cast<int32_t>(i);
+    p.tensors.push_back(t);
+    p.inputs.push_back({t.name, static_cast<uint32_t>(i)});
+  }
+  out.storage = fb::Storage::Binding;
+  out.binding = 0;
+  p.tensors.push_back(out);
+  p.outputs.push_back({out.name, static_cast<uint32_t>(ins.size())});
+  StepSpec s;
+  s.name = "hostile";
+  s.op = op;
+  for (size_t i = 0; i < ins.size(); ++i) s.inputs.push_back(static_cast<uint32_t>(i));
+  s.outputs = {static_cast<uint32_t>(ins.size())};
+  s.params = std::move(params);
+  p.steps = {s};
+  return build_plan(p);
+}
+
+TensorSpec tensor(const char* name, std::vector<int64_t> shape,
+                  fb::DType dtype = fb::DType::Float32) {
+  TensorSpec t;
+  t.name = name;
+  t.shape = std::move(shape);
+  t.dtype = dtype;
+  return t;
+}
+
+// Loads `plan`: expects `status` and an error naming the step with `needle`.
+void expect_refused(const std::vector<uint8_t>& plan, jp_status status, const std::string& needle) {
+  jp_plan* p = nullptr;
+  EXPECT_EQ(jp_plan_load_buffer(plan.data(), plan.size(), JP_LOAD_COPY, &p), status)
+      << jp_last_error();
+  EXPECT_EQ(p, nullptr);
+  if (p != nullptr) jp_plan_destroy(p);
+  EXPECT_THAT(jp_last_error(), HasSubstr("hostile"));
+  EXPECT_THAT(jp_last_error(), HasSubstr(needle));
+}
+
+void expect_loads(const std::vector<uint8_t>& plan) {
+  jp_plan* p = nullptr;
+  EXPECT_EQ(jp_plan_load_buffer(plan.data(), plan.size(), JP_LOAD_COPY, &p), JP_OK)
+      << jp_last_error();
+  if (p != nullptr) jp_plan_destroy(p);
+}
+
+ParamsFn transpose_params(std::vector<int32_t> perm) {
+  return [perm](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParams::TransposeParams,
+                          fb::CreateTransposeParamsDirect(b, &perm).Union());
+  };
+}
+
+TEST(TensorGroupHostilePlan, TransposePermMustBeAPermutationOfMatchingShape) {
+  const auto x = tensor("x", {2, 3});
+  expect_loads(one_step_plan(OpFamily::Transpose, {x}, tensor("y", {3, 2}), transpose_params({1, 0})));
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, tensor("y", {2, 2}), transpose_params({0, 0})),
+                 JP_ERROR_INVALID_PLAN, "perm is not a permutation");
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, tensor("y", {3, 2}), transpose_params({1, 2})),
+                 JP_ERROR_INVALID_PLAN, "perm is not a permutation");
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, tensor("y", {2, 3}), transpose_params({1, 0})),
+                 JP_ERROR_INVALID_PLAN, "not the permuted input");
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, tensor("y", {3, 2}), transpose_params({1})),
+                 JP_ERROR_INVALID_PLAN, "same rank");
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, tensor("y", {3, 2}, fb::DType::Int32),
+                               transpose_params({1, 0})),
+                 JP_ERROR_INVALID_PLAN, "is Int32 but input 'x' is Float32");
+}
+
+ParamsFn slice_params(std::vector<int64_t> starts, std::vector<int64_t> steps) {
+  return [starts, steps](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParams::SliceParams,
+                          fb::CreateSliceParamsDirect(b, &starts, &steps).Union());
+  };
+}
+
+TEST(TensorGroupHostilePlan, SliceMustReadInsideTheInput) {
+  const auto x = tensor("x", {10});
+  expect_loads(one_step_plan(OpFamily::Slice, {x}, tensor("y", {4}), slice_params({9}, {-3})));
+  expect_refused(one_step_plan(OpFamily::Slice, {x}, tensor("y", {5}), slice_params({9}, {-3})),
+                 JP_ERROR_INVALID_PLAN, "read outside the input");
+  expect_refused(one_step_plan(OpFamily::Slice, {x}, tensor("y", {1}), slice_params({10}, {1})),
+                 JP_ERROR_INVALID_PLAN, "read outside the input");
+  expect_refused(one_step_plan(OpFamily::Slice, {x}, tensor("y", {2}), slice_params({0}, {0})),
+                 JP_ERROR_INVALID_PLAN, "read outside the input");
+  expect_refused(one_step_plan(OpFamily::Slice, {x}, tensor("y", {3}),
+                               slice_params({1}, {INT64_MAX})),
+                 JP_ERROR_INVALID_PLAN, "read outside the input");  // overflows int64
+  expect_refused(one_step_plan(OpFamily::Slice, {x}, tensor("y", {3}), slice_params({0, 0}, {1, 1})),
+                 JP_ERROR_INVALID_PLAN, "same rank");
+}
+
+ParamsFn gather_params(int32_t axis) {
+  return [axis](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParams::GatherParams, fb::CreateGatherParams(b, axis).Union());
+  };
+}
+
+TEST(TensorGroupHostilePlan, GatherOutputShapeAndIndexTypeAreChecked) {
+  const auto data = tensor("data", {4, 3});
+  const auto idx = tensor("idx", {2, 5}, fb::DType::Int64);
+  expect_loads(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {2, 5, 3}), gather_params(0)));
+  expect_refused(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {2, 5, 4}), gather_params(0)),
+                 JP_ERROR_INVALID_PLAN, "output shape is not data's");
+  expect_refused(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {10, 3}), gather_params(0)),
+                 JP_ERROR_INVALID_PLAN, "output shape is not data's");
+  expect_refused(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {2, 5, 3}), gather_params(2)),
+                 JP_ERROR_INVALID_PLAN, "axis is out of range");
+  expect_refused(one_step_plan(OpFamily::Gather, {data, tensor("idx", {2, 5})},
+                               tensor("y", {2, 5, 3}), gather_params(0)),
+                 JP_ERROR_INVALID_PLAN, "indices must be Int32 or Int64");
+}
+
+TEST(TensorGroupHostilePlan, GatherElementsIndicesMustFitOffTheAxis) {
+  auto params = [](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParams::GatherElementsParams,
+                          fb::CreateGatherElementsParams(b, 0).Union());
+  };
+  const auto data = tensor("data", {4, 3});
+  expect_loads(one_step_plan(OpFamily::GatherElements, {data, tensor("i", {6, 3}, fb::DType::Int32)},
+                             tensor("y", {6, 3}), params));
+  expect_refused(one_step_plan(OpFamily::GatherElements,
+                               {data, tensor("i", {2, 4}, fb::DType::Int32)}, tensor("y", {2, 4}),
+                               params),
+                 JP_ERROR_INVALID_PLAN, "larger than data off the axis");
+  expect_refused(one_step_plan(OpFamily::GatherElements,
+                               {data, tensor("i", {2, 3}, fb::DType::Int32)}, tensor("y", {3, 2}),
+                               params),
+                 JP_ERROR_INVALID_PLAN, "one shape");
+}
+
+ParamsFn pad_params(fb::PadMode mode, std::vector<int64_t> begin, double value) {
+  return [mode, begin, value](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParams::PadParams,
+                          fb::CreatePadParamsDirect(b, mode, &begin, value).Union());
+  };
+}
+
+TEST(TensorGroupHostilePlan, PadCropsAndValuesAreChecked) {
+  const auto x = tensor("x", {4});
+  expect_loads(one_step_plan(OpFamily::Pad, {x}, tensor("y", {9}), pad_params(fb::PadMode::Reflect, {5}, 0)));
+  // begin -3 and end -2 crop all 4 elements away: nothing to reflect from.
+  expect_refused(one_step_plan(OpFamily::Pad, {x}, tensor("y", {1}),
+                               pad_params(fb::PadMode::Reflect, {-5}, 0)),
+                 JP_ERROR_INVALID_PLAN, "crop a dim to nothing");
+  expect_loads(one_step_plan(OpFamily::Pad, {x}, tensor("y", {1}),
+                             pad_params(fb::PadMode::Constant, {-5}, 0)));
+  expect_refused(one_step_plan(OpFamily::Pad, {tensor("x", {4}, fb::DType::Int32)},
+                               tensor("y", {5}, fb::DType::Int32),
+                               pad_params(fb::PadMode::Constant, {1}, 0.5)),
+                 JP_ERROR_INVALID_PLAN, "pad value 0.5 does not fit Int32");
+  expect_refused(one_step_plan(OpFamily::Pad, {x}, tensor("y", {5}),
+                               pad_params(static_cast<fb::PadMode>(9), {1}, 0)),
+                 JP_ERROR_UNSUPPORTED, "unknown pad mode 9");
+  expect_refused(one_step_plan(OpFamily::Pad, {x}, tensor("y", {5}),
+                               pad_params(fb::PadMode::Edge, {INT64_MIN}, 0)),
+                 JP_ERROR_INVALID_PLAN, "out of range");
+}
+
+ParamsFn broadcast_params(bool tile) {
+  return [tile](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParams::BroadcastParams, fb::CreateBroadcastParams(b, tile).Union());
+  };
+}
+
+TEST(TensorGroupHostilePlan, BroadcastShapesAreChecked) {
+  const auto x = tensor("x", {2, 3});
+  expect_loads(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {4, 2, 3}), broadcast_params(false)));
+  expect_loads(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {4, 9}), broadcast_params(true)));
+  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {2, 4}), broadcast_params(false)),
+                 JP_ERROR_INVALID_PLAN, "does not broadcast");
+  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {3}), broadcast_params(false)),
+                 JP_ERROR_INVALID_PLAN, "rank is above");
+  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {4, 4}), broadcast_params(true)),
+                 JP_ERROR_INVALID_PLAN, "not multiples");
+  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {2, 2, 3}), broadcast_params(true)),
+                 JP_ERROR_INVALID_PLAN, "ranks differ");
+}
+
+TEST(TensorGroupHostilePlan, UnaryAndElementwiseDtypePairs) {
+  auto unary = [](fb::UnaryOp op) -> ParamsFn {
+    return [op](flatbuffers::FlatBufferBuilder& b) {
+      return std::make_pair(fb::StepParams::UnaryParams, fb::CreateUnaryParams(b, op).Union());
+    };
+  };
+  auto elementwise = [](fb::ElementwiseOp op) -> ParamsFn {
+    return [op](flatbuffers::FlatBufferBuilder& b) {
+      return std::make_pair(fb::StepParams::ElementwiseParams,
+                            fb::CreateElementwiseParams(b, op).Union());
+    };
+  };
+  const auto f = tensor("x", {3});
+  expect_refused(one_step_plan(OpFamily::Unary, {f}, tensor("y", {3}, fb::DType::Bool),
+                               unary(fb::UnaryOp::Not)),
+                 JP_ERROR_UNSUPPORTED, "unary Not on Float32 is not supported");
+  expect_refused(one_step_plan(OpFamily::Unary, {f}, tensor("y", {3}), unary(fb::UnaryOp::IsNaN)),
+                 JP_ERROR_INVALID_PLAN, "wrong dtype Float32");
+  expect_refused(one_step_plan(OpFamily::Unary, {f}, tensor("y", {4}), unary(fb::UnaryOp::Sin)),
+                 JP_ERROR_INVALID_PLAN, "shapes differ");
+  expect_refused(one_step_plan(OpFamily::Unary, {f}, tensor("y", {3}), unary(static_cast<fb::UnaryOp>(99))),
+                 JP_ERROR_UNSUPPORTED, "unknown unary op 99");
+  expect_refused(one_step_plan(OpFamily::Elementwise, {f, tensor("b", {3})}, tensor("y", {3}),
+                               elementwise(fb::ElementwiseOp::Add)),
+                 JP_ERROR_UNSUPPORTED, "elementwise Add on Float32 is not supported");
+  const auto i = tensor("a", {2, 3}, fb::DType::Int32);
+  expect_loads(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {3}, fb::DType::Int32)},
+                             tensor("y", {2, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Add)));
+  expect_refused(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {3}, fb::DType::Int64)},
+                               tensor("y", {2, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Add)),
+                 JP_ERROR_INVALID_PLAN, "differ in dtype");
+  expect_refused(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {2}, fb::DType::Int32)},
+                               tensor("y", {2, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Add)),
+                 JP_ERROR_INVALID_PLAN, "do not broadcast");
+  expect_refused(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {3}, fb::DType::Int32)},
+                               tensor("y", {4, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Add)),
+                 JP_ERROR_INVALID_PLAN, "do not broadcast");
+  expect_refused(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {3}, fb::DType::Int32)},
+                               tensor("y", {2, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Less)),
+                 JP_ERROR_INVALID_PLAN, "wrong dtype Int32");
+}
+
+TEST(TensorGroupHostilePlan, WhereAndCast) {
+  auto where = [](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParams::WhereParams, fb::CreateWhereParams(b).Union());
+  };
+  auto cast = [](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParams::CastParams, fb::CreateCastParams(b).Union());
+  };
+  const auto cond = tensor("c", {2, 1}, fb::DType::Bool);
+  expect_loads(one_step_plan(OpFamily::Where, {cond, tensor("x", {3}), tensor("z", {1})},
+                             tensor("y", {2, 3}), where));
+  expect_refused(one_step_plan(OpFamily::Where, {tensor("c", {2, 1}), tensor("x", {3}), tensor("z", {1})},
+                               tensor("y", {2, 3}), where),
+                 JP_ERROR_INVALID_PLAN, "condition must be Bool");
+  expect_refused(one_step_plan(OpFamily::Where, {cond, tensor("x", {3}), tensor("z", {1})},
+                               tensor("y", {2, 4}), where),
+                 JP_ERROR_INVALID_PLAN, "do not broadcast");
+  expect_refused(one_step_plan(OpFamily::Where, {cond, tensor("x", {3}), tensor("z", {1})},
+                               tensor("y", {3, 3}), where),
+                 JP_ERROR_INVALID_PLAN, "do not broadcast");
+  expect_loads(one_step_plan(OpFamily::Cast, {tensor("x", {3})}, tensor("y", {3}, fb::DType::Float16), cast));
+  expect_refused(one_step_plan(OpFamily::Cast, {tensor("x", {3})}, tensor("y", {1, 3}, fb::DType::Int8), cast),
+                 JP_ERROR_INVALID_PLAN, "shapes differ");
+}
+
+TEST(TensorGroupHostilePlan, GatherWithHostileIndicesWritesZerosAtRunTime) {
+  // A valid plan fed indices far out of range: the kernel must not read outside data.
+  const std::vector<uint8_t> bytes = one_step_plan(
+      OpFamily::Gather, {tensor("data", {3, 2}), tensor("idx", {4}, fb::DType::Int32)},
+      tensor("y", {4, 2}), gather_params(0));
+  const auto out = run(bytes, {bytes_of(std::vector<float>{1, 2, 3, 4, 5, 6}),
+                               bytes_of(std::vector<int32_t>{INT32_MIN, -3, 3, INT32_MAX})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(values_of<float>(out[0]), ElementsAre(0, 0, 1, 2, 0, 0, 0, 0));
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing

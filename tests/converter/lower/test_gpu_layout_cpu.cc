@@ -1,0 +1,151 @@
+// The NHWC layout pass checked by numbers, without a GPU: a float32 plan with gpu_layout applied
+// (Transposes, permuted conv weights, per-channel constants as [1, 1, 1, C], Concat on axis 3,
+// Copy of [N, 1, 1, C]) runs on the CPU twins, which take channels_last, and must give the
+// plain CPU plan's outputs.
+#include <gmock/gmock.h>
+#include <jetplan/jetplan.h>
+
+#include <cmath>
+#include <random>
+
+#include "converter/src/lower/gpu_lower.h"
+#include "converter/src/import/onnx_import.h"
+#include "converter/src/passes/passes.h"
+#include "converter/src/ops/check.h"
+#include "tests/converter/util/plan_runner.h"
+#include "tests/converter/util/convert_util.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+// The converter's pipeline for a CPU plan, with the GPU layout pass after lower.
+std::vector<uint8_t> nhwc_cpu_plan(const std::string& bytes, bool fuse_nodes) {
+  Graph g = import_onnx(bytes, ImportOptions{});
+  eliminate_dead_nodes(g);
+  check_support(g);
+  eliminate_dead_nodes(g);
+  remove_identities(g);
+  if (fuse_nodes) {
+    fold_batchnorm(g);
+    fuse(g);
+  }
+  legalize(g);
+  PlanDraft draft = lower(g);
+  gpu_layout(&draft);
+  concat_in_place(&draft);
+  remove_unused_tensors(&draft);
+  alias_views(&draft);
+  assign_memory(&draft);
+  PlanMetadata meta;
+  return serialize_plan(draft, TargetDesc{}, meta);
+}
+
+void batch_norm(ModelBuilder& m, const std::string& name, int64_t c) {
+  m.random(name + "_s", {c}, 0.8f, 1.2f).random(name + "_b", {c}, -0.2f, 0.2f);
+  m.random(name + "_m", {c}, -0.2f, 0.2f).random(name + "_v", {c}, 0.5f, 1.5f);
+}
+
+// A small network over every rule of the pass: conv (strided, grouped, 1x1 on [N, C, 1, 1]),
+// BatchNorm, max/average/global pooling, a residual Add of two NHWC tensors, Concat on
+// channels, an SE-style Mul by an [N, C, 1, 1] tensor, a per-channel constant Add, a 4-D
+// graph output, Flatten of [N, 1, 1, C], Gemm, Softmax, a Transpose-requiring consumer
+// (Softmax over channels of a 4-D tensor), and a fire module whose Concat the convs write.
+ModelBuilder net() {
+  ModelBuilder m;
+  m.input("x", {2, 3, 16, 16}).output("prob").output("feat").output("chsoft").output("firevec");
+  m.random("w1", {8, 3, 3, 3}, -0.4f, 0.4f).random("b1", {8});
+  batch_norm(m, "bn1", 8);
+  m.random("w2", {8, 8, 3, 3}, -0.2f, 0.2f).random("w3", {8, 8, 3, 3}, -0.2f, 0.2f);
+  m.random("wd", {8, 1, 3, 3}, -0.4f, 0.4f);
+  m.random("ws1", {4, 16, 1, 1}, -0.3f, 0.3f).random("bs1", {4});
+  m.random("ws2", {16, 4, 1, 1}, -0.5f, 0.5f).random("bs2", {16});
+  m.random("chan", {16, 1, 1}).random("fw", {5, 16}, -0.3f, 0.3f).random("fb", {5});
+  auto pads = std::vector<int64_t>{1, 1, 1, 1};
+  auto& c1 = m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
+  attr(c1, "pads", pads);
+  attr(c1, "strides", std::vector<int64_t>{2, 2});
+  m.node("BatchNormalization", {"c1", "bn1_s", "bn1_b", "bn1_m", "bn1_v"}, {"n1"}, "bn1");
+  m.node("Relu", {"n1"}, {"r1"}, "relu1");
+  auto& p1 = m.node("MaxPool", {"r1"}, {"p1"}, "pool1");
+  attr(p1, "kernel_shape", std::vector<int64_t>{3, 3});
+  attr(p1, "strides", std::vector<int64_t>{2, 2});
+  attr(p1, "pads", pads);
+  attr(m.node("Conv", {"p1", "w2"}, {"c2"}, "conv2"), "pads", pads);
+  m.node("Relu", {"c2"}, {"r2"}, "relu2");
+  attr(m.node("Conv", {"r2", "w3"}, {"c3"}, "conv3"), "pads", pads);
+  m.node("Add", {"c3", "p1"}, {"a3"}, "add3");
+  m.node("Relu", {"a3"}, {"r3"}, "relu3");
+  auto& dw = m.node("Conv", {"r3", "wd"}, {"d4"}, "dw4");
+  attr(dw, "pads", pads);
+  attr(dw, "group", int64_t{8});
+  attr(m.node("Concat", {"r3", "d4"}, {"cat"}, "cat"), "axis", int64_t{1});
+  m.node("GlobalAveragePool", {"cat"}, {"g"}, "gap");
+  m.node("Conv", {"g", "ws1", "bs1"}, {"s1"}, "se1");
+  m.node("Relu", {"s1"}, {"sr"}, "se_relu");
+  m.node("Conv", {"sr", "ws2", "bs2"}, {"s2"}, "se2");
+  m.node("Sigmoid", {"s2"}, {"sg"}, "se_sig");
+  m.node("Mul", {"cat", "sg"}, {"se"}, "se_mul");
+  m.node("Add", {"se", "chan"}, {"feat"}, "chan_add");
+  attr(m.node("Softmax", {"se"}, {"chsoft"}, "chsoft"), "axis", int64_t{1});
+  auto& ap = m.node("AveragePool", {"feat"}, {"ap"}, "apool");
+  attr(ap, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(ap, "strides", std::vector<int64_t>{2, 2});
+  m.node("GlobalAveragePool", {"ap"}, {"g2"}, "gap2");
+  m.node("Flatten", {"g2"}, {"f"}, "flatten");
+  attr(m.node("Gemm", {"f", "fw", "fb"}, {"logits"}, "fc"), "transB", int64_t{1});
+  attr(m.node("Softmax", {"logits"}, {"prob"}, "softmax"), "axis", int64_t{1});
+  // A fire module (SqueezeNet): two conv+relu branches concatenated along channels, which the
+  // convs write in place (3 and 5 channels: the second starts at an odd channel).
+  m.random("we1", {3, 16, 1, 1}, -0.4f, 0.4f).random("be1", {3});
+  m.random("we3", {5, 16, 3, 3}, -0.2f, 0.2f).random("be3", {5});
+  m.node("Conv", {"ap", "we1", "be1"}, {"e1"}, "expand1");
+  m.node("Relu", {"e1"}, {"e1r"}, "expand1_relu");
+  attr(m.node("Conv", {"ap", "we3", "be3"}, {"e3"}, "expand3"), "pads", pads);
+  m.node("Relu", {"e3"}, {"e3r"}, "expand3_relu");
+  attr(m.node("Concat", {"e1r", "e3r"}, {"fire"}, "fire"), "axis", int64_t{1});
+  m.node("GlobalAveragePool", {"fire"}, {"g3"}, "gap3");
+  m.node("Flatten", {"g3"}, {"firevec"}, "flatten3");
+  return m;
+}
+
+TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
+  const std::string bytes = net().bytes();
+  std::vector<float> input(2 * 3 * 16 * 16);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& v : input) v = dist(rng);
+  for (bool fuse_nodes : {true, false}) {
+    ConvertOptions options;
+    options.fuse = fuse_nodes;
+    const auto want = float_outputs(run_plan(convert_ok(net(), options).plan, {input}));
+    const std::vector<uint8_t> nhwc = nhwc_cpu_plan(bytes, fuse_nodes);
+    // The pass did put NHWC tensors and Transposes in.
+    const fb::Plan* plan = fb::GetPlan(nhwc.data());
+    size_t nhwc_tensors = 0, transposes = 0;
+    for (const auto* t : *plan->tensors()) nhwc_tensors += t->layout() == fb::Layout::NHWC;
+    size_t concats = 0, slices = 0;
+    for (const auto* s : *plan->steps()) {
+      transposes += s->op() == fb::OpFamily::Transpose;
+      concats += s->op() == fb::OpFamily::Concat;
+      if (s->op() == fb::OpFamily::Conv) slices += s->params_as_ConvParams()->y_channel_offset() > 0;
+    }
+    EXPECT_GT(nhwc_tensors, 10u);
+    // Fused, the fire module's convs (with their Relu) write its Concat in place; the other
+    // Concat reads a tensor that a conv reads too. Unfused, Relu steps produce both inputs.
+    EXPECT_EQ(concats, fuse_nodes ? 1u : 2u);
+    EXPECT_EQ(slices, fuse_nodes ? 1u : 0u);
+    // x in, feat out (a 4-D output binding), se into the channel Softmax (NCHW only).
+    EXPECT_EQ(transposes, 3u) << "fuse " << fuse_nodes;
+    const auto got = float_outputs(run_plan(nhwc, {input}));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < want.size(); ++o) {
+      ASSERT_EQ(got[o].size(), want[o].size()) << o;
+      for (size_t i = 0; i < want[o].size(); ++i)
+        ASSERT_NEAR(got[o][i], want[o][i], 1e-4f + 1e-4f * std::fabs(want[o][i]))
+            << "output " << o << " element " << i << " fuse " << fuse_nodes;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing

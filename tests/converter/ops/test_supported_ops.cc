@@ -1,0 +1,61 @@
+// SUPPORTED_OPS.md stays in step with the families' op rows (converter/src/ops/): the committed
+// file is what jetplan-convert --list-ops writes, and every running op has its dtypes.
+#include <gmock/gmock.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "converter/src/import/onnx_import.h"
+#include "tests/converter/util/convert_util.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+using ::testing::AllOf;
+
+// ---- SUPPORTED_OPS.md ----
+
+TEST(SupportedOps, CommittedTableIsCurrent) {
+  const std::string here = __FILE__;  // <root>/tests/converter/ops/test_supported_ops.cc
+  const std::string root = here.substr(0, here.rfind("/tests/converter/"));
+  const std::string path = root + "/converter/SUPPORTED_OPS.md";
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  std::ostringstream committed;
+  committed << in.rdbuf();
+  EXPECT_TRUE(committed.str() == supported_ops_markdown())
+      << path << " is stale: the op tables changed. Regenerate it with\n"
+      << "  build/converter/jetplan-convert --list-ops > converter/SUPPORTED_OPS.md";
+}
+
+TEST(SupportedOps, TableNamesTheCoreOpsWithTheirRestrictions) {
+  const std::string md = supported_ops_markdown();
+  EXPECT_THAT(md, HasSubstr("| Conv | runs | core | float32 | 1 to 3 spatial dims"));
+  EXPECT_THAT(md, HasSubstr("| Shape | "));
+  EXPECT_TRUE(describe_op("Shape").folds);
+  EXPECT_THAT(md, HasSubstr("| Upsample (deprecated) |"));
+  const OpSupport conv = describe_op("Conv");
+  EXPECT_TRUE(conv.runs);
+  EXPECT_STREQ(conv.table, "core");
+  EXPECT_FALSE(describe_op("NoSuchOp").runs);
+}
+
+TEST(SupportedOps, EveryRunningOpHasItsDtypes) {
+  int runs = 0;
+  for (const OnnxOpInfo& op : onnx_default_domain_ops()) {
+    const OpSupport s = describe_op(op.op_type);
+    if (!s.runs) continue;
+    ++runs;
+    EXPECT_STRNE(s.dtypes, "") << op.op_type << " (table " << s.table << ") has no dtypes";
+  }
+  EXPECT_GT(runs, 100);
+  const OpSupport add = describe_op("Add");
+  EXPECT_STREQ(add.table, "tensor");
+  EXPECT_THAT(add.dtypes, HasSubstr("int64"));
+  EXPECT_THAT(add.notes, HasSubstr("fused into the preceding Conv/Gemm"));
+  EXPECT_THAT(describe_op("TopK").dtypes, HasSubstr("int64"));
+  EXPECT_THAT(describe_op("DynamicQuantizeLinear").dtypes, HasSubstr("uint8"));
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing

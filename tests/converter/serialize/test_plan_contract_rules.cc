@@ -1,0 +1,179 @@
+// The plan contract's rules for ConvTranspose, Rnn, QLinearMatMul and QLinearConv steps: a plan
+// the converter made satisfies them, and the same plan with one step corrupted in place (a
+// stride, hidden_size, an operand's dims) breaks them. Both readings of the contract must refuse
+// it, naming the step: plan_contract.cc (the tests') and the runtime's loader.
+#include <gmock/gmock.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/converter/util/run_util.h"
+#include "tests/converter/util/convert_util.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::IsEmpty;
+
+// The converted plan (contract-clean) and its only step of `family`, mutable in place.
+struct Corruptible {
+  std::vector<uint8_t> plan;
+  fb::Step* step = nullptr;
+  fb::Plan* fb_plan = nullptr;
+};
+
+Corruptible convert_with(const ModelBuilder& m, fb::OpFamily family) {
+  Corruptible c;
+  c.plan = convert_onnx(m.bytes(), "model.onnx", {}).plan;
+  EXPECT_THAT(plan_contract_problems(c.plan), IsEmpty());
+  c.fb_plan = const_cast<fb::Plan*>(read_plan(c.plan));
+  if (c.fb_plan == nullptr) return c;
+  for (const auto* s : *c.fb_plan->steps())
+    if (s->op() == family) c.step = const_cast<fb::Step*>(s);
+  EXPECT_NE(c.step, nullptr) << "no " << fb::EnumNameOpFamily(family) << " step";
+  return c;
+}
+
+// Dims of tensor `index`, mutable in place.
+flatbuffers::Vector<int64_t>* dims_of(Corruptible& c, uint32_t index) {
+  return const_cast<flatbuffers::Vector<int64_t>*>(c.fb_plan->tensors()->Get(index)->shape());
+}
+
+// The params table as a flatbuffers::Table (generated tables inherit it privately, at offset 0),
+// whose scalar fields can be rewritten in place where the buffer stores them.
+flatbuffers::Table* table_of(const void* params) {
+  return reinterpret_cast<flatbuffers::Table*>(const_cast<void*>(params));
+}
+
+// The runtime's loader refuses the plan; its message.
+std::string load_error(const std::vector<uint8_t>& plan) {
+  jp_plan* p = nullptr;
+  if (jp_plan_load_buffer(plan.data(), plan.size(), JP_LOAD_COPY, &p) == JP_OK) {
+    jp_plan_destroy(p);
+    ADD_FAILURE() << "the runtime loaded the corrupt plan";
+    return "";
+  }
+  return jp_last_error();
+}
+
+std::string joined(const std::vector<std::string>& problems) {
+  std::string all;
+  for (const std::string& p : problems) all += p + "\n";
+  return all;
+}
+
+TEST(PlanContract, ConvTransposeStrideThatDoesNotGiveTheOutputIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", {1, 2, 3, 3}).output("y");
+  m.random("w", {2, 3, 2, 2});
+  m.node("ConvTranspose", {"x", "w"}, {"y"}, "deconv");
+  Corruptible c = convert_with(m, fb::OpFamily::ConvTranspose);
+  ASSERT_NE(c.step, nullptr);
+  const auto* p = c.step->params_as_ConvTransposeParams();
+  ASSERT_NE(p->stride(), nullptr);
+  const_cast<flatbuffers::Vector<int64_t>*>(p->stride())->Mutate(0, 2);  // y [1,3,4,4] stays
+  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
+              HasSubstr("step deconv: convtranspose output [1,3,4,4], the window gives "
+                        "[1,3,6,4]"));
+  EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step 'deconv'"),
+                                        HasSubstr("the transposed window gives another size")));
+}
+
+TEST(PlanContract, RnnHiddenSizeThatDoesNotFitTheWeightsIsRefused) {
+  ModelBuilder m(14);
+  m.input("X", {2, 1, 3}).output("Y_h");
+  m.random("W", {1, 9, 3}).random("R", {1, 9, 3});
+  attr(m.node("GRU", {"X", "W", "R"}, {"", "Y_h"}, "gru"), "hidden_size", int64_t{3});
+  Corruptible c = convert_with(m, fb::OpFamily::Rnn);
+  ASSERT_NE(c.step, nullptr);
+  ASSERT_TRUE(table_of(c.step->params_as_RnnParams())
+                  ->SetField<int64_t>(fb::RnnParams::VT_HIDDEN_SIZE, 2, 0));
+  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
+              HasSubstr("step gru: rnn W [1,9,3], expected [1,6,3]"));
+  EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step 'gru'"), HasSubstr("must be [1,6,3]")));
+}
+
+TEST(PlanContract, RnnWithTheWrongNumberOfActivationsIsRefused) {
+  ModelBuilder m(14);
+  m.input("X", {2, 1, 3}).output("Y_h");
+  m.random("W", {1, 12, 3}).random("R", {1, 12, 3});
+  attr(m.node("LSTM", {"X", "W", "R"}, {"", "Y_h"}, "lstm"), "hidden_size", int64_t{3});
+  Corruptible c = convert_with(m, fb::OpFamily::Rnn);
+  ASSERT_NE(c.step, nullptr);
+  // An LSTM step relabeled as a plain RNN: 1 gate and 1 activation per direction, W's rows 4 H.
+  ASSERT_TRUE(table_of(c.step->params_as_RnnParams())
+                  ->SetField<uint8_t>(fb::RnnParams::VT_CELL, uint8_t(fb::RnnCell::Rnn), 0));
+  const std::string problems = joined(plan_contract_problems(c.plan));
+  EXPECT_THAT(problems, HasSubstr("step lstm: rnn W [1,12,3], expected [1,3,3]"));
+  EXPECT_THAT(problems, HasSubstr("step lstm: rnn activations: 1 expected"));
+  EXPECT_THAT(load_error(c.plan), HasSubstr("step 'lstm'"));
+}
+
+void quantized_initializer(ModelBuilder& m, const std::string& name, int type,
+                           const std::vector<int64_t>& dims, uint8_t fill) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  raw_initializer(m, name, type, dims, std::vector<uint8_t>(size_t(n), fill));
+}
+
+TEST(PlanContract, QLinearMatMulWithMismatchedInnerDimsIsRefused) {
+  ModelBuilder m(13);
+  m.input("a", {2, 4}, onnx::TensorProto::UINT8).output("y", onnx::TensorProto::UINT8);
+  m.initializer("s", {}, {0.1f});
+  quantized_initializer(m, "zp", onnx::TensorProto::UINT8, {}, 3);
+  quantized_initializer(m, "b", onnx::TensorProto::UINT8, {4, 3}, 7);
+  m.node("QLinearMatMul", {"a", "s", "zp", "b", "s", "zp", "s", "zp"}, {"y"}, "qmm");
+  Corruptible c = convert_with(m, fb::OpFamily::QLinearMatMul);
+  ASSERT_NE(c.step, nullptr);
+  // b [4, 3] read as [3, 4]: the same bytes, the product no longer defined.
+  auto* dims = dims_of(c, c.step->inputs()->Get(3));
+  ASSERT_EQ(dims->size(), 2u);
+  dims->Mutate(0, 3);
+  dims->Mutate(1, 4);
+  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
+              HasSubstr("step qmm: qlinear_matmul inner dims [2,4] x [3,4]"));
+  EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step 'qmm'"),
+                                        HasSubstr("inner dimensions of A and B differ")));
+}
+
+TEST(PlanContract, QLinearConvStrideThatDoesNotGiveTheOutputIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", {1, 2, 5, 5}, onnx::TensorProto::UINT8).output("y", onnx::TensorProto::UINT8);
+  m.initializer("s", {}, {0.1f});
+  quantized_initializer(m, "zp", onnx::TensorProto::UINT8, {}, 3);
+  quantized_initializer(m, "wzp", onnx::TensorProto::INT8, {}, 0);
+  quantized_initializer(m, "w", onnx::TensorProto::INT8, {3, 2, 3, 3}, 1);
+  m.node("QLinearConv", {"x", "s", "zp", "w", "s", "wzp", "s", "zp"}, {"y"}, "qconv");
+  Corruptible c = convert_with(m, fb::OpFamily::QLinearConv);
+  ASSERT_NE(c.step, nullptr);
+  const auto* p = c.step->params_as_QLinearConvParams();
+  ASSERT_NE(p->stride(), nullptr);
+  const_cast<flatbuffers::Vector<int64_t>*>(p->stride())->Mutate(1, 2);  // y [1,3,3,3] stays
+  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
+              HasSubstr("step qconv: qlinear_conv output [1,3,3,3]"));
+  EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step 'qconv'"),
+                                        HasSubstr("spatial dim 1 is 3, the window gives 2")));
+}
+
+TEST(PlanContract, QLinearConvWithAFloatOperandIsRefused) {
+  ModelBuilder m(13);
+  m.input("x", {1, 1, 3, 3}, onnx::TensorProto::UINT8).output("y", onnx::TensorProto::UINT8);
+  m.initializer("s", {}, {0.1f});
+  quantized_initializer(m, "zp", onnx::TensorProto::UINT8, {}, 3);
+  quantized_initializer(m, "w", onnx::TensorProto::UINT8, {1, 1, 1, 1}, 2);
+  m.node("QLinearConv", {"x", "s", "zp", "w", "s", "zp", "s", "zp"}, {"y"}, "qconv");
+  Corruptible c = convert_with(m, fb::OpFamily::QLinearConv);
+  ASSERT_NE(c.step, nullptr);
+  // The weight's scale (float32) where the weight goes: the dtypes no longer fit.
+  auto* inputs = const_cast<flatbuffers::Vector<uint32_t>*>(c.step->inputs());
+  inputs->Mutate(3, inputs->Get(1));
+  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
+              HasSubstr("step qconv: qlinear operands and output are int8 or uint8"));
+  EXPECT_THAT(load_error(c.plan), HasSubstr("step 'qconv'"));
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing

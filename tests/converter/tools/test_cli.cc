@@ -1,0 +1,156 @@
+// jetplan-convert as a program: exit codes, one-line errors, the summary line, the written file.
+#include <gmock/gmock.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/converter/util/convert_util.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+struct ToolRun {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Per test: ctest runs the tests of this file as parallel processes.
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "jetplan_cli_" +
+         ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
+}
+
+// Runs the converter with `args` (already shell-quoted where needed).
+ToolRun run(const std::string& args) {
+  const std::string out = temp_path("stdout"), err = temp_path("stderr");
+  const std::string cmd = std::string(JETPLAN_CONVERT_BIN) + " " + args + " >" + out + " 2>" + err;
+  const int raw = std::system(cmd.c_str());
+  ToolRun r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string write_model(const std::string& name, const std::string& bytes) {
+  const std::string path = temp_path(name);
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string good_model() {
+  ModelBuilder m;
+  m.input("input:0", {-1, 2, 4, 4}).output("y");
+  m.random("w", {3, 2, 3, 3});
+  attr(m.node("Conv", {"input:0", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"y"}, "relu");
+  return write_model("good.onnx", m.bytes());
+}
+
+int lines(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+TEST(Cli, ConvertsAndPrintsTheSummary) {
+  const std::string model = good_model(), plan = temp_path("good.jplan");
+  std::remove(plan.c_str());
+  const ToolRun r = run(model + " -o " + plan + " --shape input:0:1x2x4x4");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, StartsWith(plan + ": 1 steps, 3 tensors, weights "));
+  EXPECT_THAT(r.out, HasSubstr(" bytes, arena 0 bytes (lower bound 0 bytes)\n"));
+  EXPECT_EQ(lines(r.out), 1);
+  const std::string bytes = slurp(plan);
+  const std::vector<uint8_t> buf(bytes.begin(), bytes.end());
+  EXPECT_TRUE(plan_contract_problems(buf).empty());
+  const fb::Plan* p = read_plan(buf);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->metadata()->source_name()->str(),
+            "jetplan_cli_ConvertsAndPrintsTheSummary_good.onnx");
+  EXPECT_EQ(p->metadata()->options()->LookupByKey("shape.input:0")->value()->str(), "1x2x4x4");
+}
+
+TEST(Cli, ConversionErrorsAreOneLineWithExitCode1) {
+  const std::string plan = temp_path("never.jplan");
+  std::remove(plan.c_str());
+  const std::string garbage = write_model("garbage.onnx", "definitely not protobuf \xff\xff\xff");
+  for (const std::string& args :
+       {temp_path("missing.onnx") + " -o " + plan, garbage + " -o " + plan,
+        good_model() + " -o " + plan /* symbolic dim, no --shape */,
+        good_model() + " -o " + plan + " --shape nope:1x2"}) {
+    const ToolRun r = run(args);
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_THAT(r.err, StartsWith("jetplan-convert: error: ")) << args;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_FALSE(std::ifstream(plan).good()) << "a failed conversion left a plan behind";
+}
+
+TEST(Cli, UnwritableOutput) {
+  const ToolRun r =
+      run(good_model() + " --shape input:0:1x2x4x4 -o " + temp_path("no_dir/x.jplan"));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("cannot write '"));
+  EXPECT_THAT(r.err, HasSubstr("no_dir/x.jplan"));
+}
+
+TEST(Cli, GpuTargets) {
+  const std::string model = good_model(), plan = temp_path("gpu.jplan");
+  // Every step gets a CUDA kernel, or the conversion names all the steps that have none.
+  const ToolRun r = run(model + " -o " + plan + " --shape input:0:1x2x4x4 --target h100");
+  if (r.status == 0) {
+    EXPECT_EQ(r.err, "");
+    const std::string bytes = slurp(plan);
+    const fb::Plan* p = fb::GetPlan(bytes.data());
+    EXPECT_EQ(p->target()->name()->str(), "h100");
+    EXPECT_EQ(p->target()->backend(), fb::Backend::CUDA);
+    EXPECT_EQ(p->target()->sm_arch(), 90u);
+  } else {
+    EXPECT_EQ(r.status, 1);
+    EXPECT_THAT(r.err, StartsWith("jetplan-convert: error: target h100: no CUDA kernel for "));
+    EXPECT_THAT(r.err, HasSubstr("'conv+relu' (Conv): "));
+    EXPECT_EQ(lines(r.err), 1);
+  }
+  const ToolRun unknown = run(model + " -o " + plan + " --target mars");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("unknown target 'mars' (known: cpu, a6000, h100, h200, "
+                                     "orin-agx, orin-nano, orin-nx, rtx3090, rtx4090, thor)"));
+  const ToolRun file = run(model + " -o " + plan + " --target " + temp_path("none.json"));
+  EXPECT_EQ(file.status, 1);
+  EXPECT_THAT(file.err, HasSubstr("cannot read target file '"));
+  const ToolRun help = run("--help");
+  EXPECT_THAT(help.out, HasSubstr("--target NAME|FILE"));
+}
+
+TEST(Cli, UsageErrorsExitWith2) {
+  const std::string model = good_model(), plan = temp_path("usage.jplan");
+  for (const std::string& args :
+       {std::string(), model, model + " -o", model + " -o " + plan + " --bogus",
+        model + " -o " + plan + " --shape input:0:2xAx4", model + " -o " + plan + " --shape x",
+        model + " -o " + plan + " --target mars", model + " " + model + " -o " + plan}) {
+    const ToolRun r = run(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_THAT(r.err, StartsWith("jetplan-convert: error: ")) << args;
+    EXPECT_THAT(r.err, HasSubstr("usage: jetplan-convert")) << args;
+  }
+  const ToolRun help = run("--help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_THAT(help.out, StartsWith("usage: jetplan-convert"));
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing

@@ -1,0 +1,117 @@
+// Shared by the converter tests: converting builder models and looking into the plans.
+#pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "converter/src/convert.h"
+#include "converter/src/ir/error.h"
+#include "tests/converter/util/onnx_builder.h"
+#include "tests/contract/plan_contract.h"
+
+namespace jetplan::converter::testing {
+
+// The matchers the converter tests use most.
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Converts and checks the plan against the runtime contract.
+inline ConvertResult convert_ok(const ModelBuilder& m, const ConvertOptions& options = {}) {
+  ConvertResult r;
+  try {
+    r = convert_onnx(m.bytes(), "model.onnx", options);
+  } catch (const ConvertError& e) {
+    ADD_FAILURE() << "conversion failed: " << e.what();
+    return r;
+  }
+  for (const std::string& p : plan_contract_problems(r.plan)) ADD_FAILURE() << "contract: " << p;
+  return r;
+}
+
+// The conversion's error message ("" if it succeeded, which fails the test).
+inline std::string convert_error(const std::string& bytes, const ConvertOptions& options = {}) {
+  try {
+    convert_onnx(bytes, "model.onnx", options);
+  } catch (const ConvertError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos) << "multi-line error: " << what;
+    return what;
+  }
+  ADD_FAILURE() << "conversion succeeded, an error was expected";
+  return "";
+}
+inline std::string convert_error(const ModelBuilder& m, const ConvertOptions& options = {}) {
+  return convert_error(m.bytes(), options);
+}
+
+// Converts `default_trials` copies of the model bytes `good` (JETPLAN_FUZZ_TRIALS overrides the
+// count), each with 1 to 3 bytes flipped at places drawn from `seed`: every copy must give a
+// ConvertError (with no control character in its message, where `clean_messages`) or a plan the
+// contract accepts, never another exception; some must fail. `label` starts each failure.
+inline void expect_damaged_copies_convert_or_fail(const std::string& good, int default_trials,
+                                                  uint32_t seed, const std::string& label,
+                                                  bool clean_messages) {
+  const char* env = std::getenv("JETPLAN_FUZZ_TRIALS");
+  const int trials = env ? std::atoi(env) : default_trials;
+  auto next = [&] { return (seed = seed * 1664525u + 1013904223u) >> 8; };
+  int errors = 0, plans = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::string bad = good;
+    const int flips = 1 + static_cast<int>(next() % 3);
+    for (int f = 0; f < flips; ++f) bad[next() % bad.size()] ^= static_cast<char>(1 + next() % 255);
+    try {
+      const ConvertResult r = convert_onnx(bad, "damaged.onnx", {});
+      ++plans;
+      for (const std::string& p : plan_contract_problems(r.plan))
+        ADD_FAILURE() << label << "trial " << trial << ": contract: " << p;
+    } catch (const ConvertError& e) {
+      ++errors;
+      const std::string what = e.what();
+      for (char c : what)
+        if (clean_messages && static_cast<unsigned char>(c) < 0x20)
+          ADD_FAILURE() << "control character: " << what;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << label << "trial " << trial << ": escaped as " << typeid(e).name() << ": "
+                    << e.what();
+    }
+  }
+  EXPECT_GT(errors, 0);
+  EXPECT_EQ(errors + plans, trials);
+}
+
+// The plan of a conversion, read (a failure when it does not verify).
+inline const fb::Plan* plan_of(const ConvertResult& r) {
+  const fb::Plan* plan = read_plan(r.plan);
+  EXPECT_NE(plan, nullptr);
+  return plan;
+}
+
+inline std::vector<fb::OpFamily> step_ops(const fb::Plan* plan) {
+  std::vector<fb::OpFamily> ops;
+  for (const auto* s : *plan->steps()) ops.push_back(s->op());
+  return ops;
+}
+
+inline const fb::Step* find_step(const fb::Plan* plan, const std::string& name) {
+  for (const auto* s : *plan->steps())
+    if (s->name()->str() == name) return s;
+  return nullptr;
+}
+
+// The floats of a weight tensor.
+inline std::vector<float> weight_values(const fb::Plan* plan, uint32_t tensor) {
+  const fb::Tensor* t = plan->tensors()->Get(tensor);
+  EXPECT_EQ(t->storage(), fb::Storage::Weight);
+  const float* p = reinterpret_cast<const float*>(plan->weights()->data() + t->offset());
+  return std::vector<float>(p, p + t->size_bytes() / sizeof(float));
+}
+
+}  // namespace jetplan::converter::testing

@@ -1,0 +1,104 @@
+// Running a converted plan once, in process, with the runtime (the CPU backend: the plans these
+// tests convert target it, or run their CPU twins): load, one context, the inputs in binding
+// order, one run, then every output's bytes and run-time dims. Shared by the converter tests
+// that check plans by numbers (ir_model_util.h, quantized_util.h, passes/test_fuse_pointwise.cc,
+// lower/test_gpu_layout_cpu.cc).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <jetplan/jetplan.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "tests/converter/util/convert_util.h"
+
+namespace jetplan::converter::testing {
+
+// Converts; the plan must satisfy the plan contract (plan_contract.h) and the runtime's loader
+// (the contract's enforcer) must accept it. An empty result when the conversion fails; every
+// problem fails the test.
+inline ConvertResult convert_and_load(const ModelBuilder& m, const ConvertOptions& options = {}) {
+  ConvertResult r = convert_ok(m, options);
+  if (r.plan.empty()) return r;  // the conversion failed
+  jp_plan* plan = nullptr;
+  if (jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_COPY, &plan) != JP_OK)
+    ADD_FAILURE() << "the runtime refuses the plan: " << jp_last_error();
+  jp_plan_destroy(plan);
+  return r;
+}
+
+// One output as the run left it (run-time extents applied).
+struct PlanOutput {
+  std::vector<uint8_t> bytes;
+  std::vector<int64_t> dims;
+  template <typename T>
+  std::vector<T> as() const {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+    return v;
+  }
+};
+
+// An input's bytes, in binding order; the caller keeps them alive for the call.
+struct PlanInput {
+  const void* data;
+  size_t bytes;
+};
+
+// Loads `plan`, runs it once on `inputs` and returns every output. Each failing call fails the
+// test with the runtime's message; nothing is returned when the plan does not load or no
+// context can be made.
+inline std::vector<PlanOutput> run_plan_inputs(const std::vector<uint8_t>& plan,
+                                               const std::vector<PlanInput>& inputs) {
+  std::vector<PlanOutput> outs;
+  jp_plan* p = nullptr;
+  if (jp_plan_load_buffer(plan.data(), plan.size(), JP_LOAD_COPY, &p) != JP_OK) {
+    ADD_FAILURE() << "load: " << jp_last_error();
+    return outs;
+  }
+  jp_context* ctx = nullptr;
+  if (jp_context_create(p, nullptr, &ctx) != JP_OK) {
+    ADD_FAILURE() << "context: " << jp_last_error();
+    jp_plan_destroy(p);
+    return outs;
+  }
+  EXPECT_EQ(static_cast<size_t>(jp_plan_num_inputs(p)), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_EQ(jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data, inputs[i].bytes),
+              JP_OK)
+        << "input " << i << ": " << jp_last_error();
+  EXPECT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
+  for (int32_t o = 0; o < jp_plan_num_outputs(p); ++o) {
+    const void* data = nullptr;
+    size_t size = 0;
+    jp_tensor_desc desc{};
+    EXPECT_EQ(jp_context_get_output(ctx, o, &data, &size), JP_OK);
+    EXPECT_EQ(jp_context_output_desc(ctx, o, &desc), JP_OK);
+    PlanOutput out;
+    out.bytes.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+    out.dims.assign(desc.dims, desc.dims + desc.rank);
+    outs.push_back(std::move(out));
+  }
+  jp_context_destroy(ctx);
+  jp_plan_destroy(p);
+  return outs;
+}
+
+// run_plan_inputs on float32 inputs.
+inline std::vector<PlanOutput> run_plan(const std::vector<uint8_t>& plan,
+                                        const std::vector<std::vector<float>>& inputs) {
+  std::vector<PlanInput> in;
+  for (const std::vector<float>& v : inputs) in.push_back({v.data(), v.size() * sizeof(float)});
+  return run_plan_inputs(plan, in);
+}
+
+// Every output's values as float32.
+inline std::vector<std::vector<float>> float_outputs(const std::vector<PlanOutput>& outs) {
+  std::vector<std::vector<float>> v;
+  for (const PlanOutput& o : outs) v.push_back(o.as<float>());
+  return v;
+}
+
+}  // namespace jetplan::converter::testing
