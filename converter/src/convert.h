@@ -56,7 +56,10 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
 struct OpSupport {
   bool runs = false;        // a check function resolves it to a plan step
   bool folds = false;       // evaluated at conversion when its inputs are constants
-  const char* table = "";   // the op table it is in: "core", "nn", "tensor", "seq"
+  // The op family whose file (converter/src/ops/<file>.cc) holds its row: the family of its
+  // steps, or for an op whose family depends on its inputs (Add: Binary on float32, Elementwise
+  // otherwise) the family that decides.
+  const char* family = "";
   const char* dtypes = "";  // element types its steps take ("" where the table gives none)
   const char* notes = "";   // restrictions, one line
 };

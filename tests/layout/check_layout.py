@@ -176,10 +176,14 @@ def size_problems(root, files):
     return problems
 
 
-def name_problems(files):
+def name_problems(files, families):
+    """Files named after a group; a family's own stem (group_norm) is a name, not a group."""
+    stems = sorted((f[1] for f in families), key=len, reverse=True)
     problems = []
     for path in files:
         stem = os.path.splitext(path)[0]
+        for family_stem in stems:
+            stem = re.sub(r'(^|(?<=[_/]))' + family_stem + r'(?=[_./]|$)', 'family', stem)
         if GROUP_NAME.search(stem):
             problems.append(f'{path}: named after a coverage group; name it by what it is')
     return problems
@@ -192,7 +196,7 @@ def main():
     root = os.path.abspath(args.root)
     files = tracked_files(root)
     families = read_families(root)
-    problems = family_problems(root, families) + size_problems(root, files) + name_problems(files)
+    problems = family_problems(root, families) + size_problems(root, files) + name_problems(files, families)
     for p in problems:
         print(p)
     print(f'layout: {len(families)} op families, {len(files)} files checked, '

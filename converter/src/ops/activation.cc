@@ -72,16 +72,16 @@ constexpr const char* kNotes =
     "fused into the preceding Conv, Gemm or elementwise step where it can be";
 
 constexpr OpRow kRows[] = {
-    {"Clip", check_activation, "core", "float32; int8, uint8 (in float32, opset 12 and later)",
+    {"Clip", check_activation, "float32; int8, uint8 (in float32, opset 12 and later)",
      "min and max constant scalars (inputs since opset 11)"},
-    {"Elu", check_activation, "core", "float32", kNotes},
-    {"HardSigmoid", check_activation, "core", "float32", kNotes},
-    {"HardSwish", check_activation, "core", "float32", kNotes},
-    {"LeakyRelu", check_activation, "core", "float32", kNotes},
-    {"Relu", check_activation, "core", "float32", kNotes},
-    {"Selu", check_activation, "core", "float32", kNotes},
-    {"Sigmoid", check_activation, "core", "float32", kNotes},
-    {"Tanh", check_activation, "core", "float32", kNotes},
+    {"Elu", check_activation, "float32", kNotes},
+    {"HardSigmoid", check_activation, "float32", kNotes},
+    {"HardSwish", check_activation, "float32", kNotes},
+    {"LeakyRelu", check_activation, "float32", kNotes},
+    {"Relu", check_activation, "float32", kNotes},
+    {"Selu", check_activation, "float32", kNotes},
+    {"Sigmoid", check_activation, "float32", kNotes},
+    {"Tanh", check_activation, "float32", kNotes},
 };
 
 StepParamsOffset serialize_activation(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

@@ -32,8 +32,8 @@ std::string check_arg_reduce(Graph& g, Node& node) {
 constexpr const char* kArgNotes = "any axis; keepdims; select_last_index";
 
 constexpr OpRow kRows[] = {
-    {"ArgMax", check_arg_reduce, "nn", "float32 -> int64", kArgNotes},
-    {"ArgMin", check_arg_reduce, "nn", "float32 -> int64", kArgNotes},
+    {"ArgMax", check_arg_reduce, "float32 -> int64", kArgNotes},
+    {"ArgMin", check_arg_reduce, "float32 -> int64", kArgNotes},
 };
 
 StepParamsOffset serialize_arg_reduce(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

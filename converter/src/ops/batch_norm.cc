@@ -30,7 +30,7 @@ std::string check_batchnorm(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"BatchNormalization", check_batchnorm, "core", "float32",
+    {"BatchNormalization", check_batchnorm, "float32",
      "inference only (training_mode=0, no statistics outputs); spatial=1 before opset 9; folded "
      "into the preceding Conv where it can be"},
 };

@@ -49,7 +49,7 @@ std::string check_prelu(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"PRelu", check_prelu, "core", "float32",
+    {"PRelu", check_prelu, "float32",
      "the slope broadcasts to X (unidirectional); a Binary step, fused with a following "
      "activation"},
 };

@@ -47,8 +47,8 @@ std::string check_tile(Graph& g, Node& node) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"Expand", check_expand, "tensor", kAny, "shape constant (after folding)"},
-    {"Tile", check_tile, "tensor", kAny, "repeats constant (after folding)"},
+    {"Expand", check_expand, kAny, "shape constant (after folding)"},
+    {"Tile", check_tile, kAny, "repeats constant (after folding)"},
 };
 
 StepParamsOffset serialize_broadcast(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

@@ -37,8 +37,8 @@ constexpr const char* kCastNotes =
     "float32, truncated to its upper 16 bits as ONNX's conformance data expects)";
 
 constexpr OpRow kRows[] = {
-    {"Cast", check_cast, "tensor", kAny, kCastNotes},
-    {"CastLike", check_cast, "tensor", kAny, kCastNotes},
+    {"Cast", check_cast, kAny, kCastNotes},
+    {"CastLike", check_cast, kAny, kCastNotes},
 };
 
 StepParamsOffset serialize_cast(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {

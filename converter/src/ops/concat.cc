@@ -42,7 +42,7 @@ std::string check_concat(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"Concat", check_concat, "core", "any plan dtype", "1 to 64 inputs of one dtype"},
+    {"Concat", check_concat, "any plan dtype", "1 to 64 inputs of one dtype"},
 };
 
 StepParamsOffset serialize_concat(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

@@ -29,7 +29,7 @@ std::string check_conv(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"Conv", check_conv, "core", "float32",
+    {"Conv", check_conv, "float32",
      "1 to 3 spatial dims; bias, BatchNorm, residual Add and activation fused"},
 };
 

@@ -102,7 +102,7 @@ std::string check_conv_transpose(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"ConvTranspose", check_conv_transpose, "nn", "float32",
+    {"ConvTranspose", check_conv_transpose, "float32",
      "1 to 3 spatial dims; groups, dilations, output_padding, output_shape, auto_pad"},
 };
 

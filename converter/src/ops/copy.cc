@@ -82,14 +82,14 @@ std::string check_identity(Graph& g, Node& node) {
 constexpr const char* kAnyDtype = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"Dropout", check_identity, "core", kAnyDtype,
+    {"Dropout", check_identity, kAnyDtype,
      "removed (inference); the mask output is a constant of trues; training_mode a constant 0, "
      "or 1 with a constant ratio of 0"},
-    {"Flatten", check_reshape, "core", kAnyDtype, ""},
-    {"Identity", check_identity, "core", kAnyDtype, "removed"},
-    {"Reshape", check_reshape, "core", kAnyDtype, "shape input constant (after folding)"},
-    {"Squeeze", check_reshape, "core", kAnyDtype, "axes constant (after folding)"},
-    {"Unsqueeze", check_reshape, "core", kAnyDtype, "axes constant (after folding)"},
+    {"Flatten", check_reshape, kAnyDtype, ""},
+    {"Identity", check_identity, kAnyDtype, "removed"},
+    {"Reshape", check_reshape, kAnyDtype, "shape input constant (after folding)"},
+    {"Squeeze", check_reshape, kAnyDtype, "axes constant (after folding)"},
+    {"Unsqueeze", check_reshape, kAnyDtype, "axes constant (after folding)"},
 };
 
 StepParamsOffset serialize_copy(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {

@@ -299,13 +299,13 @@ bool expand_integer_product(Graph& g, Node& node, std::vector<Node>* out) {
 }
 
 constexpr OpRow kRows[] = {
-    {"ConvInteger", check_conv_integer, "seq", "int8, uint8 -> int32",
+    {"ConvInteger", check_conv_integer, "int8, uint8 -> int32",
      "1 to 3 spatial dims; w_zero_point per tensor or per output channel; runs as Dequantize + "
      "float32 Conv + Cast: refused where the sums could pass 2^24"},
-    {"DequantizeLinear", check_quantize_linear, "seq", "int8, uint8 -> float32 (int32 constants)",
+    {"DequantizeLinear", check_quantize_linear, "int8, uint8 -> float32 (int32 constants)",
      "per tensor or per axis (opset 13); scale and zero point may be computed at run time; "
      "folded on constants"},
-    {"MatMulInteger", check_matmul_integer, "seq", "int8, uint8 -> int32",
+    {"MatMulInteger", check_matmul_integer, "int8, uint8 -> int32",
      "zero points per tensor, per row of A, per column of B; batch dims of each operand equal to "
      "the output's or all 1; runs as Dequantize + float32 MatMul + Cast: refused where the sums "
      "could pass 2^24"},

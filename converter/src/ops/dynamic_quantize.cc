@@ -28,7 +28,7 @@ std::string check_dynamic_quantize(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"DynamicQuantizeLinear", check_dynamic_quantize, "seq", "float32 -> uint8",
+    {"DynamicQuantizeLinear", check_dynamic_quantize, "float32 -> uint8",
      "y_scale and y_zero_point from x's range widened to hold 0; round half to even, "
      "saturating"},
 };

@@ -168,32 +168,30 @@ constexpr const char* kCompareNotes = "2 inputs of one dtype, numpy broadcasting
 constexpr const char* kLogic = "bool";
 
 constexpr OpRow kRows[] = {
-    {"Add", check_arith, "tensor", kArith, kArithNotes},
-    {"And", check_elementwise, "tensor", kLogic, kCompareNotes},
-    {"Div", check_arith, "tensor", kArith, kArithNotes},
-    {"Equal", check_elementwise, "tensor", kCompare, kCompareNotes},
-    {"Greater", check_elementwise, "tensor", kCompare, kCompareNotes},
-    {"GreaterOrEqual", check_elementwise, "tensor", kCompare, kCompareNotes},
-    {"Less", check_elementwise, "tensor", kCompare, kCompareNotes},
-    {"LessOrEqual", check_elementwise, "tensor", kCompare, kCompareNotes},
-    {"Max", check_arith, "tensor", kArith, kVariadicNotes},
-    {"Mean", check_arith, "tensor", "float32, float16 (in float32)",
+    {"Add", check_arith, kArith, kArithNotes},
+    {"And", check_elementwise, kLogic, kCompareNotes},
+    {"Div", check_arith, kArith, kArithNotes},
+    {"Equal", check_elementwise, kCompare, kCompareNotes},
+    {"Greater", check_elementwise, kCompare, kCompareNotes},
+    {"GreaterOrEqual", check_elementwise, kCompare, kCompareNotes},
+    {"Less", check_elementwise, kCompare, kCompareNotes},
+    {"LessOrEqual", check_elementwise, kCompare, kCompareNotes},
+    {"Max", check_arith, kArith, kVariadicNotes},
+    {"Mean", check_arith, "float32, float16 (in float32)",
      "1 or more inputs, numpy broadcasting"},
-    {"Min", check_arith, "tensor", kArith, kVariadicNotes},
-    {"Mod", check_elementwise, "tensor",
-     "int8, uint8 (in int32), int32, int64, int16, uint16, uint32, uint64 (CPU backend "
+    {"Min", check_arith, kArith, kVariadicNotes},
+    {"Mod", check_elementwise, "int8, uint8 (in int32), int32, int64, int16, uint16, uint32, uint64 (CPU backend "
      "only); float32, float16, float64 with fmod=1",
      "2 inputs of one dtype, numpy broadcasting; x mod 0 is 0 for integers"},
-    {"Mul", check_arith, "tensor", kArith, kArithNotes},
-    {"Or", check_elementwise, "tensor", kLogic, kCompareNotes},
-    {"Pow", check_pow, "tensor",
-     "float32; x and y of float32, float16, float64, int8, uint8, int16, uint16, int32, "
+    {"Mul", check_arith, kArith, kArithNotes},
+    {"Or", check_elementwise, kLogic, kCompareNotes},
+    {"Pow", check_pow, "float32; x and y of float32, float16, float64, int8, uint8, int16, uint16, int32, "
      "uint32, int64, uint64 (in float64, CPU backend only)",
      "2 inputs, numpy broadcasting; the output has x's dtype (float to integer truncates, "
      "exact while |result| < 2^53)"},
-    {"Sub", check_arith, "tensor", kArith, kArithNotes},
-    {"Sum", check_arith, "tensor", kArith, "1 or more inputs, numpy broadcasting: a chain of Adds"},
-    {"Xor", check_elementwise, "tensor", kLogic, kCompareNotes},
+    {"Sub", check_arith, kArith, kArithNotes},
+    {"Sum", check_arith, kArith, "1 or more inputs, numpy broadcasting: a chain of Adds"},
+    {"Xor", check_elementwise, kLogic, kCompareNotes},
 };
 
 StepParamsOffset serialize_elementwise(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

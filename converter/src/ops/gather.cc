@@ -30,7 +30,7 @@ std::string check_gather(Graph& g, Node& node) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"Gather", check_gather, "tensor", kAny,
+    {"Gather", check_gather, kAny,
      "indices int32 or int64 (constant ones are range-checked; out of range at "
      "run time gives zeros)"},
 };

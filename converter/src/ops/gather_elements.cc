@@ -33,7 +33,7 @@ std::string check_gather_elements(Graph& g, Node& node) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"GatherElements", check_gather_elements, "tensor", kAny,
+    {"GatherElements", check_gather_elements, kAny,
      "indices int32 or int64, the data's rank"},
 };
 

@@ -76,8 +76,8 @@ std::string check_matmul(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"Gemm", check_gemm, "core", "float32", "2-D A and B; C broadcasts to [M, N]"},
-    {"MatMul", check_matmul, "core", "float32",
+    {"Gemm", check_gemm, "float32", "2-D A and B; C broadcasts to [M, N]"},
+    {"MatMul", check_matmul, "float32",
      "numpy semantics: 1-D operands, broadcast batch dims"},
 };
 

@@ -36,7 +36,7 @@ std::string check_group_norm(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"GroupNormalization", check_group_norm, "nn", "float32",
+    {"GroupNormalization", check_group_norm, "float32",
      "opset 18 models (scale and bias per group; accepted without the ops opset 18 redefined: "
      "Reduce* but ReduceSum, Pad, Resize, Split, ScatterElements, ScatterND, LpPool)"},
 };

@@ -22,7 +22,7 @@ std::string check_instance_norm(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"InstanceNormalization", check_instance_norm, "nn", "float32", "scale and bias per channel"},
+    {"InstanceNormalization", check_instance_norm, "float32", "scale and bias per channel"},
 };
 
 StepParamsOffset serialize_instance_norm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

@@ -77,7 +77,7 @@ std::string check_layer_norm(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"LayerNormalization", check_layer_norm, "nn", "float32",
+    {"LayerNormalization", check_layer_norm, "float32",
      "any axis; stash_type 1; scale and bias broadcast to the normalized shape; Mean and "
      "InvStdDev outputs written where read"},
 };

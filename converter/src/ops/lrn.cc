@@ -27,7 +27,7 @@ std::string check_lrn(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"LRN", check_lrn, "nn", "float32", "across channels, any size"},
+    {"LRN", check_lrn, "float32", "across channels, any size"},
 };
 
 StepParamsOffset serialize_lrn(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

@@ -65,7 +65,7 @@ std::string check_nms(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"NonMaxSuppression", check_nms, "nn", "float32 -> int64",
+    {"NonMaxSuppression", check_nms, "float32 -> int64",
      "max_output_boxes_per_class >= 1 and the thresholds constant; its output a graph output "
      "read by no node (the selected count is known at run time)"},
 };

@@ -32,7 +32,7 @@ std::string check_pad(Graph& g, Node& node) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"Pad", check_pad, "tensor", kAny,
+    {"Pad", check_pad, kAny,
      "pads (and constant_value, axes) constant; constant, reflect, edge and wrap modes"},
 };
 

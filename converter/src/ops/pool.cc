@@ -92,10 +92,10 @@ constexpr const char* kPoolNotes =
     "1 to 3 spatial dims; ceil_mode=1 only where no window starts inside the end padding";
 
 constexpr OpRow kRows[] = {
-    {"AveragePool", check_pool, "core", "float32", kPoolNotes},
-    {"GlobalAveragePool", check_global_pool, "core", "float32", "1 to 3 spatial dims"},
-    {"GlobalMaxPool", check_global_pool, "core", "float32", "1 to 3 spatial dims"},
-    {"MaxPool", check_pool, "core", "float32; int8, uint8 (in float32)",
+    {"AveragePool", check_pool, "float32", kPoolNotes},
+    {"GlobalAveragePool", check_global_pool, "float32", "1 to 3 spatial dims"},
+    {"GlobalMaxPool", check_global_pool, "float32", "1 to 3 spatial dims"},
+    {"MaxPool", check_pool, "float32; int8, uint8 (in float32)",
      "1 to 3 spatial dims; the Indices output (storage_order 0 or 1) on the CPU backend only; "
      "ceil_mode=1 only where no window starts inside the end padding"},
 };

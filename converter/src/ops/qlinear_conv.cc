@@ -47,7 +47,7 @@ std::string check_qlinear_conv(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"QLinearConv", check_qlinear_conv, "seq", "int8, uint8 (bias int32)",
+    {"QLinearConv", check_qlinear_conv, "int8, uint8 (bias int32)",
      "1 to 3 spatial dims; w_scale and w_zero_point per tensor or per output channel"},
 };
 

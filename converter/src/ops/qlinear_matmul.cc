@@ -66,7 +66,7 @@ bool expand_qlinear_matmul(Graph& g, Node& node, std::vector<Node>* out) {
 }
 
 constexpr OpRow kRows[] = {
-    {"QLinearMatMul", check_qlinear_matmul, "seq", "int8, uint8",
+    {"QLinearMatMul", check_qlinear_matmul, "int8, uint8",
      "A per tensor or per row, B per tensor or per column; batch dims of each operand equal to "
      "the output's or all 1"},
 };

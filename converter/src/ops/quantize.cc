@@ -11,7 +11,7 @@ namespace jetplan::converter::ops {
 namespace {
 
 constexpr OpRow kRows[] = {
-    {"QuantizeLinear", check_quantize_linear, "seq", "float32 -> int8, uint8",
+    {"QuantizeLinear", check_quantize_linear, "float32 -> int8, uint8",
      "per tensor or per axis (opset 13); round half to even, saturating; scale and zero point "
      "may be computed at run time; folded on constants"},
 };

@@ -75,16 +75,16 @@ constexpr const char* kReduceNotes =
     "noop_with_empty_axes";
 
 constexpr OpRow kRows[] = {
-    {"ReduceL1", check_reduce, "nn", kReduceDtypes, kReduceNotes},
-    {"ReduceL2", check_reduce, "nn", kReduceDtypes, kReduceNotes},
-    {"ReduceLogSum", check_reduce, "nn", kReduceDtypes, kReduceNotes},
-    {"ReduceLogSumExp", check_reduce, "nn", kReduceDtypes, kReduceNotes},
-    {"ReduceMax", check_reduce, "nn", kReduceDtypes, kReduceNotes},
-    {"ReduceMean", check_reduce, "nn", kReduceDtypes, kReduceNotes},
-    {"ReduceMin", check_reduce, "nn", kReduceDtypes, kReduceNotes},
-    {"ReduceProd", check_reduce, "nn", kReduceDtypes, kReduceNotes},
-    {"ReduceSum", check_reduce, "nn", kReduceDtypes, kReduceNotes},
-    {"ReduceSumSquare", check_reduce, "nn", kReduceDtypes, kReduceNotes},
+    {"ReduceL1", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceL2", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceLogSum", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceLogSumExp", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceMax", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceMean", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceMin", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceProd", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceSum", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceSumSquare", check_reduce, kReduceDtypes, kReduceNotes},
 };
 
 StepParamsOffset serialize_reduce(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

@@ -108,9 +108,10 @@ CheckFn find_check(const std::string& op_type) {
 OpSupport describe_op(const std::string& op_type) {
   OpSupport out;
   out.folds = can_fold_op(op_type);
-  if (const ops::OpRow* row = ops::find_op_row(op_type)) {
+  fb::OpFamily family = fb::OpFamily::Copy;
+  if (const ops::OpRow* row = ops::find_op_row(op_type, &family)) {
     out.runs = true;
-    out.table = row->listed_in;
+    out.family = fb::EnumNameOpFamily(family);
     out.dtypes = row->dtypes;
     out.notes = row->notes;
   }

@@ -26,9 +26,6 @@ namespace ops {
 struct OpRow {
   const char* op_type;
   CheckFn check;
-  // The SUPPORTED_OPS.md "table" column: the op table that listed the op before the tables
-  // moved to ops/ ("core", "nn", "tensor", "seq"); kept so that the generated file is unchanged.
-  const char* listed_in;
   const char* dtypes;  // the element types the op's steps take
   const char* notes;   // the restrictions its check enforces, one line
 };

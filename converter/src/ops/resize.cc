@@ -232,8 +232,8 @@ constexpr const char* kResizeNotes =
     "no antialias, keep_aspect_ratio_policy stretch only";
 
 constexpr OpRow kRows[] = {
-    {"Resize", check_resize, "nn", "float32", kResizeNotes},
-    {"Upsample", check_upsample, "nn", "float32",
+    {"Resize", check_resize, "float32", kResizeNotes},
+    {"Upsample", check_upsample, "float32",
      "scales constant; nearest or linear (ONNX Runtime's legacy rounding); nearest may not "
      "enlarge some dims and shrink others"},
 };

@@ -214,13 +214,13 @@ std::string check_rnn(Graph& g, Node& node) {
 constexpr const char* kRecurrentTypes = "float32 (sequence_lens int32)";
 
 constexpr OpRow kRows[] = {
-    {"GRU", check_rnn, "seq", kRecurrentTypes,
+    {"GRU", check_rnn, kRecurrentTypes,
      "all directions, layouts, optional inputs and clip; linear_before_reset 0 and 1; every "
      "ONNX activation (with activation_alpha/beta)"},
-    {"LSTM", check_rnn, "seq", kRecurrentTypes,
+    {"LSTM", check_rnn, kRecurrentTypes,
      "all directions, layouts, optional inputs (peepholes too) and clip; input_forget; every "
      "ONNX activation (with activation_alpha/beta)"},
-    {"RNN", check_rnn, "seq", kRecurrentTypes,
+    {"RNN", check_rnn, kRecurrentTypes,
      "all directions, layouts, optional inputs and clip; every ONNX activation (with "
      "activation_alpha/beta)"},
 };

@@ -83,9 +83,9 @@ bool expand_split(Graph& g, Node& node, std::vector<Node>* out) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"Slice", check_slice, "tensor", kAny,
+    {"Slice", check_slice, kAny,
      "starts, ends, axes and steps constant (after folding); any step sign"},
-    {"Split", check_split, "tensor", kAny,
+    {"Split", check_split, kAny,
      "split constant (input or attribute); empty outputs are not computed"},
 };
 

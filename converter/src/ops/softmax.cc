@@ -52,8 +52,8 @@ std::string check_softmax(Graph& g, Node& node) {
 constexpr const char* kOpset13Notes = "before opset 13 (2-D flattening at axis) through a 2-D view";
 
 constexpr OpRow kRows[] = {
-    {"LogSoftmax", check_softmax, "core", "float32", kOpset13Notes},
-    {"Softmax", check_softmax, "core", "float32", kOpset13Notes},
+    {"LogSoftmax", check_softmax, "float32", kOpset13Notes},
+    {"Softmax", check_softmax, "float32", kOpset13Notes},
 };
 
 StepParamsOffset serialize_softmax(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

@@ -49,7 +49,7 @@ std::string check_topk(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"TopK", check_topk, "nn", "float32 -> float32, int64",
+    {"TopK", check_topk, "float32 -> float32, int64",
      "K constant (0: empty outputs, no step); any axis; largest 0 or 1 (sorted)"},
 };
 

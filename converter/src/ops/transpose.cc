@@ -72,17 +72,16 @@ bool expand_transpose(Graph& g, Node& node, std::vector<Node>* out) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"DepthToSpace", check_space_depth, "tensor", kAny,
+    {"DepthToSpace", check_space_depth, kAny,
      "DCR and CRD modes; a Transpose between two views"},
-    {"Einsum", check_einsum, "tensor",
-     "float32, float64 (CPU backend only); a permutation or diagonal of 1 operand: any "
+    {"Einsum", check_einsum, "float32, float64 (CPU backend only); a permutation or diagonal of 1 operand: any "
      "plan dtype",
      "1 or 2 operands; '...' dims equal in both operands (not broadcast); an index repeated in "
      "one operand takes its diagonal first (a strided Slice); float32 products run as a "
      "batched Gemm between views and Transposes, sums and float64 as a broadcast Mul and a "
      "Reduce Sum"},
-    {"SpaceToDepth", check_space_depth, "tensor", kAny, "a Transpose between two views"},
-    {"Transpose", check_transpose, "tensor", kAny, "any perm"},
+    {"SpaceToDepth", check_space_depth, kAny, "a Transpose between two views"},
+    {"Transpose", check_transpose, kAny, "any perm"},
 };
 
 StepParamsOffset serialize_transpose(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

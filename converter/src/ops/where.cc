@@ -27,7 +27,7 @@ std::string check_where(Graph& g, Node& node) {
 constexpr const char* kAny = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"Where", check_where, "tensor", kAny,
+    {"Where", check_where, kAny,
      "condition bool; X and Y of one dtype; numpy broadcasting of all three"},
 };
 

@@ -28,15 +28,15 @@ TEST(SupportedOps, CommittedTableIsCurrent) {
       << "  build/converter/jetplan-convert --list-ops > converter/SUPPORTED_OPS.md";
 }
 
-TEST(SupportedOps, TableNamesTheCoreOpsWithTheirRestrictions) {
+TEST(SupportedOps, TableNamesEachOpsFamilyAndRestrictions) {
   const std::string md = supported_ops_markdown();
-  EXPECT_THAT(md, HasSubstr("| Conv | runs | core | float32 | 1 to 3 spatial dims"));
+  EXPECT_THAT(md, HasSubstr("| Conv | runs | Conv | float32 | 1 to 3 spatial dims"));
   EXPECT_THAT(md, HasSubstr("| Shape | "));
   EXPECT_TRUE(describe_op("Shape").folds);
   EXPECT_THAT(md, HasSubstr("| Upsample (deprecated) |"));
   const OpSupport conv = describe_op("Conv");
   EXPECT_TRUE(conv.runs);
-  EXPECT_STREQ(conv.table, "core");
+  EXPECT_STREQ(conv.family, "Conv");
   EXPECT_FALSE(describe_op("NoSuchOp").runs);
 }
 
@@ -46,11 +46,11 @@ TEST(SupportedOps, EveryRunningOpHasItsDtypes) {
     const OpSupport s = describe_op(op.op_type);
     if (!s.runs) continue;
     ++runs;
-    EXPECT_STRNE(s.dtypes, "") << op.op_type << " (table " << s.table << ") has no dtypes";
+    EXPECT_STRNE(s.dtypes, "") << op.op_type << " (family " << s.family << ") has no dtypes";
   }
   EXPECT_GT(runs, 100);
   const OpSupport add = describe_op("Add");
-  EXPECT_STREQ(add.table, "tensor");
+  EXPECT_STREQ(add.family, "Elementwise");  // the family that decides: Binary on float32
   EXPECT_THAT(add.dtypes, HasSubstr("int64"));
   EXPECT_THAT(add.notes, HasSubstr("fused into the preceding Conv/Gemm"));
   EXPECT_THAT(describe_op("TopK").dtypes, HasSubstr("int64"));
