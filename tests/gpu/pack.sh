@@ -2,7 +2,7 @@
 # Packs what the GPU test command needs into one folder that can be copied to a GPU machine
 # without a compiler or jetplan's Debian dependencies (the lent device: see tests/gpu/run_gpu.sh):
 # jetplan-convert, jetplan-run, jetplan-inspect (tests/perf/bench_models.py reads plans with
-# it), the GPU kernel test binary, the shared libraries they need
+# it), the GPU kernel and CUDA runtime test binaries, the shared libraries they need
 # beyond libc, the targets and the test scripts.
 #   tests/gpu/pack.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, .device-carry/gpu)
 set -euo pipefail
@@ -12,7 +12,8 @@ out=${2:-$root/.device-carry/gpu}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 bins=("$build/converter/jetplan-convert" "$build/runtime/tools/jetplan-run"
-      "$build/runtime/tools/jetplan-inspect" "$build/tests/kernels/test_kernels_gpu")
+      "$build/runtime/tools/jetplan-inspect" "$build/tests/kernels/test_kernels_gpu"
+      "$build/tests/runtime/test_cuda_runtime")
 for b in "${bins[@]}"; do
   [[ -x $b ]] || { echo "pack.sh: $b is missing: build first (cmake --build $build)" >&2; exit 1; }
   cp "$b" "$out/bin/"

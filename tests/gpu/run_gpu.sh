@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU test command (README, "GPU tests"): on a machine with an NVIDIA GPU and python3 with
 # torch, torchvision and onnx:
-#   1. every CUDA kernel against its CPU twin (test_kernels_gpu),
+#   1. every CUDA kernel against its CPU twin (test_kernels_gpu) and the CUDA runtime
+#      (test_cuda_runtime),
 #   2. the real architectures converted for this GPU (FP16) and compared with PyTorch FP32,
 #   3. the model set benchmarked against its peers (tests/perf/bench_models.py).
 #
@@ -29,12 +30,13 @@ if [[ -n $pack ]]; then
   bin=$(cd "$pack/bin" && pwd)
   export LD_LIBRARY_PATH="$(cd "$pack/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   convert=$bin/jetplan-convert run=$bin/jetplan-run kernels=$bin/test_kernels_gpu
+  cuda_runtime=$bin/test_cuda_runtime
 else
   build=${JETPLAN_BUILD_DIR:-$root/build-gpu}
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DJETPLAN_CUDA=ON
   cmake --build "$build" -j "$(nproc)"
   convert=$build/converter/jetplan-convert run=$build/runtime/tools/jetplan-run
-  kernels=$build/tests/kernels/test_kernels_gpu
+  kernels=$build/tests/kernels/test_kernels_gpu cuda_runtime=$build/tests/runtime/test_cuda_runtime
 fi
 if [[ -z $target ]]; then
   name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -53,6 +55,8 @@ echo "== GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 echo "== CUDA kernels against their CPU twins"
 "$kernels" --gtest_output="json:$out/kernels.json" | tail -n 40
+echo "== the CUDA runtime: graphs, streams, device I/O, out of memory, refusals at load"
+"$cuda_runtime" --gtest_output="json:$out/cuda_runtime.json" | tail -n 15
 
 echo "== real architectures on the GPU (FP16) against PyTorch FP32"
 status=0
