@@ -7,7 +7,7 @@
 
 #include "kernels/conv_geometry.h"
 #include "kernels/host_device.h"
-#include "kernels/params_nn.h"
+#include "kernels/conv_transpose.h"
 
 namespace jetplan::kernels::conv_transpose_math {
 

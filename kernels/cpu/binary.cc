@@ -1,32 +1,9 @@
-#include <cmath>
-
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/activation.h"
+#include "kernels/binary.h"
 
 namespace jetplan::kernels::cpu {
 
-float apply_binary(BinaryOp op, float a, float b) {
-  switch (op) {
-    case BinaryOp::kAdd:
-      return a + b;
-    case BinaryOp::kSub:
-      return a - b;
-    case BinaryOp::kMul:
-      return a * b;
-    case BinaryOp::kDiv:
-      return a / b;
-    // NaN propagates from either side (as numpy.maximum/minimum do), so a bad value upstream
-    // stays visible instead of being silently replaced.
-    case BinaryOp::kMax:
-      return (a > b || a != a) ? a : b;
-    case BinaryOp::kMin:
-      return (a < b || a != a) ? a : b;
-    case BinaryOp::kPow:
-      return std::pow(a, b);
-    case BinaryOp::kPRelu:
-      return a < 0.f ? a * b : a;
-  }
-  return a;  // unreachable for a validated plan
-}
+float apply_binary(BinaryOp op, float a, float b) { return binary_value(op, a, b); }
 
 // The first `rank` entries of out_dims and the strides are used; rank 0 is a single element.
 void binary(const BinaryParams& p, const float* a, const float* b, float* y) {

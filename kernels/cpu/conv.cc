@@ -1,5 +1,6 @@
+#include "kernels/activation.h"
+#include "kernels/conv.h"
 #include "kernels/conv_geometry.h"
-#include "kernels/cpu/cpu_kernels.h"
 
 namespace jetplan::kernels::cpu {
 

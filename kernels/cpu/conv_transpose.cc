@@ -1,5 +1,5 @@
-#include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/activation.h"
+#include "kernels/conv_transpose.h"
 #include "kernels/conv_transpose_math.h"
 
 namespace jetplan::kernels::cpu {

@@ -1,7 +1,7 @@
 #include <cstring>
 
 #include "kernels/cpu/half.h"
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/transpose.h"
 
 namespace jetplan::kernels::cpu {
 

@@ -6,9 +6,9 @@
 // double (exact for every int32; an int64 past 2^53 is infinity in half anyway); Bool is 0 or 1. Floats and integers to Bool: nonzero is true.
 #include <cuda_fp16.h>
 
+#include "kernels/cast.h"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
-#include "kernels/params_tensor.h"
 
 namespace jetplan::kernels::cuda {
 namespace {

@@ -5,10 +5,10 @@
 // outer and input channels inner). The U-Net's 2x2 stride-2 upsampling reads one tap per output.
 #include <cuda_fp16.h>
 
+#include "kernels/conv_transpose.h"
 #include "kernels/conv_transpose_math.h"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
-#include "kernels/params_nn.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
@@ -67,7 +67,7 @@ __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposePara
     }
     if (bias != nullptr) acc += load_float(bias, oc);
     if (res != nullptr) acc += load_float(res, yi);
-    store_float(y, yi, apply_activation(p.act, acc));
+    store_float(y, yi, activation_value(p.act, acc));
   }
 }
 
@@ -141,7 +141,7 @@ __device__ void conv_transpose_upsample(const StepPointers& ptrs, const ConvTran
         const int64_t yi = ((n * K + oc) * OH + oy) * OW + (ix0 + q) * SX + kx;
         float v = acc[o][q] + b;
         if (res != nullptr) v += load_float(res, yi);
-        store_float(y, yi, apply_activation(p.act, v));
+        store_float(y, yi, activation_value(p.act, v));
       }
     }
   }

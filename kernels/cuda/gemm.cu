@@ -16,6 +16,7 @@
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/gemm_mma.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/gemm.h"
 
 namespace jetplan::kernels::cuda::gemm {
 namespace {
@@ -39,7 +40,7 @@ __device__ __forceinline__ float finish(const GemmParams& p, const __half* c, co
   if (c != nullptr)
     v += p.beta * __half2float(c[bi * p.c_stride_batch + m * p.c_stride_m + n * p.c_stride_n]);
   if (r != nullptr) v += __half2float(r[(bi * p.M + m) * p.N + n]);
-  return apply_activation(p.act, v);
+  return activation_value(p.act, v);
 }
 
 // B stored [N, K]: one warp per output column n; lanes stride over K (8 halves at a time when

@@ -7,7 +7,7 @@
 //     extern "C" __global__ void jp_<family>_<variant>(jetplan::kernels::cuda::StepPointers ptrs,
 //                                                      const jetplan::kernels::<Family>Params p);
 //
-// `p` is the family's parameter struct from kernels/params*.h, exactly as plan load resolved it
+// `p` is the family's parameter struct from kernels/<file>.h, exactly as plan load resolved it
 // for the CPU twin (the same struct, so both backends agree on every shape), and `ptrs` the
 // step's device pointers in the step's input and output order. The runtime builds both when a
 // context is created and only launches after that (or replays a CUDA graph of the launches).
@@ -27,7 +27,7 @@
 
 #include <cstdint>
 
-#include "kernels/params.h"
+#include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels::cuda {
 

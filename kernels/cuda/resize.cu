@@ -7,7 +7,7 @@
 
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
-#include "kernels/params_nn.h"
+#include "kernels/resize.h"
 #include "kernels/resize_math.h"
 
 namespace jetplan::kernels::cuda {

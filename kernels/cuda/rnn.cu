@@ -16,7 +16,7 @@
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/rnn_layout.h"
-#include "kernels/params_seq.h"
+#include "kernels/rnn.h"
 
 namespace jetplan::kernels::cuda {
 namespace {

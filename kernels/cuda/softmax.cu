@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/softmax.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
