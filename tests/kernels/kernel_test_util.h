@@ -448,4 +448,24 @@ inline constexpr Activation kEveryActivation[] = {
 static_assert(sizeof kEveryActivation / sizeof kEveryActivation[0] == kActivationKindCount,
               "a new ActivationKind needs an entry here and a formula in activation_ref");
 
+// Transpose of a dense x with shape `x` by perm (y dim d is x dim perm[d]), as TransposeParams.
+inline TransposeParams transpose_params(const Shape& x, const std::vector<int>& perm,
+                                        int64_t elem) {
+  TransposeParams p;
+  p.rank = static_cast<int32_t>(x.size());
+  p.elem_bytes = elem;
+  const Shape strides = dense_strides(x);
+  for (size_t d = 0; d < x.size(); ++d) {
+    p.out_dims[d] = x[size_t(perm[d])];
+    p.x_strides[d] = strides[size_t(perm[d])];
+  }
+  return p;
+}
+
+// Indices as the bytes of an index tensor of type t (kInt32 or kInt64).
+inline Bytes index_bytes(const std::vector<int64_t>& idx, DType t) {
+  if (t == DType::kInt64) return to_bytes(idx);
+  return to_bytes(std::vector<int32_t>(idx.begin(), idx.end()));
+}
+
 }  // namespace jetplan::kernels::test_util
