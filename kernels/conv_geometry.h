@@ -32,4 +32,7 @@ JP_HD inline ConvGeometry conv_geometry_3d(const P& p) {
   return g;
 }
 
+// Whether coordinate i of a dim of `size` lies inside it (a window tap not in the padding).
+JP_HD inline bool inside_dim(int64_t i, int64_t size) { return i >= 0 && i < size; }
+
 }  // namespace jetplan::kernels

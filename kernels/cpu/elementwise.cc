@@ -1,5 +1,6 @@
 #include <cstdint>
 
+#include "kernels/cpu/broadcast_offsets.h"
 #include "kernels/cpu/half.h"
 #include "kernels/elementwise.h"
 
@@ -13,17 +14,10 @@ void broadcast_loop(const ElementwiseParams& p, const void* a, const void* b, vo
   const In* as = static_cast<const In*>(a);
   const In* bs = static_cast<const In*>(b);
   Out* out = static_cast<Out*>(y);
-  int64_t count = 1;
-  for (int d = 0; d < p.rank; ++d) count *= p.out_dims[d];
+  const int64_t count = dense_count(p.rank, p.out_dims);
   for (int64_t i = 0; i < count; ++i) {
-    int64_t rest = i, a_off = 0, b_off = 0;
-    for (int d = p.rank - 1; d >= 0; --d) {
-      const int64_t coord = rest % p.out_dims[d];
-      rest /= p.out_dims[d];
-      a_off += coord * p.a_strides[d];
-      b_off += coord * p.b_strides[d];
-    }
-    out[i] = f(as[a_off], bs[b_off]);
+    const OperandOffsets off = operand_offsets(i, p.rank, p.out_dims, p.a_strides, p.b_strides);
+    out[i] = f(as[off.a], bs[off.b]);
   }
 }
 

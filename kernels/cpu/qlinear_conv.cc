@@ -4,22 +4,12 @@
 
 namespace jetplan::kernels::cpu {
 
-namespace {
-
-using Geometry = ConvGeometry;
-
-Geometry to_3d(const ConvParams& p) { return conv_geometry_3d(p); }
-
-bool inside(int64_t i, int64_t size) { return i >= 0 && i < size; }
-
-}  // namespace
-
 void qlinear_conv(const QLinearConvParams& q, const void* x, const float* x_scale,
                   const void* x_zero_point, const void* w, const float* w_scale,
                   const void* w_zero_point, const float* y_scale, const void* y_zero_point,
                   const int32_t* bias, void* y) {
   const ConvParams& p = q.conv;
-  const Geometry g = to_3d(p);
+  const ConvGeometry g = conv_geometry_3d(p);
   const int64_t in_per_group = p.in_channels / p.groups;
   const int64_t out_per_group = p.out_channels / p.groups;
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
@@ -45,13 +35,13 @@ void qlinear_conv(const QLinearConvParams& q, const void* x, const float* x_scal
               const int64_t w_ic = w_oc + ic * kernel_volume;
               for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
                 const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dilation[0];
-                if (!inside(i0, g.in[0])) continue;
+                if (!inside_dim(i0, g.in[0])) continue;
                 for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
                   const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dilation[1];
-                  if (!inside(i1, g.in[1])) continue;
+                  if (!inside_dim(i1, g.in[1])) continue;
                   for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
                     const int64_t i2 = o2 * g.stride[2] - g.pad[2] + k2 * g.dilation[2];
-                    if (!inside(i2, g.in[2])) continue;
+                    if (!inside_dim(i2, g.in[2])) continue;
                     const int32_t xv =
                         load_quantized(q.x_type, x, x_plane + (i0 * g.in[1] + i1) * g.in[2] + i2);
                     const int32_t wv =

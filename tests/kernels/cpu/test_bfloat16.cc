@@ -20,9 +20,7 @@
 namespace jetplan::kernels {
 namespace {
 
-using test_util::bits_of_float;
-using test_util::float_of_bits;
-using test_util::to_bytes;
+using namespace test_util;
 
 bool is_bfloat16_nan(uint16_t b) { return (b & 0x7f80) == 0x7f80 && (b & 0x7f) != 0; }
 

@@ -20,16 +20,7 @@
 namespace jetplan::kernels {
 namespace {
 
-using test_util::broadcast_index;
-using test_util::broadcast_shapes;
-using test_util::broadcast_strides;
-using test_util::Bytes;
-using test_util::expect_bytes;
-using test_util::Shape;
-using test_util::shape_str;
-using test_util::to_bytes;
-using test_util::unravel;
-using test_util::volume;
+using namespace test_util;
 
 __extension__ typedef __int128 Int128;
 __extension__ typedef unsigned __int128 UInt128;

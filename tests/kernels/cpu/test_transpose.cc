@@ -23,17 +23,7 @@
 namespace jetplan::kernels {
 namespace {
 
-using test_util::Bytes;
-using test_util::copy_element;
-using test_util::dense_strides;
-using test_util::expect_bytes;
-using test_util::ravel;
-using test_util::Shape;
-using test_util::shape_str;
-using test_util::transpose_params;
-using test_util::to_bytes;
-using test_util::unravel;
-using test_util::volume;
+using namespace test_util;
 
 // ---------------------------------------------------------------------------------- transpose
 
