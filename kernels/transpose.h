@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/host_device.h"
 #include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels {
@@ -24,6 +25,25 @@ struct TransposeParams {
   // written by its layout transpose: the output cast fused into it).
   bool half_to_float = false;
 };
+
+// The view of a transpose with its extent-1 dims dropped and each dim merged into the one before
+// it where x holds the two as one: returns n, the dims in dims[0, n) and x's strides in
+// strides[0, n) (both kMaxRank long). The tiled CUDA kernel and its selector find the same view.
+JP_HD_INLINE int coalesce_transpose(const TransposeParams& p, int64_t* dims, int64_t* strides) {
+  int n = 0;
+  for (int32_t k = 0; k < p.rank; ++k) {
+    if (p.out_dims[k] == 1) continue;
+    if (n > 0 && strides[n - 1] == p.x_strides[k] * p.out_dims[k]) {
+      dims[n - 1] *= p.out_dims[k];
+      strides[n - 1] = p.x_strides[k];
+    } else {
+      dims[n] = p.out_dims[k];
+      strides[n] = p.x_strides[k];
+      ++n;
+    }
+  }
+  return n;
+}
 
 }  // namespace jetplan::kernels
 

@@ -1,6 +1,6 @@
 #include "kernels/activation.h"
 #include "kernels/binary.h"
-#include "kernels/cpu/broadcast_offsets.h"
+#include "kernels/cpu/dense_index.h"
 
 namespace jetplan::kernels::cpu {
 

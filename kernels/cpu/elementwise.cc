@@ -1,6 +1,6 @@
 #include <cstdint>
 
-#include "kernels/cpu/broadcast_offsets.h"
+#include "kernels/cpu/dense_index.h"
 #include "kernels/cpu/half.h"
 #include "kernels/elementwise.h"
 

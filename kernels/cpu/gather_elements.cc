@@ -1,5 +1,6 @@
 #include <cstring>
 
+#include "kernels/cpu/dense_index.h"
 #include "kernels/cpu/gather_index.h"
 #include "kernels/gather_elements.h"
 
@@ -8,12 +9,8 @@ namespace jetplan::kernels::cpu {
 void gather_elements(const GatherElementsParams& p, const void* data, const void* indices,
                      void* y) {
   int64_t data_strides[kMaxRank];
-  int64_t dense = 1, count = 1;
-  for (int d = p.rank - 1; d >= 0; --d) {
-    data_strides[d] = dense;
-    dense *= p.data_dims[d];
-    count *= p.out_dims[d];
-  }
+  dense_strides(p.rank, p.data_dims, data_strides);
+  const int64_t count = dense_count(p.rank, p.out_dims);
   const auto* in = static_cast<const unsigned char*>(data);
   auto* out = static_cast<unsigned char*>(y);
   const size_t elem = static_cast<size_t>(p.elem_bytes);

@@ -1,5 +1,6 @@
 #include <cstring>
 
+#include "kernels/cpu/dense_index.h"
 #include "kernels/pad.h"
 
 namespace jetplan::kernels::cpu {
@@ -45,12 +46,8 @@ int64_t source_coord(const PadParams& p, int d, int64_t o) {
 
 void pad(const PadParams& p, const void* x, void* y) {
   int64_t x_strides[kMaxRank];
-  int64_t dense = 1, count = 1;
-  for (int d = p.rank - 1; d >= 0; --d) {
-    x_strides[d] = dense;
-    dense *= p.x_dims[d];
-    count *= p.out_dims[d];
-  }
+  dense_strides(p.rank, p.x_dims, x_strides);
+  const int64_t count = dense_count(p.rank, p.out_dims);
   const auto* in = static_cast<const unsigned char*>(x);
   auto* out = static_cast<unsigned char*>(y);
   const size_t elem = static_cast<size_t>(p.elem_bytes);

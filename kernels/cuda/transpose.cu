@@ -51,20 +51,8 @@ struct TileView {
 };
 
 __device__ bool tile_view(const TransposeParams& p, TileView* v) {
-  // Coalesce: drop extent-1 dims, merge a dim into the next when x holds them as one.
   int64_t dims[kMaxRank], strides[kMaxRank];
-  int n = 0;
-  for (int32_t k = 0; k < p.rank; ++k) {
-    if (p.out_dims[k] == 1) continue;
-    if (n > 0 && strides[n - 1] == p.x_strides[k] * p.out_dims[k]) {
-      dims[n - 1] *= p.out_dims[k];
-      strides[n - 1] = p.x_strides[k];
-    } else {
-      dims[n] = p.out_dims[k];
-      strides[n] = p.x_strides[k];
-      ++n;
-    }
-  }
+  const int n = coalesce_transpose(p, dims, strides);
   if (n == 2 && strides[0] == 1) {
     *v = {1, dims[0], dims[1], 0, strides[1]};
     return true;

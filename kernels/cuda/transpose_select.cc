@@ -9,18 +9,7 @@ namespace {
 // the same view on the device (transpose.cu, tile_view).
 uint64_t transpose_tiles(const TransposeParams& p) {
   int64_t dims[kMaxRank], strides[kMaxRank];
-  int n = 0;
-  for (int32_t k = 0; k < p.rank; ++k) {
-    if (p.out_dims[k] == 1) continue;
-    if (n > 0 && strides[n - 1] == p.x_strides[k] * p.out_dims[k]) {
-      dims[n - 1] *= p.out_dims[k];
-      strides[n - 1] = p.x_strides[k];
-    } else {
-      dims[n] = p.out_dims[k];
-      strides[n] = p.x_strides[k];
-      ++n;
-    }
-  }
+  const int n = coalesce_transpose(p, dims, strides);
   const auto tiles = [](int64_t b, int64_t r, int64_t c) {
     return static_cast<uint64_t>(b) * ceil_div_u32(r, 32) * ceil_div_u32(c, 32);
   };

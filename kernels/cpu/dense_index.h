@@ -1,6 +1,7 @@
-// numpy-broadcast indexing of the two-operand CPU twins (Binary, Elementwise): output element i
-// of the dense out_dims (last dim fastest) reads each operand at the sum of its coordinates
-// times that operand's strides (a stride of 0 broadcasts the dim).
+// Indexing of dense row-major tensors (last dim fastest) for the CPU twins: element counts and
+// strides of a shape, and the numpy-broadcast operand offsets of the two-operand twins (Binary,
+// Elementwise): output element i reads each operand at the sum of its coordinates times that
+// operand's strides (a stride of 0 broadcasts the dim).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,16 @@ inline int64_t dense_count(int32_t rank, const int64_t* dims) {
   int64_t count = 1;
   for (int32_t d = 0; d < rank; ++d) count *= dims[d];
   return count;
+}
+
+// The dense strides of dims[0, rank) into strides[0, rank); returns the element count.
+inline int64_t dense_strides(int32_t rank, const int64_t* dims, int64_t* strides) {
+  int64_t dense = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    strides[d] = dense;
+    dense *= dims[d];
+  }
+  return dense;
 }
 
 // Peels the coordinates of output element i off from the last dim (the fastest) up.
