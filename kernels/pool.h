@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/host_device.h"
 #include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels {
@@ -33,6 +34,30 @@ struct PoolParams {
   // spatial dim slowest, ONNX MaxPool storage_order 1) rather than row-major.
   bool indices_column_major = false;
 };
+
+// A pool's window as 3-D, for the CPU twin and the CUDA kernels: 1-D and 2-D pools get leading
+// dims of size 1, kernel 1, stride 1, dilation 1 and no padding, which changes no row-major
+// offset.
+struct PoolGeometry {
+  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
+};
+
+JP_HD inline PoolGeometry pool_geometry_3d(const PoolParams& p) {
+  PoolGeometry g;
+  const int lead = 3 - p.spatial_rank;
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - lead;  // index into the params, negative for an added dim
+    const bool real = s >= 0 && s < kMaxSpatial;
+    g.in[d] = real ? p.in_size[s] : 1;
+    g.out[d] = real ? p.out_size[s] : 1;
+    g.kernel[d] = real ? p.kernel[s] : 1;
+    g.stride[d] = real ? p.stride[s] : 1;
+    g.dilation[d] = real ? p.dilation[s] : 1;
+    g.pad_begin[d] = real ? p.pad_begin[s] : 0;
+    g.pad_end[d] = real ? p.pad_end[s] : 0;
+  }
+  return g;
+}
 
 }  // namespace jetplan::kernels
 

@@ -13,27 +13,7 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-// 1-D and 2-D pools as 3-D ones with leading extent-1 dims (as the twin does).
-struct Geometry {
-  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
-};
-
-__device__ Geometry to_3d(const PoolParams& p) {
-  Geometry g;
-  const int lead = 3 - p.spatial_rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;
-    const bool real = s >= 0 && s < kMaxSpatial;
-    g.in[d] = real ? p.in_size[s] : 1;
-    g.out[d] = real ? p.out_size[s] : 1;
-    g.kernel[d] = real ? p.kernel[s] : 1;
-    g.stride[d] = real ? p.stride[s] : 1;
-    g.dilation[d] = real ? p.dilation[s] : 1;
-    g.pad_begin[d] = real ? p.pad_begin[s] : 0;
-    g.pad_end[d] = real ? p.pad_end[s] : 0;
-  }
-  return g;
-}
+using Geometry = PoolGeometry;
 
 // One output element per thread; channels fastest in NHWC, so neighbouring threads read
 // neighbouring channels of the same taps.
@@ -104,7 +84,7 @@ __device__ void pool_indexed(const StepPointers& ptrs, const PoolParams& p, cons
 template <typename T>
 __device__ void pool(const StepPointers& ptrs, const PoolParams& p) {
   if (p.spatial_rank < 1 || p.spatial_rank > 3) return;
-  const Geometry g = to_3d(p);
+  const Geometry g = pool_geometry_3d(p);
   const int64_t in_count = p.batch * p.channels * g.in[0] * g.in[1] * g.in[2];
   const int64_t out_count = p.batch * p.channels * g.out[0] * g.out[1] * g.out[2];
   // Window coordinates reach pad and dilation past the input; 2^30 leaves room for them.
@@ -122,7 +102,7 @@ __device__ void pool(const StepPointers& ptrs, const PoolParams& p) {
 // Falls back to the general kernel when the shape or the pointers do not allow it.
 __device__ void pool_nhwc8(const StepPointers& ptrs, const PoolParams& p) {
   if (p.spatial_rank < 1 || p.spatial_rank > 3) return;
-  const Geometry g = to_3d(p);
+  const Geometry g = pool_geometry_3d(p);
   const int64_t in_count = p.batch * p.channels * g.in[0] * g.in[1] * g.in[2];
   const int64_t out_count = p.batch * p.channels * g.out[0] * g.out[1] * g.out[2];
   const int64_t limit = int64_t{1} << 30;
