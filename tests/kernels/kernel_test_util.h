@@ -468,4 +468,42 @@ inline Bytes index_bytes(const std::vector<int64_t>& idx, DType t) {
   return to_bytes(std::vector<int32_t>(idx.begin(), idx.end()));
 }
 
+// The spatial window of a Conv, ConvTranspose or Pool test case, one entry per spatial dim.
+struct WindowShape {
+  Shape in, kernel, stride, dilation, pad_begin, pad_end;
+};
+
+// A 1-D window.
+inline WindowShape window_1d(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                             int64_t pad_begin, int64_t pad_end) {
+  return {{in}, {kernel}, {stride}, {dilation}, {pad_begin}, {pad_end}};
+}
+
+// The window and the output extents `out` into a ConvParams, ConvTransposeParams or PoolParams:
+// spatial_rank, in_size, out_size, kernel, stride, dilation and pad_begin.
+template <typename Params>
+void set_window(Params& p, const WindowShape& w, const Shape& out) {
+  p.spatial_rank = static_cast<int32_t>(w.in.size());
+  for (size_t d = 0; d < w.in.size(); ++d) {
+    p.in_size[d] = w.in[d];
+    p.out_size[d] = out[d];
+    p.kernel[d] = w.kernel[d];
+    p.stride[d] = w.stride[d];
+    p.dilation[d] = w.dilation[d];
+    p.pad_begin[d] = w.pad_begin[d];
+  }
+}
+
+// [batch, channels, spatial] -> [batch, spatial, channels] for any spatial volume.
+template <typename T>
+std::vector<T> to_channels_last(const std::vector<T>& x, int64_t batch, int64_t channels,
+                                int64_t spatial) {
+  std::vector<T> y(x.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < spatial; ++i)
+        y[size_t((n * spatial + i) * channels + c)] = x[size_t((n * channels + c) * spatial + i)];
+  return y;
+}
+
 }  // namespace jetplan::kernels::test_util

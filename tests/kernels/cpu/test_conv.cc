@@ -24,9 +24,8 @@ using namespace test_util;
 
 // A convolution in the terms of the contract; padding at the end is explicit here and out() is
 // derived from it.
-struct ConvShape {
+struct ConvShape : WindowShape {
   int64_t batch = 1, in_channels = 1, out_channels = 1, groups = 1;
-  Shape in, kernel, stride, dilation, pad_begin, pad_end;
 
   Shape out() const {
     Shape o(in.size());
@@ -42,20 +41,11 @@ struct ConvShape {
 
 ConvParams conv_params(const ConvShape& s, bool bias, bool residual, Activation act) {
   ConvParams p;
-  p.spatial_rank = static_cast<int32_t>(s.in.size());
+  set_window(p, s, s.out());
   p.batch = s.batch;
   p.in_channels = s.in_channels;
   p.out_channels = s.out_channels;
   p.groups = s.groups;
-  const Shape out = s.out();
-  for (size_t d = 0; d < s.in.size(); ++d) {
-    p.in_size[d] = s.in[d];
-    p.out_size[d] = out[d];
-    p.kernel[d] = s.kernel[d];
-    p.stride[d] = s.stride[d];
-    p.dilation[d] = s.dilation[d];
-    p.pad_begin[d] = s.pad_begin[d];
-  }
   p.has_bias = bias;
   p.has_residual = residual;
   p.act = act;
@@ -110,12 +100,7 @@ constexpr Tolerance kConvTol{1e-5, 1e-5};
 ConvShape conv_1d(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,
                   int64_t pad_end) {
   ConvShape s;
-  s.in = {in};
-  s.kernel = {kernel};
-  s.stride = {stride};
-  s.dilation = {dilation};
-  s.pad_begin = {pad_begin};
-  s.pad_end = {pad_end};
+  static_cast<WindowShape&>(s) = window_1d(in, kernel, stride, dilation, pad_begin, pad_end);
   return s;
 }
 
@@ -334,17 +319,6 @@ TEST(Conv, GroupedEqualsOneConvPerGroup) {
 
 // channels_last (NHWC, [Cout, *kernel, Cin / groups] weights) against the NCHW path on the same
 // data permuted: random ranks 1-3, groups, strides, dilations and asymmetric pads.
-// [n, c, spatial] <-> [n, spatial, c] for any spatial volume.
-std::vector<float> to_channels_last(const std::vector<float>& v, int64_t batch, int64_t channels,
-                                    int64_t plane) {
-  std::vector<float> out(v.size());
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t s = 0; s < plane; ++s)
-        out[size_t((n * plane + s) * channels + c)] = v[size_t((n * channels + c) * plane + s)];
-  return out;
-}
-
 TEST(Conv, ChannelsLastMatchesChannelsFirstOnPermutedData) {
   SEEDED_RNG(rng);
   for (int trial = 0; trial < 40; ++trial) {

@@ -19,9 +19,9 @@ namespace {
 using namespace test_util;
 
 // A transposed convolution in ONNX's terms; out() applies ONNX's output-shape formula.
-struct ConvTShape {
+struct ConvTShape : WindowShape {
   int64_t batch = 1, in_channels = 1, out_channels = 1, groups = 1;
-  Shape in, kernel, stride, dilation, pad_begin, pad_end, output_padding;
+  Shape output_padding;
 
   Shape out() const {
     Shape o(in.size());
@@ -38,32 +38,18 @@ struct ConvTShape {
 ConvTShape convt(Shape in, Shape kernel, Shape stride, Shape dilation, Shape pad_begin,
                  Shape pad_end, Shape output_padding) {
   ConvTShape s;
-  s.in = in;
-  s.kernel = kernel;
-  s.stride = stride;
-  s.dilation = dilation;
-  s.pad_begin = pad_begin;
-  s.pad_end = pad_end;
+  static_cast<WindowShape&>(s) = {in, kernel, stride, dilation, pad_begin, pad_end};
   s.output_padding = output_padding;
   return s;
 }
 
 ConvTransposeParams convt_params(const ConvTShape& s, bool bias, bool residual, Activation act) {
   ConvTransposeParams p;
-  p.spatial_rank = static_cast<int32_t>(s.in.size());
+  set_window(p, s, s.out());
   p.batch = s.batch;
   p.in_channels = s.in_channels;
   p.out_channels = s.out_channels;
   p.groups = s.groups;
-  const Shape out = s.out();
-  for (size_t d = 0; d < s.in.size(); ++d) {
-    p.in_size[d] = s.in[d];
-    p.out_size[d] = out[d];
-    p.kernel[d] = s.kernel[d];
-    p.stride[d] = s.stride[d];
-    p.dilation[d] = s.dilation[d];
-    p.pad_begin[d] = s.pad_begin[d];
-  }
   p.has_bias = bias;
   p.has_residual = residual;
   p.act = act;

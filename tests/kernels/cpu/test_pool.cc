@@ -22,26 +22,18 @@ using namespace test_util;
 
 // ------------------------------------------------------------------------------------- pool
 
-struct PoolShape {
+struct PoolShape : WindowShape {
   int64_t batch = 1, channels = 1;
-  Shape in, out, kernel, stride, dilation, pad_begin, pad_end;
+  Shape out;
 };
 
 PoolParams pool_params(const PoolShape& s, PoolKind kind, bool count_include_pad) {
   PoolParams p;
   p.kind = kind;
-  p.spatial_rank = static_cast<int32_t>(s.in.size());
+  set_window(p, s, s.out);
   p.batch = s.batch;
   p.channels = s.channels;
-  for (size_t d = 0; d < s.in.size(); ++d) {
-    p.in_size[d] = s.in[d];
-    p.out_size[d] = s.out[d];
-    p.kernel[d] = s.kernel[d];
-    p.stride[d] = s.stride[d];
-    p.dilation[d] = s.dilation[d];
-    p.pad_begin[d] = s.pad_begin[d];
-    p.pad_end[d] = s.pad_end[d];
-  }
+  for (size_t d = 0; d < s.in.size(); ++d) p.pad_end[d] = s.pad_end[d];
   p.count_include_pad = count_include_pad;
   return p;
 }
@@ -49,26 +41,9 @@ PoolParams pool_params(const PoolShape& s, PoolKind kind, bool count_include_pad
 PoolShape pool_1d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
                   int64_t pad_begin, int64_t pad_end) {
   PoolShape s;
-  s.in = {in};
+  static_cast<WindowShape&>(s) = window_1d(in, kernel, stride, dilation, pad_begin, pad_end);
   s.out = {out};
-  s.kernel = {kernel};
-  s.stride = {stride};
-  s.dilation = {dilation};
-  s.pad_begin = {pad_begin};
-  s.pad_end = {pad_end};
   return s;
-}
-
-// [batch, channels, spatial] -> [batch, spatial, channels].
-template <typename T>
-std::vector<T> to_channels_last(const std::vector<T>& x, int64_t batch, int64_t channels,
-                                int64_t spatial) {
-  std::vector<T> y(x.size());
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t i = 0; i < spatial; ++i)
-        y[size_t((n * spatial + i) * channels + c)] = x[size_t((n * channels + c) * spatial + i)];
-  return y;
 }
 
 // Runs one pool on x; the output is poisoned first.

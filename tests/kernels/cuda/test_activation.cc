@@ -13,10 +13,10 @@
 namespace jetplan::kernels {
 namespace {
 
-using gpu_test::DeviceBuffer;
-using test_util::Shape;
+using namespace gpu_test;
+using namespace test_util;
 
-constexpr uint16_t kActivation = 4, kBinary = 3;
+constexpr uint16_t kActivation = static_cast<uint16_t>(OpFamilyId::kActivation);
 
 class GpuPointwise : public testing::TestWithParam<int> {};
 

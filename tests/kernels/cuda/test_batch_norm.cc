@@ -17,7 +17,7 @@ namespace {
 
 using gpu_test::DeviceBuffer;
 
-constexpr uint16_t kBatchNorm = 6, kLayerNorm = 15;
+constexpr uint16_t kBatchNorm = static_cast<uint16_t>(OpFamilyId::kBatchNorm);
 
 TEST(GpuBatchNorm, MatchesCpuTwin) {
   GPU_TEST_OR_SKIP();

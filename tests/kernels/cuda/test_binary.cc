@@ -13,10 +13,10 @@
 namespace jetplan::kernels {
 namespace {
 
-using gpu_test::DeviceBuffer;
-using test_util::Shape;
+using namespace gpu_test;
+using namespace test_util;
 
-constexpr uint16_t kActivation = 4, kBinary = 3;
+constexpr uint16_t kBinary = static_cast<uint16_t>(OpFamilyId::kBinary);
 
 TEST(GpuBinary, BroadcastMatchesCpuTwin) {
   GPU_TEST_OR_SKIP();

@@ -18,7 +18,7 @@ namespace {
 
 using gpu_test::DeviceBuffer;
 
-constexpr uint16_t kCast = 28;
+constexpr uint16_t kCast = static_cast<uint16_t>(OpFamilyId::kCast);
 
 // Values that probe rounding: random over the half range, ties, overflow, subnormals, signs.
 std::vector<float> probe_floats(test_util::SeededRng& rng, int64_t count) {

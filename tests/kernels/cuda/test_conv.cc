@@ -25,7 +25,7 @@ namespace jetplan::kernels {
 namespace {
 
 using gpu_test::DeviceBuffer;
-constexpr uint16_t kConv = 0;
+constexpr uint16_t kConv = static_cast<uint16_t>(OpFamilyId::kConv);
 
 struct Case {
   const char* name;

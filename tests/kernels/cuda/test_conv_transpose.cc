@@ -19,7 +19,7 @@ namespace jetplan::kernels {
 namespace {
 
 using gpu_test::DeviceBuffer;
-constexpr uint16_t kConvTranspose = 9;
+constexpr uint16_t kConvTranspose = static_cast<uint16_t>(OpFamilyId::kConvTranspose);
 
 struct Case {
   int rank;

@@ -14,12 +14,11 @@
 namespace jetplan::kernels {
 namespace {
 
-using gpu_test::DeviceBuffer;
-using test_util::Bytes;
-using test_util::Shape;
-using test_util::transpose_params;
+using namespace gpu_test;
+using namespace test_util;
 
-constexpr uint16_t kConcat = 7, kCopy = 8, kTranspose = 19, kSlice = 20, kGather = 21;
+constexpr uint16_t kCopy = static_cast<uint16_t>(OpFamilyId::kCopy);
+constexpr uint16_t kTranspose = static_cast<uint16_t>(OpFamilyId::kTranspose);
 
 // Timings of the hot data movers and of the ViT/CNN shapes of the other families of this
 // engineer's kernels (one file, one event helper). Not a check: run with

@@ -14,11 +14,10 @@
 namespace jetplan::kernels {
 namespace {
 
-using gpu_test::DeviceBuffer;
-using test_util::Bytes;
-using test_util::Shape;
+using namespace gpu_test;
+using namespace test_util;
 
-constexpr uint16_t kConcat = 7, kCopy = 8, kTranspose = 19, kSlice = 20, kGather = 21;
+constexpr uint16_t kGather = static_cast<uint16_t>(OpFamilyId::kGather);
 
 TEST(GpuGather, MatchesCpuTwinBitExact) {
   GPU_TEST_OR_SKIP();

@@ -21,7 +21,7 @@ namespace jetplan::kernels {
 namespace {
 
 using gpu_test::DeviceBuffer;
-constexpr uint16_t kGemm = 2;
+constexpr uint16_t kGemm = static_cast<uint16_t>(OpFamilyId::kGemm);
 
 enum class CMode { kNone, kBiasRow, kFull, kPerBatch };
 

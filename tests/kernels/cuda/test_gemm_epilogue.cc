@@ -23,7 +23,7 @@ namespace jetplan::kernels {
 namespace {
 
 using gpu_test::DeviceBuffer;
-constexpr uint16_t kGemm = 2;
+constexpr uint16_t kGemm = static_cast<uint16_t>(OpFamilyId::kGemm);
 constexpr uint32_t kSplits = 3;  // uneven on purpose: with few K tiles a slice gets none
 
 struct Case {

@@ -17,7 +17,7 @@ namespace {
 
 using gpu_test::DeviceBuffer;
 
-constexpr uint16_t kBatchNorm = 6, kLayerNorm = 15;
+constexpr uint16_t kLayerNorm = static_cast<uint16_t>(OpFamilyId::kLayerNorm);
 
 TEST(GpuLayerNorm, MatchesCpuTwin) {
   GPU_TEST_OR_SKIP();

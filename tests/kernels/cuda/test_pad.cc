@@ -15,11 +15,10 @@
 namespace jetplan::kernels {
 namespace {
 
-using gpu_test::DeviceBuffer;
-using test_util::Bytes;
-using test_util::Shape;
+using namespace gpu_test;
+using namespace test_util;
 
-constexpr uint16_t kPad = 23, kBroadcast = 24, kElementwise = 26, kWhere = 27;
+constexpr uint16_t kPad = static_cast<uint16_t>(OpFamilyId::kPad);
 
 TEST(GpuPad, EveryModeMatchesCpuTwin) {
   GPU_TEST_OR_SKIP();

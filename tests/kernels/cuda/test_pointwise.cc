@@ -24,7 +24,7 @@ namespace cu = ::jetplan::rt::cu;
 using pointwise_case::Case;
 using test_util::Shape;
 
-constexpr uint16_t kPointwise = 35;
+constexpr uint16_t kPointwise = static_cast<uint16_t>(OpFamilyId::kPointwise);
 
 // Runs `c` on the GPU with `dtype` storage and on the twin; returns the chosen variant's name.
 std::string check_case(test_util::SeededRng& rng, const Case& c, DType dtype) {

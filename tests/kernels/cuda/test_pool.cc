@@ -17,7 +17,7 @@
 namespace jetplan::kernels {
 namespace {
 
-constexpr uint16_t kPool = 1;
+constexpr uint16_t kPool = static_cast<uint16_t>(OpFamilyId::kPool);
 
 struct PoolCase {
   int64_t batch, channels;

@@ -17,7 +17,7 @@ namespace {
 
 using test_util::Shape;
 
-constexpr uint16_t kResize = 10;
+constexpr uint16_t kResize = static_cast<uint16_t>(OpFamilyId::kResize);
 
 ResizeParams make_params(const Shape& in, const Shape& out, ResizeMode mode, ResizeCoord coord,
                          ResizeNearest nearest) {

@@ -24,7 +24,7 @@ namespace {
 
 using gpu_test::DeviceBuffer;
 namespace cu = ::jetplan::rt::cu;
-constexpr uint16_t kRnn = 29;
+constexpr uint16_t kRnn = static_cast<uint16_t>(OpFamilyId::kRnn);
 
 struct Case {
   RnnCell cell;

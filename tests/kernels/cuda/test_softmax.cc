@@ -16,7 +16,7 @@ namespace {
 
 using gpu_test::DeviceBuffer;
 
-constexpr uint16_t kSoftmax = 5;
+constexpr uint16_t kSoftmax = static_cast<uint16_t>(OpFamilyId::kSoftmax);
 
 struct SoftmaxCase {
   int64_t outer, axis, inner;

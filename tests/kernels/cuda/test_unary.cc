@@ -17,7 +17,7 @@ namespace jetplan::kernels {
 namespace {
 
 using gpu_test::DeviceBuffer;
-constexpr uint16_t kUnary = 25;
+constexpr uint16_t kUnary = static_cast<uint16_t>(OpFamilyId::kUnary);
 
 testing::AssertionResult close_float(const std::vector<float>& got, const std::vector<float>& want,
                                      double rel, double abs) {
