@@ -1,4 +1,5 @@
 #include "kernels/activation.h"
+
 #include "kernels/scalar_ops.h"
 
 namespace jetplan::kernels::cpu {

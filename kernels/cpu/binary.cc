@@ -1,5 +1,6 @@
-#include "kernels/activation.h"
 #include "kernels/binary.h"
+
+#include "kernels/activation.h"
 #include "kernels/cpu/dense_index.h"
 
 namespace jetplan::kernels::cpu {

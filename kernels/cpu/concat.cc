@@ -1,6 +1,6 @@
-#include <cstring>
-
 #include "kernels/concat.h"
+
+#include <cstring>
 
 namespace jetplan::kernels::cpu {
 

@@ -1,6 +1,6 @@
-#include <cstring>
-
 #include "kernels/copy.h"
+
+#include <cstring>
 
 namespace jetplan::kernels::cpu {
 

@@ -1,5 +1,6 @@
-#include "kernels/cpu/quantize_channels.h"
 #include "kernels/dequantize.h"
+
+#include "kernels/cpu/quantize_channels.h"
 
 namespace jetplan::kernels::cpu {
 

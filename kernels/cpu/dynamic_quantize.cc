@@ -1,4 +1,5 @@
 #include "kernels/dynamic_quantize.h"
+
 #include "kernels/quantization.h"
 
 namespace jetplan::kernels::cpu {

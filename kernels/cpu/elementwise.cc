@@ -1,8 +1,9 @@
+#include "kernels/elementwise.h"
+
 #include <cstdint>
 
 #include "kernels/cpu/dense_index.h"
 #include "kernels/cpu/half.h"
-#include "kernels/elementwise.h"
 
 namespace jetplan::kernels::cpu {
 
@@ -24,14 +25,16 @@ void broadcast_loop(const ElementwiseParams& p, const void* a, const void* b, vo
 template <typename T>
 void compare_loop(const ElementwiseParams& p, const void* a, const void* b, void* y) {
   const ElementwiseOp op = p.op;
-  broadcast_loop<T, unsigned char>(
-      p, a, b, y, [op](T u, T v) -> unsigned char { return elementwise_compare_value<T>(op, u, v) ? 1 : 0; });
+  broadcast_loop<T, unsigned char>(p, a, b, y, [op](T u, T v) -> unsigned char {
+    return elementwise_compare_value<T>(op, u, v) ? 1 : 0;
+  });
 }
 
 template <typename T>
 void integer_loop(const ElementwiseParams& p, const void* a, const void* b, void* y) {
   const ElementwiseOp op = p.op;
-  broadcast_loop<T, T>(p, a, b, y, [op](T u, T v) { return elementwise_integer_value<T>(op, u, v); });
+  broadcast_loop<T, T>(p, a, b, y,
+                       [op](T u, T v) { return elementwise_integer_value<T>(op, u, v); });
 }
 
 }  // namespace
@@ -70,7 +73,7 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
         return broadcast_loop<uint16_t, unsigned char>(
             p, a, b, y, [op](uint16_t u, uint16_t v) -> unsigned char {
               return elementwise_compare_value<float>(op, half_to_float(u), half_to_float(v)) ? 1
-                                                                                      : 0;
+                                                                                              : 0;
             });
       }
     }

@@ -15,5 +15,4 @@ inline bool ranks_above(float a, float b) {
 
 inline bool same_rank(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
-
 }  // namespace jetplan::kernels::cpu

@@ -1,7 +1,8 @@
+#include "kernels/gather.h"
+
 #include <cstring>
 
 #include "kernels/cpu/gather_index.h"
-#include "kernels/gather.h"
 
 namespace jetplan::kernels::cpu {
 

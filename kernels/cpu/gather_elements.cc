@@ -1,8 +1,9 @@
+#include "kernels/gather_elements.h"
+
 #include <cstring>
 
 #include "kernels/cpu/dense_index.h"
 #include "kernels/cpu/gather_index.h"
-#include "kernels/gather_elements.h"
 
 namespace jetplan::kernels::cpu {
 

@@ -1,5 +1,6 @@
-#include "kernels/cpu/moments.h"
 #include "kernels/group_norm.h"
+
+#include "kernels/cpu/moments.h"
 
 namespace jetplan::kernels::cpu {
 

@@ -1,6 +1,6 @@
-#include <cmath>
-
 #include "kernels/lrn.h"
+
+#include <cmath>
 
 namespace jetplan::kernels::cpu {
 

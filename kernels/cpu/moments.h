@@ -29,7 +29,8 @@ inline Moments moments(const float* x, int64_t count, float epsilon) {
   return {mean, 1.0 / std::sqrt(var + static_cast<double>(epsilon))};
 }
 
-inline float normalize(const Moments& m, float x, double scale, double bias, const Activation& act) {
+inline float normalize(const Moments& m, float x, double scale, double bias,
+                       const Activation& act) {
   const double v = scale * ((x - m.mean) * m.inv_std) + bias;
   return apply_activation(act, static_cast<float>(v));
 }

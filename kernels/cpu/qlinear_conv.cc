@@ -1,5 +1,6 @@
-#include "kernels/conv_geometry.h"
 #include "kernels/qlinear_conv.h"
+
+#include "kernels/conv_geometry.h"
 #include "kernels/quantization.h"
 
 namespace jetplan::kernels::cpu {
@@ -44,8 +45,8 @@ void qlinear_conv(const QLinearConvParams& q, const void* x, const float* x_scal
                     if (!inside_dim(i2, g.in[2])) continue;
                     const int32_t xv =
                         load_quantized(q.x_type, x, x_plane + (i0 * g.in[1] + i1) * g.in[2] + i2);
-                    const int32_t wv =
-                        load_quantized(q.w_type, w, w_ic + (k0 * g.kernel[1] + k1) * g.kernel[2] + k2);
+                    const int32_t wv = load_quantized(
+                        q.w_type, w, w_ic + (k0 * g.kernel[1] + k1) * g.kernel[2] + k2);
                     acc += int64_t{xv - x_zp} * (wv - w_zp);
                   }
                 }
@@ -53,7 +54,8 @@ void qlinear_conv(const QLinearConvParams& q, const void* x, const float* x_scal
             }
             const int64_t yi =
                 (n * p.out_channels + oc) * out_plane + (o0 * g.out[1] + o1) * g.out[2] + o2;
-            store_quantized(q.y_type, y, yi, quantize_value(wrap_int32(acc) * mult, y_zp, q.y_type));
+            store_quantized(q.y_type, y, yi,
+                            quantize_value(wrap_int32(acc) * mult, y_zp, q.y_type));
           }
     }
   }

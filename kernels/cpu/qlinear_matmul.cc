@@ -1,4 +1,5 @@
 #include "kernels/qlinear_matmul.h"
+
 #include "kernels/quantization.h"
 
 namespace jetplan::kernels::cpu {

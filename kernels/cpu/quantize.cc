@@ -1,5 +1,6 @@
-#include "kernels/cpu/quantize_channels.h"
 #include "kernels/quantize.h"
+
+#include "kernels/cpu/quantize_channels.h"
 
 namespace jetplan::kernels::cpu {
 

@@ -13,8 +13,8 @@ namespace jetplan::kernels::cpu {
 // Calls run(first element, scale, zero point) for every (outer, channel) run, in memory order.
 // zero_point may be null when !p.has_zero_point (then 0).
 template <typename Run>
-void for_each_channel_run(const QuantizeLinearParams& p, const float* scale,
-                          const void* zero_point, Run run) {
+void for_each_channel_run(const QuantizeLinearParams& p, const float* scale, const void* zero_point,
+                          Run run) {
   for (int64_t o = 0; o < p.outer; ++o)
     for (int64_t ch = 0; ch < p.channels; ++ch) {
       const int64_t qi = p.per_channel ? ch : 0;

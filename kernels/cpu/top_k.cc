@@ -1,7 +1,8 @@
+#include "kernels/top_k.h"
+
 #include <algorithm>
 
 #include "kernels/cpu/float_ranking.h"
-#include "kernels/top_k.h"
 
 namespace jetplan::kernels::cpu {
 

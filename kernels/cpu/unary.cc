@@ -1,6 +1,6 @@
-#include <cstdint>
-
 #include "kernels/unary.h"
+
+#include <cstdint>
 
 namespace jetplan::kernels::cpu {
 

@@ -438,7 +438,7 @@ using jetplan::kernels::ConvParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace jk = jetplan::kernels::cuda;
 
-// Block shapes and shared memory of these rows: conv_variants.inc repeats them (STAGES * (BM + BN) *
+// Block shapes and shared memory of these rows: the rows in kernels/conv.h repeat them (STAGES * (BM + BN) *
 // (BK + 8) * 2 bytes); the GPU tests launch every row with exactly those numbers.
 extern "C" __global__ void __launch_bounds__(256) jp_conv_igemm_128x128_f16(StepPointers ptrs, const ConvParams p) {
   jk::igemm<128, 128, 32, 2, 4, 3, true>(ptrs, p);

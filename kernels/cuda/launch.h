@@ -12,7 +12,7 @@
 // step's device pointers in the step's input and output order. The runtime builds both when a
 // context is created and only launches after that (or replays a CUDA graph of the launches).
 //
-// Rules every variant keeps (plans are untrusted; tests/kernels/gpu checks them):
+// Rules every variant keeps (plans are untrusted; tests/kernels/cuda checks them):
 //   - Memory-safe for ANY grid: every global index is bounded by `p` (which load verified
 //     against the tensor sizes). A grid the converter chose too small computes less, never
 //     outside a tensor. A variant that assumes a block shape or dynamic shared memory size says

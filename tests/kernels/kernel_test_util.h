@@ -399,7 +399,7 @@ inline testing::AssertionResult all_equal(const IndexOutput& got,
 
 // -------------------------------------------------------------------------------- activations
 
-// The formulas of kernels/params.h, in double, where possible through a different identity than
+// The formulas of kernels/activation_function.h, in double, where possible through a different identity than
 // a kernel would naturally use.
 inline double sigmoid_ref(double x) { return 0.5 * (1.0 + std::tanh(0.5 * x)); }
 

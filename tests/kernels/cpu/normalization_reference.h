@@ -15,7 +15,7 @@ constexpr Tolerance kNormTol{1e-5, 1e-5};
 
 // y for one element from its statistics set `members`, in long double.
 inline double normalized(double x, const std::vector<long double>& members, double epsilon,
-                  double scale, double bias) {
+                         double scale, double bias) {
   long double mean = 0, var = 0;
   for (long double v : members) mean += v;
   mean /= members.size();
@@ -26,10 +26,11 @@ inline double normalized(double x, const std::vector<long double>& members, doub
 
 // Reference for [batch, channels, spatial] norms: elements share statistics when they have the
 // same n and the same group (channel / channels_per_group); instance norm is groups == channels.
-inline std::vector<double> grouped_reference(const std::vector<float>& x, int64_t batch, int64_t channels,
-                                      int64_t spatial, int64_t groups, float epsilon,
-                                      const std::vector<float>& scale,
-                                      const std::vector<float>& bias, bool per_group_affine) {
+inline std::vector<double> grouped_reference(const std::vector<float>& x, int64_t batch,
+                                             int64_t channels, int64_t spatial, int64_t groups,
+                                             float epsilon, const std::vector<float>& scale,
+                                             const std::vector<float>& bias,
+                                             bool per_group_affine) {
   const int64_t per_group = channels / groups;
   std::vector<double> y;
   for (int64_t i = 0; i < batch * channels * spatial; ++i) {
@@ -45,7 +46,8 @@ inline std::vector<double> grouped_reference(const std::vector<float>& x, int64_
   return y;
 }
 
-inline InstanceNormParams instance_params(int64_t n, int64_t c, int64_t s, float eps, Activation act) {
+inline InstanceNormParams instance_params(int64_t n, int64_t c, int64_t s, float eps,
+                                          Activation act) {
   InstanceNormParams p;
   p.batch = n;
   p.channels = c;
@@ -55,7 +57,8 @@ inline InstanceNormParams instance_params(int64_t n, int64_t c, int64_t s, float
   return p;
 }
 
-inline LayerNormParams layer_params(int64_t outer, int64_t inner, float eps, bool has_bias, Activation act) {
+inline LayerNormParams layer_params(int64_t outer, int64_t inner, float eps, bool has_bias,
+                                    Activation act) {
   LayerNormParams p;
   p.outer = outer;
   p.inner = inner;
@@ -67,8 +70,8 @@ inline LayerNormParams layer_params(int64_t outer, int64_t inner, float eps, boo
 
 // -------------------------------------------------------------------------------- GroupNorm
 
-inline GroupNormParams group_params(int64_t n, int64_t c, int64_t s, int64_t g, float eps, bool per_group,
-                             Activation act) {
+inline GroupNormParams group_params(int64_t n, int64_t c, int64_t s, int64_t g, float eps,
+                                    bool per_group, Activation act) {
   GroupNormParams p;
   p.batch = n;
   p.channels = c;

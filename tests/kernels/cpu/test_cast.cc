@@ -6,7 +6,7 @@
 // tie between neighbouring halves. Outputs are poisoned (two NaN patterns for float targets,
 // 0xA5 and 0x5A bytes otherwise) with a guard zone; a NaN only passes where a NaN is expected
 // and is not the poison. The seed of any failure is printed (JETPLAN_TEST_SEED=<n> replays it).
-// bfloat16's own conversions (kernels/cpu/bfloat16.h) are tested in test_tensor_bfloat16.cc;
+// bfloat16's own conversions (kernels/cpu/bfloat16.h) are tested in test_bfloat16.cc;
 // here it joins every Cast pair, decoded with ldexp and truncated toward zero by scaling.
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The two-input elementwise kernel of kernels/cpu/tensor_ops.h (integer arithmetic, Mod and
+// The two-input elementwise kernel of kernels/kernels.h (integer arithmetic, Mod and
 // FMod, comparisons on every dtype, logic on bool) against references written another way:
 // integer arithmetic in 128 bits, reduced to the type afterwards; Mod from the identity
 // ((a % b) + b) % b; comparisons from a three-way ordering of the values widened to long double
@@ -385,7 +385,7 @@ void check_bool_ops(test_util::SeededRng& rng, DType t, const ElementwiseOp* ops
 TEST(Elementwise, ComparisonsOnEveryDType) {
   SEEDED_RNG(rng);
   for (int t = 0; t < kDTypeCount; ++t) {
-    // bfloat16 reaches Cast and data movement only (params_tensor.h): no Elementwise op.
+    // bfloat16 reaches Cast and data movement only (kernels/elementwise.h): no Elementwise op.
     if (DType(t) == DType::kBFloat16) continue;
     check_bool_ops(rng, DType(t), kCompareOps, 5);
   }

@@ -1,4 +1,4 @@
-// The Pointwise program kernel (kernels/cpu/pointwise_chain.cc) against a plain reference that
+// The Pointwise program kernel (kernels/cpu/pointwise.cc) against a plain reference that
 // runs the program op by op over whole tensors, in double: each input broadcast to the output
 // shape, then one full intermediate tensor per instruction. Fresh random inputs, poisoned
 // outputs. Tolerance: FP32 arithmetic against double over chains of up to 16 ops:

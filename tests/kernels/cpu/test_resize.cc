@@ -1,7 +1,7 @@
 // cpu::resize against a port of the ONNX Python reference's algorithm: separable 1D passes,
 // innermost dim first, each output sample taking the n nearest samples of the edge-padded line
 // (ties to the smaller index) with the reference's coefficient rules. The kernel instead sums over
-// a product of per-dim taps in one pass. The ONNX backend test data is in test_nn_resize_onnx.cc.
+// a product of per-dim taps in one pass. The ONNX backend test data is in cpu/test_resize_onnx_nodes.cc.
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// The data-movement kernels of kernels/cpu/tensor_ops.h (transpose, slice, gather, gather
+// The data-movement kernels of kernels/kernels.h (transpose, slice, gather, gather
 // elements, pad, broadcast, where) against references written here another way: transpose and
 // tile by scattering each input element to its output coordinates (the kernels gather), slice
 // and pad through explicit per-dim index lists (pad's built by cropping and then extending one

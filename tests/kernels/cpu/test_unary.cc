@@ -1,5 +1,5 @@
 // Unary math and the two-input elementwise kernel (integer arithmetic, Mod, comparisons, logic)
-// of kernels/cpu/tensor_ops.h against references written another way: unary formulas in double
+// of kernels/kernels.h against references written another way: unary formulas in double
 // through other identities (sinh from exp, asinh from log, ceil from floor, round from
 // std::nearbyint), integer arithmetic in 128 bits reduced to the type afterwards, comparisons
 // from a three-way ordering of values widened to long double; plus the ONNX specification's

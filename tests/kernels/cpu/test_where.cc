@@ -1,4 +1,4 @@
-// Pad, broadcast copy (Expand, Tile) and Where of kernels/cpu/tensor_ops.h against references
+// Pad, broadcast copy (Expand, Tile) and Where of kernels/kernels.h against references
 // written another way: pad through per-dim index lists built by cropping and then extending one
 // element at a time (reflect by bouncing between the ends, wrap by stepping around), tile by
 // scattering every input element to each of its copies, broadcasting by the numpy rule on

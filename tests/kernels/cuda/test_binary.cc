@@ -1,4 +1,4 @@
-// CUDA pointwise kernels (kernels/cuda/pointwise.cu) against their CPU twins
+// CUDA Activation and Binary kernels (kernels/cuda/activation.cu, binary.cu) against their CPU twins
 // (kernels/cpu/activation.cc, binary.cc): FP16 storage, fresh random inputs, poisoned outputs.
 // Tolerance: FP16 output rounding (2^-11 relative) plus the twin's FP32 on FP16-rounded inputs:
 // |got - want| <= 2e-3 * |want| + 2e-3 (transcendentals use fast exp in FP32).

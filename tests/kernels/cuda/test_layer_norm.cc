@@ -1,5 +1,5 @@
-// CUDA BatchNorm and LayerNorm (kernels/cuda/norm.cu) against their CPU twins
-// (kernels/cpu/normalization.cc, norms.cc). Every tensor of the step has the step's dtype (the
+// CUDA BatchNorm and LayerNorm (kernels/cuda/batch_norm.cu, layer_norm.cu) against their CPU twins
+// (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of the step has the step's dtype (the
 // twin reads the same values rounded to FP16). Tolerance: FP16 |got - want| <= 2e-3 * |want| +
 // 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32 1e-5 * |want| + 1e-5. NaN never
 // passes; outputs poisoned, guards checked.

@@ -1,4 +1,4 @@
-// CUDA Elementwise, Where, Broadcast and Pad kernels (kernels/cuda/elementwise.cu) against their
+// CUDA Elementwise, Where, Broadcast and Pad kernels (kernels/cuda/elementwise.cu, where.cu, broadcast.cu, pad.cu) against their
 // CPU twins (kernels/cpu/elementwise.cc, where.cc, broadcast.cc, pad.cc) on fresh random inputs
 // with broadcasting, odd shapes, every dtype and element size, outputs poisoned and guards
 // checked. Tolerance: none, every output is compared bit for bit (integer arithmetic, exact

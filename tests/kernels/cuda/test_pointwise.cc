@@ -1,5 +1,5 @@
-// CUDA Pointwise program kernels (kernels/cuda/pointwise_chain.cu) against their CPU twin
-// (kernels/cpu/pointwise_chain.cc): fresh random inputs, poisoned outputs and guards, shapes
+// CUDA Pointwise program kernels (kernels/cuda/pointwise.cu) against their CPU twin
+// (kernels/cpu/pointwise.cc): fresh random inputs, poisoned outputs and guards, shapes
 // with broadcasting, batch 1 and 8, odd sizes (the one-element and the four-element variants).
 // Tolerance: FP16 storage: the twin in FP32 on the same FP16-rounded inputs, the GPU rounding
 // its FP32 result once to FP16 (2^-11 relative) and using fast exp in activations:

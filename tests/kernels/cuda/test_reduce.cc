@@ -3,7 +3,7 @@
 // NCHW FP32, and NHWC global average pooling. Tolerance: max is exact (it picks an input);
 // average |got - want| <= 2e-3 * |want| + 1e-3 in FP16 (output rounding 2^-11 plus FP32 sums),
 // 1e-5 relative in FP32. NaN never passes; outputs poisoned, guards checked.
-// Also Reduce (kernels/cuda/pool.cu, twin kernels/cpu/reduce.cc): max/min exact, the sums
+// Also Reduce (kernels/cuda/reduce.cu, twin kernels/cpu/reduce.cc): max/min exact, the sums
 // 2e-3 relative + 2e-3 in FP16, 1e-5 relative + 1e-5 in FP32 (FP32 sums of up to 3136 terms).
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// CUDA data movement (kernels/cuda/tensor.cu: Copy, Transpose, Concat, Slice, Gather) against
-// the CPU twins (kernels/cpu/transform.cc, transpose.cc, slice.cc, gather.cc) on random bytes. Tolerance: none, bit-exact. Outputs
-// poisoned, guards checked; shapes with odd extents, batch 1 and 8, every element size.
+// CUDA data movement (kernels/cuda/copy.cu, transpose.cu, concat.cu, slice.cu, gather.cu) against
+// the CPU twins (kernels/cpu/copy.cc, transpose.cc, concat.cc, slice.cc, gather.cc) on random bytes.
+// Tolerance: none, bit-exact. Outputs poisoned, guards checked; shapes with odd extents, batch 1 and 8, every element size.
 #include <gtest/gtest.h>
 
 #include <cstdio>
