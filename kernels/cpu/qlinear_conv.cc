@@ -34,23 +34,11 @@ void qlinear_conv(const QLinearConvParams& q, const void* x, const float* x_scal
             for (int64_t ic = 0; ic < in_per_group; ++ic) {
               const int64_t x_plane = (n * p.in_channels + first_ic + ic) * in_plane;
               const int64_t w_ic = w_oc + ic * kernel_volume;
-              for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-                const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dilation[0];
-                if (!inside_dim(i0, g.in[0])) continue;
-                for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-                  const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dilation[1];
-                  if (!inside_dim(i1, g.in[1])) continue;
-                  for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-                    const int64_t i2 = o2 * g.stride[2] - g.pad[2] + k2 * g.dilation[2];
-                    if (!inside_dim(i2, g.in[2])) continue;
-                    const int32_t xv =
-                        load_quantized(q.x_type, x, x_plane + (i0 * g.in[1] + i1) * g.in[2] + i2);
-                    const int32_t wv = load_quantized(
-                        q.w_type, w, w_ic + (k0 * g.kernel[1] + k1) * g.kernel[2] + k2);
-                    acc += int64_t{xv - x_zp} * (wv - w_zp);
-                  }
-                }
-              }
+              for_each_tap(g, o0, o1, o2, [&](int64_t s, int64_t k) {
+                const int32_t xv = load_quantized(q.x_type, x, x_plane + s);
+                const int32_t wv = load_quantized(q.w_type, w, w_ic + k);
+                acc += int64_t{xv - x_zp} * (wv - w_zp);
+              });
             }
             const int64_t yi =
                 (n * p.out_channels + oc) * out_plane + (o0 * g.out[1] + o1) * g.out[2] + o2;
