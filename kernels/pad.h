@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/host_device.h"
 #include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels {
@@ -36,6 +37,42 @@ struct PadParams {
   int64_t pads_begin[kMaxRank] = {};
   unsigned char value[8] = {};
 };
+
+// a mod m in [0, m) for m > 0.
+JP_HD_INLINE int64_t pad_positive_mod(int64_t a, int64_t m) {
+  const int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+
+// The coordinate in x that output coordinate `o` of dim d reads, or -1 for the constant value.
+// Negative pads crop first: x is reduced to the `kept` elements starting at `first`, and
+// `o - before` is the coordinate in that cropped range (before = the positive begin pad).
+JP_HD_INLINE int64_t pad_source_coord(const PadParams& p, int32_t d, int64_t o) {
+  const int64_t begin = p.pads_begin[d];
+  const int64_t end = p.out_dims[d] - p.x_dims[d] - begin;
+  const int64_t first = begin < 0 ? -begin : 0;
+  const int64_t kept = p.x_dims[d] - first - (end < 0 ? -end : 0);
+  const int64_t j = o - (begin > 0 ? begin : 0);
+  if (j >= 0 && j < kept) return first + j;
+  if (kept <= 0) return -1;  // nothing to extend from; plan load refuses this outside kConstant
+  switch (p.mode) {
+    case PadMode::kConstant:
+      return -1;
+    case PadMode::kEdge:
+      return first + (j < 0 ? 0 : kept - 1);
+    case PadMode::kWrap:
+      return first + pad_positive_mod(j, kept);
+    case PadMode::kReflect: {
+      if (kept == 1) return first;
+      // Mirroring at both ends without repeating the edge is periodic with period 2 (kept - 1):
+      // 0 1 2 .. kept-1 kept-2 .. 1 | 0 1 ...
+      const int64_t period = 2 * (kept - 1);
+      const int64_t r = pad_positive_mod(j, period);
+      return first + (r < kept ? r : period - r);
+    }
+  }
+  return -1;  // unreachable for a validated plan
+}
 
 }  // namespace jetplan::kernels
 

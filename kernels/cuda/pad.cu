@@ -10,34 +10,6 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-__device__ __forceinline__ int64_t positive_mod(int64_t a, int64_t m) {
-  const int64_t r = a % m;
-  return r < 0 ? r + m : r;
-}
-
-// The twin's source_coord: the x coordinate output coordinate o of dim d reads, -1 for the value.
-__device__ __forceinline__ int64_t pad_source(const PadParams& p, int32_t d, int64_t o) {
-  const int64_t begin = p.pads_begin[d];
-  const int64_t end = p.out_dims[d] - p.x_dims[d] - begin;
-  const int64_t first = begin < 0 ? -begin : 0;
-  const int64_t kept = p.x_dims[d] - first - (end < 0 ? -end : 0);
-  const int64_t j = o - (begin > 0 ? begin : 0);
-  if (j >= 0 && j < kept) return first + j;
-  if (kept <= 0) return -1;
-  switch (p.mode) {
-    case PadMode::kConstant: return -1;
-    case PadMode::kEdge: return first + (j < 0 ? 0 : kept - 1);
-    case PadMode::kWrap: return first + positive_mod(j, kept);
-    case PadMode::kReflect: {
-      if (kept == 1) return first;
-      const int64_t period = 2 * (kept - 1);
-      const int64_t r = positive_mod(j, period);
-      return first + (r < kept ? r : period - r);
-    }
-  }
-  return -1;
-}
-
 __device__ void pad_kernel(const StepPointers& ptrs, const PadParams& p) {
   const auto* in = static_cast<const unsigned char*>(ptrs.in[0]);
   auto* out = static_cast<unsigned char*>(ptrs.out[0]);
@@ -48,7 +20,7 @@ __device__ void pad_kernel(const StepPointers& ptrs, const PadParams& p) {
     int64_t rest = i, offset = 0, stride = 1;
     bool inside = true;
     for (int32_t d = p.rank - 1; d >= 0; --d) {
-      const int64_t c = pad_source(p, d, rest % p.out_dims[d]);
+      const int64_t c = pad_source_coord(p, d, rest % p.out_dims[d]);
       rest /= p.out_dims[d];
       if (c < 0) {
         inside = false;
