@@ -14,6 +14,7 @@ namespace jetplan::kernels::cuda {
 namespace {
 
 using conv_transpose_math::Geometry;
+using conv_transpose_math::for_each_source_tap;
 using conv_transpose_math::tap_source;
 using conv_transpose_math::to_3d;
 
@@ -48,23 +49,10 @@ __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposePara
     const T* wg = w + (first_ic * out_per_group + oc % out_per_group) * kvol;
     const int64_t w_ic_stride = out_per_group * kvol;
     float acc = 0.f;
-    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-      const int64_t i0 = tap_source(g, 0, o0, k0);
-      if (i0 < 0) continue;
-      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-        const int64_t i1 = tap_source(g, 1, o1, k1);
-        if (i1 < 0) continue;
-        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-          const int64_t i2 = tap_source(g, 2, o2, k2);
-          if (i2 < 0) continue;
-          const int64_t xo = (i0 * g.in[1] + i1) * g.in[2] + i2;
-          const int64_t wo = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;
-          for (int64_t ic = 0; ic < in_per_group; ++ic)
-            acc = fmaf(load_float(xg, ic * in_plane + xo), load_float(wg, ic * w_ic_stride + wo),
-                       acc);
-        }
-      }
-    }
+    for_each_source_tap(g, o0, o1, o2, [&](int64_t xo, int64_t wo) {
+      for (int64_t ic = 0; ic < in_per_group; ++ic)
+        acc = fmaf(load_float(xg, ic * in_plane + xo), load_float(wg, ic * w_ic_stride + wo), acc);
+    });
     if (bias != nullptr) acc += load_float(bias, oc);
     if (res != nullptr) acc += load_float(res, yi);
     store_float(y, yi, activation_value(p.act, acc));
