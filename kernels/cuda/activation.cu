@@ -24,9 +24,4 @@ __device__ void activation(const StepPointers& ptrs, const ActivationParams& p) 
 using jetplan::kernels::ActivationParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_activation_f16(StepPointers ptrs, const ActivationParams p) {
-  jetplan::kernels::cuda::activation<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_activation_f32(StepPointers ptrs, const ActivationParams p) {
-  jetplan::kernels::cuda::activation<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_activation, ActivationParams, jetplan::kernels::cuda::activation)

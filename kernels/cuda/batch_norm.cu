@@ -33,9 +33,4 @@ __device__ void batch_norm(const StepPointers& ptrs, const BatchNormParams& p) {
 using jetplan::kernels::BatchNormParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_batch_norm_f16(StepPointers ptrs, const BatchNormParams p) {
-  jetplan::kernels::cuda::batch_norm<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_batch_norm_f32(StepPointers ptrs, const BatchNormParams p) {
-  jetplan::kernels::cuda::batch_norm<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_batch_norm, BatchNormParams, jetplan::kernels::cuda::batch_norm)

@@ -36,9 +36,4 @@ __device__ void binary(const StepPointers& ptrs, const BinaryParams& p) {
 using jetplan::kernels::BinaryParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_binary_f16(StepPointers ptrs, const BinaryParams p) {
-  jetplan::kernels::cuda::binary<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_binary_f32(StepPointers ptrs, const BinaryParams p) {
-  jetplan::kernels::cuda::binary<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_binary, BinaryParams, jetplan::kernels::cuda::binary)

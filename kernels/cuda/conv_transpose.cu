@@ -141,17 +141,7 @@ __device__ void conv_transpose_upsample(const StepPointers& ptrs, const ConvTran
 using jetplan::kernels::ConvTransposeParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_conv_transpose_f16(StepPointers ptrs, const ConvTransposeParams p) {
-  jetplan::kernels::cuda::conv_transpose<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_conv_transpose_f32(StepPointers ptrs, const ConvTransposeParams p) {
-  jetplan::kernels::cuda::conv_transpose<float>(ptrs, p);
-}
-extern "C" __global__ void jp_conv_transpose_upsample_f16(StepPointers ptrs,
-                                                          const ConvTransposeParams p) {
-  jetplan::kernels::cuda::conv_transpose_upsample<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_conv_transpose_upsample_f32(StepPointers ptrs,
-                                                          const ConvTransposeParams p) {
-  jetplan::kernels::cuda::conv_transpose_upsample<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_conv_transpose, ConvTransposeParams,
+                          jetplan::kernels::cuda::conv_transpose)
+JP_HALF_AND_FLOAT_KERNELS(jp_conv_transpose_upsample, ConvTransposeParams,
+                          jetplan::kernels::cuda::conv_transpose_upsample)

@@ -63,9 +63,4 @@ __device__ void layer_norm(const StepPointers& ptrs, const LayerNormParams& p) {
 using jetplan::kernels::LayerNormParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_layer_norm_f16(StepPointers ptrs, const LayerNormParams p) {
-  jetplan::kernels::cuda::layer_norm<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_layer_norm_f32(StepPointers ptrs, const LayerNormParams p) {
-  jetplan::kernels::cuda::layer_norm<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_layer_norm, LayerNormParams, jetplan::kernels::cuda::layer_norm)

@@ -112,9 +112,4 @@ __device__ void reduce(const StepPointers& ptrs, const ReduceParams& p) {
 using jetplan::kernels::ReduceParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_reduce_f16(StepPointers ptrs, const ReduceParams p) {
-  jetplan::kernels::cuda::reduce<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_reduce_f32(StepPointers ptrs, const ReduceParams p) {
-  jetplan::kernels::cuda::reduce<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_reduce, ReduceParams, jetplan::kernels::cuda::reduce)

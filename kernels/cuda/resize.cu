@@ -69,9 +69,4 @@ __device__ void resize(const StepPointers& ptrs, const ResizeParams& p) {
 using jetplan::kernels::ResizeParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_resize_f16(StepPointers ptrs, const ResizeParams p) {
-  jetplan::kernels::cuda::resize<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_resize_f32(StepPointers ptrs, const ResizeParams p) {
-  jetplan::kernels::cuda::resize<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_resize, ResizeParams, jetplan::kernels::cuda::resize)

@@ -474,7 +474,8 @@ extern "C" __global__ void __launch_bounds__(256) jp_rnn_f32(StepPointers ptrs, 
   jetplan::kernels::cuda::rnn<float>(ptrs, p);
 }
 
-// Persistent: launched cooperatively (its rows in kernels/rnn.h), the workspace zeroed; one block per SM
+// Persistent: launched cooperatively (its rows in kernels/rnn.h), the workspace zeroed; one block
+// per SM
 // is all the grid uses, so the registers need not fit more.
 extern "C" __global__ void __launch_bounds__(256, 1)
     jp_rnn_persist_f16(StepPointers ptrs, const RnnParams p) {

@@ -46,18 +46,8 @@ using jetplan::kernels::UnaryParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace k = jetplan::kernels::cuda;
 
-extern "C" __global__ void jp_unary_f32(StepPointers ptrs, const UnaryParams p) {
-  k::unary_math<float>(ptrs, p);
-}
-extern "C" __global__ void jp_unary_f16(StepPointers ptrs, const UnaryParams p) {
-  k::unary_math<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_unary_pred_f32(StepPointers ptrs, const UnaryParams p) {
-  k::unary_pred<float>(ptrs, p);
-}
-extern "C" __global__ void jp_unary_pred_f16(StepPointers ptrs, const UnaryParams p) {
-  k::unary_pred<__half>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_unary, UnaryParams, jetplan::kernels::cuda::unary_math)
+JP_HALF_AND_FLOAT_KERNELS(jp_unary_pred, UnaryParams, jetplan::kernels::cuda::unary_pred)
 extern "C" __global__ void jp_unary_i32(StepPointers ptrs, const UnaryParams p) {
   k::unary_int<int32_t>(ptrs, p);
 }
