@@ -5,11 +5,8 @@ namespace jetplan::kernels::cuda {
 
 bool select_activation(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                        std::string* why) {
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA pointwise kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "pointwise", &f16, why)) return false;
   const auto* p = static_cast<const ActivationParams*>(step.params);
   out->variant = &kernel_variant(f16 ? VariantId::jp_activation_f16 : VariantId::jp_activation_f32);
   // Grid-stride kernels: enough blocks to fill every SM a few times over.

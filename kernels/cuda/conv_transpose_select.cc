@@ -8,11 +8,8 @@ namespace jetplan::kernels::cuda {
 bool select_conv_transpose(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                            std::string* why) {
   const auto* p = static_cast<const ConvTransposeParams*>(step.params);
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA ConvTranspose kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "ConvTranspose", &f16, why)) return false;
   if (p->spatial_rank < 1 || p->spatial_rank > 3 || p->groups < 1) {
     *why = "the CUDA ConvTranspose kernels take 1 to 3 spatial dims";
     return false;

@@ -5,11 +5,8 @@ namespace jetplan::kernels::cuda {
 
 bool select_layer_norm(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                        std::string* why) {
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA LayerNorm kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "LayerNorm", &f16, why)) return false;
   if (step.num_outputs > 1) {
     *why = "the CUDA LayerNorm kernels write y only (no mean or inv_std_dev outputs)";
     return false;

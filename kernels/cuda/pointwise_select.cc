@@ -7,11 +7,8 @@ namespace jetplan::kernels::cuda {
 // per thread where the innermost output dim allows (the x4 variants), else one.
 bool select_pointwise(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                       std::string* why) {
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA Pointwise kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "Pointwise", &f16, why)) return false;
   const auto* p = static_cast<const PointwiseParams*>(step.params);
   const uint64_t work = count_elements(p->rank, p->out_dims);
   const bool x4 = p->rank > 0 && p->out_dims[p->rank - 1] % 4 == 0;

@@ -5,11 +5,8 @@ namespace jetplan::kernels::cuda {
 
 bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                  std::string* why) {
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA Pool kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "Pool", &f16, why)) return false;
   const auto* p = static_cast<const PoolParams*>(step.params);
   if (p->spatial_rank < 1 || p->spatial_rank > kMaxSpatial) {
     *why = "the CUDA Pool kernels take 1 to 3 spatial dims";

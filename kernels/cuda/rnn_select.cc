@@ -46,11 +46,8 @@ bool select_rnn_persist(const RnnParams& p, bool f16, const TargetInfo& target, 
 bool select_rnn(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                 std::string* why) {
   const auto* p = static_cast<const RnnParams*>(step.params);
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA Rnn kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "Rnn", &f16, why)) return false;
   const uint64_t G = static_cast<uint64_t>(rnn_gate_count(p->cell));
   const uint64_t H = static_cast<uint64_t>(p->hidden_size);
   const uint64_t I = static_cast<uint64_t>(p->input_size);

@@ -46,6 +46,15 @@ bool select_byte_mover(KernelVariantId id, int64_t elem_bytes, uint64_t work,
   return true;
 }
 
+bool float_storage(const StepDesc& step, const char* kernels, bool* f16, std::string* why) {
+  *f16 = step.dtype == DType::kFloat16;
+  if (!*f16 && step.dtype != DType::kFloat32) {
+    *why = std::string("the CUDA ") + kernels + " kernels take Float16 or Float32";
+    return false;
+  }
+  return true;
+}
+
 uint64_t count_elements(int32_t rank, const int64_t* dims) {
   uint64_t n = 1;
   for (int32_t d = 0; d < rank; ++d) n *= static_cast<uint64_t>(dims[d]);

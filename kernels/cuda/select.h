@@ -75,6 +75,9 @@ void launch_1d(uint64_t work, uint32_t threads, uint32_t max_blocks, LaunchChoic
 // `work` elements. False with `why` set for other element sizes.
 bool select_byte_mover(KernelVariantId id, int64_t elem_bytes, uint64_t work,
                        const TargetInfo& target, LaunchChoice* out, std::string* why);
+// The kernels that store Float16 or Float32: true with *f16 set for those step dtypes; false
+// with `why` set to "the CUDA <kernels> kernels take Float16 or Float32" otherwise.
+bool float_storage(const StepDesc& step, const char* kernels, bool* f16, std::string* why);
 // Elements of a dense shape (1 for rank 0).
 uint64_t count_elements(int32_t rank, const int64_t* dims);
 

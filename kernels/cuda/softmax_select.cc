@@ -5,11 +5,8 @@ namespace jetplan::kernels::cuda {
 
 bool select_softmax(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                     std::string* why) {
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA Softmax kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "Softmax", &f16, why)) return false;
   const auto* p = static_cast<const SoftmaxParams*>(step.params);
   if (p->inner == 1) {
     out->variant =
