@@ -32,4 +32,27 @@ JP_HD inline ConvGeometry conv_geometry_3d(const P& p) {
   return g;
 }
 
+// Whether coordinate i of a dim of `size` lies inside it (a window tap not in the padding).
+JP_HD inline bool inside_dim(int64_t i, int64_t size) { return i >= 0 && i < size; }
+
+// Calls tap(s, k) for every kernel tap of output position (o0, o1, o2) that lands inside the
+// input (taps in the padding are skipped), in (k0, k1, k2) order: s is the input position's
+// row-major offset in the 3-D plane, k the tap's offset in the kernel volume. (CPU twins.)
+template <typename Tap>
+inline void for_each_tap(const ConvGeometry& g, int64_t o0, int64_t o1, int64_t o2, Tap tap) {
+  for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+    const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dilation[0];
+    if (!inside_dim(i0, g.in[0])) continue;
+    for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+      const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dilation[1];
+      if (!inside_dim(i1, g.in[1])) continue;
+      for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+        const int64_t i2 = o2 * g.stride[2] - g.pad[2] + k2 * g.dilation[2];
+        if (!inside_dim(i2, g.in[2])) continue;
+        tap((i0 * g.in[1] + i1) * g.in[2] + i2, (k0 * g.kernel[1] + k1) * g.kernel[2] + k2);
+      }
+    }
+  }
+}
+
 }  // namespace jetplan::kernels

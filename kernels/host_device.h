@@ -9,3 +9,11 @@
 #else
 #define JP_HD
 #endif
+
+// JP_HD_INLINE: a JP_HD function always inlined on the device (as the kernels' own
+// __forceinline__ helpers are), an ordinary inline function on the host.
+#if defined(__CUDACC__)
+#define JP_HD_INLINE __host__ __device__ __forceinline__
+#else
+#define JP_HD_INLINE inline
+#endif

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "kernels/host_device.h"
-#include "kernels/params_nn.h"
+#include "kernels/resize.h"
 
 namespace jetplan::kernels::resize_math {
 

@@ -1,12 +1,12 @@
 #include <cstring>
 
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/broadcast.h"
+#include "kernels/cpu/dense_index.h"
 
 namespace jetplan::kernels::cpu {
 
 void broadcast(const BroadcastParams& p, const void* x, void* y) {
-  int64_t count = 1;
-  for (int d = 0; d < p.rank; ++d) count *= p.out_dims[d];
+  const int64_t count = dense_count(p.rank, p.out_dims);
   const auto* in = static_cast<const unsigned char*>(x);
   auto* out = static_cast<unsigned char*>(y);
   const size_t elem = static_cast<size_t>(p.elem_bytes);

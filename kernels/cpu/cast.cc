@@ -4,9 +4,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/cast.h"
 #include "kernels/cpu/bfloat16.h"
 #include "kernels/cpu/half.h"
-#include "kernels/cpu/tensor_ops.h"
 
 namespace jetplan::kernels::cpu {
 

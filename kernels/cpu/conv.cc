@@ -1,17 +1,8 @@
+#include "kernels/activation.h"
+#include "kernels/conv.h"
 #include "kernels/conv_geometry.h"
-#include "kernels/cpu/cpu_kernels.h"
 
 namespace jetplan::kernels::cpu {
-
-namespace {
-
-using Geometry = ConvGeometry;
-
-Geometry to_3d(const ConvParams& p) { return conv_geometry_3d(p); }
-
-bool inside(int64_t i, int64_t size) { return i >= 0 && i < size; }
-
-}  // namespace
 
 // Accumulates in double, in the order (input channel, kd, kh, kw), then adds the bias, rounds to
 // float once and adds the residual: the reference error stays far below that of any GPU kernel
@@ -19,7 +10,7 @@ bool inside(int64_t i, int64_t size) { return i >= 0 && i < size; }
 // [Cout, *kernel, Cin / groups] weights), not the summation order.
 void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
           const float* residual, float* y) {
-  const Geometry g = to_3d(p);
+  const ConvGeometry g = conv_geometry_3d(p);
   const int64_t in_per_group = p.in_channels / p.groups;
   const int64_t out_per_group = p.out_channels / p.groups;
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
@@ -48,23 +39,11 @@ void conv(const ConvParams& p, const float* x, const float* w, const float* bias
           for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
             double acc = 0.0;
             for (int64_t ic = 0; ic < in_per_group; ++ic) {
-              for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-                const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dilation[0];
-                if (!inside(i0, g.in[0])) continue;
-                for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-                  const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dilation[1];
-                  if (!inside(i1, g.in[1])) continue;
-                  for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-                    const int64_t i2 = o2 * g.stride[2] - g.pad[2] + k2 * g.dilation[2];
-                    if (!inside(i2, g.in[2])) continue;
-                    const int64_t s = (i0 * g.in[1] + i1) * g.in[2] + i2;
-                    const int64_t k = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;
-                    const double xv = x[x_at(n, first_ic + ic, s)];
-                    const double wv = w[w_at(oc, ic, k)];
-                    acc += xv * wv;
-                  }
-                }
-              }
+              for_each_tap(g, o0, o1, o2, [&](int64_t s, int64_t k) {
+                const double xv = x[x_at(n, first_ic + ic, s)];
+                const double wv = w[w_at(oc, ic, k)];
+                acc += xv * wv;
+              });
             }
             if (p.has_bias) acc += bias[oc];
             const int64_t yi = y_at(n, oc, (o0 * g.out[1] + o1) * g.out[2] + o2);

@@ -1,11 +1,11 @@
-#include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/activation.h"
+#include "kernels/conv_transpose.h"
 #include "kernels/conv_transpose_math.h"
 
 namespace jetplan::kernels::cpu {
 
 using conv_transpose_math::Geometry;
-using conv_transpose_math::tap_source;
+using conv_transpose_math::for_each_source_tap;
 using conv_transpose_math::to_3d;
 
 // Written as a gather, one output at a time, so each output has a fixed summation order (input
@@ -32,21 +32,11 @@ void conv_transpose(const ConvTransposeParams& p, const float* x, const float* w
             for (int64_t ic = first_ic; ic < first_ic + in_per_group; ++ic) {
               const float* x_plane = x + (n * p.in_channels + ic) * in_plane;
               const float* w_k = w + (ic * out_per_group + oc_in_group) * kernel_volume;
-              for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-                const int64_t i0 = tap_source(g, 0, o0, k0);
-                if (i0 < 0) continue;
-                for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-                  const int64_t i1 = tap_source(g, 1, o1, k1);
-                  if (i1 < 0) continue;
-                  for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-                    const int64_t i2 = tap_source(g, 2, o2, k2);
-                    if (i2 < 0) continue;
-                    const double xv = x_plane[(i0 * g.in[1] + i1) * g.in[2] + i2];
-                    const double wv = w_k[(k0 * g.kernel[1] + k1) * g.kernel[2] + k2];
-                    acc += xv * wv;
-                  }
-                }
-              }
+              for_each_source_tap(g, o0, o1, o2, [&](int64_t xo, int64_t wo) {
+                const double xv = x_plane[xo];
+                const double wv = w_k[wo];
+                acc += xv * wv;
+              });
             }
             if (p.has_bias) acc += bias[oc];
             const int64_t yi = plane_offset + (o0 * g.out[1] + o1) * g.out[2] + o2;

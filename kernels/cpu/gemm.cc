@@ -1,4 +1,5 @@
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/activation.h"
+#include "kernels/gemm.h"
 
 namespace jetplan::kernels::cpu {
 

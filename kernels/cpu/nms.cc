@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/nms.h"
 
 namespace jetplan::kernels::cpu {
 

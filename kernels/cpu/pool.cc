@@ -1,30 +1,10 @@
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/pool.h"
 
 namespace jetplan::kernels::cpu {
 
 namespace {
 
-// 1D and 2D pools run as 3D ones: the missing spatial dims go in front with size 1, kernel 1,
-// stride 1, dilation 1 and no padding, which changes no row-major offset.
-struct Geometry {
-  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
-};
-
-Geometry to_3d(const PoolParams& p) {
-  Geometry g;
-  const int lead = 3 - p.spatial_rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;  // index into the params, negative for an added dim
-    g.in[d] = s < 0 ? 1 : p.in_size[s];
-    g.out[d] = s < 0 ? 1 : p.out_size[s];
-    g.kernel[d] = s < 0 ? 1 : p.kernel[s];
-    g.stride[d] = s < 0 ? 1 : p.stride[s];
-    g.dilation[d] = s < 0 ? 1 : p.dilation[s];
-    g.pad_begin[d] = s < 0 ? 0 : p.pad_begin[s];
-    g.pad_end[d] = s < 0 ? 0 : p.pad_end[s];
-  }
-  return g;
-}
+using Geometry = PoolGeometry;
 
 // How a window tap at input coordinate i of dim d counts: read from x, padding, or nothing (past
 // pad_end, where a ceil-mode output window may reach).
@@ -46,7 +26,7 @@ Tap classify(const Geometry& g, int d, int64_t i) {
 // took (ONNX MaxPool's Indices; with indices_column_major the offset within the plane is
 // column-major, storage_order 1), the first of equal ones; 0 for a window with no tap inside x.
 void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
-  const Geometry g = to_3d(p);
+  const Geometry g = pool_geometry_3d(p);
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const bool is_max = p.kind == PoolKind::kMax;

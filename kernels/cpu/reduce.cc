@@ -1,7 +1,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/reduce.h"
 
 namespace jetplan::kernels::cpu {
 

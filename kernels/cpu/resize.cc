@@ -1,4 +1,4 @@
-#include "kernels/cpu/nn_ops.h"
+#include "kernels/resize.h"
 #include "kernels/resize_math.h"
 
 namespace jetplan::kernels::cpu {

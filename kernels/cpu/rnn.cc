@@ -1,6 +1,6 @@
 #include <cmath>
 
-#include "kernels/cpu/seq_quant_ops.h"
+#include "kernels/rnn.h"
 
 namespace jetplan::kernels::cpu {
 
@@ -11,7 +11,7 @@ namespace {
 //   h [H], c [H], xw [4H] = Xt*W^T + Wb, hr [4H] = Ht-1*R^T + Rb   (doubles, gate-major)
 constexpr int64_t kWorkspaceVectors = 2 + 2 * 4;
 
-// Element offsets of the tensors of params_seq.h in either layout.
+// Element offsets of the tensors of kernels/rnn.h in either layout.
 struct Indexer {
   const RnnParams& p;
   int64_t D;

@@ -1,17 +1,14 @@
 #include <cstring>
 
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/cpu/dense_index.h"
+#include "kernels/slice.h"
 
 namespace jetplan::kernels::cpu {
 
 void slice(const SliceParams& p, const void* x, void* y) {
   int64_t x_strides[kMaxRank];
-  int64_t dense = 1, count = 1;
-  for (int d = p.rank - 1; d >= 0; --d) {
-    x_strides[d] = dense;
-    dense *= p.x_dims[d];
-    count *= p.out_dims[d];
-  }
+  dense_strides(p.rank, p.x_dims, x_strides);
+  const int64_t count = dense_count(p.rank, p.out_dims);
   const auto* in = static_cast<const unsigned char*>(x);
   auto* out = static_cast<unsigned char*>(y);
   const size_t elem = static_cast<size_t>(p.elem_bytes);

@@ -1,6 +1,6 @@
 #include <cmath>
 
-#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/softmax.h"
 
 namespace jetplan::kernels::cpu {
 

@@ -1,6 +1,6 @@
 #include <cstring>
 
-#include "kernels/cpu/tensor_ops.h"
+#include "kernels/where.h"
 
 namespace jetplan::kernels::cpu {
 

@@ -3,12 +3,13 @@
 // feeding float math). Twin: kernels/cpu/cast.cc. Float to half rounds to nearest even and
 // overflows to infinity, as the twin does; a NaN stays a NaN (its payload is the hardware's, not
 // the twin's). An integer rounds once, as the twin does: to float32 directly, to half through
-// double (exact for every int32; an int64 past 2^53 is infinity in half anyway); Bool is 0 or 1. Floats and integers to Bool: nonzero is true.
+// double (exact for every int32; an int64 past 2^53 is infinity in half anyway); Bool is 0 or 1.
+// Floats and integers to Bool: nonzero is true.
 #include <cuda_fp16.h>
 
+#include "kernels/cast.h"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
-#include "kernels/params_tensor.h"
 
 namespace jetplan::kernels::cuda {
 namespace {

@@ -16,9 +16,9 @@
 // zero_workspace), and the last CTA of a tile sums the slices in slice order (deterministic) and
 // runs the epilogue. It resets the counter, so back-to-back launches also work without a memset.
 #include <cuda_fp16.h>
-
 #include <cstdint>
 
+#include "kernels/conv.h"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -95,7 +95,7 @@ __device__ __forceinline__ float epilogue(const ConvParams& p, const __half* bia
                                           const __half* res, int64_t yi, int oc, float v) {
   if (p.has_bias) v += __half2float(bias[oc]);
   if (p.has_residual) v += __half2float(res[yi]);
-  return apply_activation(p.act, v);
+  return activation_value(p.act, v);
 }
 
 // ------------------------------------------------------------------------ implicit GEMM
@@ -438,7 +438,7 @@ using jetplan::kernels::ConvParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace jk = jetplan::kernels::cuda;
 
-// Block shapes and shared memory of these rows: conv_variants.inc repeats them (STAGES * (BM + BN) *
+// Block shapes and shared memory of these rows: the rows in kernels/conv.h repeat them (STAGES * (BM + BN) *
 // (BK + 8) * 2 bytes); the GPU tests launch every row with exactly those numbers.
 extern "C" __global__ void __launch_bounds__(256) jp_conv_igemm_128x128_f16(StepPointers ptrs, const ConvParams p) {
   jk::igemm<128, 128, 32, 2, 4, 3, true>(ptrs, p);

@@ -3,20 +3,21 @@
 // even the smallest cannot), depthwise convs to the depthwise kernel, the rest to the direct one.
 #include <algorithm>
 
+#include "kernels/conv.h"
 #include "kernels/cuda/select.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
 
 struct Tile {
-  const char* name;
+  VariantId id;
   uint32_t bm, bn, bk;  // bk: K per pipeline stage
 };
-constexpr Tile kTile128{"jp_conv_igemm_128x128_f16", 128, 128, 32};
-constexpr Tile kTile64{"jp_conv_igemm_64x64_f16", 64, 64, 32};
-constexpr Tile kTile32{"jp_conv_igemm_32x64_f16", 32, 64, 32};
-constexpr Tile kTile32K64{"jp_conv_igemm_32x64k64_f16", 32, 64, 64};
-constexpr Tile kTileAnyC{"jp_conv_igemm_64x64_anyc_f16", 64, 64, 32};
+constexpr Tile kTile128{VariantId::jp_conv_igemm_128x128_f16, 128, 128, 32};
+constexpr Tile kTile64{VariantId::jp_conv_igemm_64x64_f16, 64, 64, 32};
+constexpr Tile kTile32{VariantId::jp_conv_igemm_32x64_f16, 32, 64, 32};
+constexpr Tile kTile32K64{VariantId::jp_conv_igemm_32x64k64_f16, 32, 64, 64};
+constexpr Tile kTileAnyC{VariantId::jp_conv_igemm_64x64_anyc_f16, 64, 64, 32};
 constexpr uint32_t kBK = 32;
 
 uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
@@ -26,11 +27,7 @@ uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
 // The igemm launch for `t`; serial split-K when its tiles alone leave the SMs short of work.
 bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
                   LaunchChoice* out, std::string* why) {
-  out->variant = find_kernel_variant(t.name);
-  if (out->variant == nullptr) {
-    *why = "internal: conv variant missing from the table";
-    return false;
-  }
+  out->variant = &kernel_variant(t.id);
   if (out->variant->shared_bytes > target.max_shared_per_block && target.max_shared_per_block) {
     *why = "the target's shared memory per block is too small for the conv tile";
     return false;
@@ -87,7 +84,7 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     // layers are latency-bound and run fastest as many small tiles (H100 timings).
     const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
     const uint64_t kt = ceil_div_u32(k, kBK);
-    const KernelVariant* big = find_kernel_variant(kTile128.name);
+    const KernelVariant* big = &kernel_variant(kTile128.id);
     const bool big_fits = big != nullptr && (target.max_shared_per_block == 0 ||
                                              big->shared_bytes <= target.max_shared_per_block);
     if (big_fits && n % 128 == 0 && tiles_of(kTile128, m, n) >= sms && kt >= 8)
@@ -101,9 +98,9 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   }
   const uint64_t total = m * n;
   if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
-    out->variant = find_kernel_variant("jp_conv_depthwise_f16");
+    out->variant = &kernel_variant(VariantId::jp_conv_depthwise_f16);
   } else {
-    out->variant = find_kernel_variant("jp_conv_direct_f16");
+    out->variant = &kernel_variant(VariantId::jp_conv_direct_f16);
   }
   launch_1d(total, 256, std::max<uint32_t>(1, target.sm_count) * 16, out);
   return true;

@@ -5,15 +5,16 @@
 // outer and input channels inner). The U-Net's 2x2 stride-2 upsampling reads one tap per output.
 #include <cuda_fp16.h>
 
+#include "kernels/conv_transpose.h"
 #include "kernels/conv_transpose_math.h"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
-#include "kernels/params_nn.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
 
 using conv_transpose_math::Geometry;
+using conv_transpose_math::for_each_source_tap;
 using conv_transpose_math::tap_source;
 using conv_transpose_math::to_3d;
 
@@ -48,26 +49,13 @@ __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposePara
     const T* wg = w + (first_ic * out_per_group + oc % out_per_group) * kvol;
     const int64_t w_ic_stride = out_per_group * kvol;
     float acc = 0.f;
-    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-      const int64_t i0 = tap_source(g, 0, o0, k0);
-      if (i0 < 0) continue;
-      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-        const int64_t i1 = tap_source(g, 1, o1, k1);
-        if (i1 < 0) continue;
-        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-          const int64_t i2 = tap_source(g, 2, o2, k2);
-          if (i2 < 0) continue;
-          const int64_t xo = (i0 * g.in[1] + i1) * g.in[2] + i2;
-          const int64_t wo = (k0 * g.kernel[1] + k1) * g.kernel[2] + k2;
-          for (int64_t ic = 0; ic < in_per_group; ++ic)
-            acc = fmaf(load_float(xg, ic * in_plane + xo), load_float(wg, ic * w_ic_stride + wo),
-                       acc);
-        }
-      }
-    }
+    for_each_source_tap(g, o0, o1, o2, [&](int64_t xo, int64_t wo) {
+      for (int64_t ic = 0; ic < in_per_group; ++ic)
+        acc = fmaf(load_float(xg, ic * in_plane + xo), load_float(wg, ic * w_ic_stride + wo), acc);
+    });
     if (bias != nullptr) acc += load_float(bias, oc);
     if (res != nullptr) acc += load_float(res, yi);
-    store_float(y, yi, apply_activation(p.act, acc));
+    store_float(y, yi, activation_value(p.act, acc));
   }
 }
 
@@ -141,7 +129,7 @@ __device__ void conv_transpose_upsample(const StepPointers& ptrs, const ConvTran
         const int64_t yi = ((n * K + oc) * OH + oy) * OW + (ix0 + q) * SX + kx;
         float v = acc[o][q] + b;
         if (res != nullptr) v += load_float(res, yi);
-        store_float(y, yi, apply_activation(p.act, v));
+        store_float(y, yi, activation_value(p.act, v));
       }
     }
   }
@@ -153,17 +141,7 @@ __device__ void conv_transpose_upsample(const StepPointers& ptrs, const ConvTran
 using jetplan::kernels::ConvTransposeParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_conv_transpose_f16(StepPointers ptrs, const ConvTransposeParams p) {
-  jetplan::kernels::cuda::conv_transpose<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_conv_transpose_f32(StepPointers ptrs, const ConvTransposeParams p) {
-  jetplan::kernels::cuda::conv_transpose<float>(ptrs, p);
-}
-extern "C" __global__ void jp_conv_transpose_upsample_f16(StepPointers ptrs,
-                                                          const ConvTransposeParams p) {
-  jetplan::kernels::cuda::conv_transpose_upsample<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_conv_transpose_upsample_f32(StepPointers ptrs,
-                                                          const ConvTransposeParams p) {
-  jetplan::kernels::cuda::conv_transpose_upsample<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_conv_transpose, ConvTransposeParams,
+                          jetplan::kernels::cuda::conv_transpose)
+JP_HALF_AND_FLOAT_KERNELS(jp_conv_transpose_upsample, ConvTransposeParams,
+                          jetplan::kernels::cuda::conv_transpose_upsample)

@@ -1,5 +1,5 @@
+#include "kernels/conv_transpose.h"
 #include "kernels/cuda/select.h"
-#include "kernels/params_nn.h"
 
 namespace jetplan::kernels::cuda {
 
@@ -8,11 +8,8 @@ namespace jetplan::kernels::cuda {
 bool select_conv_transpose(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                            std::string* why) {
   const auto* p = static_cast<const ConvTransposeParams*>(step.params);
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA ConvTranspose kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "ConvTranspose", &f16, why)) return false;
   if (p->spatial_rank < 1 || p->spatial_rank > 3 || p->groups < 1) {
     *why = "the CUDA ConvTranspose kernels take 1 to 3 spatial dims";
     return false;
@@ -25,19 +22,19 @@ bool select_conv_transpose(const StepDesc& step, const TargetInfo& target, Launc
                p->pad_begin[d] == 0 && p->out_size[d] == p->in_size[d] * p->stride[d];
   }
   if (upsample) {
-    const uint64_t work = static_cast<uint64_t>(p->batch) *
-                          ((static_cast<uint64_t>(p->out_channels) + 7) / 8) *
-                          static_cast<uint64_t>(p->out_size[0]) *
-                          static_cast<uint64_t>(p->stride[1]) *
-                          ((static_cast<uint64_t>(p->in_size[1]) + 3) / 4);
-    out->variant = find_kernel_variant(f16 ? "jp_conv_transpose_upsample_f16"
-                                           : "jp_conv_transpose_upsample_f32");
+    const uint64_t work =
+        static_cast<uint64_t>(p->batch) * ((static_cast<uint64_t>(p->out_channels) + 7) / 8) *
+        static_cast<uint64_t>(p->out_size[0]) * static_cast<uint64_t>(p->stride[1]) *
+        ((static_cast<uint64_t>(p->in_size[1]) + 3) / 4);
+    out->variant = &kernel_variant(f16 ? VariantId::jp_conv_transpose_upsample_f16
+                                       : VariantId::jp_conv_transpose_upsample_f32);
     launch_1d(work, 128, target.sm_count * 32, out);
     return true;
   }
   uint64_t work = static_cast<uint64_t>(p->batch) * static_cast<uint64_t>(p->out_channels);
   for (int32_t d = 0; d < p->spatial_rank; ++d) work *= static_cast<uint64_t>(p->out_size[d]);
-  out->variant = find_kernel_variant(f16 ? "jp_conv_transpose_f16" : "jp_conv_transpose_f32");
+  out->variant =
+      &kernel_variant(f16 ? VariantId::jp_conv_transpose_f16 : VariantId::jp_conv_transpose_f32);
   launch_1d(work, 256, target.sm_count * 16, out);
   return true;
 }

@@ -1,31 +1,14 @@
-// Device-side helpers shared by the CUDA kernel families: the activation functions (the twins of
-// kernels/cpu/activation.cc, in FP32), FP16 load/store and grid-stride loops.
+// Device-side helpers shared by the CUDA kernel families: FP16 load/store, grid-stride loops and
+// dense element counts. The scalar op formulas (activations, Binary, Unary, Elementwise) are
+// kernels/scalar_ops.h, shared with the CPU twins.
 #pragma once
 
 #include <cuda_fp16.h>
 
-#include "kernels/params.h"
+#include "kernels/activation_function.h"
+#include "kernels/scalar_ops.h"
 
 namespace jetplan::kernels::cuda {
-
-__device__ __forceinline__ float apply_activation(const Activation& act, float x) {
-  switch (act.kind) {
-    case ActivationKind::kNone: return x;
-    case ActivationKind::kRelu: return x > 0.f ? x : 0.f;
-    case ActivationKind::kClip: return fminf(fmaxf(x, act.alpha), act.beta);
-    case ActivationKind::kLeakyRelu: return x < 0.f ? act.alpha * x : x;
-    case ActivationKind::kSigmoid: return 1.f / (1.f + __expf(-x));
-    case ActivationKind::kTanh: return tanhf(x);
-    case ActivationKind::kHardSigmoid: return fmaxf(0.f, fminf(1.f, act.alpha * x + act.beta));
-    case ActivationKind::kHardSwish: return x * fmaxf(0.f, fminf(1.f, x * (1.f / 6.f) + 0.5f));
-    case ActivationKind::kSilu: return x / (1.f + __expf(-x));
-    case ActivationKind::kGelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
-    case ActivationKind::kElu: return x < 0.f ? act.alpha * (__expf(x) - 1.f) : x;
-    case ActivationKind::kSelu:
-      return x > 0.f ? act.beta * x : act.beta * act.alpha * (__expf(x) - 1.f);
-  }
-  return x;
-}
 
 template <typename T>
 __device__ __forceinline__ float load_float(const T* p, int64_t i);
@@ -56,4 +39,23 @@ __device__ __forceinline__ int64_t global_threads() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
+// Elements of a dense shape of `rank` dims (1 for rank 0).
+__device__ __forceinline__ int64_t dense_count(int32_t rank, const int64_t* dims) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < rank; ++d) n *= dims[d];
+  return n;
+}
+
 }  // namespace jetplan::kernels::cuda
+
+// A family kernel's Float16 and Float32 variants: extern "C" name##_f16 and name##_f32 of the
+// signature kernels/cuda/launch.h describes, running fn<__half> and fn<float> (fn qualified).
+#define JP_HALF_AND_FLOAT_KERNELS(name, Params, fn)                                \
+  extern "C" __global__ void name##_f16(jetplan::kernels::cuda::StepPointers ptrs, \
+                                        const jetplan::kernels::Params p) {       \
+    fn<__half>(ptrs, p);                                                           \
+  }                                                                                \
+  extern "C" __global__ void name##_f32(jetplan::kernels::cuda::StepPointers ptrs, \
+                                        const jetplan::kernels::Params p) {       \
+    fn<float>(ptrs, p);                                                            \
+  }

@@ -16,6 +16,7 @@
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/gemm_mma.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/gemm.h"
 
 namespace jetplan::kernels::cuda::gemm {
 namespace {
@@ -39,7 +40,7 @@ __device__ __forceinline__ float finish(const GemmParams& p, const __half* c, co
   if (c != nullptr)
     v += p.beta * __half2float(c[bi * p.c_stride_batch + m * p.c_stride_m + n * p.c_stride_n]);
   if (r != nullptr) v += __half2float(r[(bi * p.M + m) * p.N + n]);
-  return apply_activation(p.act, v);
+  return activation_value(p.act, v);
 }
 
 // B stored [N, K]: one warp per output column n; lanes stride over K (8 halves at a time when
@@ -180,85 +181,40 @@ using jetplan::kernels::GemmParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace g = jetplan::kernels::cuda::gemm;
 
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
-    jp_gemm_f16_mma64_nn(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<64, false, false>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
-    jp_gemm_f16_mma64_nt(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<64, false, true>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
-    jp_gemm_f16_mma64_tn(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<64, true, false>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
-    jp_gemm_f16_mma64_tt(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<64, true, true>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_nn(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, false, false>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_nt(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, false, true>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_tn(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, true, false>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_tt(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, true, true>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_splitk_nn(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, false, false, true>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_splitk_nt(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, false, true, true>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_splitk_tn(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, true, false, true>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_splitk_tt(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, true, true, true>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(256)
-    jp_gemm_f16_gemv_bt(StepPointers ptrs, const GemmParams p) {
-  g::gemv_bt<__half>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(256)
-    jp_gemm_f16_gemv_bn(StepPointers ptrs, const GemmParams p) {
-  g::gemv_bn<__half>(ptrs, p);
-}
+// The tensor-core variants: BM-row tiles (64: at least 3 blocks per SM, 32: 4), A and B
+// transposed or not, serial split-K, the output type (a Float32 y is the output-cast epilogue:
+// FP16 inputs, a graph output written by its producer).
+#define JP_GEMM_MMA(name, bm, min_blocks, ta, tb, split, Out)                \
+  extern "C" __global__ void __launch_bounds__(g::kMmaThreads, min_blocks) \
+      name(StepPointers ptrs, const GemmParams p) {                          \
+    g::gemm_mma<bm, ta, tb, split, Out>(ptrs, p);                            \
+  }
+JP_GEMM_MMA(jp_gemm_f16_mma64_nn, 64, 3, false, false, false, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma64_nt, 64, 3, false, true, false, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma64_tn, 64, 3, true, false, false, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma64_tt, 64, 3, true, true, false, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma32_nn, 32, 4, false, false, false, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma32_nt, 32, 4, false, true, false, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma32_tn, 32, 4, true, false, false, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma32_tt, 32, 4, true, true, false, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma32_splitk_nn, 32, 4, false, false, true, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma32_splitk_nt, 32, 4, false, true, true, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma32_splitk_tn, 32, 4, true, false, true, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma32_splitk_tt, 32, 4, true, true, true, __half)
+JP_GEMM_MMA(jp_gemm_f16_mma64_nn_f32out, 64, 3, false, false, false, float)
+JP_GEMM_MMA(jp_gemm_f16_mma64_nt_f32out, 64, 3, false, true, false, float)
+JP_GEMM_MMA(jp_gemm_f16_mma32_nn_f32out, 32, 4, false, false, false, float)
+JP_GEMM_MMA(jp_gemm_f16_mma32_nt_f32out, 32, 4, false, true, false, float)
+#undef JP_GEMM_MMA
 
-// The output-cast epilogue: FP16 inputs, a float32 y (a graph output written by its producer).
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
-    jp_gemm_f16_mma64_nn_f32out(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<64, false, false, false, float>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 3)
-    jp_gemm_f16_mma64_nt_f32out(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<64, false, true, false, float>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_nn_f32out(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, false, false, false, float>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(g::kMmaThreads, 4)
-    jp_gemm_f16_mma32_nt_f32out(StepPointers ptrs, const GemmParams p) {
-  g::gemm_mma<32, false, true, false, float>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(256)
-    jp_gemm_f16_gemv_bt_f32out(StepPointers ptrs, const GemmParams p) {
-  g::gemv_bt<float>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(256)
-    jp_gemm_f16_gemv_bn_f32out(StepPointers ptrs, const GemmParams p) {
-  g::gemv_bn<float>(ptrs, p);
-}
+// The gemv variants (M <= kGemvMaxM): B transposed ("bt") or not, the output type.
+#define JP_GEMV(name, kernel, Out)                                         \
+  extern "C" __global__ void __launch_bounds__(256) name(StepPointers ptrs, \
+                                                         const GemmParams p) { \
+    g::kernel<Out>(ptrs, p);                                                \
+  }
+JP_GEMV(jp_gemm_f16_gemv_bt, gemv_bt, __half)
+JP_GEMV(jp_gemm_f16_gemv_bn, gemv_bn, __half)
+JP_GEMV(jp_gemm_f16_gemv_bt_f32out, gemv_bt, float)
+JP_GEMV(jp_gemm_f16_gemv_bn_f32out, gemv_bn, float)
+#undef JP_GEMV

@@ -13,11 +13,11 @@
 #pragma once
 
 #include <cuda_fp16.h>
-
 #include <cstdint>
 
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/gemm.h"
 
 namespace jetplan::kernels::cuda::gemm {
 
@@ -153,7 +153,7 @@ __device__ __forceinline__ void epilogue_pair(const GemmParams& p, const __half*
       v[e] += p.beta * __half2float(c[bi * p.c_stride_batch + m * p.c_stride_m +
                                       (n + e) * p.c_stride_n]);
     if (r != nullptr) v[e] += __half2float(r[yi + e]);
-    v[e] = apply_activation(p.act, v[e]);
+    v[e] = activation_value(p.act, v[e]);
   }
   if (two && pair_store) {
     store_out2(y + yi, v[0], v[1]);

@@ -16,12 +16,13 @@
 #include <string>
 
 #include "kernels/cuda/select.h"
+#include "kernels/gemm.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
 
-constexpr int64_t kTileN = 64;     // gemm_mma.cuh kBN; rows per tile: 64 or 32
-constexpr int64_t kGemvMaxM = 8;   // gemm.cu
+constexpr int64_t kTileN = 64;    // gemm_mma.cuh kBN; rows per tile: 64 or 32
+constexpr int64_t kGemvMaxM = 8;  // gemm.cu
 constexpr uint32_t kMaxGridYZ = 65535;
 
 }  // namespace
@@ -33,8 +34,9 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   const DType out_dtype = step.num_outputs > 0 ? step.output_dtypes[0] : step.dtype;
   if (in_dtype != DType::kFloat16 ||
       (out_dtype != DType::kFloat16 && out_dtype != DType::kFloat32)) {
-    *why = "the CUDA Gemm kernels take Float16 storage (FP32 accumulation) only, with a Float16 "
-           "or Float32 output";
+    *why =
+        "the CUDA Gemm kernels take Float16 storage (FP32 accumulation) only, with a Float16 "
+        "or Float32 output";
     return false;
   }
   const bool f32_out = out_dtype == DType::kFloat32;
@@ -47,19 +49,20 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     *why = "no Float32-output CUDA Gemm variant for a transposed A";
     return false;
   }
-  const auto named = [f32_out](const char* name) {
-    return find_kernel_variant(f32_out ? (std::string(name) + "_f32out").c_str() : name);
+  // The FP16-output variant, or its Float32-output twin.
+  const auto named = [f32_out](VariantId f16_out, VariantId f32_out_id) {
+    return &kernel_variant(f32_out ? f32_out_id : f16_out);
   };
-  const uint32_t batches = std::max<uint32_t>(1, std::min<uint32_t>(ceil_div_u32(p->batch, 1),
-                                                                     kMaxGridYZ));
+  const uint32_t batches =
+      std::max<uint32_t>(1, std::min<uint32_t>(ceil_div_u32(p->batch, 1), kMaxGridYZ));
   out->grid[2] = batches;
   out->block[1] = out->block[2] = 1;
   if (p->M <= kGemvMaxM) {
     if (p->trans_b) {
-      out->variant = named("jp_gemm_f16_gemv_bt");
+      out->variant = named(VariantId::jp_gemm_f16_gemv_bt, VariantId::jp_gemm_f16_gemv_bt_f32out);
       out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, 8));
     } else {
-      out->variant = named("jp_gemm_f16_gemv_bn");
+      out->variant = named(VariantId::jp_gemm_f16_gemv_bn, VariantId::jp_gemm_f16_gemv_bn_f32out);
       out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, 64));
     }
     out->grid[1] = 1;
@@ -75,29 +78,30 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     *why = "Gemm with more than " + std::to_string(kMaxGridYZ * tile_m) + " rows";
     return false;
   }
-  static const char* const kMma[2][2][2] = {
-      {{"jp_gemm_f16_mma64_nn", "jp_gemm_f16_mma64_nt"},
-       {"jp_gemm_f16_mma64_tn", "jp_gemm_f16_mma64_tt"}},
-      {{"jp_gemm_f16_mma32_nn", "jp_gemm_f16_mma32_nt"},
-       {"jp_gemm_f16_mma32_tn", "jp_gemm_f16_mma32_tt"}}};
-  out->variant = named(kMma[small ? 1 : 0][p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
+  // [small][trans_a][trans_b]; the Float32-output ones [small][trans_b] (no transposed A).
+  static constexpr VariantId kMma[2][2][2] = {
+      {{VariantId::jp_gemm_f16_mma64_nn, VariantId::jp_gemm_f16_mma64_nt},
+       {VariantId::jp_gemm_f16_mma64_tn, VariantId::jp_gemm_f16_mma64_tt}},
+      {{VariantId::jp_gemm_f16_mma32_nn, VariantId::jp_gemm_f16_mma32_nt},
+       {VariantId::jp_gemm_f16_mma32_tn, VariantId::jp_gemm_f16_mma32_tt}}};
+  static constexpr VariantId kMmaF32Out[2][2] = {
+      {VariantId::jp_gemm_f16_mma64_nn_f32out, VariantId::jp_gemm_f16_mma64_nt_f32out},
+      {VariantId::jp_gemm_f16_mma32_nn_f32out, VariantId::jp_gemm_f16_mma32_nt_f32out}};
+  out->variant = named(kMma[small ? 1 : 0][p->trans_a ? 1 : 0][p->trans_b ? 1 : 0],
+                       kMmaF32Out[small ? 1 : 0][p->trans_b ? 1 : 0]);
   const uint64_t tiles = col_tiles * row_tiles;
   const uint64_t ktiles = (static_cast<uint64_t>(p->K) + 31) / 32;
   if (small && !f32_out && p->batch == 1 && tiles < target.sm_count && ktiles >= 8) {
-    const uint64_t splits = std::min<uint64_t>(
-        {8, ktiles / 4, (2ull * target.sm_count + tiles - 1) / tiles});
-    static const char* const kSplit[2][2] = {
-        {"jp_gemm_f16_mma32_splitk_nn", "jp_gemm_f16_mma32_splitk_nt"},
-        {"jp_gemm_f16_mma32_splitk_tn", "jp_gemm_f16_mma32_splitk_tt"}};
-    out->variant = find_kernel_variant(kSplit[p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
+    const uint64_t splits =
+        std::min<uint64_t>({8, ktiles / 4, (2ull * target.sm_count + tiles - 1) / tiles});
+    static constexpr VariantId kSplit[2][2] = {
+        {VariantId::jp_gemm_f16_mma32_splitk_nn, VariantId::jp_gemm_f16_mma32_splitk_nt},
+        {VariantId::jp_gemm_f16_mma32_splitk_tn, VariantId::jp_gemm_f16_mma32_splitk_tt}};
+    out->variant = &kernel_variant(kSplit[p->trans_a ? 1 : 0][p->trans_b ? 1 : 0]);
     out->grid[2] = static_cast<uint32_t>(splits);
     out->split_k = static_cast<uint32_t>(splits);
     // gemm_mma.cuh split_workspace_bytes: counters (256-byte aligned), then FP32 32x64 tiles.
     out->workspace_bytes = (tiles * 4 + 255) / 256 * 256 + tiles * splits * 32 * 64 * 4;
-  }
-  if (out->variant == nullptr) {
-    *why = "internal error: a Gemm variant the selector names is missing from the table";
-    return false;
   }
   out->grid[0] = std::max<uint32_t>(1, static_cast<uint32_t>(col_tiles));
   out->grid[1] = row_tiles;

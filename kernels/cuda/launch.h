@@ -7,12 +7,12 @@
 //     extern "C" __global__ void jp_<family>_<variant>(jetplan::kernels::cuda::StepPointers ptrs,
 //                                                      const jetplan::kernels::<Family>Params p);
 //
-// `p` is the family's parameter struct from kernels/params*.h, exactly as plan load resolved it
+// `p` is the family's parameter struct from kernels/<file>.h, exactly as plan load resolved it
 // for the CPU twin (the same struct, so both backends agree on every shape), and `ptrs` the
 // step's device pointers in the step's input and output order. The runtime builds both when a
 // context is created and only launches after that (or replays a CUDA graph of the launches).
 //
-// Rules every variant keeps (plans are untrusted; tests/kernels/gpu checks them):
+// Rules every variant keeps (plans are untrusted; tests/kernels/cuda checks them):
 //   - Memory-safe for ANY grid: every global index is bounded by `p` (which load verified
 //     against the tensor sizes). A grid the converter chose too small computes less, never
 //     outside a tensor. A variant that assumes a block shape or dynamic shared memory size says
@@ -27,7 +27,7 @@
 
 #include <cstdint>
 
-#include "kernels/params.h"
+#include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels::cuda {
 

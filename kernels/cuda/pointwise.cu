@@ -1,58 +1,144 @@
-// Pointwise families on the GPU: Activation and Binary (numpy broadcasting by strides), FP16 and
-// FP32. Twins: kernels/cpu/activation.cc, kernels/cpu/binary.cc.
+// The Pointwise family on the GPU: a fused chain of float elementwise ops run as a small program
+// per output element (twin: kernels/cpu/pointwise.cc). FP16 or FP32 storage, FP32 arithmetic,
+// each op with its standalone kernel's formula (kernels/scalar_ops.h). The program is the same
+// for every thread, so its branches never diverge.
+//
+// Registers are named at run time, so they cannot live in machine registers; a per-thread
+// array would go to local memory, which for a full SM is more than L1 holds. They live in
+// shared memory instead, one column per thread ([register][element][thread]: no bank
+// conflicts), which fixes the block at kBlock threads (the variant rows say so; the kernel
+// does nothing with another block). The input offsets are unrolled over the input slots, so
+// they stay in machine registers.
+//
+// A thread runs V consecutive output elements through each instruction before the next: the
+// decode of an instruction and the index arithmetic are paid once for V elements. The V = 4
+// variants need the innermost output dim to be a multiple of 4 (the selector checks it; with
+// other params they still stay in bounds: every element is checked against the count and the
+// innermost extent).
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
-#include "kernels/cuda/elementwise_math.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/pointwise.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
 
-template <typename T>
-__device__ void activation(const StepPointers& ptrs, const ActivationParams& p) {
-  const T* x = static_cast<const T*>(ptrs.in[0]);
-  T* y = static_cast<T*>(ptrs.out[0]);
-  for (int64_t i = global_thread(); i < p.count; i += global_threads()) {
-    store_float(y, i, apply_activation(p.act, load_float(x, i)));
+constexpr int kBlock = 128;
+
+// Coordinates of element `first` dotted with every input's strides. Index is uint32_t when
+// every extent fits (most tensors), which makes the divisions several times cheaper.
+template <typename Index>
+__device__ __forceinline__ void input_offsets(const PointwiseParams& p, int64_t first,
+                                              int64_t* off) {
+  Index rest = static_cast<Index>(first);
+  for (int32_t d = p.rank - 1; d >= 0; --d) {
+    const Index dim = static_cast<Index>(p.out_dims[d]);
+    const int64_t c = static_cast<int64_t>(rest % dim);
+    rest /= dim;
+#pragma unroll
+    for (int k = 0; k < kMaxPointwiseInputs; ++k) off[k] += c * p.in_strides[k][d];
   }
 }
 
-template <typename T>
-__device__ void binary(const StepPointers& ptrs, const BinaryParams& p) {
-  const T* a = static_cast<const T*>(ptrs.in[0]);
-  const T* b = static_cast<const T*>(ptrs.in[1]);
-  T* y = static_cast<T*>(ptrs.out[0]);
+template <typename T, int V>
+__device__ void pointwise_chain(const StepPointers& ptrs, const PointwiseParams& p) {
+  __shared__ float reg[kMaxPointwiseInstrs][V][kBlock];
+  const int32_t n = p.num_instrs;
+  if (blockDim.x * blockDim.y * blockDim.z != kBlock || n < 1 || n > kMaxPointwiseInstrs ||
+      p.num_inputs < 0 || p.num_inputs > kMaxPointwiseInputs)
+    return;  // load refuses such launches and params
+  const int tid = threadIdx.x;
   int64_t count = 1;
   for (int32_t d = 0; d < p.rank; ++d) count *= p.out_dims[d];
-  for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    int64_t rest = i, ia = 0, ib = 0;
-    for (int32_t d = p.rank - 1; d >= 0; --d) {
-      const int64_t c = rest % p.out_dims[d];
-      rest /= p.out_dims[d];
-      ia += c * p.a_strides[d];
-      ib += c * p.b_strides[d];
+  const int64_t inner = p.rank > 0 ? p.out_dims[p.rank - 1] : 1;
+  const bool small = count <= 0xffffffffll;
+  T* y = static_cast<T*>(ptrs.out[0]);
+  for (int64_t g = global_thread(); g * V < count; g += global_threads()) {
+    const int64_t first = g * V;
+    int64_t off[kMaxPointwiseInputs];
+#pragma unroll
+    for (int k = 0; k < kMaxPointwiseInputs; ++k) off[k] = 0;
+    if (small) {
+      input_offsets<uint32_t>(p, first, off);
+    } else {
+      input_offsets<uint64_t>(p, first, off);
     }
-    store_float(y, i, apply_activation(p.act, binary_op(p.op, load_float(a, ia), load_float(b, ib))));
+    // Elements first + 1 .. first + V - 1 share every coordinate but the innermost (V > 1 is
+    // selected only when inner % V == 0); `valid` bounds them anyway.
+    const int64_t inner_at = V > 1 ? first % inner : 0;
+    float last[V];  // the previous instruction's result, which most instructions read
+    for (int32_t r = 0; r < n; ++r) {
+      const PointwiseInstr in = p.program[r];
+      float a[V], b[V];
+      if (in.kind != PointwiseInstrKind::kLoad) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) a[v] = in.a == r - 1 ? last[v] : reg[in.a][v][tid];
+      }
+      switch (in.kind) {
+        case PointwiseInstrKind::kLoad: {
+          const int k = in.op < kMaxPointwiseInputs ? in.op : 0;
+          int64_t base = 0;
+#pragma unroll
+          for (int j = 0; j < kMaxPointwiseInputs; ++j) base = j == k ? off[j] : base;
+          const T* x = static_cast<const T*>(ptrs.in[k]);
+          const int64_t step = p.rank > 0 ? p.in_strides[k][p.rank - 1] : 0;
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            const bool valid = first + v < count && inner_at + v < inner;
+            last[v] = valid ? load_float(x, base + v * step) : 0.f;
+          }
+          break;
+        }
+        case PointwiseInstrKind::kBinary: {
+          const BinaryOp op = static_cast<BinaryOp>(in.op);
+#pragma unroll
+          for (int v = 0; v < V; ++v) b[v] = in.b == r - 1 ? last[v] : reg[in.b][v][tid];
+#pragma unroll
+          for (int v = 0; v < V; ++v) last[v] = binary_value(op, a[v], b[v]);
+          break;
+        }
+        case PointwiseInstrKind::kUnary: {
+          const UnaryOp op = static_cast<UnaryOp>(in.op);
+#pragma unroll
+          for (int v = 0; v < V; ++v) last[v] = unary_value(op, a[v]);
+          break;
+        }
+        case PointwiseInstrKind::kActivation:
+#pragma unroll
+          for (int v = 0; v < V; ++v) last[v] = activation_value(in.act, a[v]);
+          break;
+      }
+#pragma unroll
+      for (int v = 0; v < V; ++v) reg[r][v][tid] = last[v];
+    }
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      if (first + v < count && inner_at + v < inner) store_float(y, first + v, last[v]);
+    }
   }
 }
 
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::ActivationParams;
-using jetplan::kernels::BinaryParams;
+using jetplan::kernels::PointwiseParams;
 using jetplan::kernels::cuda::StepPointers;
+namespace k = jetplan::kernels::cuda;
 
-extern "C" __global__ void jp_activation_f16(StepPointers ptrs, const ActivationParams p) {
-  jetplan::kernels::cuda::activation<__half>(ptrs, p);
+extern "C" __global__ void __launch_bounds__(k::kBlock)
+    jp_pointwise_chain_f16(StepPointers ptrs, const PointwiseParams p) {
+  k::pointwise_chain<__half, 1>(ptrs, p);
 }
-extern "C" __global__ void jp_activation_f32(StepPointers ptrs, const ActivationParams p) {
-  jetplan::kernels::cuda::activation<float>(ptrs, p);
+extern "C" __global__ void __launch_bounds__(k::kBlock)
+    jp_pointwise_chain_f16_x4(StepPointers ptrs, const PointwiseParams p) {
+  k::pointwise_chain<__half, 4>(ptrs, p);
 }
-extern "C" __global__ void jp_binary_f16(StepPointers ptrs, const BinaryParams p) {
-  jetplan::kernels::cuda::binary<__half>(ptrs, p);
+extern "C" __global__ void __launch_bounds__(k::kBlock)
+    jp_pointwise_chain_f32(StepPointers ptrs, const PointwiseParams p) {
+  k::pointwise_chain<float, 1>(ptrs, p);
 }
-extern "C" __global__ void jp_binary_f32(StepPointers ptrs, const BinaryParams p) {
-  jetplan::kernels::cuda::binary<float>(ptrs, p);
+extern "C" __global__ void __launch_bounds__(k::kBlock)
+    jp_pointwise_chain_f32_x4(StepPointers ptrs, const PointwiseParams p) {
+  k::pointwise_chain<float, 4>(ptrs, p);
 }

@@ -1,26 +1,24 @@
 #include "kernels/cuda/select.h"
+#include "kernels/pointwise.h"
 
 namespace jetplan::kernels::cuda {
 
+// Pointwise (a fused elementwise chain): Float16 or Float32 storage. Four consecutive elements
+// per thread where the innermost output dim allows (the x4 variants), else one.
 bool select_pointwise(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                       std::string* why) {
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA pointwise kernels take Float16 or Float32";
-    return false;
-  }
-  uint64_t work = 0;
-  if (step.family == 4) {  // Activation
-    work = static_cast<uint64_t>(static_cast<const ActivationParams*>(step.params)->count);
-    out->variant = find_kernel_variant(f16 ? "jp_activation_f16" : "jp_activation_f32");
-  } else {  // Binary
-    const auto* p = static_cast<const BinaryParams*>(step.params);
-    work = 1;
-    for (int32_t d = 0; d < p->rank; ++d) work *= static_cast<uint64_t>(p->out_dims[d]);
-    out->variant = find_kernel_variant(f16 ? "jp_binary_f16" : "jp_binary_f32");
-  }
-  // Grid-stride kernels: enough blocks to fill every SM a few times over.
-  launch_1d(work, 256, target.sm_count * 8, out);
+  bool f16 = false;
+  if (!float_storage(step, "Pointwise", &f16, why)) return false;
+  const auto* p = static_cast<const PointwiseParams*>(step.params);
+  const uint64_t work = count_elements(p->rank, p->out_dims);
+  const bool x4 = p->rank > 0 && p->out_dims[p->rank - 1] % 4 == 0;
+  const VariantId id =
+      f16 ? (x4 ? VariantId::jp_pointwise_chain_f16_x4 : VariantId::jp_pointwise_chain_f16)
+          : (x4 ? VariantId::jp_pointwise_chain_f32_x4 : VariantId::jp_pointwise_chain_f32);
+  out->variant = &kernel_variant(id);
+  // Grid-stride kernels of 128-thread blocks (the variants assume it): enough blocks to fill
+  // every SM several times over.
+  launch_1d(x4 ? (work + 3) / 4 : work, 128, target.sm_count * 16, out);
   return true;
 }
 

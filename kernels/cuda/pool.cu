@@ -4,38 +4,16 @@
 // ceil-mode window) never count, a window without input gives 0 and a NaN in a max window wins.
 // Global average pooling (one window over the whole input, no padding) has its own kernel: a
 // parallel per-channel reduction in a fixed order. Twin: kernels/cpu/pool.cc.
-// Reduce (ONNX Reduce* over any dims, one output per thread) lives here too; twin:
-// kernels/cpu/reduce.cc.
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
-#include "kernels/params_nn.h"
+#include "kernels/pool.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
 
-// 1-D and 2-D pools as 3-D ones with leading extent-1 dims (as the twin does).
-struct Geometry {
-  int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
-};
-
-__device__ Geometry to_3d(const PoolParams& p) {
-  Geometry g;
-  const int lead = 3 - p.spatial_rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;
-    const bool real = s >= 0 && s < kMaxSpatial;
-    g.in[d] = real ? p.in_size[s] : 1;
-    g.out[d] = real ? p.out_size[s] : 1;
-    g.kernel[d] = real ? p.kernel[s] : 1;
-    g.stride[d] = real ? p.stride[s] : 1;
-    g.dilation[d] = real ? p.dilation[s] : 1;
-    g.pad_begin[d] = real ? p.pad_begin[s] : 0;
-    g.pad_end[d] = real ? p.pad_end[s] : 0;
-  }
-  return g;
-}
+using Geometry = PoolGeometry;
 
 // One output element per thread; channels fastest in NHWC, so neighbouring threads read
 // neighbouring channels of the same taps.
@@ -106,7 +84,7 @@ __device__ void pool_indexed(const StepPointers& ptrs, const PoolParams& p, cons
 template <typename T>
 __device__ void pool(const StepPointers& ptrs, const PoolParams& p) {
   if (p.spatial_rank < 1 || p.spatial_rank > 3) return;
-  const Geometry g = to_3d(p);
+  const Geometry g = pool_geometry_3d(p);
   const int64_t in_count = p.batch * p.channels * g.in[0] * g.in[1] * g.in[2];
   const int64_t out_count = p.batch * p.channels * g.out[0] * g.out[1] * g.out[2];
   // Window coordinates reach pad and dilation past the input; 2^30 leaves room for them.
@@ -124,7 +102,7 @@ __device__ void pool(const StepPointers& ptrs, const PoolParams& p) {
 // Falls back to the general kernel when the shape or the pointers do not allow it.
 __device__ void pool_nhwc8(const StepPointers& ptrs, const PoolParams& p) {
   if (p.spatial_rank < 1 || p.spatial_rank > 3) return;
-  const Geometry g = to_3d(p);
+  const Geometry g = pool_geometry_3d(p);
   const int64_t in_count = p.batch * p.channels * g.in[0] * g.in[1] * g.in[2];
   const int64_t out_count = p.batch * p.channels * g.out[0] * g.out[1] * g.out[2];
   const int64_t limit = int64_t{1} << 30;
@@ -260,103 +238,6 @@ __device__ void global_average(const StepPointers& ptrs, const PoolParams& p) {
   else pool<T>(ptrs, p);
 }
 
-// Reduce over the dims of axis_mask: one output per thread, its reduced elements visited in
-// row-major order of the reduced dims (the twin's order), accumulated in FP32.
-template <typename T>
-__device__ void reduce(const StepPointers& ptrs, const ReduceParams& p) {
-  if (p.rank < 0 || p.rank > kMaxRank) return;
-  const T* x = static_cast<const T*>(ptrs.in[0]);
-  T* y = static_cast<T*>(ptrs.out[0]);
-  int64_t rdims[kMaxRank], rstride[kMaxRank], kdims[kMaxRank], kstride[kMaxRank];
-  int nr = 0, nk = 0;
-  int64_t stride = 1, out_count = 1, set = 1;
-  for (int d = p.rank - 1; d >= 0; --d) {
-    if (p.axis_mask >> d & 1u) {
-      rdims[nr] = p.in_dims[d];
-      rstride[nr++] = stride;
-      set *= p.in_dims[d];
-    } else {
-      kdims[nk] = p.in_dims[d];
-      kstride[nk++] = stride;
-      out_count *= p.in_dims[d];
-    }
-    stride *= p.in_dims[d];
-  }
-  // rdims/kdims run from the last dim to the first: index 0 is the fastest.
-  for (int64_t o = global_thread(); o < out_count; o += global_threads()) {
-    int64_t base = 0, rest = o;
-    for (int k = 0; k < nk; ++k) {
-      base += (rest % kdims[k]) * kstride[k];
-      rest /= kdims[k];
-    }
-    const auto at = [&](int64_t j) {
-      int64_t off = base;
-      for (int r = 0; r < nr; ++r) {
-        off += (j % rdims[r]) * rstride[r];
-        j /= rdims[r];
-      }
-      return load_float(x, off);
-    };
-    // Sums are compensated (Kahan): a mean over a 56 x 56 plane keeps FP32 accuracy. nvcc
-    // does not reassociate float arithmetic without fast-math, so the compensation survives.
-    float acc = 0.f, carry = 0.f;
-    const auto add = [&](float v) {
-      const float yv = v - carry, t = acc + yv;
-      carry = (t - acc) - yv;
-      acc = t;
-    };
-    switch (p.op) {
-      case ReduceOp::kSum:
-      case ReduceOp::kMean:
-      case ReduceOp::kLogSum:
-        for (int64_t j = 0; j < set; ++j) add(at(j));
-        if (p.op == ReduceOp::kMean) acc = acc / static_cast<float>(set);
-        if (p.op == ReduceOp::kLogSum) acc = logf(acc);
-        break;
-      case ReduceOp::kMax:
-      case ReduceOp::kMin: {
-        const bool is_max = p.op == ReduceOp::kMax;
-        acc = is_max ? -INFINITY : INFINITY;
-        for (int64_t j = 0; j < set; ++j) {
-          const float v = at(j);
-          if (v != v || (is_max ? v > acc : v < acc)) acc = v;
-        }
-        break;
-      }
-      case ReduceOp::kProd:
-        acc = 1.f;
-        for (int64_t j = 0; j < set; ++j) acc *= at(j);
-        break;
-      case ReduceOp::kL1:
-        for (int64_t j = 0; j < set; ++j) add(fabsf(at(j)));
-        break;
-      case ReduceOp::kL2:
-      case ReduceOp::kSumSquare:
-        for (int64_t j = 0; j < set; ++j) {
-          const float v = at(j);
-          add(v * v);
-        }
-        if (p.op == ReduceOp::kL2) acc = sqrtf(acc);
-        break;
-      case ReduceOp::kLogSumExp: {
-        float max = -INFINITY;
-        for (int64_t j = 0; j < set; ++j) {
-          const float v = at(j);
-          if (max == max && (v != v || v > max)) max = v;
-        }
-        if (!isfinite(max)) {
-          acc = max;
-          break;
-        }
-        for (int64_t j = 0; j < set; ++j) add(expf(at(j) - max));
-        acc = max + logf(acc);
-        break;
-      }
-    }
-    store_float(y, o, acc);
-  }
-}
-
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
@@ -377,10 +258,4 @@ extern "C" __global__ void jp_pool_global_avg_f16(StepPointers ptrs, const PoolP
 }
 extern "C" __global__ void jp_pool_global_avg_f32(StepPointers ptrs, const PoolParams p) {
   jetplan::kernels::cuda::global_average<float>(ptrs, p);
-}
-extern "C" __global__ void jp_reduce_f16(StepPointers ptrs, const jetplan::kernels::ReduceParams p) {
-  jetplan::kernels::cuda::reduce<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_reduce_f32(StepPointers ptrs, const jetplan::kernels::ReduceParams p) {
-  jetplan::kernels::cuda::reduce<float>(ptrs, p);
 }

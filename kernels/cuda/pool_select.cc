@@ -1,15 +1,12 @@
 #include "kernels/cuda/select.h"
-#include "kernels/params_nn.h"
+#include "kernels/pool.h"
 
 namespace jetplan::kernels::cuda {
 
 bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                  std::string* why) {
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA Pool kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "Pool", &f16, why)) return false;
   const auto* p = static_cast<const PoolParams*>(step.params);
   if (p->spatial_rank < 1 || p->spatial_rank > kMaxSpatial) {
     *why = "the CUDA Pool kernels take 1 to 3 spatial dims";
@@ -23,7 +20,8 @@ bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     out_plane *= static_cast<uint64_t>(p->out_size[d]);
   }
   if (global) {
-    out->variant = find_kernel_variant(f16 ? "jp_pool_global_avg_f16" : "jp_pool_global_avg_f32");
+    out->variant = &kernel_variant(f16 ? VariantId::jp_pool_global_avg_f16
+                                       : VariantId::jp_pool_global_avg_f32);
     const uint64_t tiles = static_cast<uint64_t>(p->batch) * ceil_div_u32(p->channels, 32);
     launch_1d(tiles * 256, 256, target.sm_count * 16, out);
     out->block[0] = 32;
@@ -32,28 +30,12 @@ bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   }
   const uint64_t outputs = static_cast<uint64_t>(p->batch) * p->channels * out_plane;
   if (f16 && p->channels_last && p->channels % 8 == 0) {  // 8 channels per thread
-    out->variant = find_kernel_variant("jp_pool_nhwc8_f16");
+    out->variant = &kernel_variant(VariantId::jp_pool_nhwc8_f16);
     launch_1d(outputs / 8, 256, target.sm_count * 8, out);
     return true;
   }
-  out->variant = find_kernel_variant(f16 ? "jp_pool_f16" : "jp_pool_f32");
+  out->variant = &kernel_variant(f16 ? VariantId::jp_pool_f16 : VariantId::jp_pool_f32);
   launch_1d(outputs, 256, target.sm_count * 8, out);
-  return true;
-}
-
-bool select_reduce(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
-                   std::string* why) {
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA Reduce kernels take Float16 or Float32";
-    return false;
-  }
-  const auto* p = static_cast<const ReduceParams*>(step.params);
-  uint64_t out_count = 1;
-  for (int32_t d = 0; d < p->rank && d < kMaxRank; ++d)
-    if (!(p->axis_mask >> d & 1u)) out_count *= static_cast<uint64_t>(p->in_dims[d]);
-  out->variant = find_kernel_variant(f16 ? "jp_reduce_f16" : "jp_reduce_f32");
-  launch_1d(out_count, 256, target.sm_count * 8, out);
   return true;
 }
 

@@ -7,7 +7,7 @@
 
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
-#include "kernels/params_nn.h"
+#include "kernels/resize.h"
 #include "kernels/resize_math.h"
 
 namespace jetplan::kernels::cuda {
@@ -69,9 +69,4 @@ __device__ void resize(const StepPointers& ptrs, const ResizeParams& p) {
 using jetplan::kernels::ResizeParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_resize_f16(StepPointers ptrs, const ResizeParams p) {
-  jetplan::kernels::cuda::resize<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_resize_f32(StepPointers ptrs, const ResizeParams p) {
-  jetplan::kernels::cuda::resize<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_resize, ResizeParams, jetplan::kernels::cuda::resize)

@@ -1,19 +1,17 @@
 #include "kernels/cuda/select.h"
-#include "kernels/params_nn.h"
+#include "kernels/resize.h"
 
 namespace jetplan::kernels::cuda {
 
 bool select_resize(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                    std::string* why) {
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA Resize kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "Resize", &f16, why)) return false;
   const auto* p = static_cast<const ResizeParams*>(step.params);
   uint64_t count = 1;
-  for (int32_t d = 0; d < p->rank && d < kMaxRank; ++d) count *= static_cast<uint64_t>(p->out_dims[d]);
-  out->variant = find_kernel_variant(f16 ? "jp_resize_f16" : "jp_resize_f32");
+  for (int32_t d = 0; d < p->rank && d < kMaxRank; ++d)
+    count *= static_cast<uint64_t>(p->out_dims[d]);
+  out->variant = &kernel_variant(f16 ? VariantId::jp_resize_f16 : VariantId::jp_resize_f32);
   launch_1d(count, 256, target.sm_count * 8, out);
   return true;
 }

@@ -16,7 +16,7 @@
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/rnn_layout.h"
-#include "kernels/params_seq.h"
+#include "kernels/rnn.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
@@ -474,7 +474,8 @@ extern "C" __global__ void __launch_bounds__(256) jp_rnn_f32(StepPointers ptrs, 
   jetplan::kernels::cuda::rnn<float>(ptrs, p);
 }
 
-// Persistent: launched cooperatively (rnn_variants.inc), the workspace zeroed; one block per SM
+// Persistent: launched cooperatively (its rows in kernels/rnn.h), the workspace zeroed; one block
+// per SM
 // is all the grid uses, so the registers need not fit more.
 extern "C" __global__ void __launch_bounds__(256, 1)
     jp_rnn_persist_f16(StepPointers ptrs, const RnnParams p) {

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "kernels/params_seq.h"
+#include "kernels/rnn.h"
 
 #ifdef __CUDACC__
 #define JP_RNN_HD __host__ __device__

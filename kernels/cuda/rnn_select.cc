@@ -2,7 +2,7 @@
 
 #include "kernels/cuda/rnn_layout.h"
 #include "kernels/cuda/select.h"
-#include "kernels/params_seq.h"
+#include "kernels/rnn.h"
 
 namespace jetplan::kernels::cuda {
 
@@ -13,8 +13,8 @@ namespace {
 // they fit. False when the target's SM count is unknown or the staged state does not fit.
 bool select_rnn_persist(const RnnParams& p, bool f16, const TargetInfo& target, uint64_t limit,
                         LaunchChoice* out) {
-  const uint64_t units = static_cast<uint64_t>(rnn_num_directions(p)) *
-                         static_cast<uint64_t>(p.hidden_size);
+  const uint64_t units =
+      static_cast<uint64_t>(rnn_num_directions(p)) * static_cast<uint64_t>(p.hidden_size);
   if (target.sm_count == 0 || units == 0 || p.batch < 1) return false;
   const uint64_t eb = f16 ? 2 : 4;
   uint32_t grid = static_cast<uint32_t>(std::min<uint64_t>(target.sm_count, units));
@@ -24,10 +24,12 @@ bool select_rnn_persist(const RnnParams& p, bool f16, const TargetInfo& target, 
   const RnnPersistLayout l = rnn_persist_layout(p, grid, eb);
   // Steps are tagged with 32-bit counts (rnn.cu).
   if (l.state_bytes > limit || p.seq_length >= (int64_t{1} << 31) - 2) return false;
-  out->variant = find_kernel_variant(f16 ? "jp_rnn_persist_f16" : "jp_rnn_persist_f32");
+  out->variant =
+      &kernel_variant(f16 ? VariantId::jp_rnn_persist_f16 : VariantId::jp_rnn_persist_f32);
   out->block[0] = 256;
   out->grid[0] = grid;
-  out->shared_bytes = static_cast<uint32_t>(l.cached_bytes <= limit ? l.cached_bytes : l.state_bytes);
+  out->shared_bytes =
+      static_cast<uint32_t>(l.cached_bytes <= limit ? l.cached_bytes : l.state_bytes);
   out->workspace_bytes = l.workspace_bytes;
   return true;
 }
@@ -44,11 +46,8 @@ bool select_rnn_persist(const RnnParams& p, bool f16, const TargetInfo& target, 
 bool select_rnn(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                 std::string* why) {
   const auto* p = static_cast<const RnnParams*>(step.params);
-  const bool f16 = step.dtype == DType::kFloat16;
-  if (!f16 && step.dtype != DType::kFloat32) {
-    *why = "the CUDA Rnn kernels take Float16 or Float32";
-    return false;
-  }
+  bool f16 = false;
+  if (!float_storage(step, "Rnn", &f16, why)) return false;
   const uint64_t G = static_cast<uint64_t>(rnn_gate_count(p->cell));
   const uint64_t H = static_cast<uint64_t>(p->hidden_size);
   const uint64_t I = static_cast<uint64_t>(p->input_size);
@@ -62,16 +61,17 @@ bool select_rnn(const StepDesc& step, const TargetInfo& target, LaunchChoice* ou
     return true;
   }
   if (G == 0 || H == 0 || I == 0 || shared > limit) {
-    *why = "the CUDA Rnn kernel keeps a recurrence's state in shared memory, and this hidden and "
-           "input size need more than the target has per block";
+    *why =
+        "the CUDA Rnn kernel keeps a recurrence's state in shared memory, and this hidden and "
+        "input size need more than the target has per block";
     return false;
   }
-  out->variant = find_kernel_variant(f16 ? "jp_rnn_f16" : "jp_rnn_f32");
+  out->variant = &kernel_variant(f16 ? VariantId::jp_rnn_f16 : VariantId::jp_rnn_f32);
   const uint64_t pairs =
       static_cast<uint64_t>(rnn_num_directions(*p)) * static_cast<uint64_t>(p->batch);
   out->block[0] = 256;
   out->grid[0] = pairs == 0 ? 1 : ceil_div_u32(pairs, 1);  // saturates
-  if (out->grid[0] > 65535u) out->grid[0] = 65535u;  // the kernel strides over the rest
+  if (out->grid[0] > 65535u) out->grid[0] = 65535u;        // the kernel strides over the rest
   out->shared_bytes = static_cast<uint32_t>(shared);
   out->workspace_bytes = twin_workspace;  // the kernel needs none
   return true;

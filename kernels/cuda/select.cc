@@ -6,53 +6,26 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-// One row per fb::OpFamily value (schemas/plan.fbs order); null: no CUDA kernel yet.
-constexpr int kFamilies = 36;
-const SelectFn kSelectors[kFamilies] = {
-    /* Conv */ select_conv,
-    /* Pool */ select_pool,
-    /* Gemm */ select_gemm,
-    /* Binary */ select_pointwise,
-    /* Activation */ select_pointwise,
-    /* Softmax */ select_softmax,
-    /* BatchNorm */ select_batch_norm,
-    /* Concat */ select_concat,
-    /* Copy */ select_copy,
-    /* ConvTranspose */ select_conv_transpose,
-    /* Resize */ select_resize,
-    /* Reduce */ select_reduce,
-    /* ArgReduce */ nullptr,
-    /* TopK */ nullptr,
-    /* InstanceNorm */ nullptr,
-    /* LayerNorm */ select_layer_norm,
-    /* GroupNorm */ nullptr,
-    /* Lrn */ nullptr,
-    /* Nms */ nullptr,
-    /* Transpose */ select_transpose,
-    /* Slice */ select_slice,
-    /* Gather */ select_gather,
-    /* GatherElements */ nullptr,
-    /* Pad */ select_pad,
-    /* Broadcast */ select_broadcast,
-    /* Unary */ select_unary,
-    /* Elementwise */ select_elementwise,
-    /* Where */ select_where,
-    /* Cast */ select_cast,
-    /* Rnn */ select_rnn,
-    /* Quantize */ nullptr,
-    /* Dequantize */ nullptr,
-    /* QLinearMatMul */ nullptr,
-    /* QLinearConv */ nullptr,
-    /* DynamicQuantize */ nullptr,
-    /* Pointwise */ select_pointwise_chain,
+// One row per kernels/op_families.def row (fb::OpFamily order): CUDA families have their
+// selector, CPU_ONLY ones none yet.
+#define JP_SELECTOR_CUDA(file) select_##file,
+#define JP_SELECTOR_CPU_ONLY(file) nullptr,
+constexpr SelectFn kSelectors[] = {
+#define JP_OP_FAMILY(Name, file, Params, Backends) JP_SELECTOR_##Backends(file)
+#include "kernels/op_families.def"
+#undef JP_OP_FAMILY
 };
+#undef JP_SELECTOR_CUDA
+#undef JP_SELECTOR_CPU_ONLY
+constexpr int kFamilies = sizeof(kSelectors) / sizeof(kSelectors[0]);
+static_assert(kFamilies == kOpFamilyCount, "one selector row per op_families.def row");
 
 }  // namespace
 
 uint32_t ceil_div_u32(uint64_t a, uint64_t b) {
   const uint64_t q = (a + b - 1) / b;
   return q > std::numeric_limits<uint32_t>::max() ? std::numeric_limits<uint32_t>::max()
-                                                   : static_cast<uint32_t>(q);
+                                                  : static_cast<uint32_t>(q);
 }
 
 void launch_1d(uint64_t work, uint32_t threads, uint32_t max_blocks, LaunchChoice* out) {
@@ -62,9 +35,33 @@ void launch_1d(uint64_t work, uint32_t threads, uint32_t max_blocks, LaunchChoic
   out->grid[1] = out->grid[2] = 1;
 }
 
-bool has_selector(uint16_t family) {
-  return family < kFamilies && kSelectors[family] != nullptr;
+bool select_byte_mover(KernelVariantId id, int64_t elem_bytes, uint64_t work,
+                       const TargetInfo& target, LaunchChoice* out, std::string* why) {
+  if (elem_bytes < 1 || elem_bytes > 8) {
+    *why = "the CUDA byte-moving kernels take elements of 1 to 8 bytes";
+    return false;
+  }
+  out->variant = &kernel_variant(id);
+  launch_1d(work, 256, target.sm_count * 8, out);
+  return true;
 }
+
+bool float_storage(const StepDesc& step, const char* kernels, bool* f16, std::string* why) {
+  *f16 = step.dtype == DType::kFloat16;
+  if (!*f16 && step.dtype != DType::kFloat32) {
+    *why = std::string("the CUDA ") + kernels + " kernels take Float16 or Float32";
+    return false;
+  }
+  return true;
+}
+
+uint64_t count_elements(int32_t rank, const int64_t* dims) {
+  uint64_t n = 1;
+  for (int32_t d = 0; d < rank; ++d) n *= static_cast<uint64_t>(dims[d]);
+  return n;
+}
+
+bool has_selector(uint16_t family) { return family < kFamilies && kSelectors[family] != nullptr; }
 
 bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                    std::string* why) {

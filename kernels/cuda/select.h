@@ -53,36 +53,32 @@ bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice*
 // prepare of such a family would refuse first).
 bool has_selector(uint16_t family);
 
-// Family selectors (one per kernels/cuda/<family>_select.cc), dispatched by select_kernel.
+// Family selectors: select_<file> in kernels/cuda/<file>_select.cc for every CUDA row of
+// kernels/op_families.def, dispatched by select_kernel.
 using SelectFn = bool (*)(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_pointwise(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_conv(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_gemm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_cast(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_copy(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_concat(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_transpose(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_slice(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_gather(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_resize(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_reduce(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_pool(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_softmax(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_batch_norm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_layer_norm(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_unary(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_elementwise(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_where(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_broadcast(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_pad(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_conv_transpose(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_rnn(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
-bool select_pointwise_chain(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+#define JP_DECLARE_SELECTOR_CUDA(file) \
+  bool select_##file(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);
+#define JP_DECLARE_SELECTOR_CPU_ONLY(file)
+#define JP_OP_FAMILY(Name, file, Params, Backends) JP_DECLARE_SELECTOR_##Backends(file)
+#include "kernels/op_families.def"
+#undef JP_OP_FAMILY
+#undef JP_DECLARE_SELECTOR_CUDA
+#undef JP_DECLARE_SELECTOR_CPU_ONLY
 
 // Helpers for selectors.
+using VariantId = KernelVariantId;
 uint32_t ceil_div_u32(uint64_t a, uint64_t b);  // saturates at UINT32_MAX
 // A 1-D launch of `threads`-thread blocks covering `work` items, capped at `max_blocks` blocks
 // (kernels then stride over the rest).
 void launch_1d(uint64_t work, uint32_t threads, uint32_t max_blocks, LaunchChoice* out);
+// The byte-moving kernels (Where, Broadcast, Pad): elements of 1 to 8 bytes, a 1-D launch over
+// `work` elements. False with `why` set for other element sizes.
+bool select_byte_mover(KernelVariantId id, int64_t elem_bytes, uint64_t work,
+                       const TargetInfo& target, LaunchChoice* out, std::string* why);
+// The kernels that store Float16 or Float32: true with *f16 set for those step dtypes; false
+// with `why` set to "the CUDA <kernels> kernels take Float16 or Float32" otherwise.
+bool float_storage(const StepDesc& step, const char* kernels, bool* f16, std::string* why);
+// Elements of a dense shape (1 for rank 0).
+uint64_t count_elements(int32_t rank, const int64_t* dims);
 
 }  // namespace jetplan::kernels::cuda

@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/softmax.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
@@ -68,15 +69,5 @@ __device__ void softmax_rows(const StepPointers& ptrs, const SoftmaxParams& p) {
 using jetplan::kernels::SoftmaxParams;
 using jetplan::kernels::cuda::StepPointers;
 
-extern "C" __global__ void jp_softmax_f16(StepPointers ptrs, const SoftmaxParams p) {
-  jetplan::kernels::cuda::softmax_columns<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_softmax_f32(StepPointers ptrs, const SoftmaxParams p) {
-  jetplan::kernels::cuda::softmax_columns<float>(ptrs, p);
-}
-extern "C" __global__ void jp_softmax_rows_f16(StepPointers ptrs, const SoftmaxParams p) {
-  jetplan::kernels::cuda::softmax_rows<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_softmax_rows_f32(StepPointers ptrs, const SoftmaxParams p) {
-  jetplan::kernels::cuda::softmax_rows<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_softmax, SoftmaxParams, jetplan::kernels::cuda::softmax_columns)
+JP_HALF_AND_FLOAT_KERNELS(jp_softmax_rows, SoftmaxParams, jetplan::kernels::cuda::softmax_rows)

@@ -5,18 +5,10 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-// Family numbers as fb::OpFamily (schemas/plan.fbs); the runtime static_asserts a few of them.
-enum Family : uint16_t {
-  kConv = 0, kPool = 1, kGemm = 2, kBinary = 3, kActivation = 4, kSoftmax = 5, kBatchNorm = 6,
-  kConcat = 7, kCopy = 8, kConvTranspose = 9, kResize = 10, kReduce = 11, kArgReduce = 12,
-  kTopK = 13, kInstanceNorm = 14, kLayerNorm = 15, kGroupNorm = 16, kLrn = 17, kNms = 18,
-  kTranspose = 19, kSlice = 20, kGather = 21, kGatherElements = 22, kPad = 23, kBroadcast = 24,
-  kUnary = 25, kElementwise = 26, kWhere = 27, kCast = 28, kRnn = 29, kQuantize = 30,
-  kDequantize = 31, kQLinearMatMul = 32, kQLinearConv = 33, kDynamicQuantize = 34,
-  kPointwise = 35,
-};
+// The dtype shorthands of the rows (JP_CUDA_VARIANTS_<file> in kernels/<file>.h).
 constexpr uint8_t kF32 = static_cast<uint8_t>(DType::kFloat32);
 constexpr uint8_t kF16 = static_cast<uint8_t>(DType::kFloat16);
+constexpr uint8_t kF64 = static_cast<uint8_t>(DType::kFloat64);
 constexpr uint8_t kAny = kAnyDType;
 constexpr uint8_t kBool = static_cast<uint8_t>(DType::kBool);
 constexpr uint8_t kI32 = static_cast<uint8_t>(DType::kInt32);
@@ -24,28 +16,29 @@ constexpr uint8_t kI64 = static_cast<uint8_t>(DType::kInt64);
 constexpr uint8_t kI8 = static_cast<uint8_t>(DType::kInt8);
 constexpr uint8_t kU8 = static_cast<uint8_t>(DType::kUInt8);
 
+// In KernelVariantId order (both come from the same rows).
 constexpr KernelVariant kVariants[] = {
-#include "kernels/cuda/pointwise_variants.inc"
-#include "kernels/cuda/conv_variants.inc"
-#include "kernels/cuda/gemm_variants.inc"
-#include "kernels/cuda/cast_variants.inc"
-#include "kernels/cuda/tensor_variants.inc"
-#include "kernels/cuda/pool_variants.inc"
-#include "kernels/cuda/softmax_variants.inc"
-#include "kernels/cuda/norm_variants.inc"
-#include "kernels/cuda/resize_variants.inc"
-#include "kernels/cuda/unary_variants.inc"
-#include "kernels/cuda/elementwise_variants.inc"
-#include "kernels/cuda/conv_transpose_variants.inc"
-#include "kernels/cuda/rnn_variants.inc"
-#include "kernels/cuda/pointwise_chain_variants.inc"
+#define JP_CUDA_VARIANT_ROW(F, symbol, dtype, threads, shared, zero_ws, out, coop) \
+  {#symbol, static_cast<uint16_t>(OpFamilyId::k##F), dtype, threads, shared, zero_ws, out, coop},
+#define JP_OP_FAMILY(Name, file, Params, Backends) \
+  JP_CUDA_VARIANT_ROWS_##Backends(Name, file, JP_CUDA_VARIANT_ROW)
+#include "kernels/op_families.def"
+#undef JP_OP_FAMILY
+#undef JP_CUDA_VARIANT_ROW
 };
+
+constexpr size_t kVariantCount = sizeof(kVariants) / sizeof(kVariants[0]);
+static_assert(kVariantCount > 0 && kVariantCount < 0xffff, "variant ids are uint16_t");
 
 }  // namespace
 
 const KernelVariant* kernel_variants(size_t* count) {
-  *count = sizeof(kVariants) / sizeof(kVariants[0]);
+  *count = kVariantCount;
   return kVariants;
+}
+
+const KernelVariant& kernel_variant(KernelVariantId id) {
+  return kVariants[static_cast<size_t>(id)];
 }
 
 const KernelVariant* find_kernel_variant(const char* name) {

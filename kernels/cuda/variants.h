@@ -1,14 +1,16 @@
 // The table of every CUDA kernel variant the embedded fatbins hold: what load checks a plan's
 // Step.kernel and Step.launch against (a plan naming a kernel of another family, or launching a
 // fixed-shape kernel with another block or too little shared memory, is refused), and what the
-// converter's selectors (select.h) pick from. Host C++ only; rows live in <family>_variants.inc
-// next to each .cu file and are gathered by variants.cc.
+// converter's selectors (select.h) pick from. Host C++ only. The rows live with their family:
+// JP_CUDA_VARIANTS_<file> in kernels/<file>.h for every CUDA row of kernels/op_families.def;
+// variants.cc gathers them, and KernelVariantId below names each row at compile time.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/params.h"
+#include "kernels/dtype.h"
+#include "kernels/kernels.h"
 
 namespace jetplan::kernels::cuda {
 
@@ -37,5 +39,26 @@ struct KernelVariant {
 // Null when no variant has that name.
 const KernelVariant* find_kernel_variant(const char* name);
 const KernelVariant* kernel_variants(size_t* count);
+
+// The columns of a family's JP_CUDA_VARIANTS_<file>(X, F) rows, X(F, symbol, dtype,
+// block_threads, shared_bytes, zero_workspace, out_dtype, cooperative): F is the family (passed
+// through), symbol the extern "C" kernel name as a bare identifier (its string is #symbol), the
+// rest KernelVariant's fields; dtypes are written kF32, kF16, kF64, kI8, kU8, kI32, kI64, kBool
+// or kAny. JP_CUDA_VARIANT_ROWS(X) lists every family's rows in op_families.def order.
+#define JP_CUDA_VARIANT_ROWS_CUDA(Name, file, X) JP_CUDA_VARIANTS_##file(X, Name)
+#define JP_CUDA_VARIANT_ROWS_CPU_ONLY(Name, file, X)
+
+// Every variant by its symbol, for the selectors: KernelVariantId::jp_conv_direct_f16 names a row
+// that exists (a misspelt one does not compile), and kernel_variant() returns it.
+enum class KernelVariantId : uint16_t {
+#define JP_CUDA_VARIANT_ID(F, symbol, ...) symbol,
+#define JP_OP_FAMILY(Name, file, Params, Backends) \
+  JP_CUDA_VARIANT_ROWS_##Backends(Name, file, JP_CUDA_VARIANT_ID)
+#include "kernels/op_families.def"
+#undef JP_OP_FAMILY
+#undef JP_CUDA_VARIANT_ID
+};
+
+const KernelVariant& kernel_variant(KernelVariantId id);
 
 }  // namespace jetplan::kernels::cuda

@@ -399,7 +399,7 @@ inline testing::AssertionResult all_equal(const IndexOutput& got,
 
 // -------------------------------------------------------------------------------- activations
 
-// The formulas of kernels/params.h, in double, where possible through a different identity than
+// The formulas of kernels/activation_function.h, in double, where possible through a different identity than
 // a kernel would naturally use.
 inline double sigmoid_ref(double x) { return 0.5 * (1.0 + std::tanh(0.5 * x)); }
 
@@ -447,5 +447,63 @@ inline constexpr Activation kEveryActivation[] = {
 };
 static_assert(sizeof kEveryActivation / sizeof kEveryActivation[0] == kActivationKindCount,
               "a new ActivationKind needs an entry here and a formula in activation_ref");
+
+// Transpose of a dense x with shape `x` by perm (y dim d is x dim perm[d]), as TransposeParams.
+inline TransposeParams transpose_params(const Shape& x, const std::vector<int>& perm,
+                                        int64_t elem) {
+  TransposeParams p;
+  p.rank = static_cast<int32_t>(x.size());
+  p.elem_bytes = elem;
+  const Shape strides = dense_strides(x);
+  for (size_t d = 0; d < x.size(); ++d) {
+    p.out_dims[d] = x[size_t(perm[d])];
+    p.x_strides[d] = strides[size_t(perm[d])];
+  }
+  return p;
+}
+
+// Indices as the bytes of an index tensor of type t (kInt32 or kInt64).
+inline Bytes index_bytes(const std::vector<int64_t>& idx, DType t) {
+  if (t == DType::kInt64) return to_bytes(idx);
+  return to_bytes(std::vector<int32_t>(idx.begin(), idx.end()));
+}
+
+// The spatial window of a Conv, ConvTranspose or Pool test case, one entry per spatial dim.
+struct WindowShape {
+  Shape in, kernel, stride, dilation, pad_begin, pad_end;
+};
+
+// A 1-D window.
+inline WindowShape window_1d(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                             int64_t pad_begin, int64_t pad_end) {
+  return {{in}, {kernel}, {stride}, {dilation}, {pad_begin}, {pad_end}};
+}
+
+// The window and the output extents `out` into a ConvParams, ConvTransposeParams or PoolParams:
+// spatial_rank, in_size, out_size, kernel, stride, dilation and pad_begin.
+template <typename Params>
+void set_window(Params& p, const WindowShape& w, const Shape& out) {
+  p.spatial_rank = static_cast<int32_t>(w.in.size());
+  for (size_t d = 0; d < w.in.size(); ++d) {
+    p.in_size[d] = w.in[d];
+    p.out_size[d] = out[d];
+    p.kernel[d] = w.kernel[d];
+    p.stride[d] = w.stride[d];
+    p.dilation[d] = w.dilation[d];
+    p.pad_begin[d] = w.pad_begin[d];
+  }
+}
+
+// [batch, channels, spatial] -> [batch, spatial, channels] for any spatial volume.
+template <typename T>
+std::vector<T> to_channels_last(const std::vector<T>& x, int64_t batch, int64_t channels,
+                                int64_t spatial) {
+  std::vector<T> y(x.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < spatial; ++i)
+        y[size_t((n * spatial + i) * channels + c)] = x[size_t((n * channels + c) * spatial + i)];
+  return y;
+}
 
 }  // namespace jetplan::kernels::test_util

@@ -1,4 +1,4 @@
-// The Resize case description shared by test_nn_resize.cc and test_nn_resize_onnx.cc: one
+// The Resize case description shared by cpu/test_resize.cc and cpu/test_resize_onnx_nodes.cc: one
 // ResizeCase holds what ONNX gives per dim (sizes, scales, roi) and turns into ResizeParams.
 #pragma once
 

@@ -1,0 +1,40 @@
+// The Binary family (float Add, Sub, Mul, Div, Max, Min, Pow, PRelu with numpy broadcasting):
+// parameters and CPU twin (kernels/cpu/binary.cc); CUDA kernels in kernels/cuda/binary.cu. The
+// per-element formula is BinaryOp's in kernels/scalar_ops.h.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activation_function.h"
+#include "kernels/scalar_ops.h"
+#include "kernels/tensor_limits.h"
+
+namespace jetplan::kernels {
+
+// y[i] = act(op(a[i . a_strides], b[i . b_strides])) over the dense output shape out_dims;
+// a stride of 0 broadcasts that dim. Only the first `rank` entries are read; rank 0 is one
+// element. Max and Min propagate NaN from either side, as numpy.maximum/minimum do.
+struct BinaryParams {
+  BinaryOp op = BinaryOp::kAdd;
+  int32_t rank = 0;
+  int64_t out_dims[kMaxRank] = {};
+  int64_t a_strides[kMaxRank] = {};
+  int64_t b_strides[kMaxRank] = {};
+  Activation act;
+};
+
+}  // namespace jetplan::kernels
+
+namespace jetplan::kernels::cpu {
+
+void binary(const BinaryParams& p, const float* a, const float* b, float* y);
+// One Binary op on two values (the Binary kernel's formula, for the fused pointwise chain).
+float apply_binary(BinaryOp op, float a, float b);
+
+}  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/binary.cu, one row each, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
+#define JP_CUDA_VARIANTS_binary(X, F) \
+  X(F, jp_binary_f16, kF16, 0, 0, false, kAny, false) \
+  X(F, jp_binary_f32, kF32, 0, 0, false, kAny, false)

@@ -1,0 +1,60 @@
+// The Cast family: parameters and CPU twin (kernels/cpu/cast.cc); CUDA kernels in
+// kernels/cuda/cast.cu.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/dtype.h"
+
+namespace jetplan::kernels {
+
+// ONNX Cast of `count` elements between any two DTypes:
+// - float to float rounds to nearest even (float16 per IEEE 754 binary16, overflow to infinity);
+// - float to integer truncates toward zero and saturates at the target's range (ONNX leaves
+//   out-of-range values to the implementation); NaN gives 0;
+// - integer to integer keeps the low bits (two's complement wrap, as numpy and C do);
+// - integer to float rounds to nearest even;
+// - anything to bool is (x != 0), so NaN gives true; bool to anything is 0 or 1;
+// - to bfloat16 goes through float32 (rounded to nearest even), which is then truncated to its
+//   upper 16 bits (toward zero, as ONNX's conformance data expects; NaN stays NaN): see
+//   kernels/cpu/bfloat16.h. From bfloat16 is exact to float32, then as from float32;
+// - to the same dtype copies the bits (NaN payloads included).
+// CPU only for bfloat16 (plan load refuses the dtype in CUDA plans).
+struct CastParams {
+  DType from = DType::kFloat32;
+  DType to = DType::kFloat32;
+  int64_t count = 0;
+};
+
+}  // namespace jetplan::kernels
+
+namespace jetplan::kernels::cpu {
+
+// y may not alias x, even when both dtypes have the same size.
+void cast(const CastParams& p, const void* x, void* y);
+
+}  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/cast.cu, one row each, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
+// dtype is the source's, out_dtype the destination's (the CUDA backend checks both when it
+// binds a plan).
+#define JP_CUDA_VARIANTS_cast(X, F) \
+  X(F, jp_cast_f32_f16, kF32, 0, 0, false, kF16, false) \
+  X(F, jp_cast_f16_f32, kF16, 0, 0, false, kF32, false) \
+  X(F, jp_cast_i64_f16, kI64, 0, 0, false, kF16, false) \
+  X(F, jp_cast_i64_f32, kI64, 0, 0, false, kF32, false) \
+  X(F, jp_cast_i32_f16, kI32, 0, 0, false, kF16, false) \
+  X(F, jp_cast_i32_f32, kI32, 0, 0, false, kF32, false) \
+  X(F, jp_cast_i8_f16, kI8, 0, 0, false, kF16, false) \
+  X(F, jp_cast_i8_f32, kI8, 0, 0, false, kF32, false) \
+  X(F, jp_cast_u8_f16, kU8, 0, 0, false, kF16, false) \
+  X(F, jp_cast_u8_f32, kU8, 0, 0, false, kF32, false) \
+  X(F, jp_cast_b8_f16, kBool, 0, 0, false, kF16, false) \
+  X(F, jp_cast_b8_f32, kBool, 0, 0, false, kF32, false) \
+  X(F, jp_cast_f16_b8, kF16, 0, 0, false, kBool, false) \
+  X(F, jp_cast_f32_b8, kF32, 0, 0, false, kBool, false) \
+  X(F, jp_cast_i64_b8, kI64, 0, 0, false, kBool, false) \
+  X(F, jp_cast_i32_b8, kI32, 0, 0, false, kBool, false) \
+  X(F, jp_cast_i8_b8, kI8, 0, 0, false, kBool, false) \
+  X(F, jp_cast_u8_b8, kU8, 0, 0, false, kBool, false)

@@ -1,0 +1,19 @@
+#include "kernels/layer_norm.h"
+
+#include "kernels/cpu/moments.h"
+
+namespace jetplan::kernels::cpu {
+
+void layer_norm(const LayerNormParams& p, const float* x, const float* scale, const float* bias,
+                float* y, float* mean, float* inv_std_dev) {
+  for (int64_t o = 0; o < p.outer; ++o) {
+    const float* xr = x + o * p.inner;
+    const Moments m = moments(xr, p.inner, p.epsilon);
+    for (int64_t i = 0; i < p.inner; ++i)
+      y[o * p.inner + i] = normalize(m, xr[i], scale[i], p.has_bias ? bias[i] : 0.0, p.act);
+    if (mean) mean[o] = static_cast<float>(m.mean);
+    if (inv_std_dev) inv_std_dev[o] = static_cast<float>(m.inv_std);
+  }
+}
+
+}  // namespace jetplan::kernels::cpu

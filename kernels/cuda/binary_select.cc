@@ -1,0 +1,17 @@
+#include "kernels/binary.h"
+#include "kernels/cuda/select.h"
+
+namespace jetplan::kernels::cuda {
+
+bool select_binary(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
+                   std::string* why) {
+  bool f16 = false;
+  if (!float_storage(step, "pointwise", &f16, why)) return false;
+  const auto* p = static_cast<const BinaryParams*>(step.params);
+  out->variant = &kernel_variant(f16 ? VariantId::jp_binary_f16 : VariantId::jp_binary_f32);
+  // Grid-stride kernels: enough blocks to fill every SM a few times over.
+  launch_1d(count_elements(p->rank, p->out_dims), 256, target.sm_count * 8, out);
+  return true;
+}
+
+}  // namespace jetplan::kernels::cuda

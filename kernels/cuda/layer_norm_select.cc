@@ -1,0 +1,20 @@
+#include "kernels/cuda/select.h"
+#include "kernels/layer_norm.h"
+
+namespace jetplan::kernels::cuda {
+
+bool select_layer_norm(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
+                       std::string* why) {
+  bool f16 = false;
+  if (!float_storage(step, "LayerNorm", &f16, why)) return false;
+  if (step.num_outputs > 1) {
+    *why = "the CUDA LayerNorm kernels write y only (no mean or inv_std_dev outputs)";
+    return false;
+  }
+  const auto* p = static_cast<const LayerNormParams*>(step.params);
+  out->variant = &kernel_variant(f16 ? VariantId::jp_layer_norm_f16 : VariantId::jp_layer_norm_f32);
+  launch_1d(static_cast<uint64_t>(p->outer) * 256, 256, target.sm_count * 16, out);
+  return true;
+}
+
+}  // namespace jetplan::kernels::cuda

@@ -1,0 +1,136 @@
+// Transpose on the GPU (a strided gather; tiled through shared memory when the permutation
+// coalesces to a 2-D one): moves elements of elem_bytes and never looks at the values, so one
+// kernel serves every dtype, or widens FP16 to FP32 as it moves (half_to_float). Twin:
+// kernels/cpu/transpose.cc.
+#include <cuda_fp16.h>
+#include <cstdint>
+
+#include "kernels/cuda/byte_units.cuh"
+#include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/launch.h"
+#include "kernels/transpose.h"
+
+namespace jetplan::kernels::cuda {
+namespace {
+
+// What an element becomes as a transpose moves it: itself, or FP16 widened to FP32.
+template <typename TO, typename TI>
+__device__ __forceinline__ TO moved(TI v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ float moved<float, __half>(__half v) {
+  return __half2float(v);
+}
+
+// Generic transpose: one output element per thread, its source offset from the dense output
+// coordinate and x_strides. TI and TO: x's and y's element types.
+template <typename TI, typename TO>
+__device__ void transpose_generic(const TransposeParams& p, const void* x, void* y) {
+  const TI* s = static_cast<const TI*>(x);
+  TO* d = static_cast<TO*>(y);
+  int64_t count = 1;
+  for (int32_t k = 0; k < p.rank; ++k) count *= p.out_dims[k];
+  for (int64_t i = global_thread(); i < count; i += global_threads()) {
+    int64_t rest = i, off = 0;
+    for (int32_t k = p.rank - 1; k >= 0; --k) {
+      const int64_t c = rest % p.out_dims[k];
+      rest /= p.out_dims[k];
+      off += c * p.x_strides[k];
+    }
+    d[i] = moved<TO>(s[off]);
+  }
+}
+
+// The view a tiled transpose handles: y dense [batch, rows, cols], x element (b, r, c) at
+// b * batch_stride + r + c * col_stride (rows contiguous in x, cols contiguous in y). NCHW <->
+// NHWC both coalesce to it (H and W merge). Found from the params on the device, so a plan that
+// names the tiled kernel for another permutation still runs correctly, on the generic path.
+struct TileView {
+  int64_t batch, rows, cols, batch_stride, col_stride;
+};
+
+__device__ bool tile_view(const TransposeParams& p, TileView* v) {
+  int64_t dims[kMaxRank], strides[kMaxRank];
+  const int n = coalesce_transpose(p, dims, strides);
+  if (n == 2 && strides[0] == 1) {
+    *v = {1, dims[0], dims[1], 0, strides[1]};
+    return true;
+  }
+  if (n == 3 && strides[1] == 1) {
+    *v = {dims[0], dims[1], dims[2], strides[0], strides[2]};
+    return true;
+  }
+  return false;
+}
+
+constexpr int kTile = 32;
+constexpr int kTileRows = 8;  // block: kTile x kTileRows threads
+
+// Each block moves 32x32 tiles through shared memory: reads along rows (contiguous in x),
+// writes along cols (contiguous in y). Tiles are visited grid-stride, so any grid is safe.
+template <typename TI, typename TO>
+__device__ void transpose_tiled(const TransposeParams& p, const void* x, void* y) {
+  TileView v;
+  if (blockDim.x != kTile || blockDim.y != kTileRows || blockDim.z != 1 || !tile_view(p, &v)) {
+    transpose_generic<TI, TO>(p, x, y);
+    return;
+  }
+  __shared__ TI tile[kTile][kTile + 1];
+  const TI* s = static_cast<const TI*>(x);
+  TO* d = static_cast<TO*>(y);
+  const int64_t row_tiles = (v.rows + kTile - 1) / kTile, col_tiles = (v.cols + kTile - 1) / kTile;
+  const int64_t tiles = v.batch * row_tiles * col_tiles;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t ct = t % col_tiles, rt = (t / col_tiles) % row_tiles, b = t / (col_tiles * row_tiles);
+    const int64_t r0 = rt * kTile, c0 = ct * kTile;
+    const TI* sb = s + b * v.batch_stride;
+    TO* db = d + b * v.rows * v.cols;
+    for (int j = ty; j < kTile; j += kTileRows) {  // j: col within tile, tx: row
+      const int64_t r = r0 + tx, c = c0 + j;
+      if (r < v.rows && c < v.cols) tile[j][tx] = sb[r + c * v.col_stride];
+    }
+    __syncthreads();
+    for (int j = ty; j < kTile; j += kTileRows) {  // j: row within tile, tx: col
+      const int64_t r = r0 + j, c = c0 + tx;
+      if (r < v.rows && c < v.cols) db[r * v.cols + c] = moved<TO>(tile[tx][j]);
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels::cuda
+
+using jetplan::kernels::TransposeParams;
+using jetplan::kernels::cuda::StepPointers;
+namespace jk = jetplan::kernels::cuda;
+
+// The byte-moving variants never run a converting transpose (y's elements are wider than x's).
+#define JP_TRANSPOSE(N)                                                                  \
+  extern "C" __global__ void jp_transpose_b##N(StepPointers ptrs, const TransposeParams p) { \
+    using T = jk::Unit<N>::T;                                                            \
+    if (p.elem_bytes == N && !p.half_to_float)                                           \
+      jk::transpose_generic<T, T>(p, ptrs.in[0], ptrs.out[0]);                           \
+  }                                                                                      \
+  extern "C" __global__ void jp_transpose_tiled_b##N(StepPointers ptrs,                  \
+                                                     const TransposeParams p) {          \
+    using T = jk::Unit<N>::T;                                                            \
+    if (p.elem_bytes == N && !p.half_to_float)                                           \
+      jk::transpose_tiled<T, T>(p, ptrs.in[0], ptrs.out[0]);                             \
+  }
+JP_TRANSPOSE(1)
+JP_TRANSPOSE(2)
+JP_TRANSPOSE(4)
+JP_TRANSPOSE(8)
+
+// FP16 in, FP32 out (the output cast fused into a GPU plan's last layout transpose).
+extern "C" __global__ void jp_transpose_h2f(StepPointers ptrs, const TransposeParams p) {
+  if (p.elem_bytes == 2 && p.half_to_float)
+    jk::transpose_generic<__half, float>(p, ptrs.in[0], ptrs.out[0]);
+}
+extern "C" __global__ void jp_transpose_tiled_h2f(StepPointers ptrs, const TransposeParams p) {
+  if (p.elem_bytes == 2 && p.half_to_float)
+    jk::transpose_tiled<__half, float>(p, ptrs.in[0], ptrs.out[0]);
+}

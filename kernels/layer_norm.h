@@ -1,0 +1,41 @@
+// The LayerNorm family: parameters and CPU twin (kernels/cpu/layer_norm.cc); CUDA kernels in
+// kernels/cuda/layer_norm.cu.
+// Statistics are the population mean and variance (divide by the count), in double, two passes
+// in increasing index order (kernels/cpu/moments.h); y = act(scale * (x - mean) / sqrt(var +
+// epsilon) + bias).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activation_function.h"
+
+namespace jetplan::kernels {
+
+// x and y [outer, inner], inner the product of dims [axis, rank); statistics per row; scale and
+// bias [inner] (a scale that ONNX broadcasts to the normalized shape is expanded by the converter).
+// The optional outputs mean and inv_std_dev are [outer] (ONNX shape [d0 .. d(axis-1), 1, .., 1]).
+struct LayerNormParams {
+  int64_t outer = 1;
+  int64_t inner = 0;
+  float epsilon = 1e-5f;
+  bool has_bias = false;
+  Activation act;
+};
+
+}  // namespace jetplan::kernels
+
+namespace jetplan::kernels::cpu {
+
+// bias may be null without has_bias; mean and inv_std_dev are optional outputs (null: not
+// written).
+void layer_norm(const LayerNormParams& p, const float* x, const float* scale, const float* bias,
+                float* y, float* mean, float* inv_std_dev);
+
+}  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/layer_norm.cu, one row each, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
+// A block of 256 threads per row (block reductions over 8 warps).
+#define JP_CUDA_VARIANTS_layer_norm(X, F) \
+  X(F, jp_layer_norm_f16, kF16, 256, 0, false, kAny, false) \
+  X(F, jp_layer_norm_f32, kF32, 256, 0, false, kAny, false)

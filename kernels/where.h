@@ -1,0 +1,36 @@
+// The Where family: parameters and CPU twin (kernels/cpu/where.cc); CUDA kernel in
+// kernels/cuda/where.cu.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/tensor_limits.h"
+
+namespace jetplan::kernels {
+
+// ONNX Where: out[i] = cond[i . cond_strides] ? x[i . x_strides] : y[i . y_strides] over the
+// dense out_dims (stride 0 broadcasts). cond is bool (any nonzero byte is true); x, y and out
+// have elements of elem_bytes.
+struct WhereParams {
+  int32_t rank = 0;
+  int64_t elem_bytes = 4;
+  int64_t out_dims[kMaxRank] = {};
+  int64_t cond_strides[kMaxRank] = {};
+  int64_t x_strides[kMaxRank] = {};
+  int64_t y_strides[kMaxRank] = {};
+};
+
+}  // namespace jetplan::kernels
+
+namespace jetplan::kernels::cpu {
+
+void where(const WhereParams& p, const unsigned char* cond, const void* x, const void* y,
+           void* out);
+
+}  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/where.cu, one row each, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
+// A byte mover: any dtype.
+#define JP_CUDA_VARIANTS_where(X, F) \
+  X(F, jp_where, kAny, 0, 0, false, kAny, false)

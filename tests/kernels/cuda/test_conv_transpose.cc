@@ -1,0 +1,175 @@
+// CUDA ConvTranspose (kernels/cuda/conv_transpose.cu) against the CPU twin
+// (kernels/cpu/conv_transpose.cc): NCHW 1-D/2-D/3-D, strides, pads, output padding, dilation,
+// groups, bias, residual and activations, batch 1 and 8, odd channels; fresh random inputs,
+// outputs poisoned, guards checked.
+// Tolerances: Float16 storage (twin in double on the FP16-rounded inputs, the GPU in FP32 with
+// one FP16 rounding at the end): |got - want| <= 2e-3 |want| + 2e-3. Float32: 1e-5 |want| + 2e-5
+// (FP32 sums of up to a few hundred products against the twin's double).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "kernels/kernels.h"
+#include "tests/kernels/cuda/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using gpu_test::DeviceBuffer;
+constexpr uint16_t kConvTranspose = static_cast<uint16_t>(OpFamilyId::kConvTranspose);
+
+struct Case {
+  int rank;
+  int64_t batch, cin, cout, groups;
+  int64_t in[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3], out_pad[3];
+  bool bias, residual;
+  ActivationKind act;
+};
+
+const Case kCases[] = {
+    // U-Net decoder upsampling: 2x2 stride 2.
+    {2, 1, 64, 32, 1, {7, 9}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, true, false, ActivationKind::kNone},
+    {2, 8, 16, 8, 1, {5, 6}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, true, true, ActivationKind::kRelu},
+    // Non-overlapping upsampling with odd channels, partial tiles, stride 3 and 2x1.
+    {2, 8, 7, 13, 1, {5, 11}, {3, 3}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, true, true, ActivationKind::kRelu},
+    {2, 1, 9, 20, 1, {3, 1}, {2, 1}, {2, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}, false, false, ActivationKind::kNone},
+    // 3x3 stride 2 pad 1 output padding 1, odd channels.
+    {2, 1, 5, 7, 1, {6, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, false, ActivationKind::kNone},
+    // Groups and dilation.
+    {2, 8, 6, 9, 3, {5, 7}, {3, 3}, {1, 1}, {2, 2}, {1, 2}, {2, 1}, {0, 0}, false, true, ActivationKind::kLeakyRelu},
+    // Depthwise, asymmetric stride.
+    {2, 1, 3, 3, 3, {4, 9}, {4, 3}, {3, 1}, {1, 1}, {0, 1}, {1, 0}, {2, 0}, true, false, ActivationKind::kNone},
+    // 1-D and 3-D.
+    {1, 8, 4, 5, 1, {17}, {4}, {2}, {1}, {1}, {1}, {0}, true, false, ActivationKind::kRelu},
+    {3, 1, 3, 5, 1, {3, 4, 5}, {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, false, false, ActivationKind::kNone},
+};
+
+ConvTransposeParams params_of(const Case& c) {
+  ConvTransposeParams p;
+  p.spatial_rank = c.rank;
+  p.batch = c.batch;
+  p.in_channels = c.cin;
+  p.out_channels = c.cout;
+  p.groups = c.groups;
+  for (int d = 0; d < c.rank; ++d) {
+    p.in_size[d] = c.in[d];
+    p.kernel[d] = c.kernel[d];
+    p.stride[d] = c.stride[d];
+    p.dilation[d] = c.dilation[d];
+    p.pad_begin[d] = c.pad_begin[d];
+    p.out_size[d] = c.stride[d] * (c.in[d] - 1) + c.out_pad[d] + (c.kernel[d] - 1) * c.dilation[d] +
+                    1 - c.pad_begin[d] - c.pad_end[d];
+  }
+  p.has_bias = c.bias;
+  p.has_residual = c.residual;
+  p.act = Activation{c.act, 0.1f, 0.f};
+  return p;
+}
+
+void check(DType dt) {
+  SEEDED_RNG(rng);
+  const bool f16 = dt == DType::kFloat16;
+  for (size_t ci = 0; ci < std::size(kCases); ++ci) {
+    const Case& c = kCases[ci];
+    const ConvTransposeParams p = params_of(c);
+    int64_t in_plane = 1, out_plane = 1, kvol = 1;
+    for (int d = 0; d < c.rank; ++d) {
+      in_plane *= p.in_size[d];
+      out_plane *= p.out_size[d];
+      kvol *= p.kernel[d];
+    }
+    const int64_t nx = c.batch * c.cin * in_plane, nw = c.cin * (c.cout / c.groups) * kvol,
+                  ny = c.batch * c.cout * out_plane;
+    auto gen = [&](int64_t n) {
+      std::vector<float> v = rng.uniform(n, -1.f, 1.f);
+      return f16 ? gpu_test::round_half(v) : v;
+    };
+    const std::vector<float> x = gen(nx), w = gen(nw), bias = gen(c.cout), res = gen(ny);
+    std::vector<float> want(ny);
+    cpu::conv_transpose(p, x.data(), w.data(), c.bias ? bias.data() : nullptr,
+                        c.residual ? res.data() : nullptr, want.data());
+    std::vector<std::unique_ptr<DeviceBuffer>> bufs;
+    cuda::StepPointers ptrs{};
+    int next = 0;
+    auto add = [&](const std::vector<float>& v) {
+      bufs.push_back(gpu_test::to_device(v, dt));
+      ptrs.in[next++] = bufs.back()->get();
+    };
+    add(x);
+    add(w);
+    if (c.bias) add(bias);
+    if (c.residual) add(res);
+    DeviceBuffer dy(ny * gpu_test::float_storage_bytes(dt));
+    gpu_test::poison(dy, dt);
+    ptrs.out[0] = dy.get();
+    ASSERT_EQ(gpu_test::select_and_launch(kConvTranspose, dt, ptrs, p), "") << "case " << ci;
+    const double rel = f16 ? 2e-3 : 1e-5, abs = f16 ? 2e-3 : 2e-5;
+    EXPECT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, ny, dt), want, rel, abs))
+        << "case " << ci;
+    EXPECT_TRUE(dy.guard_intact()) << "case " << ci;
+  }
+}
+
+TEST(GpuConvTransposeSelect, UpsamplingTakesTheTiledKernel) {
+  cuda::TargetInfo t;
+  t.sm_count = 4;
+  std::string why;
+  for (size_t ci = 0; ci < std::size(kCases); ++ci) {
+    const ConvTransposeParams p = params_of(kCases[ci]);
+    cuda::StepDesc step;
+    step.family = kConvTranspose;
+    step.params = &p;
+    step.dtype = DType::kFloat16;
+    cuda::LaunchChoice c;
+    ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+    const bool upsample = ci < 4;  // the first four cases: kernel == stride, no pads, groups 1
+    EXPECT_STREQ(c.variant->name,
+                 upsample ? "jp_conv_transpose_upsample_f16" : "jp_conv_transpose_f16") << ci;
+  }
+}
+
+TEST(GpuConvTranspose, Float16MatchesCpuTwin) { GPU_TEST_OR_SKIP(); check(DType::kFloat16); }
+TEST(GpuConvTranspose, Float32MatchesCpuTwin) { GPU_TEST_OR_SKIP(); check(DType::kFloat32); }
+
+// Timing only (run with --gtest_also_run_disabled_tests): the U-Net decoder's 2x2 stride-2
+// upsampling convolutions at a 256x256 input, FP16, batch 1 and 8.
+TEST(GpuConvTransposeBench, DISABLED_UNetUpsampling) {
+  GPU_TEST_OR_SKIP();
+  struct Shape { int64_t batch, cin, cout, in; };
+  const Shape shapes[] = {{1, 1024, 512, 16}, {1, 512, 256, 32}, {1, 256, 128, 64},
+                          {1, 128, 64, 128},  {8, 128, 64, 128}};
+  std::printf("device: %s\n", gpu_test::device()->info.name);
+  for (const Shape& s : shapes) {
+    Case c{2, s.batch, s.cin, s.cout, 1, {s.in, s.in}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0},
+           {0, 0}, true, false, ActivationKind::kNone};
+    ConvTransposeParams p = params_of(c);
+    const int64_t nx = s.batch * s.cin * s.in * s.in, nw = s.cin * s.cout * 4,
+                  ny = s.batch * s.cout * 4 * s.in * s.in;
+    DeviceBuffer dx(nx * 2), dw(nw * 2), db(s.cout * 2), dy(ny * 2);
+    std::vector<uint16_t> ones(std::max(nx, nw), 0x2c00);  // 1/16
+    dx.upload(ones.data(), dx.bytes());
+    dw.upload(ones.data(), dw.bytes());
+    db.upload(ones.data(), db.bytes());
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx.get();
+    ptrs.in[1] = dw.get();
+    ptrs.in[2] = db.get();
+    ptrs.out[0] = dy.get();
+    cuda::LaunchChoice l;
+    ASSERT_EQ(gpu_test::select_and_launch(kConvTranspose, DType::kFloat16, ptrs, p, &l), "");
+    gpu_test::RepeatLaunch go;
+    ASSERT_EQ(gpu_test::repeat_launch(l, ptrs, p, &go), "");
+    const double us = gpu_test::mean_us(5, 50, go);
+    ASSERT_GT(us, 0);
+    std::printf("convT 2x2/2 n%ld %4ld->%4ld %3ldx%-3ld  %-22s %9.1f us  %6.2f TFLOP/s\n",
+                static_cast<long>(s.batch), static_cast<long>(s.cin), static_cast<long>(s.cout),
+                static_cast<long>(s.in), static_cast<long>(s.in), l.variant->name, us,
+                2.0 * ny * s.cin / us * 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels

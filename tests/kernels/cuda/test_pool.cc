@@ -1,0 +1,131 @@
+// CUDA pooling (kernels/cuda/pool.cu) against its CPU twin (kernels/cpu/pool.cc): NHWC FP16
+// (what GPU plans run) over a matrix of kernels, strides, pads, dilations and ceil-mode windows,
+// NCHW FP32, and NHWC global average pooling. Tolerance: max is exact (it picks an input);
+// average |got - want| <= 2e-3 * |want| + 1e-3 in FP16 (output rounding 2^-11 plus FP32 sums),
+// 1e-5 relative in FP32. NaN never passes; outputs poisoned, guards checked.
+// Also Reduce (kernels/cuda/reduce.cu, twin kernels/cpu/reduce.cc): max/min exact, the sums
+// 2e-3 relative + 2e-3 in FP16, 1e-5 relative + 1e-5 in FP32 (FP32 sums of up to 3136 terms).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "tests/kernels/cuda/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+constexpr uint16_t kPool = static_cast<uint16_t>(OpFamilyId::kPool);
+
+struct PoolCase {
+  int64_t batch, channels;
+  int rank;
+  int64_t in[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
+  bool ceil_mode;
+};
+
+PoolParams make_params(const PoolCase& c, PoolKind kind, bool include_pad, bool channels_last) {
+  PoolParams p;
+  p.kind = kind;
+  p.spatial_rank = c.rank;
+  p.batch = c.batch;
+  p.channels = c.channels;
+  p.count_include_pad = include_pad;
+  p.channels_last = channels_last;
+  for (int d = 0; d < c.rank; ++d) {
+    p.in_size[d] = c.in[d];
+    p.kernel[d] = c.kernel[d];
+    p.stride[d] = c.stride[d];
+    p.dilation[d] = c.dilation[d];
+    p.pad_begin[d] = c.pad_begin[d];
+    p.pad_end[d] = c.pad_end[d];
+    // ONNX output size, with the last window starting inside the input or the leading padding.
+    const int64_t span = c.in[d] + c.pad_begin[d] + c.pad_end[d] - c.dilation[d] * (c.kernel[d] - 1) - 1;
+    int64_t out = (c.ceil_mode ? (span + c.stride[d] - 1) / c.stride[d] : span / c.stride[d]) + 1;
+    if ((out - 1) * c.stride[d] - c.pad_begin[d] >= c.in[d]) --out;
+    p.out_size[d] = out;
+  }
+  return p;
+}
+
+int64_t plane(const PoolParams& p, bool out) {
+  int64_t v = 1;
+  for (int d = 0; d < p.spatial_rank; ++d) v *= out ? p.out_size[d] : p.in_size[d];
+  return v;
+}
+
+// Runs one pool on the GPU (FP16 or FP32 storage) and compares with the twin.
+void check(test_util::SeededRng& rng, const PoolParams& p, DType dtype, const char* want_kernel) {
+  const bool f16 = dtype == DType::kFloat16;
+  const int64_t nx = p.batch * p.channels * plane(p, false), ny = p.batch * p.channels * plane(p, true);
+  std::vector<float> x = rng.uniform(nx, -4.f, 4.f);
+  if (f16) x = gpu_test::round_half(x);
+  std::vector<float> want(ny);
+  cpu::pool(p, x.data(), want.data());
+  const gpu_test::FloatStepResult got = gpu_test::run_float_step(kPool, dtype, p, x, ny);
+  ASSERT_EQ(got.status, "");
+  EXPECT_STREQ(got.chosen.variant->name, want_kernel);
+  const bool is_max = p.kind == PoolKind::kMax;
+  const double rel = is_max ? 0 : (f16 ? 2e-3 : 1e-5), abs = is_max ? 0 : (f16 ? 1e-3 : 1e-6);
+  ASSERT_TRUE(gpu_test::all_close(got.y, want, rel, abs))
+      << "(kind " << int(p.kind) << " include_pad " << p.count_include_pad << ")";
+  EXPECT_TRUE(got.guard_intact);
+}
+
+const PoolCase kCases[] = {
+    // ResNet stem max pool 3x3 s2 p1 on 112x112 (cut to 29x31: odd), batch 1 and 8.
+    {1, 64, 2, {29, 31}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false},
+    {8, 67, 2, {13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false},
+    {8, 24, 2, {15, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true},  // 8-channel vectors
+    {2, 16, 3, {5, 6, 7}, {2, 3, 2}, {1, 2, 2}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}, true},
+    // ceil mode with a window past pad_end, asymmetric pads, dilation.
+    {2, 5, 2, {7, 6}, {3, 2}, {2, 2}, {2, 1}, {1, 0}, {0, 1}, true},
+    {1, 3, 2, {9, 9}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true},
+    // 1-D and 3-D.
+    {8, 33, 1, {17}, {4}, {3}, {1}, {2}, {1}, true},
+    {1, 7, 3, {5, 6, 7}, {2, 3, 2}, {1, 2, 2}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}, false},
+};
+
+class GpuPool : public testing::TestWithParam<int> {};
+
+TEST_P(GpuPool, ChannelsLastFloat16MatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const PoolCase& c = kCases[GetParam()];
+  const char* kernel = c.channels % 8 == 0 ? "jp_pool_nhwc8_f16" : "jp_pool_f16";
+  check(rng, make_params(c, PoolKind::kMax, false, true), DType::kFloat16, kernel);
+  check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat16, kernel);
+  check(rng, make_params(c, PoolKind::kAverage, true, true), DType::kFloat16, kernel);
+}
+
+TEST_P(GpuPool, ChannelsFirstFloat32MatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const PoolCase& c = kCases[GetParam()];
+  check(rng, make_params(c, PoolKind::kMax, false, false), DType::kFloat32, "jp_pool_f32");
+  check(rng, make_params(c, PoolKind::kAverage, true, false), DType::kFloat32, "jp_pool_f32");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuPool, testing::Range(0, static_cast<int>(std::size(kCases))));
+
+TEST(GpuPoolGlobal, AverageChannelsLastMatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const PoolCase cases[] = {
+      {1, 2048, 2, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false},  // ResNet-50 head
+      {8, 67, 2, {13, 11}, {13, 11}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false},
+      {2, 5, 2, {56, 56}, {56, 56}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false},  // long reduction
+      {3, 40, 1, {1}, {1}, {1}, {1}, {0}, {0}, false},
+  };
+  for (const PoolCase& c : cases) {
+    check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat16,
+          "jp_pool_global_avg_f16");
+    check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat32,
+          "jp_pool_global_avg_f32");
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels

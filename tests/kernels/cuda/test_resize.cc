@@ -1,0 +1,100 @@
+// CUDA Resize (kernels/cuda/resize.cu) against its CPU twin (kernels/cpu/resize.cc): NHWC
+// U-Net style upsampling and odd scales, every mode and coordinate transform. Tolerance: nearest
+// is exact (it copies an input); linear and cubic |got - want| <= 2e-3 * |want| + 2e-3 in FP16
+// (output rounding 2^-11 plus FP32 weights), 1e-5 * |want| + 1e-5 in FP32. NaN never passes;
+// outputs poisoned, guards checked.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "tests/kernels/cuda/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using test_util::Shape;
+
+constexpr uint16_t kResize = static_cast<uint16_t>(OpFamilyId::kResize);
+
+ResizeParams make_params(const Shape& in, const Shape& out, ResizeMode mode, ResizeCoord coord,
+                         ResizeNearest nearest) {
+  ResizeParams p;
+  p.mode = mode;
+  p.coord = coord;
+  p.nearest = nearest;
+  p.rank = static_cast<int32_t>(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    p.in_dims[d] = in[d];
+    p.out_dims[d] = out[d];
+    p.scale[d] = static_cast<double>(out[d]) / static_cast<double>(in[d]);
+    p.resized_length[d] = static_cast<double>(out[d]);
+  }
+  return p;
+}
+
+void check(test_util::SeededRng& rng, const ResizeParams& p, DType dtype) {
+  const bool f16 = dtype == DType::kFloat16;
+  int64_t nx = 1, ny = 1;
+  for (int d = 0; d < p.rank; ++d) {
+    nx *= p.in_dims[d];
+    ny *= p.out_dims[d];
+  }
+  std::vector<float> x = rng.uniform(nx, -3.f, 3.f);
+  if (f16) x = gpu_test::round_half(x);
+  std::vector<float> want(ny);
+  cpu::resize(p, x.data(), want.data());
+  const gpu_test::FloatStepResult got = gpu_test::run_float_step(kResize, dtype, p, x, ny);
+  ASSERT_EQ(got.status, "");
+  const bool exact = p.mode == ResizeMode::kNearest;
+  const double rel = exact ? 0 : (f16 ? 2e-3 : 1e-5), abs = exact ? 0 : (f16 ? 2e-3 : 1e-5);
+  ASSERT_TRUE(gpu_test::all_close(got.y, want, rel, abs))
+      << "mode " << int(p.mode) << " coord " << int(p.coord) << " nearest " << int(p.nearest);
+  EXPECT_TRUE(got.guard_intact);
+}
+
+TEST(GpuResize, MatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { Shape in, out; };
+  const Case cases[] = {
+      {{1, 28, 28, 64}, {1, 56, 56, 64}},  // U-Net x2 upsample, NHWC
+      {{8, 7, 9, 3}, {8, 14, 18, 3}},      // batch 8, odd sizes
+      {{2, 3, 13, 11}, {2, 3, 5, 23}},     // NCHW, down and up, odd scales
+      {{1, 5, 1}, {1, 12, 1}},             // 1-D
+  };
+  for (const Case& c : cases) {
+    for (ResizeCoord coord : {ResizeCoord::kHalfPixel, ResizeCoord::kAlignCorners,
+                              ResizeCoord::kAsymmetric, ResizeCoord::kPytorchHalfPixel}) {
+      for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+        check(rng, make_params(c.in, c.out, ResizeMode::kLinear, coord, ResizeNearest::kFloor),
+              dtype);
+        check(rng, make_params(c.in, c.out, ResizeMode::kCubic, coord, ResizeNearest::kFloor),
+              dtype);
+      }
+    }
+    for (ResizeNearest nearest : {ResizeNearest::kRoundPreferFloor, ResizeNearest::kRoundPreferCeil,
+                                  ResizeNearest::kFloor, ResizeNearest::kCeil})
+      for (ResizeCoord coord : {ResizeCoord::kHalfPixel, ResizeCoord::kAsymmetric,
+                                ResizeCoord::kTfHalfPixelForNn})
+        check(rng, make_params(c.in, c.out, ResizeMode::kNearest, coord, nearest), DType::kFloat16);
+  }
+  // Cubic with exclude_outside, and tf_crop_and_resize with an roi reaching outside.
+  ResizeParams p = make_params({1, 9, 8, 5}, {1, 17, 3, 5}, ResizeMode::kCubic,
+                               ResizeCoord::kHalfPixel, ResizeNearest::kFloor);
+  p.exclude_outside = true;
+  check(rng, p, DType::kFloat32);
+  p = make_params({1, 9, 8, 2}, {1, 6, 7, 2}, ResizeMode::kLinear, ResizeCoord::kTfCropAndResize,
+                  ResizeNearest::kFloor);
+  p.roi_start[1] = -0.2;
+  p.roi_end[1] = 0.9;
+  p.roi_start[2] = 0.1;
+  p.roi_end[2] = 1.3;
+  p.extrapolation_value = 7.5f;
+  check(rng, p, DType::kFloat16);
+}
+
+}  // namespace
+}  // namespace jetplan::kernels
