@@ -2,8 +2,8 @@
 // table), fold_moves.cc (data movement and shape ops) and fold_arith.cc (numeric ops), and the
 // attribute rules of the tensor ops (fold_specs.cc), which the folder and the support check
 // (converter/src/ops/) share so that a folded node and a step compute the same thing.
-// Tensor ops fold through the CPU reference kernels (kernels/cpu/tensor_ops.h), the very code
-// the runtime runs.
+// Tensor ops fold through the CPU reference kernels (kernels/<family>.h, kernels/cpu/), the very
+// code the runtime runs.
 #pragma once
 
 #include <string>

@@ -196,7 +196,7 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
       (info->dtype == fb::DType::Int16 || info->dtype == fb::DType::UInt16 ||
        info->dtype == fb::DType::UInt32 || info->dtype == fb::DType::UInt64 ||
        info->dtype == fb::DType::BFloat16)) {
-    // No CUDA kernel takes them (kernels/params.h); the converter refuses them in GPU plans.
+    // No CUDA kernel takes them (kernels/dtype.h); the converter refuses them in GPU plans.
     return fail(JP_ERROR_UNSUPPORTED, "tensor '%s' is %s, which runs on the CPU backend only",
                 info->name, fb::EnumNameDType(info->dtype));
   }

@@ -25,8 +25,8 @@
 #include "kernels/cpu/half.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/select.h"
-#include "runtime/src/cuda_driver.h"
-#include "runtime/src/cuda_modules.h"
+#include "runtime/src/cuda/cuda_driver.h"
+#include "runtime/src/cuda/cuda_modules.h"
 
 namespace jetplan::kernels::gpu_test {
 
