@@ -130,6 +130,7 @@ def c_functions(text):
                 # A body: the header ends in ')' (+ qualifiers, a trailing return type or a
                 # constructor's initializer list) and is no control statement or initializer.
                 h = re.sub(r'\s+', ' ', header).strip()
+                h = re.sub(r'^template ?<.*?> ?(?=[A-Za-z_])', '', h)  # default arguments' '='
                 is_func = (')' in h and not h.endswith('=') and '=' not in h.split('(')[0]
                            and not CONTROL.search(h.split('(')[0].strip()))
                 if is_func:
