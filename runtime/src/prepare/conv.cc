@@ -57,15 +57,13 @@ Status check_conv_tensors(const jp_plan& plan, const PreparedStep& s, const fb::
 
 Status prepare_conv(const jp_plan& plan, const fb::ConvParams& p, PreparedStep* s) {
   const uint32_t inputs = 2u + (p.has_bias() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
-  JP_RETURN_IF_ERROR(check_input_range(*s, "Conv", inputs, inputs));
-  JP_RETURN_IF_ERROR(check_float_epilogue(plan, *s));
+  JP_RETURN_IF_ERROR(check_epilogue_inputs(plan, *s, "Conv", inputs));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   Window win;
   JP_RETURN_IF_ERROR(read_window(*s, p, x, y, &win));
   JP_RETURN_IF_ERROR(check_conv_tensors(plan, *s, p, win));
-  kernels::ConvParams& k = s->params.conv;
-  k = kernels::ConvParams{};
+  kernels::ConvParams& k = fresh_params(&s->params.conv);
   k.channels_last = channels_last(x);
   k.spatial_rank = win.rank;
   k.batch = x.dims[0];

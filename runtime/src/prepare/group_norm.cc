@@ -9,10 +9,8 @@
 namespace jetplan::rt {
 
 Status prepare_group_norm(const jp_plan& plan, const fb::GroupNormParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "GroupNorm", 3, 1));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
-  kernels::GroupNormParams& k = s->params.group_norm;
-  k = kernels::GroupNormParams{};
+  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "GroupNorm", 3, 1));
+  kernels::GroupNormParams& k = fresh_params(&s->params.group_norm);
   JP_RETURN_IF_ERROR(read_channels(plan, *s, &k.batch, &k.channels, &k.spatial));
   if (p.groups() < 1 || k.channels % p.groups() != 0) {
     return invalid(*s, "groups must divide the channels");

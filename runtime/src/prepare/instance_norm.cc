@@ -9,10 +9,8 @@
 namespace jetplan::rt {
 
 Status prepare_instance_norm(const jp_plan& plan, const fb::InstanceNormParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "InstanceNorm", 3, 1));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
-  kernels::InstanceNormParams& k = s->params.instance_norm;
-  k = kernels::InstanceNormParams{};
+  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "InstanceNorm", 3, 1));
+  kernels::InstanceNormParams& k = fresh_params(&s->params.instance_norm);
   JP_RETURN_IF_ERROR(read_channels(plan, *s, &k.batch, &k.channels, &k.spatial));
   JP_RETURN_IF_ERROR(
       check_scale_bias(plan, *s, k.channels, "scale and bias need one value per channel"));

@@ -30,14 +30,12 @@ void run_layer_norm_inv_std_dev_cpu(const PreparedStep& s, void* const* tensors,
 
 Status prepare_layer_norm(const jp_plan& plan, const fb::LayerNormParams& p, PreparedStep* s) {
   const uint32_t outputs = 1u + (p.has_mean() ? 1u : 0u) + (p.has_inv_std_dev() ? 1u : 0u);
-  JP_RETURN_IF_ERROR(check_arity(*s, "LayerNorm", p.has_bias() ? 3 : 2, outputs));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "LayerNorm", p.has_bias() ? 3 : 2, outputs));
   const TensorInfo& x = input_at(plan, *s, 0);
   const int32_t axis = normalize_axis(p.axis(), x.rank);
   if (axis < 0) return invalid(*s, "axis is out of range");
   if (!same_shape(x, output_at(plan, *s, 0))) return invalid(*s, "output shape differs from input");
-  kernels::LayerNormParams& k = s->params.layer_norm;
-  k = kernels::LayerNormParams{};
+  kernels::LayerNormParams& k = fresh_params(&s->params.layer_norm);
   split_at(x, axis, &k.outer, &k.inner);
   k.inner *= x.dims[axis];
   for (uint32_t i = 1; i < s->inputs->size(); ++i) {

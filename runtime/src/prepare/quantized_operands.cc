@@ -12,6 +12,14 @@ Status check_quantized(const PreparedStep& s, const TensorInfo& t, const char* r
   return JP_OK;
 }
 
+Status check_qlinear_operands(const jp_plan& plan, const PreparedStep& s, const char* family,
+                              uint32_t inputs, const char* a_role, const char* b_role) {
+  JP_RETURN_IF_ERROR(check_arity_of_params(s, family, inputs, 1));
+  JP_RETURN_IF_ERROR(check_quantized(s, input_at(plan, s, 0), a_role));
+  JP_RETURN_IF_ERROR(check_quantized(s, input_at(plan, s, 3), b_role));
+  return check_quantized(s, output_at(plan, s, 0), "output");
+}
+
 Status check_scale_pair(const PreparedStep& s, const TensorInfo& scale, const TensorInfo& zp,
                         fb::DType type, uint64_t count, const char* role, bool* per_entry) {
   if (scale.dtype != fb::DType::Float32 || zp.dtype != type) {
@@ -45,8 +53,7 @@ Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p,
   JP_RETURN_IF_ERROR(check_role_dtype(*s, scale, fb::DType::Float32, "scale"));
   if (!same_shape(x, y)) return invalid(*s, "input and output shapes differ");
 
-  kernels::QuantizeLinearParams& k = s->params.quantize;
-  k = kernels::QuantizeLinearParams{};
+  kernels::QuantizeLinearParams& k = fresh_params(&s->params.quantize);
   k.qtype = kernel_dtype(q.dtype);
   k.has_zero_point = p.has_zero_point();
   k.per_channel = p.per_axis();

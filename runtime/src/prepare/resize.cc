@@ -53,8 +53,7 @@ Status check_extents(const PreparedStep& s, const TensorInfo& x, const TensorInf
 }  // namespace
 
 Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "Resize", 1, 1));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "Resize", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   if (x.rank < 1 || x.rank != y.rank) return invalid(*s, "input and output need one rank >= 1");
@@ -67,8 +66,7 @@ Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedSt
                 "or nearest mode %d",
                 s->name, mode, coord, nearest);
   }
-  kernels::ResizeParams& k = s->params.resize;
-  k = kernels::ResizeParams{};
+  kernels::ResizeParams& k = fresh_params(&s->params.resize);
   if (p.scale() == nullptr || p.resized_length() == nullptr) {
     return invalid(*s, "scale and resized_length are required");
   }

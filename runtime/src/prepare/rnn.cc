@@ -114,10 +114,8 @@ Status read_rnn_activations(const PreparedStep& s, const fb::RnnParams& p, int64
     for (int a = 0; a < A; ++a) {
       const fb::RnnActivation* act = acts->Get(static_cast<uint32_t>(d * A + a));
       const int kind = static_cast<int>(act->kind());
-      if (kind < 0 || kind >= kernels::kRnnActivationKindCount) {
-        return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown recurrent activation %d", s.name,
-                    kind);
-      }
+      JP_RETURN_IF_ERROR(
+          check_enum(s, kind, kernels::kRnnActivationKindCount, "recurrent activation"));
       k->activations[d][a] = {static_cast<kernels::RnnActivationKind>(kind), act->alpha(),
                               act->beta()};
     }
@@ -130,14 +128,10 @@ Status read_rnn_activations(const PreparedStep& s, const fb::RnnParams& p, int64
 Status prepare_rnn(const jp_plan& plan, const fb::RnnParams& p, PreparedStep* s) {
   const int cell = static_cast<int>(p.cell());
   const int direction = static_cast<int>(p.direction());
-  if (cell < 0 || cell >= kernels::kRnnCellCount) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown recurrent cell %d", s->name, cell);
-  }
-  if (direction < 0 || direction > static_cast<int>(kernels::RnnDirection::kBidirectional)) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown direction %d", s->name, direction);
-  }
-  kernels::RnnParams& k = s->params.rnn;
-  k = kernels::RnnParams{};
+  JP_RETURN_IF_ERROR(check_enum(*s, cell, kernels::kRnnCellCount, "recurrent cell"));
+  JP_RETURN_IF_ERROR(check_enum(
+      *s, direction, static_cast<int>(kernels::RnnDirection::kBidirectional) + 1, "direction"));
+  kernels::RnnParams& k = fresh_params(&s->params.rnn);
   k.cell = static_cast<kernels::RnnCell>(cell);
   k.direction = static_cast<kernels::RnnDirection>(direction);
   const bool lstm = k.cell == kernels::RnnCell::kLstm;
