@@ -56,8 +56,7 @@ Status check_conv_tensors(const jp_plan& plan, const PreparedStep& s, const fb::
 }  // namespace
 
 Status prepare_conv(const jp_plan& plan, const fb::ConvParams& p, PreparedStep* s) {
-  const uint32_t inputs = 2u + (p.has_bias() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
-  JP_RETURN_IF_ERROR(check_epilogue_inputs(plan, *s, "Conv", inputs));
+  JP_RETURN_IF_ERROR(check_epilogue_inputs(plan, *s, "Conv", p.has_bias(), p.has_residual()));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   Window win;

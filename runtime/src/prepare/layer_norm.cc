@@ -1,7 +1,5 @@
 // LayerNorm: normalization over the dims from an axis on, with its optional Mean and
 // InvStdDev outputs and a fused activation.
-#include <cmath>
-
 #include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/prepare_util.h"
@@ -50,8 +48,7 @@ Status prepare_layer_norm(const jp_plan& plan, const fb::LayerNormParams& p, Pre
     if (!ok)
       return invalid(*s, "mean and inv_std_dev must be x's shape with the normalized dims 1");
   }
-  if (!std::isfinite(p.epsilon())) return invalid(*s, "epsilon must be finite");
-  k.epsilon = p.epsilon();
+  JP_RETURN_IF_ERROR(read_epsilon(*s, p.epsilon(), &k.epsilon));
   k.has_bias = p.has_bias();
   if (outputs == 2) {
     s->run_cpu = p.has_mean() ? run_layer_norm_mean_cpu : run_layer_norm_inv_std_dev_cpu;

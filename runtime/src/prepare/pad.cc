@@ -11,9 +11,6 @@
 namespace jetplan::rt {
 namespace {
 
-static_assert(kernels::kPadModeCount == static_cast<int>(fb::PadMode::MAX) + 1,
-              "kernels::PadMode must mirror fb::PadMode");
-
 // Offsets and pads are kept far below int64 overflow: tensors have at most 2^40 elements.
 constexpr int64_t kMaxExtent = int64_t{1} << 40;
 
@@ -73,14 +70,13 @@ Status prepare_pad(const jp_plan& plan, const fb::PadParams& p, PreparedStep* s)
   JP_RETURN_IF_ERROR(check_moves_one(plan, *s, "Pad"));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  const int mode = static_cast<int>(p.mode());
-  JP_RETURN_IF_ERROR(check_enum(*s, mode, kernels::kPadModeCount, "pad mode"));
+  JP_RETURN_IF_ERROR(check_enum<kernels::kPadModeCount>(*s, p.mode(), "pad mode"));
   if (y.rank != x.rank || p.pads_begin() == nullptr ||
       p.pads_begin()->size() != static_cast<uint32_t>(x.rank)) {
     return invalid(*s, "pads_begin, input and output must have the same rank");
   }
   kernels::PadParams& k = fresh_params(&s->params.pad);
-  k.mode = static_cast<kernels::PadMode>(mode);
+  k.mode = static_cast<kernels::PadMode>(p.mode());
   k.rank = x.rank;
   k.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
   for (int32_t d = 0; d < x.rank; ++d) {

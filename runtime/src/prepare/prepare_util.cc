@@ -1,6 +1,7 @@
 #include "runtime/src/prepare/prepare_util.h"
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 namespace jetplan::rt {
@@ -39,7 +40,7 @@ Status invalid(const PreparedStep& s, const char* what) {
   return fail(JP_ERROR_INVALID_PLAN, "step '%s': %s", s.name, what);
 }
 
-Status check_enum(const PreparedStep& s, int value, int count, const char* what) {
+Status check_enum_value(const PreparedStep& s, int value, int count, const char* what) {
   if (value < 0 || value >= count) {
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown %s %d", s.name, what, value);
   }
@@ -169,7 +170,8 @@ Status check_role_dtype(const PreparedStep& s, const TensorInfo& t, fb::DType wa
 }
 
 Status check_epilogue_inputs(const jp_plan& plan, const PreparedStep& s, const char* family,
-                             uint32_t inputs) {
+                             bool has_third, bool has_residual) {
+  const uint32_t inputs = 2u + (has_third ? 1u : 0u) + (has_residual ? 1u : 0u);
   JP_RETURN_IF_ERROR(check_input_range(s, family, inputs, inputs));
   return check_float_epilogue(plan, s);
 }
@@ -234,6 +236,19 @@ Status check_scale_bias(const jp_plan& plan, const PreparedStep& s, int64_t coun
     JP_RETURN_IF_ERROR(check_elements(s, input_at(plan, s, i), count, what));
   }
   return JP_OK;
+}
+
+Status read_epsilon(const PreparedStep& s, float epsilon, float* out) {
+  if (!std::isfinite(epsilon)) return invalid(s, "epsilon must be finite");
+  *out = epsilon;
+  return JP_OK;
+}
+
+Status read_epsilon_activation(const PreparedStep& s, float epsilon,
+                               const fb::Activation* activation, float* epsilon_out,
+                               kernels::Activation* activation_out) {
+  JP_RETURN_IF_ERROR(read_epsilon(s, epsilon, epsilon_out));
+  return to_activation(s, activation, activation_out);
 }
 
 Status read_channels(const jp_plan& plan, const PreparedStep& s, int64_t* batch, int64_t* channels,
@@ -342,9 +357,8 @@ Status read_spatial(const PreparedStep& s, const char* what,
 Status to_activation(const PreparedStep& s, const fb::Activation* in, kernels::Activation* out) {
   *out = kernels::Activation{};
   if (in == nullptr) return JP_OK;
-  const int kind = static_cast<int>(in->kind());
-  JP_RETURN_IF_ERROR(check_enum(s, kind, kernels::kActivationKindCount, "activation"));
-  out->kind = static_cast<kernels::ActivationKind>(kind);
+  JP_RETURN_IF_ERROR(check_enum<kernels::kActivationKindCount>(s, in->kind(), "activation"));
+  out->kind = static_cast<kernels::ActivationKind>(in->kind());
   out->alpha = in->alpha();
   out->beta = in->beta();
   return JP_OK;

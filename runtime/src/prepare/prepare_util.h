@@ -55,7 +55,15 @@ bool aligned(const flatbuffers::Vector<T>* list) {
 
 // An enum value of the plan (an op, a mode, a kind) in [0, count), else
 // JP_ERROR_UNSUPPORTED "step '<name>': unknown <what> <value>".
-[[nodiscard]] Status check_enum(const PreparedStep& s, int value, int count, const char* what);
+[[nodiscard]] Status check_enum_value(const PreparedStep& s, int value, int count,
+                                      const char* what);
+// check_enum_value of a schema enum whose kernels:: mirror has `Count` values, numbered alike
+// (the count is checked here, at compile time): a value that passes casts to the mirror.
+template <int Count, typename E>
+[[nodiscard]] Status check_enum(const PreparedStep& s, E value, const char* what) {
+  static_assert(Count == static_cast<int>(E::MAX) + 1, "the kernels' enum must mirror the schema's");
+  return check_enum_value(s, static_cast<int>(value), Count, what);
+}
 
 // Exactly `inputs` inputs and `outputs` outputs.
 [[nodiscard]] Status check_arity(const PreparedStep& s, const char* family, uint32_t inputs,
@@ -85,10 +93,10 @@ bool aligned(const flatbuffers::Vector<T>* list) {
 // check_float32, except that in CUDA plans a Float16 step may write a Float32 output: the
 // output-cast epilogue of the Conv and Gemm kernels (their variant rows say which do).
 [[nodiscard]] Status check_float_epilogue(const jp_plan& plan, const PreparedStep& s);
-// check_input_range(s, family, inputs, inputs), then check_float_epilogue: Conv and Gemm, whose
-// input count their params imply.
+// Conv and Gemm: exactly their two operands, then the third input (bias, C) and the residual
+// where the params have them (check_input_range of that count), then check_float_epilogue.
 [[nodiscard]] Status check_epilogue_inputs(const jp_plan& plan, const PreparedStep& s,
-                                           const char* family, uint32_t inputs);
+                                           const char* family, bool has_third, bool has_residual);
 // `t` is `want`, as the CPU kernel computes it: UNSUPPORTED for a float the backend does not
 // compute in, INVALID_PLAN for a wrong index (Int64) tensor.
 [[nodiscard]] Status check_kernel_dtype(const PreparedStep& s, const TensorInfo& t, fb::DType want);
@@ -130,6 +138,13 @@ void split_at(const TensorInfo& x, int32_t axis, int64_t* outer, int64_t* inner)
 // invalid(s, what).
 [[nodiscard]] Status check_scale_bias(const jp_plan& plan, const PreparedStep& s, int64_t count,
                                       const char* what);
+
+// A normalization's epsilon, finite, into *out.
+[[nodiscard]] Status read_epsilon(const PreparedStep& s, float epsilon, float* out);
+// The tail of InstanceNorm and GroupNorm: read_epsilon, then the fused activation (to_activation).
+[[nodiscard]] Status read_epsilon_activation(const PreparedStep& s, float epsilon,
+                                             const fb::Activation* activation, float* epsilon_out,
+                                             kernels::Activation* activation_out);
 
 // Instance, group norm and LRN: x [N, C, ...] (input 0) and output 0 of its shape.
 [[nodiscard]] Status read_channels(const jp_plan& plan, const PreparedStep& s, int64_t* batch,

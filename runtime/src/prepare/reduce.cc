@@ -25,8 +25,7 @@ Status prepare_reduce(const jp_plan& plan, const fb::ReduceParams& p, PreparedSt
   } else {
     JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
   }
-  const int op = static_cast<int>(p.op());
-  JP_RETURN_IF_ERROR(check_enum(*s, op, kernels::kReduceOpCount, "reduce op"));
+  JP_RETURN_IF_ERROR(check_enum<kernels::kReduceOpCount>(*s, p.op(), "reduce op"));
   uint32_t mask = 0;
   if (p.axes() != nullptr) {
     for (uint32_t i = 0; i < p.axes()->size(); ++i) {
@@ -44,7 +43,7 @@ Status prepare_reduce(const jp_plan& plan, const fb::ReduceParams& p, PreparedSt
     }
   }
   kernels::ReduceParams& k = fresh_params(&s->params.reduce);
-  k.op = static_cast<kernels::ReduceOp>(op);
+  k.op = static_cast<kernels::ReduceOp>(p.op());
   k.rank = x.rank;
   for (int32_t d = 0; d < x.rank; ++d) k.in_dims[d] = x.dims[d];
   k.axis_mask = mask;

@@ -6,16 +6,12 @@
 
 namespace jetplan::rt {
 
-static_assert(kernels::kUnaryOpCount == static_cast<int>(fb::UnaryOp::MAX) + 1,
-              "kernels::UnaryOp must mirror fb::UnaryOp");
-
 Status prepare_unary(const jp_plan& plan, const fb::UnaryParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Unary", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  const int op = static_cast<int>(p.op());
-  JP_RETURN_IF_ERROR(check_enum(*s, op, kernels::kUnaryOpCount, "unary op"));
-  const auto kop = static_cast<kernels::UnaryOp>(op);
+  JP_RETURN_IF_ERROR(check_enum<kernels::kUnaryOpCount>(*s, p.op(), "unary op"));
+  const auto kop = static_cast<kernels::UnaryOp>(p.op());
   // CUDA plans store floats as Float16 and compute in FP32: every op of Float32 then.
   const bool gpu_half = plan.backend == JP_BACKEND_CUDA && x.dtype == fb::DType::Float16 &&
                         kernels::unary_supported(kop, kernels::DType::kFloat32);
