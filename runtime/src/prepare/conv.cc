@@ -46,11 +46,8 @@ Status check_conv_tensors(const jp_plan& plan, const PreparedStep& s, const fb::
       return invalid(s, "bias must have one value per output channel");
     }
   }
-  if (p.has_residual() && (!same_shape(input_at(plan, s, next), y) ||
-                           channels_last(input_at(plan, s, next)) != cl)) {
-    return invalid(s, "residual must have the output's shape and layout");
-  }
-  return JP_OK;
+  return check_residual(plan, s, p.has_residual(), next,
+                        "residual must have the output's shape and layout");
 }
 
 }  // namespace

@@ -59,12 +59,8 @@ Status prepare_gemm(const jp_plan& plan, const fb::GemmParams& p, PreparedStep* 
   k.beta = p.beta();
   k.has_c = p.has_c();
   k.has_residual = p.has_residual();
-  if (p.has_residual()) {
-    const TensorInfo& r = input_at(plan, *s, p.has_c() ? 3 : 2);
-    if (!same_shape(r, y) || channels_last(r) != channels_last(y)) {
-      return invalid(*s, "residual R must have exactly the output's shape and layout");
-    }
-  }
+  JP_RETURN_IF_ERROR(check_residual(plan, *s, p.has_residual(), p.has_c() ? 3 : 2,
+                                    "residual R must have exactly the output's shape and layout"));
   if (p.has_c()) JP_RETURN_IF_ERROR(read_c(*s, input_at(plan, *s, 2), y, batch, &k));
   // A batched A against one B (a Linear layer over [batch, M, K], the attention projections)
   // is one [batch * M, K] x [K, N] product: the same sums, one big GEMM instead of batch thin

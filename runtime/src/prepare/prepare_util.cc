@@ -251,6 +251,15 @@ Status read_epsilon_activation(const PreparedStep& s, float epsilon,
   return to_activation(s, activation, activation_out);
 }
 
+Status check_residual(const jp_plan& plan, const PreparedStep& s, bool has_residual,
+                      uint32_t index, const char* what) {
+  if (!has_residual) return JP_OK;
+  const TensorInfo& r = input_at(plan, s, index);
+  const TensorInfo& y = output_at(plan, s, 0);
+  if (!same_shape(r, y) || channels_last(r) != channels_last(y)) return invalid(s, what);
+  return JP_OK;
+}
+
 Status read_channels(const jp_plan& plan, const PreparedStep& s, int64_t* batch, int64_t* channels,
                      int64_t* spatial) {
   const TensorInfo& x = input_at(plan, s, 0);

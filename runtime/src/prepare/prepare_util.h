@@ -146,6 +146,11 @@ void split_at(const TensorInfo& x, int32_t axis, int64_t* outer, int64_t* inner)
                                              const fb::Activation* activation, float* epsilon_out,
                                              kernels::Activation* activation_out);
 
+// Conv and Gemm: where the step has a residual, its input `index` has the output's shape and
+// layout, else invalid(s, what).
+[[nodiscard]] Status check_residual(const jp_plan& plan, const PreparedStep& s, bool has_residual,
+                                    uint32_t index, const char* what);
+
 // Instance, group norm and LRN: x [N, C, ...] (input 0) and output 0 of its shape.
 [[nodiscard]] Status read_channels(const jp_plan& plan, const PreparedStep& s, int64_t* batch,
                                    int64_t* channels, int64_t* spatial);

@@ -2,6 +2,8 @@
 
 #include <cinttypes>
 
+#include "runtime/src/cpu/step_tensors.h"
+
 namespace jetplan::rt {
 
 Status check_quantized(const PreparedStep& s, const TensorInfo& t, const char* role) {
@@ -74,6 +76,18 @@ Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p,
     JP_RETURN_IF_ERROR(check_role_elements(*s, zp, params, "zero point"));
   }
   return JP_OK;
+}
+
+void run_quantize_linear_cpu(const PreparedStep& s, void* const* tensors, bool quantize) {
+  const kernels::QuantizeLinearParams& p = s.params.quantize;
+  const void* zero_point = p.has_zero_point ? in(s, tensors, 2) : nullptr;
+  if (quantize) {
+    kernels::cpu::quantize_linear(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1), zero_point,
+                                  out(s, tensors, 0));
+  } else {
+    kernels::cpu::dequantize_linear(p, in(s, tensors, 0), in_f32(s, tensors, 1), zero_point,
+                                    out_f32(s, tensors, 0));
+  }
 }
 
 }  // namespace jetplan::rt

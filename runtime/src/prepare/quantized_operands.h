@@ -26,5 +26,7 @@ namespace jetplan::rt {
 // quantized side Int8 or UInt8, per tensor or per axis. Fills s->params.quantize.
 [[nodiscard]] Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p,
                                              PreparedStep* s, bool quantize);
+// The CPU run of a step prepare_quantize_linear prepared: x, scale[, zero point] -> y.
+void run_quantize_linear_cpu(const PreparedStep& s, void* const* tensors, bool quantize);
 
 }  // namespace jetplan::rt

@@ -78,15 +78,14 @@ Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedSt
   if (!std::isfinite(p.cubic_coeff_a()) || !std::isfinite(p.extrapolation_value())) {
     return invalid(*s, "cubic_coeff_a and extrapolation_value must be finite");
   }
+  k.cubic_coeff_a = p.cubic_coeff_a();
+  k.exclude_outside = p.exclude_outside();
+  k.extrapolation_value = p.extrapolation_value();
   k.mode = static_cast<kernels::ResizeMode>(mode);
   k.coord = static_cast<kernels::ResizeCoord>(coord);
   k.nearest = static_cast<kernels::ResizeNearest>(nearest);
   k.rank = x.rank;
-  JP_RETURN_IF_ERROR(check_extents(*s, x, y, &k));
-  k.cubic_coeff_a = p.cubic_coeff_a();
-  k.exclude_outside = p.exclude_outside();
-  k.extrapolation_value = p.extrapolation_value();
-  return JP_OK;
+  return check_extents(*s, x, y, &k);
 }
 
 void run_resize_cpu(const PreparedStep& s, void* const* tensors, void*) {
