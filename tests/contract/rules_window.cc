@@ -4,13 +4,26 @@
 #include "tests/contract/step_contract.h"
 
 namespace jetplan::converter::testing::contract {
+namespace {
+
+// Conv and ConvTranspose: Float32 inputs x, w, [bias], [residual] as the params `p` (of the
+// table `table`) say; false (reported) when the params are missing or the count is off.
+template <typename P>
+bool conv_inputs(StepContract& c, const P* p, const char* table) {
+  c.inputs_are(fb::DType::Float32);
+  if (!p) {
+    c.bad("step ", c.name, " lacks ", table);
+    return false;
+  }
+  return c.input_count_is(2 + p->has_bias() + p->has_residual());
+}
+
+}  // namespace
 
 // x [N, C, *in], w [Cout, Cin / groups, *kernel]; inputs x, w, [bias], [residual].
 void contract_conv(StepContract& c) {
-  c.inputs_are(fb::DType::Float32);
   const auto* p = c.step->params_as_ConvParams();
-  if (!p) return c.bad("step ", c.name, " lacks ConvParams");
-  if (!c.input_count_is(2 + p->has_bias() + p->has_residual())) return;
+  if (!conv_inputs(c, p, "ConvParams")) return;
   const auto& in = c.in;
   const Shape& y = c.y;
   const Shape& x = in[0];
@@ -55,10 +68,8 @@ void contract_pool(StepContract& c) {
 // ONNX ConvTranspose: W [C, M / groups, k...]; each output extent is
 // stride (in - 1) + output_padding + dilation (k - 1) + 1 - pad_begin - pad_end.
 void contract_conv_transpose(StepContract& c) {
-  c.inputs_are(fb::DType::Float32);
   const auto* p = c.step->params_as_ConvTransposeParams();
-  if (!p) return c.bad("step ", c.name, " lacks ConvTransposeParams");
-  if (!c.input_count_is(2 + p->has_bias() + p->has_residual())) return;
+  if (!conv_inputs(c, p, "ConvTransposeParams")) return;
   const auto& in = c.in;
   const Shape& y = c.y;
   const Shape &x = in[0], &w = in[1];

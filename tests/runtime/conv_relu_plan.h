@@ -34,11 +34,7 @@ inline PlanSpec conv_relu_plan() {
   p.weights.assign(512, 0);
   std::memcpy(p.weights.data(), w, sizeof(w));
   std::memcpy(p.weights.data() + 256, bias, sizeof(bias));
-  StepSpec conv;
-  conv.name = "conv";
-  conv.op = fb::OpFamily::Conv;
-  conv.inputs = {0, 1, 2};
-  conv.outputs = {3};
+  StepSpec conv = step_spec("conv", fb::OpFamily::Conv, {0, 1, 2}, {3});
   conv.params = [](flatbuffers::FlatBufferBuilder& b) {
     std::vector<int64_t> k = {1, 1};
     const fb::Activation none(fb::ActivationKind::None, 0, 0);
@@ -46,17 +42,7 @@ inline PlanSpec conv_relu_plan() {
                                              /*has_bias=*/true, false, &none);
     return std::make_pair(fb::StepParams::ConvParams, params.Union());
   };
-  StepSpec relu;
-  relu.name = "relu";
-  relu.op = fb::OpFamily::Activation;
-  relu.inputs = {3};
-  relu.outputs = {4};
-  relu.params = [](flatbuffers::FlatBufferBuilder& b) {
-    const fb::Activation act(fb::ActivationKind::Relu, 0, 0);
-    return std::make_pair(fb::StepParams::ActivationParams,
-                          fb::CreateActivationParams(b, &act).Union());
-  };
-  p.steps = {conv, relu};
+  p.steps = {conv, relu_step(3, 4)};
   return p;
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <tuple>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,29 @@ struct PlanSpec {
   uint64_t arena_bytes = 0;
   std::vector<uint8_t> weights;
 };
+
+// A step of family `op` reading `inputs` and writing `outputs` (plan tensor indices); the caller
+// adds its params (and in CUDA plans its kernel and launch).
+inline StepSpec step_spec(std::string name, fb::OpFamily op, std::vector<uint32_t> inputs,
+                          std::vector<uint32_t> outputs) {
+  StepSpec s;
+  s.name = std::move(name);
+  s.op = op;
+  s.inputs = std::move(inputs);
+  s.outputs = std::move(outputs);
+  return s;
+}
+
+// An Activation step "relu": Relu of tensor `input` into tensor `output`.
+inline StepSpec relu_step(uint32_t input, uint32_t output) {
+  StepSpec relu = step_spec("relu", fb::OpFamily::Activation, {input}, {output});
+  relu.params = [](flatbuffers::FlatBufferBuilder& b) {
+    const fb::Activation act(fb::ActivationKind::Relu, 0.f, 0.f);
+    return std::make_pair(fb::StepParams::ActivationParams,
+                          fb::CreateActivationParams(b, &act).Union());
+  };
+  return relu;
+}
 
 inline uint64_t tensor_bytes(const TensorSpec& t) {
   uint64_t n = 1;

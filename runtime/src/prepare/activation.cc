@@ -6,13 +6,11 @@
 namespace jetplan::rt {
 
 Status prepare_activation(const jp_plan& plan, const fb::ActivationParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_input_range(*s, "Activation", 1, 1));
-  JP_RETURN_IF_ERROR(check_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_float_inputs(plan, *s, "Activation", 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   if (x.elements != y.elements) return invalid(*s, "input and output sizes differ");
-  kernels::ActivationParams& k = s->params.activation;
-  k = kernels::ActivationParams{};
+  kernels::ActivationParams& k = fresh_params(&s->params.activation);
   k.count = static_cast<int64_t>(x.elements);
   return to_activation(*s, p.activation(), &k.act);
 }

@@ -6,11 +6,10 @@
 namespace jetplan::rt {
 
 Status prepare_arg_reduce(const jp_plan& plan, const fb::ArgReduceParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "ArgReduce", 1, 1));
+  JP_RETURN_IF_ERROR(
+      check_kernel_dtypes(plan, *s, "ArgReduce", {fb::DType::Float32}, {fb::DType::Int64}));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  JP_RETURN_IF_ERROR(check_kernel_dtype(*s, x, fb::DType::Float32));
-  JP_RETURN_IF_ERROR(check_kernel_dtype(*s, y, fb::DType::Int64));
   if (p.kind() != fb::ArgKind::Max && p.kind() != fb::ArgKind::Min) {
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown arg kind %d", s->name,
                 static_cast<int>(p.kind()));
@@ -23,8 +22,7 @@ Status prepare_arg_reduce(const jp_plan& plan, const fb::ArgReduceParams& p, Pre
       return invalid(*s, "output is not the input with the axis of extent 1");
     }
   }
-  kernels::ArgReduceParams& k = s->params.arg_reduce;
-  k = kernels::ArgReduceParams{};
+  kernels::ArgReduceParams& k = fresh_params(&s->params.arg_reduce);
   k.kind = p.kind() == fb::ArgKind::Max ? kernels::ArgKind::kMax : kernels::ArgKind::kMin;
   k.select_last_index = p.select_last_index();
   split_at(x, axis, &k.outer, &k.inner);

@@ -6,8 +6,7 @@
 namespace jetplan::rt {
 
 Status prepare_batch_norm(const jp_plan& plan, const fb::BatchNormParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_input_range(*s, "BatchNorm", 5, 5));
-  JP_RETURN_IF_ERROR(check_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_float_inputs(plan, *s, "BatchNorm", 5));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   if (!same_shape(x, y) || x.rank < 2 || channels_last(x) != channels_last(y)) {
@@ -17,8 +16,7 @@ Status prepare_batch_norm(const jp_plan& plan, const fb::BatchNormParams& p, Pre
     JP_RETURN_IF_ERROR(check_elements(*s, input_at(plan, *s, i), channel_dim(x),
                                       "scale, bias, mean and var need one value per channel"));
   }
-  kernels::BatchNormParams& k = s->params.batch_norm;
-  k = kernels::BatchNormParams{};
+  kernels::BatchNormParams& k = fresh_params(&s->params.batch_norm);
   k.batch = x.dims[0];
   k.channels = channel_dim(x);
   k.spatial = static_cast<int64_t>(x.elements) / (k.batch * k.channels);

@@ -6,25 +6,18 @@
 
 namespace jetplan::rt {
 
-static_assert(kernels::kBinaryOpCount == static_cast<int>(fb::BinaryOp::MAX) + 1 &&
-                  static_cast<int>(kernels::BinaryOp::kPRelu) ==
-                      static_cast<int>(fb::BinaryOp::PRelu),
+static_assert(static_cast<int>(kernels::BinaryOp::kPRelu) == static_cast<int>(fb::BinaryOp::PRelu),
               "kernels::BinaryOp must follow fb::BinaryOp");
 
 Status prepare_binary(const jp_plan& plan, const fb::BinaryParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_input_range(*s, "Binary", 2, 2));
-  JP_RETURN_IF_ERROR(check_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_float_inputs(plan, *s, "Binary", 2));
   const TensorInfo& a = input_at(plan, *s, 0);
   const TensorInfo& b = input_at(plan, *s, 1);
   const TensorInfo& y = output_at(plan, *s, 0);
-  const int op = static_cast<int>(p.op());
-  if (op < 0 || op >= kernels::kBinaryOpCount) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown binary op %d", s->name, op);
-  }
+  JP_RETURN_IF_ERROR(check_enum<kernels::kBinaryOpCount>(*s, p.op(), "binary op"));
   if (a.rank > y.rank || b.rank > y.rank) return invalid(*s, "operand rank above output's");
-  kernels::BinaryParams& k = s->params.binary;
-  k = kernels::BinaryParams{};
-  k.op = static_cast<kernels::BinaryOp>(op);
+  kernels::BinaryParams& k = fresh_params(&s->params.binary);
+  k.op = static_cast<kernels::BinaryOp>(p.op());
   const TensorInfo* operands[] = {&a, &b};
   int64_t* strides[] = {k.a_strides, k.b_strides};
   JP_RETURN_IF_ERROR(broadcast_operands(*s, y, operands, strides, 2, &k.rank, k.out_dims));

@@ -7,12 +7,10 @@
 namespace jetplan::rt {
 
 Status prepare_broadcast(const jp_plan& plan, const fb::BroadcastParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "Broadcast", 1, 1));
+  JP_RETURN_IF_ERROR(check_moves_one(plan, *s, "Broadcast"));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  JP_RETURN_IF_ERROR(check_same_dtype(*s, x, y));
-  kernels::BroadcastParams& k = s->params.broadcast;
-  k = kernels::BroadcastParams{};
+  kernels::BroadcastParams& k = fresh_params(&s->params.broadcast);
   k.rank = y.rank;
   k.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
   if (p.tile()) {

@@ -10,8 +10,7 @@ Status prepare_cast(const jp_plan& plan, const fb::CastParams&, PreparedStep* s)
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   if (!same_shape(x, y)) return invalid(*s, "input and output shapes differ");
-  kernels::CastParams& k = s->params.cast;
-  k = kernels::CastParams{};
+  kernels::CastParams& k = fresh_params(&s->params.cast);
   k.from = kernel_dtype(x.dtype);
   k.to = kernel_dtype(y.dtype);
   k.count = static_cast<int64_t>(x.elements);

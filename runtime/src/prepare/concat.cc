@@ -11,8 +11,7 @@ Status prepare_concat(const jp_plan& plan, const fb::ConcatParams& p, PreparedSt
   if (y.rank < 1) return invalid(*s, "output must have rank >= 1");
   const int32_t axis = normalize_axis(p.axis(), y.rank);
   if (axis < 0) return invalid(*s, "axis is out of range");
-  kernels::ConcatParams& k = s->params.concat;
-  k = kernels::ConcatParams{};
+  kernels::ConcatParams& k = fresh_params(&s->params.concat);
   split_at(y, axis, &k.outer, &k.inner);
   k.elem_bytes = static_cast<int64_t>(dtype_size(y.dtype));
   k.num_inputs = static_cast<int32_t>(s->inputs->size());

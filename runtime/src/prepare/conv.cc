@@ -46,26 +46,20 @@ Status check_conv_tensors(const jp_plan& plan, const PreparedStep& s, const fb::
       return invalid(s, "bias must have one value per output channel");
     }
   }
-  if (p.has_residual() && (!same_shape(input_at(plan, s, next), y) ||
-                           channels_last(input_at(plan, s, next)) != cl)) {
-    return invalid(s, "residual must have the output's shape and layout");
-  }
-  return JP_OK;
+  return check_residual(plan, s, p.has_residual(), next,
+                        "residual must have the output's shape and layout");
 }
 
 }  // namespace
 
 Status prepare_conv(const jp_plan& plan, const fb::ConvParams& p, PreparedStep* s) {
-  const uint32_t inputs = 2u + (p.has_bias() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
-  JP_RETURN_IF_ERROR(check_input_range(*s, "Conv", inputs, inputs));
-  JP_RETURN_IF_ERROR(check_float_epilogue(plan, *s));
+  JP_RETURN_IF_ERROR(check_epilogue_inputs(plan, *s, "Conv", p.has_bias(), p.has_residual()));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   Window win;
   JP_RETURN_IF_ERROR(read_window(*s, p, x, y, &win));
   JP_RETURN_IF_ERROR(check_conv_tensors(plan, *s, p, win));
-  kernels::ConvParams& k = s->params.conv;
-  k = kernels::ConvParams{};
+  kernels::ConvParams& k = fresh_params(&s->params.conv);
   k.channels_last = channels_last(x);
   k.spatial_rank = win.rank;
   k.batch = x.dims[0];

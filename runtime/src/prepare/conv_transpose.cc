@@ -33,8 +33,7 @@ Status check_transposed_window(const PreparedStep& s, const TensorInfo& w, const
 
 Status prepare_conv_transpose(const jp_plan& plan, const fb::ConvTransposeParams& p, PreparedStep* s) {
   const uint32_t inputs = 2u + (p.has_bias() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
-  JP_RETURN_IF_ERROR(check_arity(*s, "ConvTranspose", inputs, 1));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "ConvTranspose", inputs, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& w = input_at(plan, *s, 1);
   const TensorInfo& y = output_at(plan, *s, 0);
@@ -42,8 +41,7 @@ Status prepare_conv_transpose(const jp_plan& plan, const fb::ConvTransposeParams
       p.kernel()->size() > static_cast<uint32_t>(kernels::kMaxSpatial)) {
     return invalid(*s, "kernel must have 1 to 3 spatial dims");
   }
-  kernels::ConvTransposeParams& k = s->params.conv_transpose;
-  k = kernels::ConvTransposeParams{};
+  kernels::ConvTransposeParams& k = fresh_params(&s->params.conv_transpose);
   const int32_t rank = static_cast<int32_t>(p.kernel()->size());
   int64_t pad_end[kernels::kMaxSpatial], output_padding[kernels::kMaxSpatial];
   JP_RETURN_IF_ERROR(read_spatial(*s, "kernel", p.kernel(), rank, 1, 1, k.kernel));

@@ -1,5 +1,4 @@
 // Dequantize: ONNX DequantizeLinear, Int8/UInt8 to Float32 per tensor or per axis.
-#include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/quantized_operands.h"
 
@@ -10,10 +9,7 @@ Status prepare_dequantize(const jp_plan& plan, const fb::QuantizeParams& p, Prep
 }
 
 void run_dequantize_cpu(const PreparedStep& s, void* const* tensors, void*) {
-  const kernels::QuantizeLinearParams& p = s.params.quantize;
-  kernels::cpu::dequantize_linear(p, in(s, tensors, 0), in_f32(s, tensors, 1),
-                                  p.has_zero_point ? in(s, tensors, 2) : nullptr,
-                                  out_f32(s, tensors, 0));
+  run_quantize_linear_cpu(s, tensors, /*quantize=*/false);
 }
 
 }  // namespace jetplan::rt

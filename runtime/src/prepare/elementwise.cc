@@ -6,19 +6,13 @@
 
 namespace jetplan::rt {
 
-static_assert(kernels::kElementwiseOpCount == static_cast<int>(fb::ElementwiseOp::MAX) + 1,
-              "kernels::ElementwiseOp must mirror fb::ElementwiseOp");
-
 Status prepare_elementwise(const jp_plan& plan, const fb::ElementwiseParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Elementwise", 2, 1));
   const TensorInfo& a = input_at(plan, *s, 0);
   const TensorInfo& b = input_at(plan, *s, 1);
   const TensorInfo& y = output_at(plan, *s, 0);
-  const int op = static_cast<int>(p.op());
-  if (op < 0 || op >= kernels::kElementwiseOpCount) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown elementwise op %d", s->name, op);
-  }
-  const auto kop = static_cast<kernels::ElementwiseOp>(op);
+  JP_RETURN_IF_ERROR(check_enum<kernels::kElementwiseOpCount>(*s, p.op(), "elementwise op"));
+  const auto kop = static_cast<kernels::ElementwiseOp>(p.op());
   if (a.dtype != b.dtype) return invalid(*s, "operands differ in dtype");
   if (!kernels::elementwise_supported(kop, kernel_dtype(a.dtype))) {
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': elementwise %s on %s is not supported",
@@ -36,8 +30,7 @@ Status prepare_elementwise(const jp_plan& plan, const fb::ElementwiseParams& p, 
                 "step '%s': output '%s' of elementwise %s has the wrong dtype %s", s->name,
                 y.name, fb::EnumNameElementwiseOp(p.op()), fb::EnumNameDType(y.dtype));
   }
-  kernels::ElementwiseParams& k = s->params.elementwise;
-  k = kernels::ElementwiseParams{};
+  kernels::ElementwiseParams& k = fresh_params(&s->params.elementwise);
   k.op = kop;
   k.dtype = kernel_dtype(a.dtype);
   const TensorInfo* operands[] = {&a, &b};

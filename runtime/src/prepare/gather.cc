@@ -23,8 +23,7 @@ Status prepare_gather(const jp_plan& plan, const fb::GatherParams& p, PreparedSt
       return invalid(*s, "output shape is not data's with the axis replaced by the indices' shape");
     }
   }
-  kernels::GatherParams& k = s->params.gather;
-  k = kernels::GatherParams{};
+  kernels::GatherParams& k = fresh_params(&s->params.gather);
   split_at(data, axis, &k.outer, &k.inner);
   k.axis_len = data.dims[axis];
   k.num_indices = static_cast<int64_t>(indices.elements);

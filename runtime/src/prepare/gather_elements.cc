@@ -14,8 +14,7 @@ Status prepare_gather_elements(const jp_plan& plan, const fb::GatherElementsPara
   if (!same_shape(indices, y) || y.rank != data.rank) {
     return invalid(*s, "indices and output must have one shape, of data's rank (>= 1)");
   }
-  kernels::GatherElementsParams& k = s->params.gather_elements;
-  k = kernels::GatherElementsParams{};
+  kernels::GatherElementsParams& k = fresh_params(&s->params.gather_elements);
   k.rank = data.rank;
   k.axis = g.axis;
   k.elem_bytes = static_cast<int64_t>(dtype_size(data.dtype));

@@ -30,9 +30,7 @@ Status read_c(const PreparedStep& s, const TensorInfo& c, const TensorInfo& y, i
 }  // namespace
 
 Status prepare_gemm(const jp_plan& plan, const fb::GemmParams& p, PreparedStep* s) {
-  const uint32_t inputs = 2u + (p.has_c() ? 1u : 0u) + (p.has_residual() ? 1u : 0u);
-  JP_RETURN_IF_ERROR(check_input_range(*s, "Gemm", inputs, inputs));
-  JP_RETURN_IF_ERROR(check_float_epilogue(plan, *s));
+  JP_RETURN_IF_ERROR(check_epilogue_inputs(plan, *s, "Gemm", p.has_c(), p.has_residual()));
   const TensorInfo& a = input_at(plan, *s, 0);
   const TensorInfo& b = input_at(plan, *s, 1);
   const TensorInfo& y = output_at(plan, *s, 0);
@@ -46,8 +44,7 @@ Status prepare_gemm(const jp_plan& plan, const fb::GemmParams& p, PreparedStep* 
     return invalid(*s, "output is not [.., M, N]");
   }
   const int64_t batch = static_cast<int64_t>(y.elements) / (M * N);
-  kernels::GemmParams& k = s->params.gemm;
-  k = kernels::GemmParams{};
+  kernels::GemmParams& k = fresh_params(&s->params.gemm);
   if (!matmul_batch_stride(a, y, M * K, &k.a_batch_stride) ||
       !matmul_batch_stride(b, y, K * N, &k.b_batch_stride)) {
     return invalid(*s, "batch dims of A or B neither match the output nor are all 1");
@@ -62,10 +59,8 @@ Status prepare_gemm(const jp_plan& plan, const fb::GemmParams& p, PreparedStep* 
   k.beta = p.beta();
   k.has_c = p.has_c();
   k.has_residual = p.has_residual();
-  if (p.has_residual() && (!same_shape(input_at(plan, *s, inputs - 1), y) ||
-                           channels_last(input_at(plan, *s, inputs - 1)) != channels_last(y))) {
-    return invalid(*s, "residual R must have exactly the output's shape and layout");
-  }
+  JP_RETURN_IF_ERROR(check_residual(plan, *s, p.has_residual(), p.has_c() ? 3 : 2,
+                                    "residual R must have exactly the output's shape and layout"));
   if (p.has_c()) JP_RETURN_IF_ERROR(read_c(*s, input_at(plan, *s, 2), y, batch, &k));
   // A batched A against one B (a Linear layer over [batch, M, K], the attention projections)
   // is one [batch * M, K] x [K, N] product: the same sums, one big GEMM instead of batch thin

@@ -1,7 +1,5 @@
 // InstanceNorm: normalization over each (batch, channel)'s spatial extent, with a fused
 // activation.
-#include <cmath>
-
 #include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/prepare_util.h"
@@ -9,16 +7,12 @@
 namespace jetplan::rt {
 
 Status prepare_instance_norm(const jp_plan& plan, const fb::InstanceNormParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "InstanceNorm", 3, 1));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
-  kernels::InstanceNormParams& k = s->params.instance_norm;
-  k = kernels::InstanceNormParams{};
+  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "InstanceNorm", 3, 1));
+  kernels::InstanceNormParams& k = fresh_params(&s->params.instance_norm);
   JP_RETURN_IF_ERROR(read_channels(plan, *s, &k.batch, &k.channels, &k.spatial));
   JP_RETURN_IF_ERROR(
       check_scale_bias(plan, *s, k.channels, "scale and bias need one value per channel"));
-  if (!std::isfinite(p.epsilon())) return invalid(*s, "epsilon must be finite");
-  k.epsilon = p.epsilon();
-  return to_activation(*s, p.activation(), &k.act);
+  return read_epsilon_activation(*s, p.epsilon(), p.activation(), &k.epsilon, &k.act);
 }
 
 void run_instance_norm_cpu(const PreparedStep& s, void* const* tensors, void*) {

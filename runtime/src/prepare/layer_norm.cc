@@ -1,7 +1,5 @@
 // LayerNorm: normalization over the dims from an axis on, with its optional Mean and
 // InvStdDev outputs and a fused activation.
-#include <cmath>
-
 #include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/prepare_util.h"
@@ -30,14 +28,12 @@ void run_layer_norm_inv_std_dev_cpu(const PreparedStep& s, void* const* tensors,
 
 Status prepare_layer_norm(const jp_plan& plan, const fb::LayerNormParams& p, PreparedStep* s) {
   const uint32_t outputs = 1u + (p.has_mean() ? 1u : 0u) + (p.has_inv_std_dev() ? 1u : 0u);
-  JP_RETURN_IF_ERROR(check_arity(*s, "LayerNorm", p.has_bias() ? 3 : 2, outputs));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "LayerNorm", p.has_bias() ? 3 : 2, outputs));
   const TensorInfo& x = input_at(plan, *s, 0);
   const int32_t axis = normalize_axis(p.axis(), x.rank);
   if (axis < 0) return invalid(*s, "axis is out of range");
   if (!same_shape(x, output_at(plan, *s, 0))) return invalid(*s, "output shape differs from input");
-  kernels::LayerNormParams& k = s->params.layer_norm;
-  k = kernels::LayerNormParams{};
+  kernels::LayerNormParams& k = fresh_params(&s->params.layer_norm);
   split_at(x, axis, &k.outer, &k.inner);
   k.inner *= x.dims[axis];
   for (uint32_t i = 1; i < s->inputs->size(); ++i) {
@@ -52,8 +48,7 @@ Status prepare_layer_norm(const jp_plan& plan, const fb::LayerNormParams& p, Pre
     if (!ok)
       return invalid(*s, "mean and inv_std_dev must be x's shape with the normalized dims 1");
   }
-  if (!std::isfinite(p.epsilon())) return invalid(*s, "epsilon must be finite");
-  k.epsilon = p.epsilon();
+  JP_RETURN_IF_ERROR(read_epsilon(*s, p.epsilon(), &k.epsilon));
   k.has_bias = p.has_bias();
   if (outputs == 2) {
     s->run_cpu = p.has_mean() ? run_layer_norm_mean_cpu : run_layer_norm_inv_std_dev_cpu;

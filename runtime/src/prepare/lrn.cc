@@ -6,10 +6,8 @@
 namespace jetplan::rt {
 
 Status prepare_lrn(const jp_plan& plan, const fb::LrnParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "Lrn", 1, 1));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
-  kernels::LrnParams& k = s->params.lrn;
-  k = kernels::LrnParams{};
+  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "Lrn", 1, 1));
+  kernels::LrnParams& k = fresh_params(&s->params.lrn);
   JP_RETURN_IF_ERROR(read_channels(plan, *s, &k.batch, &k.channels, &k.spatial));
   if (p.size() < 1 || p.size() > kMaxWindow) return invalid(*s, "size must be in [1, 2^31]");
   k.size = p.size();

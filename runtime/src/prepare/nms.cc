@@ -6,21 +6,17 @@
 namespace jetplan::rt {
 
 Status prepare_nms(const jp_plan& plan, const fb::NmsParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "Nms", 2, 2));
+  JP_RETURN_IF_ERROR(check_kernel_dtypes(plan, *s, "Nms", {fb::DType::Float32, fb::DType::Float32},
+                                         {fb::DType::Int64, fb::DType::Int64}));
   const TensorInfo& boxes = input_at(plan, *s, 0);
   const TensorInfo& scores = input_at(plan, *s, 1);
   const TensorInfo& selected = output_at(plan, *s, 0);
   const TensorInfo& count = output_at(plan, *s, 1);
-  JP_RETURN_IF_ERROR(check_kernel_dtype(*s, boxes, fb::DType::Float32));
-  JP_RETURN_IF_ERROR(check_kernel_dtype(*s, scores, fb::DType::Float32));
-  JP_RETURN_IF_ERROR(check_kernel_dtype(*s, selected, fb::DType::Int64));
-  JP_RETURN_IF_ERROR(check_kernel_dtype(*s, count, fb::DType::Int64));
   if (boxes.rank != 3 || boxes.dims[2] != 4 || scores.rank != 3 ||
       scores.dims[0] != boxes.dims[0] || scores.dims[2] != boxes.dims[1]) {
     return invalid(*s, "boxes and scores must be [B, N, 4] and [B, C, N]");
   }
-  kernels::NmsParams& k = s->params.nms;
-  k = kernels::NmsParams{};
+  kernels::NmsParams& k = fresh_params(&s->params.nms);
   k.batch = boxes.dims[0];
   k.num_classes = scores.dims[1];
   k.num_boxes = boxes.dims[1];

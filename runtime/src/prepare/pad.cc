@@ -11,88 +11,55 @@
 namespace jetplan::rt {
 namespace {
 
-static_assert(kernels::kPadModeCount == static_cast<int>(fb::PadMode::MAX) + 1,
-              "kernels::PadMode must mirror fb::PadMode");
-
 // Offsets and pads are kept far below int64 overflow: tensors have at most 2^40 elements.
 constexpr int64_t kMaxExtent = int64_t{1} << 40;
+
+// One element of type T, as its bytes.
+template <typename T>
+bool store(T value, unsigned char* out) {
+  std::memcpy(out, &value, sizeof value);
+  return true;
+}
+
+// `v` as a T when it is a whole number within [lo, hi] (T's range; the bounds are doubles).
+template <typename T>
+bool store_integral(double v, double lo, double hi, unsigned char* out) {
+  if (!(std::isfinite(v) && v == std::trunc(v) && v >= lo && v <= hi)) return false;
+  return store(static_cast<T>(v), out);
+}
 
 // Pad's constant as one element of `dtype`. Integer and bool tensors need a value they hold
 // exactly; floats round to nearest (float16 through kernels/cpu/half.h), bfloat16 as Cast
 // makes it (through float32, truncated: kernels/cpu/bfloat16.h).
 bool pad_value_bytes(double v, fb::DType dtype, unsigned char* out) {
-  auto integral_in = [&](double lo, double hi) {
-    return std::isfinite(v) && v == std::trunc(v) && v >= lo && v <= hi;
-  };
   switch (dtype) {
-    case fb::DType::Float32: {
-      const float f = static_cast<float>(v);
-      std::memcpy(out, &f, sizeof f);
-      return true;
-    }
-    case fb::DType::Float16: {
-      const uint16_t h = kernels::half_from_double(v);
-      std::memcpy(out, &h, sizeof h);
-      return true;
-    }
+    case fb::DType::Float32:
+      return store(static_cast<float>(v), out);
+    case fb::DType::Float16:
+      return store(kernels::half_from_double(v), out);
     case fb::DType::Float64:
-      std::memcpy(out, &v, sizeof v);
-      return true;
-    case fb::DType::Int8: {
-      if (!integral_in(-128, 127)) return false;
-      const int8_t i = static_cast<int8_t>(v);
-      std::memcpy(out, &i, sizeof i);
-      return true;
-    }
+      return store(v, out);
+    case fb::DType::Int8:
+      return store_integral<int8_t>(v, -128, 127, out);
     case fb::DType::UInt8:
-    case fb::DType::Bool: {
-      if (!integral_in(0, dtype == fb::DType::Bool ? 1 : 255)) return false;
-      out[0] = static_cast<unsigned char>(v);
-      return true;
-    }
-    case fb::DType::Int32: {
-      if (!integral_in(-2147483648.0, 2147483647.0)) return false;
-      const int32_t i = static_cast<int32_t>(v);
-      std::memcpy(out, &i, sizeof i);
-      return true;
-    }
-    case fb::DType::Int64: {
+    case fb::DType::Bool:
+      return store_integral<uint8_t>(v, 0, dtype == fb::DType::Bool ? 1 : 255, out);
+    case fb::DType::Int32:
+      return store_integral<int32_t>(v, -2147483648.0, 2147483647.0, out);
+    case fb::DType::Int64:
       // 2^63 is the first double past the range; every double below it converts exactly.
-      if (!integral_in(-9223372036854775808.0, 9223372036854774784.0)) return false;
-      const int64_t i = static_cast<int64_t>(v);
-      std::memcpy(out, &i, sizeof i);
-      return true;
-    }
-    case fb::DType::Int16: {
-      if (!integral_in(-32768, 32767)) return false;
-      const int16_t i = static_cast<int16_t>(v);
-      std::memcpy(out, &i, sizeof i);
-      return true;
-    }
-    case fb::DType::UInt16: {
-      if (!integral_in(0, 65535)) return false;
-      const uint16_t i = static_cast<uint16_t>(v);
-      std::memcpy(out, &i, sizeof i);
-      return true;
-    }
-    case fb::DType::UInt32: {
-      if (!integral_in(0, 4294967295.0)) return false;
-      const uint32_t i = static_cast<uint32_t>(v);
-      std::memcpy(out, &i, sizeof i);
-      return true;
-    }
-    case fb::DType::UInt64: {
+      return store_integral<int64_t>(v, -9223372036854775808.0, 9223372036854774784.0, out);
+    case fb::DType::Int16:
+      return store_integral<int16_t>(v, -32768, 32767, out);
+    case fb::DType::UInt16:
+      return store_integral<uint16_t>(v, 0, 65535, out);
+    case fb::DType::UInt32:
+      return store_integral<uint32_t>(v, 0, 4294967295.0, out);
+    case fb::DType::UInt64:
       // 2^64 is the first double past the range.
-      if (!integral_in(0, 18446744073709549568.0)) return false;
-      const uint64_t i = static_cast<uint64_t>(v);
-      std::memcpy(out, &i, sizeof i);
-      return true;
-    }
-    case fb::DType::BFloat16: {
-      const uint16_t b = kernels::bfloat16_from_float(static_cast<float>(v));
-      std::memcpy(out, &b, sizeof b);
-      return true;
-    }
+      return store_integral<uint64_t>(v, 0, 18446744073709549568.0, out);
+    case fb::DType::BFloat16:
+      return store(kernels::bfloat16_from_float(static_cast<float>(v)), out);
   }
   return false;
 }
@@ -100,21 +67,16 @@ bool pad_value_bytes(double v, fb::DType dtype, unsigned char* out) {
 }  // namespace
 
 Status prepare_pad(const jp_plan& plan, const fb::PadParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "Pad", 1, 1));
+  JP_RETURN_IF_ERROR(check_moves_one(plan, *s, "Pad"));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  JP_RETURN_IF_ERROR(check_same_dtype(*s, x, y));
-  const int mode = static_cast<int>(p.mode());
-  if (mode < 0 || mode >= kernels::kPadModeCount) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown pad mode %d", s->name, mode);
-  }
+  JP_RETURN_IF_ERROR(check_enum<kernels::kPadModeCount>(*s, p.mode(), "pad mode"));
   if (y.rank != x.rank || p.pads_begin() == nullptr ||
       p.pads_begin()->size() != static_cast<uint32_t>(x.rank)) {
     return invalid(*s, "pads_begin, input and output must have the same rank");
   }
-  kernels::PadParams& k = s->params.pad;
-  k = kernels::PadParams{};
-  k.mode = static_cast<kernels::PadMode>(mode);
+  kernels::PadParams& k = fresh_params(&s->params.pad);
+  k.mode = static_cast<kernels::PadMode>(p.mode());
   k.rank = x.rank;
   k.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
   for (int32_t d = 0; d < x.rank; ++d) {

@@ -86,8 +86,7 @@ Status prepare_pointwise(const jp_plan& plan, const fb::PointwiseParams& p, Prep
                 kernels::kMaxPointwiseInputs);
   }
   JP_RETURN_IF_ERROR(check_float32(plan, *s));
-  kernels::PointwiseParams& k = s->params.pointwise;
-  k = kernels::PointwiseParams{};
+  kernels::PointwiseParams& k = fresh_params(&s->params.pointwise);
   k.num_inputs = static_cast<int32_t>(num_inputs);
   JP_RETURN_IF_ERROR(read_program(p, k.num_inputs, s, &k));
 

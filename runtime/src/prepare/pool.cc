@@ -65,8 +65,7 @@ Status prepare_pool(const jp_plan& plan, const fb::PoolParams& p, PreparedStep* 
       return invalid(*s, "pooling pads must be smaller than the window");
     }
   }
-  kernels::PoolParams& k = s->params.pool;
-  k = kernels::PoolParams{};
+  kernels::PoolParams& k = fresh_params(&s->params.pool);
   k.kind = p.kind() == fb::PoolKind::Max ? kernels::PoolKind::kMax : kernels::PoolKind::kAverage;
   k.spatial_rank = win.rank;
   k.batch = x.dims[0];

@@ -1,6 +1,7 @@
 #include "runtime/src/prepare/prepare_util.h"
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 namespace jetplan::rt {
@@ -37,6 +38,13 @@ bool same_shape(const TensorInfo& a, const TensorInfo& b) {
 
 Status invalid(const PreparedStep& s, const char* what) {
   return fail(JP_ERROR_INVALID_PLAN, "step '%s': %s", s.name, what);
+}
+
+Status check_enum_value(const PreparedStep& s, int value, int count, const char* what) {
+  if (value < 0 || value >= count) {
+    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown %s %d", s.name, what, value);
+  }
+  return JP_OK;
 }
 
 Status check_arity(const PreparedStep& s, const char* family, uint32_t inputs, uint32_t outputs) {
@@ -101,6 +109,18 @@ Status check_all_float32(const jp_plan& plan, const PreparedStep& s) {
   return JP_OK;
 }
 
+Status check_float_inputs(const jp_plan& plan, const PreparedStep& s, const char* family,
+                          uint32_t inputs) {
+  JP_RETURN_IF_ERROR(check_input_range(s, family, inputs, inputs));
+  return check_float32(plan, s);
+}
+
+Status check_all_float_arity(const jp_plan& plan, const PreparedStep& s, const char* family,
+                             uint32_t inputs, uint32_t outputs) {
+  JP_RETURN_IF_ERROR(check_arity(s, family, inputs, outputs));
+  return check_all_float32(plan, s);
+}
+
 Status check_float_epilogue(const jp_plan& plan, const PreparedStep& s) {
   if (plan.backend == JP_BACKEND_CUDA && output_at(plan, s, 0).dtype == fb::DType::Float32 &&
       s.inputs->size() > 0 && input_at(plan, s, 0).dtype == fb::DType::Float16) {
@@ -124,6 +144,22 @@ Status check_kernel_dtype(const PreparedStep& s, const TensorInfo& t, fb::DType 
               fb::EnumNameDType(t.dtype), fb::EnumNameDType(want));
 }
 
+Status check_kernel_dtypes(const jp_plan& plan, const PreparedStep& s, const char* family,
+                           std::initializer_list<fb::DType> inputs,
+                           std::initializer_list<fb::DType> outputs) {
+  JP_RETURN_IF_ERROR(check_arity(s, family, static_cast<uint32_t>(inputs.size()),
+                                 static_cast<uint32_t>(outputs.size())));
+  uint32_t i = 0;
+  for (const fb::DType want : inputs) {
+    JP_RETURN_IF_ERROR(check_kernel_dtype(s, input_at(plan, s, i++), want));
+  }
+  i = 0;
+  for (const fb::DType want : outputs) {
+    JP_RETURN_IF_ERROR(check_kernel_dtype(s, output_at(plan, s, i++), want));
+  }
+  return JP_OK;
+}
+
 Status check_role_dtype(const PreparedStep& s, const TensorInfo& t, fb::DType want,
                         const char* role) {
   if (t.dtype != want) {
@@ -133,12 +169,24 @@ Status check_role_dtype(const PreparedStep& s, const TensorInfo& t, fb::DType wa
   return JP_OK;
 }
 
+Status check_epilogue_inputs(const jp_plan& plan, const PreparedStep& s, const char* family,
+                             bool has_third, bool has_residual) {
+  const uint32_t inputs = 2u + (has_third ? 1u : 0u) + (has_residual ? 1u : 0u);
+  JP_RETURN_IF_ERROR(check_input_range(s, family, inputs, inputs));
+  return check_float_epilogue(plan, s);
+}
+
 Status check_same_dtype(const PreparedStep& s, const TensorInfo& x, const TensorInfo& y) {
   if (x.dtype != y.dtype) {
     return fail(JP_ERROR_INVALID_PLAN, "step '%s': output '%s' is %s but input '%s' is %s", s.name,
                 y.name, fb::EnumNameDType(y.dtype), x.name, fb::EnumNameDType(x.dtype));
   }
   return JP_OK;
+}
+
+Status check_moves_one(const jp_plan& plan, const PreparedStep& s, const char* family) {
+  JP_RETURN_IF_ERROR(check_arity(s, family, 1, 1));
+  return check_same_dtype(s, input_at(plan, s, 0), output_at(plan, s, 0));
 }
 
 Status check_elements(const PreparedStep& s, const TensorInfo& t, int64_t want, const char* what) {
@@ -187,6 +235,28 @@ Status check_scale_bias(const jp_plan& plan, const PreparedStep& s, int64_t coun
   for (uint32_t i = 1; i < 3; ++i) {
     JP_RETURN_IF_ERROR(check_elements(s, input_at(plan, s, i), count, what));
   }
+  return JP_OK;
+}
+
+Status read_epsilon(const PreparedStep& s, float epsilon, float* out) {
+  if (!std::isfinite(epsilon)) return invalid(s, "epsilon must be finite");
+  *out = epsilon;
+  return JP_OK;
+}
+
+Status read_epsilon_activation(const PreparedStep& s, float epsilon,
+                               const fb::Activation* activation, float* epsilon_out,
+                               kernels::Activation* activation_out) {
+  JP_RETURN_IF_ERROR(read_epsilon(s, epsilon, epsilon_out));
+  return to_activation(s, activation, activation_out);
+}
+
+Status check_residual(const jp_plan& plan, const PreparedStep& s, bool has_residual,
+                      uint32_t index, const char* what) {
+  if (!has_residual) return JP_OK;
+  const TensorInfo& r = input_at(plan, s, index);
+  const TensorInfo& y = output_at(plan, s, 0);
+  if (!same_shape(r, y) || channels_last(r) != channels_last(y)) return invalid(s, what);
   return JP_OK;
 }
 
@@ -296,11 +366,8 @@ Status read_spatial(const PreparedStep& s, const char* what,
 Status to_activation(const PreparedStep& s, const fb::Activation* in, kernels::Activation* out) {
   *out = kernels::Activation{};
   if (in == nullptr) return JP_OK;
-  const int kind = static_cast<int>(in->kind());
-  if (kind < 0 || kind >= kernels::kActivationKindCount) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown activation %d", s.name, kind);
-  }
-  out->kind = static_cast<kernels::ActivationKind>(kind);
+  JP_RETURN_IF_ERROR(check_enum<kernels::kActivationKindCount>(s, in->kind(), "activation"));
+  out->kind = static_cast<kernels::ActivationKind>(in->kind());
   out->alpha = in->alpha();
   out->beta = in->beta();
   return JP_OK;

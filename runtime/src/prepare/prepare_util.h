@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "kernels/kernels.h"
 #include "runtime/src/load/plan.h"
@@ -32,6 +33,14 @@ inline kernels::DType kernel_dtype(fb::DType t) {
 
 bool same_shape(const TensorInfo& a, const TensorInfo& b);
 
+// The step's kernel params of one family, reset to their defaults before prepare fills them:
+// `kernels::ConvParams& k = fresh_params(&s->params.conv);`.
+template <typename Params>
+Params& fresh_params(Params* params) {
+  *params = Params{};
+  return *params;
+}
+
 // The Verifier checks a vector's 4-byte length prefix only: 8-byte elements of a corrupt plan can
 // sit misaligned, and reading them would be undefined behaviour.
 template <typename T>
@@ -44,12 +53,32 @@ bool aligned(const flatbuffers::Vector<T>* list) {
 // JP_ERROR_INVALID_PLAN: "step '<name>': <what>".
 [[nodiscard]] Status invalid(const PreparedStep& s, const char* what);
 
+// An enum value of the plan (an op, a mode, a kind) in [0, count), else
+// JP_ERROR_UNSUPPORTED "step '<name>': unknown <what> <value>".
+[[nodiscard]] Status check_enum_value(const PreparedStep& s, int value, int count,
+                                      const char* what);
+// check_enum_value of a schema enum whose kernels:: mirror has `Count` values, numbered alike
+// (the count is checked here, at compile time): a value that passes casts to the mirror.
+template <int Count, typename E>
+[[nodiscard]] Status check_enum(const PreparedStep& s, E value, const char* what) {
+  static_assert(Count == static_cast<int>(E::MAX) + 1, "the kernels' enum must mirror the schema's");
+  return check_enum_value(s, static_cast<int>(value), Count, what);
+}
+
 // Exactly `inputs` inputs and `outputs` outputs.
 [[nodiscard]] Status check_arity(const PreparedStep& s, const char* family, uint32_t inputs,
                                  uint32_t outputs);
 // min_inputs..max_inputs inputs and one output (the families of fixed-form steps).
 [[nodiscard]] Status check_input_range(const PreparedStep& s, const char* family,
                                        uint32_t min_inputs, uint32_t max_inputs);
+// check_input_range(s, family, inputs, inputs), then check_float32: the float steps of a fixed
+// input count.
+[[nodiscard]] Status check_float_inputs(const jp_plan& plan, const PreparedStep& s,
+                                        const char* family, uint32_t inputs);
+// check_arity(s, family, inputs, outputs), then check_all_float32.
+[[nodiscard]] Status check_all_float_arity(const jp_plan& plan, const PreparedStep& s,
+                                           const char* family, uint32_t inputs,
+                                           uint32_t outputs);
 // Exactly the counts the step's params imply (its has_* flags): the message says so.
 [[nodiscard]] Status check_arity_of_params(const PreparedStep& s, const char* family,
                                            uint32_t inputs, uint32_t outputs);
@@ -64,15 +93,29 @@ bool aligned(const flatbuffers::Vector<T>* list) {
 // check_float32, except that in CUDA plans a Float16 step may write a Float32 output: the
 // output-cast epilogue of the Conv and Gemm kernels (their variant rows say which do).
 [[nodiscard]] Status check_float_epilogue(const jp_plan& plan, const PreparedStep& s);
+// Conv and Gemm: exactly their two operands, then the third input (bias, C) and the residual
+// where the params have them (check_input_range of that count), then check_float_epilogue.
+[[nodiscard]] Status check_epilogue_inputs(const jp_plan& plan, const PreparedStep& s,
+                                           const char* family, bool has_third, bool has_residual);
 // `t` is `want`, as the CPU kernel computes it: UNSUPPORTED for a float the backend does not
 // compute in, INVALID_PLAN for a wrong index (Int64) tensor.
 [[nodiscard]] Status check_kernel_dtype(const PreparedStep& s, const TensorInfo& t, fb::DType want);
+// check_arity for one input per entry of `inputs` and one output per entry of `outputs`, then
+// check_kernel_dtype of each input and each output against its entry, in that order.
+[[nodiscard]] Status check_kernel_dtypes(const jp_plan& plan, const PreparedStep& s,
+                                         const char* family,
+                                         std::initializer_list<fb::DType> inputs,
+                                         std::initializer_list<fb::DType> outputs);
 // `t`, the step's `role` ("scale", "Y_h", ...), is `want` (INVALID_PLAN).
 [[nodiscard]] Status check_role_dtype(const PreparedStep& s, const TensorInfo& t, fb::DType want,
                                       const char* role);
 // Data movement keeps the dtype: the output's must be the input's.
 [[nodiscard]] Status check_same_dtype(const PreparedStep& s, const TensorInfo& x,
                                       const TensorInfo& y);
+// A data movement step of one input and one output (check_arity) that keeps its dtype
+// (check_same_dtype).
+[[nodiscard]] Status check_moves_one(const jp_plan& plan, const PreparedStep& s,
+                                     const char* family);
 
 // ------------------------------------------------------------------------------------ shapes
 
@@ -95,6 +138,18 @@ void split_at(const TensorInfo& x, int32_t axis, int64_t* outer, int64_t* inner)
 // invalid(s, what).
 [[nodiscard]] Status check_scale_bias(const jp_plan& plan, const PreparedStep& s, int64_t count,
                                       const char* what);
+
+// A normalization's epsilon, finite, into *out.
+[[nodiscard]] Status read_epsilon(const PreparedStep& s, float epsilon, float* out);
+// The tail of InstanceNorm and GroupNorm: read_epsilon, then the fused activation (to_activation).
+[[nodiscard]] Status read_epsilon_activation(const PreparedStep& s, float epsilon,
+                                             const fb::Activation* activation, float* epsilon_out,
+                                             kernels::Activation* activation_out);
+
+// Conv and Gemm: where the step has a residual, its input `index` has the output's shape and
+// layout, else invalid(s, what).
+[[nodiscard]] Status check_residual(const jp_plan& plan, const PreparedStep& s, bool has_residual,
+                                    uint32_t index, const char* what);
 
 // Instance, group norm and LRN: x [N, C, ...] (input 0) and output 0 of its shape.
 [[nodiscard]] Status read_channels(const jp_plan& plan, const PreparedStep& s, int64_t* batch,

@@ -77,15 +77,12 @@ Status check_qlinear_conv_quantization(const jp_plan& plan, const PreparedStep& 
 }  // namespace
 
 Status prepare_qlinear_conv(const jp_plan& plan, const fb::QLinearConvParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity_of_params(*s, "QLinearConv", p.has_bias() ? 9u : 8u, 1u));
+  JP_RETURN_IF_ERROR(
+      check_qlinear_operands(plan, *s, "QLinearConv", p.has_bias() ? 9u : 8u, "input", "weight"));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& w = input_at(plan, *s, 3);
   const TensorInfo& y = output_at(plan, *s, 0);
-  JP_RETURN_IF_ERROR(check_quantized(*s, x, "input"));
-  JP_RETURN_IF_ERROR(check_quantized(*s, w, "weight"));
-  JP_RETURN_IF_ERROR(check_quantized(*s, y, "output"));
-  kernels::QLinearConvParams& k = s->params.qlinear_conv;
-  k = kernels::QLinearConvParams{};
+  kernels::QLinearConvParams& k = fresh_params(&s->params.qlinear_conv);
   kernels::ConvParams& c = k.conv;
   int64_t pad_end[kernels::kMaxSpatial];
   JP_RETURN_IF_ERROR(read_qlinear_window(*s, p, x, w, y, &c, pad_end));

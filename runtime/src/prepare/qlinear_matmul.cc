@@ -8,16 +8,12 @@ namespace jetplan::rt {
 
 Status prepare_qlinear_matmul(const jp_plan& plan, const fb::QLinearMatMulParams&,
                               PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity_of_params(*s, "QLinearMatMul", 8, 1));
+  JP_RETURN_IF_ERROR(check_qlinear_operands(plan, *s, "QLinearMatMul", 8, "A", "B"));
   const TensorInfo& a = input_at(plan, *s, 0);
   const TensorInfo& b = input_at(plan, *s, 3);
   const TensorInfo& y = output_at(plan, *s, 0);
-  JP_RETURN_IF_ERROR(check_quantized(*s, a, "A"));
-  JP_RETURN_IF_ERROR(check_quantized(*s, b, "B"));
-  JP_RETURN_IF_ERROR(check_quantized(*s, y, "output"));
   if (a.rank < 2 || b.rank < 2 || y.rank < 2) return invalid(*s, "operands need rank >= 2");
-  kernels::QLinearMatMulParams& k = s->params.qlinear_matmul;
-  k = kernels::QLinearMatMulParams{};
+  kernels::QLinearMatMulParams& k = fresh_params(&s->params.qlinear_matmul);
   k.M = a.dims[a.rank - 2];
   k.K = a.dims[a.rank - 1];
   k.N = b.dims[b.rank - 1];

@@ -1,5 +1,4 @@
 // Quantize: ONNX QuantizeLinear, Float32 to Int8/UInt8 per tensor or per axis.
-#include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/quantized_operands.h"
 
@@ -10,9 +9,7 @@ Status prepare_quantize(const jp_plan& plan, const fb::QuantizeParams& p, Prepar
 }
 
 void run_quantize_cpu(const PreparedStep& s, void* const* tensors, void*) {
-  const kernels::QuantizeLinearParams& p = s.params.quantize;
-  kernels::cpu::quantize_linear(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
-                                p.has_zero_point ? in(s, tensors, 2) : nullptr, out(s, tensors, 0));
+  run_quantize_linear_cpu(s, tensors, /*quantize=*/true);
 }
 
 }  // namespace jetplan::rt

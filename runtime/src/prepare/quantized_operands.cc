@@ -2,6 +2,8 @@
 
 #include <cinttypes>
 
+#include "runtime/src/cpu/step_tensors.h"
+
 namespace jetplan::rt {
 
 Status check_quantized(const PreparedStep& s, const TensorInfo& t, const char* role) {
@@ -10,6 +12,14 @@ Status check_quantized(const PreparedStep& s, const TensorInfo& t, const char* r
                 role, t.name, fb::EnumNameDType(t.dtype));
   }
   return JP_OK;
+}
+
+Status check_qlinear_operands(const jp_plan& plan, const PreparedStep& s, const char* family,
+                              uint32_t inputs, const char* a_role, const char* b_role) {
+  JP_RETURN_IF_ERROR(check_arity_of_params(s, family, inputs, 1));
+  JP_RETURN_IF_ERROR(check_quantized(s, input_at(plan, s, 0), a_role));
+  JP_RETURN_IF_ERROR(check_quantized(s, input_at(plan, s, 3), b_role));
+  return check_quantized(s, output_at(plan, s, 0), "output");
 }
 
 Status check_scale_pair(const PreparedStep& s, const TensorInfo& scale, const TensorInfo& zp,
@@ -45,8 +55,7 @@ Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p,
   JP_RETURN_IF_ERROR(check_role_dtype(*s, scale, fb::DType::Float32, "scale"));
   if (!same_shape(x, y)) return invalid(*s, "input and output shapes differ");
 
-  kernels::QuantizeLinearParams& k = s->params.quantize;
-  k = kernels::QuantizeLinearParams{};
+  kernels::QuantizeLinearParams& k = fresh_params(&s->params.quantize);
   k.qtype = kernel_dtype(q.dtype);
   k.has_zero_point = p.has_zero_point();
   k.per_channel = p.per_axis();
@@ -67,6 +76,18 @@ Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p,
     JP_RETURN_IF_ERROR(check_role_elements(*s, zp, params, "zero point"));
   }
   return JP_OK;
+}
+
+void run_quantize_linear_cpu(const PreparedStep& s, void* const* tensors, bool quantize) {
+  const kernels::QuantizeLinearParams& p = s.params.quantize;
+  const void* zero_point = p.has_zero_point ? in(s, tensors, 2) : nullptr;
+  if (quantize) {
+    kernels::cpu::quantize_linear(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1), zero_point,
+                                  out(s, tensors, 0));
+  } else {
+    kernels::cpu::dequantize_linear(p, in(s, tensors, 0), in_f32(s, tensors, 1), zero_point,
+                                    out_f32(s, tensors, 0));
+  }
 }
 
 }  // namespace jetplan::rt

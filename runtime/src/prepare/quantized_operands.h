@@ -10,6 +10,12 @@ namespace jetplan::rt {
 // `t`, the step's `role`, is Int8 or UInt8.
 [[nodiscard]] Status check_quantized(const PreparedStep& s, const TensorInfo& t, const char* role);
 
+// A QLinear step (QLinearMatMul, QLinearConv): exactly the `inputs` its params imply and one
+// output; its operands, inputs 0 and 3 (`a_role`, `b_role`), and output 0 Int8 or UInt8.
+[[nodiscard]] Status check_qlinear_operands(const jp_plan& plan, const PreparedStep& s,
+                                            const char* family, uint32_t inputs,
+                                            const char* a_role, const char* b_role);
+
 // Scale and zero point of one operand: Float32 and the operand's `type`, one element or `count`
 // (per row, column or channel). *per_entry: whether they are per row/column/channel.
 [[nodiscard]] Status check_scale_pair(const PreparedStep& s, const TensorInfo& scale,
@@ -20,5 +26,7 @@ namespace jetplan::rt {
 // quantized side Int8 or UInt8, per tensor or per axis. Fills s->params.quantize.
 [[nodiscard]] Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p,
                                              PreparedStep* s, bool quantize);
+// The CPU run of a step prepare_quantize_linear prepared: x, scale[, zero point] -> y.
+void run_quantize_linear_cpu(const PreparedStep& s, void* const* tensors, bool quantize);
 
 }  // namespace jetplan::rt

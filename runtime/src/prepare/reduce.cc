@@ -25,10 +25,7 @@ Status prepare_reduce(const jp_plan& plan, const fb::ReduceParams& p, PreparedSt
   } else {
     JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
   }
-  const int op = static_cast<int>(p.op());
-  if (op >= kernels::kReduceOpCount) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown reduce op %d", s->name, op);
-  }
+  JP_RETURN_IF_ERROR(check_enum<kernels::kReduceOpCount>(*s, p.op(), "reduce op"));
   uint32_t mask = 0;
   if (p.axes() != nullptr) {
     for (uint32_t i = 0; i < p.axes()->size(); ++i) {
@@ -45,9 +42,8 @@ Status prepare_reduce(const jp_plan& plan, const fb::ReduceParams& p, PreparedSt
       return invalid(*s, "output is not the input with the reduced dims of extent 1");
     }
   }
-  kernels::ReduceParams& k = s->params.reduce;
-  k = kernels::ReduceParams{};
-  k.op = static_cast<kernels::ReduceOp>(op);
+  kernels::ReduceParams& k = fresh_params(&s->params.reduce);
+  k.op = static_cast<kernels::ReduceOp>(p.op());
   k.rank = x.rank;
   for (int32_t d = 0; d < x.rank; ++d) k.in_dims[d] = x.dims[d];
   k.axis_mask = mask;

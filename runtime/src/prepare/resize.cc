@@ -53,8 +53,7 @@ Status check_extents(const PreparedStep& s, const TensorInfo& x, const TensorInf
 }  // namespace
 
 Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "Resize", 1, 1));
-  JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "Resize", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   if (x.rank < 1 || x.rank != y.rank) return invalid(*s, "input and output need one rank >= 1");
@@ -67,8 +66,7 @@ Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedSt
                 "or nearest mode %d",
                 s->name, mode, coord, nearest);
   }
-  kernels::ResizeParams& k = s->params.resize;
-  k = kernels::ResizeParams{};
+  kernels::ResizeParams& k = fresh_params(&s->params.resize);
   if (p.scale() == nullptr || p.resized_length() == nullptr) {
     return invalid(*s, "scale and resized_length are required");
   }
@@ -80,15 +78,14 @@ Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedSt
   if (!std::isfinite(p.cubic_coeff_a()) || !std::isfinite(p.extrapolation_value())) {
     return invalid(*s, "cubic_coeff_a and extrapolation_value must be finite");
   }
+  k.cubic_coeff_a = p.cubic_coeff_a();
+  k.exclude_outside = p.exclude_outside();
+  k.extrapolation_value = p.extrapolation_value();
   k.mode = static_cast<kernels::ResizeMode>(mode);
   k.coord = static_cast<kernels::ResizeCoord>(coord);
   k.nearest = static_cast<kernels::ResizeNearest>(nearest);
   k.rank = x.rank;
-  JP_RETURN_IF_ERROR(check_extents(*s, x, y, &k));
-  k.cubic_coeff_a = p.cubic_coeff_a();
-  k.exclude_outside = p.exclude_outside();
-  k.extrapolation_value = p.extrapolation_value();
-  return JP_OK;
+  return check_extents(*s, x, y, &k);
 }
 
 void run_resize_cpu(const PreparedStep& s, void* const* tensors, void*) {

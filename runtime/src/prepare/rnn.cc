@@ -13,8 +13,6 @@ namespace {
 static_assert(static_cast<int>(kernels::RnnCell::kGru) == static_cast<int>(fb::RnnCell::Gru) &&
                   static_cast<int>(kernels::RnnDirection::kBidirectional) ==
                       static_cast<int>(fb::RnnDirection::Bidirectional) &&
-                  kernels::kRnnActivationKindCount ==
-                      static_cast<int>(fb::RnnActivationKind::MAX) + 1 &&
                   static_cast<int>(kernels::RnnActivationKind::kAffine) ==
                       static_cast<int>(fb::RnnActivationKind::Affine),
               "kernels' recurrent enums must mirror schemas/plan.fbs");
@@ -113,12 +111,9 @@ Status read_rnn_activations(const PreparedStep& s, const fb::RnnParams& p, int64
   for (int64_t d = 0; d < D; ++d) {
     for (int a = 0; a < A; ++a) {
       const fb::RnnActivation* act = acts->Get(static_cast<uint32_t>(d * A + a));
-      const int kind = static_cast<int>(act->kind());
-      if (kind < 0 || kind >= kernels::kRnnActivationKindCount) {
-        return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown recurrent activation %d", s.name,
-                    kind);
-      }
-      k->activations[d][a] = {static_cast<kernels::RnnActivationKind>(kind), act->alpha(),
+      JP_RETURN_IF_ERROR(
+          check_enum<kernels::kRnnActivationKindCount>(s, act->kind(), "recurrent activation"));
+      k->activations[d][a] = {static_cast<kernels::RnnActivationKind>(act->kind()), act->alpha(),
                               act->beta()};
     }
   }
@@ -128,18 +123,12 @@ Status read_rnn_activations(const PreparedStep& s, const fb::RnnParams& p, int64
 }  // namespace
 
 Status prepare_rnn(const jp_plan& plan, const fb::RnnParams& p, PreparedStep* s) {
-  const int cell = static_cast<int>(p.cell());
-  const int direction = static_cast<int>(p.direction());
-  if (cell < 0 || cell >= kernels::kRnnCellCount) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown recurrent cell %d", s->name, cell);
-  }
-  if (direction < 0 || direction > static_cast<int>(kernels::RnnDirection::kBidirectional)) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown direction %d", s->name, direction);
-  }
-  kernels::RnnParams& k = s->params.rnn;
-  k = kernels::RnnParams{};
-  k.cell = static_cast<kernels::RnnCell>(cell);
-  k.direction = static_cast<kernels::RnnDirection>(direction);
+  JP_RETURN_IF_ERROR(check_enum<kernels::kRnnCellCount>(*s, p.cell(), "recurrent cell"));
+  constexpr int kDirections = static_cast<int>(kernels::RnnDirection::kBidirectional) + 1;
+  JP_RETURN_IF_ERROR(check_enum<kDirections>(*s, p.direction(), "direction"));
+  kernels::RnnParams& k = fresh_params(&s->params.rnn);
+  k.cell = static_cast<kernels::RnnCell>(p.cell());
+  k.direction = static_cast<kernels::RnnDirection>(p.direction());
   const bool lstm = k.cell == kernels::RnnCell::kLstm;
   if (!lstm && (p.has_initial_c() || p.has_peepholes() || p.has_y_c() || p.input_forget())) {
     return invalid(*s, "initial_c, P, Y_c and input_forget belong to LSTM only");

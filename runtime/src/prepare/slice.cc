@@ -9,17 +9,15 @@
 namespace jetplan::rt {
 
 Status prepare_slice(const jp_plan& plan, const fb::SliceParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "Slice", 1, 1));
+  JP_RETURN_IF_ERROR(check_moves_one(plan, *s, "Slice"));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  JP_RETURN_IF_ERROR(check_same_dtype(*s, x, y));
   const auto rank = static_cast<uint32_t>(x.rank);
   if (y.rank != x.rank || p.starts() == nullptr || p.steps() == nullptr ||
       p.starts()->size() != rank || p.steps()->size() != rank) {
     return invalid(*s, "starts, steps, input and output must have the same rank");
   }
-  kernels::SliceParams& k = s->params.slice;
-  k = kernels::SliceParams{};
+  kernels::SliceParams& k = fresh_params(&s->params.slice);
   k.rank = x.rank;
   k.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
   for (uint32_t d = 0; d < rank; ++d) {

@@ -6,15 +6,13 @@
 namespace jetplan::rt {
 
 Status prepare_softmax(const jp_plan& plan, const fb::SoftmaxParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_input_range(*s, "Softmax", 1, 1));
-  JP_RETURN_IF_ERROR(check_float32(plan, *s));
+  JP_RETURN_IF_ERROR(check_float_inputs(plan, *s, "Softmax", 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   if (!same_shape(x, y) || x.rank < 1) return invalid(*s, "input and output shapes differ");
   const int32_t axis = normalize_axis(p.axis(), x.rank);
   if (axis < 0) return invalid(*s, "axis is out of range");
-  kernels::SoftmaxParams& k = s->params.softmax;
-  k = kernels::SoftmaxParams{};
+  kernels::SoftmaxParams& k = fresh_params(&s->params.softmax);
   split_at(x, axis, &k.outer, &k.inner);
   k.axis = x.dims[axis];
   k.log = p.log();

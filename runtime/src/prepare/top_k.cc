@@ -6,13 +6,11 @@
 namespace jetplan::rt {
 
 Status prepare_top_k(const jp_plan& plan, const fb::TopKParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_arity(*s, "TopK", 1, 2));
+  JP_RETURN_IF_ERROR(check_kernel_dtypes(plan, *s, "TopK", {fb::DType::Float32},
+                                         {fb::DType::Float32, fb::DType::Int64}));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& values = output_at(plan, *s, 0);
   const TensorInfo& indices = output_at(plan, *s, 1);
-  JP_RETURN_IF_ERROR(check_kernel_dtype(*s, x, fb::DType::Float32));
-  JP_RETURN_IF_ERROR(check_kernel_dtype(*s, values, fb::DType::Float32));
-  JP_RETURN_IF_ERROR(check_kernel_dtype(*s, indices, fb::DType::Int64));
   const int32_t axis = normalize_axis(p.axis(), x.rank);
   if (axis < 0) return invalid(*s, "axis is out of range");
   if (!same_shape(values, indices) || values.rank != x.rank) {
@@ -23,8 +21,7 @@ Status prepare_top_k(const jp_plan& plan, const fb::TopKParams& p, PreparedStep*
       return invalid(*s, "outputs are not the input with the axis of extent k <= its own");
     }
   }
-  kernels::TopKParams& k = s->params.top_k;
-  k = kernels::TopKParams{};
+  kernels::TopKParams& k = fresh_params(&s->params.top_k);
   split_at(x, axis, &k.outer, &k.inner);
   k.axis = x.dims[axis];
   k.k = values.dims[axis];

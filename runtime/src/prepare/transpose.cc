@@ -23,8 +23,7 @@ Status prepare_transpose(const jp_plan& plan, const fb::TransposeParams& p, Prep
     dense[d] = stride;
     stride *= x.dims[d];
   }
-  kernels::TransposeParams& k = s->params.transpose;
-  k = kernels::TransposeParams{};
+  kernels::TransposeParams& k = fresh_params(&s->params.transpose);
   k.rank = x.rank;
   k.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
   k.half_to_float = half_to_float;

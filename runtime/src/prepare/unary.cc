@@ -6,18 +6,12 @@
 
 namespace jetplan::rt {
 
-static_assert(kernels::kUnaryOpCount == static_cast<int>(fb::UnaryOp::MAX) + 1,
-              "kernels::UnaryOp must mirror fb::UnaryOp");
-
 Status prepare_unary(const jp_plan& plan, const fb::UnaryParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_arity(*s, "Unary", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  const int op = static_cast<int>(p.op());
-  if (op < 0 || op >= kernels::kUnaryOpCount) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': unknown unary op %d", s->name, op);
-  }
-  const auto kop = static_cast<kernels::UnaryOp>(op);
+  JP_RETURN_IF_ERROR(check_enum<kernels::kUnaryOpCount>(*s, p.op(), "unary op"));
+  const auto kop = static_cast<kernels::UnaryOp>(p.op());
   // CUDA plans store floats as Float16 and compute in FP32: every op of Float32 then.
   const bool gpu_half = plan.backend == JP_BACKEND_CUDA && x.dtype == fb::DType::Float16 &&
                         kernels::unary_supported(kop, kernels::DType::kFloat32);
@@ -30,8 +24,7 @@ Status prepare_unary(const jp_plan& plan, const fb::UnaryParams& p, PreparedStep
                 s->name, y.name, fb::EnumNameUnaryOp(p.op()), fb::EnumNameDType(y.dtype));
   }
   if (!same_shape(x, y)) return invalid(*s, "input and output shapes differ");
-  kernels::UnaryParams& k = s->params.unary;
-  k = kernels::UnaryParams{};
+  kernels::UnaryParams& k = fresh_params(&s->params.unary);
   k.op = kop;
   k.dtype = kernel_dtype(x.dtype);
   k.count = static_cast<int64_t>(x.elements);

@@ -14,8 +14,7 @@ Status prepare_where(const jp_plan& plan, const fb::WhereParams&, PreparedStep* 
   if (cond.dtype != fb::DType::Bool) return invalid(*s, "the condition must be Bool");
   JP_RETURN_IF_ERROR(check_same_dtype(*s, x, out));
   JP_RETURN_IF_ERROR(check_same_dtype(*s, y, out));
-  kernels::WhereParams& k = s->params.where;
-  k = kernels::WhereParams{};
+  kernels::WhereParams& k = fresh_params(&s->params.where);
   k.elem_bytes = static_cast<int64_t>(dtype_size(out.dtype));
   const TensorInfo* operands[] = {&cond, &x, &y};
   int64_t* strides[] = {k.cond_strides, k.x_strides, k.y_strides};

@@ -55,26 +55,13 @@ PlanSpec relu_plan(int sm) {
   spec.inputs = {{"x", 0}};
   spec.outputs = {{"y", 3}};
   spec.arena_bytes = 512;
-  StepSpec to_half;
-  to_half.name = "to_half";
-  to_half.op = fb::OpFamily::Cast;
-  to_half.inputs = {0};
-  to_half.outputs = {1};
+  StepSpec to_half = step_spec("to_half", fb::OpFamily::Cast, {0}, {1});
   to_half.params = [](flatbuffers::FlatBufferBuilder& b) {
     return std::make_pair(fb::StepParams::CastParams, fb::CreateCastParams(b).Union());
   };
   to_half.kernel = "jp_cast_f32_f16";
   to_half.launch = launch_1d(2, 128);
-  StepSpec relu;
-  relu.name = "relu";
-  relu.op = fb::OpFamily::Activation;
-  relu.inputs = {1};
-  relu.outputs = {2};
-  relu.params = [](flatbuffers::FlatBufferBuilder& b) {
-    const fb::Activation act(fb::ActivationKind::Relu, 0.f, 0.f);
-    return std::make_pair(fb::StepParams::ActivationParams,
-                          fb::CreateActivationParams(b, &act).Union());
-  };
+  StepSpec relu = relu_step(1, 2);
   relu.kernel = "jp_activation_f16";
   relu.launch = launch_1d(1, 64);  // fewer threads than elements: the kernel strides
   StepSpec to_float = to_half;
@@ -283,11 +270,7 @@ TEST(CudaRuntime, RefusesACooperativeGridLargerThanTheGpu) {
   spec.inputs = {{"x", 0}};
   spec.outputs = {{"y", 3}};
   spec.arena_bytes = 8192;
-  StepSpec lstm;
-  lstm.name = "lstm";
-  lstm.op = fb::OpFamily::Rnn;
-  lstm.inputs = {0, 1, 2};
-  lstm.outputs = {3};
+  StepSpec lstm = step_spec("lstm", fb::OpFamily::Rnn, {0, 1, 2}, {3});
   lstm.params = [H](flatbuffers::FlatBufferBuilder& b) {
     const std::vector<fb::RnnActivation> acts = {
         fb::RnnActivation(fb::RnnActivationKind::Sigmoid, 0.f, 0.f),

@@ -280,11 +280,7 @@ TEST(PlanLoader, GemmResidualRunsAndIsChecked) {
   p.weights.assign(512, 0);
   std::memcpy(p.weights.data(), b, sizeof(b));
   std::memcpy(p.weights.data() + 256, c, sizeof(c));
-  StepSpec gemm;
-  gemm.name = "fc";
-  gemm.op = fb::OpFamily::Gemm;
-  gemm.inputs = {0, 1, 2, 3};
-  gemm.outputs = {4};
+  StepSpec gemm = step_spec("fc", fb::OpFamily::Gemm, {0, 1, 2, 3}, {4});
   gemm.params = [](flatbuffers::FlatBufferBuilder& fbb) {
     const fb::Activation none(fb::ActivationKind::None, 0, 0);
     auto params = fb::CreateGemmParams(fbb, false, false, 1.f, 1.f, /*has_c=*/true, &none,

@@ -17,12 +17,7 @@ namespace jetplan::testing {
 namespace {
 
 StepSpec copy_step(const std::string& name, uint32_t in, uint32_t out) {
-  StepSpec s;
-  s.name = name;
-  s.op = fb::OpFamily::Copy;
-  s.inputs = {in};
-  s.outputs = {out};
-  return s;
+  return step_spec(name, fb::OpFamily::Copy, {in}, {out});
 }
 
 // Inputs e [0, 3] (empty) and x [2] of `dtype`; outputs y = x (a Copy) and z [3, 0] (written by

@@ -41,11 +41,7 @@ PlanSpec pointwise_plan(std::vector<Instr> program, std::vector<int64_t> s_shape
   const float s[3] = {2.f, -0.5f, 1.5f};
   p.weights.assign(256, 0);
   std::memcpy(p.weights.data(), s, sizeof(s));
-  StepSpec step;
-  step.name = "chain";
-  step.op = fb::OpFamily::Pointwise;
-  step.inputs = {0, 1};
-  step.outputs = {2};
+  StepSpec step = step_spec("chain", fb::OpFamily::Pointwise, {0, 1}, {2});
   step.params = [program](flatbuffers::FlatBufferBuilder& b) {
     return std::make_pair(fb::StepParams::PointwiseParams,
                           fb::CreatePointwiseParams(b, b.CreateVectorOfStructs(program)).Union());
