@@ -104,7 +104,8 @@ __device__ __forceinline__ float epilogue(const ConvParams& p, const __half* bia
 // ldmatrix land in distinct 16-byte bank groups.
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool VEC>
 struct Igemm {
-  static constexpr int kBK = BK, kPitch = BK + 8;
+  static constexpr bool kVec = VEC;
+  static constexpr int kBM = BM, kBN = BN, kBK = BK, kPitch = BK + 8;
   static constexpr int kThreads = WARPS_M * WARPS_N * 32;
   static constexpr int kWM = BM / WARPS_M, kWN = BN / WARPS_N;
   static constexpr int kMI = kWM / 16, kNI = kWN / 8;
@@ -115,6 +116,130 @@ struct Igemm {
   static_assert(kSharedBytes <= 100 * 1024, "fits every supported SM");
   static_assert(kAChunks >= 1 && kBChunks >= 1 && kNI % 2 == 0, "tile shape");
 };
+
+// The output pixels whose A rows a thread loads, fixed for the whole K loop: batch entry n, the
+// receptive field's top-left input position (ih, iw), and ok = the row is inside M.
+template <int CHUNKS>
+struct IgemmRows {
+  int n[CHUNKS], ih[CHUNKS], iw[CHUNKS];
+  bool ok[CHUNKS];
+};
+
+// One pipeline stage's loads: K tile kt of A (the im2col rows of x) into sa, of B (the rows of
+// w, already [Cout, K]) after it. VEC: 16-byte cp.async chunks (Cin % 8 == 0: a chunk never
+// straddles a (kh, kw) boundary); otherwise element-wise loads through registers. Each thread
+// loads K chunk j of its rows.
+template <typename T>
+__device__ __forceinline__ void igemm_load_tile(__half* sa, int kt, const Geo2& g, const __half* x,
+                                                const __half* w, int N, int K, int n0, int tid,
+                                                int j, const IgemmRows<T::kAChunks>& a) {
+  __half* sb = sa + T::kBM * T::kPitch;
+  const int kbase = kt * T::kBK + j * 8;
+  if (T::kVec) {
+    const bool k_ok = kbase < K;
+    const int c = k_ok ? kbase % g.C : 0;
+    const int rs = k_ok ? kbase / g.C : 0;
+    const int kh = rs / g.KW, kw = rs - kh * g.KW;
+#pragma unroll
+    for (int i = 0; i < T::kAChunks; ++i) {
+      const int row = tid / (T::kBK / 8) + i * (T::kThreads / (T::kBK / 8));
+      const int ih = a.ih[i] + kh * g.dh, iw = a.iw[i] + kw * g.dw;
+      const bool ok = k_ok && a.ok[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
+      const __half* src =
+          ok ? x + ((int64_t(a.n[i]) * g.H + ih) * g.W + iw) * g.C + c : x;
+      cp_async16(smem_u32(sa + row * T::kPitch + j * 8), src, ok);
+    }
+#pragma unroll
+    for (int i = 0; i < T::kBChunks; ++i) {
+      const int row = tid / (T::kBK / 8) + i * (T::kThreads / (T::kBK / 8));
+      const bool ok = k_ok && n0 + row < N;
+      const __half* src = ok ? w + int64_t(n0 + row) * K + kbase : w;
+      cp_async16(smem_u32(sb + row * T::kPitch + j * 8), src, ok);
+    }
+  } else {
+    int cs[8], khs[8], kws[8];
+    bool kok[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const int k = kbase + e;
+      kok[e] = k < K;
+      const int kk = kok[e] ? k : 0;
+      cs[e] = kk % g.C;
+      const int rs = kk / g.C;
+      khs[e] = rs / g.KW;
+      kws[e] = rs - khs[e] * g.KW;
+    }
+#pragma unroll
+    for (int i = 0; i < T::kAChunks; ++i) {
+      const int row = tid / (T::kBK / 8) + i * (T::kThreads / (T::kBK / 8));
+      __align__(16) __half v[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const int ih = a.ih[i] + khs[e] * g.dh, iw = a.iw[i] + kws[e] * g.dw;
+        const bool ok = kok[e] && a.ok[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
+        v[e] = ok ? x[((int64_t(a.n[i]) * g.H + ih) * g.W + iw) * g.C + cs[e]] : __half(0.f);
+      }
+      *reinterpret_cast<uint4*>(sa + row * T::kPitch + j * 8) = *reinterpret_cast<uint4*>(v);
+    }
+#pragma unroll
+    for (int i = 0; i < T::kBChunks; ++i) {
+      const int row = tid / (T::kBK / 8) + i * (T::kThreads / (T::kBK / 8));
+      __align__(16) __half v[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e)
+        v[e] = (kok[e] && n0 + row < N) ? w[int64_t(n0 + row) * K + kbase + e] : __half(0.f);
+      *reinterpret_cast<uint4*>(sb + row * T::kPitch + j * 8) = *reinterpret_cast<uint4*>(v);
+    }
+  }
+}
+
+// Serial split-K, after the K loop: the CTA stores its FP32 partial tile, counts its arrival,
+// and the last CTA of the tile to arrive sums every slice into acc (the epilogue runs there
+// only). Returns whether this CTA is that last one.
+template <typename T>
+__device__ __forceinline__ bool igemm_split_k(float (&acc)[T::kMI][T::kNI][4],
+                                              const StepPointers& ptrs, int splits,
+                                              uint64_t tiles, int tid) {
+  constexpr int kAcc = T::kMI * T::kNI * 4;
+  float* ws = static_cast<float*>(ptrs.workspace);
+  const uint64_t tile = uint64_t(blockIdx.y) * gridDim.x + blockIdx.x;
+  uint32_t* counters = reinterpret_cast<uint32_t*>(ws + tiles * splits * T::kBM * T::kBN);
+  float* mine = ws + (blockIdx.z * tiles + tile) * (T::kBM * T::kBN);
+#pragma unroll
+  for (int a = 0; a < T::kMI; ++a)
+#pragma unroll
+    for (int b = 0; b < T::kNI; ++b)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) __stcg(mine + ((a * T::kNI + b) * 4 + c) * T::kThreads + tid, acc[a][b][c]);
+  __threadfence();
+  __syncthreads();
+  __shared__ uint32_t last;
+  if (tid == 0) last = atomicAdd(counters + tile, 1u) == uint32_t(splits - 1);
+  __syncthreads();
+  if (!last) return false;
+  __threadfence();
+  // Slice order for every element (so the bits do not depend on which CTA came last); the
+  // loads of one slice are independent, so they are all in flight at once.
+#pragma unroll
+  for (int a = 0; a < T::kMI; ++a)
+#pragma unroll
+    for (int b = 0; b < T::kNI; ++b)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[a][b][c] = 0.f;
+  for (int z = 0; z < splits; ++z) {
+    const float* slice = ws + (uint64_t(z) * tiles + tile) * (T::kBM * T::kBN) + tid;
+#pragma unroll
+    for (int a = 0; a < T::kMI; ++a)
+#pragma unroll
+      for (int b = 0; b < T::kNI; ++b)
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          acc[a][b][c] += __ldcg(slice + ((a * T::kNI + b) * 4 + c) * T::kThreads);
+  }
+  static_assert(kAcc > 0, "");
+  if (tid == 0) counters[tile] = 0;
+  return true;
+}
 
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool VEC>
 __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams& p) {
@@ -153,79 +278,20 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
 
   // Rows this thread loads for A: fixed output pixels, K chunk j fixed per thread.
   const int j = tid % (kBK / 8);
-  int a_n[T::kAChunks], a_ih[T::kAChunks], a_iw[T::kAChunks];
-  bool a_ok[T::kAChunks];
+  IgemmRows<T::kAChunks> rows;
 #pragma unroll
   for (int i = 0; i < T::kAChunks; ++i) {
     const int m = m0 + tid / (kBK / 8) + i * (T::kThreads / (kBK / 8));
-    a_ok[i] = m < M;
-    const int mm = a_ok[i] ? m : 0;
+    rows.ok[i] = m < M;
+    const int mm = rows.ok[i] ? m : 0;
     const int ow = mm % g.OW, t = mm / g.OW;
-    a_ih[i] = (t % g.OH) * g.sh - g.ph;
-    a_iw[i] = ow * g.sw - g.pw;
-    a_n[i] = t / g.OH;
+    rows.ih[i] = (t % g.OH) * g.sh - g.ph;
+    rows.iw[i] = ow * g.sw - g.pw;
+    rows.n[i] = t / g.OH;
   }
 
   auto load_tile = [&](int stage, int kt) {
-    __half* sa = smem + stage * T::kStageHalves;
-    __half* sb = sa + BM * kPitch;
-    const int kbase = kt * kBK + j * 8;
-    if (VEC) {
-      const bool k_ok = kbase < K;
-      const int c = k_ok ? kbase % g.C : 0;
-      const int rs = k_ok ? kbase / g.C : 0;
-      const int kh = rs / g.KW, kw = rs - kh * g.KW;
-#pragma unroll
-      for (int i = 0; i < T::kAChunks; ++i) {
-        const int row = tid / (kBK / 8) + i * (T::kThreads / (kBK / 8));
-        const int ih = a_ih[i] + kh * g.dh, iw = a_iw[i] + kw * g.dw;
-        const bool ok = k_ok && a_ok[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
-        const __half* src =
-            ok ? x + ((int64_t(a_n[i]) * g.H + ih) * g.W + iw) * g.C + c : x;
-        cp_async16(smem_u32(sa + row * kPitch + j * 8), src, ok);
-      }
-#pragma unroll
-      for (int i = 0; i < T::kBChunks; ++i) {
-        const int row = tid / (kBK / 8) + i * (T::kThreads / (kBK / 8));
-        const bool ok = k_ok && n0 + row < N;
-        const __half* src = ok ? w + int64_t(n0 + row) * K + kbase : w;
-        cp_async16(smem_u32(sb + row * kPitch + j * 8), src, ok);
-      }
-    } else {
-      int cs[8], khs[8], kws[8];
-      bool kok[8];
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const int k = kbase + e;
-        kok[e] = k < K;
-        const int kk = kok[e] ? k : 0;
-        cs[e] = kk % g.C;
-        const int rs = kk / g.C;
-        khs[e] = rs / g.KW;
-        kws[e] = rs - khs[e] * g.KW;
-      }
-#pragma unroll
-      for (int i = 0; i < T::kAChunks; ++i) {
-        const int row = tid / (kBK / 8) + i * (T::kThreads / (kBK / 8));
-        __align__(16) __half v[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          const int ih = a_ih[i] + khs[e] * g.dh, iw = a_iw[i] + kws[e] * g.dw;
-          const bool ok = kok[e] && a_ok[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
-          v[e] = ok ? x[((int64_t(a_n[i]) * g.H + ih) * g.W + iw) * g.C + cs[e]] : __half(0.f);
-        }
-        *reinterpret_cast<uint4*>(sa + row * kPitch + j * 8) = *reinterpret_cast<uint4*>(v);
-      }
-#pragma unroll
-      for (int i = 0; i < T::kBChunks; ++i) {
-        const int row = tid / (kBK / 8) + i * (T::kThreads / (kBK / 8));
-        __align__(16) __half v[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          v[e] = (kok[e] && n0 + row < N) ? w[int64_t(n0 + row) * K + kbase + e] : __half(0.f);
-        *reinterpret_cast<uint4*>(sb + row * kPitch + j * 8) = *reinterpret_cast<uint4*>(v);
-      }
-    }
+    igemm_load_tile<T>(smem + stage * T::kStageHalves, kt, g, x, w, N, K, n0, tid, j, rows);
   };
 
   float acc[T::kMI][T::kNI][4];
@@ -271,46 +337,7 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
   }
   cp_async_wait<0>();
 
-  if (splits > 1) {
-    constexpr int kAcc = T::kMI * T::kNI * 4;
-    float* ws = static_cast<float*>(ptrs.workspace);
-    const uint64_t tile = uint64_t(blockIdx.y) * gridDim.x + blockIdx.x;
-    uint32_t* counters = reinterpret_cast<uint32_t*>(ws + tiles * splits * BM * BN);
-    float* mine = ws + (blockIdx.z * tiles + tile) * (BM * BN);
-#pragma unroll
-    for (int a = 0; a < T::kMI; ++a)
-#pragma unroll
-      for (int b = 0; b < T::kNI; ++b)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) __stcg(mine + ((a * T::kNI + b) * 4 + c) * T::kThreads + tid, acc[a][b][c]);
-    __threadfence();
-    __syncthreads();
-    __shared__ uint32_t last;
-    if (tid == 0) last = atomicAdd(counters + tile, 1u) == uint32_t(splits - 1);
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    // Slice order for every element (so the bits do not depend on which CTA came last); the
-    // loads of one slice are independent, so they are all in flight at once.
-#pragma unroll
-    for (int a = 0; a < T::kMI; ++a)
-#pragma unroll
-      for (int b = 0; b < T::kNI; ++b)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[a][b][c] = 0.f;
-    for (int z = 0; z < splits; ++z) {
-      const float* slice = ws + (uint64_t(z) * tiles + tile) * (BM * BN) + tid;
-#pragma unroll
-      for (int a = 0; a < T::kMI; ++a)
-#pragma unroll
-        for (int b = 0; b < T::kNI; ++b)
-#pragma unroll
-          for (int c = 0; c < 4; ++c)
-            acc[a][b][c] += __ldcg(slice + ((a * T::kNI + b) * 4 + c) * T::kThreads);
-    }
-    static_assert(kAcc > 0, "");
-    if (tid == 0) counters[tile] = 0;
-  }
+  if (splits > 1 && !igemm_split_k<T>(acc, ptrs, splits, tiles, tid)) return;
 
   // Epilogue: bias, residual, activation, FP16 store (pairs of channels when aligned), into a
   // channel slice of y when the conv writes a Concat in place.

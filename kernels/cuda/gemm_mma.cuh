@@ -173,6 +173,117 @@ __host__ __device__ constexpr uint64_t split_workspace_bytes(uint64_t tiles, uin
   return (tiles * 4 + 255) / 256 * 256 + tiles * splits * static_cast<uint64_t>(bm) * kBN * 4;
 }
 
+// Floats per row of the accumulator tile, staged in shared memory for the epilogue.
+constexpr int kOutPitch = kBN + 4;
+
+// One pipeline stage's mma: the warp's (BM / 2)x32 accumulators += its rows of the A tile ta
+// times its columns of the B tile tb, each in its stored layout (ldmatrix.trans turns the M- or
+// N-contiguous ones into fragments).
+template <int BM, bool TA, bool TB>
+__device__ __forceinline__ void mma_tile(float (&acc)[BM / 32][4][4], const __half* ta,
+                                         const __half* tb, int wm, int wn, int lane) {
+  constexpr int kMI = BM / 32;
+  constexpr int kLda = (TA ? BM : kBK) + kPad, kLdb = (TB ? kBK : kBN) + kPad;
+#pragma unroll
+  for (int kk = 0; kk < kBK; kk += 16) {
+    uint32_t af[kMI][4], bf[4][2];
+#pragma unroll
+    for (int i = 0; i < kMI; ++i) {
+      const int mr = wm + i * 16;
+      if (!TA) {
+        ldmatrix_x4(af[i], ta + (mr + lane % 16) * kLda + kk + (lane / 16) * 8);
+      } else {
+        const int k = kk + lane % 8 + (lane / 16) * 8, m = mr + ((lane / 8) % 2) * 8;
+        ldmatrix_x4_trans(af[i], ta + k * kLda + m);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int nc = wn + j * 16;
+      uint32_t r[4];
+      if (TB) {
+        const int n = nc + lane % 8 + (lane / 16) * 8, k = kk + ((lane / 8) % 2) * 8;
+        ldmatrix_x4(r, tb + n * kLdb + k);
+      } else {
+        const int k = kk + lane % 8 + ((lane / 8) % 2) * 8, n = nc + (lane / 16) * 8;
+        ldmatrix_x4_trans(r, tb + k * kLdb + n);
+      }
+      bf[2 * j][0] = r[0];
+      bf[2 * j][1] = r[1];
+      bf[2 * j + 1][0] = r[2];
+      bf[2 * j + 1][1] = r[3];
+    }
+#pragma unroll
+    for (int i = 0; i < kMI; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) mma_16816(acc[i][j], af[i], bf[j]);
+  }
+}
+
+// The accumulators go through shared memory so the epilogue (activation code included)
+// exists once, not per fragment, and a warp writes whole rows of y.
+template <int BM>
+__device__ __forceinline__ void stage_accumulators(float* so, const float (&acc)[BM / 32][4][4],
+                                                   int wm, int wn, int lane) {
+  constexpr int kMI = BM / 32;
+#pragma unroll
+  for (int i = 0; i < kMI; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int r = wm + i * 16 + lane / 4, c = wn + j * 8 + (lane % 4) * 2;
+      *reinterpret_cast<float2*>(so + r * kOutPitch + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+      *reinterpret_cast<float2*>(so + (r + 8) * kOutPitch + c) =
+          make_float2(acc[i][j][2], acc[i][j][3]);
+    }
+}
+
+// Serial split-K, this CTA's FP32 tile in so: stores it as the CTA's slice, counts the arrival,
+// and in the last CTA of the tile to arrive sums every slice (in slice order) back into so.
+// Returns whether this CTA is that last one (only it runs the epilogue). last_arrival: the
+// kernel's __shared__ flag, thread 0's verdict for the whole CTA.
+template <int BM>
+__device__ __forceinline__ bool split_k_sum(const StepPointers& ptrs, float* so, uint64_t tiles,
+                                            bool& last_arrival) {
+  const uint64_t tile = static_cast<uint64_t>(blockIdx.y) * gridDim.x + blockIdx.x;
+  auto* counters = static_cast<uint32_t*>(ptrs.workspace);
+  float* parts = reinterpret_cast<float*>(static_cast<unsigned char*>(ptrs.workspace) +
+                                          split_workspace_bytes(tiles, 0, BM)) +
+                 tile * gridDim.z * (BM * kBN);
+  float* mine = parts + static_cast<uint64_t>(blockIdx.z) * (BM * kBN);
+#pragma unroll 1
+  for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 4; e += kMmaThreads) {
+    const int r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
+    __stcg(reinterpret_cast<float4*>(mine + r * kBN + c),
+           *reinterpret_cast<const float4*>(so + r * kOutPitch + c));
+  }
+  __threadfence();  // this CTA's partial tile is visible before its arrival is
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const uint32_t before = atomicAdd(counters + tile, 1u);
+    last_arrival = before + 1 == gridDim.z;
+    if (last_arrival) counters[tile] = 0;  // every slice has arrived: ready for a replay
+  }
+  __syncthreads();
+  if (!last_arrival) return false;
+  __threadfence();
+#pragma unroll 1
+  for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 4; e += kMmaThreads) {
+    const int r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
+    float4 sum = __ldcg(reinterpret_cast<const float4*>(parts + r * kBN + c));
+    for (uint32_t z = 1; z < gridDim.z; ++z) {
+      const float4 v =
+          __ldcg(reinterpret_cast<const float4*>(parts + z * (BM * kBN) + r * kBN + c));
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    *reinterpret_cast<float4*>(so + r * kOutPitch + c) = sum;
+  }
+  __syncthreads();
+  return true;
+}
+
 // TA: A is stored [K, M]; TB: B is stored [N, K]; BM: rows per CTA (64 or 32); OutT: y's element
 // (__half, or float for the output-cast variants). A launch whose params disagree with the
 // variant's layout (or a split launch with too small a workspace) computes nothing (the selector
@@ -184,8 +295,7 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
   constexpr int kBRows = TB ? kBN : kBK, kBCols = TB ? kBK : kBN;
   constexpr int kLda = kACols + kPad, kLdb = kBCols + kPad;
   constexpr int kStageBytes = kStages * (kARows * kLda + kBRows * kLdb) * 2;
-  constexpr int kLdo = kBN + 4;  // floats: the accumulator tile, staged for the epilogue
-  constexpr int kOutBytes = BM * kLdo * 4;
+  constexpr int kOutBytes = BM * kOutPitch * 4;
   __shared__ alignas(128) unsigned char smem[kStageBytes > kOutBytes ? kStageBytes : kOutBytes];
   __shared__ bool last_arrival;
   auto sa = reinterpret_cast<__half(*)[kARows * kLda]>(smem);
@@ -234,42 +344,7 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
 
     const auto compute = [&](int stage) {
-      const __half* ta = sa[stage];
-      const __half* tb = sb[stage];
-#pragma unroll
-      for (int kk = 0; kk < kBK; kk += 16) {
-        uint32_t af[kMI][4], bf[4][2];
-#pragma unroll
-        for (int i = 0; i < kMI; ++i) {
-          const int mr = wm + i * 16;
-          if (!TA) {
-            ldmatrix_x4(af[i], ta + (mr + lane % 16) * kLda + kk + (lane / 16) * 8);
-          } else {
-            const int k = kk + lane % 8 + (lane / 16) * 8, m = mr + ((lane / 8) % 2) * 8;
-            ldmatrix_x4_trans(af[i], ta + k * kLda + m);
-          }
-        }
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const int nc = wn + j * 16;
-          uint32_t r[4];
-          if (TB) {
-            const int n = nc + lane % 8 + (lane / 16) * 8, k = kk + ((lane / 8) % 2) * 8;
-            ldmatrix_x4(r, tb + n * kLdb + k);
-          } else {
-            const int k = kk + lane % 8 + ((lane / 8) % 2) * 8, n = nc + (lane / 16) * 8;
-            ldmatrix_x4_trans(r, tb + k * kLdb + n);
-          }
-          bf[2 * j][0] = r[0];
-          bf[2 * j][1] = r[1];
-          bf[2 * j + 1][0] = r[2];
-          bf[2 * j + 1][1] = r[3];
-        }
-#pragma unroll
-        for (int i = 0; i < kMI; ++i)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) mma_16816(acc[i][j], af[i], bf[j]);
-      }
+      mma_tile<BM, TA, TB>(acc, sa[stage], sb[stage], wm, wn, lane);
     };
 
     if (vec_a && vec_b) {  // the common case gets a loop of its own: no branches, no spills
@@ -341,61 +416,13 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
     }
     __syncthreads();  // every warp is done with the stages: they become the output tile
 
-    // The accumulators go through shared memory so the epilogue (activation code included)
-    // exists once, not per fragment, and a warp writes whole rows of y.
-#pragma unroll
-    for (int i = 0; i < kMI; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int r = wm + i * 16 + lane / 4, c = wn + j * 8 + (lane % 4) * 2;
-        *reinterpret_cast<float2*>(so + r * kLdo + c) = make_float2(acc[i][j][0], acc[i][j][1]);
-        *reinterpret_cast<float2*>(so + (r + 8) * kLdo + c) =
-            make_float2(acc[i][j][2], acc[i][j][3]);
-      }
+    stage_accumulators<BM>(so, acc, wm, wn, lane);
     __syncthreads();
-    if (SPLIT) {
-      const uint64_t tile = static_cast<uint64_t>(blockIdx.y) * gridDim.x + blockIdx.x;
-      auto* counters = static_cast<uint32_t*>(ptrs.workspace);
-      float* parts = reinterpret_cast<float*>(static_cast<unsigned char*>(ptrs.workspace) +
-                                              split_workspace_bytes(tiles, 0, BM)) +
-                     tile * gridDim.z * (BM * kBN);
-      float* mine = parts + static_cast<uint64_t>(blockIdx.z) * (BM * kBN);
-#pragma unroll 1
-      for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 4; e += kMmaThreads) {
-        const int r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
-        __stcg(reinterpret_cast<float4*>(mine + r * kBN + c),
-               *reinterpret_cast<const float4*>(so + r * kLdo + c));
-      }
-      __threadfence();  // this CTA's partial tile is visible before its arrival is
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        const uint32_t before = atomicAdd(counters + tile, 1u);
-        last_arrival = before + 1 == gridDim.z;
-        if (last_arrival) counters[tile] = 0;  // every slice has arrived: ready for a replay
-      }
-      __syncthreads();
-      if (!last_arrival) return;
-      __threadfence();
-#pragma unroll 1
-      for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 4; e += kMmaThreads) {
-        const int r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
-        float4 sum = __ldcg(reinterpret_cast<const float4*>(parts + r * kBN + c));
-        for (uint32_t z = 1; z < gridDim.z; ++z) {
-          const float4 v =
-              __ldcg(reinterpret_cast<const float4*>(parts + z * (BM * kBN) + r * kBN + c));
-          sum.x += v.x;
-          sum.y += v.y;
-          sum.z += v.z;
-          sum.w += v.w;
-        }
-        *reinterpret_cast<float4*>(so + r * kLdo + c) = sum;
-      }
-      __syncthreads();
-    }
+    if (SPLIT && !split_k_sum<BM>(ptrs, so, tiles, last_arrival)) return;
 #pragma unroll 1
     for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 2; e += kMmaThreads) {
       const int r = e / (kBN / 2), c = (e % (kBN / 2)) * 2;
-      const float2 v = *reinterpret_cast<const float2*>(so + r * kLdo + c);
+      const float2 v = *reinterpret_cast<const float2*>(so + r * kOutPitch + c);
       epilogue_pair(p, C, R, Y, bi, m0 + r, n0 + c, v.x, v.y, pair_store);
     }
     __syncthreads();  // the next batch's prologue overwrites the output tile

@@ -228,6 +228,153 @@ __device__ __forceinline__ float get_tagged(const unsigned long long* p, uint32_
 // for every unit). Same equations and options as rnn() above.
 constexpr int kRnnBatchTile = 8;
 
+// One block of the persistent kernel: its slice [u0, u0 + nu) of the D * H hidden units, the
+// shared-memory arrays it works in (carved by rnn_persist), where its gate rows come from
+// (cached: copied into shared memory once) and the step's tensors. rnn_persist builds it once;
+// the members are the phases of the recurrence outside the projections (those stay lambdas
+// of rnn_persist, passed in where a phase needs them).
+template <typename T>
+struct PersistBlock {
+  const RnnParams& p;
+  int N, H, I, G, U, u0, nu;
+  int64_t S;
+  bool cached;
+  float *gx, *gh, *hs, *bx, *bh;
+  int* lens_s;
+  T *wc, *rc;
+  const T *w, *r;
+  int D, DNH;
+  bool lstm, gru_reset;
+  float *c, *c_h;
+  unsigned long long *hbuf, *rh;  // the workspace's tagged words: h and r (.) h, [2][D N H]
+  const T *b, *init_h, *init_c, *peep_all;
+  const int32_t* lens;
+  T *y, *y_h, *y_c;
+
+  // Before the first step: the clamped sequence lengths, the block's biases, its gate rows when
+  // cached, and the initial state (h_0 published with tag 1, c_0 in shared memory).
+  __device__ __forceinline__ void stage_initial_state() const {
+    for (int n = threadIdx.x; n < N; n += blockDim.x) {
+      const int64_t l = lens != nullptr ? lens[n] : S;
+      lens_s[n] = static_cast<int>(l < 0 ? 0 : (l > S ? S : l));  // S < 2^31 (the selector)
+    }
+    for (int lr = threadIdx.x; lr < nu * G; lr += blockDim.x) {
+      const int f = u0 + lr / G, off = (f / H) * 2 * G * H + (lr % G) * H + f % H;
+      bx[lr] = b != nullptr ? load_float(b, off) : 0.f;
+      bh[lr] = b != nullptr ? load_float(b, off + G * H) : 0.f;
+    }
+    if (cached) {
+      for (int e = threadIdx.x; e < nu * G * I; e += blockDim.x) {
+        const int lr = e / I, f = u0 + lr / G;
+        wc[e] = w[(static_cast<int64_t>(f / H) * G * H + (lr % G) * H + f % H) * I + e % I];
+      }
+      for (int e = threadIdx.x; e < nu * G * H; e += blockDim.x) {
+        const int lr = e / H, f = u0 + lr / G;
+        rc[e] = r[(static_cast<int64_t>(f / H) * G * H + (lr % G) * H + f % H) * H + e % H];
+      }
+    }
+    for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
+      const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
+      const int s0 = (p.batch_major ? n * D + d : d * N + n) * H + j;
+      put_tagged(hbuf + (d * N + n) * H + j, init_h != nullptr ? load_float(init_h, s0) : 0.f, 1u);
+      c[n * U + u] = init_c != nullptr ? load_float(init_c, s0) : 0.f;
+    }
+  }
+
+  // GRU without linear_before_reset, after R h_s for z and r: keeps the own units' h_s (hs is
+  // restaged), applies z and r, and exchanges r (.) h_s, whose R product the candidate needs.
+  template <typename Act, typename RecurrentProjection>
+  __device__ __forceinline__ void exchange_reset_hidden(
+      int64_t s, uint32_t tag, const Act& act,
+      const RecurrentProjection& recurrent_projection) const {
+    // Own units' h_s, as staged (GRU without linear_before_reset restages hs below).
+    for (int e = threadIdx.x; gru_reset && e < N * nu; e += blockDim.x) {
+      const int n = e / nu, f = u0 + e % nu;
+      c_h[e] = hs[((f / H) * N + n) * H + f % H];
+    }
+    if (gru_reset) {
+      for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
+        const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
+        if (s >= lens_s[n]) continue;
+        float* z = gx + (n * G) * U + u;
+        float* rg = gx + (n * G + 1) * U + u;
+        *z = act(d, 0, *z + gh[(n * G) * U + u]);
+        *rg = act(d, 0, *rg + gh[(n * G + 1) * U + u]);
+        put_tagged(rh + (s % 2) * DNH + (d * N + n) * H + j, *rg * hs[(d * N + n) * H + j], tag);
+      }
+      // Entries whose sequence has ended publish nothing here: their words are not waited for.
+      recurrent_projection(rh + (s % 2) * DNH, tag, false, s, 2, 3);  // r (.) h_s over hs
+    }
+  }
+
+  // The cell update of step s for the block's units: h_{s+1} published to hnext (tag + 1), Y
+  // written (0 once an entry's sequence has ended), c kept in shared memory.
+  template <typename Act, typename TimeOf>
+  __device__ __forceinline__ void update_units(int64_t s, uint32_t tag, unsigned long long* hnext,
+                                               const Act& act, const TimeOf& time_of) const {
+    for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
+      const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
+      const int64_t len = lens_s[n];
+      const float hp = gru_reset ? c_h[e] : hs[(d * N + n) * H + j];
+      const auto gxv = [&](int g) { return gx[(n * G + g) * U + u]; };
+      const auto ghv = [&](int g) { return gh[(n * G + g) * U + u]; };
+      float hn = hp;
+      int64_t t = s;  // where Y gets 0 once the entry's sequence has ended
+      if (s < len) {
+        t = time_of(d, n, s);
+        if (p.cell == RnnCell::kRnn) {
+          hn = act(d, 0, gxv(0) + ghv(0));
+        } else if (lstm) {
+          const T* peep = peep_all != nullptr ? peep_all + d * 3 * H : nullptr;
+          const float pi = peep ? load_float(peep, j) : 0.f;
+          const float po = peep ? load_float(peep, H + j) : 0.f;
+          const float pf = peep ? load_float(peep, 2 * H + j) : 0.f;
+          const float cp = c[n * U + u];
+          const float ig = act(d, 0, gxv(0) + ghv(0) + pi * cp);
+          const float fg = p.input_forget ? 1.f - ig : act(d, 0, gxv(2) + ghv(2) + pf * cp);
+          const float cell = act(d, 1, gxv(3) + ghv(3));
+          const float cn = fg * cp + ig * cell;
+          c[n * U + u] = cn;
+          const float og = act(d, 0, gxv(1) + ghv(1) + po * cn);
+          hn = og * rnn_act(p.activations[d][2], cn);
+        } else {  // GRU
+          float z, rg, recur;
+          if (gru_reset) {
+            z = gxv(0);
+            rg = gxv(1);
+            recur = ghv(2);
+          } else {
+            z = act(d, 0, gxv(0) + ghv(0));
+            rg = act(d, 0, gxv(1) + ghv(1));
+            recur = rg * ghv(2);
+          }
+          const float cand = act(d, 1, gxv(2) + recur);
+          hn = (1.f - z) * cand + z * hp;
+        }
+      }
+      put_tagged(hnext + (d * N + n) * H + j, hn, tag + 1);
+      if (y != nullptr) {
+        const int64_t yo = (p.batch_major ? (n * S + t) * D + d : (t * D + d) * N + n) * H + j;
+        store_float(y, yo, s < len ? hn : 0.f);
+      }
+    }
+  }
+
+  // After the last step: Y_h (h_S, once every block has published it) and Y_c, 0 for entries of
+  // length 0.
+  __device__ __forceinline__ void write_final_state() const {
+    const unsigned long long* hlast = hbuf + (S % 2) * DNH;
+    for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
+      const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
+      const bool empty = lens_s[n] == 0;
+      const int s0 = (p.batch_major ? n * D + d : d * N + n) * H + j;
+      const float h = get_tagged(hlast + (d * N + n) * H + j, static_cast<uint32_t>(S) + 1);
+      if (y_h != nullptr) store_float(y_h, s0, empty ? 0.f : h);
+      if (y_c != nullptr) store_float(y_c, s0, empty ? 0.f : c[n * U + u]);
+    }
+  }
+};
+
 template <typename T>
 __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
   extern __shared__ float smem[];
@@ -267,14 +414,9 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
   unsigned long long* hbuf = reinterpret_cast<unsigned long long*>(ws + L.h_offset);
   unsigned long long* rh = reinterpret_cast<unsigned long long*>(ws + L.rh_offset);
   const int DNH = D * N * H;
-
   const RnnIo<T> io = rnn_io<T>(ptrs, p);
-  const T *x = io.x, *w = io.w, *r = io.r, *b = io.b, *init_h = io.init_h, *init_c = io.init_c,
-          *peep_all = io.peep;
-  const int32_t* lens = io.lens;
-  T *y = io.y, *y_h = io.y_h, *y_c = io.y_c;
-
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  const T *x = io.x, *w = io.w, *r = io.r;
   // The time index of step s (< the entry's length) of batch entry n in direction d.
   auto time_of = [&](int d, int n, int64_t s) -> int64_t {
     const bool backwards = p.direction == RnnDirection::kReverse || d == 1;
@@ -351,32 +493,12 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
     project(true, hs, H, bh, gh, g0, g1);
     __syncthreads();
   };
+  const PersistBlock<T> blk{p,  N,  H,  I,  G,  U,      u0, nu, S,  cached,
+                            gx, gh, hs, bx, bh, lens_s, wc, rc, w,  r,
+                            D,  DNH, lstm, gru_reset, c, c_h, hbuf, rh,
+                            io.b, io.init_h, io.init_c, io.peep, io.lens, io.y, io.y_h, io.y_c};
 
-  for (int n = threadIdx.x; n < N; n += blockDim.x) {
-    const int64_t l = lens != nullptr ? lens[n] : S;
-    lens_s[n] = static_cast<int>(l < 0 ? 0 : (l > S ? S : l));  // S < 2^31 (the selector)
-  }
-  for (int lr = threadIdx.x; lr < nu * G; lr += blockDim.x) {
-    const int f = u0 + lr / G, off = (f / H) * 2 * G * H + (lr % G) * H + f % H;
-    bx[lr] = b != nullptr ? load_float(b, off) : 0.f;
-    bh[lr] = b != nullptr ? load_float(b, off + G * H) : 0.f;
-  }
-  if (cached) {
-    for (int e = threadIdx.x; e < nu * G * I; e += blockDim.x) {
-      const int lr = e / I, f = u0 + lr / G;
-      wc[e] = w[(static_cast<int64_t>(f / H) * G * H + (lr % G) * H + f % H) * I + e % I];
-    }
-    for (int e = threadIdx.x; e < nu * G * H; e += blockDim.x) {
-      const int lr = e / H, f = u0 + lr / G;
-      rc[e] = r[(static_cast<int64_t>(f / H) * G * H + (lr % G) * H + f % H) * H + e % H];
-    }
-  }
-  for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
-    const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
-    const int s0 = (p.batch_major ? n * D + d : d * N + n) * H + j;
-    put_tagged(hbuf + (d * N + n) * H + j, init_h != nullptr ? load_float(init_h, s0) : 0.f, 1u);
-    c[n * U + u] = init_c != nullptr ? load_float(init_c, s0) : 0.f;
-  }
+  blk.stage_initial_state();
   __syncthreads();  // the lengths and the cached rows
   if (S > 0) input_projection(0);
 
@@ -384,81 +506,11 @@ __device__ void rnn_persist(const StepPointers& ptrs, const RnnParams& p) {
     const uint32_t tag = static_cast<uint32_t>(s) + 1;  // of h_s; S < 2^31 (the selector)
     unsigned long long* hnext = hbuf + ((s + 1) % 2) * DNH;
     recurrent_projection(hbuf + (s % 2) * DNH, tag, true, s, 0, gru_reset ? 2 : G);
-    // Own units' h_s, as staged (GRU without linear_before_reset restages hs below).
-    for (int e = threadIdx.x; gru_reset && e < N * nu; e += blockDim.x) {
-      const int n = e / nu, f = u0 + e % nu;
-      c_h[e] = hs[((f / H) * N + n) * H + f % H];
-    }
-    if (gru_reset) {
-      for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
-        const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
-        if (s >= lens_s[n]) continue;
-        float* z = gx + (n * G) * U + u;
-        float* rg = gx + (n * G + 1) * U + u;
-        *z = act(d, 0, *z + gh[(n * G) * U + u]);
-        *rg = act(d, 0, *rg + gh[(n * G + 1) * U + u]);
-        put_tagged(rh + (s % 2) * DNH + (d * N + n) * H + j, *rg * hs[(d * N + n) * H + j], tag);
-      }
-      // Entries whose sequence has ended publish nothing here: their words are not waited for.
-      recurrent_projection(rh + (s % 2) * DNH, tag, false, s, 2, 3);  // r (.) h_s over hs
-    }
-    for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
-      const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
-      const int64_t len = lens_s[n];
-      const float hp = gru_reset ? c_h[e] : hs[(d * N + n) * H + j];
-      const auto gxv = [&](int g) { return gx[(n * G + g) * U + u]; };
-      const auto ghv = [&](int g) { return gh[(n * G + g) * U + u]; };
-      float hn = hp;
-      int64_t t = s;  // where Y gets 0 once the entry's sequence has ended
-      if (s < len) {
-        t = time_of(d, n, s);
-        if (p.cell == RnnCell::kRnn) {
-          hn = act(d, 0, gxv(0) + ghv(0));
-        } else if (lstm) {
-          const T* peep = peep_all != nullptr ? peep_all + d * 3 * H : nullptr;
-          const float pi = peep ? load_float(peep, j) : 0.f;
-          const float po = peep ? load_float(peep, H + j) : 0.f;
-          const float pf = peep ? load_float(peep, 2 * H + j) : 0.f;
-          const float cp = c[n * U + u];
-          const float ig = act(d, 0, gxv(0) + ghv(0) + pi * cp);
-          const float fg = p.input_forget ? 1.f - ig : act(d, 0, gxv(2) + ghv(2) + pf * cp);
-          const float cell = act(d, 1, gxv(3) + ghv(3));
-          const float cn = fg * cp + ig * cell;
-          c[n * U + u] = cn;
-          const float og = act(d, 0, gxv(1) + ghv(1) + po * cn);
-          hn = og * rnn_act(p.activations[d][2], cn);
-        } else {  // GRU
-          float z, rg, recur;
-          if (gru_reset) {
-            z = gxv(0);
-            rg = gxv(1);
-            recur = ghv(2);
-          } else {
-            z = act(d, 0, gxv(0) + ghv(0));
-            rg = act(d, 0, gxv(1) + ghv(1));
-            recur = rg * ghv(2);
-          }
-          const float cand = act(d, 1, gxv(2) + recur);
-          hn = (1.f - z) * cand + z * hp;
-        }
-      }
-      put_tagged(hnext + (d * N + n) * H + j, hn, tag + 1);
-      if (y != nullptr) {
-        const int64_t yo = (p.batch_major ? (n * S + t) * D + d : (t * D + d) * N + n) * H + j;
-        store_float(y, yo, s < len ? hn : 0.f);
-      }
-    }
+    blk.exchange_reset_hidden(s, tag, act, recurrent_projection);
+    blk.update_units(s, tag, hnext, act, time_of);
     if (s + 1 < S) input_projection(s + 1);
   }
-  const unsigned long long* hlast = hbuf + (S % 2) * DNH;
-  for (int e = threadIdx.x; e < N * nu; e += blockDim.x) {
-    const int n = e / nu, u = e % nu, f = u0 + u, d = f / H, j = f % H;
-    const bool empty = lens_s[n] == 0;
-    const int s0 = (p.batch_major ? n * D + d : d * N + n) * H + j;
-    const float h = get_tagged(hlast + (d * N + n) * H + j, static_cast<uint32_t>(S) + 1);
-    if (y_h != nullptr) store_float(y_h, s0, empty ? 0.f : h);
-    if (y_c != nullptr) store_float(y_c, s0, empty ? 0.f : c[n * U + u]);
-  }
+  blk.write_final_state();
 }
 
 }  // namespace
