@@ -37,8 +37,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_arg_reduce(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::ArgReduceParams,
-          fb::CreateArgReduceParams(fbb, s.op.arg_kind, s.op.axis, s.op.select_last_index).Union()};
+  return params(fb::CreateArgReduceParams(fbb, s.op.arg_kind, s.op.axis, s.op.select_last_index));
 }
 
 }  // namespace

@@ -21,11 +21,9 @@ std::string check_expand(Graph& g, Node& node) {
   const Shape xs = x.shape;
   const Shape out = broadcast_or_fail(node, xs, read_ints(shape));
   if (out == xs) return resolve_as_copy(g, node, dtype, xs);
-  node.op.family = fb::OpFamily::Broadcast;
   node.op.tile = false;
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Broadcast, dtype, out);
 }
 
 std::string check_tile(Graph& g, Node& node) {
@@ -37,22 +35,18 @@ std::string check_tile(Graph& g, Node& node) {
   std::string why;
   if (!fold::tile_shape(g, node, xs, &out, &why)) return why;
   if (out == xs) return resolve_as_copy(g, node, dtype, xs);
-  node.op.family = fb::OpFamily::Broadcast;
   node.op.tile = true;
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Broadcast, dtype, out);
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"Expand", check_expand, kAny, "shape constant (after folding)"},
-    {"Tile", check_tile, kAny, "repeats constant (after folding)"},
+    {"Expand", check_expand, kAnyPlanDtype, "shape constant (after folding)"},
+    {"Tile", check_tile, kAnyPlanDtype, "repeats constant (after folding)"},
 };
 
 StepParamsOffset serialize_broadcast(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::BroadcastParams, fb::CreateBroadcastParams(fbb, s.op.tile).Union()};
+  return params(fb::CreateBroadcastParams(fbb, s.op.tile));
 }
 
 }  // namespace

@@ -25,28 +25,21 @@ std::string check_cast(Graph& g, Node& node) {
     return cat("cast to ", dtype_name(to), " is not supported (plans hold ", plan_dtype_list(),
                ")");
   if (to == from) return resolve_as_copy(g, node, from, xs);
-  node.op.family = fb::OpFamily::Cast;
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, to, xs);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Cast, to, xs);
 }
 
-constexpr const char* kAny = "any plan dtype";
 constexpr const char* kCastNotes =
     "between any two plan dtypes (float to integer truncates and saturates; to bfloat16 through "
     "float32, truncated to its upper 16 bits as ONNX's conformance data expects)";
 
 constexpr OpRow kRows[] = {
-    {"Cast", check_cast, kAny, kCastNotes},
-    {"CastLike", check_cast, kAny, kCastNotes},
+    {"Cast", check_cast, kAnyPlanDtype, kCastNotes},
+    {"CastLike", check_cast, kAnyPlanDtype, kCastNotes},
 };
-
-StepParamsOffset serialize_cast(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {
-  return {fb::StepParams::CastParams, fb::CreateCastParams(fbb).Union()};
-}
 
 }  // namespace
 
-const FamilyRules cast_rules = {serialize_cast, nullptr, rows_of(kRows)};
+const FamilyRules cast_rules = {serialize_empty<fb::CastParams>, nullptr, rows_of(kRows)};
 
 }  // namespace jetplan::converter::ops

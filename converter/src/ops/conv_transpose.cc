@@ -112,7 +112,7 @@ StepParamsOffset serialize_conv_transpose(flatbuffers::FlatBufferBuilder& fbb, c
   auto p = fb::CreateConvTransposeParamsDirect(fbb, op.groups, &op.kernel, &op.stride, &op.dilation,
                                                &op.pad_begin, &op.pad_end, &op.output_padding,
                                                op.has_bias, op.has_residual, &act);
-  return {fb::StepParams::ConvTransposeParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace

@@ -24,23 +24,18 @@ std::string check_gather_elements(Graph& g, Node& node) {
       fail("node ", node_label(node), ": indices ", shape_str(indices.shape),
            " are larger than data ", shape_str(data.shape), " off the axis");
   check_constant_indices(node, indices, data.shape[axis]);
-  node.op.family = fb::OpFamily::GatherElements;
   node.op.axis = static_cast<int32_t>(axis);
-  set_output_typed(g, node, 0, data.dtype, indices.shape);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::GatherElements, data.dtype, indices.shape);
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"GatherElements", check_gather_elements, kAny,
+    {"GatherElements", check_gather_elements, kAnyPlanDtype,
      "indices int32 or int64, the data's rank"},
 };
 
 StepParamsOffset serialize_gather_elements(flatbuffers::FlatBufferBuilder& fbb,
                                            const DraftStep& s) {
-  return {fb::StepParams::GatherElementsParams,
-          fb::CreateGatherElementsParams(fbb, s.op.axis).Union()};
+  return params(fb::CreateGatherElementsParams(fbb, s.op.axis));
 }
 
 }  // namespace

@@ -88,7 +88,7 @@ StepParamsOffset serialize_gemm(flatbuffers::FlatBufferBuilder& fbb, const Draft
   const bool has_c = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
   auto p = fb::CreateGemmParams(fbb, op.trans_a, op.trans_b, op.alpha, op.beta, has_c, &act,
                                 op.has_residual);
-  return {fb::StepParams::GemmParams, p.Union()};
+  return params(p);
 }
 
 // Operand `v` (already a matrix of rank >= 2) with its batch dims made `batch`: leading 1s

@@ -101,12 +101,21 @@ bool is_used(const Graph& g, int id) {
   return false;
 }
 
-std::string resolve_as_copy(Graph& g, Node& node, DataType dtype, const Shape& shape) {
-  node.op.family = fb::OpFamily::Copy;
-  node.op.removable = true;
-  node.inputs.resize(1);
+std::string resolve_as(Graph& g, Node& node, fb::OpFamily family, const Shape& shape) {
+  return resolve_as(g, node, family, DataType::kFloat32, shape);
+}
+
+std::string resolve_as(Graph& g, Node& node, fb::OpFamily family, DataType dtype,
+                       const Shape& shape) {
+  node.op.family = family;
   set_output_typed(g, node, 0, dtype, shape);
   return "";
+}
+
+std::string resolve_as_copy(Graph& g, Node& node, DataType dtype, const Shape& shape) {
+  node.op.removable = true;
+  node.inputs.resize(1);
+  return resolve_as(g, node, fb::OpFamily::Copy, dtype, shape);
 }
 
 std::vector<int32_t> resolve_axes(const Node& node, const std::vector<int64_t>& axes,

@@ -35,6 +35,12 @@ void set_output(Graph& g, Node& node, const Shape& shape);
 // The same for output `index` of any dtype (dims of 0 make an empty tensor; negative ones are
 // refused).
 void set_output_typed(Graph& g, Node& node, size_t index, DataType dtype, const Shape& shape);
+// A check's last line for a node it accepts: a step of `family` with float32 output 0 of `shape`
+// (set_output). Returns "".
+std::string resolve_as(Graph& g, Node& node, fb::OpFamily family, const Shape& shape);
+// The same with output 0 of `dtype` (set_output_typed).
+std::string resolve_as(Graph& g, Node& node, fb::OpFamily family, DataType dtype,
+                       const Shape& shape);
 // A node that moves nothing (identity Transpose, full Slice, Cast to the same type, ...):
 // consumers read its input (remove_identities), or a Copy where both must stay. Returns "".
 std::string resolve_as_copy(Graph& g, Node& node, DataType dtype, const Shape& shape);

@@ -106,7 +106,7 @@ StepParamsOffset serialize_pool(flatbuffers::FlatBufferBuilder& fbb, const Draft
       fb::CreatePoolParams(fbb, op.pool_kind, ints(fbb, op.kernel), ints(fbb, op.stride),
                            ints(fbb, op.dilation), ints(fbb, op.pad_begin), ints(fbb, op.pad_end),
                            op.count_include_pad, op.ceil_mode, op.pool_indices_column_major);
-  return {fb::StepParams::PoolParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace

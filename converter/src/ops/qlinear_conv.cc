@@ -41,9 +41,7 @@ std::string check_qlinear_conv(Graph& g, Node& node) {
            shape_str(bias.shape), " for ", M, " output channels");
     d.has_bias = true;
   }
-  node.op.family = fb::OpFamily::QLinearConv;
-  set_output_typed(g, node, 0, y_type, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::QLinearConv, y_type, out);
 }
 
 constexpr OpRow kRows[] = {
@@ -57,7 +55,7 @@ StepParamsOffset serialize_qlinear_conv(flatbuffers::FlatBufferBuilder& fbb, con
       fbb, op.groups, fbb.CreateVector(op.kernel), fbb.CreateVector(op.stride),
       fbb.CreateVector(op.dilation), fbb.CreateVector(op.pad_begin), fbb.CreateVector(op.pad_end),
       op.quant.has_bias);
-  return {fb::StepParams::QLinearConvParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace

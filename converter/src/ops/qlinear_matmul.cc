@@ -38,9 +38,7 @@ std::string check_qlinear_matmul(Graph& g, Node& node) {
   d = QuantDesc{};
   d.a_vector = mm.a_vector;
   d.b_vector = mm.b_vector;
-  node.op.family = fb::OpFamily::QLinearMatMul;
-  set_output_typed(g, node, 0, y_type, mm.y);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::QLinearMatMul, y_type, mm.y);
 }
 
 // QLinearMatMul with 1-D operands: the step multiplies matrices ([1, K] x [K, 1]) and ONNX
@@ -71,13 +69,9 @@ constexpr OpRow kRows[] = {
      "the output's or all 1"},
 };
 
-StepParamsOffset serialize_qlinear_matmul(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {
-  return {fb::StepParams::QLinearMatMulParams, fb::CreateQLinearMatMulParams(fbb).Union()};
-}
-
 }  // namespace
 
-const FamilyRules qlinear_matmul_rules = {serialize_qlinear_matmul, expand_qlinear_matmul,
-                                          rows_of(kRows)};
+const FamilyRules qlinear_matmul_rules = {serialize_empty<fb::QLinearMatMulParams>,
+                                          expand_qlinear_matmul, rows_of(kRows)};
 
 }  // namespace jetplan::converter::ops

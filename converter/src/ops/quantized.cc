@@ -10,6 +10,7 @@
 #include "converter/src/lower/lower.h"
 #include "converter/src/ops/family_checks.h"
 #include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
 #include "kernels/kernels.h"
 
 namespace jetplan::converter::ops {
@@ -203,7 +204,7 @@ StepParamsOffset serialize_quantize_params(flatbuffers::FlatBufferBuilder& fbb,
                                            const DraftStep& s) {
   const QuantDesc& d = s.op.quant;
   const auto p = fb::CreateQuantizeParams(fbb, d.axis, d.per_axis, d.has_zero_point);
-  return {fb::StepParams::QuantizeParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace jetplan::converter::ops

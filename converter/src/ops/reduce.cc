@@ -88,8 +88,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_reduce(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::ReduceParams,
-          fb::CreateReduceParamsDirect(fbb, s.op.reduce.op, &s.op.reduce.axes).Union()};
+  return params(fb::CreateReduceParamsDirect(fbb, s.op.reduce.op, &s.op.reduce.axes));
 }
 
 }  // namespace

@@ -24,12 +24,10 @@ std::string check_slice(Graph& g, Node& node) {
   bool whole = spec.out == xs;
   for (int64_t s : spec.steps) whole = whole && s == 1;
   if (whole) return resolve_as_copy(g, node, dtype, xs);
-  node.op.family = fb::OpFamily::Slice;
   node.op.slice.starts = spec.starts;
   node.op.slice.steps = spec.steps;
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, dtype, spec.out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Slice, dtype, spec.out);
 }
 
 std::string check_split(Graph& g, Node& node) {
@@ -80,20 +78,16 @@ bool expand_split(Graph& g, Node& node, std::vector<Node>* out) {
   return true;
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"Slice", check_slice, kAny,
+    {"Slice", check_slice, kAnyPlanDtype,
      "starts, ends, axes and steps constant (after folding); any step sign"},
-    {"Split", check_split, kAny,
+    {"Split", check_split, kAnyPlanDtype,
      "split constant (input or attribute); empty outputs are not computed"},
 };
 
 StepParamsOffset serialize_slice(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::SliceParams,
-          fb::CreateSliceParams(fbb, fbb.CreateVector(s.op.slice.starts),
-                                fbb.CreateVector(s.op.slice.steps))
-              .Union()};
+  return params(fb::CreateSliceParams(fbb, fbb.CreateVector(s.op.slice.starts),
+                                      fbb.CreateVector(s.op.slice.steps)));
 }
 
 }  // namespace

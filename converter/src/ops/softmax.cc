@@ -57,7 +57,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_softmax(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::SoftmaxParams, fb::CreateSoftmaxParams(fbb, s.op.axis, s.op.log).Union()};
+  return params(fb::CreateSoftmaxParams(fbb, s.op.axis, s.op.log));
 }
 
 // At legalize: softmax before opset 13 over several flattened dims runs on a 2-D view.

@@ -28,10 +28,8 @@ std::string check_transpose(Graph& g, Node& node) {
     identity = identity && perm[d] == static_cast<int32_t>(d);
   }
   if (identity) return resolve_as_copy(g, node, dtype, out);
-  node.op.family = fb::OpFamily::Transpose;
   node.op.perm = perm;
-  set_output_typed(g, node, 0, dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Transpose, dtype, out);
 }
 
 namespace {
@@ -42,12 +40,10 @@ std::string check_space_depth(Graph& g, Node& node) {
   const DataType dtype = x.dtype;
   const fold::SpaceDepthSpec spec = fold::space_depth_spec(node, x.shape);
   if (spec.out == x.shape) return resolve_as_copy(g, node, dtype, spec.out);  // blocksize 1
-  node.op.family = fb::OpFamily::Transpose;
   node.op.expand = Expansion::kSpaceDepth;
   node.op.space_depth_view = spec.view;
   node.op.perm = spec.perm;
-  set_output_typed(g, node, 0, dtype, spec.out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Transpose, dtype, spec.out);
 }
 
 void expand_space_depth(StepWriter& w, Node node) {
@@ -69,10 +65,8 @@ bool expand_transpose(Graph& g, Node& node, std::vector<Node>* out) {
   return true;
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"DepthToSpace", check_space_depth, kAny,
+    {"DepthToSpace", check_space_depth, kAnyPlanDtype,
      "DCR and CRD modes; a Transpose between two views"},
     {"Einsum", check_einsum, "float32, float64 (CPU backend only); a permutation or diagonal of 1 operand: any "
      "plan dtype",
@@ -80,13 +74,12 @@ constexpr OpRow kRows[] = {
      "one operand takes its diagonal first (a strided Slice); float32 products run as a "
      "batched Gemm between views and Transposes, sums and float64 as a broadcast Mul and a "
      "Reduce Sum"},
-    {"SpaceToDepth", check_space_depth, kAny, "a Transpose between two views"},
-    {"Transpose", check_transpose, kAny, "any perm"},
+    {"SpaceToDepth", check_space_depth, kAnyPlanDtype, "a Transpose between two views"},
+    {"Transpose", check_transpose, kAnyPlanDtype, "any perm"},
 };
 
 StepParamsOffset serialize_transpose(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::TransposeParams,
-          fb::CreateTransposeParams(fbb, fbb.CreateVector(s.op.perm)).Union()};
+  return params(fb::CreateTransposeParams(fbb, fbb.CreateVector(s.op.perm)));
 }
 
 }  // namespace

@@ -21,10 +21,8 @@ std::string check_unary(Graph& g, Node& node) {
     // The erf form is an activation of the core family (float32).
     if (dtype != DataType::kFloat32)
       return cat("Gelu on ", dtype_name(dtype), " is not supported (float32 only)");
-    node.op.family = fb::OpFamily::Activation;
     node.op.act.kind = fb::ActivationKind::Gelu;
-    set_output_typed(g, node, 0, dtype, xs);
-    return "";
+    return resolve_as(g, node, fb::OpFamily::Activation, dtype, xs);
   }
   kernels::UnaryOp op;
   if (!fold::unary_op_of(node, &op)) {
@@ -94,7 +92,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_unary(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::UnaryParams, fb::CreateUnaryParams(fbb, s.op.unary).Union()};
+  return params(fb::CreateUnaryParams(fbb, s.op.unary));
 }
 
 }  // namespace
