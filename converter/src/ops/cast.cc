@@ -10,10 +10,8 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_cast(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType from = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   DataType to;
   if (node.op_type == "CastLike") {
     to = input(g, node, 1).dtype;
@@ -24,9 +22,9 @@ std::string check_cast(Graph& g, Node& node) {
   if (!is_plan_dtype(to))
     return cat("cast to ", dtype_name(to), " is not supported (plans hold ", plan_dtype_list(),
                ")");
-  if (to == from) return resolve_as_copy(g, node, from, xs);
+  if (to == x.dtype) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.inputs.resize(1);
-  return resolve_as(g, node, fb::OpFamily::Cast, to, xs);
+  return resolve_as(g, node, fb::OpFamily::Cast, to, x.shape);
 }
 
 constexpr const char* kCastNotes =

@@ -96,9 +96,7 @@ std::string check_conv_transpose(Graph& g, Node& node) {
   }
   op.has_bias = has_input(node, 2);
   if (!op.has_bias) node.inputs.resize(2);
-  op.family = fb::OpFamily::ConvTranspose;
-  set_output(g, node, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::ConvTranspose, out);
 }
 
 constexpr OpRow kRows[] = {

@@ -41,9 +41,7 @@ std::string check_gemm(Graph& g, Node& node) {
       fail("node ", node_label(node), ": shape mismatch: C ", shape_str(c),
            " does not broadcast to ", shape_str({m, n}));
   }
-  op.family = fb::OpFamily::Gemm;
-  set_output(g, node, {m, n});
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Gemm, {m, n});
 }
 
 std::string check_matmul(Graph& g, Node& node) {
@@ -68,11 +66,9 @@ std::string check_matmul(Graph& g, Node& node) {
   Shape out = batch;
   if (!op.a_vector) out.push_back(m);
   if (!op.b_vector) out.push_back(n);
-  op.family = fb::OpFamily::Gemm;
   op.alpha = 1.f;
   op.beta = 1.f;
-  set_output(g, node, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Gemm, out);
 }
 
 constexpr OpRow kRows[] = {
@@ -84,8 +80,7 @@ constexpr OpRow kRows[] = {
 StepParamsOffset serialize_gemm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const OpDesc& op = s.op;
   const fb::Activation act = activation(op.act);
-  // Inputs are A, B, then C and the residual when present.
-  const bool has_c = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
+  const bool has_c = has_third_operand(s);
   auto p = fb::CreateGemmParams(fbb, op.trans_a, op.trans_b, op.alpha, op.beta, has_c, &act,
                                 op.has_residual);
   return params(p);

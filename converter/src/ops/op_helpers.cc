@@ -26,6 +26,13 @@ std::string float_inputs(const Graph& g, const Node& node, std::initializer_list
   return "";
 }
 
+std::string plan_input(const Graph& g, const Node& node, PlanInput* x) {
+  const Value& v = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(v); !r.empty()) return r;
+  *x = {v.dtype, v.shape};
+  return "";
+}
+
 std::string plan_dtype_input(const Graph& g, const Node& node, size_t i) {
   return plan_dtype_reason(input(g, node, i));
 }

@@ -15,6 +15,13 @@ bool has_input(const Node& node, size_t i);
 const Value& input(const Graph& g, const Node& node, size_t i);
 // "" when each listed (present) input is float32, else the reason naming the first that is not.
 std::string float_inputs(const Graph& g, const Node& node, std::initializer_list<size_t> which);
+// Input 0 of a check that takes any plan dtype, copied (the check may add values to the graph).
+struct PlanInput {
+  DataType dtype = DataType::kUndefined;
+  Shape shape;
+};
+// "" with *x set when input 0 is of a dtype a plan holds, else the reason (plan_dtype_reason).
+std::string plan_input(const Graph& g, const Node& node, PlanInput* x);
 // "" when input i is of a dtype a plan holds, else the reason naming it.
 std::string plan_dtype_input(const Graph& g, const Node& node, size_t i);
 // The same for a value: "" or "input '<name>' is <dtype>, which a plan cannot hold (...)".

@@ -10,21 +10,19 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_pad(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   fold::PadSpec spec;
   std::string why;
-  if (!fold::pad_spec(g, node, xs, dtype, &spec, &why)) return why;
-  bool none = spec.out == xs;
+  if (!fold::pad_spec(g, node, x.shape, x.dtype, &spec, &why)) return why;
+  bool none = spec.out == x.shape;
   for (int64_t b : spec.begin) none = none && b == 0;
-  if (none) return resolve_as_copy(g, node, dtype, xs);
+  if (none) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.op.pad.mode = spec.mode;
   node.op.pad.begin = spec.begin;
   node.op.pad.value = spec.value;
   node.inputs.resize(1);
-  return resolve_as(g, node, fb::OpFamily::Pad, dtype, spec.out);
+  return resolve_as(g, node, fb::OpFamily::Pad, x.dtype, spec.out);
 }
 
 constexpr OpRow kRows[] = {

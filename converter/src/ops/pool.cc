@@ -81,11 +81,9 @@ std::string check_global_pool(Graph& g, Node& node) {
   op.pad_begin.assign(spatial, 0);
   op.pad_end.assign(spatial, 0);
   op.pool_kind = node.op_type == "GlobalMaxPool" ? fb::PoolKind::Max : fb::PoolKind::Average;
-  op.family = fb::OpFamily::Pool;
   Shape out = {x[0], x[1]};
   out.resize(x.size(), 1);
-  set_output(g, node, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Pool, out);
 }
 
 constexpr const char* kPoolNotes =

@@ -14,44 +14,40 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_slice(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   fold::SliceSpec spec;
   std::string why;
-  if (!fold::slice_spec(g, node, xs, &spec, &why)) return why;
-  bool whole = spec.out == xs;
+  if (!fold::slice_spec(g, node, x.shape, &spec, &why)) return why;
+  bool whole = spec.out == x.shape;
   for (int64_t s : spec.steps) whole = whole && s == 1;
-  if (whole) return resolve_as_copy(g, node, dtype, xs);
+  if (whole) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.op.slice.starts = spec.starts;
   node.op.slice.steps = spec.steps;
   node.inputs.resize(1);
-  return resolve_as(g, node, fb::OpFamily::Slice, dtype, spec.out);
+  return resolve_as(g, node, fb::OpFamily::Slice, x.dtype, spec.out);
 }
 
 std::string check_split(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   fold::SplitSpec spec;
   std::string why;
-  if (!fold::split_spec(g, node, xs, &spec, &why)) return why;
+  if (!fold::split_spec(g, node, x.shape, &spec, &why)) return why;
   std::vector<Shape> shapes;
   for (size_t i = 0; i < spec.sizes.size(); ++i) {
-    Shape s = xs;
+    Shape s = x.shape;
     s[spec.axis] = spec.sizes[i];
     shapes.push_back(s);
   }
   node.inputs.resize(1);
-  if (shapes.size() == 1) return resolve_as_copy(g, node, dtype, xs);
+  if (shapes.size() == 1) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.op.family = fb::OpFamily::Slice;
   node.op.expand = Expansion::kSplit;
   node.op.axis = static_cast<int32_t>(spec.axis);
   node.op.slice.split = spec.sizes;
   for (size_t i = 0; i < shapes.size(); ++i)
-    if (node.outputs[i] >= 0) set_output_typed(g, node, i, dtype, shapes[i]);
+    if (node.outputs[i] >= 0) set_output_typed(g, node, i, x.dtype, shapes[i]);
   return "";
 }
 

@@ -16,34 +16,32 @@
 namespace jetplan::converter::ops {
 
 std::string check_transpose(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
-  const std::vector<int32_t> perm = fold::transpose_perm(node, static_cast<int64_t>(xs.size()));
-  Shape out(xs.size());
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
+  const size_t rank = x.shape.size();
+  const std::vector<int32_t> perm = fold::transpose_perm(node, static_cast<int64_t>(rank));
+  Shape out(rank);
   bool identity = true;
-  for (size_t d = 0; d < xs.size(); ++d) {
-    out[d] = xs[perm[d]];
+  for (size_t d = 0; d < rank; ++d) {
+    out[d] = x.shape[perm[d]];
     identity = identity && perm[d] == static_cast<int32_t>(d);
   }
-  if (identity) return resolve_as_copy(g, node, dtype, out);
+  if (identity) return resolve_as_copy(g, node, x.dtype, out);
   node.op.perm = perm;
-  return resolve_as(g, node, fb::OpFamily::Transpose, dtype, out);
+  return resolve_as(g, node, fb::OpFamily::Transpose, x.dtype, out);
 }
 
 namespace {
 
 std::string check_space_depth(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   const fold::SpaceDepthSpec spec = fold::space_depth_spec(node, x.shape);
-  if (spec.out == x.shape) return resolve_as_copy(g, node, dtype, spec.out);  // blocksize 1
+  if (spec.out == x.shape) return resolve_as_copy(g, node, x.dtype, spec.out);  // blocksize 1
   node.op.expand = Expansion::kSpaceDepth;
   node.op.space_depth_view = spec.view;
   node.op.perm = spec.perm;
-  return resolve_as(g, node, fb::OpFamily::Transpose, dtype, spec.out);
+  return resolve_as(g, node, fb::OpFamily::Transpose, x.dtype, spec.out);
 }
 
 void expand_space_depth(StepWriter& w, Node node) {
