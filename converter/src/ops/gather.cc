@@ -12,8 +12,7 @@ namespace {
 std::string check_gather(Graph& g, Node& node) {
   const Value& data = input(g, node, 0);
   const Value& indices = input(g, node, 1);
-  if (std::string r = plan_dtype_reason(data); !r.empty()) return r;
-  if (std::string r = index_dtype_reason(indices); !r.empty()) return r;
+  if (std::string r = gather_inputs_reason(data, indices); !r.empty()) return r;
   const int64_t rank = static_cast<int64_t>(data.shape.size());
   if (rank == 0) fail("node ", node_label(node), ": Gather on a scalar");
   const int64_t axis = normalize_axis(node, attr_int(node, "axis", 0), rank);

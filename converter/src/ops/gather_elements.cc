@@ -12,8 +12,7 @@ namespace {
 std::string check_gather_elements(Graph& g, Node& node) {
   const Value& data = input(g, node, 0);
   const Value& indices = input(g, node, 1);
-  if (std::string r = plan_dtype_reason(data); !r.empty()) return r;
-  if (std::string r = index_dtype_reason(indices); !r.empty()) return r;
+  if (std::string r = gather_inputs_reason(data, indices); !r.empty()) return r;
   const int64_t rank = static_cast<int64_t>(data.shape.size());
   if (rank == 0 || indices.shape.size() != data.shape.size())
     fail("node ", node_label(node), ": data ", shape_str(data.shape), " and indices ",

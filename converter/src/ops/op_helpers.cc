@@ -135,7 +135,8 @@ std::vector<int32_t> resolve_axes(const Node& node, const std::vector<int64_t>& 
   return out;
 }
 
-std::string index_dtype_reason(const Value& indices) {
+std::string gather_inputs_reason(const Value& data, const Value& indices) {
+  if (std::string r = plan_dtype_reason(data); !r.empty()) return r;
   if (indices.dtype == DataType::kInt32 || indices.dtype == DataType::kInt64) return "";
   return cat("indices '", indices.name, "' are ", dtype_name(indices.dtype),
              " (jetplan gathers with int32 or int64 indices)");

@@ -56,8 +56,9 @@ bool constant_scalar(const Graph& g, const Node& node, size_t i, float* out);
 // Sorted, distinct, non-negative axes; ConvertError naming the node otherwise.
 std::vector<int32_t> resolve_axes(const Node& node, const std::vector<int64_t>& axes, int64_t rank);
 
-// Gather's and GatherElements' indices: "" for int32 or int64, else the reason.
-std::string index_dtype_reason(const Value& indices);
+// Gather's and GatherElements' inputs: "" when the data has a plan dtype and the indices are
+// int32 or int64, else the reason.
+std::string gather_inputs_reason(const Value& data, const Value& indices);
 // Constant indices are checked now (out of range, the kernel would write zeros): ConvertError
 // for one outside [-dim, dim).
 void check_constant_indices(const Node& node, const Value& indices, int64_t dim);

@@ -15,9 +15,9 @@ std::string check_qlinear_conv(Graph& g, Node& node) {
   const Value& x = input(g, node, 0);
   const Value& w = input(g, node, 3);
   const Value& y_zp = input(g, node, 7);
-  if (!is_quantized(x.dtype)) return not_quantized(x, "input");
-  if (!is_quantized(w.dtype)) return not_quantized(w, "weight");
-  if (!is_quantized(y_zp.dtype)) return not_quantized(y_zp, "output zero point");
+  if (std::string r = quantized_reason({{x, "input"}, {w, "weight"}, {y_zp, "output zero point"}});
+      !r.empty())
+    return r;
   if (std::string r = spatial_rank_reason(x.shape); !r.empty()) return r;
   check_weight_rank(node, x.shape, w.shape);
   const Shape out = integer_conv_window(node, x.shape, w.shape, &node.op);

@@ -18,9 +18,9 @@ std::string check_qlinear_matmul(Graph& g, Node& node) {
   const Value& a = input(g, node, 0);
   const Value& b = input(g, node, 3);
   const Value& y_zp = input(g, node, 7);
-  if (!is_quantized(a.dtype)) return not_quantized(a, "A");
-  if (!is_quantized(b.dtype)) return not_quantized(b, "B");
-  if (!is_quantized(y_zp.dtype)) return not_quantized(y_zp, "output zero point");
+  if (std::string r = quantized_reason({{a, "A"}, {b, "B"}, {y_zp, "output zero point"}});
+      !r.empty())
+    return r;
   MatMulShapes mm;
   if (std::string r = matmul_shapes(node, a.shape, b.shape, &mm); !r.empty()) return r;
   // widen_to below adds values: no reference into g.values is used after it.

@@ -22,6 +22,12 @@ std::string not_quantized(const Value& v, const char* role) {
              " (jetplan's quantized ops take int8 and uint8)");
 }
 
+std::string quantized_reason(std::initializer_list<QuantizedOperand> operands) {
+  for (const QuantizedOperand& o : operands)
+    if (!is_quantized(o.v.dtype)) return not_quantized(o.v, o.role);
+  return "";
+}
+
 void check_zero_point_type(const Node& node, const Value& zp, DataType want, const char* role) {
   if (zp.dtype != want)
     fail("node ", node_label(node), ": ", role, " zero point '", zp.name, "' is ",
