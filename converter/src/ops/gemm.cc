@@ -151,14 +151,10 @@ bool expand_gemm(Graph& g, Node& node, std::vector<Node>* out) {
     return true;
   }
   const int tmp = new_value(g, g.values[onnx_out].name + ":" + shape_str(y), DataType::kFloat32, y);
-  node.outputs[0] = tmp;
   // The residual has the ONNX output's shape (fuse); the step adds it in the step's shape.
   if (node.op.has_residual)
     node.inputs.back() = view_of(g, node.inputs.back(), y, node.name + ":R", out);
-  const std::string copy_name = node.name + ":Y";
-  out->push_back(std::move(node));
-  out->push_back(copy_node(copy_name, tmp, onnx_out));
-  return true;
+  return append_with_output_view(node, tmp, node.name + ":Y", out);
 }
 
 }  // namespace

@@ -56,11 +56,7 @@ bool expand_qlinear_matmul(Graph& g, Node& node, std::vector<Node>* out) {
   const int tmp = new_value(g, g.values[onnx_out].name + ":" + shape_str(step_shape),
                             g.values[onnx_out].dtype, step_shape);
   d.a_vector = d.b_vector = false;
-  node.outputs[0] = tmp;
-  const std::string copy_name = node.name + ":Y";
-  out->push_back(std::move(node));
-  out->push_back(copy_node(copy_name, tmp, onnx_out));
-  return true;
+  return append_with_output_view(node, tmp, node.name + ":Y", out);
 }
 
 constexpr OpRow kRows[] = {
