@@ -7,10 +7,11 @@
 
 namespace jetplan::converter::ops {
 
-void set_reduced_output(Graph& g, Node& node, DataType dtype, const Shape& step, const Shape& out) {
+std::string resolve_reduced(Graph& g, Node& node, fb::OpFamily family, DataType dtype,
+                            const Shape& step, const Shape& out) {
   node.op.reduce.keepdims_view = step != out;
   node.op.reduce.step_shape = step;
-  set_output_typed(g, node, 0, dtype, out);
+  return resolve_as(g, node, family, dtype, out);
 }
 
 bool expand_keepdims_view(Graph& g, Node& node, std::vector<Node>* out) {
