@@ -140,6 +140,13 @@ bool unary_double(kernels::UnaryOp op, double x, double* y) {
   return false;
 }
 
+// The kernels' rank and output dims of `shape` (a scalar as [1]).
+template <typename Params>
+void set_out_dims(const Shape& shape, Params* p) {
+  p->rank = shape.empty() ? 1 : static_cast<int32_t>(shape.size());
+  for (int32_t i = 0; i < p->rank; ++i) p->out_dims[i] = shape.empty() ? 1 : shape[i];
+}
+
 // The kernels' per-dim strides of an operand right-aligned to `out` (0 broadcasts).
 void operand_strides(const Shape& in, int32_t rank, int64_t* strides) {
   int64_t stride = 1;
@@ -195,28 +202,43 @@ std::vector<double> numbers(DataType dtype, const std::vector<uint8_t>& bytes) {
   return v;
 }
 
-DataType unary_compute_dtype(kernels::UnaryOp op, DataType dtype) {
+namespace {
+
+// The dtype the kernel of `op` computes `dtype` in, by its `supported` table: dtype itself, else
+// float32 for float16 and int32 for 8-bit integers; kUndefined when none.
+template <typename Op>
+DataType compute_dtype(Op op, DataType dtype, bool (*supported)(Op, kernels::DType)) {
   kernels::DType k;
   if (!kernel_dtype(dtype, &k)) return DataType::kUndefined;
-  if (kernels::unary_supported(op, k)) return dtype;
-  if (dtype == DataType::kFloat16 && kernels::unary_supported(op, kernels::DType::kFloat32))
+  if (supported(op, k)) return dtype;
+  if (dtype == DataType::kFloat16 && supported(op, kernels::DType::kFloat32))
     return DataType::kFloat32;
   if ((dtype == DataType::kInt8 || dtype == DataType::kUInt8) &&
-      kernels::unary_supported(op, kernels::DType::kInt32))
+      supported(op, kernels::DType::kInt32))
     return DataType::kInt32;
   return DataType::kUndefined;
 }
 
+// The op of `type` in a name table; false when it has none.
+template <typename Op, size_t N>
+bool op_named(const std::pair<const char*, Op> (&names)[N], const std::string& type, Op* op) {
+  for (const auto& [name, value] : names) {
+    if (type == name) {
+      *op = value;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+DataType unary_compute_dtype(kernels::UnaryOp op, DataType dtype) {
+  return compute_dtype(op, dtype, kernels::unary_supported);
+}
+
 DataType elementwise_compute_dtype(kernels::ElementwiseOp op, DataType dtype) {
-  kernels::DType k;
-  if (!kernel_dtype(dtype, &k)) return DataType::kUndefined;
-  if (kernels::elementwise_supported(op, k)) return dtype;
-  if (dtype == DataType::kFloat16 && kernels::elementwise_supported(op, kernels::DType::kFloat32))
-    return DataType::kFloat32;
-  if ((dtype == DataType::kInt8 || dtype == DataType::kUInt8) &&
-      kernels::elementwise_supported(op, kernels::DType::kInt32))
-    return DataType::kInt32;
-  return DataType::kUndefined;
+  return compute_dtype(op, dtype, kernels::elementwise_supported);
 }
 
 bool unary_op_of(const Node& node, kernels::UnaryOp* op) {
@@ -250,13 +272,7 @@ bool unary_op_of(const Node& node, kernels::UnaryOp* op) {
     *op = UnaryOp::kGeluTanh;
     return true;
   }
-  for (const auto& [name, value] : kNames) {
-    if (type == name) {
-      *op = value;
-      return true;
-    }
-  }
-  return false;
+  return op_named(kNames, type, op);
 }
 
 bool elementwise_op_of(const Node& node, kernels::ElementwiseOp* op) {
@@ -282,13 +298,7 @@ bool elementwise_op_of(const Node& node, kernels::ElementwiseOp* op) {
     *op = attr_int(node, "fmod", 0) != 0 ? ElementwiseOp::kFMod : ElementwiseOp::kMod;
     return true;
   }
-  for (const auto& [name, value] : kNames) {
-    if (node.op_type == name) {
-      *op = value;
-      return true;
-    }
-  }
-  return false;
+  return op_named(kNames, node.op_type, op);
 }
 
 bool eval_cast(const Args& a, std::vector<TensorData>* out) {
@@ -423,8 +433,7 @@ bool eval_elementwise(const Args& a, std::vector<TensorData>* out) {
   kernels::ElementwiseParams p;
   p.op = op;
   kernel_dtype(compute, &p.dtype);
-  p.rank = shape.empty() ? 1 : static_cast<int32_t>(shape.size());
-  for (int32_t i = 0; i < p.rank; ++i) p.out_dims[i] = shape.empty() ? 1 : shape[i];
+  set_out_dims(shape, &p);
   operand_strides(x.shape, p.rank, p.a_strides);
   operand_strides(y.shape, p.rank, p.b_strides);
   const TensorData xa = compute == x.dtype ? data_of(x) : cast_data(data_of(x), compute);
@@ -445,9 +454,8 @@ bool eval_where(const Args& a, std::vector<TensorData>* out) {
       broadcast_or_fail(a.node, broadcast_or_fail(a.node, cond.shape, x.shape), y.shape);
   if (!fits(shape, x.dtype)) return false;
   kernels::WhereParams p;
-  p.rank = shape.empty() ? 1 : static_cast<int32_t>(shape.size());
+  set_out_dims(shape, &p);
   p.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
-  for (int32_t i = 0; i < p.rank; ++i) p.out_dims[i] = shape.empty() ? 1 : shape[i];
   operand_strides(cond.shape, p.rank, p.cond_strides);
   operand_strides(x.shape, p.rank, p.x_strides);
   operand_strides(y.shape, p.rank, p.y_strides);

@@ -16,6 +16,18 @@
 #include "converter/src/ir/graph.h"
 
 namespace jetplan::converter {
+
+onnx::AttributeProto::AttributeType attribute_type(const onnx::AttributeProto& a) {
+  if (a.type() != onnx::AttributeProto::UNDEFINED) return a.type();
+  if (a.has_f()) return onnx::AttributeProto::FLOAT;
+  if (a.has_i()) return onnx::AttributeProto::INT;
+  if (a.has_s()) return onnx::AttributeProto::STRING;
+  if (a.has_t()) return onnx::AttributeProto::TENSOR;
+  if (a.floats_size()) return onnx::AttributeProto::FLOATS;
+  if (a.ints_size()) return onnx::AttributeProto::INTS;
+  if (a.strings_size()) return onnx::AttributeProto::STRINGS;
+  return onnx::AttributeProto::UNDEFINED;
+}
 namespace {
 
 // One external data file, opened once however many tensors it holds.

@@ -12,6 +12,10 @@ namespace jetplan::converter {
 // message names a node.
 std::string proto_label(const onnx::NodeProto& node, int index);
 
+// The attribute's type; for one written before IR version 2 (UNDEFINED), guessed from the field
+// it sets (UNDEFINED when it sets none).
+onnx::AttributeProto::AttributeType attribute_type(const onnx::AttributeProto& a);
+
 // Replaces every tensor of the graph stored as external data (initializers and tensor
 // attributes, in subgraphs too) by its bytes, read from the files its references name, relative
 // to model_dir. Each file is opened once; paths that leave model_dir, missing files and ranges

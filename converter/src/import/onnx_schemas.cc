@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "converter/src/import/onnx_proto.h"
 #include "converter/src/ir/error.h"
 
 namespace jetplan::converter {
@@ -455,21 +456,8 @@ int upgrade_opset(onnx::ModelProto* model, const int from) {
   // The converter's importer refuses attributes without a type (written before IR version 2).
   for (auto& node : *model->mutable_graph()->mutable_node())
     for (auto& a : *node.mutable_attribute()) {
-      if (a.type() != onnx::AttributeProto::UNDEFINED) continue;
-      if (a.has_f())
-        a.set_type(onnx::AttributeProto::FLOAT);
-      else if (a.has_i())
-        a.set_type(onnx::AttributeProto::INT);
-      else if (a.has_s())
-        a.set_type(onnx::AttributeProto::STRING);
-      else if (a.has_t())
-        a.set_type(onnx::AttributeProto::TENSOR);
-      else if (a.floats_size())
-        a.set_type(onnx::AttributeProto::FLOATS);
-      else if (a.ints_size())
-        a.set_type(onnx::AttributeProto::INTS);
-      else if (a.strings_size())
-        a.set_type(onnx::AttributeProto::STRINGS);
+      const auto type = attribute_type(a);
+      if (type != a.type()) a.set_type(type);
     }
 
   onnx::ModelProto upgraded;

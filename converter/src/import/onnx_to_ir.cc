@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "converter/src/import/onnx_proto.h"
 #include "converter/src/ir/error.h"
 
 namespace jetplan::converter {
@@ -85,23 +86,7 @@ TensorData tensor_from_proto(const onnx::TensorProto& t, const std::string& what
 
 Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string& what) {
   Attribute out;
-  auto type = a.type();
-  if (type == onnx::AttributeProto::UNDEFINED) {  // written before IR v2: guess from the field
-    if (a.has_f())
-      type = onnx::AttributeProto::FLOAT;
-    else if (a.has_i())
-      type = onnx::AttributeProto::INT;
-    else if (a.has_s())
-      type = onnx::AttributeProto::STRING;
-    else if (a.has_t())
-      type = onnx::AttributeProto::TENSOR;
-    else if (a.floats_size())
-      type = onnx::AttributeProto::FLOATS;
-    else if (a.ints_size())
-      type = onnx::AttributeProto::INTS;
-    else if (a.strings_size())
-      type = onnx::AttributeProto::STRINGS;
-  }
+  const auto type = attribute_type(a);
   switch (type) {
     case onnx::AttributeProto::FLOAT:
       out.kind = Attribute::Kind::kFloat;

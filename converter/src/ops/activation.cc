@@ -86,7 +86,7 @@ constexpr OpRow kRows[] = {
 
 StepParamsOffset serialize_activation(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const fb::Activation act = activation(s.op.act);
-  return {fb::StepParams::ActivationParams, fb::CreateActivationParams(fbb, &act).Union()};
+  return params(fb::CreateActivationParams(fbb, &act));
 }
 
 }  // namespace

@@ -24,9 +24,7 @@ std::string check_arg_reduce(Graph& g, Node& node) {
   node.op.arg_kind = node.op_type == "ArgMax" ? fb::ArgKind::Max : fb::ArgKind::Min;
   node.op.select_last_index = attr_int(node, "select_last_index", 0) != 0;
   node.op.axis = static_cast<int32_t>(axis);
-  node.op.family = fb::OpFamily::ArgReduce;
-  set_reduced_output(g, node, DataType::kInt64, step, out);
-  return "";
+  return resolve_reduced(g, node, fb::OpFamily::ArgReduce, DataType::kInt64, step, out);
 }
 
 constexpr const char* kArgNotes = "any axis; keepdims; select_last_index";
@@ -37,8 +35,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_arg_reduce(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::ArgReduceParams,
-          fb::CreateArgReduceParams(fbb, s.op.arg_kind, s.op.axis, s.op.select_last_index).Union()};
+  return params(fb::CreateArgReduceParams(fbb, s.op.arg_kind, s.op.axis, s.op.select_last_index));
 }
 
 }  // namespace

@@ -28,22 +28,33 @@ ArithWay arith_way(const std::string&, DataType dtype, DataType* compute) {
   }
 }
 
-fb::BinaryOp binary_op(const std::string& op) {
-  if (op == "Sub") return fb::BinaryOp::Sub;
-  if (op == "Mul") return fb::BinaryOp::Mul;
-  if (op == "Div") return fb::BinaryOp::Div;
-  if (op == "Max") return fb::BinaryOp::Max;
-  if (op == "Min") return fb::BinaryOp::Min;
-  return fb::BinaryOp::Add;  // Add, Sum, Mean
+namespace {
+
+// The plan ops of ONNX arithmetic but Add, Sum and Mean (which are Add).
+struct ArithOp {
+  const char* name;
+  fb::BinaryOp binary;
+  fb::ElementwiseOp elementwise;
+};
+constexpr ArithOp kArithOps[] = {
+    {"Sub", fb::BinaryOp::Sub, fb::ElementwiseOp::Sub},
+    {"Mul", fb::BinaryOp::Mul, fb::ElementwiseOp::Mul},
+    {"Div", fb::BinaryOp::Div, fb::ElementwiseOp::Div},
+    {"Max", fb::BinaryOp::Max, fb::ElementwiseOp::Max},
+    {"Min", fb::BinaryOp::Min, fb::ElementwiseOp::Min},
+};
+constexpr ArithOp kAdd = {"Add", fb::BinaryOp::Add, fb::ElementwiseOp::Add};
+
+const ArithOp& arith_op(const std::string& op) {
+  for (const ArithOp& a : kArithOps)
+    if (op == a.name) return a;
+  return kAdd;
 }
 
-fb::ElementwiseOp elementwise_arith_op(const std::string& op) {
-  if (op == "Sub") return fb::ElementwiseOp::Sub;
-  if (op == "Mul") return fb::ElementwiseOp::Mul;
-  if (op == "Div") return fb::ElementwiseOp::Div;
-  if (op == "Max") return fb::ElementwiseOp::Max;
-  if (op == "Min") return fb::ElementwiseOp::Min;
-  return fb::ElementwiseOp::Add;
-}
+}  // namespace
+
+fb::BinaryOp binary_op(const std::string& op) { return arith_op(op).binary; }
+
+fb::ElementwiseOp elementwise_arith_op(const std::string& op) { return arith_op(op).elementwise; }
 
 }  // namespace jetplan::converter::ops

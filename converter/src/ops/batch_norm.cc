@@ -24,9 +24,7 @@ std::string check_batchnorm(Graph& g, Node& node) {
       fail("node ", node_label(node), ": shape mismatch: parameter '", input(g, node, i).name,
            "' is ", shape_str(input(g, node, i).shape), ", expected [", x[1], "]");
   node.op.epsilon = attr_float(node, "epsilon", 1e-5f);
-  node.op.family = fb::OpFamily::BatchNorm;
-  set_output(g, node, x);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::BatchNorm, x);
 }
 
 constexpr OpRow kRows[] = {
@@ -36,7 +34,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_batch_norm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::BatchNormParams, fb::CreateBatchNormParams(fbb, s.op.epsilon).Union()};
+  return params(fb::CreateBatchNormParams(fbb, s.op.epsilon));
 }
 
 }  // namespace

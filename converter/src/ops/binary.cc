@@ -24,9 +24,7 @@ std::string check_binary(Graph& g, Node& node) {
                    : op == "Max" ? BinaryOp::Max
                    : op == "Min" ? BinaryOp::Min
                                  : BinaryOp::Pow;
-  node.op.family = fb::OpFamily::Binary;
-  set_output(g, node, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Binary, out);
 }
 
 namespace {
@@ -42,10 +40,8 @@ std::string check_prelu(Graph& g, Node& node) {
   if (broadcast_or_fail(node, x, slope) != x)
     fail("node ", node_label(node), ": slope ", shape_str(slope), " does not broadcast to X ",
          shape_str(x), " (PRelu broadcasts the slope to X only)");
-  node.op.family = fb::OpFamily::Binary;
   node.op.binary = fb::BinaryOp::PRelu;
-  set_output(g, node, x);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Binary, x);
 }
 
 constexpr OpRow kRows[] = {
@@ -56,7 +52,7 @@ constexpr OpRow kRows[] = {
 
 StepParamsOffset serialize_binary(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const fb::Activation act = activation(s.op.act);
-  return {fb::StepParams::BinaryParams, fb::CreateBinaryParams(fbb, s.op.binary, &act).Union()};
+  return params(fb::CreateBinaryParams(fbb, s.op.binary, &act));
 }
 
 }  // namespace

@@ -11,48 +11,38 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_expand(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   const Value& shape = input(g, node, 1);
   if (!shape.is_constant)
     return cat("its shape input '", shape.name,
                "' is computed at run time (jetplan needs it constant)");
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
-  const Shape out = broadcast_or_fail(node, xs, read_ints(shape));
-  if (out == xs) return resolve_as_copy(g, node, dtype, xs);
-  node.op.family = fb::OpFamily::Broadcast;
+  const Shape out = broadcast_or_fail(node, x.shape, read_ints(shape));
+  if (out == x.shape) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.op.tile = false;
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Broadcast, x.dtype, out);
 }
 
 std::string check_tile(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   Shape out;
   std::string why;
-  if (!fold::tile_shape(g, node, xs, &out, &why)) return why;
-  if (out == xs) return resolve_as_copy(g, node, dtype, xs);
-  node.op.family = fb::OpFamily::Broadcast;
+  if (!fold::tile_shape(g, node, x.shape, &out, &why)) return why;
+  if (out == x.shape) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.op.tile = true;
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Broadcast, x.dtype, out);
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"Expand", check_expand, kAny, "shape constant (after folding)"},
-    {"Tile", check_tile, kAny, "repeats constant (after folding)"},
+    {"Expand", check_expand, kAnyPlanDtype, "shape constant (after folding)"},
+    {"Tile", check_tile, kAnyPlanDtype, "repeats constant (after folding)"},
 };
 
 StepParamsOffset serialize_broadcast(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::BroadcastParams, fb::CreateBroadcastParams(fbb, s.op.tile).Union()};
+  return params(fb::CreateBroadcastParams(fbb, s.op.tile));
 }
 
 }  // namespace

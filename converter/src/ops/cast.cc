@@ -10,10 +10,8 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_cast(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType from = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   DataType to;
   if (node.op_type == "CastLike") {
     to = input(g, node, 1).dtype;
@@ -24,29 +22,22 @@ std::string check_cast(Graph& g, Node& node) {
   if (!is_plan_dtype(to))
     return cat("cast to ", dtype_name(to), " is not supported (plans hold ", plan_dtype_list(),
                ")");
-  if (to == from) return resolve_as_copy(g, node, from, xs);
-  node.op.family = fb::OpFamily::Cast;
+  if (to == x.dtype) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, to, xs);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Cast, to, x.shape);
 }
 
-constexpr const char* kAny = "any plan dtype";
 constexpr const char* kCastNotes =
     "between any two plan dtypes (float to integer truncates and saturates; to bfloat16 through "
     "float32, truncated to its upper 16 bits as ONNX's conformance data expects)";
 
 constexpr OpRow kRows[] = {
-    {"Cast", check_cast, kAny, kCastNotes},
-    {"CastLike", check_cast, kAny, kCastNotes},
+    {"Cast", check_cast, kAnyPlanDtype, kCastNotes},
+    {"CastLike", check_cast, kAnyPlanDtype, kCastNotes},
 };
-
-StepParamsOffset serialize_cast(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {
-  return {fb::StepParams::CastParams, fb::CreateCastParams(fbb).Union()};
-}
 
 }  // namespace
 
-const FamilyRules cast_rules = {serialize_cast, nullptr, rows_of(kRows)};
+const FamilyRules cast_rules = {serialize_empty<fb::CastParams>, nullptr, rows_of(kRows)};
 
 }  // namespace jetplan::converter::ops

@@ -35,10 +35,8 @@ std::string check_concat(Graph& g, Node& node) {
            " and ", shape_str(s), " on axis ", axis);
     out[axis] += s[axis];
   }
-  node.op.family = fb::OpFamily::Concat;
   node.op.axis = static_cast<int32_t>(axis);
-  set_output_typed(g, node, 0, input(g, node, 0).dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Concat, input(g, node, 0).dtype, out);
 }
 
 constexpr OpRow kRows[] = {
@@ -46,7 +44,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_concat(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::ConcatParams, fb::CreateConcatParams(fbb, s.op.axis).Union()};
+  return params(fb::CreateConcatParams(fbb, s.op.axis));
 }
 
 }  // namespace

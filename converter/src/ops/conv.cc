@@ -23,9 +23,7 @@ std::string check_conv(Graph& g, Node& node) {
     fail("node ", node_label(node), ": shape mismatch: bias ", shape_str(input(g, node, 2).shape),
          " for ", w[0], " output channels");
   resolve_window(node, x, WindowRules{}, &op);
-  op.family = fb::OpFamily::Conv;
-  set_output(g, node, window_output(node, x, w[0], op));
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Conv, window_output(node, x, w[0], op));
 }
 
 constexpr OpRow kRows[] = {
@@ -36,13 +34,12 @@ constexpr OpRow kRows[] = {
 StepParamsOffset serialize_conv(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const OpDesc& op = s.op;
   const fb::Activation act = activation(op.act);
-  // Inputs are x, w, then bias and residual when present.
-  const bool has_bias = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
+  const bool has_bias = has_third_operand(s);
   auto p =
       fb::CreateConvParams(fbb, op.groups, ints(fbb, op.kernel), ints(fbb, op.stride),
                            ints(fbb, op.dilation), ints(fbb, op.pad_begin), ints(fbb, op.pad_end),
                            has_bias, op.has_residual, &act, op.y_channel_offset);
-  return {fb::StepParams::ConvParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace

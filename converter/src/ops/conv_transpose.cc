@@ -96,9 +96,7 @@ std::string check_conv_transpose(Graph& g, Node& node) {
   }
   op.has_bias = has_input(node, 2);
   if (!op.has_bias) node.inputs.resize(2);
-  op.family = fb::OpFamily::ConvTranspose;
-  set_output(g, node, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::ConvTranspose, out);
 }
 
 constexpr OpRow kRows[] = {
@@ -112,7 +110,7 @@ StepParamsOffset serialize_conv_transpose(flatbuffers::FlatBufferBuilder& fbb, c
   auto p = fb::CreateConvTransposeParamsDirect(fbb, op.groups, &op.kernel, &op.stride, &op.dilation,
                                                &op.pad_begin, &op.pad_end, &op.output_padding,
                                                op.has_bias, op.has_residual, &act);
-  return {fb::StepParams::ConvTransposeParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace

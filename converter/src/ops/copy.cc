@@ -31,10 +31,8 @@ std::string check_reshape(Graph& g, Node& node) {
       return "its axes input is computed at run time (jetplan needs it constant)";
     out = op == "Squeeze" ? squeeze_shape(node, x, axes) : unsqueeze_shape(node, x, axes);
   }
-  node.op.family = fb::OpFamily::Copy;
   node.inputs.resize(1);  // the shape or axes input was read above
-  set_output_typed(g, node, 0, x_dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Copy, x_dtype, out);
 }
 
 std::string check_identity(Graph& g, Node& node) {
@@ -71,34 +69,26 @@ std::string check_identity(Graph& g, Node& node) {
       node.outputs.resize(1);
     }
   }
-  node.op.family = fb::OpFamily::Copy;
   node.op.removable = true;
   node.inputs.resize(1);  // Dropout's ratio and training_mode
   const Value& x = input(g, node, 0);
-  set_output_typed(g, node, 0, x.dtype, x.shape);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Copy, x.dtype, x.shape);
 }
-
-constexpr const char* kAnyDtype = "any plan dtype";
 
 constexpr OpRow kRows[] = {
-    {"Dropout", check_identity, kAnyDtype,
+    {"Dropout", check_identity, kAnyPlanDtype,
      "removed (inference); the mask output is a constant of trues; training_mode a constant 0, "
      "or 1 with a constant ratio of 0"},
-    {"Flatten", check_reshape, kAnyDtype, ""},
-    {"Identity", check_identity, kAnyDtype, "removed"},
-    {"Reshape", check_reshape, kAnyDtype, "shape input constant (after folding)"},
-    {"Squeeze", check_reshape, kAnyDtype, "axes constant (after folding)"},
-    {"Unsqueeze", check_reshape, kAnyDtype, "axes constant (after folding)"},
+    {"Flatten", check_reshape, kAnyPlanDtype, ""},
+    {"Identity", check_identity, kAnyPlanDtype, "removed"},
+    {"Reshape", check_reshape, kAnyPlanDtype, "shape input constant (after folding)"},
+    {"Squeeze", check_reshape, kAnyPlanDtype, "axes constant (after folding)"},
+    {"Unsqueeze", check_reshape, kAnyPlanDtype, "axes constant (after folding)"},
 };
-
-StepParamsOffset serialize_copy(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {
-  return {fb::StepParams::CopyParams, fb::CreateCopyParams(fbb).Union()};
-}
 
 }  // namespace
 
-const FamilyRules copy_rules = {serialize_copy, nullptr, rows_of(kRows),
+const FamilyRules copy_rules = {serialize_empty<fb::CopyParams>, nullptr, rows_of(kRows),
                                 fb::PointwiseInstrKind::Load, NhwcRule::kCopy};
 
 }  // namespace jetplan::converter::ops

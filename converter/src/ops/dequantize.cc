@@ -83,15 +83,25 @@ double max_channel_sum(const std::vector<int64_t>& w, const std::vector<int64_t>
   return best;
 }
 
+// MatMulInteger's and ConvInteger's operands (inputs 0 and 1, `a_role` and `b_role`): "" when
+// both are int8 or uint8, else the reason; their optional zero points (inputs 2 and 3) must be
+// of the same types (ConvertError otherwise).
+std::string integer_operands_reason(const Graph& g, const Node& node, const char* a_role,
+                                    const char* b_role) {
+  const Value& a = input(g, node, 0);
+  const Value& b = input(g, node, 1);
+  if (std::string r = quantized_reason({{a, a_role}, {b, b_role}}); !r.empty()) return r;
+  if (has_input(node, 2)) check_zero_point_type(node, input(g, node, 2), a.dtype, a_role);
+  if (has_input(node, 3)) check_zero_point_type(node, input(g, node, 3), b.dtype, b_role);
+  return "";
+}
+
 // MatMulInteger (opset 10): int32 (A - a_zp) x (B - b_zp), a_zp per tensor or per row, b_zp
 // per tensor or per column.
 std::string check_matmul_integer(Graph& g, Node& node) {
+  if (std::string r = integer_operands_reason(g, node, "A", "B"); !r.empty()) return r;
   const Value& a = input(g, node, 0);
   const Value& b = input(g, node, 1);
-  if (!is_quantized(a.dtype)) return not_quantized(a, "A");
-  if (!is_quantized(b.dtype)) return not_quantized(b, "B");
-  if (has_input(node, 2)) check_zero_point_type(node, input(g, node, 2), a.dtype, "A");
-  if (has_input(node, 3)) check_zero_point_type(node, input(g, node, 3), b.dtype, "B");
   MatMulShapes mm;
   if (std::string r = matmul_shapes(node, a.shape, b.shape, &mm); !r.empty()) return r;
   // Zero points: one, or one per row of A ([M] or [.., M, 1]) / column of B ([N] or [.., 1, N]).
@@ -129,12 +139,9 @@ std::string check_matmul_integer(Graph& g, Node& node) {
 // ConvInteger (opset 10): int32 conv(x - x_zp, w - w_zp), x_zp per tensor, w_zp per tensor or
 // per output channel; padding contributes nothing (it is x_zp, as onnxruntime pads).
 std::string check_conv_integer(Graph& g, Node& node) {
+  if (std::string r = integer_operands_reason(g, node, "input", "weight"); !r.empty()) return r;
   const Value& x = input(g, node, 0);
   const Value& w = input(g, node, 1);
-  if (!is_quantized(x.dtype)) return not_quantized(x, "input");
-  if (!is_quantized(w.dtype)) return not_quantized(w, "weight");
-  if (has_input(node, 2)) check_zero_point_type(node, input(g, node, 2), x.dtype, "input");
-  if (has_input(node, 3)) check_zero_point_type(node, input(g, node, 3), w.dtype, "weight");
   if (std::string r = spatial_rank_reason(x.shape); !r.empty()) return r;
   check_weight_rank(node, x.shape, w.shape);
   const Shape out = integer_conv_window(node, x.shape, w.shape, &node.op);

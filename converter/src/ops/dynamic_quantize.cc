@@ -33,12 +33,9 @@ constexpr OpRow kRows[] = {
      "saturating"},
 };
 
-StepParamsOffset serialize_dynamic_quantize(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {
-  return {fb::StepParams::DynamicQuantizeParams, fb::CreateDynamicQuantizeParams(fbb).Union()};
-}
-
 }  // namespace
 
-const FamilyRules dynamic_quantize_rules = {serialize_dynamic_quantize, nullptr, rows_of(kRows)};
+const FamilyRules dynamic_quantize_rules = {serialize_empty<fb::DynamicQuantizeParams>, nullptr,
+                                            rows_of(kRows)};
 
 }  // namespace jetplan::converter::ops

@@ -195,8 +195,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_elementwise(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::ElementwiseParams,
-          fb::CreateElementwiseParams(fbb, s.op.elementwise).Union()};
+  return params(fb::CreateElementwiseParams(fbb, s.op.elementwise));
 }
 
 }  // namespace

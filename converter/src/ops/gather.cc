@@ -12,8 +12,7 @@ namespace {
 std::string check_gather(Graph& g, Node& node) {
   const Value& data = input(g, node, 0);
   const Value& indices = input(g, node, 1);
-  if (std::string r = plan_dtype_reason(data); !r.empty()) return r;
-  if (std::string r = index_dtype_reason(indices); !r.empty()) return r;
+  if (std::string r = gather_inputs_reason(data, indices); !r.empty()) return r;
   const int64_t rank = static_cast<int64_t>(data.shape.size());
   if (rank == 0) fail("node ", node_label(node), ": Gather on a scalar");
   const int64_t axis = normalize_axis(node, attr_int(node, "axis", 0), rank);
@@ -21,22 +20,18 @@ std::string check_gather(Graph& g, Node& node) {
   Shape out(data.shape.begin(), data.shape.begin() + axis);
   out.insert(out.end(), indices.shape.begin(), indices.shape.end());
   out.insert(out.end(), data.shape.begin() + axis + 1, data.shape.end());
-  node.op.family = fb::OpFamily::Gather;
   node.op.axis = static_cast<int32_t>(axis);
-  set_output_typed(g, node, 0, data.dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Gather, data.dtype, out);
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"Gather", check_gather, kAny,
+    {"Gather", check_gather, kAnyPlanDtype,
      "indices int32 or int64 (constant ones are range-checked; out of range at "
      "run time gives zeros)"},
 };
 
 StepParamsOffset serialize_gather(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::GatherParams, fb::CreateGatherParams(fbb, s.op.axis).Union()};
+  return params(fb::CreateGatherParams(fbb, s.op.axis));
 }
 
 }  // namespace

@@ -12,8 +12,7 @@ namespace {
 std::string check_gather_elements(Graph& g, Node& node) {
   const Value& data = input(g, node, 0);
   const Value& indices = input(g, node, 1);
-  if (std::string r = plan_dtype_reason(data); !r.empty()) return r;
-  if (std::string r = index_dtype_reason(indices); !r.empty()) return r;
+  if (std::string r = gather_inputs_reason(data, indices); !r.empty()) return r;
   const int64_t rank = static_cast<int64_t>(data.shape.size());
   if (rank == 0 || indices.shape.size() != data.shape.size())
     fail("node ", node_label(node), ": data ", shape_str(data.shape), " and indices ",
@@ -24,23 +23,18 @@ std::string check_gather_elements(Graph& g, Node& node) {
       fail("node ", node_label(node), ": indices ", shape_str(indices.shape),
            " are larger than data ", shape_str(data.shape), " off the axis");
   check_constant_indices(node, indices, data.shape[axis]);
-  node.op.family = fb::OpFamily::GatherElements;
   node.op.axis = static_cast<int32_t>(axis);
-  set_output_typed(g, node, 0, data.dtype, indices.shape);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::GatherElements, data.dtype, indices.shape);
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"GatherElements", check_gather_elements, kAny,
+    {"GatherElements", check_gather_elements, kAnyPlanDtype,
      "indices int32 or int64, the data's rank"},
 };
 
 StepParamsOffset serialize_gather_elements(flatbuffers::FlatBufferBuilder& fbb,
                                            const DraftStep& s) {
-  return {fb::StepParams::GatherElementsParams,
-          fb::CreateGatherElementsParams(fbb, s.op.axis).Union()};
+  return params(fb::CreateGatherElementsParams(fbb, s.op.axis));
 }
 
 }  // namespace

@@ -41,9 +41,7 @@ std::string check_gemm(Graph& g, Node& node) {
       fail("node ", node_label(node), ": shape mismatch: C ", shape_str(c),
            " does not broadcast to ", shape_str({m, n}));
   }
-  op.family = fb::OpFamily::Gemm;
-  set_output(g, node, {m, n});
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Gemm, {m, n});
 }
 
 std::string check_matmul(Graph& g, Node& node) {
@@ -68,11 +66,9 @@ std::string check_matmul(Graph& g, Node& node) {
   Shape out = batch;
   if (!op.a_vector) out.push_back(m);
   if (!op.b_vector) out.push_back(n);
-  op.family = fb::OpFamily::Gemm;
   op.alpha = 1.f;
   op.beta = 1.f;
-  set_output(g, node, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Gemm, out);
 }
 
 constexpr OpRow kRows[] = {
@@ -84,11 +80,10 @@ constexpr OpRow kRows[] = {
 StepParamsOffset serialize_gemm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const OpDesc& op = s.op;
   const fb::Activation act = activation(op.act);
-  // Inputs are A, B, then C and the residual when present.
-  const bool has_c = s.inputs.size() - (op.has_residual ? 1 : 0) == 3;
+  const bool has_c = has_third_operand(s);
   auto p = fb::CreateGemmParams(fbb, op.trans_a, op.trans_b, op.alpha, op.beta, has_c, &act,
                                 op.has_residual);
-  return {fb::StepParams::GemmParams, p.Union()};
+  return params(p);
 }
 
 // Operand `v` (already a matrix of rank >= 2) with its batch dims made `batch`: leading 1s
@@ -156,14 +151,10 @@ bool expand_gemm(Graph& g, Node& node, std::vector<Node>* out) {
     return true;
   }
   const int tmp = new_value(g, g.values[onnx_out].name + ":" + shape_str(y), DataType::kFloat32, y);
-  node.outputs[0] = tmp;
   // The residual has the ONNX output's shape (fuse); the step adds it in the step's shape.
   if (node.op.has_residual)
     node.inputs.back() = view_of(g, node.inputs.back(), y, node.name + ":R", out);
-  const std::string copy_name = node.name + ":Y";
-  out->push_back(std::move(node));
-  out->push_back(copy_node(copy_name, tmp, onnx_out));
-  return true;
+  return append_with_output_view(node, tmp, node.name + ":Y", out);
 }
 
 }  // namespace

@@ -30,9 +30,7 @@ std::string check_group_norm(Graph& g, Node& node) {
   node.op.groups = groups;
   node.op.affine_per_group = per_group;
   node.op.epsilon = attr_float(node, "epsilon", 1e-5f);
-  node.op.family = fb::OpFamily::GroupNorm;
-  set_output(g, node, x);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::GroupNorm, x);
 }
 
 constexpr OpRow kRows[] = {
@@ -44,8 +42,7 @@ constexpr OpRow kRows[] = {
 StepParamsOffset serialize_group_norm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const OpDesc& op = s.op;
   const fb::Activation act = activation(op.act);
-  return {fb::StepParams::GroupNormParams,
-          fb::CreateGroupNormParams(fbb, op.groups, op.epsilon, op.affine_per_group, &act).Union()};
+  return params(fb::CreateGroupNormParams(fbb, op.groups, op.epsilon, op.affine_per_group, &act));
 }
 
 }  // namespace

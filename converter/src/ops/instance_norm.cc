@@ -16,9 +16,7 @@ std::string check_instance_norm(Graph& g, Node& node) {
   expect_shape(g, node, 1, "scale", {x[1]});
   expect_shape(g, node, 2, "bias", {x[1]});
   node.op.epsilon = attr_float(node, "epsilon", 1e-5f);
-  node.op.family = fb::OpFamily::InstanceNorm;
-  set_output(g, node, x);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::InstanceNorm, x);
 }
 
 constexpr OpRow kRows[] = {
@@ -27,8 +25,7 @@ constexpr OpRow kRows[] = {
 
 StepParamsOffset serialize_instance_norm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const fb::Activation act = activation(s.op.act);
-  return {fb::StepParams::InstanceNormParams,
-          fb::CreateInstanceNormParams(fbb, s.op.epsilon, &act).Union()};
+  return params(fb::CreateInstanceNormParams(fbb, s.op.epsilon, &act));
 }
 
 }  // namespace

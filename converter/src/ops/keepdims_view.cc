@@ -3,13 +3,15 @@
 
 #include "converter/src/ir/graph_edit.h"
 #include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/steps.h"
 
 namespace jetplan::converter::ops {
 
-void set_reduced_output(Graph& g, Node& node, DataType dtype, const Shape& step, const Shape& out) {
+std::string resolve_reduced(Graph& g, Node& node, fb::OpFamily family, DataType dtype,
+                            const Shape& step, const Shape& out) {
   node.op.reduce.keepdims_view = step != out;
   node.op.reduce.step_shape = step;
-  set_output_typed(g, node, 0, dtype, out);
+  return resolve_as(g, node, family, dtype, out);
 }
 
 bool expand_keepdims_view(Graph& g, Node& node, std::vector<Node>* out) {
@@ -21,11 +23,7 @@ bool expand_keepdims_view(Graph& g, Node& node, std::vector<Node>* out) {
   const Shape step = node.op.reduce.step_shape;
   const int kept = new_value(g, g.values[y].name + ":" + shape_str(step), g.values[y].dtype, step);
   node.op.reduce.keepdims_view = false;
-  node.outputs[0] = kept;
-  const std::string copy_name = node.name + ":squeeze";
-  out->push_back(std::move(node));
-  out->push_back(copy_node(copy_name, kept, y));
-  return true;
+  return append_with_output_view(node, kept, node.name + ":squeeze", out);
 }
 
 }  // namespace jetplan::converter::ops

@@ -85,10 +85,8 @@ constexpr OpRow kRows[] = {
 StepParamsOffset serialize_layer_norm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const OpDesc& op = s.op;
   const fb::Activation act = activation(op.act);
-  return {fb::StepParams::LayerNormParams,
-          fb::CreateLayerNormParams(fbb, op.axis, op.epsilon, op.has_bias, op.has_mean,
-                                    op.has_inv_std_dev, &act)
-              .Union()};
+  return params(fb::CreateLayerNormParams(fbb, op.axis, op.epsilon, op.has_bias, op.has_mean,
+                                          op.has_inv_std_dev, &act));
 }
 
 }  // namespace

@@ -21,9 +21,7 @@ std::string check_lrn(Graph& g, Node& node) {
   lrn.alpha = attr_float(node, "alpha", 1e-4f);
   lrn.beta = attr_float(node, "beta", 0.75f);
   lrn.bias = attr_float(node, "bias", 1.f);
-  node.op.family = fb::OpFamily::Lrn;
-  set_output(g, node, x);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Lrn, x);
 }
 
 constexpr OpRow kRows[] = {
@@ -32,8 +30,7 @@ constexpr OpRow kRows[] = {
 
 StepParamsOffset serialize_lrn(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const LrnDesc& lrn = s.op.lrn;
-  return {fb::StepParams::LrnParams,
-          fb::CreateLrnParams(fbb, lrn.size, lrn.alpha, lrn.beta, lrn.bias).Union()};
+  return params(fb::CreateLrnParams(fbb, lrn.size, lrn.alpha, lrn.beta, lrn.bias));
 }
 
 }  // namespace

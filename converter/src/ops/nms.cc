@@ -56,12 +56,11 @@ std::string check_nms(Graph& g, Node& node) {
   const int64_t per_class = std::min(nn.max_output_per_class, boxes[1]);
   node.op.count_output = true;
   node.op.workspace_bytes = static_cast<uint64_t>(boxes[1]) * sizeof(int64_t);
-  node.op.family = fb::OpFamily::Nms;
   node.inputs.resize(2);
   // The declared extent (if any) is the run-time count; the tensor holds the capacity.
   out.shape_known = false;
-  set_output_typed(g, node, 0, DataType::kInt64, {boxes[0] * scores[1] * per_class, 3});
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Nms, DataType::kInt64,
+                    {boxes[0] * scores[1] * per_class, 3});
 }
 
 constexpr OpRow kRows[] = {
@@ -72,10 +71,9 @@ constexpr OpRow kRows[] = {
 
 StepParamsOffset serialize_nms(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const NmsDesc& nn = s.op.nms;
-  return {fb::StepParams::NmsParams,
-          fb::CreateNmsParams(fbb, nn.max_output_per_class, nn.iou_threshold, nn.score_threshold,
-                              nn.has_score_threshold, nn.center_point_box)
-              .Union()};
+  return params(fb::CreateNmsParams(fbb, nn.max_output_per_class, nn.iou_threshold,
+                                    nn.score_threshold, nn.has_score_threshold,
+                                    nn.center_point_box));
 }
 
 }  // namespace

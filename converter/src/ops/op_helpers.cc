@@ -26,6 +26,13 @@ std::string float_inputs(const Graph& g, const Node& node, std::initializer_list
   return "";
 }
 
+std::string plan_input(const Graph& g, const Node& node, PlanInput* x) {
+  const Value& v = input(g, node, 0);
+  if (std::string r = plan_dtype_reason(v); !r.empty()) return r;
+  *x = {v.dtype, v.shape};
+  return "";
+}
+
 std::string plan_dtype_input(const Graph& g, const Node& node, size_t i) {
   return plan_dtype_reason(input(g, node, i));
 }
@@ -101,12 +108,21 @@ bool is_used(const Graph& g, int id) {
   return false;
 }
 
-std::string resolve_as_copy(Graph& g, Node& node, DataType dtype, const Shape& shape) {
-  node.op.family = fb::OpFamily::Copy;
-  node.op.removable = true;
-  node.inputs.resize(1);
+std::string resolve_as(Graph& g, Node& node, fb::OpFamily family, const Shape& shape) {
+  return resolve_as(g, node, family, DataType::kFloat32, shape);
+}
+
+std::string resolve_as(Graph& g, Node& node, fb::OpFamily family, DataType dtype,
+                       const Shape& shape) {
+  node.op.family = family;
   set_output_typed(g, node, 0, dtype, shape);
   return "";
+}
+
+std::string resolve_as_copy(Graph& g, Node& node, DataType dtype, const Shape& shape) {
+  node.op.removable = true;
+  node.inputs.resize(1);
+  return resolve_as(g, node, fb::OpFamily::Copy, dtype, shape);
 }
 
 std::vector<int32_t> resolve_axes(const Node& node, const std::vector<int64_t>& axes,
@@ -119,7 +135,8 @@ std::vector<int32_t> resolve_axes(const Node& node, const std::vector<int64_t>& 
   return out;
 }
 
-std::string index_dtype_reason(const Value& indices) {
+std::string gather_inputs_reason(const Value& data, const Value& indices) {
+  if (std::string r = plan_dtype_reason(data); !r.empty()) return r;
   if (indices.dtype == DataType::kInt32 || indices.dtype == DataType::kInt64) return "";
   return cat("indices '", indices.name, "' are ", dtype_name(indices.dtype),
              " (jetplan gathers with int32 or int64 indices)");

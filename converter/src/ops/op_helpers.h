@@ -15,6 +15,13 @@ bool has_input(const Node& node, size_t i);
 const Value& input(const Graph& g, const Node& node, size_t i);
 // "" when each listed (present) input is float32, else the reason naming the first that is not.
 std::string float_inputs(const Graph& g, const Node& node, std::initializer_list<size_t> which);
+// Input 0 of a check that takes any plan dtype, copied (the check may add values to the graph).
+struct PlanInput {
+  DataType dtype = DataType::kUndefined;
+  Shape shape;
+};
+// "" with *x set when input 0 is of a dtype a plan holds, else the reason (plan_dtype_reason).
+std::string plan_input(const Graph& g, const Node& node, PlanInput* x);
 // "" when input i is of a dtype a plan holds, else the reason naming it.
 std::string plan_dtype_input(const Graph& g, const Node& node, size_t i);
 // The same for a value: "" or "input '<name>' is <dtype>, which a plan cannot hold (...)".
@@ -35,6 +42,12 @@ void set_output(Graph& g, Node& node, const Shape& shape);
 // The same for output `index` of any dtype (dims of 0 make an empty tensor; negative ones are
 // refused).
 void set_output_typed(Graph& g, Node& node, size_t index, DataType dtype, const Shape& shape);
+// A check's last line for a node it accepts: a step of `family` with float32 output 0 of `shape`
+// (set_output). Returns "".
+std::string resolve_as(Graph& g, Node& node, fb::OpFamily family, const Shape& shape);
+// The same with output 0 of `dtype` (set_output_typed).
+std::string resolve_as(Graph& g, Node& node, fb::OpFamily family, DataType dtype,
+                       const Shape& shape);
 // A node that moves nothing (identity Transpose, full Slice, Cast to the same type, ...):
 // consumers read its input (remove_identities), or a Copy where both must stay. Returns "".
 std::string resolve_as_copy(Graph& g, Node& node, DataType dtype, const Shape& shape);
@@ -43,8 +56,9 @@ bool constant_scalar(const Graph& g, const Node& node, size_t i, float* out);
 // Sorted, distinct, non-negative axes; ConvertError naming the node otherwise.
 std::vector<int32_t> resolve_axes(const Node& node, const std::vector<int64_t>& axes, int64_t rank);
 
-// Gather's and GatherElements' indices: "" for int32 or int64, else the reason.
-std::string index_dtype_reason(const Value& indices);
+// Gather's and GatherElements' inputs: "" when the data has a plan dtype and the indices are
+// int32 or int64, else the reason.
+std::string gather_inputs_reason(const Value& data, const Value& indices);
 // Constant indices are checked now (out of range, the kernel would write zeros): ConvertError
 // for one outside [-dim, dim).
 void check_constant_indices(const Node& node, const Value& indices, int64_t dim);

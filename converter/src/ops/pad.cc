@@ -10,36 +10,29 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_pad(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   fold::PadSpec spec;
   std::string why;
-  if (!fold::pad_spec(g, node, xs, dtype, &spec, &why)) return why;
-  bool none = spec.out == xs;
+  if (!fold::pad_spec(g, node, x.shape, x.dtype, &spec, &why)) return why;
+  bool none = spec.out == x.shape;
   for (int64_t b : spec.begin) none = none && b == 0;
-  if (none) return resolve_as_copy(g, node, dtype, xs);
-  node.op.family = fb::OpFamily::Pad;
+  if (none) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.op.pad.mode = spec.mode;
   node.op.pad.begin = spec.begin;
   node.op.pad.value = spec.value;
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, dtype, spec.out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Pad, x.dtype, spec.out);
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"Pad", check_pad, kAny,
+    {"Pad", check_pad, kAnyPlanDtype,
      "pads (and constant_value, axes) constant; constant, reflect, edge and wrap modes"},
 };
 
 StepParamsOffset serialize_pad(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const PadDesc& pad = s.op.pad;
-  return {fb::StepParams::PadParams,
-          fb::CreatePadParams(fbb, pad.mode, fbb.CreateVector(pad.begin), pad.value).Union()};
+  return params(fb::CreatePadParams(fbb, pad.mode, fbb.CreateVector(pad.begin), pad.value));
 }
 
 }  // namespace

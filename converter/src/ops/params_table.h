@@ -17,4 +17,24 @@ inline flatbuffers::Offset<flatbuffers::Vector<int64_t>> ints(flatbuffers::FlatB
 
 inline fb::Activation activation(const ActivationDesc& a) { return {a.kind, a.alpha, a.beta}; }
 
+// Conv's bias, Gemm's C: whether the step reads a third operand (its inputs are two operands,
+// then that one and the residual when present).
+inline bool has_third_operand(const DraftStep& s) {
+  return s.inputs.size() - (s.op.has_residual ? 1 : 0) == 3;
+}
+
+// A written params table with the StepParams tag of its type (the schema's union traits), so a
+// serializer names its table once.
+template <typename Table>
+StepParamsOffset params(flatbuffers::Offset<Table> table) {
+  return {fb::StepParamsTraits<Table>::enum_value, table.Union()};
+}
+
+// The serializer of a family whose params table has no fields.
+template <typename Table>
+StepParamsOffset serialize_empty(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {
+  typename Table::Builder builder(fbb);
+  return params(builder.Finish());
+}
+
 }  // namespace jetplan::converter::ops

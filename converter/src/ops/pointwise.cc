@@ -7,8 +7,7 @@ namespace jetplan::converter::ops {
 namespace {
 
 StepParamsOffset serialize_pointwise(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::PointwiseParams,
-          fb::CreatePointwiseParams(fbb, fbb.CreateVectorOfStructs(s.op.pointwise)).Union()};
+  return params(fb::CreatePointwiseParams(fbb, fbb.CreateVectorOfStructs(s.op.pointwise)));
 }
 
 }  // namespace

@@ -81,11 +81,9 @@ std::string check_global_pool(Graph& g, Node& node) {
   op.pad_begin.assign(spatial, 0);
   op.pad_end.assign(spatial, 0);
   op.pool_kind = node.op_type == "GlobalMaxPool" ? fb::PoolKind::Max : fb::PoolKind::Average;
-  op.family = fb::OpFamily::Pool;
   Shape out = {x[0], x[1]};
   out.resize(x.size(), 1);
-  set_output(g, node, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Pool, out);
 }
 
 constexpr const char* kPoolNotes =
@@ -106,7 +104,7 @@ StepParamsOffset serialize_pool(flatbuffers::FlatBufferBuilder& fbb, const Draft
       fb::CreatePoolParams(fbb, op.pool_kind, ints(fbb, op.kernel), ints(fbb, op.stride),
                            ints(fbb, op.dilation), ints(fbb, op.pad_begin), ints(fbb, op.pad_end),
                            op.count_include_pad, op.ceil_mode, op.pool_indices_column_major);
-  return {fb::StepParams::PoolParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace

@@ -15,9 +15,9 @@ std::string check_qlinear_conv(Graph& g, Node& node) {
   const Value& x = input(g, node, 0);
   const Value& w = input(g, node, 3);
   const Value& y_zp = input(g, node, 7);
-  if (!is_quantized(x.dtype)) return not_quantized(x, "input");
-  if (!is_quantized(w.dtype)) return not_quantized(w, "weight");
-  if (!is_quantized(y_zp.dtype)) return not_quantized(y_zp, "output zero point");
+  if (std::string r = quantized_reason({{x, "input"}, {w, "weight"}, {y_zp, "output zero point"}});
+      !r.empty())
+    return r;
   if (std::string r = spatial_rank_reason(x.shape); !r.empty()) return r;
   check_weight_rank(node, x.shape, w.shape);
   const Shape out = integer_conv_window(node, x.shape, w.shape, &node.op);
@@ -41,9 +41,7 @@ std::string check_qlinear_conv(Graph& g, Node& node) {
            shape_str(bias.shape), " for ", M, " output channels");
     d.has_bias = true;
   }
-  node.op.family = fb::OpFamily::QLinearConv;
-  set_output_typed(g, node, 0, y_type, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::QLinearConv, y_type, out);
 }
 
 constexpr OpRow kRows[] = {
@@ -57,7 +55,7 @@ StepParamsOffset serialize_qlinear_conv(flatbuffers::FlatBufferBuilder& fbb, con
       fbb, op.groups, fbb.CreateVector(op.kernel), fbb.CreateVector(op.stride),
       fbb.CreateVector(op.dilation), fbb.CreateVector(op.pad_begin), fbb.CreateVector(op.pad_end),
       op.quant.has_bias);
-  return {fb::StepParams::QLinearConvParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace

@@ -18,9 +18,9 @@ std::string check_qlinear_matmul(Graph& g, Node& node) {
   const Value& a = input(g, node, 0);
   const Value& b = input(g, node, 3);
   const Value& y_zp = input(g, node, 7);
-  if (!is_quantized(a.dtype)) return not_quantized(a, "A");
-  if (!is_quantized(b.dtype)) return not_quantized(b, "B");
-  if (!is_quantized(y_zp.dtype)) return not_quantized(y_zp, "output zero point");
+  if (std::string r = quantized_reason({{a, "A"}, {b, "B"}, {y_zp, "output zero point"}});
+      !r.empty())
+    return r;
   MatMulShapes mm;
   if (std::string r = matmul_shapes(node, a.shape, b.shape, &mm); !r.empty()) return r;
   // widen_to below adds values: no reference into g.values is used after it.
@@ -38,9 +38,7 @@ std::string check_qlinear_matmul(Graph& g, Node& node) {
   d = QuantDesc{};
   d.a_vector = mm.a_vector;
   d.b_vector = mm.b_vector;
-  node.op.family = fb::OpFamily::QLinearMatMul;
-  set_output_typed(g, node, 0, y_type, mm.y);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::QLinearMatMul, y_type, mm.y);
 }
 
 // QLinearMatMul with 1-D operands: the step multiplies matrices ([1, K] x [K, 1]) and ONNX
@@ -58,11 +56,7 @@ bool expand_qlinear_matmul(Graph& g, Node& node, std::vector<Node>* out) {
   const int tmp = new_value(g, g.values[onnx_out].name + ":" + shape_str(step_shape),
                             g.values[onnx_out].dtype, step_shape);
   d.a_vector = d.b_vector = false;
-  node.outputs[0] = tmp;
-  const std::string copy_name = node.name + ":Y";
-  out->push_back(std::move(node));
-  out->push_back(copy_node(copy_name, tmp, onnx_out));
-  return true;
+  return append_with_output_view(node, tmp, node.name + ":Y", out);
 }
 
 constexpr OpRow kRows[] = {
@@ -71,13 +65,9 @@ constexpr OpRow kRows[] = {
      "the output's or all 1"},
 };
 
-StepParamsOffset serialize_qlinear_matmul(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {
-  return {fb::StepParams::QLinearMatMulParams, fb::CreateQLinearMatMulParams(fbb).Union()};
-}
-
 }  // namespace
 
-const FamilyRules qlinear_matmul_rules = {serialize_qlinear_matmul, expand_qlinear_matmul,
-                                          rows_of(kRows)};
+const FamilyRules qlinear_matmul_rules = {serialize_empty<fb::QLinearMatMulParams>,
+                                          expand_qlinear_matmul, rows_of(kRows)};
 
 }  // namespace jetplan::converter::ops

@@ -10,6 +10,7 @@
 #include "converter/src/lower/lower.h"
 #include "converter/src/ops/family_checks.h"
 #include "converter/src/ops/op_helpers.h"
+#include "converter/src/ops/params_table.h"
 #include "kernels/kernels.h"
 
 namespace jetplan::converter::ops {
@@ -19,6 +20,12 @@ bool is_quantized(DataType t) { return t == DataType::kInt8 || t == DataType::kU
 std::string not_quantized(const Value& v, const char* role) {
   return cat(role, " '", v.name, "' is ", dtype_name(v.dtype),
              " (jetplan's quantized ops take int8 and uint8)");
+}
+
+std::string quantized_reason(std::initializer_list<QuantizedOperand> operands) {
+  for (const QuantizedOperand& o : operands)
+    if (!is_quantized(o.v.dtype)) return not_quantized(o.v, o.role);
+  return "";
 }
 
 void check_zero_point_type(const Node& node, const Value& zp, DataType want, const char* role) {
@@ -203,7 +210,7 @@ StepParamsOffset serialize_quantize_params(flatbuffers::FlatBufferBuilder& fbb,
                                            const DraftStep& s) {
   const QuantDesc& d = s.op.quant;
   const auto p = fb::CreateQuantizeParams(fbb, d.axis, d.per_axis, d.has_zero_point);
-  return {fb::StepParams::QuantizeParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace jetplan::converter::ops

@@ -4,6 +4,7 @@
 // products.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,13 @@ namespace jetplan::converter::ops {
 bool is_quantized(DataType t);  // int8 or uint8
 // "<role> '<name>' is <dtype> (jetplan's quantized ops take int8 and uint8)".
 std::string not_quantized(const Value& v, const char* role);
+// An operand and its role in not_quantized's reason.
+struct QuantizedOperand {
+  const Value& v;
+  const char* role;
+};
+// "" when each operand is int8 or uint8, else not_quantized of the first that is not.
+std::string quantized_reason(std::initializer_list<QuantizedOperand> operands);
 // The zero point's type must be its tensor's (an ONNX type constraint): ConvertError for a
 // model that breaks it.
 void check_zero_point_type(const Node& node, const Value& zp, DataType want, const char* role);

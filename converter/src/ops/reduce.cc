@@ -64,9 +64,7 @@ std::string check_reduce(Graph& g, Node& node) {
   for (const ReduceName& r : kReduceOps)
     if (node.op_type == r.op_type) node.op.reduce.op = r.op;
   node.op.reduce.axes = reduced;
-  node.op.family = fb::OpFamily::Reduce;
-  set_reduced_output(g, node, dtype, step, out);
-  return "";
+  return resolve_reduced(g, node, fb::OpFamily::Reduce, dtype, step, out);
 }
 
 constexpr const char* kReduceDtypes = "float32, float64 (CPU backend only)";
@@ -88,8 +86,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_reduce(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::ReduceParams,
-          fb::CreateReduceParamsDirect(fbb, s.op.reduce.op, &s.op.reduce.axes).Union()};
+  return params(fb::CreateReduceParamsDirect(fbb, s.op.reduce.op, &s.op.reduce.axes));
 }
 
 }  // namespace

@@ -30,6 +30,9 @@ struct OpRow {
   const char* notes;   // the restrictions its check enforces, one line
 };
 
+// OpRow::dtypes of an op that takes every dtype a plan holds.
+constexpr const char* kAnyPlanDtype = "any plan dtype";
+
 // A family's rows: a static array, or none (families no ONNX op resolves to directly).
 struct OpRows {
   const OpRow* begin = nullptr;

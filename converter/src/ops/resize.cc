@@ -140,10 +140,8 @@ std::string check_upsample(Graph& g, Node& node) {
     if (std::string r = set_legacy_nearest(&nn); !r.empty()) return r;
   nn.roi_start.assign(x.size(), 0.0);
   nn.roi_end.assign(x.size(), 1.0);
-  node.op.family = fb::OpFamily::Resize;
   node.inputs.resize(1);
-  set_output(g, node, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Resize, out);
 }
 
 std::string check_resize(Graph& g, Node& node) {
@@ -220,10 +218,8 @@ std::string check_resize(Graph& g, Node& node) {
       nn.roi_end.assign(r.begin() + rank, r.end());
     }
   }
-  node.op.family = fb::OpFamily::Resize;
   node.inputs.resize(1);
-  set_output(g, node, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Resize, out);
 }
 
 constexpr const char* kResizeNotes =
@@ -243,7 +239,7 @@ StepParamsOffset serialize_resize(flatbuffers::FlatBufferBuilder& fbb, const Dra
   auto p = fb::CreateResizeParamsDirect(
       fbb, nn.mode, nn.coord, nn.nearest, &nn.scale, &nn.resized_length, &nn.roi_start, &nn.roi_end,
       nn.cubic_coeff_a, nn.exclude_outside, nn.extrapolation_value);
-  return {fb::StepParams::ResizeParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace

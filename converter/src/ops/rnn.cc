@@ -232,7 +232,7 @@ StepParamsOffset serialize_rnn(flatbuffers::FlatBufferBuilder& fbb, const DraftS
       fbb, d.cell, d.direction, d.batch_major, d.hidden_size, activations, d.clip, d.has_clip,
       d.input_forget, d.linear_before_reset, d.has_bias, d.has_sequence_lens, d.has_initial_h,
       d.has_initial_c, d.has_peepholes, d.has_y, d.has_y_h, d.has_y_c);
-  return {fb::StepParams::RnnParams, p.Union()};
+  return params(p);
 }
 
 }  // namespace

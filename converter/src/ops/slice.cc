@@ -14,46 +14,40 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_slice(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   fold::SliceSpec spec;
   std::string why;
-  if (!fold::slice_spec(g, node, xs, &spec, &why)) return why;
-  bool whole = spec.out == xs;
+  if (!fold::slice_spec(g, node, x.shape, &spec, &why)) return why;
+  bool whole = spec.out == x.shape;
   for (int64_t s : spec.steps) whole = whole && s == 1;
-  if (whole) return resolve_as_copy(g, node, dtype, xs);
-  node.op.family = fb::OpFamily::Slice;
+  if (whole) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.op.slice.starts = spec.starts;
   node.op.slice.steps = spec.steps;
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, dtype, spec.out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Slice, x.dtype, spec.out);
 }
 
 std::string check_split(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   fold::SplitSpec spec;
   std::string why;
-  if (!fold::split_spec(g, node, xs, &spec, &why)) return why;
+  if (!fold::split_spec(g, node, x.shape, &spec, &why)) return why;
   std::vector<Shape> shapes;
   for (size_t i = 0; i < spec.sizes.size(); ++i) {
-    Shape s = xs;
+    Shape s = x.shape;
     s[spec.axis] = spec.sizes[i];
     shapes.push_back(s);
   }
   node.inputs.resize(1);
-  if (shapes.size() == 1) return resolve_as_copy(g, node, dtype, xs);
+  if (shapes.size() == 1) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.op.family = fb::OpFamily::Slice;
   node.op.expand = Expansion::kSplit;
   node.op.axis = static_cast<int32_t>(spec.axis);
   node.op.slice.split = spec.sizes;
   for (size_t i = 0; i < shapes.size(); ++i)
-    if (node.outputs[i] >= 0) set_output_typed(g, node, i, dtype, shapes[i]);
+    if (node.outputs[i] >= 0) set_output_typed(g, node, i, x.dtype, shapes[i]);
   return "";
 }
 
@@ -80,20 +74,16 @@ bool expand_split(Graph& g, Node& node, std::vector<Node>* out) {
   return true;
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"Slice", check_slice, kAny,
+    {"Slice", check_slice, kAnyPlanDtype,
      "starts, ends, axes and steps constant (after folding); any step sign"},
-    {"Split", check_split, kAny,
+    {"Split", check_split, kAnyPlanDtype,
      "split constant (input or attribute); empty outputs are not computed"},
 };
 
 StepParamsOffset serialize_slice(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::SliceParams,
-          fb::CreateSliceParams(fbb, fbb.CreateVector(s.op.slice.starts),
-                                fbb.CreateVector(s.op.slice.steps))
-              .Union()};
+  return params(fb::CreateSliceParams(fbb, fbb.CreateVector(s.op.slice.starts),
+                                      fbb.CreateVector(s.op.slice.steps)));
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_softmax(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::SoftmaxParams, fb::CreateSoftmaxParams(fbb, s.op.axis, s.op.log).Union()};
+  return params(fb::CreateSoftmaxParams(fbb, s.op.axis, s.op.log));
 }
 
 // At legalize: softmax before opset 13 over several flattened dims runs on a 2-D view.
@@ -68,11 +68,7 @@ bool expand_softmax_view(Graph& g, Node& node, std::vector<Node>* out) {
   node.inputs[0] = view_of(g, node.inputs[0], view_shape, node.name + ":2d", out);
   const int y = node.outputs[0];
   const int y2 = new_value(g, g.values[y].name + ":2d", DataType::kFloat32, view_shape);
-  node.outputs[0] = y2;
-  const std::string copy_name = node.name + ":nd";
-  out->push_back(std::move(node));
-  out->push_back(copy_node(copy_name, y2, y));
-  return true;
+  return append_with_output_view(node, y2, node.name + ":nd", out);
 }
 
 }  // namespace

@@ -88,6 +88,15 @@ void StepWriter::view_into(int v, int y, const std::string& step_name) {
   out_.push_back(copy_node(step_name, v, y));
 }
 
+bool append_with_output_view(Node& node, int step_out, const std::string& copy_name,
+                             std::vector<Node>* out) {
+  const int onnx_out = node.outputs[0];
+  node.outputs[0] = step_out;
+  out->push_back(std::move(node));
+  out->push_back(copy_node(copy_name, step_out, onnx_out));
+  return true;
+}
+
 int view_of(Graph& g, int v, const Shape& shape, const std::string& step_name,
             std::vector<Node>* out) {
   if (g.values[v].shape == shape) return v;

@@ -46,6 +46,12 @@ class StepWriter {
 int view_of(Graph& g, int v, const Shape& shape, const std::string& step_name,
             std::vector<Node>* out);
 
+// Appends `node` writing `step_out` (a new value: its output 0 in the step's shape) and then a
+// Copy step named `copy_name` from it into the node's former output 0 (ONNX's shape). Returns
+// true (an expansion's result).
+bool append_with_output_view(Node& node, int step_out, const std::string& copy_name,
+                             std::vector<Node>* out);
+
 // Expansion::kPromote: the node's inputs cast to its compute dtype, its output cast back.
 bool expand_promoted(Graph& g, Node& node, std::vector<Node>* out);
 

@@ -54,7 +54,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_top_k(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::TopKParams, fb::CreateTopKParams(fbb, s.op.axis, s.op.largest).Union()};
+  return params(fb::CreateTopKParams(fbb, s.op.axis, s.op.largest));
 }
 
 }  // namespace

@@ -16,38 +16,32 @@
 namespace jetplan::converter::ops {
 
 std::string check_transpose(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
-  const std::vector<int32_t> perm = fold::transpose_perm(node, static_cast<int64_t>(xs.size()));
-  Shape out(xs.size());
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
+  const size_t rank = x.shape.size();
+  const std::vector<int32_t> perm = fold::transpose_perm(node, static_cast<int64_t>(rank));
+  Shape out(rank);
   bool identity = true;
-  for (size_t d = 0; d < xs.size(); ++d) {
-    out[d] = xs[perm[d]];
+  for (size_t d = 0; d < rank; ++d) {
+    out[d] = x.shape[perm[d]];
     identity = identity && perm[d] == static_cast<int32_t>(d);
   }
-  if (identity) return resolve_as_copy(g, node, dtype, out);
-  node.op.family = fb::OpFamily::Transpose;
+  if (identity) return resolve_as_copy(g, node, x.dtype, out);
   node.op.perm = perm;
-  set_output_typed(g, node, 0, dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Transpose, x.dtype, out);
 }
 
 namespace {
 
 std::string check_space_depth(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   const fold::SpaceDepthSpec spec = fold::space_depth_spec(node, x.shape);
-  if (spec.out == x.shape) return resolve_as_copy(g, node, dtype, spec.out);  // blocksize 1
-  node.op.family = fb::OpFamily::Transpose;
+  if (spec.out == x.shape) return resolve_as_copy(g, node, x.dtype, spec.out);  // blocksize 1
   node.op.expand = Expansion::kSpaceDepth;
   node.op.space_depth_view = spec.view;
   node.op.perm = spec.perm;
-  set_output_typed(g, node, 0, dtype, spec.out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Transpose, x.dtype, spec.out);
 }
 
 void expand_space_depth(StepWriter& w, Node node) {
@@ -69,10 +63,8 @@ bool expand_transpose(Graph& g, Node& node, std::vector<Node>* out) {
   return true;
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"DepthToSpace", check_space_depth, kAny,
+    {"DepthToSpace", check_space_depth, kAnyPlanDtype,
      "DCR and CRD modes; a Transpose between two views"},
     {"Einsum", check_einsum, "float32, float64 (CPU backend only); a permutation or diagonal of 1 operand: any "
      "plan dtype",
@@ -80,13 +72,12 @@ constexpr OpRow kRows[] = {
      "one operand takes its diagonal first (a strided Slice); float32 products run as a "
      "batched Gemm between views and Transposes, sums and float64 as a broadcast Mul and a "
      "Reduce Sum"},
-    {"SpaceToDepth", check_space_depth, kAny, "a Transpose between two views"},
-    {"Transpose", check_transpose, kAny, "any perm"},
+    {"SpaceToDepth", check_space_depth, kAnyPlanDtype, "a Transpose between two views"},
+    {"Transpose", check_transpose, kAnyPlanDtype, "any perm"},
 };
 
 StepParamsOffset serialize_transpose(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::TransposeParams,
-          fb::CreateTransposeParams(fbb, fbb.CreateVector(s.op.perm)).Union()};
+  return params(fb::CreateTransposeParams(fbb, fbb.CreateVector(s.op.perm)));
 }
 
 }  // namespace

@@ -13,18 +13,14 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_unary(Graph& g, Node& node) {
-  const Value& x = input(g, node, 0);
-  if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const DataType dtype = x.dtype;
-  const Shape xs = x.shape;
+  PlanInput x;
+  if (std::string r = plan_input(g, node, &x); !r.empty()) return r;
   if (node.op_type == "Gelu" && attr_string(node, "approximate", "none") == "none") {
     // The erf form is an activation of the core family (float32).
-    if (dtype != DataType::kFloat32)
-      return cat("Gelu on ", dtype_name(dtype), " is not supported (float32 only)");
-    node.op.family = fb::OpFamily::Activation;
+    if (x.dtype != DataType::kFloat32)
+      return cat("Gelu on ", dtype_name(x.dtype), " is not supported (float32 only)");
     node.op.act.kind = fb::ActivationKind::Gelu;
-    set_output_typed(g, node, 0, dtype, xs);
-    return "";
+    return resolve_as(g, node, fb::OpFamily::Activation, x.dtype, x.shape);
   }
   kernels::UnaryOp op;
   if (!fold::unary_op_of(node, &op)) {
@@ -33,10 +29,10 @@ std::string check_unary(Graph& g, Node& node) {
            attr_string(node, "approximate", ""), "' (none or tanh)");
     return "detect_positive and detect_negative are both 0 (the output is all false)";
   }
-  const DataType compute = fold::unary_compute_dtype(op, dtype);
+  const DataType compute = fold::unary_compute_dtype(op, x.dtype);
   if (compute == DataType::kUndefined) {
-    if (op == kernels::UnaryOp::kNot) return cat("Not on ", dtype_name(dtype), " (bool only)");
-    return cat(node.op_type, " on ", dtype_name(dtype),
+    if (op == kernels::UnaryOp::kNot) return cat("Not on ", dtype_name(x.dtype), " (bool only)");
+    return cat(node.op_type, " on ", dtype_name(x.dtype),
                " is not supported (jetplan computes it in float32 or float16",
                op == kernels::UnaryOp::kAbs || op == kernels::UnaryOp::kNeg ||
                        op == kernels::UnaryOp::kSign
@@ -45,12 +41,13 @@ std::string check_unary(Graph& g, Node& node) {
   }
   node.op.family = fb::OpFamily::Unary;
   node.op.unary = static_cast<fb::UnaryOp>(op);
-  if (compute != dtype) {
+  if (compute != x.dtype) {
     node.op.expand = Expansion::kPromote;
     node.op.compute_dtype = static_cast<int32_t>(compute);
   }
   node.inputs.resize(1);
-  set_output_typed(g, node, 0, kernels::unary_is_predicate(op) ? DataType::kBool : dtype, xs);
+  set_output_typed(g, node, 0, kernels::unary_is_predicate(op) ? DataType::kBool : x.dtype,
+                   x.shape);
   return "";
 }
 
@@ -94,7 +91,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_unary(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return {fb::StepParams::UnaryParams, fb::CreateUnaryParams(fbb, s.op.unary).Union()};
+  return params(fb::CreateUnaryParams(fbb, s.op.unary));
 }
 
 }  // namespace

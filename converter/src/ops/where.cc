@@ -19,24 +19,16 @@ std::string check_where(Graph& g, Node& node) {
   if (x.dtype != y.dtype)
     return cat("x and y differ in dtype (", dtype_name(x.dtype), " and ", dtype_name(y.dtype), ")");
   const Shape out = broadcast_or_fail(node, broadcast_or_fail(node, cond.shape, x.shape), y.shape);
-  node.op.family = fb::OpFamily::Where;
-  set_output_typed(g, node, 0, x.dtype, out);
-  return "";
+  return resolve_as(g, node, fb::OpFamily::Where, x.dtype, out);
 }
 
-constexpr const char* kAny = "any plan dtype";
-
 constexpr OpRow kRows[] = {
-    {"Where", check_where, kAny,
+    {"Where", check_where, kAnyPlanDtype,
      "condition bool; X and Y of one dtype; numpy broadcasting of all three"},
 };
 
-StepParamsOffset serialize_where(flatbuffers::FlatBufferBuilder& fbb, const DraftStep&) {
-  return {fb::StepParams::WhereParams, fb::CreateWhereParams(fbb).Union()};
-}
-
 }  // namespace
 
-const FamilyRules where_rules = {serialize_where, nullptr, rows_of(kRows)};
+const FamilyRules where_rules = {serialize_empty<fb::WhereParams>, nullptr, rows_of(kRows)};
 
 }  // namespace jetplan::converter::ops

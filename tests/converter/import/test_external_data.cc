@@ -49,10 +49,7 @@ class ExternalData : public ::testing::Test {
   static ModelBuilder model(const std::vector<std::pair<std::string, std::string>>& keys) {
     ModelBuilder m;
     m.input("x", {1, 4}).output("y");
-    auto* w = m.model().mutable_graph()->add_initializer();
-    w->set_name("w");
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    w->add_dims(4);
+    auto* w = m.empty_initializer("w", onnx::TensorProto::FLOAT, {4});
     w->set_data_location(onnx::TensorProto::EXTERNAL);
     for (const auto& [k, v] : keys) {
       auto* e = w->add_external_data();

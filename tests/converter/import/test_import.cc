@@ -112,10 +112,7 @@ TEST(Import, OldOpsetIsUpgraded) {
 TEST(Import, ExternalDataIsRefused) {
   ModelBuilder m;
   m.input("x", {1, 4}).output("y");
-  auto* w = m.model().mutable_graph()->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(4);
+  auto* w = m.empty_initializer("w", onnx::TensorProto::FLOAT, {4});
   w->set_data_location(onnx::TensorProto::EXTERNAL);
   auto* loc = w->add_external_data();
   loc->set_key("location");
@@ -127,10 +124,7 @@ TEST(Import, ExternalDataIsRefused) {
 TEST(Import, RawDataOfTheWrongSize) {
   ModelBuilder m;
   m.input("x", {1, 4}).output("y");
-  auto* w = m.model().mutable_graph()->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(4);
+  auto* w = m.empty_initializer("w", onnx::TensorProto::FLOAT, {4});
   w->set_raw_data(std::string(12, '\0'));
   m.node("Add", {"x", "w"}, {"y"}, "add");
   EXPECT_THAT(convert_error(m), HasSubstr("initializer 'w': raw_data holds 12 bytes"));

@@ -1,5 +1,8 @@
 // Converted plans corrupted (ConvTranspose, Resize, Reduce, the normalizations, ...): load must
 // refuse every step whose output shape, params or workspace do not fit, naming the step.
+#include <functional>
+#include <type_traits>
+
 #include "tests/converter/util/ir_model_util.h"
 
 namespace jetplan::converter::testing {
@@ -45,6 +48,21 @@ void poke_element(std::vector<uint8_t>& bytes, const flatbuffers::Vector<Elem>* 
   ASSERT_TRUE(at >= bytes.data() && at + sizeof(Elem) <= bytes.data() + bytes.size())
       << "the vector is not in this buffer";
   write_at(bytes, at, &e, sizeof(Elem));
+}
+
+// An edit of a plan's bytes at one of its steps (found in the buffer being edited, whose offsets
+// it takes).
+using Edit = std::function<void(std::vector<uint8_t>&, const fb::Step*)>;
+
+// The edit that overwrites scalar `field` of the step (Table fb::Step) or of its params table.
+template <typename Table, typename T>
+Edit poke_field(flatbuffers::voffset_t field, T v) {
+  return [=](std::vector<uint8_t>& b, const fb::Step* s) {
+    if constexpr (std::is_same_v<Table, fb::Step>)
+      poke(b, s, field, v);
+    else
+      poke(b, s->params_as<Table>(), field, v);
+  };
 }
 
 void expect_refused(const std::vector<uint8_t>& bytes, const std::string& step,
@@ -99,78 +117,47 @@ TEST(Prepare, WrongOutputShapeOfEveryFamilyIsRefused) {
 TEST(Prepare, CorruptParamsAreRefused) {
   const std::vector<uint8_t> good = converted_plan(every_family());
   ASSERT_NE(plan_of(good), nullptr);
-  // The step `name` of the plan being edited (offsets are taken from its own buffer).
-  auto step_in = [](const std::vector<uint8_t>& b, const char* name) {
-    return find_step(read_plan(b), name);
-  };
-  using Edit = std::function<void(std::vector<uint8_t>&)>;
   const std::tuple<const char*, Edit, jp_status> edits[] = {
       {"ct",
-       [&](auto& b) {
-         poke_element(b, step_in(b, "ct")->params_as_ConvTransposeParams()->stride(), 0, 2);
+       [](auto& b, auto* s) {
+         poke_element(b, s->params_as_ConvTransposeParams()->stride(), 0, 2);
        },
        JP_ERROR_INVALID_PLAN},
       {"ct",
-       [&](auto& b) {
-         poke_element(b, step_in(b, "ct")->params_as_ConvTransposeParams()->pad_begin(), 1, 1);
+       [](auto& b, auto* s) {
+         poke_element(b, s->params_as_ConvTransposeParams()->pad_begin(), 1, 1);
        },
        JP_ERROR_INVALID_PLAN},
       {"rs",
-       [&](auto& b) {
-         poke_element(b, step_in(b, "rs")->params_as_ResizeParams()->scale(), 2, -2.0);
-       },
+       [](auto& b, auto* s) { poke_element(b, s->params_as_ResizeParams()->scale(), 2, -2.0); },
        JP_ERROR_INVALID_PLAN},
       {"rs",
-       [&](auto& b) {
-         poke_element(b, step_in(b, "rs")->params_as_ResizeParams()->resized_length(), 3, NAN);
+       [](auto& b, auto* s) {
+         poke_element(b, s->params_as_ResizeParams()->resized_length(), 3, NAN);
        },
        JP_ERROR_INVALID_PLAN},
-      {"rd",
-       [&](auto& b) { poke_element(b, step_in(b, "rd")->params_as_ReduceParams()->axes(), 0, 9); },
+      {"rd", [](auto& b, auto* s) { poke_element(b, s->params_as_ReduceParams()->axes(), 0, 9); },
        JP_ERROR_INVALID_PLAN},
-      {"rd",
-       [&](auto& b) {
-         poke(b, step_in(b, "rd")->params_as_ReduceParams(), fb::ReduceParams::VT_OP, uint8_t{10});
-       },
+      {"rd", poke_field<fb::ReduceParams>(fb::ReduceParams::VT_OP, uint8_t{10}),
        JP_ERROR_UNSUPPORTED},
-      {"am",
-       [&](auto& b) {
-         poke(b, step_in(b, "am")->params_as_ArgReduceParams(), fb::ArgReduceParams::VT_AXIS,
-              int32_t{2});
-       },
+      {"am", poke_field<fb::ArgReduceParams>(fb::ArgReduceParams::VT_AXIS, int32_t{2}),
        JP_ERROR_INVALID_PLAN},
-      {"tk", [&](auto& b) { poke(b, step_in(b, "tk"), fb::Step::VT_WORKSPACE_BYTES, uint64_t{8}); },
+      {"tk", poke_field<fb::Step>(fb::Step::VT_WORKSPACE_BYTES, uint64_t{8}),
        JP_ERROR_INVALID_PLAN},
-      {"tk",
-       [&](auto& b) {
-         poke(b, step_in(b, "tk")->params_as_TopKParams(), fb::TopKParams::VT_AXIS, int32_t{7});
-       },
+      {"tk", poke_field<fb::TopKParams>(fb::TopKParams::VT_AXIS, int32_t{7}),
        JP_ERROR_INVALID_PLAN},
-      {"ln",
-       [&](auto& b) {
-         poke(b, step_in(b, "ln")->params_as_LayerNormParams(), fb::LayerNormParams::VT_AXIS,
-              int32_t{2});
-       },
+      {"ln", poke_field<fb::LayerNormParams>(fb::LayerNormParams::VT_AXIS, int32_t{2}),
        JP_ERROR_INVALID_PLAN},
-      {"lrn",
-       [&](auto& b) {
-         poke(b, step_in(b, "lrn")->params_as_LrnParams(), fb::LrnParams::VT_SIZE, int64_t{0});
-       },
+      {"lrn", poke_field<fb::LrnParams>(fb::LrnParams::VT_SIZE, int64_t{0}), JP_ERROR_INVALID_PLAN},
+      {"nms", poke_field<fb::NmsParams>(fb::NmsParams::VT_MAX_OUTPUT_PER_CLASS, int64_t{3}),
        JP_ERROR_INVALID_PLAN},
-      {"nms",
-       [&](auto& b) {
-         poke(b, step_in(b, "nms")->params_as_NmsParams(), fb::NmsParams::VT_MAX_OUTPUT_PER_CLASS,
-              int64_t{3});
-       },
-       JP_ERROR_INVALID_PLAN},
-      {"nms",
-       [&](auto& b) { poke(b, step_in(b, "nms"), fb::Step::VT_WORKSPACE_BYTES, uint64_t{16}); },
+      {"nms", poke_field<fb::Step>(fb::Step::VT_WORKSPACE_BYTES, uint64_t{16}),
        JP_ERROR_INVALID_PLAN},
   };
   for (const auto& [name, edit, status] : edits) {
     SCOPED_TRACE(name);
     std::vector<uint8_t> bad = good;
-    edit(bad);
+    edit(bad, find_step(read_plan(bad), name));
     expect_refused(bad, name, status);
   }
 }

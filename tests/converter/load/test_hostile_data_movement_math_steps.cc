@@ -15,6 +15,15 @@ using jetplan::testing::TensorSpec;
 using ParamsFn = std::function<std::pair<fb::StepParams, flatbuffers::Offset<void>>(
     flatbuffers::FlatBufferBuilder&)>;
 
+// A ParamsFn writing the table that `create` (a generated fb::Create...Params) makes of `args`.
+template <typename Table, typename... Params, typename... Args>
+ParamsFn params_fn(flatbuffers::Offset<Table> (*create)(flatbuffers::FlatBufferBuilder&, Params...),
+                   Args... args) {
+  return [=](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParamsTraits<Table>::enum_value, create(b, args...).Union());
+  };
+}
+
 // One step reading graph inputs `ins` and writing graph output `out` (all bindings).
 std::vector<uint8_t> one_step_plan(fb::OpFamily op, const std::vector<TensorSpec>& ins,
                                    TensorSpec out, ParamsFn params) {
@@ -113,32 +122,23 @@ TEST(TensorGroupHostilePlan, SliceMustReadInsideTheInput) {
                  JP_ERROR_INVALID_PLAN, "same rank");
 }
 
-ParamsFn gather_params(int32_t axis) {
-  return [axis](flatbuffers::FlatBufferBuilder& b) {
-    return std::make_pair(fb::StepParams::GatherParams, fb::CreateGatherParams(b, axis).Union());
-  };
-}
-
 TEST(TensorGroupHostilePlan, GatherOutputShapeAndIndexTypeAreChecked) {
   const auto data = tensor("data", {4, 3});
   const auto idx = tensor("idx", {2, 5}, fb::DType::Int64);
-  expect_loads(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {2, 5, 3}), gather_params(0)));
-  expect_refused(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {2, 5, 4}), gather_params(0)),
+  expect_loads(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {2, 5, 3}), params_fn(fb::CreateGatherParams, 0)));
+  expect_refused(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {2, 5, 4}), params_fn(fb::CreateGatherParams, 0)),
                  JP_ERROR_INVALID_PLAN, "output shape is not data's");
-  expect_refused(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {10, 3}), gather_params(0)),
+  expect_refused(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {10, 3}), params_fn(fb::CreateGatherParams, 0)),
                  JP_ERROR_INVALID_PLAN, "output shape is not data's");
-  expect_refused(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {2, 5, 3}), gather_params(2)),
+  expect_refused(one_step_plan(OpFamily::Gather, {data, idx}, tensor("y", {2, 5, 3}), params_fn(fb::CreateGatherParams, 2)),
                  JP_ERROR_INVALID_PLAN, "axis is out of range");
   expect_refused(one_step_plan(OpFamily::Gather, {data, tensor("idx", {2, 5})},
-                               tensor("y", {2, 5, 3}), gather_params(0)),
+                               tensor("y", {2, 5, 3}), params_fn(fb::CreateGatherParams, 0)),
                  JP_ERROR_INVALID_PLAN, "indices must be Int32 or Int64");
 }
 
 TEST(TensorGroupHostilePlan, GatherElementsIndicesMustFitOffTheAxis) {
-  auto params = [](flatbuffers::FlatBufferBuilder& b) {
-    return std::make_pair(fb::StepParams::GatherElementsParams,
-                          fb::CreateGatherElementsParams(b, 0).Union());
-  };
+  const ParamsFn params = params_fn(fb::CreateGatherElementsParams, 0);
   const auto data = tensor("data", {4, 3});
   expect_loads(one_step_plan(OpFamily::GatherElements, {data, tensor("i", {6, 3}, fb::DType::Int32)},
                              tensor("y", {6, 3}), params));
@@ -180,38 +180,23 @@ TEST(TensorGroupHostilePlan, PadCropsAndValuesAreChecked) {
                  JP_ERROR_INVALID_PLAN, "out of range");
 }
 
-ParamsFn broadcast_params(bool tile) {
-  return [tile](flatbuffers::FlatBufferBuilder& b) {
-    return std::make_pair(fb::StepParams::BroadcastParams, fb::CreateBroadcastParams(b, tile).Union());
-  };
-}
-
 TEST(TensorGroupHostilePlan, BroadcastShapesAreChecked) {
   const auto x = tensor("x", {2, 3});
-  expect_loads(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {4, 2, 3}), broadcast_params(false)));
-  expect_loads(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {4, 9}), broadcast_params(true)));
-  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {2, 4}), broadcast_params(false)),
+  expect_loads(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {4, 2, 3}), params_fn(fb::CreateBroadcastParams, false)));
+  expect_loads(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {4, 9}), params_fn(fb::CreateBroadcastParams, true)));
+  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {2, 4}), params_fn(fb::CreateBroadcastParams, false)),
                  JP_ERROR_INVALID_PLAN, "does not broadcast");
-  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {3}), broadcast_params(false)),
+  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {3}), params_fn(fb::CreateBroadcastParams, false)),
                  JP_ERROR_INVALID_PLAN, "rank is above");
-  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {4, 4}), broadcast_params(true)),
+  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {4, 4}), params_fn(fb::CreateBroadcastParams, true)),
                  JP_ERROR_INVALID_PLAN, "not multiples");
-  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {2, 2, 3}), broadcast_params(true)),
+  expect_refused(one_step_plan(OpFamily::Broadcast, {x}, tensor("y", {2, 2, 3}), params_fn(fb::CreateBroadcastParams, true)),
                  JP_ERROR_INVALID_PLAN, "ranks differ");
 }
 
 TEST(TensorGroupHostilePlan, UnaryAndElementwiseDtypePairs) {
-  auto unary = [](fb::UnaryOp op) -> ParamsFn {
-    return [op](flatbuffers::FlatBufferBuilder& b) {
-      return std::make_pair(fb::StepParams::UnaryParams, fb::CreateUnaryParams(b, op).Union());
-    };
-  };
-  auto elementwise = [](fb::ElementwiseOp op) -> ParamsFn {
-    return [op](flatbuffers::FlatBufferBuilder& b) {
-      return std::make_pair(fb::StepParams::ElementwiseParams,
-                            fb::CreateElementwiseParams(b, op).Union());
-    };
-  };
+  auto unary = [](fb::UnaryOp op) { return params_fn(fb::CreateUnaryParams, op); };
+  auto elementwise = [](fb::ElementwiseOp op) { return params_fn(fb::CreateElementwiseParams, op); };
   const auto f = tensor("x", {3});
   expect_refused(one_step_plan(OpFamily::Unary, {f}, tensor("y", {3}, fb::DType::Bool),
                                unary(fb::UnaryOp::Not)),
@@ -225,30 +210,27 @@ TEST(TensorGroupHostilePlan, UnaryAndElementwiseDtypePairs) {
   expect_refused(one_step_plan(OpFamily::Elementwise, {f, tensor("b", {3})}, tensor("y", {3}),
                                elementwise(fb::ElementwiseOp::Add)),
                  JP_ERROR_UNSUPPORTED, "elementwise Add on Float32 is not supported");
-  const auto i = tensor("a", {2, 3}, fb::DType::Int32);
-  expect_loads(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {3}, fb::DType::Int32)},
-                             tensor("y", {2, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Add)));
-  expect_refused(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {3}, fb::DType::Int64)},
-                               tensor("y", {2, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Add)),
-                 JP_ERROR_INVALID_PLAN, "differ in dtype");
-  expect_refused(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {2}, fb::DType::Int32)},
-                               tensor("y", {2, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Add)),
-                 JP_ERROR_INVALID_PLAN, "do not broadcast");
-  expect_refused(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {3}, fb::DType::Int32)},
-                               tensor("y", {4, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Add)),
-                 JP_ERROR_INVALID_PLAN, "do not broadcast");
-  expect_refused(one_step_plan(OpFamily::Elementwise, {i, tensor("b", {3}, fb::DType::Int32)},
-                               tensor("y", {2, 3}, fb::DType::Int32), elementwise(fb::ElementwiseOp::Less)),
+  const auto i32 = fb::DType::Int32;
+  // a [2, 3] int32 `op` b into an int32 y.
+  const auto int32_step = [&](TensorSpec b, std::vector<int64_t> y,
+                              fb::ElementwiseOp op = fb::ElementwiseOp::Add) {
+    return one_step_plan(OpFamily::Elementwise, {tensor("a", {2, 3}, i32), b}, tensor("y", y, i32),
+                         elementwise(op));
+  };
+  expect_loads(int32_step(tensor("b", {3}, i32), {2, 3}));
+  expect_refused(int32_step(tensor("b", {3}, fb::DType::Int64), {2, 3}), JP_ERROR_INVALID_PLAN,
+                 "differ in dtype");
+  expect_refused(int32_step(tensor("b", {2}, i32), {2, 3}), JP_ERROR_INVALID_PLAN,
+                 "do not broadcast");
+  expect_refused(int32_step(tensor("b", {3}, i32), {4, 3}), JP_ERROR_INVALID_PLAN,
+                 "do not broadcast");
+  expect_refused(int32_step(tensor("b", {3}, i32), {2, 3}, fb::ElementwiseOp::Less),
                  JP_ERROR_INVALID_PLAN, "wrong dtype Int32");
 }
 
 TEST(TensorGroupHostilePlan, WhereAndCast) {
-  auto where = [](flatbuffers::FlatBufferBuilder& b) {
-    return std::make_pair(fb::StepParams::WhereParams, fb::CreateWhereParams(b).Union());
-  };
-  auto cast = [](flatbuffers::FlatBufferBuilder& b) {
-    return std::make_pair(fb::StepParams::CastParams, fb::CreateCastParams(b).Union());
-  };
+  const ParamsFn where = params_fn(fb::CreateWhereParams);
+  const ParamsFn cast = params_fn(fb::CreateCastParams);
   const auto cond = tensor("c", {2, 1}, fb::DType::Bool);
   expect_loads(one_step_plan(OpFamily::Where, {cond, tensor("x", {3}), tensor("z", {1})},
                              tensor("y", {2, 3}), where));
@@ -270,7 +252,7 @@ TEST(TensorGroupHostilePlan, GatherWithHostileIndicesWritesZerosAtRunTime) {
   // A valid plan fed indices far out of range: the kernel must not read outside data.
   const std::vector<uint8_t> bytes = one_step_plan(
       OpFamily::Gather, {tensor("data", {3, 2}), tensor("idx", {4}, fb::DType::Int32)},
-      tensor("y", {4, 2}), gather_params(0));
+      tensor("y", {4, 2}), params_fn(fb::CreateGatherParams, 0));
   const auto out = run(bytes, {bytes_of(std::vector<float>{1, 2, 3, 4, 5, 6}),
                                bytes_of(std::vector<int32_t>{INT32_MIN, -3, 3, INT32_MAX})});
   ASSERT_EQ(out.size(), 1u);

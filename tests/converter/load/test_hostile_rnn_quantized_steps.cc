@@ -256,6 +256,13 @@ ParamsFn qmatmul_params() {
   };
 }
 
+// `h` with the scale (input `scale`) and zero point (the input after it) of n elements.
+HostileStep with_quant_pair(HostileStep h, size_t scale, int64_t n) {
+  h.inputs[scale].shape = {n};
+  h.inputs[scale + 1].shape = {n};
+  return h;
+}
+
 // a [2, 4] x b [4, 3], b per column.
 HostileStep qmatmul_step() {
   const fb::DType u8 = fb::DType::UInt8;
@@ -282,18 +289,10 @@ TEST(SeqLoad, HostileQLinearMatMulStepsAreRefused) {
     h.inputs[1].shape = {2};  // per row, but its zero point is per tensor
     expect_refused(h, "A scale 'in1' and zero point 'in2' need 1 or 2 elements", "a_scale");
   }
-  {
-    HostileStep h = qmatmul_step();
-    h.inputs[4].shape = {4};
-    h.inputs[5].shape = {4};
-    expect_refused(h, "B scale 'in4' and zero point 'in5' need 1 or 3 elements", "b_scale");
-  }
-  {
-    HostileStep h = qmatmul_step();
-    h.inputs[6].shape = {3};
-    h.inputs[7].shape = {3};
-    expect_refused(h, "output scale 'in6' and zero point 'in7' need 1 or 1", "y_scale");
-  }
+  expect_refused(with_quant_pair(qmatmul_step(), 4, 4),
+                 "B scale 'in4' and zero point 'in5' need 1 or 3 elements", "b_scale");
+  expect_refused(with_quant_pair(qmatmul_step(), 6, 3),
+                 "output scale 'in6' and zero point 'in7' need 1 or 1", "y_scale");
   {
     HostileStep h = qmatmul_step();
     h.inputs[5].dtype = fb::DType::Int8;
@@ -394,12 +393,8 @@ TEST(SeqLoad, HostileQLinearConvStepsAreRefused) {
     c.kernel = {3, 3, 3, 3};
     expect_refused(qconv_step(c), "kernel must have 1 to 3 spatial dims", "rank");
   }
-  {
-    HostileStep h = qconv_step();
-    h.inputs[1].shape = {2};
-    h.inputs[2].shape = {2};
-    expect_refused(h, "input scale 'in1' and zero point 'in2' need 1 or 1", "x_scale");
-  }
+  expect_refused(with_quant_pair(qconv_step(), 1, 2),
+                 "input scale 'in1' and zero point 'in2' need 1 or 1", "x_scale");
   {
     HostileStep h = qconv_step();
     h.inputs[5].shape = {2};

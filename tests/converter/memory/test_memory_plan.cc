@@ -66,6 +66,13 @@ void expect_sound(const std::vector<BufferRequest>& reqs, const ArenaPlan& plan,
   EXPECT_EQ(plan.lower_bound, brute_lower_bound(reqs, alignment));
 }
 
+// plan_arena's plan of reqs, checked by expect_sound.
+ArenaPlan sound_plan(const std::vector<BufferRequest>& reqs, uint64_t alignment) {
+  const ArenaPlan plan = plan_arena(reqs, alignment);
+  expect_sound(reqs, plan, alignment);
+  return plan;
+}
+
 TEST(MemoryPlan, EmptyInput) {
   const ArenaPlan plan = plan_arena({}, 64);
   EXPECT_TRUE(plan.offsets.empty());
@@ -78,8 +85,7 @@ TEST(MemoryPlan, ChainReusesMemory) {
   // a -> b -> c -> d: step i reads buffer i and writes buffer i+1.
   const std::vector<BufferRequest> reqs = {
       {1000, 0, 1}, {1000, 1, 2}, {1000, 2, 3}, {1000, 3, 4}};
-  const ArenaPlan plan = plan_arena(reqs, 256);
-  expect_sound(reqs, plan, 256);
+  const ArenaPlan plan = sound_plan(reqs, 256);
   EXPECT_TRUE(arena_plan_is_valid(reqs, plan, 256));
   EXPECT_EQ(plan.lower_bound, 2048u);
   EXPECT_EQ(plan.arena_bytes, 2048u);  // ping-pong between two slots
@@ -90,23 +96,18 @@ TEST(MemoryPlan, ChainReusesMemory) {
 
 TEST(MemoryPlan, AllLiveAtOnceTakesTheSum) {
   const std::vector<BufferRequest> reqs = {{100, 0, 5}, {300, 0, 5}, {200, 0, 5}, {64, 0, 5}};
-  const ArenaPlan plan = plan_arena(reqs, 64);
-  expect_sound(reqs, plan, 64);
+  const ArenaPlan plan = sound_plan(reqs, 64);
   EXPECT_EQ(plan.lower_bound, 128u + 320u + 256u + 64u);
   EXPECT_EQ(plan.arena_bytes, plan.lower_bound);
   // Largest first: 300 at 0, then 200, then 100, then 64.
-  EXPECT_EQ(plan.offsets[1], 0u);
-  EXPECT_EQ(plan.offsets[2], 320u);
-  EXPECT_EQ(plan.offsets[0], 576u);
-  EXPECT_EQ(plan.offsets[3], 704u);
+  EXPECT_EQ(plan.offsets, (std::vector<uint64_t>{576, 0, 320, 704}));
 }
 
 TEST(MemoryPlan, AlignmentRespected) {
   const std::vector<BufferRequest> reqs = {{1, 0, 2}, {3, 1, 2}, {257, 0, 0}, {5, 2, 3}};
   for (uint64_t alignment : {1u, 2u, 16u, 256u, 4096u}) {
     SCOPED_TRACE("alignment " + std::to_string(alignment));
-    const ArenaPlan plan = plan_arena(reqs, alignment);
-    expect_sound(reqs, plan, alignment);
+    const ArenaPlan plan = sound_plan(reqs, alignment);
     EXPECT_TRUE(arena_plan_is_valid(reqs, plan, alignment));
   }
   const ArenaPlan plan = plan_arena(reqs, 256);
@@ -115,8 +116,7 @@ TEST(MemoryPlan, AlignmentRespected) {
 
 TEST(MemoryPlan, ZeroByteRequests) {
   const std::vector<BufferRequest> reqs = {{0, 0, 9}, {64, 0, 1}, {0, 3, 4}, {64, 1, 2}};
-  const ArenaPlan plan = plan_arena(reqs, 64);
-  expect_sound(reqs, plan, 64);
+  const ArenaPlan plan = sound_plan(reqs, 64);
   EXPECT_EQ(plan.offsets[0], 0u);
   EXPECT_EQ(plan.offsets[2], 0u);
   EXPECT_EQ(plan.lower_bound, 128u);
@@ -134,21 +134,15 @@ TEST(MemoryPlan, GapBelowAPlacedBufferIsReused) {
   // A (steps 0-1) takes offset 0; B (1-2) meets A, so it goes above; C (2-3) meets only B, so it
   // drops into the space below B that A has left.
   const std::vector<BufferRequest> reqs = {{512, 0, 1}, {512, 1, 2}, {256, 2, 3}};
-  const ArenaPlan plan = plan_arena(reqs, 256);
-  expect_sound(reqs, plan, 256);
-  EXPECT_EQ(plan.offsets[0], 0u);
-  EXPECT_EQ(plan.offsets[1], 512u);
-  EXPECT_EQ(plan.offsets[2], 0u);
+  const ArenaPlan plan = sound_plan(reqs, 256);
+  EXPECT_EQ(plan.offsets, (std::vector<uint64_t>{0, 512, 0}));
   EXPECT_EQ(plan.arena_bytes, 1024u);
 }
 
 TEST(MemoryPlan, EqualSizesPlacedByStartThenIndex) {
   const std::vector<BufferRequest> reqs = {{256, 3, 4}, {256, 0, 4}, {256, 0, 4}};
-  const ArenaPlan plan = plan_arena(reqs, 256);
-  expect_sound(reqs, plan, 256);
-  EXPECT_EQ(plan.offsets[1], 0u);
-  EXPECT_EQ(plan.offsets[2], 256u);
-  EXPECT_EQ(plan.offsets[0], 512u);
+  const ArenaPlan plan = sound_plan(reqs, 256);
+  EXPECT_EQ(plan.offsets, (std::vector<uint64_t>{512, 0, 256}));
 }
 
 TEST(MemoryPlan, HugeSizesDoNotWrap) {
@@ -265,8 +259,7 @@ TEST(MemoryPlan, PropertyRandomGraphs) {
     const std::vector<BufferRequest> reqs =
         seed % 2 == 0 ? random_graph(rng) : random_intervals(rng);
     const uint64_t alignment = uint64_t{1} << (rng() % 9);
-    const ArenaPlan plan = plan_arena(reqs, alignment);
-    expect_sound(reqs, plan, alignment);
+    const ArenaPlan plan = sound_plan(reqs, alignment);
     EXPECT_TRUE(arena_plan_is_valid(reqs, plan, alignment));
 
     const ArenaPlan again = plan_arena(reqs, alignment);

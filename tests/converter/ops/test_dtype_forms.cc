@@ -190,60 +190,76 @@ std::vector<double> einsum_brute(const std::string& a, const std::string& b,
   return z;
 }
 
-TEST(EinsumForms, Float64AttentionProductsAndSumsMatchBruteForce) {
-  struct Case {
-    const char* equation;
-    std::string a, b, out;
-    std::vector<int64_t> as, bs;
+// An Einsum, and its equation with '...' spelled out for einsum_brute.
+struct EinsumCase {
+  const char* equation;
+  std::string a, b, out;
+  std::vector<int64_t> as, bs;
+  onnx::TensorProto::DataType type = onnx::TensorProto::DOUBLE;
+};
+
+// The Einsum of `t` converted and run on x (and y where it has a second operand), of t.type,
+// with x[i] = x_at(i) and y[i] = 0.25 (i % 5) - 0.5; the output and einsum_brute's, as doubles.
+void run_einsum(const EinsumCase& t, double (*x_at)(int64_t), std::vector<double>* got,
+                std::vector<double>* want) {
+  ModelBuilder m(12);
+  m.input("x", t.as, t.type);
+  std::vector<std::string> inputs = {"x"};
+  if (!t.b.empty()) {
+    m.input("y", t.bs, t.type);
+    inputs.push_back("y");
+  }
+  m.output("z", t.type);
+  attr(m.node("Einsum", inputs, {"z"}, "einsum"), "equation", std::string(t.equation));
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  std::vector<double> x, y;
+  int64_t na = 1, nb = 1;
+  for (int64_t d : t.as) na *= d;
+  for (int64_t d : t.bs) nb *= d;
+  for (int64_t i = 0; i < na; ++i) x.push_back(x_at(i));
+  for (int64_t i = 0; t.b.size() && i < nb; ++i) y.push_back(0.25 * double(i % 5) - 0.5);
+  const bool f64 = t.type == onnx::TensorProto::DOUBLE;
+  const auto encode = [&](const std::vector<double>& v) {
+    if (f64) return bytes_of(v);
+    return bytes_of(std::vector<float>(v.begin(), v.end()));  // exact: few bits each
   };
-  const Case cases[] = {
+  std::vector<std::vector<uint8_t>> in = {encode(x)};
+  if (!t.b.empty()) in.push_back(encode(y));
+  const auto out = run(c.plan, in);
+  ASSERT_EQ(out.size(), 1u);
+  if (f64) {
+    *got = values_of<double>(out[0]);
+  } else {
+    for (float v : values_of<float>(out[0])) got->push_back(v);
+  }
+  *want = einsum_brute(t.a, t.b, t.out, t.as, t.bs, x, y);
+  ASSERT_EQ(got->size(), want->size());
+}
+
+TEST(EinsumForms, Float64AttentionProductsAndSumsMatchBruteForce) {
+  const EinsumCase cases[] = {
       {"bhid,bhjd->bhij", "bhid", "bhjd", "bhij", {2, 2, 3, 4}, {2, 2, 5, 4}},  // scores
       {"bhij,bhjd->bhid", "bhij", "bhjd", "bhid", {1, 2, 3, 5}, {1, 2, 5, 4}},  // context
       {"bij, bjk -> bik", "bij", "bjk", "bik", {5, 2, 3}, {5, 3, 4}},
       {"i,i", "i", "i", "", {5}, {5}},  // implicit scalar output
       {"ij->i", "ij", "", "i", {3, 4}, {}},
   };
-  for (const Case& t : cases) {
+  for (const EinsumCase& t : cases) {
     SCOPED_TRACE(t.equation);
-    ModelBuilder m(12);
-    m.input("x", t.as, onnx::TensorProto::DOUBLE);
-    std::vector<std::string> inputs = {"x"};
-    if (!t.b.empty()) {
-      m.input("y", t.bs, onnx::TensorProto::DOUBLE);
-      inputs.push_back("y");
-    }
-    m.output("z", onnx::TensorProto::DOUBLE);
-    attr(m.node("Einsum", inputs, {"z"}, "einsum"), "equation", std::string(t.equation));
-    const Converted c = convert(m);
-    ASSERT_NE(c.fb, nullptr);
-    std::vector<double> x, y;
-    int64_t na = 1, nb = 1;
-    for (int64_t d : t.as) na *= d;
-    for (int64_t d : t.bs) nb *= d;
-    for (int64_t i = 0; i < na; ++i) x.push_back(0.1 * double(i % 7) - 0.3 + 1e-10 * double(i));
-    for (int64_t i = 0; t.b.size() && i < nb; ++i) y.push_back(0.25 * double(i % 5) - 0.5);
-    std::vector<std::vector<uint8_t>> in = {bytes_of(x)};
-    if (!t.b.empty()) in.push_back(bytes_of(y));
-    const auto out = run(c.plan, in);
-    ASSERT_EQ(out.size(), 1u);
-    const std::vector<double> got = values_of<double>(out[0]);
-    const std::vector<double> want = einsum_brute(t.a, t.b, t.out, t.as, t.bs, x, y);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-14) << i;
+    std::vector<double> got, want;
+    run_einsum(
+        t, [](int64_t i) { return 0.1 * double(i % 7) - 0.3 + 1e-10 * double(i); }, &got, &want);
+    for (size_t i = 0; i < want.size() && i < got.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-14) << i;
   }
 }
 
 TEST(EinsumForms, DiagonalsAndEllipsesMatchBruteForce) {
   // A repeated index within an operand takes its diagonal first (transpose, view, strided
   // Slice), whatever follows: nothing, a sum, a product; '...' stands for the leading dims.
-  struct Case {
-    const char* equation;
-    std::string a, b, out;  // the equation with '...' spelled out, for the brute force
-    std::vector<int64_t> as, bs;
-    onnx::TensorProto::DataType type;
-  };
   const auto f64 = onnx::TensorProto::DOUBLE, f32 = onnx::TensorProto::FLOAT;
-  const Case cases[] = {
+  const EinsumCase cases[] = {
       {"...ii ->...i", "Zii", "", "Zi", {3, 5, 5}, {}, f64},  // ONNX's batch diagonal
       {"ii->i", "ii", "", "i", {4, 4}, {}, f64},
       {"ii", "ii", "", "", {4, 4}, {}, f64},                   // implicit: the trace
@@ -255,42 +271,12 @@ TEST(EinsumForms, DiagonalsAndEllipsesMatchBruteForce) {
       {"bjj,bjk->bk", "bjj", "bjk", "bk", {2, 3, 3}, {2, 3, 4}, f32},  // Gemm after the diagonal
       {"i...i", "iZi", "", "Z", {3, 2, 3}, {}, f64},             // implicit with '...'
   };
-  for (const Case& t : cases) {
+  for (const EinsumCase& t : cases) {
     SCOPED_TRACE(t.equation);
-    ModelBuilder m(12);
-    m.input("x", t.as, t.type);
-    std::vector<std::string> inputs = {"x"};
-    if (!t.b.empty()) {
-      m.input("y", t.bs, t.type);
-      inputs.push_back("y");
-    }
-    m.output("z", t.type);
-    attr(m.node("Einsum", inputs, {"z"}, "einsum"), "equation", std::string(t.equation));
-    const Converted c = convert(m);
-    ASSERT_NE(c.fb, nullptr);
-    std::vector<double> x, y;
-    int64_t na = 1, nb = 1;
-    for (int64_t d : t.as) na *= d;
-    for (int64_t d : t.bs) nb *= d;
-    for (int64_t i = 0; i < na; ++i) x.push_back(0.5 * double(i % 11) - 2.0 + 0.125 * double(i));
-    for (int64_t i = 0; t.b.size() && i < nb; ++i) y.push_back(0.25 * double(i % 5) - 0.5);
-    const auto encode = [&](const std::vector<double>& v) {
-      if (t.type == f64) return bytes_of(v);
-      return bytes_of(std::vector<float>(v.begin(), v.end()));  // exact: few bits each
-    };
-    std::vector<std::vector<uint8_t>> in = {encode(x)};
-    if (!t.b.empty()) in.push_back(encode(y));
-    const auto out = run(c.plan, in);
-    ASSERT_EQ(out.size(), 1u);
-    std::vector<double> got;
-    if (t.type == f64) {
-      got = values_of<double>(out[0]);
-    } else {
-      for (float v : values_of<float>(out[0])) got.push_back(v);
-    }
-    const std::vector<double> want = einsum_brute(t.a, t.b, t.out, t.as, t.bs, x, y);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i)
+    std::vector<double> got, want;
+    run_einsum(
+        t, [](int64_t i) { return 0.5 * double(i % 11) - 2.0 + 0.125 * double(i); }, &got, &want);
+    for (size_t i = 0; i < want.size() && i < got.size(); ++i)
       EXPECT_NEAR(got[i], want[i], (t.type == f64 ? 1e-13 : 1e-5) * (1 + std::fabs(want[i])))
           << i;
   }

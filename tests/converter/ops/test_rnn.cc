@@ -8,6 +8,20 @@ namespace {
 
 // ---------------------------------------------------------------------------------- recurrent
 
+// Input X `x_dims` and a one-layer `op` named `name` (GRU: 3 gates, LSTM: 4) of hidden size h
+// reading it, its W and R random for an input size of 3, writing `outputs`; the node, for more
+// attributes.
+onnx::NodeProto& recurrent_node(ModelBuilder& m, const char* op, int64_t h,
+                                const std::vector<std::string>& outputs, const char* name,
+                                const std::vector<int64_t>& x_dims = {2, 1, 3}) {
+  const int64_t rows = (std::string(op) == "GRU" ? 3 : 4) * h;
+  m.input("X", x_dims);
+  m.random("W", {1, rows, 3}).random("R", {1, rows, h});
+  auto& n = m.node(op, {"X", "W", "R"}, outputs, name);
+  attr(n, "hidden_size", h);
+  return n;
+}
+
 // An LSTM with every optional input and output, H = 3, S = 3, N = 2, I = 4.
 ModelBuilder full_lstm() {
   ModelBuilder m(14);
@@ -79,10 +93,8 @@ TEST(SeqRnn, LstmSequenceLengthsReachTheKernel) {
 
 TEST(SeqRnn, UnreadOutputsAreNotComputed) {
   ModelBuilder m(14);
-  m.input("X", {2, 1, 3}).output("Y_h");
-  m.random("W", {1, 12, 3}).random("R", {1, 12, 4});
-  auto& n = m.node("GRU", {"X", "W", "R"}, {"Y", "Y_h"}, "gru");
-  attr(n, "hidden_size", int64_t{4});
+  m.output("Y_h");
+  auto& n = recurrent_node(m, "GRU", 4, {"Y", "Y_h"}, "gru");
   attr(n, "linear_before_reset", int64_t{1});
   const ConvertResult r = convert_and_load(m);
   const fb::Plan* plan = plan_of(r);
@@ -190,10 +202,8 @@ TEST(SeqRnn, ReverseMatchesTheReference) {
 std::string lstm_error(const std::function<void(ModelBuilder&, onnx::NodeProto&)>& edit,
                        std::vector<int64_t> x_dims = {2, 1, 3}) {
   ModelBuilder m(14);
-  m.input("X", x_dims).output("Y_h");
-  m.random("W", {1, 16, 3}).random("R", {1, 16, 4});
-  auto& n = m.node("LSTM", {"X", "W", "R"}, {"", "Y_h"}, "lstm1");
-  attr(n, "hidden_size", int64_t{4});
+  m.output("Y_h");
+  auto& n = recurrent_node(m, "LSTM", 4, {"", "Y_h"}, "lstm1", x_dims);
   edit(m, n);
   return convert_error(m);
 }
@@ -239,10 +249,8 @@ TEST(SeqRnn, InputRankAndBiasShapeAreChecked) {
 // functions and their alpha/beta land in the step.
 TEST(SeqRnn, ActivationsAttribute) {
   ModelBuilder m(14);
-  m.input("X", {2, 1, 3}).output("Y_h");
-  m.random("W", {1, 9, 3}).random("R", {1, 9, 3});
-  auto& n = m.node("GRU", {"X", "W", "R"}, {"", "Y_h"}, "gru1");
-  attr(n, "hidden_size", int64_t{3});
+  m.output("Y_h");
+  auto& n = recurrent_node(m, "GRU", 3, {"", "Y_h"}, "gru1");
   auto* acts = add_attr(n, "activations");
   acts->set_type(onnx::AttributeProto::STRINGS);
   acts->add_strings("hardsigmoid");  // any case, as onnxruntime
@@ -276,10 +284,8 @@ TEST(SeqRnn, ActivationsAttribute) {
 TEST(SeqRnn, DefaultActivationsWrittenOut) {
   const auto lstm = [](bool explicit_list) {
     ModelBuilder m(14);
-    m.input("X", {2, 1, 3}).output("Y_h");
-    m.random("W", {1, 8, 3}).random("R", {1, 8, 2});
-    auto& n = m.node("LSTM", {"X", "W", "R"}, {"", "Y_h"}, "lstm1");
-    attr(n, "hidden_size", int64_t{2});
+    m.output("Y_h");
+    auto& n = recurrent_node(m, "LSTM", 2, {"", "Y_h"}, "lstm1");
     if (explicit_list) {
       auto* acts = add_attr(n, "activations");
       acts->set_type(onnx::AttributeProto::STRINGS);
@@ -308,10 +314,8 @@ TEST(SeqRnn, DefaultActivationsWrittenOut) {
 TEST(SeqRnn, WorkspaceIsTheKernels) {
   for (int64_t H : {1, 7, 64}) {
     ModelBuilder m(14);
-    m.input("X", {2, 1, 3}).output("Y_h");
-    m.random("W", {1, 3 * H, 3}).random("R", {1, 3 * H, H});
-    auto& n = m.node("GRU", {"X", "W", "R"}, {"", "Y_h"}, "gru");
-    attr(n, "hidden_size", H);
+    m.output("Y_h");
+    auto& n = recurrent_node(m, "GRU", H, {"", "Y_h"}, "gru");
     const ConvertResult r = convert_and_load(m);
     const fb::Plan* plan = plan_of(r);
     ASSERT_NE(plan, nullptr);

@@ -65,6 +65,14 @@ std::string joined(const std::vector<std::string>& problems) {
   return all;
 }
 
+// Both readings of the contract refuse the corrupted plan, naming step `step`: plan_contract.cc
+// with the problem `contract`, the loader with a message holding `loader`.
+void expect_refused(const Corruptible& c, const std::string& step, const std::string& contract,
+                    const std::string& loader) {
+  EXPECT_THAT(joined(plan_contract_problems(c.plan)), HasSubstr("step " + step + ": " + contract));
+  EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step '" + step + "'"), HasSubstr(loader)));
+}
+
 TEST(PlanContract, ConvTransposeStrideThatDoesNotGiveTheOutputIsRefused) {
   ModelBuilder m(13);
   m.input("x", {1, 2, 3, 3}).output("y");
@@ -75,11 +83,8 @@ TEST(PlanContract, ConvTransposeStrideThatDoesNotGiveTheOutputIsRefused) {
   const auto* p = c.step->params_as_ConvTransposeParams();
   ASSERT_NE(p->stride(), nullptr);
   const_cast<flatbuffers::Vector<int64_t>*>(p->stride())->Mutate(0, 2);  // y [1,3,4,4] stays
-  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
-              HasSubstr("step deconv: convtranspose output [1,3,4,4], the window gives "
-                        "[1,3,6,4]"));
-  EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step 'deconv'"),
-                                        HasSubstr("the transposed window gives another size")));
+  expect_refused(c, "deconv", "convtranspose output [1,3,4,4], the window gives [1,3,6,4]",
+                 "the transposed window gives another size");
 }
 
 TEST(PlanContract, RnnHiddenSizeThatDoesNotFitTheWeightsIsRefused) {
@@ -91,9 +96,7 @@ TEST(PlanContract, RnnHiddenSizeThatDoesNotFitTheWeightsIsRefused) {
   ASSERT_NE(c.step, nullptr);
   ASSERT_TRUE(table_of(c.step->params_as_RnnParams())
                   ->SetField<int64_t>(fb::RnnParams::VT_HIDDEN_SIZE, 2, 0));
-  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
-              HasSubstr("step gru: rnn W [1,9,3], expected [1,6,3]"));
-  EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step 'gru'"), HasSubstr("must be [1,6,3]")));
+  expect_refused(c, "gru", "rnn W [1,9,3], expected [1,6,3]", "must be [1,6,3]");
 }
 
 TEST(PlanContract, RnnWithTheWrongNumberOfActivationsIsRefused) {
@@ -133,10 +136,8 @@ TEST(PlanContract, QLinearMatMulWithMismatchedInnerDimsIsRefused) {
   ASSERT_EQ(dims->size(), 2u);
   dims->Mutate(0, 3);
   dims->Mutate(1, 4);
-  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
-              HasSubstr("step qmm: qlinear_matmul inner dims [2,4] x [3,4]"));
-  EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step 'qmm'"),
-                                        HasSubstr("inner dimensions of A and B differ")));
+  expect_refused(c, "qmm", "qlinear_matmul inner dims [2,4] x [3,4]",
+                 "inner dimensions of A and B differ");
 }
 
 TEST(PlanContract, QLinearConvStrideThatDoesNotGiveTheOutputIsRefused) {
@@ -152,10 +153,8 @@ TEST(PlanContract, QLinearConvStrideThatDoesNotGiveTheOutputIsRefused) {
   const auto* p = c.step->params_as_QLinearConvParams();
   ASSERT_NE(p->stride(), nullptr);
   const_cast<flatbuffers::Vector<int64_t>*>(p->stride())->Mutate(1, 2);  // y [1,3,3,3] stays
-  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
-              HasSubstr("step qconv: qlinear_conv output [1,3,3,3]"));
-  EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step 'qconv'"),
-                                        HasSubstr("spatial dim 1 is 3, the window gives 2")));
+  expect_refused(c, "qconv", "qlinear_conv output [1,3,3,3]",
+                 "spatial dim 1 is 3, the window gives 2");
 }
 
 TEST(PlanContract, QLinearConvWithAFloatOperandIsRefused) {
@@ -170,9 +169,7 @@ TEST(PlanContract, QLinearConvWithAFloatOperandIsRefused) {
   // The weight's scale (float32) where the weight goes: the dtypes no longer fit.
   auto* inputs = const_cast<flatbuffers::Vector<uint32_t>*>(c.step->inputs());
   inputs->Mutate(3, inputs->Get(1));
-  EXPECT_THAT(joined(plan_contract_problems(c.plan)),
-              HasSubstr("step qconv: qlinear operands and output are int8 or uint8"));
-  EXPECT_THAT(load_error(c.plan), HasSubstr("step 'qconv'"));
+  expect_refused(c, "qconv", "qlinear operands and output are int8 or uint8", "");
 }
 
 }  // namespace

@@ -52,6 +52,16 @@ inline std::string convert_error(const ModelBuilder& m, const ConvertOptions& op
   return convert_error(m.bytes(), options);
 }
 
+// The error of a conversion for a GPU target (orin-agx), which must say that the model holds
+// something unsupported in a GPU plan.
+inline std::string gpu_plan_error(const ModelBuilder& m) {
+  ConvertOptions gpu;
+  gpu.target = "orin-agx";
+  const std::string error = convert_error(m, gpu);
+  EXPECT_THAT(error, HasSubstr("unsupported in a GPU plan"));
+  return error;
+}
+
 // Converts `default_trials` copies of the model bytes `good` (JETPLAN_FUZZ_TRIALS overrides the
 // count), each with 1 to 3 bytes flipped at places drawn from `seed`: every copy must give a
 // ConvertError (with no control character in its message, where `clean_messages`) or a plan the

@@ -46,22 +46,27 @@ class ModelBuilder {
     return *this;
   }
 
-  ModelBuilder& initializer(const std::string& name, const std::vector<int64_t>& dims,
-                            const std::vector<float>& values) {
+  // An initializer with its name, type and dims but no data yet (owned by the model): the caller
+  // stores its values (typed fields, raw_data or external data).
+  onnx::TensorProto* empty_initializer(const std::string& name, int data_type,
+                                       const std::vector<int64_t>& dims) {
     auto* t = model_.mutable_graph()->add_initializer();
     t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->set_data_type(data_type);
     for (int64_t d : dims) t->add_dims(d);
+    return t;
+  }
+
+  ModelBuilder& initializer(const std::string& name, const std::vector<int64_t>& dims,
+                            const std::vector<float>& values) {
+    auto* t = empty_initializer(name, onnx::TensorProto::FLOAT, dims);
     for (float v : values) t->add_float_data(v);
     return *this;
   }
 
   ModelBuilder& initializer_i64(const std::string& name, const std::vector<int64_t>& dims,
                                 const std::vector<int64_t>& values) {
-    auto* t = model_.mutable_graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    for (int64_t d : dims) t->add_dims(d);
+    auto* t = empty_initializer(name, onnx::TensorProto::INT64, dims);
     for (int64_t v : values) t->add_int64_data(v);
     return *this;
   }

@@ -20,11 +20,7 @@ namespace jetplan::converter::testing {
 template <typename T>
 void typed_initializer(ModelBuilder& m, const std::string& name, int type,
                        const std::vector<int64_t>& dims, const std::vector<T>& values) {
-  auto* t = m.model().mutable_graph()->add_initializer();
-  t->set_name(name);
-  t->set_data_type(type);
-  for (int64_t d : dims) t->add_dims(d);
-  t->set_raw_data(
+  m.empty_initializer(name, type, dims)->set_raw_data(
       std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)));
 }
 
