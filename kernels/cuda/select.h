@@ -88,5 +88,14 @@ bool select_float_pair(const StepDesc& step, const char* kernels, KernelVariantI
                        LaunchChoice* out, std::string* why);
 // Elements of a dense shape (1 for rank 0).
 uint64_t count_elements(int32_t rank, const int64_t* dims);
+// select_byte_mover over the dense output of a step whose params P give elem_bytes, rank and
+// out_dims (Where, Broadcast, Pad).
+template <typename P>
+bool select_dense_byte_mover(KernelVariantId id, const StepDesc& step, const TargetInfo& target,
+                             LaunchChoice* out, std::string* why) {
+  const auto* p = static_cast<const P*>(step.params);
+  return select_byte_mover(id, p->elem_bytes, count_elements(p->rank, p->out_dims), target, out,
+                           why);
+}
 
 }  // namespace jetplan::kernels::cuda

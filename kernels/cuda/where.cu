@@ -25,9 +25,4 @@ __device__ void where_kernel(const StepPointers& ptrs, const WhereParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::WhereParams;
-using jetplan::kernels::cuda::StepPointers;
-
-extern "C" __global__ void jp_where(StepPointers ptrs, const WhereParams p) {
-  jetplan::kernels::cuda::where_kernel(ptrs, p);
-}
+JP_STEP_KERNEL(jp_where, WhereParams, jetplan::kernels::cuda::where_kernel)
