@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/kernels/cuda/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
