@@ -9,6 +9,20 @@
 
 namespace jetplan::kernels {
 
+// The fields that ConvParams and ConvTransposeParams share, in their order: spatial_rank
+// (1..kMaxSpatial), batch, the channel counts and groups, the window (JP_SPATIAL_WINDOW_FIELDS),
+// whether bias and residual are given, and the activation applied last.
+#define JP_CONV_FIELDS                    \
+  int32_t spatial_rank = 2;               \
+  int64_t batch = 1;                      \
+  int64_t in_channels = 0;                \
+  int64_t out_channels = 0;               \
+  int64_t groups = 1;                     \
+  JP_SPATIAL_WINDOW_FIELDS;               \
+  bool has_bias = false;                  \
+  bool has_residual = false;              \
+  Activation act
+
 // y = act(conv(x, w) + bias + residual)
 // x [batch, in_channels, *in_size], w [out_channels, in_channels / groups, *kernel],
 // bias [out_channels] (optional), residual and y [batch, out_channels, *out_size].
@@ -16,20 +30,7 @@ namespace jetplan::kernels {
 // residual and y [batch, *out_size, out_channels] (NHWC; GPU plans).
 // Padding at the end of each dim is implied by out_size.
 struct ConvParams {
-  int32_t spatial_rank = 2;  // 1..kMaxSpatial
-  int64_t batch = 1;
-  int64_t in_channels = 0;
-  int64_t out_channels = 0;
-  int64_t groups = 1;
-  int64_t in_size[kMaxSpatial] = {1, 1, 1};
-  int64_t out_size[kMaxSpatial] = {1, 1, 1};
-  int64_t kernel[kMaxSpatial] = {1, 1, 1};
-  int64_t stride[kMaxSpatial] = {1, 1, 1};
-  int64_t dilation[kMaxSpatial] = {1, 1, 1};
-  int64_t pad_begin[kMaxSpatial] = {0, 0, 0};
-  bool has_bias = false;
-  bool has_residual = false;
-  Activation act;
+  JP_CONV_FIELDS;
   bool channels_last = false;
   // channels_last only: y holds y_channels >= out_channels channels per pixel and this conv
   // writes [y_channel_offset, +out_channels) of them (a Concat along channels written in

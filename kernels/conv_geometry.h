@@ -55,4 +55,16 @@ inline void for_each_tap(const ConvGeometry& g, int64_t o0, int64_t o1, int64_t 
   }
 }
 
+// The per-group channel counts and the plane and kernel volumes of a Conv, QLinearConv or
+// ConvTranspose twin (P: ConvParams or ConvTransposeParams; g: its conv_geometry_3d).
+struct ConvVolumes {
+  int64_t in_per_group, out_per_group, in_plane, out_plane, kernel_volume;
+};
+
+template <typename P>
+inline ConvVolumes conv_volumes(const P& p, const ConvGeometry& g) {
+  return {p.in_channels / p.groups, p.out_channels / p.groups, g.in[0] * g.in[1] * g.in[2],
+          g.out[0] * g.out[1] * g.out[2], g.kernel[0] * g.kernel[1] * g.kernel[2]};
+}
+
 }  // namespace jetplan::kernels

@@ -4,8 +4,7 @@
 
 #include <cstdint>
 
-#include "kernels/activation_function.h"
-#include "kernels/tensor_limits.h"
+#include "kernels/conv.h"
 
 namespace jetplan::kernels {
 
@@ -17,20 +16,7 @@ namespace jetplan::kernels {
 // out_size is explicit (ONNX output_shape, or stride * (in - 1) + output_padding +
 // (kernel - 1) * dilation + 1 - pad_begin - pad_end): pad_end and output_padding are implied by it.
 struct ConvTransposeParams {
-  int32_t spatial_rank = 2;  // 1..kMaxSpatial
-  int64_t batch = 1;
-  int64_t in_channels = 0;
-  int64_t out_channels = 0;
-  int64_t groups = 1;
-  int64_t in_size[kMaxSpatial] = {1, 1, 1};
-  int64_t out_size[kMaxSpatial] = {1, 1, 1};
-  int64_t kernel[kMaxSpatial] = {1, 1, 1};
-  int64_t stride[kMaxSpatial] = {1, 1, 1};
-  int64_t dilation[kMaxSpatial] = {1, 1, 1};
-  int64_t pad_begin[kMaxSpatial] = {0, 0, 0};
-  bool has_bias = false;
-  bool has_residual = false;
-  Activation act;
+  JP_CONV_FIELDS;  // as ConvParams
 };
 
 }  // namespace jetplan::kernels

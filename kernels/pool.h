@@ -21,12 +21,7 @@ struct PoolParams {
   int32_t spatial_rank = 2;
   int64_t batch = 1;
   int64_t channels = 0;
-  int64_t in_size[kMaxSpatial] = {1, 1, 1};
-  int64_t out_size[kMaxSpatial] = {1, 1, 1};
-  int64_t kernel[kMaxSpatial] = {1, 1, 1};
-  int64_t stride[kMaxSpatial] = {1, 1, 1};
-  int64_t dilation[kMaxSpatial] = {1, 1, 1};
-  int64_t pad_begin[kMaxSpatial] = {0, 0, 0};
+  JP_SPATIAL_WINDOW_FIELDS;  // in_size, out_size, kernel, stride, dilation, pad_begin
   int64_t pad_end[kMaxSpatial] = {0, 0, 0};
   bool count_include_pad = false;
   bool channels_last = false;

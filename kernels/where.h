@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/host_device.h"
 #include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels {
@@ -19,6 +20,21 @@ struct WhereParams {
   int64_t x_strides[kMaxRank] = {};
   int64_t y_strides[kMaxRank] = {};
 };
+
+// The element that out[i] copies, for the CPU twin and the CUDA kernel: x's or y's as cond says.
+JP_HD_INLINE const unsigned char* where_source(const WhereParams& p, int64_t i,
+                                               const unsigned char* cond, const unsigned char* xs,
+                                               const unsigned char* ys) {
+  int64_t rest = i, c_off = 0, x_off = 0, y_off = 0;
+  for (int32_t d = p.rank - 1; d >= 0; --d) {
+    const int64_t c = rest % p.out_dims[d];
+    rest /= p.out_dims[d];
+    c_off += c * p.cond_strides[d];
+    x_off += c * p.x_strides[d];
+    y_off += c * p.y_strides[d];
+  }
+  return cond[c_off] != 0 ? xs + x_off * p.elem_bytes : ys + y_off * p.elem_bytes;
+}
 
 }  // namespace jetplan::kernels
 

@@ -14,24 +14,20 @@ using conv_transpose_math::to_3d;
 void conv_transpose(const ConvTransposeParams& p, const float* x, const float* w,
                     const float* bias, const float* residual, float* y) {
   const Geometry g = to_3d(p);
-  const int64_t in_per_group = p.in_channels / p.groups;
-  const int64_t out_per_group = p.out_channels / p.groups;
-  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
-  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
-  const int64_t kernel_volume = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const ConvVolumes vol = conv_volumes(p, g);
 
   for (int64_t n = 0; n < p.batch; ++n)
     for (int64_t oc = 0; oc < p.out_channels; ++oc) {
-      const int64_t first_ic = (oc / out_per_group) * in_per_group;
-      const int64_t oc_in_group = oc % out_per_group;
-      const int64_t plane_offset = (n * p.out_channels + oc) * out_plane;
+      const int64_t first_ic = (oc / vol.out_per_group) * vol.in_per_group;
+      const int64_t oc_in_group = oc % vol.out_per_group;
+      const int64_t plane_offset = (n * p.out_channels + oc) * vol.out_plane;
       for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
         for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
           for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
             double acc = 0.0;
-            for (int64_t ic = first_ic; ic < first_ic + in_per_group; ++ic) {
-              const float* x_plane = x + (n * p.in_channels + ic) * in_plane;
-              const float* w_k = w + (ic * out_per_group + oc_in_group) * kernel_volume;
+            for (int64_t ic = first_ic; ic < first_ic + vol.in_per_group; ++ic) {
+              const float* x_plane = x + (n * p.in_channels + ic) * vol.in_plane;
+              const float* w_k = w + (ic * vol.out_per_group + oc_in_group) * vol.kernel_volume;
               for_each_source_tap(g, o0, o1, o2, [&](int64_t xo, int64_t wo) {
                 const double xv = x_plane[xo];
                 const double wv = w_k[wo];

@@ -21,12 +21,9 @@ void gather_elements(const GatherElementsParams& p, const void* data, const void
       std::memset(out + i * p.elem_bytes, 0, elem);
       continue;
     }
-    int64_t rest = i, offset = 0;
-    for (int d = p.rank - 1; d >= 0; --d) {
-      const int64_t coord = rest % p.out_dims[d];
-      rest /= p.out_dims[d];
-      offset += (d == p.axis ? k : coord) * data_strides[d];
-    }
+    const int64_t offset = source_offset(i, p.rank, p.out_dims, [&](int32_t d, int64_t coord) {
+      return (d == p.axis ? k : coord) * data_strides[d];
+    });
     std::memcpy(out + i * p.elem_bytes, in + offset * p.elem_bytes, elem);
   }
 }

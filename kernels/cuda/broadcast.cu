@@ -27,9 +27,4 @@ __device__ void broadcast_kernel(const StepPointers& ptrs, const BroadcastParams
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::BroadcastParams;
-using jetplan::kernels::cuda::StepPointers;
-
-extern "C" __global__ void jp_broadcast(StepPointers ptrs, const BroadcastParams p) {
-  jetplan::kernels::cuda::broadcast_kernel(ptrs, p);
-}
+JP_STEP_KERNEL(jp_broadcast, BroadcastParams, jetplan::kernels::cuda::broadcast_kernel)

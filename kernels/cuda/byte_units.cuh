@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace jetplan::kernels::cuda {
 
@@ -19,6 +20,19 @@ __device__ __forceinline__ int unit_bytes(uint64_t bits) {
   int u = 16;
   while (u > 1 && (bits & static_cast<uint64_t>(u - 1)) != 0) u >>= 1;
   return u;
+}
+
+// Calls move(std::integral_constant<int, N>{}, bytes / N) for the unit N = unit_bytes(bits): a
+// byte mover's dispatch to its widest unit.
+template <typename Move>
+__device__ __forceinline__ void move_in_units(uint64_t bits, int64_t bytes, Move move) {
+  switch (unit_bytes(bits)) {
+    case 16: move(std::integral_constant<int, 16>{}, bytes / 16); break;
+    case 8: move(std::integral_constant<int, 8>{}, bytes / 8); break;
+    case 4: move(std::integral_constant<int, 4>{}, bytes / 4); break;
+    case 2: move(std::integral_constant<int, 2>{}, bytes / 2); break;
+    default: move(std::integral_constant<int, 1>{}, bytes); break;
+  }
 }
 
 }  // namespace jetplan::kernels::cuda

@@ -39,21 +39,12 @@ __device__ void concat(const StepPointers& ptrs, const ConcatParams& p) {
   for (int32_t k = 0; k < p.num_inputs && k < kMaxConcatInputs; ++k)
     if (p.axis_len[k] > 0) bits |= reinterpret_cast<uintptr_t>(ptrs.in[k]);
   if (p.num_inputs < 1 || p.num_inputs > kMaxConcatInputs || row_bytes <= 0) return;
-  switch (unit_bytes(bits)) {
-    case 16: concat_units<16>(ptrs, p, row_bytes / 16); break;
-    case 8: concat_units<8>(ptrs, p, row_bytes / 8); break;
-    case 4: concat_units<4>(ptrs, p, row_bytes / 4); break;
-    case 2: concat_units<2>(ptrs, p, row_bytes / 2); break;
-    default: concat_units<1>(ptrs, p, row_bytes); break;
-  }
+  move_in_units(bits, row_bytes, [&](auto unit, int64_t row_units) {
+    concat_units<decltype(unit)::value>(ptrs, p, row_units);
+  });
 }
 
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::ConcatParams;
-using jetplan::kernels::cuda::StepPointers;
-
-extern "C" __global__ void jp_concat(StepPointers ptrs, const ConcatParams p) {
-  jetplan::kernels::cuda::concat(ptrs, p);
-}
+JP_STEP_KERNEL(jp_concat, ConcatParams, jetplan::kernels::cuda::concat)

@@ -26,17 +26,14 @@ bool select_conv_transpose(const StepDesc& step, const TargetInfo& target, Launc
         static_cast<uint64_t>(p->batch) * ((static_cast<uint64_t>(p->out_channels) + 7) / 8) *
         static_cast<uint64_t>(p->out_size[0]) * static_cast<uint64_t>(p->stride[1]) *
         ((static_cast<uint64_t>(p->in_size[1]) + 3) / 4);
-    out->variant = &kernel_variant(f16 ? VariantId::jp_conv_transpose_upsample_f16
-                                       : VariantId::jp_conv_transpose_upsample_f32);
-    launch_1d(work, 128, target.sm_count * 32, out);
-    return true;
+    return launch_float_pair(f16, VariantId::jp_conv_transpose_upsample_f16,
+                             VariantId::jp_conv_transpose_upsample_f32, work, 128,
+                             target.sm_count * 32, out);
   }
   uint64_t work = static_cast<uint64_t>(p->batch) * static_cast<uint64_t>(p->out_channels);
   for (int32_t d = 0; d < p->spatial_rank; ++d) work *= static_cast<uint64_t>(p->out_size[d]);
-  out->variant =
-      &kernel_variant(f16 ? VariantId::jp_conv_transpose_f16 : VariantId::jp_conv_transpose_f32);
-  launch_1d(work, 256, target.sm_count * 16, out);
-  return true;
+  return launch_float_pair(f16, VariantId::jp_conv_transpose_f16, VariantId::jp_conv_transpose_f32,
+                           work, 256, target.sm_count * 16, out);
 }
 
 }  // namespace jetplan::kernels::cuda

@@ -35,13 +35,9 @@ __device__ void copy_bytes(const void* x, void* y, int64_t bytes) {
     }
     return;
   }
-  switch (unit_bytes(s | d | n)) {
-    case 16: copy_units<16>(x, y, bytes / 16); break;
-    case 8: copy_units<8>(x, y, bytes / 8); break;
-    case 4: copy_units<4>(x, y, bytes / 4); break;
-    case 2: copy_units<2>(x, y, bytes / 2); break;
-    default: copy_units<1>(x, y, bytes); break;
-  }
+  move_in_units(s | d | n, bytes, [&](auto unit, int64_t units) {
+    copy_units<decltype(unit)::value>(x, y, units);
+  });
 }
 
 }  // namespace

@@ -48,6 +48,14 @@ __device__ __forceinline__ int64_t dense_count(int32_t rank, const int64_t* dims
 
 }  // namespace jetplan::kernels::cuda
 
+// A family kernel of one variant: extern "C" `name` of the signature kernels/cuda/launch.h
+// describes, running fn (qualified).
+#define JP_STEP_KERNEL(name, Params, fn)                                      \
+  extern "C" __global__ void name(jetplan::kernels::cuda::StepPointers ptrs, \
+                                  const jetplan::kernels::Params p) {       \
+    fn(ptrs, p);                                                             \
+  }
+
 // A family kernel's Float16 and Float32 variants: extern "C" name##_f16 and name##_f32 of the
 // signature kernels/cuda/launch.h describes, running fn<__half> and fn<float> (fn qualified).
 #define JP_HALF_AND_FLOAT_KERNELS(name, Params, fn)                                \

@@ -2,6 +2,25 @@
 #include "kernels/elementwise.h"
 
 namespace jetplan::kernels::cuda {
+namespace {
+
+// The comparison kernels, one per dtype they take.
+struct CompareKernel {
+  DType dtype;
+  VariantId id;
+};
+constexpr CompareKernel kCompareKernels[] = {
+    {DType::kFloat32, VariantId::jp_elementwise_cmp_f32},
+    {DType::kFloat16, VariantId::jp_elementwise_cmp_f16},
+    {DType::kFloat64, VariantId::jp_elementwise_cmp_f64},
+    {DType::kInt8, VariantId::jp_elementwise_cmp_i8},
+    {DType::kUInt8, VariantId::jp_elementwise_cmp_u8},
+    {DType::kInt32, VariantId::jp_elementwise_cmp_i32},
+    {DType::kInt64, VariantId::jp_elementwise_cmp_i64},
+    {DType::kBool, VariantId::jp_elementwise_cmp_bool},
+};
+
+}  // namespace
 
 // Elementwise: comparisons on every dtype (Float16 included), logic on Bool, integer arithmetic
 // on Int32/Int64, FMod on Float32/Float64 (elementwise_supported, with Float16 comparisons).
@@ -14,38 +33,12 @@ bool select_elementwise(const StepDesc& step, const TargetInfo& target, LaunchCh
     found = p->dtype == DType::kBool;
     id = VariantId::jp_elementwise_cmp_bool;
   } else if (elementwise_is_comparison(p->op)) {
-    switch (p->dtype) {
-      case DType::kFloat32:
-        id = VariantId::jp_elementwise_cmp_f32;
-        break;
-      case DType::kFloat16:
-        id = VariantId::jp_elementwise_cmp_f16;
-        break;
-      case DType::kFloat64:
-        id = VariantId::jp_elementwise_cmp_f64;
-        break;
-      case DType::kInt8:
-        id = VariantId::jp_elementwise_cmp_i8;
-        break;
-      case DType::kUInt8:
-        id = VariantId::jp_elementwise_cmp_u8;
-        break;
-      case DType::kInt32:
-        id = VariantId::jp_elementwise_cmp_i32;
-        break;
-      case DType::kInt64:
-        id = VariantId::jp_elementwise_cmp_i64;
-        break;
-      case DType::kBool:
-        id = VariantId::jp_elementwise_cmp_bool;
-        break;
-      case DType::kInt16:
-      case DType::kUInt16:
-      case DType::kUInt32:
-      case DType::kUInt64:
-      case DType::kBFloat16:
-        found = false;
-        break;  // CPU backend only
+    found = false;  // the other dtypes: CPU backend only
+    for (const CompareKernel& k : kCompareKernels) {
+      if (k.dtype == p->dtype) {
+        id = k.id;
+        found = true;
+      }
     }
   } else if (p->dtype == DType::kInt32) {
     id = VariantId::jp_elementwise_i32;

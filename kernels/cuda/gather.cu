@@ -41,6 +41,7 @@ __device__ void gather(const StepPointers& ptrs, const GatherParams& p) {
   const uint64_t bits = static_cast<uint64_t>(row_bytes) |
                         reinterpret_cast<uintptr_t>(ptrs.in[0]) |
                         reinterpret_cast<uintptr_t>(ptrs.out[0]);
+  // Spelled out rather than through move_in_units, which changes this kernel's SASS.
   switch (unit_bytes(bits)) {
     case 16: gather_units<16>(ptrs, p, row_bytes / 16); break;
     case 8: gather_units<8>(ptrs, p, row_bytes / 8); break;
@@ -53,9 +54,4 @@ __device__ void gather(const StepPointers& ptrs, const GatherParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::GatherParams;
-using jetplan::kernels::cuda::StepPointers;
-
-extern "C" __global__ void jp_gather(StepPointers ptrs, const GatherParams p) {
-  jetplan::kernels::cuda::gather(ptrs, p);
-}
+JP_STEP_KERNEL(jp_gather, GatherParams, jetplan::kernels::cuda::gather)

@@ -12,9 +12,8 @@ bool select_layer_norm(const StepDesc& step, const TargetInfo& target, LaunchCho
     return false;
   }
   const auto* p = static_cast<const LayerNormParams*>(step.params);
-  out->variant = &kernel_variant(f16 ? VariantId::jp_layer_norm_f16 : VariantId::jp_layer_norm_f32);
-  launch_1d(static_cast<uint64_t>(p->outer) * 256, 256, target.sm_count * 16, out);
-  return true;
+  return launch_float_pair(f16, VariantId::jp_layer_norm_f16, VariantId::jp_layer_norm_f32,
+                           static_cast<uint64_t>(p->outer) * 256, 256, target.sm_count * 16, out);
 }
 
 }  // namespace jetplan::kernels::cuda

@@ -41,9 +41,4 @@ __device__ void pad_kernel(const StepPointers& ptrs, const PadParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::PadParams;
-using jetplan::kernels::cuda::StepPointers;
-
-extern "C" __global__ void jp_pad(StepPointers ptrs, const PadParams p) {
-  jetplan::kernels::cuda::pad_kernel(ptrs, p);
-}
+JP_STEP_KERNEL(jp_pad, PadParams, jetplan::kernels::cuda::pad_kernel)

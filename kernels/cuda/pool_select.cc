@@ -20,10 +20,9 @@ bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     out_plane *= static_cast<uint64_t>(p->out_size[d]);
   }
   if (global) {
-    out->variant = &kernel_variant(f16 ? VariantId::jp_pool_global_avg_f16
-                                       : VariantId::jp_pool_global_avg_f32);
     const uint64_t tiles = static_cast<uint64_t>(p->batch) * ceil_div_u32(p->channels, 32);
-    launch_1d(tiles * 256, 256, target.sm_count * 16, out);
+    launch_float_pair(f16, VariantId::jp_pool_global_avg_f16, VariantId::jp_pool_global_avg_f32,
+                      tiles * 256, 256, target.sm_count * 16, out);
     out->block[0] = 32;
     out->block[1] = 8;
     return true;
@@ -34,9 +33,8 @@ bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     launch_1d(outputs / 8, 256, target.sm_count * 8, out);
     return true;
   }
-  out->variant = &kernel_variant(f16 ? VariantId::jp_pool_f16 : VariantId::jp_pool_f32);
-  launch_1d(outputs, 256, target.sm_count * 8, out);
-  return true;
+  return launch_float_pair(f16, VariantId::jp_pool_f16, VariantId::jp_pool_f32, outputs, 256,
+                           target.sm_count * 8, out);
 }
 
 }  // namespace jetplan::kernels::cuda

@@ -55,6 +55,21 @@ bool float_storage(const StepDesc& step, const char* kernels, bool* f16, std::st
   return true;
 }
 
+bool launch_float_pair(bool f16, KernelVariantId f16_id, KernelVariantId f32_id, uint64_t work,
+                       uint32_t threads, uint32_t max_blocks, LaunchChoice* out) {
+  out->variant = &kernel_variant(f16 ? f16_id : f32_id);
+  launch_1d(work, threads, max_blocks, out);
+  return true;
+}
+
+bool select_float_pair(const StepDesc& step, const char* kernels, KernelVariantId f16_id,
+                       KernelVariantId f32_id, uint64_t work, uint32_t threads, uint32_t max_blocks,
+                       LaunchChoice* out, std::string* why) {
+  bool f16 = false;
+  if (!float_storage(step, kernels, &f16, why)) return false;
+  return launch_float_pair(f16, f16_id, f32_id, work, threads, max_blocks, out);
+}
+
 uint64_t count_elements(int32_t rank, const int64_t* dims) {
   uint64_t n = 1;
   for (int32_t d = 0; d < rank; ++d) n *= static_cast<uint64_t>(dims[d]);

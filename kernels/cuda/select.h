@@ -78,7 +78,24 @@ bool select_byte_mover(KernelVariantId id, int64_t elem_bytes, uint64_t work,
 // The kernels that store Float16 or Float32: true with *f16 set for those step dtypes; false
 // with `why` set to "the CUDA <kernels> kernels take Float16 or Float32" otherwise.
 bool float_storage(const StepDesc& step, const char* kernels, bool* f16, std::string* why);
+// Sets the variant of a Float16/Float32 pair (f16_id when f16, else f32_id) and its launch_1d;
+// returns true (a selector's last word).
+bool launch_float_pair(bool f16, KernelVariantId f16_id, KernelVariantId f32_id, uint64_t work,
+                       uint32_t threads, uint32_t max_blocks, LaunchChoice* out);
+// float_storage's check of the step, then launch_float_pair for its storage.
+bool select_float_pair(const StepDesc& step, const char* kernels, KernelVariantId f16_id,
+                       KernelVariantId f32_id, uint64_t work, uint32_t threads, uint32_t max_blocks,
+                       LaunchChoice* out, std::string* why);
 // Elements of a dense shape (1 for rank 0).
 uint64_t count_elements(int32_t rank, const int64_t* dims);
+// select_byte_mover over the dense output of a step whose params P give elem_bytes, rank and
+// out_dims (Where, Broadcast, Pad).
+template <typename P>
+bool select_dense_byte_mover(KernelVariantId id, const StepDesc& step, const TargetInfo& target,
+                             LaunchChoice* out, std::string* why) {
+  const auto* p = static_cast<const P*>(step.params);
+  return select_byte_mover(id, p->elem_bytes, count_elements(p->rank, p->out_dims), target, out,
+                           why);
+}
 
 }  // namespace jetplan::kernels::cuda

@@ -17,16 +17,7 @@ __device__ void where_kernel(const StepPointers& ptrs, const WhereParams& p) {
   auto* out = static_cast<unsigned char*>(ptrs.out[0]);
   const int64_t count = dense_count(p.rank, p.out_dims);
   for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    int64_t rest = i, c_off = 0, x_off = 0, y_off = 0;
-    for (int32_t d = p.rank - 1; d >= 0; --d) {
-      const int64_t c = rest % p.out_dims[d];
-      rest /= p.out_dims[d];
-      c_off += c * p.cond_strides[d];
-      x_off += c * p.x_strides[d];
-      y_off += c * p.y_strides[d];
-    }
-    const unsigned char* src =
-        cond[c_off] != 0 ? xs + x_off * p.elem_bytes : ys + y_off * p.elem_bytes;
+    const unsigned char* src = where_source(p, i, cond, xs, ys);
     copy_elem(out + i * p.elem_bytes, src, p.elem_bytes);
   }
 }
@@ -34,9 +25,4 @@ __device__ void where_kernel(const StepPointers& ptrs, const WhereParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::WhereParams;
-using jetplan::kernels::cuda::StepPointers;
-
-extern "C" __global__ void jp_where(StepPointers ptrs, const WhereParams p) {
-  jetplan::kernels::cuda::where_kernel(ptrs, p);
-}
+JP_STEP_KERNEL(jp_where, WhereParams, jetplan::kernels::cuda::where_kernel)

@@ -5,9 +5,7 @@ namespace jetplan::kernels::cuda {
 
 bool select_where(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                   std::string* why) {
-  const auto* p = static_cast<const WhereParams*>(step.params);
-  return select_byte_mover(VariantId::jp_where, p->elem_bytes, count_elements(p->rank, p->out_dims),
-                           target, out, why);
+  return select_dense_byte_mover<WhereParams>(VariantId::jp_where, step, target, out, why);
 }
 
 }  // namespace jetplan::kernels::cuda

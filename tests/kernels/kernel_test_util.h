@@ -494,6 +494,42 @@ void set_window(Params& p, const WindowShape& w, const Shape& out) {
   }
 }
 
+// The channel fields that ConvParams and ConvTransposeParams share (JP_CONV_FIELDS).
+template <typename Params>
+void set_conv_channels(Params& p, int64_t batch, int64_t in_channels, int64_t out_channels,
+                       int64_t groups) {
+  p.batch = batch;
+  p.in_channels = in_channels;
+  p.out_channels = out_channels;
+  p.groups = groups;
+}
+
+// A Conv or ConvTranspose test case's params (S: a shape with WindowShape's fields, batch, the
+// channel counts, groups and out()).
+template <typename Params, typename S>
+Params conv_like_params(const S& s, bool bias, bool residual, Activation act) {
+  Params p;
+  set_window(p, s, s.out());
+  set_conv_channels(p, s.batch, s.in_channels, s.out_channels, s.groups);
+  p.has_bias = bias;
+  p.has_residual = residual;
+  p.act = act;
+  return p;
+}
+
+// GemmParams of `batch` products [M, K] x [K, N] (A and B transposed as said), the rest default.
+inline GemmParams gemm_shape(int64_t batch, int64_t M, int64_t N, int64_t K, bool trans_a,
+                             bool trans_b) {
+  GemmParams p;
+  p.batch = batch;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.trans_a = trans_a;
+  p.trans_b = trans_b;
+  return p;
+}
+
 // [batch, channels, spatial] -> [batch, spatial, channels] for any spatial volume.
 template <typename T>
 std::vector<T> to_channels_last(const std::vector<T>& x, int64_t batch, int64_t channels,

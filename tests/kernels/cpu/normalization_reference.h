@@ -48,39 +48,19 @@ inline std::vector<double> grouped_reference(const std::vector<float>& x, int64_
 
 inline InstanceNormParams instance_params(int64_t n, int64_t c, int64_t s, float eps,
                                           Activation act) {
-  InstanceNormParams p;
-  p.batch = n;
-  p.channels = c;
-  p.spatial = s;
-  p.epsilon = eps;
-  p.act = act;
-  return p;
+  return InstanceNormParams{n, c, s, eps, act};
 }
 
 inline LayerNormParams layer_params(int64_t outer, int64_t inner, float eps, bool has_bias,
                                     Activation act) {
-  LayerNormParams p;
-  p.outer = outer;
-  p.inner = inner;
-  p.epsilon = eps;
-  p.has_bias = has_bias;
-  p.act = act;
-  return p;
+  return LayerNormParams{outer, inner, eps, has_bias, act};
 }
 
 // -------------------------------------------------------------------------------- GroupNorm
 
 inline GroupNormParams group_params(int64_t n, int64_t c, int64_t s, int64_t g, float eps,
                                     bool per_group, Activation act) {
-  GroupNormParams p;
-  p.batch = n;
-  p.channels = c;
-  p.spatial = s;
-  p.groups = g;
-  p.epsilon = eps;
-  p.affine_per_group = per_group;
-  p.act = act;
-  return p;
+  return GroupNormParams{n, c, s, g, eps, per_group, act};
 }
 
 }  // namespace jetplan::kernels::test_util

@@ -20,13 +20,7 @@ using namespace test_util;
 // ------------------------------------------------------------------------------ ArgMax / Min
 
 ArgReduceParams arg_params(ArgKind kind, bool last, int64_t outer, int64_t axis, int64_t inner) {
-  ArgReduceParams p;
-  p.kind = kind;
-  p.select_last_index = last;
-  p.outer = outer;
-  p.axis = axis;
-  p.inner = inner;
-  return p;
+  return ArgReduceParams{kind, last, outer, axis, inner};
 }
 
 IndexOutput run_arg(const ArgReduceParams& p, const std::vector<float>& x) {

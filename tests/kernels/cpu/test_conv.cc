@@ -40,16 +40,7 @@ struct ConvShape : WindowShape {
 };
 
 ConvParams conv_params(const ConvShape& s, bool bias, bool residual, Activation act) {
-  ConvParams p;
-  set_window(p, s, s.out());
-  p.batch = s.batch;
-  p.in_channels = s.in_channels;
-  p.out_channels = s.out_channels;
-  p.groups = s.groups;
-  p.has_bias = bias;
-  p.has_residual = residual;
-  p.act = act;
-  return p;
+  return conv_like_params<ConvParams>(s, bias, residual, act);
 }
 
 // im2col + plain matrix multiply, in double. Weights [out_channels, in_channels / groups,

@@ -44,16 +44,7 @@ ConvTShape convt(Shape in, Shape kernel, Shape stride, Shape dilation, Shape pad
 }
 
 ConvTransposeParams convt_params(const ConvTShape& s, bool bias, bool residual, Activation act) {
-  ConvTransposeParams p;
-  set_window(p, s, s.out());
-  p.batch = s.batch;
-  p.in_channels = s.in_channels;
-  p.out_channels = s.out_channels;
-  p.groups = s.groups;
-  p.has_bias = bias;
-  p.has_residual = residual;
-  p.act = act;
-  return p;
+  return conv_like_params<ConvTransposeParams>(s, bias, residual, act);
 }
 
 Output run_convt(const ConvTShape& s, const std::vector<float>& x, const std::vector<float>& w,
@@ -209,16 +200,10 @@ TEST(ConvTranspose, AdjointOfConv) {
       const int64_t cin = 2 * groups, cout = 3 * groups, batch = 2;
       ConvParams cp;
       cp.spatial_rank = rank;
-      cp.batch = batch;
-      cp.in_channels = cin;
-      cp.out_channels = cout;
-      cp.groups = groups;
+      set_conv_channels(cp, batch, cin, cout, groups);
       ConvTransposeParams tp;
       tp.spatial_rank = rank;
-      tp.batch = batch;
-      tp.in_channels = cout;
-      tp.out_channels = cin;
-      tp.groups = groups;
+      set_conv_channels(tp, batch, cout, cin, groups);
       int64_t in_vol = 1, out_vol = 1, k_vol = 1;
       for (int d = 0; d < rank; ++d) {
         const int64_t in = 5 + d + stride, k = 2 + d % 2, pb = d % 2, pe = (d + 1) % 2;

@@ -47,13 +47,7 @@ TEST_P(GemmMatrix, MatchesLogicalMatrices) {
   const int64_t batch = batch_mode == BatchMode::kSingle ? 1 : 3;
   const int64_t gap = 3;  // strided batches leave room between matrices
 
-  GemmParams p;
-  p.batch = batch;
-  p.M = M;
-  p.N = N;
-  p.K = K;
-  p.trans_a = trans_a;
-  p.trans_b = trans_b;
+  GemmParams p = gemm_shape(batch, M, N, K, trans_a, trans_b);
   p.alpha = 1.25f;
   p.beta = -0.5f;
   p.a_batch_stride = batch_mode == BatchMode::kBroadcastA ? 0 : M * K + gap;
@@ -191,12 +185,7 @@ TEST(Gemm, ResidualAfterCBeforeActivation) {
   for (bool with_c : {false, true})
     for (bool relu : {false, true}) {
       SCOPED_TRACE(std::string("C ") + (with_c ? "1" : "0") + " relu " + (relu ? "1" : "0"));
-      GemmParams p;
-      p.batch = batch;
-      p.M = M;
-      p.N = N;
-      p.K = K;
-      p.trans_b = true;
+      GemmParams p = gemm_shape(batch, M, N, K, false, true);
       p.alpha = 0.5f;
       p.beta = 2.f;
       p.a_batch_stride = M * K;

@@ -23,15 +23,7 @@ using namespace test_util;
 
 LrnParams lrn_params(int64_t n, int64_t c, int64_t s, int64_t size, float alpha, float beta,
                      float bias) {
-  LrnParams p;
-  p.batch = n;
-  p.channels = c;
-  p.spatial = s;
-  p.size = size;
-  p.alpha = alpha;
-  p.beta = beta;
-  p.bias = bias;
-  return p;
+  return LrnParams{n, c, s, size, alpha, beta, bias};
 }
 
 TEST(Lrn, HandOddAndEvenWindows) {

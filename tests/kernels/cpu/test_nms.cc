@@ -20,16 +20,7 @@ using namespace test_util;
 
 NmsParams nms_params(int64_t batch, int64_t classes, int64_t boxes, int64_t max_out, float iou,
                      bool has_score, float score, bool center) {
-  NmsParams p;
-  p.batch = batch;
-  p.num_classes = classes;
-  p.num_boxes = boxes;
-  p.max_output_per_class = max_out;
-  p.iou_threshold = iou;
-  p.has_score_threshold = has_score;
-  p.score_threshold = score;
-  p.center_point_box = center;
-  return p;
+  return NmsParams{batch, classes, boxes, max_out, iou, score, has_score, center};
 }
 
 // Runs the kernel; checks the count contract and the -1 padding, returns the selected rows.

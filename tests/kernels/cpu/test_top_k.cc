@@ -20,13 +20,7 @@ using namespace test_util;
 // --------------------------------------------------------------------------------------- TopK
 
 TopKParams topk_params(int64_t outer, int64_t axis, int64_t inner, int64_t k, bool largest) {
-  TopKParams p;
-  p.outer = outer;
-  p.axis = axis;
-  p.inner = inner;
-  p.k = k;
-  p.largest = largest;
-  return p;
+  return TopKParams{outer, axis, inner, k, largest};
 }
 
 struct TopKResult {

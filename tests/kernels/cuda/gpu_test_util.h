@@ -164,6 +164,10 @@ inline std::vector<float> from_half(const std::vector<uint16_t>& v) {
 }
 // Rounds through FP16 (what a kernel reading FP16 storage sees).
 inline std::vector<float> round_half(const std::vector<float>& v) { return from_half(to_half(v)); }
+// x as the step's storage holds it: rounded to half when f16.
+inline std::vector<float> as_stored(std::vector<float> x, bool f16) {
+  return f16 ? round_half(x) : x;
+}
 
 // ------------------------------------------------------ float tensors in FP16 or FP32 storage
 
@@ -293,6 +297,22 @@ std::string select_and_launch(uint16_t family, DType dtype, const cuda::StepPoin
   cuda::StepPointers p = ptrs;
   const std::unique_ptr<DeviceBuffer> workspace = workspace_for(choice, &p);
   return launch(choice.variant->name, choice, p, params);
+}
+
+// A target of `sm_count` SMs (the other limits default), for the selector tests.
+inline cuda::TargetInfo target_with(uint32_t sm_count) {
+  cuda::TargetInfo t;
+  t.sm_count = sm_count;
+  return t;
+}
+
+// A step of `family` with `params` and storage `dtype`, for the selector tests.
+inline cuda::StepDesc step_of(uint16_t family, const void* params, DType dtype = DType::kFloat32) {
+  cuda::StepDesc step;
+  step.family = family;
+  step.params = params;
+  step.dtype = dtype;
+  return step;
 }
 
 // The launch the Gemm variant `name` is written for, forced without the selector (the formulas of

@@ -204,11 +204,8 @@ TEST(GpuCast, OtherPairsAreRefusedBySelection) {
   CastParams p;
   p.from = DType::kFloat32;
   p.to = DType::kInt64;
-  cuda::StepDesc step;
-  step.family = kCast;
-  step.params = &p;
-  cuda::TargetInfo t;
-  t.sm_count = 8;
+  cuda::StepDesc step = gpu_test::step_of(kCast, &p);
+  cuda::TargetInfo t = gpu_test::target_with(8);
   cuda::LaunchChoice choice;
   std::string why;
   EXPECT_FALSE(cuda::select_kernel(step, t, &choice, &why));

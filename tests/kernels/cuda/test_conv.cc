@@ -36,10 +36,7 @@ struct Case {
 ConvParams params_of(const Case& c, bool epilogue, Activation act) {
   ConvParams p;
   p.spatial_rank = static_cast<int32_t>(c.in.size());
-  p.batch = c.batch;
-  p.in_channels = c.cin;
-  p.out_channels = c.cout;
-  p.groups = c.groups;
+  test_util::set_conv_channels(p, c.batch, c.cin, c.cout, c.groups);
   for (size_t d = 0; d < c.in.size(); ++d) {
     p.in_size[d] = c.in[d];
     p.kernel[d] = c.kernel[d];
@@ -289,12 +286,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GpuConvSlice,
 
 TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
   ConvParams p = params_of(cases()[0], false, {});
-  cuda::StepDesc step;
-  step.family = kConv;
-  step.params = &p;
-  step.dtype = DType::kFloat32;
-  cuda::TargetInfo t;
-  t.sm_count = 16;
+  cuda::StepDesc step = gpu_test::step_of(kConv, &p);
+  cuda::TargetInfo t = gpu_test::target_with(16);
   t.max_shared_per_block = 163 * 1024;
   cuda::LaunchChoice c;
   std::string why;

@@ -50,10 +50,7 @@ const Case kCases[] = {
 ConvTransposeParams params_of(const Case& c) {
   ConvTransposeParams p;
   p.spatial_rank = c.rank;
-  p.batch = c.batch;
-  p.in_channels = c.cin;
-  p.out_channels = c.cout;
-  p.groups = c.groups;
+  test_util::set_conv_channels(p, c.batch, c.cin, c.cout, c.groups);
   for (int d = 0; d < c.rank; ++d) {
     p.in_size[d] = c.in[d];
     p.kernel[d] = c.kernel[d];
@@ -114,15 +111,11 @@ void check(DType dt) {
 }
 
 TEST(GpuConvTransposeSelect, UpsamplingTakesTheTiledKernel) {
-  cuda::TargetInfo t;
-  t.sm_count = 4;
+  cuda::TargetInfo t = gpu_test::target_with(4);
   std::string why;
   for (size_t ci = 0; ci < std::size(kCases); ++ci) {
     const ConvTransposeParams p = params_of(kCases[ci]);
-    cuda::StepDesc step;
-    step.family = kConvTranspose;
-    step.params = &p;
-    step.dtype = DType::kFloat16;
+    cuda::StepDesc step = gpu_test::step_of(kConvTranspose, &p, DType::kFloat16);
     cuda::LaunchChoice c;
     ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
     const bool upsample = ci < 4;  // the first four cases: kernel == stride, no pads, groups 1

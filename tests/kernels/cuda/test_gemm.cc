@@ -44,13 +44,7 @@ std::string describe(const Case& c) {
 }
 
 GemmParams params_of(const Case& c) {
-  GemmParams p;
-  p.batch = c.batch;
-  p.M = c.M;
-  p.N = c.N;
-  p.K = c.K;
-  p.trans_a = c.ta;
-  p.trans_b = c.tb;
+  GemmParams p = test_util::gemm_shape(c.batch, c.M, c.N, c.K, c.ta, c.tb);
   p.alpha = c.alpha;
   p.beta = c.beta;
   p.a_batch_stride = c.a_bcast ? 0 : c.M * c.K;
@@ -233,17 +227,9 @@ TEST(GpuGemm, Deterministic) {
 }
 
 TEST(GpuGemmSelect, RefusesOtherDtypesAndPicksByShape) {
-  GemmParams p;
-  p.M = 1;
-  p.N = 1000;
-  p.K = 2048;
-  p.trans_b = true;
-  cuda::StepDesc step;
-  step.family = kGemm;
-  step.params = &p;
-  step.dtype = DType::kFloat32;
-  cuda::TargetInfo t;
-  t.sm_count = 16;
+  GemmParams p = test_util::gemm_shape(1, 1, 1000, 2048, false, true);
+  cuda::StepDesc step = gpu_test::step_of(kGemm, &p);
+  cuda::TargetInfo t = gpu_test::target_with(16);
   cuda::LaunchChoice l;
   std::string why;
   EXPECT_FALSE(cuda::select_kernel(step, t, &l, &why));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/kernels/cuda/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
@@ -41,12 +42,7 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
   };
   std::printf("device: %s\n", gpu_test::device()->info.name);
   for (const Shape& s : shapes) {
-    GemmParams p;
-    p.batch = s.batch;
-    p.M = s.M;
-    p.N = s.N;
-    p.K = s.K;
-    p.trans_b = s.tb;
+    GemmParams p = test_util::gemm_shape(s.batch, s.M, s.N, s.K, false, s.tb);
     p.a_batch_stride = s.M * s.K;
     p.b_batch_stride = s.K * s.N;
     p.has_c = s.bias;

@@ -42,13 +42,7 @@ std::string describe(const Case& c) {
 }
 
 GemmParams params_of(const Case& c) {
-  GemmParams p;
-  p.batch = c.batch;
-  p.M = c.M;
-  p.N = c.N;
-  p.K = c.K;
-  p.trans_a = c.ta;
-  p.trans_b = c.tb;
+  GemmParams p = test_util::gemm_shape(c.batch, c.M, c.N, c.K, c.ta, c.tb);
   p.alpha = 0.75f;
   p.beta = 1.f;
   p.a_batch_stride = c.M * c.K;
@@ -122,10 +116,8 @@ void run_variant(const Case& c, Prepared& in, const std::string& variant, bool f
   ptrs.out[0] = dy.get();
   cuda::LaunchChoice l;
   if (variant.empty()) {
-    cuda::StepDesc step;
-    step.family = kGemm;
-    step.params = &p;
-    step.dtype = f32_out ? DType::kFloat32 : DType::kFloat16;
+    cuda::StepDesc step =
+        gpu_test::step_of(kGemm, &p, f32_out ? DType::kFloat32 : DType::kFloat16);
     step.num_inputs = k;
     for (int i = 0; i < k; ++i) step.input_dtypes[i] = DType::kFloat16;
     step.num_outputs = 1;
@@ -236,21 +228,13 @@ TEST(GpuGemmEpilogue, SplitKResidualDeterministic) {
 // Host-only: the selector maps a Float32 output to the _f32out twins, never splits K for them,
 // and refuses trans_a (the converter then keeps its Cast step).
 TEST(GpuGemmEpilogueSelect, Float32OutputVariants) {
-  GemmParams p;
-  p.M = 1;
-  p.N = 1000;
-  p.K = 2048;
-  p.trans_b = true;
-  cuda::StepDesc step;
-  step.family = kGemm;
-  step.params = &p;
-  step.dtype = DType::kFloat32;
+  GemmParams p = test_util::gemm_shape(1, 1, 1000, 2048, false, true);
+  cuda::StepDesc step = gpu_test::step_of(kGemm, &p);
   step.num_inputs = 3;
   step.input_dtypes[0] = step.input_dtypes[1] = step.input_dtypes[2] = DType::kFloat16;
   step.num_outputs = 1;
   step.output_dtypes[0] = DType::kFloat32;
-  cuda::TargetInfo t;
-  t.sm_count = 16;
+  cuda::TargetInfo t = gpu_test::target_with(16);
   cuda::LaunchChoice l;
   std::string why;
   ASSERT_TRUE(cuda::select_kernel(step, t, &l, &why)) << why;

@@ -60,8 +60,7 @@ int64_t plane(const PoolParams& p, bool out) {
 void check(test_util::SeededRng& rng, const PoolParams& p, DType dtype, const char* want_kernel) {
   const bool f16 = dtype == DType::kFloat16;
   const int64_t nx = p.batch * p.channels * plane(p, false), ny = p.batch * p.channels * plane(p, true);
-  std::vector<float> x = rng.uniform(nx, -4.f, 4.f);
-  if (f16) x = gpu_test::round_half(x);
+  std::vector<float> x = gpu_test::as_stored(rng.uniform(nx, -4.f, 4.f), f16);
   std::vector<float> want(ny);
   cpu::pool(p, x.data(), want.data());
   const gpu_test::FloatStepResult got = gpu_test::run_float_step(kPool, dtype, p, x, ny);

@@ -45,8 +45,7 @@ TEST(GpuReduce, MatchesCpuTwin) {
           nx *= c.dims[d];
           if (!(c.mask >> d & 1u)) ny *= c.dims[d];
         }
-        std::vector<float> x = rng.uniform(nx, -2.f, 2.f);
-        if (f16) x = gpu_test::round_half(x);
+        std::vector<float> x = gpu_test::as_stored(rng.uniform(nx, -2.f, 2.f), f16);
         std::vector<float> want(ny);
         cpu::reduce(p, x.data(), want.data());
         const gpu_test::FloatStepResult got =

@@ -42,8 +42,7 @@ void check(test_util::SeededRng& rng, const ResizeParams& p, DType dtype) {
     nx *= p.in_dims[d];
     ny *= p.out_dims[d];
   }
-  std::vector<float> x = rng.uniform(nx, -3.f, 3.f);
-  if (f16) x = gpu_test::round_half(x);
+  std::vector<float> x = gpu_test::as_stored(rng.uniform(nx, -3.f, 3.f), f16);
   std::vector<float> want(ny);
   cpu::resize(p, x.data(), want.data());
   const gpu_test::FloatStepResult got = gpu_test::run_float_step(kResize, dtype, p, x, ny);

@@ -30,8 +30,7 @@ void check(test_util::SeededRng& rng, const SoftmaxCase& c, bool log, DType dtyp
   p.inner = c.inner;
   p.log = log;
   const int64_t n = c.outer * c.axis * c.inner;
-  std::vector<float> x = rng.uniform(n, -8.f, 8.f);
-  if (f16) x = gpu_test::round_half(x);
+  std::vector<float> x = gpu_test::as_stored(rng.uniform(n, -8.f, 8.f), f16);
   std::vector<float> want(n);
   cpu::softmax(p, x.data(), want.data());
   const gpu_test::FloatStepResult got = gpu_test::run_float_step(kSoftmax, dtype, p, x, n);

@@ -65,8 +65,7 @@ TEST_P(GpuUnary, FloatMatchesCpuTwin) {
   for (DType dt : {DType::kFloat32, DType::kFloat16}) {
     const bool f16 = dt == DType::kFloat16;
     for (int64_t count : {1, 7, 4099, 100003}) {
-      std::vector<float> x = unary_inputs(rng, op, count);
-      if (f16) x = gpu_test::round_half(x);
+      std::vector<float> x = gpu_test::as_stored(unary_inputs(rng, op, count), f16);
       UnaryParams p;
       p.op = op;
       p.dtype = DType::kFloat32;  // the twin computes in float32
@@ -165,11 +164,8 @@ TEST(GpuUnarySelect, RefusesWhatItLacks) {
   p.op = UnaryOp::kExp;
   p.dtype = DType::kInt32;
   p.count = 4;
-  cuda::StepDesc step;
-  step.family = kUnary;
-  step.params = &p;
-  cuda::TargetInfo t;
-  t.sm_count = 4;
+  cuda::StepDesc step = gpu_test::step_of(kUnary, &p);
+  cuda::TargetInfo t = gpu_test::target_with(4);
   cuda::LaunchChoice c;
   std::string why;
   EXPECT_FALSE(cuda::select_kernel(step, t, &c, &why));
