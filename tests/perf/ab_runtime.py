@@ -39,6 +39,15 @@ def run_once(binary, plan, args, lib_path):
         os.unlink(out)
 
 
+def label(plan):
+    """The plan's file name, or its folder's where the file name says nothing (model.jplan)."""
+    name = os.path.basename(plan)
+    if name == 'model.jplan':
+        return os.path.join(os.path.basename(os.path.dirname(os.path.dirname(plan))),
+                            os.path.basename(os.path.dirname(plan)))
+    return name
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--a', required=True, help='the baseline jetplan-run')
@@ -64,7 +73,7 @@ def main():
     print(f'| plan | A median ms (range) | B median ms (range) | B/A |')
     print('|---|---|---|---|')
     for r in results:
-        print(f"| {os.path.basename(r['plan'])} | {r['a_median']:.4f} "
+        print(f"| {label(r['plan'])} | {r['a_median']:.4f} "
               f"({min(r['a_ms']):.4f}-{max(r['a_ms']):.4f}) | {r['b_median']:.4f} "
               f"({min(r['b_ms']):.4f}-{max(r['b_ms']):.4f}) | {r['b_median'] / r['a_median']:.3f} |")
     if args.json:
