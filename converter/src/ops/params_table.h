@@ -27,7 +27,10 @@ inline bool has_third_operand(const DraftStep& s) {
 // serializer names its table once.
 template <typename Table>
 StepParamsOffset params(flatbuffers::Offset<Table> table) {
-  return {fb::StepParamsTraits<Table>::enum_value, table.Union()};
+  // Copied first: flatc declares enum_value `static const` without a definition, and the pair's
+  // constructor takes it by reference (an odr-use that links only where the optimizer folds it).
+  const fb::StepParams tag = fb::StepParamsTraits<Table>::enum_value;
+  return {tag, table.Union()};
 }
 
 // The serializer of a family whose params table has no fields.

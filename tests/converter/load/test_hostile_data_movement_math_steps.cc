@@ -20,7 +20,9 @@ template <typename Table, typename... Params, typename... Args>
 ParamsFn params_fn(flatbuffers::Offset<Table> (*create)(flatbuffers::FlatBufferBuilder&, Params...),
                    Args... args) {
   return [=](flatbuffers::FlatBufferBuilder& b) {
-    return std::make_pair(fb::StepParamsTraits<Table>::enum_value, create(b, args...).Union());
+    // A copy: make_pair binds a reference, and flatc's enum_value has no definition to bind.
+    const fb::StepParams tag = fb::StepParamsTraits<Table>::enum_value;
+    return std::make_pair(tag, create(b, args...).Union());
   };
 }
 
