@@ -355,29 +355,20 @@ TEST(GpuConvert, IntegerMaskCastAndSaturatedConstants) {
   EXPECT_TRUE(saturated);
 }
 
-// Sin (Unary) and ReduceMean (Reduce) run on the CPU; every step of a family without CUDA
-// kernels is named in one error.
+// LRN (Lrn) is a family kernels/op_families.def marks CPU_ONLY: every step of such a family is
+// named in one error, not only the first the loader would refuse.
 TEST(GpuConvert, OneErrorNamesEveryStepWithoutACudaKernel) {
+  ASSERT_FALSE(kernels::cuda::has_selector(static_cast<uint16_t>(fb::OpFamily::Lrn)))
+      << "Lrn has CUDA kernels now: pick another CPU_ONLY family of kernels/op_families.def";
   ModelBuilder m;
   m.input("x", {1, 4, 8, 8}).output("y");
   m.node("Relu", {"x"}, {"r"}, "relu");
-  m.node("Sin", {"r"}, {"s"}, "sin");
-  m.node("Sin", {"s"}, {"s2"}, "sin2");
-  auto& mean = m.node("ReduceMean", {"s2"}, {"y"}, "mean");
-  attr(mean, "axes", std::vector<int64_t>{2, 3});
-  std::string expected;
-  size_t n = 0;
-  for (const auto& [name, family] : {std::pair{"sin", fb::OpFamily::Unary},
-                                     std::pair{"sin2", fb::OpFamily::Unary},
-                                     std::pair{"mean", fb::OpFamily::Reduce}}) {
-    if (kernels::cuda::has_selector(static_cast<uint16_t>(family))) continue;
-    expected += std::string(n++ ? "; " : "") + "'" + name + "' (" + fb::EnumNameOpFamily(family) +
-                "): no CUDA kernel for this op family yet";
-  }
-  if (n == 0) GTEST_SKIP() << "Unary and Reduce have CUDA kernels now";
-  EXPECT_EQ(convert_error(m, gpu("h100")), "target h100: no CUDA kernel for " +
-                                               std::to_string(n) + (n == 1 ? " step: " : " steps: ") +
-                                               expected);
+  attr(m.node("LRN", {"r"}, {"l"}, "lrn"), "size", int64_t{3});
+  m.node("Sin", {"l"}, {"s"}, "sin");
+  attr(m.node("LRN", {"s"}, {"y"}, "lrn2"), "size", int64_t{3});
+  EXPECT_EQ(convert_error(m, gpu("h100")),
+            "target h100: no CUDA kernel for 2 steps: 'lrn' (Lrn): no CUDA kernel for this op "
+            "family yet; 'lrn2' (Lrn): no CUDA kernel for this op family yet");
 }
 
 // The output-cast epilogue: a plan ending in a Gemm (a classifier head) has no Cast back to
