@@ -47,20 +47,28 @@ Shape reduced_shape(const Shape& in, uint32_t mask) {
 // Every output collects the input elements whose coordinates agree with it on every kept dim,
 // then applies the ONNX formula to that list (long double; LogSumExp naive, so the inputs of the
 // random tests stay small).
+// The input elements that output `oc` (a coordinate of the reduced shape) collects: those whose
+// coordinates agree with it on every kept dim, in input order.
+template <typename T>
+std::vector<long double> collected(const Shape& in, uint32_t mask, const Shape& oc,
+                                   const std::vector<T>& x) {
+  std::vector<long double> v;
+  for (int64_t i = 0; i < volume(in); ++i) {
+    const Shape ic = unravel(i, in);
+    bool match = true;
+    for (size_t d = 0; d < in.size(); ++d)
+      if (!(mask >> d & 1u) && ic[d] != oc[d]) match = false;
+    if (match) v.push_back(x[size_t(i)]);
+  }
+  return v;
+}
+
 std::vector<double> reduce_reference(ReduceOp op, const Shape& in, uint32_t mask,
                                      const std::vector<float>& x) {
   const Shape out = reduced_shape(in, mask);
   std::vector<double> y;
   for (int64_t o = 0; o < volume(out); ++o) {
-    const Shape oc = unravel(o, out);
-    std::vector<long double> v;
-    for (int64_t i = 0; i < volume(in); ++i) {
-      const Shape ic = unravel(i, in);
-      bool match = true;
-      for (size_t d = 0; d < in.size(); ++d)
-        if (!(mask >> d & 1u) && ic[d] != oc[d]) match = false;
-      if (match) v.push_back(x[size_t(i)]);
-    }
+    const std::vector<long double> v = collected(in, mask, unravel(o, out), x);
     long double r = 0;
     switch (op) {
       case ReduceOp::kSum: for (auto e : v) r += e; break;
@@ -142,15 +150,7 @@ TEST(Reduce, Float64EveryOpEveryMaskOfRank4) {
       std::vector<double> got(size_t(volume(out_shape)), -7.0);
       cpu::reduce(reduce_params(op, s, mask), x.data(), got.data());
       for (int64_t o = 0; o < volume(out_shape); ++o) {
-        const Shape oc = unravel(o, out_shape);
-        std::vector<long double> v;
-        for (int64_t i = 0; i < volume(s); ++i) {
-          const Shape ic = unravel(i, s);
-          bool match = true;
-          for (size_t d = 0; d < s.size(); ++d)
-            if (!(mask >> d & 1u) && ic[d] != oc[d]) match = false;
-          if (match) v.push_back(x[size_t(i)]);
-        }
+        const std::vector<long double> v = collected(s, mask, unravel(o, out_shape), x);
         long double r = 0;
         switch (op) {
           case ReduceOp::kSum: for (auto e : v) r += e; break;
