@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/activation_function.h"
+#include "kernels/dtype.h"
 #include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels {
@@ -23,6 +24,25 @@ namespace jetplan::kernels {
   bool has_residual = false;              \
   Activation act
 
+// An INT8 conv (GPU plans, channels_last; the CPU twin also takes NCHW): x and w Int8 with zero
+// point 0, w's scale per output channel, sums in int32. Input 2 (has_bias is set) is the channel
+// epilogue, float32 [2, Cout]: for output channel oc, real = acc * epi[oc] + epi[Cout + oc] (x's
+// scale times w's scale of oc, then the bias), evaluated as one fmaf. Then the residual (Int8:
+// fmaf(r, residual_scale, real); a float one: added), the activation, and y: Int8 =
+// saturate(rint(real * y_inv_scale)), NaN to 0 (kernels/int8_epilogue.h), or a float rounded to
+// nearest. The CPU twin (cpu::conv_int8) runs the same float operations in the same order, so GPU
+// and CPU outputs are equal bit for bit for the piecewise-linear activations (none, Relu,
+// LeakyRelu, Clip); the others may differ by one unit of y (the device's fast exp, contracted
+// multiply-adds). The CUDA kernels write Int8 or Float16 and read an Int8 or Float16 residual;
+// the CPU twin also Float32 (a CPU plan's float tensors).
+struct ConvInt8 {
+  bool enabled = false;
+  DType y_dtype = DType::kInt8;
+  DType residual_dtype = DType::kInt8;  // has_residual says whether there is one
+  float residual_scale = 1.f;           // an Int8 residual's
+  float y_inv_scale = 1.f;              // 1 / an Int8 y's scale, computed once at plan load
+};
+
 // y = act(conv(x, w) + bias + residual)
 // x [batch, in_channels, *in_size], w [out_channels, in_channels / groups, *kernel],
 // bias [out_channels] (optional), residual and y [batch, out_channels, *out_size].
@@ -32,6 +52,7 @@ namespace jetplan::kernels {
 struct ConvParams {
   JP_CONV_FIELDS;
   bool channels_last = false;
+  ConvInt8 int8;  // int8.enabled: an INT8 step (see ConvInt8)
   // channels_last only: y holds y_channels >= out_channels channels per pixel and this conv
   // writes [y_channel_offset, +out_channels) of them (a Concat along channels written in
   // place). 0: y_channels = out_channels, the dense output.
@@ -45,19 +66,32 @@ namespace jetplan::kernels::cpu {
 
 void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
           const float* residual, float* y);
+// p.int8.enabled steps. epi: float32 [2, out_channels]; residual (null without one) and y: of
+// p.int8's dtypes, Int8, Float16 (uint16_t bits) or Float32.
+void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const float* epi,
+               const void* residual, void* y);
 
 }  // namespace jetplan::kernels::cpu
 
 // CUDA kernels of kernels/cuda/conv.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // The igemm rows fix their block and dynamic shared memory: STAGES * (BM + BN) * (BK + 8)
-// halves * 2 bytes (conv_select.cc derives its tiles from these rows); they count split-K
-// arrivals in the workspace, hence zero_workspace.
+// halves * 2 bytes, or (BK + 16) bytes a row for the INT8 (_i8) ones (conv_select.cc derives its
+// tiles from these rows); they count split-K arrivals in the workspace, hence zero_workspace.
+// The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y.
 #define JP_CUDA_VARIANTS_conv(X, F) \
   X(F, jp_conv_igemm_128x128_f16, kF16, 256, 3 * (128 + 128) * 40 * 2, true, kAny, false) \
   X(F, jp_conv_igemm_64x64_f16, kF16, 128, 4 * (64 + 64) * 40 * 2, true, kAny, false) \
   X(F, jp_conv_igemm_32x64_f16, kF16, 128, 4 * (32 + 64) * 40 * 2, true, kAny, false) \
   X(F, jp_conv_igemm_32x64k64_f16, kF16, 128, 3 * (32 + 64) * 72 * 2, true, kAny, false) \
   X(F, jp_conv_igemm_64x64_anyc_f16, kF16, 128, 4 * (64 + 64) * 40 * 2, true, kAny, false) \
+  X(F, jp_conv_igemm_128x128_i8, kI8, 256, 3 * (128 + 128) * 80, true, kAny, false) \
+  X(F, jp_conv_igemm_64x64_i8, kI8, 128, 4 * (64 + 64) * 80, true, kAny, false) \
+  X(F, jp_conv_igemm_32x64_i8, kI8, 128, 4 * (32 + 64) * 80, true, kAny, false) \
+  X(F, jp_conv_igemm_32x64k128_i8, kI8, 128, 3 * (32 + 64) * 144, true, kAny, false) \
+  X(F, jp_conv_igemm_128x128_i8_f16out, kI8, 256, 3 * (128 + 128) * 80, true, kF16, false) \
+  X(F, jp_conv_igemm_64x64_i8_f16out, kI8, 128, 4 * (64 + 64) * 80, true, kF16, false) \
+  X(F, jp_conv_igemm_32x64_i8_f16out, kI8, 128, 4 * (32 + 64) * 80, true, kF16, false) \
+  X(F, jp_conv_igemm_32x64k128_i8_f16out, kI8, 128, 3 * (32 + 64) * 144, true, kF16, false) \
   X(F, jp_conv_depthwise_f16, kF16, 0, 0, false, kAny, false) \
   X(F, jp_conv_direct_f16, kF16, 0, 0, false, kAny, false)

@@ -1,15 +1,19 @@
 #include "kernels/activation.h"
 #include "kernels/conv.h"
 #include "kernels/conv_geometry.h"
+#include "kernels/cpu/half.h"
+#include "kernels/int8_epilogue.h"
+#include "kernels/quantization.h"
 
 namespace jetplan::kernels::cpu {
+namespace {
 
-// Accumulates in double, in the order (input channel, kd, kh, kw), then adds the bias, rounds to
-// float once and adds the residual: the reference error stays far below that of any GPU kernel
-// checked against it. channels_last only changes where each element lives (NHWC tensors,
-// [Cout, *kernel, Cin / groups] weights), not the summation order.
-void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
-          const float* residual, float* y) {
+// Walks every output of a conv in the order (n, oc, spatial) and sums its taps in the order
+// (input channel, kd, kh, kw) into an Acc: sum += Acc(x) * Acc(w). store(oc, yi, sum) writes the
+// output element yi (its offset in y). channels_last only changes where each element lives (NHWC
+// tensors, [Cout, *kernel, Cin / groups] weights), not the summation order.
+template <typename Acc, typename X, typename W, typename Store>
+void conv_sums(const ConvParams& p, const X* x, const W* w, Store store) {
   const ConvGeometry g = conv_geometry_3d(p);
   const ConvVolumes vol = conv_volumes(p, g);
   const bool cl = p.channels_last;
@@ -34,22 +38,56 @@ void conv(const ConvParams& p, const float* x, const float* w, const float* bias
       for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
         for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
           for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
-            double acc = 0.0;
+            Acc acc = 0;
             for (int64_t ic = 0; ic < vol.in_per_group; ++ic) {
               for_each_tap(g, o0, o1, o2, [&](int64_t s, int64_t k) {
-                const double xv = x[x_at(n, first_ic + ic, s)];
-                const double wv = w[w_at(oc, ic, k)];
-                acc += xv * wv;
+                acc += Acc(x[x_at(n, first_ic + ic, s)]) * Acc(w[w_at(oc, ic, k)]);
               });
             }
-            if (p.has_bias) acc += bias[oc];
-            const int64_t yi = y_at(n, oc, (o0 * g.out[1] + o1) * g.out[2] + o2);
-            float v = static_cast<float>(acc);
-            if (p.has_residual) v += residual[yi];  // no residual with a channel slice of y
-            y[yi] = apply_activation(p.act, v);
+            store(oc, y_at(n, oc, (o0 * g.out[1] + o1) * g.out[2] + o2), acc);
           }
     }
   }
+}
+
+}  // namespace
+
+// Accumulates in double, then adds the bias, rounds to float once and adds the residual: the
+// reference error stays far below that of any GPU kernel checked against it.
+void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
+          const float* residual, float* y) {
+  conv_sums<double>(p, x, w, [&](int64_t oc, int64_t yi, double acc) {
+    if (p.has_bias) acc += bias[oc];
+    float v = static_cast<float>(acc);
+    if (p.has_residual) v += residual[yi];  // no residual with a channel slice of y
+    y[yi] = apply_activation(p.act, v);
+  });
+}
+
+// The integer sum is exact in int64 and wraps to int32 once, as the GPU's int32 accumulators
+// do; the epilogue is kernels/int8_epilogue.h's, as on the GPU. The residual is dense: its
+// offset is y's (a step with a residual never writes a channel slice).
+void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const float* epi,
+               const void* residual, void* y) {
+  const ConvInt8& q = p.int8;
+  conv_sums<int64_t>(p, x, w, [&](int64_t oc, int64_t yi, int64_t sum) {
+    float v = int8_real(wrap_int32(sum), epi[oc], epi[p.out_channels + oc]);
+    if (p.has_residual) {
+      if (q.residual_dtype == DType::kInt8)
+        v = int8_add_residual(v, static_cast<const int8_t*>(residual)[yi], q.residual_scale);
+      else if (q.residual_dtype == DType::kFloat16)
+        v += half_to_float(static_cast<const uint16_t*>(residual)[yi]);
+      else
+        v += static_cast<const float*>(residual)[yi];
+    }
+    v = activation_value(p.act, v);
+    if (q.y_dtype == DType::kInt8)
+      static_cast<int8_t*>(y)[yi] = int8_quantize(v, q.y_inv_scale);
+    else if (q.y_dtype == DType::kFloat16)
+      static_cast<uint16_t*>(y)[yi] = half_from_float(v);
+    else
+      static_cast<float*>(y)[yi] = v;
+  });
 }
 
 }  // namespace jetplan::kernels::cpu

@@ -1,6 +1,8 @@
-// Conv selection: channels_last FP16 steps only (GPU plans are NHWC FP16). 2-D groups-1 convs
-// go to an implicit-GEMM tile (the largest whose tiles still fill the SMs; serial split-K when
-// even the smallest cannot), depthwise convs to the depthwise kernel, the rest to the direct one.
+// Conv selection: channels_last steps only (GPU plans are NHWC). FP16: 2-D groups-1 convs go to
+// an implicit-GEMM tile (the largest whose tiles still fill the SMs; serial split-K when even
+// the smallest cannot), depthwise convs to the depthwise kernel, the rest to the direct one.
+// INT8 (Int8 x and w): 2-D groups-1 convs with Cin % 16 == 0 only, by the same tile rules, the
+// variant writing y's type (Int8, or Float16: _f16out).
 #include <algorithm>
 
 #include "kernels/conv.h"
@@ -19,6 +21,19 @@ constexpr Tile kTile32{VariantId::jp_conv_igemm_32x64_f16, 32, 64, 32};
 constexpr Tile kTile32K64{VariantId::jp_conv_igemm_32x64k64_f16, 32, 64, 64};
 constexpr Tile kTileAnyC{VariantId::jp_conv_igemm_64x64_anyc_f16, 64, 64, 32};
 constexpr uint32_t kBK = 32;
+
+// The INT8 tiles: 64 K a stage (128 for the long-K small-M one), Int8 y and Float16 y.
+struct TilesI8 {
+  Tile t128, t64, t32, t32k;
+};
+constexpr TilesI8 kTilesI8{{VariantId::jp_conv_igemm_128x128_i8, 128, 128, 64},
+                           {VariantId::jp_conv_igemm_64x64_i8, 64, 64, 64},
+                           {VariantId::jp_conv_igemm_32x64_i8, 32, 64, 64},
+                           {VariantId::jp_conv_igemm_32x64k128_i8, 32, 64, 128}};
+constexpr TilesI8 kTilesI8F16{{VariantId::jp_conv_igemm_128x128_i8_f16out, 128, 128, 64},
+                              {VariantId::jp_conv_igemm_64x64_i8_f16out, 64, 64, 64},
+                              {VariantId::jp_conv_igemm_32x64_i8_f16out, 32, 64, 64},
+                              {VariantId::jp_conv_igemm_32x64k128_i8_f16out, 32, 64, 128}};
 
 uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
   return uint64_t(ceil_div_u32(m, t.bm)) * ceil_div_u32(n, t.bn);
@@ -55,13 +70,62 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
   return true;
 }
 
+// The largest tile whose CTAs still fill the SMs (the FP16 rules below, K counted in bytes).
+bool launch_tiles(const Tile& t128, const Tile& t64, const Tile& t32, const Tile& t32k,
+                  uint64_t m, uint64_t n, uint64_t k, uint64_t kvol, uint64_t k_bytes,
+                  const TargetInfo& target, LaunchChoice* out, std::string* why) {
+  // Larger tiles only where they fill the SMs and K is long enough to pipeline; short-K
+  // layers are latency-bound and run fastest as many small tiles (H100 timings).
+  const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
+  const uint64_t kt = ceil_div_u32(k_bytes, 2 * kBK);
+  const KernelVariant* big = &kernel_variant(t128.id);
+  const bool big_fits = target.max_shared_per_block == 0 ||
+                        big->shared_bytes <= target.max_shared_per_block;
+  if (big_fits && n % 128 == 0 && tiles_of(t128, m, n) >= sms && kt >= 8)
+    return launch_igemm(t128, m, n, k, target, out, why);
+  const uint64_t tiles64 = tiles_of(t64, m, n);
+  if (tiles64 * 2 >= 5 * uint64_t(sms) || (tiles64 >= sms && kvol > 1 && kt >= 16))
+    return launch_igemm(t64, m, n, k, target, out, why);
+  // Otherwise many 32x64 tiles; from 512 bytes of K on, twice the K a stage halves the
+  // pipeline steps of these latency-bound CTAs.
+  return launch_igemm(kt >= 8 ? t32k : t32, m, n, k, target, out, why);
+}
+
+bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInfo& target,
+                      LaunchChoice* out, std::string* why) {
+  const DType y = step.num_outputs > 0 ? step.output_dtypes[0] : DType::kInt8;
+  if (step.num_inputs < 3 || step.input_dtypes[0] != DType::kInt8 ||
+      step.input_dtypes[1] != DType::kInt8 ||
+      (y != DType::kInt8 && y != DType::kFloat16)) {
+    *why = "an INT8 conv takes Int8 x and w and writes Int8 or Float16";
+    return false;
+  }
+  if (!p.channels_last || p.groups != 1 || p.spatial_rank != 2 || p.in_channels % 16 != 0) {
+    *why = "the CUDA INT8 conv kernels take 2-D NHWC convs with groups 1 and a multiple of 16 "
+           "input channels";
+    return false;
+  }
+  const uint64_t m = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
+  const uint64_t n = uint64_t(p.out_channels);
+  const uint64_t kvol = uint64_t(p.kernel[0]) * uint64_t(p.kernel[1]);
+  const uint64_t k = kvol * uint64_t(p.in_channels);
+  if (m >= (1ull << 31) || n >= (1ull << 31) || k >= (1ull << 31) - 128) {
+    *why = "the INT8 conv is too large for the kernels' 32-bit GEMM sizes";
+    return false;
+  }
+  const TilesI8& t = y == DType::kInt8 ? kTilesI8 : kTilesI8F16;
+  return launch_tiles(t.t128, t.t64, t.t32, t.t32k, m, n, k, kvol, k, target, out, why);
+}
+
 }  // namespace
 
 bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                  std::string* why) {
   const auto& p = *static_cast<const ConvParams*>(step.params);
+  // INT8 steps by their params (the converter describes a step by its first float tensor).
+  if (p.int8.enabled) return select_conv_int8(step, p, target, out, why);
   if (step.dtype != DType::kFloat16) {
-    *why = "the CUDA conv kernels take Float16 only";
+    *why = "the CUDA conv kernels take Float16 or Int8 only";
     return false;
   }
   if (!p.channels_last) {
@@ -80,21 +144,8 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
 
   if (p.groups == 1 && p.spatial_rank == 2 && fits32) {
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
-    // Larger tiles only where they fill the SMs and K is long enough to pipeline; short-K
-    // layers are latency-bound and run fastest as many small tiles (H100 timings).
-    const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
-    const uint64_t kt = ceil_div_u32(k, kBK);
-    const KernelVariant* big = &kernel_variant(kTile128.id);
-    const bool big_fits = big != nullptr && (target.max_shared_per_block == 0 ||
-                                             big->shared_bytes <= target.max_shared_per_block);
-    if (big_fits && n % 128 == 0 && tiles_of(kTile128, m, n) >= sms && kt >= 8)
-      return launch_igemm(kTile128, m, n, k, target, out, why);
-    const uint64_t tiles64 = tiles_of(kTile64, m, n);
-    if (tiles64 * 2 >= 5 * uint64_t(sms) || (tiles64 >= sms && kvol > 1 && kt >= 16))
-      return launch_igemm(kTile64, m, n, k, target, out, why);
-    // Otherwise many 32x64 tiles; from K = 256 on, 64 of K a stage halves the pipeline steps of
-    // these latency-bound CTAs.
-    return launch_igemm(kt >= 8 ? kTile32K64 : kTile32, m, n, k, target, out, why);
+    return launch_tiles(kTile128, kTile64, kTile32, kTile32K64, m, n, k, kvol, 2 * k, target,
+                        out, why);
   }
   const uint64_t total = m * n;
   if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {

@@ -150,6 +150,8 @@ struct OpDesc {
   // Conv writing a Concat along NHWC channels in place: its channels' first index in the
   // Concat's output (concat_in_place, gpu_lower.h).
   int64_t y_channel_offset = 0;
+  // Conv INT8 steps (schemas/plan.fbs ConvParams): the scales of an Int8 residual and y.
+  float residual_scale = 0.f, y_scale = 0.f;
   fb::PoolKind pool_kind = fb::PoolKind::Max;
   bool count_include_pad = false;
   bool ceil_mode = false;  // Pool: output extents round up (schema PoolParams.ceil_mode)

@@ -1,0 +1,243 @@
+// CUDA INT8 conv kernels (the _i8 rows of kernels/cuda/conv.cu) against the CPU twin
+// (cpu::conv_int8): every INT8 variant forced on every case, with and without split-K, plus the
+// selector's own choice, Int8 and Float16 outputs, no residual / an Int8 one / a Float16 one.
+// The sums are exact integers on both sides and the epilogue runs the same float operations
+// (kernels/int8_epilogue.h), so outputs must be equal bit for bit for the piecewise-linear
+// activations; for the transcendental ones (the device's fast exp) an Int8 output may differ by
+// one unit and a Float16 one by 1e-3 relative + 1e-3. Outputs are poisoned before each launch
+// (0xA5 / 0x5A bytes) and the guard after them is checked; NaN never passes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/half.h"
+#include "kernels/kernels.h"
+#include "tests/kernels/cuda/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace jetplan::kernels {
+namespace {
+
+using gpu_test::DeviceBuffer;
+constexpr uint16_t kConv = static_cast<uint16_t>(OpFamilyId::kConv);
+
+struct Case {
+  const char* name;
+  int64_t batch, cin, cout, h, w, k, stride, dilation, pad;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"3x3 s1 p1", 1, 64, 64, 14, 14, 3, 1, 1, 1},
+      {"3x3 s2 b8 cout 96", 8, 32, 96, 15, 15, 3, 2, 1, 1},
+      {"1x1 b8 cout 136", 8, 128, 136, 14, 14, 1, 1, 1, 0},
+      {"1x1 s2", 1, 64, 128, 14, 14, 1, 2, 1, 0},
+      {"odd cout 13", 2, 16, 13, 9, 11, 3, 1, 1, 1},
+      {"dilation 2", 1, 16, 24, 12, 12, 3, 1, 2, 2},
+      {"late 3x3 512", 1, 512, 512, 7, 7, 3, 1, 1, 1},
+      {"7x7 cin 48 pad 3", 2, 48, 40, 13, 10, 7, 2, 1, 3},
+  };
+}
+
+ConvParams params_of(const Case& c) {
+  ConvParams p;
+  p.spatial_rank = 2;
+  test_util::set_conv_channels(p, c.batch, c.cin, c.cout, 1);
+  const int64_t in[2] = {c.h, c.w};
+  for (int d = 0; d < 2; ++d) {
+    p.in_size[d] = in[d];
+    p.kernel[d] = c.k;
+    p.stride[d] = c.stride;
+    p.dilation[d] = c.dilation;
+    p.pad_begin[d] = c.pad;
+    p.out_size[d] = (in[d] + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
+  }
+  p.channels_last = true;
+  p.has_bias = true;
+  p.int8.enabled = true;
+  return p;
+}
+
+const char* const kVariants[] = {
+    "jp_conv_igemm_128x128_i8",       "jp_conv_igemm_64x64_i8",
+    "jp_conv_igemm_32x64_i8",         "jp_conv_igemm_32x64k128_i8",
+    "jp_conv_igemm_128x128_i8_f16out", "jp_conv_igemm_64x64_i8_f16out",
+    "jp_conv_igemm_32x64_i8_f16out",  "jp_conv_igemm_32x64k128_i8_f16out"};
+
+// The tile of a variant, from its name (BMxBN).
+void tile_of(const std::string& name, uint32_t* bm, uint32_t* bn) {
+  *bm = name.find("128x128") != std::string::npos ? 128 : (name.find("64x64") != std::string::npos ? 64 : 32);
+  *bn = *bm == 32 ? 64 : *bm;
+}
+
+cuda::LaunchChoice choice_of(const char* name, const ConvParams& p, uint32_t split) {
+  cuda::LaunchChoice c;
+  c.variant = cuda::find_kernel_variant(name);
+  uint32_t bm = 0, bn = 0;
+  tile_of(name, &bm, &bn);
+  const uint64_t m = uint64_t(p.batch) * p.out_size[0] * p.out_size[1];
+  c.grid[0] = cuda::ceil_div_u32(m, bm);
+  c.grid[1] = cuda::ceil_div_u32(uint64_t(p.out_channels), bn);
+  c.grid[2] = split;
+  c.block[0] = c.variant != nullptr ? c.variant->block_threads : 0;
+  c.shared_bytes = c.variant != nullptr ? c.variant->shared_bytes : 0;
+  c.split_k = split;
+  const uint64_t tiles = uint64_t(c.grid[0]) * c.grid[1];
+  c.workspace_bytes = split > 1 ? tiles * (uint64_t(split) * bm * bn * 4 + 4) : 0;
+  return c;
+}
+
+std::vector<int8_t> random_int8(test_util::SeededRng& rng, int64_t n) {
+  std::vector<int8_t> v(static_cast<size_t>(n));
+  for (int8_t& e : v) e = static_cast<int8_t>(rng.integer(-128, 127));
+  return v;
+}
+
+bool piecewise_linear(ActivationKind k) {
+  return k == ActivationKind::kNone || k == ActivationKind::kRelu || k == ActivationKind::kClip ||
+         k == ActivationKind::kLeakyRelu;
+}
+
+// Compares y (Int8 or Float16 bytes) with the twin's; "" when they agree as the header says.
+std::string compare(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, bool y8,
+                    bool exact) {
+  const size_t n = y8 ? want.size() : want.size() / 2;
+  int bad = 0;
+  std::string first;
+  for (size_t i = 0; i < n; ++i) {
+    bool ok;
+    double g, w;
+    if (y8) {
+      g = int8_t(got[i]), w = int8_t(want[i]);
+      ok = exact ? g == w : std::fabs(g - w) <= 1.0;
+    } else {
+      uint16_t gb, wb;
+      std::memcpy(&gb, &got[2 * i], 2);
+      std::memcpy(&wb, &want[2 * i], 2);
+      g = half_to_float(gb), w = half_to_float(wb);
+      ok = !std::isnan(g) && (exact ? gb == wb : std::fabs(g - w) <= 1e-3 * std::fabs(w) + 1e-3);
+    }
+    if (!ok && bad++ == 0)
+      first = "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " +
+              std::to_string(w);
+  }
+  return bad == 0 ? "" : std::to_string(bad) + " of " + std::to_string(n) + " differ; " + first;
+}
+
+class GpuConvInt8 : public testing::TestWithParam<int> {};
+
+TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const Case c = cases()[size_t(GetParam())];
+  // residual: 0 none, 1 Int8, 2 Float16; activations cycle through every kind.
+  for (int residual = 0; residual < 3; ++residual) {
+    ConvParams p = params_of(c);
+    const Activation act = test_util::kEveryActivation[(GetParam() * 3 + residual) % kActivationKindCount];
+    p.act = act;
+    p.has_residual = residual != 0;
+    p.int8.residual_dtype = residual == 1 ? DType::kInt8 : DType::kFloat16;
+    p.int8.residual_scale = 0.02f;
+    const int64_t pixels = p.batch * p.out_size[0] * p.out_size[1];
+    const int64_t nx = p.batch * p.in_size[0] * p.in_size[1] * p.in_channels;
+    const int64_t k = p.kernel[0] * p.kernel[1] * p.in_channels;
+    const int64_t ny = pixels * p.out_channels;
+    const std::vector<int8_t> x = random_int8(rng, nx), w = random_int8(rng, p.out_channels * k);
+    // Multipliers near what calibration gives: outputs spread over the Int8 range.
+    std::vector<float> epi(size_t(2 * p.out_channels));
+    for (int64_t oc = 0; oc < p.out_channels; ++oc) {
+      epi[size_t(oc)] = rng.uniform(0.5f, 2.f) / (64.f * std::sqrt(float(k)));
+      epi[size_t(p.out_channels + oc)] = rng.uniform(-1.f, 1.f);
+    }
+    const std::vector<int8_t> r8 = random_int8(rng, ny);
+    const std::vector<uint16_t> r16 = gpu_test::to_half(rng.uniform(ny, -2.f, 2.f));
+    const void* res = residual == 1 ? static_cast<const void*>(r8.data()) : r16.data();
+
+    const auto dx = std::make_unique<DeviceBuffer>(size_t(nx));
+    dx->upload(x.data(), x.size());
+    const auto dw = std::make_unique<DeviceBuffer>(w.size());
+    dw->upload(w.data(), w.size());
+    const auto de = gpu_test::to_device(epi, DType::kFloat32);
+    const auto dr = std::make_unique<DeviceBuffer>(size_t(ny) * 2);
+    dr->upload(res, size_t(ny) * (residual == 1 ? 1 : 2));
+
+    for (const bool y8 : {true, false}) {
+      p.int8.y_dtype = y8 ? DType::kInt8 : DType::kFloat16;
+      p.int8.y_inv_scale = 1.f / 0.05f;
+      std::vector<uint8_t> want(size_t(ny) * (y8 ? 1 : 2));
+      cpu::conv_int8(p, x.data(), w.data(), epi.data(), p.has_residual ? res : nullptr,
+                     want.data());
+      DeviceBuffer dy(want.size());
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx->get();
+      ptrs.in[1] = dw->get();
+      ptrs.in[2] = de->get();
+      if (p.has_residual) ptrs.in[3] = dr->get();
+      ptrs.out[0] = dy.get();
+
+      std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
+      const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 64);
+      for (const char* v : kVariants) {
+        if ((std::string(v).find("f16out") == std::string::npos) != y8) continue;
+        runs.push_back({v, choice_of(v, p, 1)});
+        if (kt >= 3) runs.push_back({std::string(v) + " split 3", choice_of(v, p, 3)});
+      }
+      cuda::LaunchChoice chosen;
+      cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
+      step.num_inputs = p.has_residual ? 4 : 3;
+      step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
+      step.input_dtypes[2] = DType::kFloat32;
+      step.num_outputs = 1;
+      step.output_dtypes[0] = y8 ? DType::kInt8 : DType::kFloat16;
+      std::string why;
+      ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
+      runs.push_back({std::string("selected ") + chosen.variant->name, chosen});
+
+      for (const auto& [label, choice] : runs) {
+        ASSERT_NE(choice.variant, nullptr) << label;
+        for (const uint8_t poison : {uint8_t{0xA5}, uint8_t{0x5A}}) {
+          dy.poison16(uint16_t(poison * 0x101));
+          cuda::StepPointers pp = ptrs;
+          const std::unique_ptr<DeviceBuffer> ws = gpu_test::workspace_for(choice, &pp);
+          ASSERT_EQ(gpu_test::launch(choice.variant->name, choice, pp, p), "") << label;
+          const std::string diff = compare(dy.download<uint8_t>(want.size()), want, y8,
+                                           piecewise_linear(act.kind));
+          EXPECT_EQ(diff, "") << c.name << ", " << label << ", residual " << residual;
+          EXPECT_TRUE(dy.guard_intact()) << c.name << ", " << label;
+          if (ws) EXPECT_TRUE(ws->guard_intact()) << label;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuConvInt8, testing::Range(0, static_cast<int>(cases().size())));
+
+// An FP16 step never runs an INT8 kernel and an INT8 step never an FP16 one: a plan naming the
+// wrong one computes nothing (the output keeps its poison).
+TEST(GpuConvInt8, KernelsRefuseStepsOfTheOtherType) {
+  GPU_TEST_OR_SKIP();
+  ConvParams p = params_of(cases()[0]);
+  const int64_t ny = p.batch * p.out_size[0] * p.out_size[1] * p.out_channels;
+  DeviceBuffer dx(size_t(p.batch * 14 * 14 * 64 * 2)), dw(size_t(64 * 9 * 64 * 2)),
+      de(size_t(2 * 64 * 4)), dy(size_t(ny * 2));
+  cuda::StepPointers ptrs{};
+  ptrs.in[0] = dx.get();
+  ptrs.in[1] = dw.get();
+  ptrs.in[2] = de.get();
+  ptrs.out[0] = dy.get();
+  const std::vector<uint8_t> poisoned(size_t(ny * 2), 0x5A);
+  p.int8.enabled = false;  // an FP16 step given to an INT8 kernel
+  dy.poison16(0x5A5A);
+  ASSERT_EQ(gpu_test::launch("jp_conv_igemm_64x64_i8", choice_of("jp_conv_igemm_64x64_i8", p, 1), ptrs, p), "");
+  EXPECT_EQ(dy.download<uint8_t>(poisoned.size()), poisoned);
+  p.int8.enabled = true;  // and the other way round
+  ASSERT_EQ(gpu_test::launch("jp_conv_igemm_64x64_f16", choice_of("jp_conv_igemm_64x64_i8", p, 1), ptrs, p), "");
+  EXPECT_EQ(dy.download<uint8_t>(poisoned.size()), poisoned);
+}
+
+}  // namespace
+}  // namespace jetplan::kernels
