@@ -1,5 +1,6 @@
 // The Quantize family (QuantizeLinear); its params struct also serves Dequantize
-// (kernels/dequantize.h). CPU twin: kernels/cpu/quantize.cc. No CUDA kernel yet.
+// (kernels/dequantize.h). CPU twin: kernels/cpu/quantize.cc; CUDA kernels: kernels/cuda/quantize.cu
+// (Float16 or Float32 x; the twin takes the same values as float32).
 // Quantized tensors are DType::kInt8 or DType::kUInt8 (passed as void*, read as the params' DType);
 // a zero point has its tensor's type and a scale is float32. Rounding is half to even and every
 // conversion to a quantized type saturates (kernels/quantization.h).
@@ -37,3 +38,11 @@ void quantize_linear(const QuantizeLinearParams& p, const float* x, const float*
                      const void* zero_point, void* y);
 
 }  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/quantize.cu, one row each, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
+#define JP_CUDA_VARIANTS_quantize(X, F) \
+  X(F, jp_quantize_f16_i8, kF16, 0, 0, false, kI8, false) \
+  X(F, jp_quantize_f32_i8, kF32, 0, 0, false, kI8, false) \
+  X(F, jp_quantize_f16_u8, kF16, 0, 0, false, kU8, false) \
+  X(F, jp_quantize_f32_u8, kF32, 0, 0, false, kU8, false)
