@@ -284,7 +284,8 @@ void gpu_output_cast_fallback(PlanDraft* draft, size_t step) {
 
 void gpu_precision(PlanDraft* draft) {
   for (DraftTensor& t : draft->tensors) {
-    if (t.dtype != DataType::kFloat32 || t.storage == fb::Storage::Binding) continue;
+    if (t.dtype != DataType::kFloat32 || t.storage == fb::Storage::Binding || t.keep_float32)
+      continue;
     t.dtype = DataType::kFloat16;
     t.size_bytes /= 2;
     if (t.storage != fb::Storage::Weight) continue;

@@ -31,6 +31,9 @@ struct DraftTensor {
   // Arena: a view of another arena tensor's bytes (alias_views): no step writes it, it has
   // that tensor's offset, and that tensor lives as long as the view is read. -1: its own bytes.
   int32_t alias_of = -1;
+  // GPU plans: a Float32 weight that gpu_precision leaves Float32 (INT8 channel epilogues and
+  // quantization scales, which the INT8 kernels read as float32).
+  bool keep_float32 = false;
 };
 
 struct DraftStep {

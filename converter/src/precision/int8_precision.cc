@@ -1,0 +1,238 @@
+#include "converter/src/precision/int8_precision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "converter/src/ir/error.h"
+
+namespace jetplan::converter {
+namespace {
+
+constexpr float kQMax = 127.f;
+
+bool positive_finite(float v) { return v > 0.f && std::isfinite(v); }
+
+class Int8Pass {
+ public:
+  Int8Pass(PlanDraft* draft, const Int8Options& options) : d_(*draft), o_(options) {}
+
+  Int8Summary run() {
+    index_readers();
+    std::vector<std::string> why(d_.steps.size());
+    for (size_t s = 0; s < d_.steps.size(); ++s) candidate_[s] = eligible(s, &why[s]);
+    for (size_t s = 0; s < d_.steps.size(); ++s)
+      if (d_.steps[s].op.family == fb::OpFamily::Conv && !candidate_[s])
+        summary_.kept_fp16.push_back(cat("'", d_.steps[s].name, "': ", why[s]));
+    for (uint32_t t = 0; t < d_.tensors.size(); ++t) int8_[t] = stays_int8(t);
+
+    std::vector<DraftStep> steps = std::move(d_.steps);
+    d_.steps.clear();
+    for (size_t s = 0; s < steps.size(); ++s) {
+      if (candidate_[s]) rewrite(steps[s]);
+      d_.steps.push_back(std::move(steps[s]));
+    }
+    for (uint32_t t = 0; t < int8_.size(); ++t) {
+      if (!int8_[t]) continue;
+      DraftTensor& tensor = d_.tensors[t];
+      tensor.dtype = DataType::kInt8;
+      tensor.size_bytes = tensor.size_bytes / 4;
+      ++summary_.int8_tensors;
+    }
+    return summary_;
+  }
+
+ private:
+  DraftTensor& t(uint32_t i) { return d_.tensors[i]; }
+
+  void index_readers() {
+    readers_.assign(d_.tensors.size(), {});
+    writer_.assign(d_.tensors.size(), -1);
+    candidate_.assign(d_.steps.size(), false);
+    int8_.assign(d_.tensors.size(), false);
+    for (size_t s = 0; s < d_.steps.size(); ++s) {
+      for (size_t k = 0; k < d_.steps[s].inputs.size(); ++k)
+        readers_[d_.steps[s].inputs[k]].push_back({s, k});
+      for (uint32_t o : d_.steps[s].outputs) writer_[o] = static_cast<int>(s);
+    }
+  }
+
+  // The calibrated amax of an activation tensor (its NCHW name for an NHWC twin), 0 if none.
+  float amax(uint32_t i) const {
+    std::string name = d_.tensors[i].name;
+    const std::string suffix = ":nhwc";
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      name.resize(name.size() - suffix.size());
+    const auto it = o_.amax.find(name);
+    return it == o_.amax.end() || !positive_finite(it->second) ? 0.f : it->second;
+  }
+
+  bool excluded(const DraftStep& s) const {
+    if (o_.exclude.count(s.name) != 0) return true;
+    // A fused step is named after its nodes joined by '+'.
+    size_t start = 0;
+    while (start <= s.name.size()) {
+      const size_t end = std::min(s.name.find('+', start), s.name.size());
+      if (o_.exclude.count(s.name.substr(start, end - start)) != 0) return true;
+      start = end + 1;
+    }
+    return false;
+  }
+
+  // A Conv the INT8 kernels take (2-D NHWC, groups 1, Cin % 16 == 0, constant weights and bias)
+  // whose input and output are calibrated; `why` says what stops one that is not.
+  bool eligible(size_t si, std::string* why) const {
+    const DraftStep& s = d_.steps[si];
+    if (s.op.family != fb::OpFamily::Conv) return false;
+    const DraftTensor& x = d_.tensors[s.inputs[0]];
+    const DraftTensor& w = d_.tensors[s.inputs[1]];
+    const DraftTensor& y = d_.tensors[s.outputs[0]];
+    const bool bias = s.inputs.size() - (s.op.has_residual ? 1 : 0) == 3;
+    if (excluded(s)) *why = "excluded (--int8-exclude)";
+    else if (x.layout != fb::Layout::NHWC || s.op.kernel.size() != 2 || s.op.groups != 1)
+      *why = "not a 2-D NHWC conv with groups 1 (the INT8 kernels' form)";
+    else if (x.shape.size() != 4 || x.shape[3] % 16 != 0)
+      *why = "input channels not a multiple of 16";
+    else if (x.dtype != DataType::kFloat32 || w.storage != fb::Storage::Weight ||
+             w.dtype != DataType::kFloat32 ||
+             (bias && d_.tensors[s.inputs[2]].storage != fb::Storage::Weight))
+      *why = "weights or bias computed at run time";
+    else if (y.storage != fb::Storage::Arena || s.op.y_channel_offset != 0)
+      *why = "writes a graph output";
+    else if (amax(s.inputs[0]) == 0.f || amax(s.outputs[0]) == 0.f)
+      *why = "input or output not calibrated (no positive finite range)";
+    else
+      return true;
+    return false;
+  }
+
+  // An activation is stored as Int8 when an INT8 conv writes it and every reader is an INT8
+  // conv taking it as input or residual.
+  bool stays_int8(uint32_t i) const {
+    const DraftTensor& tensor = d_.tensors[i];
+    if (tensor.storage != fb::Storage::Arena || tensor.alias_of >= 0 || writer_[i] < 0 ||
+        !candidate_[static_cast<size_t>(writer_[i])] || amax(i) == 0.f || readers_[i].empty())
+      return false;
+    for (const auto& [step, k] : readers_[i]) {
+      const DraftStep& r = d_.steps[step];
+      const bool residual = r.op.has_residual && k + 1 == r.inputs.size();
+      if (!candidate_[step] || (k != 0 && !residual)) return false;
+    }
+    return true;
+  }
+
+  uint32_t add_weight(const std::string& name, DataType dtype, Shape shape,
+                      std::vector<uint8_t> bytes, bool keep_float32) {
+    DraftTensor n;
+    n.name = name;
+    n.dtype = dtype;
+    n.shape = std::move(shape);
+    n.storage = fb::Storage::Weight;
+    n.size_bytes = bytes.size();
+    n.keep_float32 = keep_float32;
+    n.data = &d_.owned_data.emplace_back(std::move(bytes));
+    d_.tensors.push_back(std::move(n));
+    return static_cast<uint32_t>(d_.tensors.size() - 1);
+  }
+
+  // The Int8 twin of Float32 activation x: a Quantize step (added now, in front of the first
+  // INT8 conv that reads x) with x's scale.
+  uint32_t quantized(uint32_t x) {
+    if (int8_[x]) return x;
+    if (auto it = quantized_.find(x); it != quantized_.end()) return it->second;
+    const float scale = amax(x) / kQMax;
+    std::vector<uint8_t> bytes(4);
+    std::memcpy(bytes.data(), &scale, 4);
+    const uint32_t s = add_weight(t(x).name + ":i8_scale", DataType::kFloat32, {1}, bytes, true);
+    DraftTensor q = t(x);
+    q.name += ":i8";
+    q.dtype = DataType::kInt8;
+    q.size_bytes = t(x).size_bytes / 4;
+    q.storage = fb::Storage::Arena;
+    q.binding = -1;
+    q.output_binding = false;
+    d_.tensors.push_back(std::move(q));
+    const uint32_t qi = static_cast<uint32_t>(d_.tensors.size() - 1);
+    DraftStep step;
+    step.name = t(x).name + ":to_i8";
+    step.op.resolved = true;
+    step.op.family = fb::OpFamily::Quantize;
+    step.inputs = {x, s};
+    step.outputs = {qi};
+    d_.steps.push_back(std::move(step));
+    quantized_[x] = qi;
+    ++summary_.quantize_steps;
+    return qi;
+  }
+
+  // Per output channel: w's Int8 weights (max |w| / 127 a channel) into `q`, returning the scales.
+  std::vector<float> quantize_weights(uint32_t w, std::vector<uint8_t>* q) const {
+    const DraftTensor& wt = d_.tensors[w];
+    const int64_t oc = wt.shape[0];
+    const size_t per = wt.data->size() / 4 / static_cast<size_t>(oc);
+    std::vector<float> scales(static_cast<size_t>(oc));
+    q->resize(wt.data->size() / 4);
+    for (int64_t o = 0; o < oc; ++o) {
+      const float* src = reinterpret_cast<const float*>(wt.data->data()) + o * per;
+      float m = 0.f;
+      for (size_t i = 0; i < per; ++i) m = std::max(m, std::fabs(src[i]));
+      if (!std::isfinite(m))
+        fail("node '", wt.name, "': a weight that is not finite cannot be quantized to INT8");
+      const float scale = m > 0.f ? m / kQMax : 1.f;
+      scales[static_cast<size_t>(o)] = scale;
+      for (size_t i = 0; i < per; ++i) {
+        const float v = std::nearbyint(src[i] / scale);
+        (*q)[static_cast<size_t>(o) * per + i] =
+            static_cast<uint8_t>(static_cast<int8_t>(std::max(-kQMax, std::min(kQMax, v))));
+      }
+    }
+    return scales;
+  }
+
+  void rewrite(DraftStep& s) {
+    const uint32_t x = s.inputs[0], w = s.inputs[1], y = s.outputs[0];
+    const bool has_bias = s.inputs.size() - (s.op.has_residual ? 1 : 0) == 3;
+    const int64_t oc = t(w).shape[0];
+    std::vector<uint8_t> wq;
+    const std::vector<float> w_scales = quantize_weights(w, &wq);
+    const float x_scale = amax(x) / kQMax;
+    std::vector<float> epi(static_cast<size_t>(2 * oc), 0.f);
+    for (int64_t o = 0; o < oc; ++o) {
+      epi[static_cast<size_t>(o)] = x_scale * w_scales[static_cast<size_t>(o)];
+      if (has_bias)
+        epi[static_cast<size_t>(oc + o)] =
+            reinterpret_cast<const float*>(t(s.inputs[2]).data->data())[o];
+    }
+    std::vector<uint8_t> epi_bytes(epi.size() * 4);
+    std::memcpy(epi_bytes.data(), epi.data(), epi_bytes.size());
+    const uint32_t xq = quantized(x);
+    const uint32_t wi = add_weight(t(w).name + ":i8", DataType::kInt8, t(w).shape, std::move(wq), false);
+    const uint32_t ei = add_weight(s.name + ":i8_epilogue", DataType::kFloat32, {2, oc},
+                                   std::move(epi_bytes), true);
+    std::vector<uint32_t> inputs = {xq, wi, ei};
+    if (s.op.has_residual) {
+      const uint32_t r = s.inputs.back();
+      inputs.push_back(r);
+      if (int8_[r]) s.op.residual_scale = amax(r) / kQMax;
+    }
+    s.inputs = std::move(inputs);
+    if (int8_[y]) s.op.y_scale = amax(y) / kQMax;
+    ++summary_.int8_steps;
+  }
+
+  PlanDraft& d_;
+  const Int8Options& o_;
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers_;  // per tensor: (step, input)
+  std::vector<int> writer_;
+  std::vector<bool> candidate_, int8_;
+  std::map<uint32_t, uint32_t> quantized_;
+  Int8Summary summary_;
+};
+
+}  // namespace
+
+Int8Summary int8_precision(PlanDraft* draft, const Int8Options& options) {
+  return Int8Pass(draft, options).run();
+}
+
+}  // namespace jetplan::converter

@@ -1,0 +1,43 @@
+// INT8 precision for GPU plans (jetplan-convert --precision int8): after the NHWC layout pass and
+// before the Float16 one, the convolutions the INT8 kernels take run in INT8.
+//
+// Scales are symmetric (zero point 0): an activation tensor's scale is its calibrated amax / 127
+// (per tensor), a weight's is max |w| / 127 per output channel. An INT8 conv reads Int8 x (the
+// producer's Int8 output where every reader of that tensor is an INT8 conv, otherwise a Quantize
+// step from Float16 in front of it) and Int8 weights; its channel epilogue (x's scale times the
+// weight's, then the bias) turns the int32 sums into real values, which it writes as Int8 (where
+// every reader is again an INT8 conv) or as Float16. Nothing else changes: every other step
+// stays FP16, so a plan mixes precisions step by step (kernels/conv.h ConvInt8).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "converter/src/lower/lower.h"
+
+namespace jetplan::converter {
+
+struct Int8Options {
+  // The calibrated amax of each activation tensor, by its name in the FP32 CPU plan (a GPU
+  // draft's tensor "<name>:nhwc" is the NHWC twin of "<name>"). A tensor without one, or with
+  // an amax that is not positive and finite, stays Float16.
+  std::map<std::string, float> amax;
+  // Steps kept in Float16 by name (--int8-exclude): a step's name or the ONNX node it came from.
+  std::set<std::string> exclude;
+};
+
+// What the pass did, for the converter's report.
+struct Int8Summary {
+  size_t int8_steps = 0;      // convs that run in INT8
+  size_t quantize_steps = 0;  // Float16 -> Int8 steps added in front of them
+  size_t int8_tensors = 0;    // activations stored as Int8 between INT8 convs
+  std::vector<std::string> kept_fp16;  // convs left in Float16, each with the reason
+};
+
+// Rewrites the draft's eligible Conv steps to INT8 (see above). Run after gpu_layout and before
+// gpu_precision; the tensors it adds that must stay Float32 are marked keep_float32.
+Int8Summary int8_precision(PlanDraft* draft, const Int8Options& options);
+
+}  // namespace jetplan::converter

@@ -1,0 +1,155 @@
+// The INT8 precision pass (converter/src/precision/int8_precision.h) checked by numbers without a
+// GPU: the converter's GPU pipeline up to the Float16 pass (NHWC layout, then INT8) serialized as
+// a CPU plan, which the CPU twins run: Quantize from Float32, cpu::conv_int8 (channels_last,
+// Int8 or Float32 outputs). The ranges are calibrated here the plain way: the model with every
+// intermediate tensor as a graph output, run on the same inputs, max |value| per tensor.
+#include <gmock/gmock.h>
+#include <jetplan/jetplan.h>
+
+#include <cmath>
+#include <random>
+
+#include "converter/src/import/onnx_import.h"
+#include "converter/src/lower/gpu_lower.h"
+#include "converter/src/ops/check.h"
+#include "converter/src/passes/passes.h"
+#include "converter/src/precision/int8_precision.h"
+#include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/plan_runner.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+const char* const kIntermediates[] = {"r1", "r2", "a3", "r3", "c4", "g", "f"};
+
+// A ResNet-like block over 16 channels: conv+relu, conv+relu, 1x1 conv + residual + relu, a
+// strided conv, global pooling and a classifier. `expose`: every intermediate is an output too.
+ModelBuilder net(bool expose) {
+  ModelBuilder m;
+  m.input("x", {2, 16, 12, 12}).output("logits");
+  if (expose)
+    for (const char* name : kIntermediates) m.output(name);
+  m.random("w1", {32, 16, 3, 3}, -0.15f, 0.15f).random("b1", {32}, -0.1f, 0.1f);
+  m.random("w2", {32, 32, 3, 3}, -0.1f, 0.1f).random("b2", {32}, -0.1f, 0.1f);
+  m.random("w3", {32, 32, 1, 1}, -0.3f, 0.3f);
+  m.random("w4", {16, 32, 3, 3}, -0.1f, 0.1f).random("b4", {16}, -0.1f, 0.1f);
+  m.random("fw", {10, 16}, -0.5f, 0.5f).random("fb", {10});
+  const auto pads = std::vector<int64_t>{1, 1, 1, 1};
+  attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", pads);
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  attr(m.node("Conv", {"r1", "w2", "b2"}, {"c2"}, "conv2"), "pads", pads);
+  m.node("Relu", {"c2"}, {"r2"}, "relu2");
+  m.node("Conv", {"r2", "w3"}, {"c3"}, "conv3");
+  m.node("Add", {"c3", "r1"}, {"a3"}, "add3");
+  m.node("Relu", {"a3"}, {"r3"}, "relu3");
+  auto& c4 = m.node("Conv", {"r3", "w4", "b4"}, {"c4"}, "conv4");
+  attr(c4, "pads", pads);
+  attr(c4, "strides", std::vector<int64_t>{2, 2});
+  m.node("GlobalAveragePool", {"c4"}, {"g"}, "gap");
+  m.node("Flatten", {"g"}, {"f"}, "flatten");
+  attr(m.node("Gemm", {"f", "fw", "fb"}, {"logits"}, "fc"), "transB", int64_t{1});
+  return m;
+}
+
+// The GPU pipeline up to gpu_precision, with the INT8 pass, as a CPU plan.
+std::vector<uint8_t> int8_cpu_plan(const std::string& bytes, const Int8Options& options,
+                                   Int8Summary* summary) {
+  Graph g = import_onnx(bytes, ImportOptions{});
+  eliminate_dead_nodes(g);
+  check_support(g);
+  eliminate_dead_nodes(g);
+  remove_identities(g);
+  fold_batchnorm(g);
+  fuse_patterns(g);
+  fuse(g);
+  fuse_pointwise(g);
+  legalize(g);
+  PlanDraft draft = lower(g);
+  gpu_layout(&draft);
+  *summary = int8_precision(&draft, options);
+  concat_in_place(&draft);
+  remove_unused_tensors(&draft);
+  alias_views(&draft);
+  assign_memory(&draft);
+  return serialize_plan(draft, TargetDesc{}, PlanMetadata{});
+}
+
+std::vector<float> random_input(uint32_t seed) {
+  std::vector<float> v(2 * 16 * 12 * 12);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& e : v) e = dist(rng);
+  return v;
+}
+
+// Calibration the plain way: max |value| of every exposed tensor over `inputs`.
+std::map<std::string, float> calibrate(const std::vector<std::vector<float>>& inputs) {
+  const std::vector<uint8_t> plan = convert_ok(net(true)).plan;
+  std::map<std::string, float> amax;
+  for (const auto& input : inputs) {
+    const auto outs = float_outputs(run_plan(plan, {input}));
+    amax["x"] = 0.f;
+    for (float v : input) amax["x"] = std::max(amax["x"], std::fabs(v));
+    for (size_t i = 0; i < std::size(kIntermediates); ++i)
+      for (float v : outs[i + 1]) amax[kIntermediates[i]] = std::max(amax[kIntermediates[i]], std::fabs(v));
+  }
+  // The fused conv3 + add + relu writes r3; its pre-activation range is a3's.
+  return amax;
+}
+
+double snr_db(const std::vector<float>& got, const std::vector<float>& want) {
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    signal += double(want[i]) * want[i];
+    noise += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+  }
+  return 10 * std::log10(signal / std::max(noise, 1e-30));
+}
+
+TEST(Int8Precision, ConvsRunInInt8AndTheOutputStaysCloseToFloat32) {
+  std::vector<std::vector<float>> calib;
+  for (uint32_t s = 0; s < 8; ++s) calib.push_back(random_input(100 + s));
+  Int8Options options;
+  options.amax = calibrate(calib);
+  Int8Summary summary;
+  const std::vector<uint8_t> plan = int8_cpu_plan(net(false).bytes(), options, &summary);
+  EXPECT_EQ(summary.int8_steps, 4u);
+  EXPECT_EQ(summary.quantize_steps, 1u);  // x; the convs hand Int8 tensors to each other
+  EXPECT_EQ(summary.int8_tensors, 3u);    // r1, r2, r3 (conv4 writes Float32 for the pooling)
+  EXPECT_THAT(summary.kept_fp16, ::testing::IsEmpty());
+  const fb::Plan* p = fb::GetPlan(plan.data());
+  size_t int8_convs = 0;
+  for (const auto* s : *p->steps()) {
+    if (s->op() != fb::OpFamily::Conv) continue;
+    const auto* x = p->tensors()->Get(s->inputs()->Get(0));
+    int8_convs += x->dtype() == fb::DType::Int8;
+  }
+  EXPECT_EQ(int8_convs, 4u);
+
+  const std::vector<uint8_t> fp32 = convert_ok(net(false)).plan;
+  for (uint32_t s = 0; s < 4; ++s) {
+    const std::vector<float> input = random_input(200 + s);  // held out
+    const auto want = float_outputs(run_plan(fp32, {input}));
+    const auto got = float_outputs(run_plan(plan, {input}));
+    ASSERT_EQ(got.size(), 1u);
+    for (float v : got[0]) ASSERT_FALSE(std::isnan(v));
+    EXPECT_GT(snr_db(got[0], want[0]), 25.0) << "input " << s;
+  }
+}
+
+TEST(Int8Precision, ExcludedAndUncalibratedConvsStayFloat) {
+  std::vector<std::vector<float>> calib = {random_input(1)};
+  Int8Options options;
+  options.amax = calibrate(calib);
+  options.exclude = {"conv2"};
+  options.amax.erase("c4");  // conv4's output has no range
+  Int8Summary summary;
+  (void)int8_cpu_plan(net(false).bytes(), options, &summary);
+  EXPECT_EQ(summary.int8_steps, 2u);  // conv1 and the fused conv3
+  ASSERT_EQ(summary.kept_fp16.size(), 2u);
+  EXPECT_THAT(summary.kept_fp16[0], ::testing::HasSubstr("excluded"));
+  EXPECT_THAT(summary.kept_fp16[1], ::testing::HasSubstr("not calibrated"));
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing
