@@ -95,12 +95,12 @@ std::string seconds_text(double seconds) {
   return buffer;
 }
 
-// Waits for the workers, drawing "calibrating: 12/100 samples, 0:03 left" when asked.
+// When asked, draws "calibrating: 12/100 samples, 0:03 left" until the workers are done.
 void watch_progress(const Shared& shared, size_t total, bool show) {
+  if (!show) return;  // the caller joins the workers
   const auto start = std::chrono::steady_clock::now();
   while (shared.running > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(show ? 200 : 5));
-    if (!show) continue;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const size_t done = std::min(shared.done.load(), total);
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -108,12 +108,10 @@ void watch_progress(const Shared& shared, size_t total, bool show) {
         done == 0 ? "--:--" : seconds_text(elapsed / done * static_cast<double>(total - done));
     std::fprintf(stderr, "\rcalibrating: %zu/%zu samples, %s left   ", done, total, left.c_str());
   }
-  if (show) {
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "\rcalibrating: %zu/%zu samples in %.1f s          \n",
-                 std::min(shared.done.load(), total), total, elapsed);
-  }
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "\rcalibrating: %zu/%zu samples in %.1f s          \n",
+               std::min(shared.done.load(), total), total, elapsed);
 }
 
 // Runs every sample of `set` through `plan` on `threads` contexts; the merged statistics by name.

@@ -242,6 +242,19 @@ TEST(Calibrate, AlwaysZeroTensorsGetNoRangeNotAZeroScale) {
   EXPECT_EQ(cached.no_range, r.no_range);
 }
 
+TEST(Calibrate, ProgressLineOnlyWhenAskedOrOnATerminal) {
+  const std::string dir = fresh_dir("data");
+  write_samples(dir, 3);
+  CalibrationOptions o = options_for(dir, CalibrationMethod::kMinMax);
+  ::testing::internal::CaptureStderr();
+  calibrate(conv_model(), ConvertOptions{}, o);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // a file, not a terminal
+  o.progress = true;
+  ::testing::internal::CaptureStderr();
+  calibrate(conv_model(), ConvertOptions{}, o);
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("calibrating: 3/3 samples in "));
+}
+
 struct Observed {
   std::vector<std::string> names;
   std::vector<int32_t> steps;
