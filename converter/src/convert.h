@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "converter/src/calibrate/calibration_options.h"
 #include "converter/src/ir/graph.h"
 
 namespace jetplan::converter {
@@ -27,7 +28,14 @@ struct ConvertOptions {
   // CUDA targets: false skips kernel selection, leaving steps without kernels (a plan the
   // runtime refuses): for tests of the layout and precision passes alone. Not in the metadata.
   bool select_kernels = true;
+  // CUDA targets: the precision of the plan's steps. kInt8 quantizes with the amax of each
+  // tensor from post-training calibration (calibrate/calibrate.h, run with `calibration`).
+  enum class Precision { kFp16, kInt8 };
+  Precision precision = Precision::kFp16;
+  CalibrationOptions calibration;  // --calib*: read only when precision is kInt8
 };
+// ConvertOptions::Precision by its short name.
+using Precision = ConvertOptions::Precision;
 
 struct ConvertSummary {
   size_t steps = 0;

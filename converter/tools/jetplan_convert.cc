@@ -3,7 +3,9 @@
 // Exit status: 0 converted, 1 the conversion failed (one line on stderr naming the problem),
 // 2 the command line is wrong (a line naming the mistake, then the usage text).
 #include <google/protobuf/stubs/logging.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "converter/src/calibrate/calib_data.h"
 #include "converter/src/convert.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/select/targets.h"
@@ -40,6 +43,22 @@ constexpr const char* kUsage =
     "                        of such a .json file. GPU plans hold float16 tensors inside\n"
     "                        (float32 inputs and outputs), NHWC around convolutions, and\n"
     "                        each step's CUDA kernel and launch configuration\n"
+    "  --precision fp16|int8 the precision of a GPU plan's steps (default fp16). int8\n"
+    "                        quantizes with scales from post-training calibration: it needs\n"
+    "                        --calib DIR, or a --calib-cache that exists\n"
+    "  --calib DIR           int8: the calibration set: .npy files (one sample each), images\n"
+    "                        (.png .jpg .jpeg .bmp) or one folder per sample holding\n"
+    "                        <input>.npy for each input; read in order of file name\n"
+    "  --calib-method M      entropy (the default), percentile[=P] (P in (0,100], default\n"
+    "                        99.99), minmax or mse\n"
+    "  --calib-preprocess S  how images become the input, e.g. resize=256,crop=224,\n"
+    "                        mean=0.485:0.456:0.406,std=0.229:0.224:0.225,order=rgb,\n"
+    "                        layout=nchw,scale=255 (every key optional; resize=N is the short\n"
+    "                        side, resize=HxW exact; crop=N or HxW, centred)\n"
+    "  --calib-cache PATH    read the scales from PATH when it exists (it must be of this\n"
+    "                        model and method; the model does not run), else write them there\n"
+    "  --calib-threads N     calibration threads (default: one per core)\n"
+    "  --calib-samples N     use only the first N samples (default: all)\n"
     "  --list-ops            print the table of ONNX ops jetplan supports (markdown, the\n"
     "                        contents of converter/SUPPORTED_OPS.md) and exit\n"
     "  -h, --help            print this help\n"
@@ -53,7 +72,86 @@ struct Args {
   std::string model;
   std::string output;
   ConvertOptions options;
+  std::vector<std::string> calibration_options;  // the --calib* options given, for messages
 };
+
+int positive_count(const std::string& option, const std::string& text) {
+  if (text.empty() || text.size() > 9 ||
+      text.find_first_not_of("0123456789") != std::string::npos || std::stoi(text) < 1) {
+    throw UsageError{option + " '" + text + "': expected a positive integer"};
+  }
+  return std::stoi(text);
+}
+
+// The --calib* options; false when `arg` is none of them.
+template <typename Is, typename Value>
+bool parse_calibration_option(Is is, Value value,
+                              jetplan::converter::CalibrationOptions* calibration,
+                              std::vector<std::string>* given) {
+  static const char* const kOptions[] = {"--calib",         "--calib-method",  "--calib-preprocess",
+                                         "--calib-cache",   "--calib-threads", "--calib-samples"};
+  const char* option = nullptr;
+  for (const char* o : kOptions) {
+    if (is(o)) option = o;
+  }
+  if (option == nullptr) return false;
+  if (std::find(given->begin(), given->end(), option) != given->end()) {
+    throw UsageError{std::string(option) + " given twice"};
+  }
+  given->push_back(option);
+  const std::string v = value(option);
+  const std::string name = option;
+  if (name == "--calib") {
+    if (v.empty()) throw UsageError{"--calib needs a folder"};
+    calibration->dir = v;
+  } else if (name == "--calib-method") {
+    try {
+      jetplan::converter::parse_method(v, &calibration->method, &calibration->percentile);
+    } catch (const ConvertError& e) {
+      throw UsageError{std::string("--calib-method: ") + e.what()};
+    }
+  } else if (name == "--calib-preprocess") {
+    try {
+      jetplan::converter::parse_preprocess(v);  // checked here; the calibration parses it again
+    } catch (const ConvertError& e) {
+      throw UsageError{std::string("--calib-preprocess: ") + e.what()};
+    }
+    calibration->preprocess = v;
+  } else if (name == "--calib-cache") {
+    if (v.empty()) throw UsageError{"--calib-cache needs a path"};
+    calibration->cache_path = v;
+  } else if (name == "--calib-threads") {
+    calibration->threads = positive_count(name, v);
+  } else {
+    calibration->max_samples = positive_count(name, v);
+  }
+  return true;
+}
+
+// int8 is for GPU targets and needs calibration data or a cache; --calib* needs int8.
+void check_precision(const Args& args) {
+  using jetplan::converter::Precision;
+  const jetplan::converter::CalibrationOptions& c = args.options.calibration;
+  if (args.options.precision != Precision::kInt8) {
+    if (!args.calibration_options.empty()) {
+      throw UsageError{args.calibration_options.front() + " is for --precision int8"};
+    }
+    return;
+  }
+  if (args.options.target == "cpu") {
+    throw UsageError{"--precision int8 is for GPU targets (--target orin-agx, ...): CPU plans "
+                     "compute in float32"};
+  }
+  struct stat st {};
+  const bool have_cache = !c.cache_path.empty() && stat(c.cache_path.c_str(), &st) == 0;
+  if (c.dir.empty() && !have_cache) {
+    throw UsageError{c.cache_path.empty()
+                         ? "--precision int8 needs calibration data: --calib DIR (or an existing "
+                           "--calib-cache)"
+                         : "--precision int8 needs --calib DIR: the calibration cache '" +
+                               c.cache_path + "' does not exist"};
+  }
+}
 
 bool parse_dims(const std::string& text, std::vector<int64_t>* dims) {
   dims->clear();
@@ -131,6 +229,15 @@ bool parse_args(int argc, char** argv, Args* args) {
       }
       if (!known)
         throw UsageError{"unknown target '" + args->options.target + "' (known: " + names + ")"};
+    } else if (is("--precision")) {
+      const std::string p = value("--precision");
+      if (p != "fp16" && p != "int8") {
+        throw UsageError{"--precision '" + p + "': expected fp16 or int8"};
+      }
+      args->options.precision = p == "int8" ? jetplan::converter::Precision::kInt8
+                                            : jetplan::converter::Precision::kFp16;
+    } else if (parse_calibration_option(is, value, &args->options.calibration,
+                                        &args->calibration_options)) {
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw UsageError{"unknown option '" + arg + "'"};
     } else {
@@ -141,6 +248,7 @@ bool parse_args(int argc, char** argv, Args* args) {
   }
   if (args->model.empty()) throw UsageError{"no model given"};
   if (args->output.empty()) throw UsageError{"no output given (-o PLAN.jplan)"};
+  check_precision(*args);
   return true;
 }
 

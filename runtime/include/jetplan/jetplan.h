@@ -214,6 +214,24 @@ JP_NODISCARD JP_API jp_status jp_context_get_output(const jp_context* ctx, int32
 JP_NODISCARD JP_API jp_status jp_context_output_desc(const jp_context* ctx, int32_t index,
                                                      jp_tensor_desc* out);
 
+/* ---- step observer (calibration, debugging) ---- */
+
+/* Called by jp_context_run (and jp_context_enqueue) after each step, once per output tensor of
+   that step, in step order and then in the step's output order. step indexes jp_plan_step_desc.
+   tensor_name is owned by the plan (valid while it lives); dims (rank entries, the plan's
+   extents: for outputs whose leading extent is known only at run time it is the capacity) and
+   data (host memory, dims' elements of dtype, C order) are valid only during the call, and data
+   must not be written. The callback runs on the thread that runs the context; it must not call
+   back into the same context. jp_context_profile_steps does not call it. */
+typedef void (*jp_step_observer_fn)(void* user, int32_t step, const char* tensor_name,
+                                    jp_dtype dtype, const int64_t* dims, int32_t rank,
+                                    const void* data);
+/* Sets the context's observer (fn NULL clears it; user is passed through, not owned). CPU plans
+   only: on a CUDA plan's context it returns JP_ERROR_UNSUPPORTED (the tensors live in GPU
+   memory). Allocates nothing; runs stay allocation-free. */
+JP_NODISCARD JP_API jp_status jp_context_set_step_observer(jp_context* ctx,
+                                                          jp_step_observer_fn fn, void* user);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -270,6 +270,22 @@ jp_status jp_context_synchronize(jp_context* ctx) {
   return ctx->cuda == nullptr ? JP_OK : jetplan::rt::synchronize_cuda(ctx);
 }
 
+jp_status jp_context_set_step_observer(jp_context* ctx, jp_step_observer_fn fn, void* user) {
+  if (ctx == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_set_step_observer: null context");
+  }
+  if (ctx->cuda != nullptr) {
+    // A CUDA run replays one graph with its tensors in GPU memory: observing a step would need
+    // a copy and a sync per step, which the run promises not to do.
+    return fail(JP_ERROR_UNSUPPORTED,
+                "step observer: the context runs a CUDA plan; observers are for CPU plans only "
+                "(convert the model with --target cpu to observe its steps)");
+  }
+  ctx->observer.fn = fn;
+  ctx->observer.user = fn != nullptr ? user : nullptr;
+  return JP_OK;
+}
+
 jp_status jp_context_gpu_time_ms(const jp_context* ctx, float* ms) {
   if (ctx == nullptr || ms == nullptr) {
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_gpu_time_ms: null argument");

@@ -97,7 +97,7 @@ Status create_context(const jp_plan& plan, const jp_context_options* options, jp
 }
 
 Status run_context(jp_context* ctx) {
-  run_cpu_steps(*ctx->plan, ctx->tensors.data(), ctx->arena);
+  run_cpu_steps(*ctx->plan, ctx->tensors.data(), ctx->arena, ctx->observer);
   return JP_OK;
 }
 

@@ -2,6 +2,7 @@
 // set up at creation; run only walks the prepared steps.
 #pragma once
 
+#include "runtime/src/cpu/run_steps.h"
 #include "runtime/src/load/plan.h"
 
 namespace jetplan::rt {
@@ -22,6 +23,8 @@ struct jp_context {
   jetplan::rt::Array<uint8_t*> output_data;  // per output
 
   jetplan::rt::CudaContext* cuda = nullptr;
+  // CPU plans: called after each step (jp_context_set_step_observer); null: none.
+  jetplan::rt::StepObserver observer;
 
   ~jp_context() {
     if (cuda != nullptr) jetplan::rt::destroy_cuda_context(cuda);

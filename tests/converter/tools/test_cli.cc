@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/converter/util/convert_util.h"
 
@@ -150,6 +152,51 @@ TEST(Cli, UsageErrorsExitWith2) {
   const ToolRun help = run("--help");
   EXPECT_EQ(help.status, 0);
   EXPECT_THAT(help.out, StartsWith("usage: jetplan-convert"));
+}
+
+// --precision and the --calib* options: each mistake is a usage error (exit 2) that says which.
+TEST(Cli, PrecisionAndCalibrationUsageErrors) {
+  const std::string model = good_model(), plan = temp_path("int8.jplan");
+  const std::string base = model + " -o " + plan + " --shape input:0:1x2x4x4";
+  const std::string cache = temp_path("present.cache");
+  std::ofstream(cache) << "jetplan-calibration 1 0 minmax 1\n";
+  const std::string missing_cache = temp_path("missing.cache");
+  std::remove(missing_cache.c_str());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --precision int4", "--precision 'int4': expected fp16 or int8"},
+      {" --precision int8 --calib /tmp", "--precision int8 is for GPU targets"},
+      {" --target orin-agx --precision int8",
+       "--precision int8 needs calibration data: --calib DIR"},
+      {" --target orin-agx --precision int8 --calib-cache " + missing_cache,
+       "the calibration cache '" + missing_cache + "' does not exist"},
+      {" --target orin-agx --calib /tmp", "--calib is for --precision int8"},
+      {" --target orin-agx --precision int8 --calib /tmp --calib-method kl",
+       "--calib-method: unknown calibration method 'kl'"},
+      {" --target orin-agx --precision int8 --calib /tmp --calib-method percentile=101",
+       "the percentile must be a number in (0, 100]"},
+      {" --target orin-agx --precision int8 --calib /tmp --calib-preprocess crop=x",
+       "--calib-preprocess: preprocessing spec 'crop=x'"},
+      {" --target orin-agx --precision int8 --calib /tmp --calib-threads 0",
+       "--calib-threads '0': expected a positive integer"},
+      {" --target orin-agx --precision int8 --calib /tmp --calib-samples -3",
+       "--calib-samples '-3': expected a positive integer"},
+      {" --target orin-agx --precision int8 --calib /tmp --calib /tmp", "--calib given twice"},
+      {" --target orin-agx --precision int8 --calib", "--calib needs a value"},
+  };
+  for (const auto& [args, message] : cases) {
+    const ToolRun r = run(base + args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message)) << args;
+    EXPECT_THAT(r.err, HasSubstr("usage: jetplan-convert")) << args;
+  }
+  // An existing cache stands in for the data (the usage is accepted: the run gets past parsing).
+  const ToolRun cached =
+      run(base + " --target orin-agx --precision int8 --calib-cache " + cache +
+          " --calib-method minmax --calib-threads 2 --calib-samples 8");
+  EXPECT_NE(cached.status, 2) << cached.err;
+  const ToolRun help = run("--help");
+  EXPECT_THAT(help.out, HasSubstr("--precision fp16|int8"));
+  EXPECT_THAT(help.out, HasSubstr("--calib-preprocess S"));
 }
 
 }  // namespace

@@ -106,6 +106,11 @@ TEST(CudaRuntime, RunsWithAndWithoutTheGraph) {
     ASSERT_EQ(jp_context_create(plan, &options, &ctx), JP_OK) << jp_last_error();
     float ms = 0.f;
     EXPECT_EQ(jp_context_gpu_time_ms(ctx, &ms), JP_ERROR_NOT_FOUND);
+    // Observers read host tensors after each step: a CUDA plan has none to give.
+    auto observer = [](void*, int32_t, const char*, jp_dtype, const int64_t*, int32_t,
+                       const void*) {};
+    EXPECT_EQ(jp_context_set_step_observer(ctx, observer, nullptr), JP_ERROR_UNSUPPORTED);
+    EXPECT_NE(std::string(jp_last_error()).find("CPU plans only"), std::string::npos);
     ASSERT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK);
     for (int run = 0; run < 3; ++run) {
       ASSERT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();

@@ -1,0 +1,241 @@
+#include "converter/src/calibrate/calibrate.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "converter/src/calibrate/calib_cache.h"
+#include "converter/src/calibrate/calib_data.h"
+#include "converter/src/calibrate/histogram.h"
+#include "converter/src/ir/error.h"
+#include "jetplan/jetplan.h"
+
+namespace jetplan::converter {
+namespace {
+
+void check(jp_status status, const std::string& what) {
+  if (status != JP_OK) fail(what, ": ", jp_status_string(status), ": ", jp_last_error());
+}
+
+struct PlanDeleter {
+  void operator()(jp_plan* p) const { jp_plan_destroy(p); }
+};
+struct ContextDeleter {
+  void operator()(jp_context* c) const { jp_context_destroy(c); }
+};
+using PlanPtr = std::unique_ptr<jp_plan, PlanDeleter>;
+using ContextPtr = std::unique_ptr<jp_context, ContextDeleter>;
+
+// One thread's statistics, keyed by the plan's own name strings (stable while it lives, and the
+// same pointer on every call for a tensor, so no string is built per observation).
+using Statistics = std::unordered_map<const char*, TensorHistogram>;
+
+void observe(void* user, int32_t, const char* name, jp_dtype dtype, const int64_t* dims,
+             int32_t rank, const void* data) {
+  if (dtype != JP_FLOAT32) return;  // only float32 tensors are candidates for int8
+  size_t elements = 1;
+  for (int32_t d = 0; d < rank; ++d) elements *= static_cast<size_t>(dims[d]);
+  (*static_cast<Statistics*>(user))[name].add(static_cast<const float*>(data), elements);
+}
+
+// What the workers share: the next sample to take, the count done, and the first failure by
+// sample index (so the error reported does not depend on the thread count either).
+struct Shared {
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  std::atomic<size_t> first_error{std::numeric_limits<size_t>::max()};
+  std::atomic<int> running{0};
+  std::mutex mutex;
+  std::string error;
+};
+
+void run_samples(const CalibrationSet& set, const std::vector<jp_tensor_desc>& inputs,
+                 jp_context* ctx, Statistics* stats, Shared* shared) {
+  while (true) {
+    const size_t i = shared->next++;
+    // Indices go out in order: every sample before a failed one has already been taken.
+    if (i >= set.size() || i > shared->first_error) break;
+    try {
+      const std::vector<std::vector<uint8_t>> buffers = set.load(i);
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        check(jp_context_set_input(ctx, static_cast<int32_t>(k), buffers[k].data(),
+                                   buffers[k].size()),
+              cat("calibration sample '", set.sample_path(i), "'"));
+        if (inputs[k].dtype == JP_FLOAT32) {
+          (*stats)[inputs[k].name].add(reinterpret_cast<const float*>(buffers[k].data()),
+                                       buffers[k].size() / sizeof(float));
+        }
+      }
+      check(jp_context_run(ctx), cat("calibration sample '", set.sample_path(i), "'"));
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      if (i < shared->first_error) {
+        shared->first_error = i;
+        shared->error = e.what();
+      }
+    }
+    ++shared->done;
+  }
+  --shared->running;
+}
+
+std::string seconds_text(double seconds) {
+  char buffer[32];
+  const long s = static_cast<long>(seconds + 0.5);
+  std::snprintf(buffer, sizeof(buffer), "%ld:%02ld", s / 60, s % 60);
+  return buffer;
+}
+
+// When asked, draws "calibrating: 12/100 samples, 0:03 left" until the workers are done.
+void watch_progress(const Shared& shared, size_t total, bool show) {
+  if (!show) return;  // the caller joins the workers
+  const auto start = std::chrono::steady_clock::now();
+  while (shared.running > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const size_t done = std::min(shared.done.load(), total);
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string left =
+        done == 0 ? "--:--" : seconds_text(elapsed / done * static_cast<double>(total - done));
+    std::fprintf(stderr, "\rcalibrating: %zu/%zu samples, %s left   ", done, total, left.c_str());
+  }
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "\rcalibrating: %zu/%zu samples in %.1f s          \n",
+               std::min(shared.done.load(), total), total, elapsed);
+}
+
+// Runs every sample of `set` through `plan` on `threads` contexts; the merged statistics by name.
+std::map<std::string, TensorHistogram> run_calibration(const jp_plan* plan,
+                                                       const CalibrationSet& set,
+                                                       const std::vector<jp_tensor_desc>& inputs,
+                                                       size_t threads, bool progress) {
+  std::vector<ContextPtr> contexts;
+  for (size_t t = 0; t < threads; ++t) {
+    jp_context* ctx = nullptr;
+    check(jp_context_create(plan, nullptr, &ctx), "calibration: creating a context");
+    contexts.emplace_back(ctx);
+  }
+  std::vector<Statistics> stats(threads);
+  for (size_t t = 0; t < threads; ++t) {
+    check(jp_context_set_step_observer(contexts[t].get(), observe, &stats[t]),
+          "calibration: observing the plan's steps");
+  }
+  Shared shared;
+  shared.running = static_cast<int>(threads);
+  std::vector<std::thread> workers;
+  for (size_t t = 0; t < threads; ++t) {
+    workers.emplace_back(run_samples, std::cref(set), std::cref(inputs), contexts[t].get(),
+                         &stats[t], &shared);
+  }
+  watch_progress(shared, set.size(), progress);
+  for (std::thread& w : workers) w.join();
+  if (shared.first_error != std::numeric_limits<size_t>::max()) throw ConvertError(shared.error);
+  std::map<std::string, TensorHistogram> merged;
+  for (const Statistics& s : stats) {
+    for (const auto& [name, histogram] : s) merged[name].merge(histogram);
+  }
+  return merged;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::vector<jp_tensor_desc> plan_inputs(const jp_plan* plan) {
+  std::vector<jp_tensor_desc> inputs(static_cast<size_t>(jp_plan_num_inputs(plan)));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check(jp_plan_input_desc(plan, static_cast<int32_t>(i), &inputs[i]), "calibration plan");
+  }
+  return inputs;
+}
+
+CalibrationResult from_cache(const CalibrationCache& cache, const CalibrationOptions& options) {
+  const std::string asked = method_name(options.method, options.percentile);
+  if (cache.method != asked) {
+    fail("calibration cache '", options.cache_path, "' was made with method ", cache.method,
+         ", not ", asked, " (delete it to calibrate again, or ask for ", cache.method, ")");
+  }
+  CalibrationResult result;
+  result.amax = cache.amax;
+  result.no_range = cache.no_range;
+  result.samples = cache.samples;
+  result.method = options.method;
+  result.percentile = options.percentile;
+  result.from_cache = true;
+  return result;
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions& convert,
+                            const CalibrationOptions& calibration) {
+  const std::string hash = model_hash(model_bytes, convert.input_shapes, convert.fuse);
+  if (!calibration.cache_path.empty() && file_exists(calibration.cache_path)) {
+    return from_cache(read_calibration_cache(calibration.cache_path, hash), calibration);
+  }
+  if (calibration.dir.empty()) {
+    fail("calibration needs a folder of samples (--calib DIR)",
+         calibration.cache_path.empty()
+             ? std::string()
+             : cat(": the cache '", calibration.cache_path, "' does not exist yet"));
+  }
+  // The FP32 reference: the same model and shapes as a CPU plan (and no calibration of its own).
+  ConvertOptions cpu = convert;
+  cpu.target = "cpu";
+  cpu.precision = Precision::kFp16;
+  cpu.calibration = CalibrationOptions{};
+  const ConvertResult converted = convert_onnx(model_bytes, "calibration.onnx", cpu);
+  jp_plan* raw_plan = nullptr;
+  check(jp_plan_load_buffer(converted.plan.data(), converted.plan.size(), JP_LOAD_COPY, &raw_plan),
+        "calibration: loading the FP32 CPU plan");
+  const PlanPtr plan(raw_plan);
+  const std::vector<jp_tensor_desc> inputs = plan_inputs(plan.get());
+  std::vector<CalibrationInput> set_inputs;
+  for (const jp_tensor_desc& d : inputs) {
+    set_inputs.push_back({d.name, d.dtype, std::vector<int64_t>(d.dims, d.dims + d.rank)});
+  }
+  const CalibrationSet set(
+      calibration.dir, set_inputs, parse_preprocess(calibration.preprocess),
+      calibration.max_samples > 0 ? static_cast<size_t>(calibration.max_samples) : 0);
+  size_t threads = calibration.threads > 0 ? static_cast<size_t>(calibration.threads)
+                                           : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, set.size());
+  const bool progress = calibration.progress || isatty(STDERR_FILENO) != 0;
+  const auto stats = run_calibration(plan.get(), set, inputs, threads, progress);
+
+  CalibrationResult result;
+  result.samples = set.size();
+  result.method = calibration.method;
+  result.percentile = calibration.percentile;
+  for (const auto& [name, histogram] : stats) {
+    const auto amax = compute_amax(histogram, calibration.method, calibration.percentile);
+    if (amax) {
+      result.amax[name] = *amax;
+    } else {
+      result.no_range.push_back(name);
+    }
+  }
+  if (!calibration.cache_path.empty()) {
+    CalibrationCache cache;
+    cache.model_hash = hash;
+    cache.method = method_name(calibration.method, calibration.percentile);
+    cache.samples = result.samples;
+    cache.amax = result.amax;
+    cache.no_range = result.no_range;
+    write_calibration_cache(calibration.cache_path, cache);
+  }
+  return result;
+}
+
+}  // namespace jetplan::converter

@@ -1,0 +1,43 @@
+// Post-training calibration: runs the FP32 CPU plan of a model over a calibration set and gives
+// each float32 tensor an amax (the |x| int8 127 stands for), by tensor name. The names are those
+// of the CPU plan, which are the ONNX value names: the INT8 pass of a GPU conversion looks its
+// tensors up by them.
+//
+// The model runs through the runtime's public C API (jetplan/jetplan.h), one context per thread,
+// each step observed through jp_context_set_step_observer. Statistics merge exactly
+// (histogram.h), so the result does not depend on the number of threads.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "converter/src/calibrate/calibration_options.h"
+#include "converter/src/convert.h"
+
+namespace jetplan::converter {
+
+struct CalibrationResult {
+  std::map<std::string, float> amax;  // every amax positive and finite
+  // float32 tensors with no finite non-zero value in any sample: no scale (never a zero one);
+  // the INT8 pass keeps them in floating point. Sorted.
+  std::vector<std::string> no_range;
+  size_t samples = 0;  // how many samples the statistics came from
+  CalibrationMethod method = CalibrationMethod::kEntropy;
+  double percentile = 99.99;
+  bool from_cache = false;  // read from calibration.cache_path; the model did not run
+};
+
+// Calibrates `model_bytes` (a serialized ONNX ModelProto). From `convert`: input_shapes,
+// model_dir and fuse (the CPU plan is converted with them; target, precision and calibration
+// are not read). When calibration.cache_path names an existing cache it is read and checked
+// (calib_cache.h) and the model does not run (calibration.dir may then be empty); otherwise the
+// set in calibration.dir is run and, with a cache_path, the cache written. A progress line goes
+// to stderr when it is a terminal or calibration.progress is set.
+// Throws ConvertError naming the file or folder: no data and no cache, bad samples, a cache of
+// another model or method, and the conversion's own errors.
+CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions& convert,
+                            const CalibrationOptions& calibration);
+
+}  // namespace jetplan::converter
