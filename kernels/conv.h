@@ -54,10 +54,10 @@ void conv(const ConvParams& p, const float* x, const float* w, const float* bias
 // halves * 2 bytes (conv_select.cc derives its tiles from these rows); they count split-K
 // arrivals in the workspace, hence zero_workspace.
 #define JP_CUDA_VARIANTS_conv(X, F) \
-  X(F, jp_conv_igemm_128x128_f16, kF16, 256, 3 * (128 + 128) * 40 * 2, true, kAny, false) \
-  X(F, jp_conv_igemm_64x64_f16, kF16, 128, 4 * (64 + 64) * 40 * 2, true, kAny, false) \
-  X(F, jp_conv_igemm_32x64_f16, kF16, 128, 4 * (32 + 64) * 40 * 2, true, kAny, false) \
-  X(F, jp_conv_igemm_32x64k64_f16, kF16, 128, 3 * (32 + 64) * 72 * 2, true, kAny, false) \
-  X(F, jp_conv_igemm_64x64_anyc_f16, kF16, 128, 4 * (64 + 64) * 40 * 2, true, kAny, false) \
-  X(F, jp_conv_depthwise_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_conv_direct_f16, kF16, 0, 0, false, kAny, false)
+  X(F, jp_conv_igemm_128x128_f16, kF16, 256, kAny, 3 * (128 + 128) * 40 * 2, true) \
+  X(F, jp_conv_igemm_64x64_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
+  X(F, jp_conv_igemm_32x64_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, true) \
+  X(F, jp_conv_igemm_32x64k64_f16, kF16, 128, kAny, 3 * (32 + 64) * 72 * 2, true) \
+  X(F, jp_conv_igemm_64x64_anyc_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
+  X(F, jp_conv_depthwise_f16, kF16, 0) \
+  X(F, jp_conv_direct_f16, kF16, 0)
