@@ -29,5 +29,5 @@ void activation(const ActivationParams& p, const float* x, float* y);
 // CUDA kernels of kernels/cuda/activation.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_activation(X, F) \
-  X(F, jp_activation_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_activation_f32, kF32, 0, 0, false, kAny, false)
+  X(F, jp_activation_f16, kF16, 0) \
+  X(F, jp_activation_f32, kF32, 0)

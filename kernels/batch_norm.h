@@ -28,5 +28,5 @@ void batch_norm(const BatchNormParams& p, const float* x, const float* scale, co
 // CUDA kernels of kernels/cuda/batch_norm.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_batch_norm(X, F) \
-  X(F, jp_batch_norm_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_batch_norm_f32, kF32, 0, 0, false, kAny, false)
+  X(F, jp_batch_norm_f16, kF16, 0) \
+  X(F, jp_batch_norm_f32, kF32, 0)

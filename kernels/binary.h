@@ -36,5 +36,5 @@ float apply_binary(BinaryOp op, float a, float b);
 // CUDA kernels of kernels/cuda/binary.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_binary(X, F) \
-  X(F, jp_binary_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_binary_f32, kF32, 0, 0, false, kAny, false)
+  X(F, jp_binary_f16, kF16, 0) \
+  X(F, jp_binary_f32, kF32, 0)

@@ -35,4 +35,4 @@ void broadcast(const BroadcastParams& p, const void* x, void* y);
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // A byte mover: any dtype.
 #define JP_CUDA_VARIANTS_broadcast(X, F) \
-  X(F, jp_broadcast, kAny, 0, 0, false, kAny, false)
+  X(F, jp_broadcast, kAny, 0)

@@ -40,21 +40,21 @@ void cast(const CastParams& p, const void* x, void* y);
 // dtype is the source's, out_dtype the destination's (the CUDA backend checks both when it
 // binds a plan).
 #define JP_CUDA_VARIANTS_cast(X, F) \
-  X(F, jp_cast_f32_f16, kF32, 0, 0, false, kF16, false) \
-  X(F, jp_cast_f16_f32, kF16, 0, 0, false, kF32, false) \
-  X(F, jp_cast_i64_f16, kI64, 0, 0, false, kF16, false) \
-  X(F, jp_cast_i64_f32, kI64, 0, 0, false, kF32, false) \
-  X(F, jp_cast_i32_f16, kI32, 0, 0, false, kF16, false) \
-  X(F, jp_cast_i32_f32, kI32, 0, 0, false, kF32, false) \
-  X(F, jp_cast_i8_f16, kI8, 0, 0, false, kF16, false) \
-  X(F, jp_cast_i8_f32, kI8, 0, 0, false, kF32, false) \
-  X(F, jp_cast_u8_f16, kU8, 0, 0, false, kF16, false) \
-  X(F, jp_cast_u8_f32, kU8, 0, 0, false, kF32, false) \
-  X(F, jp_cast_b8_f16, kBool, 0, 0, false, kF16, false) \
-  X(F, jp_cast_b8_f32, kBool, 0, 0, false, kF32, false) \
-  X(F, jp_cast_f16_b8, kF16, 0, 0, false, kBool, false) \
-  X(F, jp_cast_f32_b8, kF32, 0, 0, false, kBool, false) \
-  X(F, jp_cast_i64_b8, kI64, 0, 0, false, kBool, false) \
-  X(F, jp_cast_i32_b8, kI32, 0, 0, false, kBool, false) \
-  X(F, jp_cast_i8_b8, kI8, 0, 0, false, kBool, false) \
-  X(F, jp_cast_u8_b8, kU8, 0, 0, false, kBool, false)
+  X(F, jp_cast_f32_f16, kF32, 0, kF16) \
+  X(F, jp_cast_f16_f32, kF16, 0, kF32) \
+  X(F, jp_cast_i64_f16, kI64, 0, kF16) \
+  X(F, jp_cast_i64_f32, kI64, 0, kF32) \
+  X(F, jp_cast_i32_f16, kI32, 0, kF16) \
+  X(F, jp_cast_i32_f32, kI32, 0, kF32) \
+  X(F, jp_cast_i8_f16, kI8, 0, kF16) \
+  X(F, jp_cast_i8_f32, kI8, 0, kF32) \
+  X(F, jp_cast_u8_f16, kU8, 0, kF16) \
+  X(F, jp_cast_u8_f32, kU8, 0, kF32) \
+  X(F, jp_cast_b8_f16, kBool, 0, kF16) \
+  X(F, jp_cast_b8_f32, kBool, 0, kF32) \
+  X(F, jp_cast_f16_b8, kF16, 0, kBool) \
+  X(F, jp_cast_f32_b8, kF32, 0, kBool) \
+  X(F, jp_cast_i64_b8, kI64, 0, kBool) \
+  X(F, jp_cast_i32_b8, kI32, 0, kBool) \
+  X(F, jp_cast_i8_b8, kI8, 0, kBool) \
+  X(F, jp_cast_u8_b8, kU8, 0, kBool)

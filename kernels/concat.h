@@ -31,4 +31,4 @@ void concat(const ConcatParams& p, const void* const* inputs, void* y);
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // A byte mover: any dtype.
 #define JP_CUDA_VARIANTS_concat(X, F) \
-  X(F, jp_concat, kAny, 0, 0, false, kAny, false)
+  X(F, jp_concat, kAny, 0)

@@ -80,18 +80,18 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
 // tiles from these rows); they count split-K arrivals in the workspace, hence zero_workspace.
 // The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y.
 #define JP_CUDA_VARIANTS_conv(X, F) \
-  X(F, jp_conv_igemm_128x128_f16, kF16, 256, 3 * (128 + 128) * 40 * 2, true, kAny, false) \
-  X(F, jp_conv_igemm_64x64_f16, kF16, 128, 4 * (64 + 64) * 40 * 2, true, kAny, false) \
-  X(F, jp_conv_igemm_32x64_f16, kF16, 128, 4 * (32 + 64) * 40 * 2, true, kAny, false) \
-  X(F, jp_conv_igemm_32x64k64_f16, kF16, 128, 3 * (32 + 64) * 72 * 2, true, kAny, false) \
-  X(F, jp_conv_igemm_64x64_anyc_f16, kF16, 128, 4 * (64 + 64) * 40 * 2, true, kAny, false) \
-  X(F, jp_conv_igemm_128x128_i8, kI8, 256, 3 * (128 + 128) * 80, true, kAny, false) \
-  X(F, jp_conv_igemm_64x64_i8, kI8, 128, 4 * (64 + 64) * 80, true, kAny, false) \
-  X(F, jp_conv_igemm_32x64_i8, kI8, 128, 4 * (32 + 64) * 80, true, kAny, false) \
-  X(F, jp_conv_igemm_32x64k128_i8, kI8, 128, 3 * (32 + 64) * 144, true, kAny, false) \
-  X(F, jp_conv_igemm_128x128_i8_f16out, kI8, 256, 3 * (128 + 128) * 80, true, kF16, false) \
-  X(F, jp_conv_igemm_64x64_i8_f16out, kI8, 128, 4 * (64 + 64) * 80, true, kF16, false) \
-  X(F, jp_conv_igemm_32x64_i8_f16out, kI8, 128, 4 * (32 + 64) * 80, true, kF16, false) \
-  X(F, jp_conv_igemm_32x64k128_i8_f16out, kI8, 128, 3 * (32 + 64) * 144, true, kF16, false) \
-  X(F, jp_conv_depthwise_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_conv_direct_f16, kF16, 0, 0, false, kAny, false)
+  X(F, jp_conv_igemm_128x128_f16, kF16, 256, kAny, 3 * (128 + 128) * 40 * 2, true) \
+  X(F, jp_conv_igemm_64x64_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
+  X(F, jp_conv_igemm_32x64_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, true) \
+  X(F, jp_conv_igemm_32x64k64_f16, kF16, 128, kAny, 3 * (32 + 64) * 72 * 2, true) \
+  X(F, jp_conv_igemm_64x64_anyc_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
+  X(F, jp_conv_igemm_128x128_i8, kI8, 256, kAny, 3 * (128 + 128) * 80, true) \
+  X(F, jp_conv_igemm_64x64_i8, kI8, 128, kAny, 4 * (64 + 64) * 80, true) \
+  X(F, jp_conv_igemm_32x64_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
+  X(F, jp_conv_igemm_32x64k128_i8, kI8, 128, kAny, 3 * (32 + 64) * 144, true) \
+  X(F, jp_conv_igemm_128x128_i8_f16out, kI8, 256, kF16, 3 * (128 + 128) * 80, true) \
+  X(F, jp_conv_igemm_64x64_i8_f16out, kI8, 128, kF16, 4 * (64 + 64) * 80, true) \
+  X(F, jp_conv_igemm_32x64_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
+  X(F, jp_conv_igemm_32x64k128_i8_f16out, kI8, 128, kF16, 3 * (32 + 64) * 144, true) \
+  X(F, jp_conv_depthwise_f16, kF16, 0) \
+  X(F, jp_conv_direct_f16, kF16, 0)

@@ -31,7 +31,7 @@ void conv_transpose(const ConvTransposeParams& p, const float* x, const float* w
 // CUDA kernels of kernels/cuda/conv_transpose.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_conv_transpose(X, F) \
-  X(F, jp_conv_transpose_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_conv_transpose_f32, kF32, 0, 0, false, kAny, false) \
-  X(F, jp_conv_transpose_upsample_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_conv_transpose_upsample_f32, kF32, 0, 0, false, kAny, false)
+  X(F, jp_conv_transpose_f16, kF16, 0) \
+  X(F, jp_conv_transpose_f32, kF32, 0) \
+  X(F, jp_conv_transpose_upsample_f16, kF16, 0) \
+  X(F, jp_conv_transpose_upsample_f32, kF32, 0)

@@ -24,4 +24,4 @@ void copy(const CopyParams& p, const void* x, void* y);
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // A byte mover: any dtype.
 #define JP_CUDA_VARIANTS_copy(X, F) \
-  X(F, jp_copy, kAny, 0, 0, false, kAny, false)
+  X(F, jp_copy, kAny, 0)

@@ -67,15 +67,15 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
 // CUDA kernels of kernels/cuda/elementwise.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_elementwise(X, F) \
-  X(F, jp_elementwise_cmp_f32, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_cmp_f16, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_cmp_f64, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_cmp_i8, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_cmp_u8, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_cmp_i32, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_cmp_i64, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_cmp_bool, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_i32, kI32, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_i64, kI64, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_fmod_f32, kF32, 0, 0, false, kAny, false) \
-  X(F, jp_elementwise_fmod_f64, kF64, 0, 0, false, kAny, false)
+  X(F, jp_elementwise_cmp_f32, kBool, 0) \
+  X(F, jp_elementwise_cmp_f16, kBool, 0) \
+  X(F, jp_elementwise_cmp_f64, kBool, 0) \
+  X(F, jp_elementwise_cmp_i8, kBool, 0) \
+  X(F, jp_elementwise_cmp_u8, kBool, 0) \
+  X(F, jp_elementwise_cmp_i32, kBool, 0) \
+  X(F, jp_elementwise_cmp_i64, kBool, 0) \
+  X(F, jp_elementwise_cmp_bool, kBool, 0) \
+  X(F, jp_elementwise_i32, kI32, 0) \
+  X(F, jp_elementwise_i64, kI64, 0) \
+  X(F, jp_elementwise_fmod_f32, kF32, 0) \
+  X(F, jp_elementwise_fmod_f64, kF64, 0)

@@ -35,4 +35,4 @@ void gather(const GatherParams& p, const void* data, const void* indices, void* 
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // A byte mover: any dtype.
 #define JP_CUDA_VARIANTS_gather(X, F) \
-  X(F, jp_gather, kAny, 0, 0, false, kAny, false)
+  X(F, jp_gather, kAny, 0)

@@ -49,23 +49,23 @@ inline void gemm(const GemmParams& p, const float* a, const float* b, const floa
 // memory only. The split-K ones count arrivals in their workspace, which must start zeroed. The
 // _f32out rows read FP16 and write a Float32 output (the output-cast epilogue).
 #define JP_CUDA_VARIANTS_gemm(X, F) \
-  X(F, jp_gemm_f16_mma64_nn, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_mma64_nt, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_mma64_tn, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_mma64_tt, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_mma32_nn, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_mma32_nt, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_mma32_tn, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_mma32_tt, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_mma32_splitk_nn, kF16, 128, 0, true, kAny, false) \
-  X(F, jp_gemm_f16_mma32_splitk_nt, kF16, 128, 0, true, kAny, false) \
-  X(F, jp_gemm_f16_mma32_splitk_tn, kF16, 128, 0, true, kAny, false) \
-  X(F, jp_gemm_f16_mma32_splitk_tt, kF16, 128, 0, true, kAny, false) \
-  X(F, jp_gemm_f16_gemv_bt, kF16, 256, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_gemv_bn, kF16, 256, 0, false, kAny, false) \
-  X(F, jp_gemm_f16_mma64_nn_f32out, kF16, 128, 0, false, kF32, false) \
-  X(F, jp_gemm_f16_mma64_nt_f32out, kF16, 128, 0, false, kF32, false) \
-  X(F, jp_gemm_f16_mma32_nn_f32out, kF16, 128, 0, false, kF32, false) \
-  X(F, jp_gemm_f16_mma32_nt_f32out, kF16, 128, 0, false, kF32, false) \
-  X(F, jp_gemm_f16_gemv_bt_f32out, kF16, 256, 0, false, kF32, false) \
-  X(F, jp_gemm_f16_gemv_bn_f32out, kF16, 256, 0, false, kF32, false)
+  X(F, jp_gemm_f16_mma64_nn, kF16, 128) \
+  X(F, jp_gemm_f16_mma64_nt, kF16, 128) \
+  X(F, jp_gemm_f16_mma64_tn, kF16, 128) \
+  X(F, jp_gemm_f16_mma64_tt, kF16, 128) \
+  X(F, jp_gemm_f16_mma32_nn, kF16, 128) \
+  X(F, jp_gemm_f16_mma32_nt, kF16, 128) \
+  X(F, jp_gemm_f16_mma32_tn, kF16, 128) \
+  X(F, jp_gemm_f16_mma32_tt, kF16, 128) \
+  X(F, jp_gemm_f16_mma32_splitk_nn, kF16, 128, kAny, 0, true) \
+  X(F, jp_gemm_f16_mma32_splitk_nt, kF16, 128, kAny, 0, true) \
+  X(F, jp_gemm_f16_mma32_splitk_tn, kF16, 128, kAny, 0, true) \
+  X(F, jp_gemm_f16_mma32_splitk_tt, kF16, 128, kAny, 0, true) \
+  X(F, jp_gemm_f16_gemv_bt, kF16, 256) \
+  X(F, jp_gemm_f16_gemv_bn, kF16, 256) \
+  X(F, jp_gemm_f16_mma64_nn_f32out, kF16, 128, kF32) \
+  X(F, jp_gemm_f16_mma64_nt_f32out, kF16, 128, kF32) \
+  X(F, jp_gemm_f16_mma32_nn_f32out, kF16, 128, kF32) \
+  X(F, jp_gemm_f16_mma32_nt_f32out, kF16, 128, kF32) \
+  X(F, jp_gemm_f16_gemv_bt_f32out, kF16, 256, kF32) \
+  X(F, jp_gemm_f16_gemv_bn_f32out, kF16, 256, kF32)

@@ -37,5 +37,5 @@ void layer_norm(const LayerNormParams& p, const float* x, const float* scale, co
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // A block of 256 threads per row (block reductions over 8 warps).
 #define JP_CUDA_VARIANTS_layer_norm(X, F) \
-  X(F, jp_layer_norm_f16, kF16, 256, 0, false, kAny, false) \
-  X(F, jp_layer_norm_f32, kF32, 256, 0, false, kAny, false)
+  X(F, jp_layer_norm_f16, kF16, 256) \
+  X(F, jp_layer_norm_f32, kF32, 256)

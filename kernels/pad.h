@@ -86,4 +86,4 @@ void pad(const PadParams& p, const void* x, void* y);
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // A byte mover: any dtype.
 #define JP_CUDA_VARIANTS_pad(X, F) \
-  X(F, jp_pad, kAny, 0, 0, false, kAny, false)
+  X(F, jp_pad, kAny, 0)

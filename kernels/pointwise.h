@@ -52,7 +52,7 @@ void pointwise_chain(const PointwiseParams& p, DType dtype, const void* const* i
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // 128-thread blocks: the register file is a shared-memory column per thread.
 #define JP_CUDA_VARIANTS_pointwise(X, F) \
-  X(F, jp_pointwise_chain_f16, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_pointwise_chain_f16_x4, kF16, 128, 0, false, kAny, false) \
-  X(F, jp_pointwise_chain_f32, kF32, 128, 0, false, kAny, false) \
-  X(F, jp_pointwise_chain_f32_x4, kF32, 128, 0, false, kAny, false)
+  X(F, jp_pointwise_chain_f16, kF16, 128) \
+  X(F, jp_pointwise_chain_f16_x4, kF16, 128) \
+  X(F, jp_pointwise_chain_f32, kF32, 128) \
+  X(F, jp_pointwise_chain_f32_x4, kF32, 128)

@@ -68,8 +68,8 @@ void pool(const PoolParams& p, const float* x, float* y, int64_t* indices = null
 // jp_pool_nhwc8_f16: NHWC, channels % 8 == 0 (16-byte vectors). The global average rows:
 // 32 channels x 8 partial sums per block, static shared memory.
 #define JP_CUDA_VARIANTS_pool(X, F) \
-  X(F, jp_pool_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_pool_f32, kF32, 0, 0, false, kAny, false) \
-  X(F, jp_pool_nhwc8_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_pool_global_avg_f16, kF16, 256, 0, false, kAny, false) \
-  X(F, jp_pool_global_avg_f32, kF32, 256, 0, false, kAny, false)
+  X(F, jp_pool_f16, kF16, 0) \
+  X(F, jp_pool_f32, kF32, 0) \
+  X(F, jp_pool_nhwc8_f16, kF16, 0) \
+  X(F, jp_pool_global_avg_f16, kF16, 256) \
+  X(F, jp_pool_global_avg_f32, kF32, 256)

@@ -42,7 +42,7 @@ void quantize_linear(const QuantizeLinearParams& p, const float* x, const float*
 // CUDA kernels of kernels/cuda/quantize.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_quantize(X, F) \
-  X(F, jp_quantize_f16_i8, kF16, 0, 0, false, kI8, false) \
-  X(F, jp_quantize_f32_i8, kF32, 0, 0, false, kI8, false) \
-  X(F, jp_quantize_f16_u8, kF16, 0, 0, false, kU8, false) \
-  X(F, jp_quantize_f32_u8, kF32, 0, 0, false, kU8, false)
+  X(F, jp_quantize_f16_i8, kF16, 0, kI8) \
+  X(F, jp_quantize_f32_i8, kF32, 0, kI8) \
+  X(F, jp_quantize_f16_u8, kF16, 0, kU8) \
+  X(F, jp_quantize_f32_u8, kF32, 0, kU8)

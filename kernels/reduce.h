@@ -47,5 +47,5 @@ void reduce(const ReduceParams& p, const double* x, double* y);
 // CUDA kernels of kernels/cuda/reduce.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_reduce(X, F) \
-  X(F, jp_reduce_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_reduce_f32, kF32, 0, 0, false, kAny, false)
+  X(F, jp_reduce_f16, kF16, 0) \
+  X(F, jp_reduce_f32, kF32, 0)

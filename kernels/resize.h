@@ -82,5 +82,5 @@ void resize(const ResizeParams& p, const float* x, float* y);
 // CUDA kernels of kernels/cuda/resize.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_resize(X, F) \
-  X(F, jp_resize_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_resize_f32, kF32, 0, 0, false, kAny, false)
+  X(F, jp_resize_f16, kF16, 0) \
+  X(F, jp_resize_f32, kF32, 0)

@@ -165,7 +165,7 @@ void rnn(const RnnParams& p, const float* x, const float* w, const float* r, con
 // 256-thread blocks. The persistent kernels' blocks wait for each other: cooperative launch,
 // zeroed workspace (the step tags).
 #define JP_CUDA_VARIANTS_rnn(X, F) \
-  X(F, jp_rnn_f16, kF16, 256, 0, false, kAny, false) \
-  X(F, jp_rnn_f32, kF32, 256, 0, false, kAny, false) \
-  X(F, jp_rnn_persist_f16, kF16, 256, 0, true, kAny, true) \
-  X(F, jp_rnn_persist_f32, kF32, 256, 0, true, kAny, true)
+  X(F, jp_rnn_f16, kF16, 256) \
+  X(F, jp_rnn_f32, kF32, 256) \
+  X(F, jp_rnn_persist_f16, kF16, 256, kAny, 0, true, true) \
+  X(F, jp_rnn_persist_f32, kF32, 256, kAny, 0, true, true)

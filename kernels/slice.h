@@ -35,4 +35,4 @@ void slice(const SliceParams& p, const void* x, void* y);
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // A byte mover: any dtype.
 #define JP_CUDA_VARIANTS_slice(X, F) \
-  X(F, jp_slice, kAny, 0, 0, false, kAny, false)
+  X(F, jp_slice, kAny, 0)

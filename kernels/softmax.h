@@ -26,7 +26,7 @@ void softmax(const SoftmaxParams& p, const float* x, float* y);
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // The _rows variants run a warp per row: blocks of whole warps.
 #define JP_CUDA_VARIANTS_softmax(X, F) \
-  X(F, jp_softmax_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_softmax_f32, kF32, 0, 0, false, kAny, false) \
-  X(F, jp_softmax_rows_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_softmax_rows_f32, kF32, 0, 0, false, kAny, false)
+  X(F, jp_softmax_f16, kF16, 0) \
+  X(F, jp_softmax_f32, kF32, 0) \
+  X(F, jp_softmax_rows_f16, kF16, 0) \
+  X(F, jp_softmax_rows_f32, kF32, 0)

@@ -58,13 +58,13 @@ void transpose(const TransposeParams& p, const void* x, void* y);
 // Byte movers: any dtype. The tiled ones: 32 x 8 threads move 32 x 32 tiles through static
 // shared memory. The h2f ones: FP16 in, FP32 out (the output cast fused into the transpose).
 #define JP_CUDA_VARIANTS_transpose(X, F) \
-  X(F, jp_transpose_b1, kAny, 0, 0, false, kAny, false) \
-  X(F, jp_transpose_b2, kAny, 0, 0, false, kAny, false) \
-  X(F, jp_transpose_b4, kAny, 0, 0, false, kAny, false) \
-  X(F, jp_transpose_b8, kAny, 0, 0, false, kAny, false) \
-  X(F, jp_transpose_tiled_b1, kAny, 256, 0, false, kAny, false) \
-  X(F, jp_transpose_tiled_b2, kAny, 256, 0, false, kAny, false) \
-  X(F, jp_transpose_tiled_b4, kAny, 256, 0, false, kAny, false) \
-  X(F, jp_transpose_tiled_b8, kAny, 256, 0, false, kAny, false) \
-  X(F, jp_transpose_h2f, kF16, 0, 0, false, kF32, false) \
-  X(F, jp_transpose_tiled_h2f, kF16, 256, 0, false, kF32, false)
+  X(F, jp_transpose_b1, kAny, 0) \
+  X(F, jp_transpose_b2, kAny, 0) \
+  X(F, jp_transpose_b4, kAny, 0) \
+  X(F, jp_transpose_b8, kAny, 0) \
+  X(F, jp_transpose_tiled_b1, kAny, 256) \
+  X(F, jp_transpose_tiled_b2, kAny, 256) \
+  X(F, jp_transpose_tiled_b4, kAny, 256) \
+  X(F, jp_transpose_tiled_b8, kAny, 256) \
+  X(F, jp_transpose_h2f, kF16, 0, kF32) \
+  X(F, jp_transpose_tiled_h2f, kF16, 256, kF32)

@@ -51,10 +51,10 @@ float apply_unary(UnaryOp op, float x);
 // CUDA kernels of kernels/cuda/unary.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_unary(X, F) \
-  X(F, jp_unary_f32, kF32, 0, 0, false, kAny, false) \
-  X(F, jp_unary_f16, kF16, 0, 0, false, kAny, false) \
-  X(F, jp_unary_pred_f32, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_unary_pred_f16, kBool, 0, 0, false, kAny, false) \
-  X(F, jp_unary_i32, kI32, 0, 0, false, kAny, false) \
-  X(F, jp_unary_i64, kI64, 0, 0, false, kAny, false) \
-  X(F, jp_unary_not, kBool, 0, 0, false, kAny, false)
+  X(F, jp_unary_f32, kF32, 0) \
+  X(F, jp_unary_f16, kF16, 0) \
+  X(F, jp_unary_pred_f32, kBool, 0) \
+  X(F, jp_unary_pred_f16, kBool, 0) \
+  X(F, jp_unary_i32, kI32, 0) \
+  X(F, jp_unary_i64, kI64, 0) \
+  X(F, jp_unary_not, kBool, 0)

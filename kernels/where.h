@@ -49,4 +49,4 @@ void where(const WhereParams& p, const unsigned char* cond, const void* x, const
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // A byte mover: any dtype.
 #define JP_CUDA_VARIANTS_where(X, F) \
-  X(F, jp_where, kAny, 0, 0, false, kAny, false)
+  X(F, jp_where, kAny, 0)

@@ -65,18 +65,17 @@ struct Geo2 {
 __device__ __forceinline__ Geo2 geo2(const ConvParams& p) {
   Geo2 g;
   const bool r1 = p.spatial_rank == 1;
-  g.H = r1 ? 1 : int(p.in_size[0]);
-  g.W = int(p.in_size[r1 ? 0 : 1]);
-  g.OH = r1 ? 1 : int(p.out_size[0]);
-  g.OW = int(p.out_size[r1 ? 0 : 1]);
-  g.KH = r1 ? 1 : int(p.kernel[0]);
-  g.KW = int(p.kernel[r1 ? 0 : 1]);
-  g.sh = r1 ? 1 : int(p.stride[0]);
-  g.sw = int(p.stride[r1 ? 0 : 1]);
-  g.dh = r1 ? 1 : int(p.dilation[0]);
-  g.dw = int(p.dilation[r1 ? 0 : 1]);
-  g.ph = r1 ? 0 : int(p.pad_begin[0]);
-  g.pw = int(p.pad_begin[r1 ? 0 : 1]);
+  // One window field's (H, W) pair: rank 1 has only W, and H is `h1` (1, or 0 for a padding).
+  const auto hw = [r1](const int64_t* field, int h1, int* h, int* w) {
+    *h = r1 ? h1 : int(field[0]);
+    *w = int(field[r1 ? 0 : 1]);
+  };
+  hw(p.in_size, 1, &g.H, &g.W);
+  hw(p.out_size, 1, &g.OH, &g.OW);
+  hw(p.kernel, 1, &g.KH, &g.KW);
+  hw(p.stride, 1, &g.sh, &g.sw);
+  hw(p.dilation, 1, &g.dh, &g.dw);
+  hw(p.pad_begin, 0, &g.ph, &g.pw);
   g.C = int(p.in_channels);
   return g;
 }

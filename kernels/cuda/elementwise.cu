@@ -74,12 +74,10 @@ JP_CMP(i64, int64_t)
 JP_CMP(bool, uint8_t)
 #undef JP_CMP
 
-extern "C" __global__ void jp_elementwise_i32(StepPointers ptrs, const ElementwiseParams p) {
-  k::integer_kernel<int32_t>(ptrs, p);
-}
-extern "C" __global__ void jp_elementwise_i64(StepPointers ptrs, const ElementwiseParams p) {
-  k::integer_kernel<int64_t>(ptrs, p);
-}
+JP_STEP_KERNEL(jp_elementwise_i32, ElementwiseParams,
+               jetplan::kernels::cuda::integer_kernel<int32_t>)
+JP_STEP_KERNEL(jp_elementwise_i64, ElementwiseParams,
+               jetplan::kernels::cuda::integer_kernel<int64_t>)
 extern "C" __global__ void jp_elementwise_fmod_f32(StepPointers ptrs, const ElementwiseParams p) {
   k::broadcast2<float, float>(
       ptrs, p, [](float u, float v) { return jetplan::kernels::fmod_value(u, v); });

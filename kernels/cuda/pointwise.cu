@@ -126,19 +126,14 @@ using jetplan::kernels::PointwiseParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace k = jetplan::kernels::cuda;
 
-extern "C" __global__ void __launch_bounds__(k::kBlock)
-    jp_pointwise_chain_f16(StepPointers ptrs, const PointwiseParams p) {
-  k::pointwise_chain<__half, 1>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(k::kBlock)
-    jp_pointwise_chain_f16_x4(StepPointers ptrs, const PointwiseParams p) {
-  k::pointwise_chain<__half, 4>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(k::kBlock)
-    jp_pointwise_chain_f32(StepPointers ptrs, const PointwiseParams p) {
-  k::pointwise_chain<float, 1>(ptrs, p);
-}
-extern "C" __global__ void __launch_bounds__(k::kBlock)
-    jp_pointwise_chain_f32_x4(StepPointers ptrs, const PointwiseParams p) {
-  k::pointwise_chain<float, 4>(ptrs, p);
-}
+// The chain over elements of T, V of them per thread.
+#define JP_POINTWISE_CHAIN(name, T, V)                                        \
+  extern "C" __global__ void __launch_bounds__(k::kBlock)                     \
+      name(StepPointers ptrs, const PointwiseParams p) {                      \
+    k::pointwise_chain<T, V>(ptrs, p);                                        \
+  }
+JP_POINTWISE_CHAIN(jp_pointwise_chain_f16, __half, 1)
+JP_POINTWISE_CHAIN(jp_pointwise_chain_f16_x4, __half, 4)
+JP_POINTWISE_CHAIN(jp_pointwise_chain_f32, float, 1)
+JP_POINTWISE_CHAIN(jp_pointwise_chain_f32_x4, float, 4)
+#undef JP_POINTWISE_CHAIN

@@ -241,21 +241,6 @@ __device__ void global_average(const StepPointers& ptrs, const PoolParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::PoolParams;
-using jetplan::kernels::cuda::StepPointers;
-
-extern "C" __global__ void jp_pool_f16(StepPointers ptrs, const PoolParams p) {
-  jetplan::kernels::cuda::pool<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_pool_nhwc8_f16(StepPointers ptrs, const PoolParams p) {
-  jetplan::kernels::cuda::pool_nhwc8(ptrs, p);
-}
-extern "C" __global__ void jp_pool_f32(StepPointers ptrs, const PoolParams p) {
-  jetplan::kernels::cuda::pool<float>(ptrs, p);
-}
-extern "C" __global__ void jp_pool_global_avg_f16(StepPointers ptrs, const PoolParams p) {
-  jetplan::kernels::cuda::global_average<__half>(ptrs, p);
-}
-extern "C" __global__ void jp_pool_global_avg_f32(StepPointers ptrs, const PoolParams p) {
-  jetplan::kernels::cuda::global_average<float>(ptrs, p);
-}
+JP_HALF_AND_FLOAT_KERNELS(jp_pool, PoolParams, jetplan::kernels::cuda::pool)
+JP_STEP_KERNEL(jp_pool_nhwc8_f16, PoolParams, jetplan::kernels::cuda::pool_nhwc8)
+JP_HALF_AND_FLOAT_KERNELS(jp_pool_global_avg, PoolParams, jetplan::kernels::cuda::global_average)

@@ -48,12 +48,8 @@ namespace k = jetplan::kernels::cuda;
 
 JP_HALF_AND_FLOAT_KERNELS(jp_unary, UnaryParams, jetplan::kernels::cuda::unary_math)
 JP_HALF_AND_FLOAT_KERNELS(jp_unary_pred, UnaryParams, jetplan::kernels::cuda::unary_pred)
-extern "C" __global__ void jp_unary_i32(StepPointers ptrs, const UnaryParams p) {
-  k::unary_int<int32_t>(ptrs, p);
-}
-extern "C" __global__ void jp_unary_i64(StepPointers ptrs, const UnaryParams p) {
-  k::unary_int<int64_t>(ptrs, p);
-}
+JP_STEP_KERNEL(jp_unary_i32, UnaryParams, jetplan::kernels::cuda::unary_int<int32_t>)
+JP_STEP_KERNEL(jp_unary_i64, UnaryParams, jetplan::kernels::cuda::unary_int<int64_t>)
 extern "C" __global__ void jp_unary_not(StepPointers ptrs, const UnaryParams p) {
   const unsigned char* x = static_cast<const unsigned char*>(ptrs.in[0]);
   unsigned char* y = static_cast<unsigned char*>(ptrs.out[0]);

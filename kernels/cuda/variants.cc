@@ -16,10 +16,16 @@ constexpr uint8_t kI64 = static_cast<uint8_t>(DType::kInt64);
 constexpr uint8_t kI8 = static_cast<uint8_t>(DType::kInt8);
 constexpr uint8_t kU8 = static_cast<uint8_t>(DType::kUInt8);
 
+// One row: the trailing columns a row leaves out take these defaults (variants.h).
+constexpr KernelVariant variant_row(const char* symbol, OpFamilyId family, uint8_t dtype,
+                                    uint32_t threads, uint8_t out = kAny, uint32_t shared = 0,
+                                    bool zero_ws = false, bool coop = false) {
+  return {symbol, static_cast<uint16_t>(family), dtype, threads, shared, zero_ws, out, coop};
+}
+
 // In KernelVariantId order (both come from the same rows).
 constexpr KernelVariant kVariants[] = {
-#define JP_CUDA_VARIANT_ROW(F, symbol, dtype, threads, shared, zero_ws, out, coop) \
-  {#symbol, static_cast<uint16_t>(OpFamilyId::k##F), dtype, threads, shared, zero_ws, out, coop},
+#define JP_CUDA_VARIANT_ROW(F, symbol, ...) variant_row(#symbol, OpFamilyId::k##F, __VA_ARGS__),
 #define JP_OP_FAMILY(Name, file, Params, Backends) \
   JP_CUDA_VARIANT_ROWS_##Backends(Name, file, JP_CUDA_VARIANT_ROW)
 #include "kernels/op_families.def"

@@ -161,23 +161,13 @@ void operand_strides(const Shape& in, int32_t rank, int64_t* strides) {
 }  // namespace
 
 bool kernel_dtype(DataType dtype, kernels::DType* out) {
-  using kernels::DType;
-  switch (dtype) {
-    case DataType::kFloat32: *out = DType::kFloat32; return true;
-    case DataType::kFloat16: *out = DType::kFloat16; return true;
-    case DataType::kInt8: *out = DType::kInt8; return true;
-    case DataType::kUInt8: *out = DType::kUInt8; return true;
-    case DataType::kInt32: *out = DType::kInt32; return true;
-    case DataType::kInt64: *out = DType::kInt64; return true;
-    case DataType::kBool: *out = DType::kBool; return true;
-    case DataType::kFloat64: *out = DType::kFloat64; return true;
-    case DataType::kInt16: *out = DType::kInt16; return true;
-    case DataType::kUInt16: *out = DType::kUInt16; return true;
-    case DataType::kUInt32: *out = DType::kUInt32; return true;
-    case DataType::kUInt64: *out = DType::kUInt64; return true;
-    case DataType::kBFloat16: *out = DType::kBFloat16; return true;
-    default: return false;
-  }
+  // kernels::DType numbers its values as fb::DType (runtime/src/prepare/prepare_util.cc
+  // static_asserts every one).
+  static_assert(kernels::kDTypeCount == static_cast<int>(fb::DType::MAX) + 1);
+  fb::DType t;
+  if (!to_plan_dtype(dtype, &t)) return false;
+  *out = static_cast<kernels::DType>(t);
+  return true;
 }
 
 TensorData cast_data(const TensorData& data, DataType to) {

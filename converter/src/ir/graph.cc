@@ -284,20 +284,32 @@ std::vector<uint8_t> write_ints(DataType dtype, const std::vector<int64_t>& valu
   return write_as(dtype, values);
 }
 
-bool is_plan_dtype(DataType dtype) {
+bool to_plan_dtype(DataType dtype, fb::DType* out) {
   switch (dtype) {
-    case DataType::kFloat32:
-    case DataType::kFloat16:
-    case DataType::kFloat64:
-    case DataType::kInt8:
-    case DataType::kUInt8:
-    case DataType::kInt32:
-    case DataType::kInt64:
-    case DataType::kBool:
-      return true;
-    default:
-      return is_cpu_only_dtype(dtype);
+    case DataType::kFloat32: *out = fb::DType::Float32; return true;
+    case DataType::kFloat16: *out = fb::DType::Float16; return true;
+    case DataType::kInt8: *out = fb::DType::Int8; return true;
+    case DataType::kUInt8: *out = fb::DType::UInt8; return true;
+    case DataType::kInt32: *out = fb::DType::Int32; return true;
+    case DataType::kInt64: *out = fb::DType::Int64; return true;
+    case DataType::kBool: *out = fb::DType::Bool; return true;
+    case DataType::kFloat64: *out = fb::DType::Float64; return true;
+    case DataType::kInt16: *out = fb::DType::Int16; return true;
+    case DataType::kUInt16: *out = fb::DType::UInt16; return true;
+    case DataType::kUInt32: *out = fb::DType::UInt32; return true;
+    case DataType::kUInt64: *out = fb::DType::UInt64; return true;
+    case DataType::kBFloat16: *out = fb::DType::BFloat16; return true;
+    case DataType::kUndefined:
+    case DataType::kString:
+    case DataType::kComplex64:
+    case DataType::kComplex128: break;
   }
+  return false;
+}
+
+bool is_plan_dtype(DataType dtype) {
+  fb::DType unused;
+  return to_plan_dtype(dtype, &unused);
 }
 
 const char* plan_dtype_list() {

@@ -141,6 +141,9 @@ std::vector<uint8_t> write_doubles(DataType dtype, const std::vector<double>& va
 std::vector<uint8_t> write_ints(DataType dtype, const std::vector<int64_t>& values);
 bool is_numeric(DataType dtype);  // read_/write_ functions accept it
 bool is_plan_dtype(DataType dtype);  // a plan tensor may have it (fb::DType)
+// The plan's number for a plan dtype (is_plan_dtype); false for the others. The one mapping:
+// the serializer writes it, and constant folding reads it as kernels::DType (numbered alike).
+bool to_plan_dtype(DataType dtype, fb::DType* out);
 // The plan dtypes, in words, for messages: "float32, float16, ... and bool".
 const char* plan_dtype_list();
 // int16, uint16, uint32, uint64 and bfloat16: plan dtypes that only some CPU steps take (data

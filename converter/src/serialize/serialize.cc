@@ -12,26 +12,9 @@ using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
 fb::DType plan_dtype(DataType dtype) {
-  switch (dtype) {
-    case DataType::kFloat32: return fb::DType::Float32;
-    case DataType::kFloat16: return fb::DType::Float16;
-    case DataType::kInt8: return fb::DType::Int8;
-    case DataType::kUInt8: return fb::DType::UInt8;
-    case DataType::kInt32: return fb::DType::Int32;
-    case DataType::kInt64: return fb::DType::Int64;
-    case DataType::kBool: return fb::DType::Bool;
-    case DataType::kFloat64: return fb::DType::Float64;
-    case DataType::kInt16: return fb::DType::Int16;
-    case DataType::kUInt16: return fb::DType::UInt16;
-    case DataType::kUInt32: return fb::DType::UInt32;
-    case DataType::kUInt64: return fb::DType::UInt64;
-    case DataType::kBFloat16: return fb::DType::BFloat16;
-    case DataType::kUndefined:
-    case DataType::kString:
-    case DataType::kComplex64:
-    case DataType::kComplex128: break;
-  }
-  fail("internal error: ", dtype_name(dtype), " tensor in a plan");
+  fb::DType out;
+  if (!to_plan_dtype(dtype, &out)) fail("internal error: ", dtype_name(dtype), " tensor in a plan");
+  return out;
 }
 
 }  // namespace
