@@ -4,7 +4,9 @@
 
 #include <cstdio>
 
+#include "converter/src/calibrate/calibrate.h"
 #include "converter/src/ir/error.h"
+#include "converter/src/precision/int8_precision.h"
 #include "converter/src/lower/gpu_lower.h"
 #include "converter/src/lower/lower.h"
 #include "converter/src/import/onnx_import.h"
@@ -29,6 +31,13 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
                            const ConvertOptions& options) {
   const Target target = find_target(options.target);
   const bool gpu = target.plan.backend == fb::Backend::CUDA;
+  const bool int8 = options.precision == Precision::kInt8;
+  if (int8 && !gpu)
+    fail("--precision int8 is for GPU targets; target ", target.plan.name, " runs Float32");
+  // Calibration first: its errors (a bad sample, a cache of another model) come before any
+  // other work, and it converts and runs the model's FP32 CPU plan on its own.
+  CalibrationResult calibration;
+  if (int8) calibration = calibrate(model_bytes, options, options.calibration);
   Graph g = import_onnx(model_bytes, ImportOptions{options.input_shapes, options.model_dir});
   eliminate_dead_nodes(g);
   check_support(g);
@@ -46,8 +55,15 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   PlanDraft draft = lower(g);
   if (gpu) gpu_check_tensors(draft);
   drop_empty_steps(&draft);
+  Int8Summary int8_summary;
   if (gpu) {
     gpu_layout(&draft);
+    if (int8) {
+      Int8Options int8_options;
+      int8_options.amax = calibration.amax;
+      int8_options.exclude.insert(options.int8_exclude.begin(), options.int8_exclude.end());
+      int8_summary = int8_precision(&draft, int8_options);
+    }
     gpu_precision(&draft);
     concat_in_place(&draft);
     remove_unused_tensors(&draft);
@@ -63,6 +79,11 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   metadata.options["target"] = target.plan.name;
   for (const auto& [name, shape] : options.input_shapes)
     metadata.options["shape." + name] = dims_text(shape);
+  if (int8) {
+    metadata.options["precision"] = "int8";
+    metadata.options["calibration.method"] = method_name(calibration.method, calibration.percentile);
+    for (const std::string& name : options.int8_exclude) metadata.options["int8_exclude." + name] = "1";
+  }
 
   if (gpu && options.select_kernels) gpu_select(&draft, target, metadata);
 
@@ -73,6 +94,13 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.weight_bytes = draft.weights.size();
   result.summary.arena_bytes = draft.arena_bytes;
   result.summary.arena_lower_bound = draft.arena_lower_bound;
+  result.summary.int8 = int8;
+  result.summary.int8_steps = int8_summary.int8_steps;
+  result.summary.quantize_steps = int8_summary.quantize_steps;
+  result.summary.int8_tensors = int8_summary.int8_tensors;
+  result.summary.kept_fp16 = int8_summary.kept_fp16;
+  result.summary.calibration_samples = calibration.samples;
+  result.summary.calibration_from_cache = calibration.from_cache;
   return result;
 }
 
@@ -137,8 +165,17 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
   else
     std::snprintf(weights, sizeof(weights), "%llu bytes",
                   static_cast<unsigned long long>(s.weight_bytes));
-  return cat(plan_name, ": ", s.steps, " steps, ", s.tensors, " tensors, weights ", weights,
-             ", arena ", s.arena_bytes, " bytes (lower bound ", s.arena_lower_bound, " bytes)");
+  std::string line = cat(plan_name, ": ", s.steps, " steps, ", s.tensors, " tensors, weights ",
+                         weights, ", arena ", s.arena_bytes, " bytes (lower bound ",
+                         s.arena_lower_bound, " bytes)");
+  if (!s.int8) return line;
+  line += cat("\nINT8: ", s.int8_steps, " convs in INT8, ", s.int8_tensors,
+              " Int8 tensors between them, ", s.quantize_steps, " quantize steps; calibration ",
+              s.calibration_from_cache ? "from the cache" : "over ",
+              s.calibration_from_cache ? "" : cat(s.calibration_samples, " samples"));
+  if (!s.kept_fp16.empty()) line += cat("\nconvs kept in FP16 (", s.kept_fp16.size(), "):");
+  for (const std::string& k : s.kept_fp16) line += "\n  " + k;
+  return line;
 }
 
 }  // namespace jetplan::converter

@@ -33,6 +33,8 @@ struct ConvertOptions {
   enum class Precision { kFp16, kInt8 };
   Precision precision = Precision::kFp16;
   CalibrationOptions calibration;  // --calib*: read only when precision is kInt8
+  // kInt8: steps kept in Float16 (--int8-exclude NODE): a step's or an ONNX node's name.
+  std::vector<std::string> int8_exclude;
 };
 // ConvertOptions::Precision by its short name.
 using Precision = ConvertOptions::Precision;
@@ -43,6 +45,11 @@ struct ConvertSummary {
   uint64_t weight_bytes = 0;
   uint64_t arena_bytes = 0;
   uint64_t arena_lower_bound = 0;
+  // --precision int8: what ran in INT8 (precision/int8_precision.h) and on how many samples.
+  bool int8 = false;
+  size_t int8_steps = 0, quantize_steps = 0, int8_tensors = 0, calibration_samples = 0;
+  bool calibration_from_cache = false;
+  std::vector<std::string> kept_fp16;  // convs left in Float16, each with the reason
 };
 
 struct ConvertResult {

@@ -59,6 +59,7 @@ constexpr const char* kUsage =
     "                        model and method; the model does not run), else write them there\n"
     "  --calib-threads N     calibration threads (default: one per core)\n"
     "  --calib-samples N     use only the first N samples (default: all)\n"
+    "  --int8-exclude NODE   int8: keep the steps of ONNX node NODE in FP16 (repeatable)\n"
     "  --list-ops            print the table of ONNX ops jetplan supports (markdown, the\n"
     "                        contents of converter/SUPPORTED_OPS.md) and exit\n"
     "  -h, --help            print this help\n"
@@ -236,6 +237,11 @@ bool parse_args(int argc, char** argv, Args* args) {
       }
       args->options.precision = p == "int8" ? jetplan::converter::Precision::kInt8
                                             : jetplan::converter::Precision::kFp16;
+    } else if (is("--int8-exclude")) {
+      const std::string node = value("--int8-exclude");
+      if (node.empty()) throw UsageError{"--int8-exclude needs a node name"};
+      args->options.int8_exclude.push_back(node);
+      args->calibration_options.push_back("--int8-exclude");
     } else if (parse_calibration_option(is, value, &args->options.calibration,
                                         &args->calibration_options)) {
     } else if (arg.size() > 1 && arg[0] == '-') {

@@ -14,6 +14,7 @@
 #include "converter/src/ops/check.h"
 #include "converter/src/passes/passes.h"
 #include "converter/src/precision/int8_precision.h"
+#include "tests/converter/calibrate/calib_test_util.h"
 #include "tests/converter/util/convert_util.h"
 #include "tests/converter/util/plan_runner.h"
 
@@ -149,6 +150,57 @@ TEST(Int8Precision, ExcludedAndUncalibratedConvsStayFloat) {
   ASSERT_EQ(summary.kept_fp16.size(), 2u);
   EXPECT_THAT(summary.kept_fp16[0], ::testing::HasSubstr("excluded"));
   EXPECT_THAT(summary.kept_fp16[1], ::testing::HasSubstr("not calibrated"));
+}
+
+// The whole conversion: calibration over .npy samples, the INT8 pass, kernel selection for an
+// H100. The plan loads (without a device) and names INT8 conv and quantize kernels.
+TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
+  const std::string dir = fresh_dir("calib");
+  for (uint32_t s = 0; s < 4; ++s)
+    write_npy(dir + "/sample" + std::to_string(s) + ".npy", {2, 16, 12, 12}, random_input(300 + s));
+  ConvertOptions options;
+  options.target = "h100";
+  options.precision = Precision::kInt8;
+  options.calibration.dir = dir;
+  options.calibration.method = CalibrationMethod::kMinMax;
+  options.calibration.threads = 2;
+  // A GPU plan: the runtime's loader is its contract (the CPU plan contract does not apply).
+  auto convert_gpu = [&] {
+    try {
+      return convert_onnx(net(false).bytes(), "model.onnx", options);
+    } catch (const ConvertError& e) {
+      ADD_FAILURE() << e.what();
+      return ConvertResult{};
+    }
+  };
+  const ConvertResult r = convert_gpu();
+  ASSERT_FALSE(r.plan.empty());
+  EXPECT_TRUE(r.summary.int8);
+  EXPECT_EQ(r.summary.int8_steps, 4u);
+  EXPECT_EQ(r.summary.quantize_steps, 1u);
+  EXPECT_EQ(r.summary.calibration_samples, 4u);
+  const fb::Plan* plan = plan_of(r);
+  size_t int8_kernels = 0, quantize_kernels = 0;
+  for (const auto* s : *plan->steps()) {
+    const std::string kernel = s->kernel() != nullptr ? s->kernel()->str() : "";
+    int8_kernels += kernel.find("_i8") != std::string::npos && s->op() == fb::OpFamily::Conv;
+    quantize_kernels += kernel.rfind("jp_quantize_f16_i8", 0) == 0;
+  }
+  EXPECT_EQ(int8_kernels, 4u);
+  EXPECT_EQ(quantize_kernels, 1u);
+  jp_plan* loaded = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
+      << jp_last_error();
+  jp_plan_destroy(loaded);
+  // The same inputs give the same bytes.
+  EXPECT_EQ(convert_gpu().plan, r.plan);
+}
+
+TEST(Int8Precision, CpuTargetsAreRefused) {
+  ConvertOptions options;
+  options.precision = Precision::kInt8;
+  options.calibration.dir = fresh_dir("unused");
+  EXPECT_THAT(convert_error(net(false), options), ::testing::HasSubstr("for GPU targets"));
 }
 
 }  // namespace
