@@ -51,25 +51,39 @@ __device__ __forceinline__ float epilogue(const ConvParams& p, const __half* bia
 
 
 // The FP16 igemm epilogue: bias, residual, activation, FP16 store (pairs of channels when
-// aligned), into a channel slice of y when the conv writes a Concat in place.
+// aligned), into a channel slice of y when the conv writes a Concat in place. Ctx holds what
+// every output of the tile shares, read once before the stores.
 struct EpilogueF16 {
+  struct Ctx {
+    const __half* bias;
+    const __half* res;
+    __half* y;
+    int64_t ldy, y0;
+    bool pairs;
+  };
   static __device__ __forceinline__ bool fits(const ConvParams& p) { return !p.int8.enabled; }
-  static __device__ __forceinline__ void store(const StepPointers& ptrs, const ConvParams& p,
-                                               int m, int n, int, int N, float a0, float a1) {
-    const __half* bias = p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
-    const __half* res = residual_ptr(ptrs, p);
-    __half* y = static_cast<__half*>(ptrs.out[0]);
+  static __device__ __forceinline__ Ctx context(const StepPointers& ptrs, const ConvParams& p,
+                                                int N) {
     const bool slice = y_slice(p);
-    const int64_t ldy = slice ? p.y_channels : N, y0 = slice ? p.y_channel_offset : 0;
-    const bool pairs = (N & 1) == 0 && (ldy & 1) == 0 && (y0 & 1) == 0;
-    const int64_t yi = int64_t(m) * N + n, yo = int64_t(m) * ldy + y0 + n;
-    const float v0 = epilogue(p, bias, res, yi, n, a0);
-    if (pairs) {
-      const float v1 = epilogue(p, bias, res, yi + 1, n + 1, a1);
-      *reinterpret_cast<__half2*>(y + yo) = __floats2half2_rn(v0, v1);
+    Ctx c;
+    c.bias = p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
+    c.res = residual_ptr(ptrs, p);
+    c.y = static_cast<__half*>(ptrs.out[0]);
+    c.ldy = slice ? p.y_channels : N;
+    c.y0 = slice ? p.y_channel_offset : 0;
+    c.pairs = (N & 1) == 0 && (c.ldy & 1) == 0 && (c.y0 & 1) == 0;
+    return c;
+  }
+  static __device__ __forceinline__ void store(const Ctx& c, const ConvParams& p, int m, int n,
+                                               int N, float a0, float a1) {
+    const int64_t yi = int64_t(m) * N + n, yo = int64_t(m) * c.ldy + c.y0 + n;
+    const float v0 = epilogue(p, c.bias, c.res, yi, n, a0);
+    if (c.pairs) {
+      const float v1 = epilogue(p, c.bias, c.res, yi + 1, n + 1, a1);
+      *reinterpret_cast<__half2*>(c.y + yo) = __floats2half2_rn(v0, v1);
     } else {
-      y[yo] = __float2half_rn(v0);
-      if (n + 1 < N) y[yo + 1] = __float2half_rn(epilogue(p, bias, res, yi + 1, n + 1, a1));
+      c.y[yo] = __float2half_rn(v0);
+      if (n + 1 < N) c.y[yo + 1] = __float2half_rn(epilogue(p, c.bias, c.res, yi + 1, n + 1, a1));
     }
   }
 };
@@ -78,36 +92,43 @@ struct EpilogueF16 {
 // epilogue's multiplier and bias, the residual, the activation, then Int8 (Y8) or Float16.
 template <bool Y8>
 struct EpilogueI8 {
+  struct Ctx {
+    const float* epi;
+    const void* res;
+    void* y;
+    int64_t ldy, y0;
+  };
   // The step's y and residual types are this variant's (an untrusted plan may name another).
   static __device__ __forceinline__ bool fits(const ConvParams& p) {
     return p.int8.enabled && p.int8.y_dtype == (Y8 ? DType::kInt8 : DType::kFloat16) &&
            (!p.has_residual || p.int8.residual_dtype == DType::kInt8 ||
             p.int8.residual_dtype == DType::kFloat16);
   }
-  static __device__ __forceinline__ float real(const StepPointers& ptrs, const ConvParams& p,
-                                               int64_t yi, int oc, int N, int32_t acc) {
-    const float* epi = static_cast<const float*>(ptrs.in[2]);
-    float v = int8_real(acc, epi[oc], epi[N + oc]);
+  static __device__ __forceinline__ Ctx context(const StepPointers& ptrs, const ConvParams& p,
+                                                int N) {
+    const bool slice = y_slice(p);
+    return {static_cast<const float*>(ptrs.in[2]), p.has_residual ? ptrs.in[3] : nullptr,
+            ptrs.out[0], slice ? p.y_channels : N, slice ? p.y_channel_offset : 0};
+  }
+  static __device__ __forceinline__ float real(const Ctx& c, const ConvParams& p, int64_t yi,
+                                               int oc, int N, int32_t acc) {
+    float v = int8_real(acc, c.epi[oc], c.epi[N + oc]);
     if (p.has_residual) {
-      const void* r = ptrs.in[3];
       v = p.int8.residual_dtype == DType::kInt8
-              ? int8_add_residual(v, static_cast<const int8_t*>(r)[yi], p.int8.residual_scale)
-              : v + __half2float(static_cast<const __half*>(r)[yi]);
+              ? int8_add_residual(v, static_cast<const int8_t*>(c.res)[yi], p.int8.residual_scale)
+              : v + __half2float(static_cast<const __half*>(c.res)[yi]);
     }
     return activation_value(p.act, v);
   }
-  static __device__ __forceinline__ void store(const StepPointers& ptrs, const ConvParams& p,
-                                               int m, int n, int, int N, int32_t a0,
-                                               int32_t a1) {
-    const bool slice = y_slice(p);
-    const int64_t ldy = slice ? p.y_channels : N, y0 = slice ? p.y_channel_offset : 0;
-    const int64_t yi = int64_t(m) * N + n, yo = int64_t(m) * ldy + y0 + n;
+  static __device__ __forceinline__ void store(const Ctx& c, const ConvParams& p, int m, int n,
+                                               int N, int32_t a0, int32_t a1) {
+    const int64_t yi = int64_t(m) * N + n, yo = int64_t(m) * c.ldy + c.y0 + n;
     const bool second = n + 1 < N;
-    const float v0 = real(ptrs, p, yi, n, N, a0);
-    const float v1 = second ? real(ptrs, p, yi + 1, n + 1, N, a1) : 0.f;
-    const bool pairs = second && (ldy & 1) == 0 && (y0 & 1) == 0 && (n & 1) == 0;
+    const float v0 = real(c, p, yi, n, N, a0);
+    const float v1 = second ? real(c, p, yi + 1, n + 1, N, a1) : 0.f;
+    const bool pairs = second && (c.ldy & 1) == 0 && (c.y0 & 1) == 0 && (n & 1) == 0;
     if (Y8) {
-      int8_t* y = static_cast<int8_t*>(ptrs.out[0]);
+      int8_t* y = static_cast<int8_t*>(c.y);
       const int8_t q0 = int8_quantize(v0, p.int8.y_inv_scale);
       const int8_t q1 = int8_quantize(v1, p.int8.y_inv_scale);
       if (pairs) {
@@ -117,7 +138,7 @@ struct EpilogueI8 {
         if (second) y[yo + 1] = q1;
       }
     } else {
-      __half* y = static_cast<__half*>(ptrs.out[0]);
+      __half* y = static_cast<__half*>(c.y);
       if (pairs) {
         *reinterpret_cast<__half2*>(y + yo) = __floats2half2_rn(v0, v1);
       } else {

@@ -245,9 +245,9 @@ __device__ __forceinline__ bool igemm_split_k(A (&acc)[T::kMI][T::kNI][4],
 }
 
 // The implicit GEMM of one output tile. Epi::fits(p) says whether the step is one this epilogue
-// writes; Epi::store(ptrs, p, m, n, M, N, a0, a1) writes the two accumulators of output row m (a
-// pixel) at columns n and n + 1 (n + 1 may be >= N), after the K loop (and split-K's reduction)
-// are done. Returns without writing when the step does not
+// writes; after the K loop (and split-K's reduction), Epi::context(ptrs, p, N) reads what the
+// tile's outputs share once, and Epi::store(ctx, p, m, n, N, a0, a1) writes the two
+// accumulators of output row m (a pixel) at columns n and n + 1 (n + 1 may be >= N). Returns without writing when the step does not
 // fit the kernel (a plan is untrusted).
 template <typename T, typename Epi>
 __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams& p) {
@@ -347,6 +347,7 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
 
   if (splits > 1 && !igemm_split_k<T>(acc, ptrs, splits, tiles, tid)) return;
 
+  const typename Epi::Ctx ctx = Epi::context(ptrs, p, N);
 #pragma unroll
   for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
@@ -356,7 +357,7 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
         const int m = m0 + wm + mi * 16 + (lane >> 2) + hr * 8;
         const int n = n0 + wn + ni * 8 + (lane & 3) * 2;
         if (m >= M || n >= N) continue;
-        Epi::store(ptrs, p, m, n, M, N, acc[mi][ni][hr * 2], acc[mi][ni][hr * 2 + 1]);
+        Epi::store(ctx, p, m, n, N, acc[mi][ni][hr * 2], acc[mi][ni][hr * 2 + 1]);
       }
 }
 
