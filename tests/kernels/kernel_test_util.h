@@ -479,6 +479,17 @@ inline WindowShape window_1d(int64_t in, int64_t kernel, int64_t stride, int64_t
   return {{in}, {kernel}, {stride}, {dilation}, {pad_begin}, {pad_end}};
 }
 
+// One more spatial dim at the end of w, for cases built dim by dim from tables.
+inline void add_window_dim(WindowShape& w, int64_t in, int64_t kernel, int64_t stride,
+                           int64_t dilation, int64_t pad_begin, int64_t pad_end) {
+  w.in.push_back(in);
+  w.kernel.push_back(kernel);
+  w.stride.push_back(stride);
+  w.dilation.push_back(dilation);
+  w.pad_begin.push_back(pad_begin);
+  w.pad_end.push_back(pad_end);
+}
+
 // The window and the output extents `out` into a ConvParams, ConvTransposeParams or PoolParams:
 // spatial_rank, in_size, out_size, kernel, stride, dilation and pad_begin.
 template <typename Params>
@@ -491,6 +502,20 @@ void set_window(Params& p, const WindowShape& w, const Shape& out) {
     p.stride[d] = w.stride[d];
     p.dilation[d] = w.dilation[d];
     p.pad_begin[d] = w.pad_begin[d];
+  }
+}
+
+// The same from a case that holds its window per dim (c.in, c.kernel, c.stride, c.dilation and
+// c.pad_begin, arrays or vectors) for `rank` dims; out_size and pad_end are the caller's.
+template <typename Params, typename Case>
+void set_window_dims(Params& p, int rank, const Case& c) {
+  p.spatial_rank = static_cast<int32_t>(rank);
+  for (int d = 0; d < rank; ++d) {
+    p.in_size[d] = c.in[d];
+    p.kernel[d] = c.kernel[d];
+    p.stride[d] = c.stride[d];
+    p.dilation[d] = c.dilation[d];
+    p.pad_begin[d] = c.pad_begin[d];
   }
 }
 
