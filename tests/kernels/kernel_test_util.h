@@ -84,11 +84,47 @@ Bytes to_bytes(const std::vector<T>& v) {
   return b;
 }
 
+// A T read from the bytes at p (any alignment).
 template <typename T>
 T load(const unsigned char* p) {
   T v;
   std::memcpy(&v, p, sizeof v);
   return v;
+}
+
+// The bits of one trivially copyable value as another of the same size (C++20's std::bit_cast).
+template <typename To, typename From>
+To bit_cast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "bit_cast keeps the size");
+  return load<To>(reinterpret_cast<const unsigned char*>(&from));
+}
+
+inline float float_of_bits(uint32_t bits) { return bit_cast<float>(bits); }
+inline uint32_t bits_of_float(float f) { return bit_cast<uint32_t>(f); }
+
+// f(T{}) for T the C++ type of the integer dtype t (not Bool), for references that read or write
+// any integer the same way. Callers handle the other dtypes first and leave the rest to this; its
+// switch names every dtype, so that a new one fails to compile until it is sorted here.
+template <typename F>
+auto with_integer_type(DType t, F f) {
+  switch (t) {
+    case DType::kInt8: return f(int8_t{});
+    case DType::kUInt8: return f(uint8_t{});
+    case DType::kInt16: return f(int16_t{});
+    case DType::kUInt16: return f(uint16_t{});
+    case DType::kInt32: return f(int32_t{});
+    case DType::kUInt32: return f(uint32_t{});
+    case DType::kInt64: return f(int64_t{});
+    case DType::kUInt64: return f(uint64_t{});
+    case DType::kFloat32:
+    case DType::kFloat16:
+    case DType::kFloat64:
+    case DType::kBFloat16:
+    case DType::kBool:
+      break;
+  }
+  ADD_FAILURE() << "dtype " << int(t) << " is not an integer type";
+  return f(int8_t{});
 }
 
 inline std::vector<double> to_doubles(const std::vector<float>& v) {
@@ -203,17 +239,9 @@ constexpr int64_t kGuard = 16;       // float or int64 elements after the end th
 constexpr int64_t kGuardBytes = 64;  // bytes after the end of a byte output
 constexpr unsigned char kBytePoisons[2] = {0xA5, 0x5A};
 
-inline float poison_value() {
-  float f;
-  std::memcpy(&f, &kPoisonBits, sizeof f);
-  return f;
-}
+inline float poison_value() { return float_of_bits(kPoisonBits); }
 
-inline bool is_poison(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits == kPoisonBits;
-}
+inline bool is_poison(float f) { return bits_of_float(f) == kPoisonBits; }
 
 // An output of n elements, poisoned at construction, followed by a poisoned guard zone.
 template <typename T>
