@@ -61,6 +61,13 @@ inline std::string shape_str(const Shape& s) {
   return out + "]";
 }
 
+// The entries of s into the front of a params array (dims or strides of up to kMaxRank).
+template <size_t N>
+void set_dims(int64_t (&to)[N], const Shape& s) {
+  EXPECT_LE(s.size(), N);
+  for (size_t d = 0; d < s.size() && d < N; ++d) to[d] = s[d];
+}
+
 inline Shape dense_strides(const Shape& s) {
   Shape st(s.size());
   int64_t dense = 1;
@@ -461,6 +468,30 @@ inline double activation_ref(const Activation& a, double x) {
       return a.beta * (x > 0 ? x : a.alpha * std::exp(x) - a.alpha);
   }
   ADD_FAILURE() << "activation kind " << int(a.kind) << " has no reference";
+  return NAN;
+}
+
+// The BinaryOp formulas of kernels/scalar_ops.h, in double.
+inline double binary_ref(BinaryOp op, double a, double b) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return a + b;
+    case BinaryOp::kSub:
+      return a - b;
+    case BinaryOp::kMul:
+      return a * b;
+    case BinaryOp::kDiv:
+      return a / b;
+    case BinaryOp::kMax:
+      return std::max(a, b);
+    case BinaryOp::kMin:
+      return std::min(a, b);
+    case BinaryOp::kPow:
+      return std::pow(a, b);
+    case BinaryOp::kPRelu:  // b is the slope of the negative part
+      return std::max(a, 0.0) + b * std::min(a, 0.0);
+  }
+  ADD_FAILURE() << "binary op " << int(op) << " has no reference";
   return NAN;
 }
 
