@@ -42,13 +42,7 @@ TEST(GpuGather, MatchesCpuTwinBitExact) {
         for (int64_t j = 0; j < c.num_indices; ++j)
           idx[size_t(j)] = j % 5 == 4 ? (j % 2 ? c.axis_len + 3 : -c.axis_len - 1)
                                       : rng.integer(-c.axis_len, c.axis_len - 1);
-        Bytes ib;
-        if (index_dtype == DType::kInt64) {
-          ib = test_util::to_bytes(idx);
-        } else {
-          std::vector<int32_t> i32(idx.begin(), idx.end());
-          ib = test_util::to_bytes(i32);
-        }
+        const Bytes ib = test_util::index_bytes(idx, index_dtype);
         const int64_t nx = c.outer * c.axis_len * c.inner * elem,
                       ny = c.outer * c.num_indices * c.inner * elem;
         const Bytes x = rng.bytes(nx);
@@ -58,10 +52,7 @@ TEST(GpuGather, MatchesCpuTwinBitExact) {
         dx.upload(x.data(), x.size());
         if (!ib.empty()) di.upload(ib.data(), ib.size());
         dy.poison16(gpu_test::kHalfPoison);
-        cuda::StepPointers ptrs{};
-        ptrs.in[0] = dx.get();
-        ptrs.in[1] = di.get();
-        ptrs.out[0] = dy.get();
+        cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &di}, dy);
         ASSERT_EQ(gpu_test::select_and_launch(kGather, DType::kFloat16, ptrs, p), "");
         EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, ny), want), -1)
             << c.outer << "x" << c.axis_len << "x" << c.inner << " elem " << elem;
