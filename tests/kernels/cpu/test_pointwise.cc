@@ -10,6 +10,7 @@
 #include "kernels/kernels.h"
 #include "kernels/cpu/half.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/reference_formulas.h"
 #include "tests/kernels/pointwise_case.h"
 
 namespace jetplan::kernels {
