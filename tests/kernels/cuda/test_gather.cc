@@ -22,19 +22,15 @@ constexpr uint16_t kGather = static_cast<uint16_t>(OpFamilyId::kGather);
 TEST(GpuGather, MatchesCpuTwinBitExact) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
-  struct Case { int64_t outer, axis_len, inner, num_indices; };
-  const Case cases[] = {{1, 30522, 768, 17},  // token embedding
-                        {8, 13, 3, 5},
-                        {3, 7, 1, 40},
-                        {1, 5, 9, 0}};
-  for (const Case& c : cases) {
+  // {outer, axis_len, inner, num_indices}; the element size and index type vary below.
+  const GatherParams cases[] = {{1, 30522, 768, 17},  // token embedding
+                                {8, 13, 3, 5},
+                                {3, 7, 1, 40},
+                                {1, 5, 9, 0}};
+  for (const GatherParams& c : cases) {
     for (int64_t elem : {2, 4}) {
       for (DType index_dtype : {DType::kInt64, DType::kInt32}) {
-        GatherParams p;
-        p.outer = c.outer;
-        p.axis_len = c.axis_len;
-        p.inner = c.inner;
-        p.num_indices = c.num_indices;
+        GatherParams p = c;
         p.elem_bytes = elem;
         p.index_dtype = index_dtype;
         // In range, negative, and out of range both ways (zeros).
