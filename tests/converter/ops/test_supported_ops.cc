@@ -16,9 +16,7 @@ using ::testing::AllOf;
 // ---- SUPPORTED_OPS.md ----
 
 TEST(SupportedOps, CommittedTableIsCurrent) {
-  const std::string here = __FILE__;  // <root>/tests/converter/ops/test_supported_ops.cc
-  const std::string root = here.substr(0, here.rfind("/tests/converter/"));
-  const std::string path = root + "/converter/SUPPORTED_OPS.md";
+  const std::string path = std::string(JETPLAN_SOURCE_DIR) + "/converter/SUPPORTED_OPS.md";
   std::ifstream in(path, std::ios::binary);
   ASSERT_TRUE(in) << "cannot read " << path;
   std::ostringstream committed;
