@@ -1,6 +1,7 @@
 // bfloat16 computed another way than kernels/cpu/bfloat16.h, for the Cast tests: values decoded
 // with ldexp from the fields, and float32 truncated toward zero by scaling the value to the
-// bfloat16's last place and dropping the fraction (std::trunc), not by masking bits.
+// bfloat16's last place and dropping the fraction (std::trunc), not by masking bits. The decoder
+// takes any field widths: the Cast and Elementwise tests read half through it too.
 #pragma once
 
 #include <cmath>
@@ -8,33 +9,30 @@
 #include <cstring>
 #include <limits>
 
+#include "tests/kernels/kernel_test_util.h"
+
 namespace jetplan::kernels::test_util {
 
-inline float float_of_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-inline uint32_t bits_of_float(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
-
-// 1 sign, 8 exponent (bias 127), 7 mantissa bits; subnormals are m * 2^-133.
-inline long double bfloat16_value(uint16_t b) {
-  const int e = (b >> 7) & 0xff, m = b & 0x7f;
+// A binary floating-point value of 1 sign, exp_bits exponent and mant_bits mantissa bits (bias
+// 2^(exp_bits-1) - 1, subnormals m * 2^(1 - bias - mant_bits)), decoded with ldexp from the
+// fields: bfloat16 here, half in the Cast tests.
+inline long double ieee_value(uint32_t b, int exp_bits, int mant_bits) {
+  const int e_max = (1 << exp_bits) - 1, bias = e_max / 2;
+  const int e = static_cast<int>(b >> mant_bits) & e_max;
+  const uint32_t m = b & ((1u << mant_bits) - 1);
   long double mag;
-  if (e == 0xff)
+  if (e == e_max)
     mag = m ? std::numeric_limits<long double>::quiet_NaN()
             : std::numeric_limits<long double>::infinity();
   else if (e == 0)
-    mag = std::ldexp(static_cast<long double>(m), -133);
+    mag = std::ldexp(static_cast<long double>(m), 1 - bias - mant_bits);
   else
-    mag = std::ldexp(static_cast<long double>(m + 128), e - 134);
-  return (b & 0x8000) ? -mag : mag;
+    mag = std::ldexp(static_cast<long double>(m + (1u << mant_bits)), e - bias - mant_bits);
+  return ((b >> (exp_bits + mant_bits)) & 1u) ? -mag : mag;
 }
+
+// 1 sign, 8 exponent (bias 127), 7 mantissa bits; subnormals are m * 2^-133.
+inline long double bfloat16_value(uint16_t b) { return ieee_value(b, 8, 7); }
 
 // The bfloat16 nearest to f toward zero (f not NaN): |f| in units of its last bfloat16 place
 // (2^(e - 8) for |f| in [2^(e-1), 2^e), at least the subnormal spacing 2^-133), truncated.

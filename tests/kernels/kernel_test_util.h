@@ -61,6 +61,13 @@ inline std::string shape_str(const Shape& s) {
   return out + "]";
 }
 
+// The entries of s into the front of a params array (dims or strides of up to kMaxRank).
+template <size_t N>
+void set_dims(int64_t (&to)[N], const Shape& s) {
+  EXPECT_LE(s.size(), N);
+  for (size_t d = 0; d < s.size() && d < N; ++d) to[d] = s[d];
+}
+
 inline Shape dense_strides(const Shape& s) {
   Shape st(s.size());
   int64_t dense = 1;
@@ -84,11 +91,47 @@ Bytes to_bytes(const std::vector<T>& v) {
   return b;
 }
 
+// A T read from the bytes at p (any alignment).
 template <typename T>
 T load(const unsigned char* p) {
   T v;
   std::memcpy(&v, p, sizeof v);
   return v;
+}
+
+// The bits of one trivially copyable value as another of the same size (C++20's std::bit_cast).
+template <typename To, typename From>
+To bit_cast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "bit_cast keeps the size");
+  return load<To>(reinterpret_cast<const unsigned char*>(&from));
+}
+
+inline float float_of_bits(uint32_t bits) { return bit_cast<float>(bits); }
+inline uint32_t bits_of_float(float f) { return bit_cast<uint32_t>(f); }
+
+// f(T{}) for T the C++ type of the integer dtype t (not Bool), for references that read or write
+// any integer the same way. Callers handle the other dtypes first and leave the rest to this; its
+// switch names every dtype, so that a new one fails to compile until it is sorted here.
+template <typename F>
+auto with_integer_type(DType t, F f) {
+  switch (t) {
+    case DType::kInt8: return f(int8_t{});
+    case DType::kUInt8: return f(uint8_t{});
+    case DType::kInt16: return f(int16_t{});
+    case DType::kUInt16: return f(uint16_t{});
+    case DType::kInt32: return f(int32_t{});
+    case DType::kUInt32: return f(uint32_t{});
+    case DType::kInt64: return f(int64_t{});
+    case DType::kUInt64: return f(uint64_t{});
+    case DType::kFloat32:
+    case DType::kFloat16:
+    case DType::kFloat64:
+    case DType::kBFloat16:
+    case DType::kBool:
+      break;
+  }
+  ADD_FAILURE() << "dtype " << int(t) << " is not an integer type";
+  return f(int8_t{});
 }
 
 inline std::vector<double> to_doubles(const std::vector<float>& v) {
@@ -203,17 +246,9 @@ constexpr int64_t kGuard = 16;       // float or int64 elements after the end th
 constexpr int64_t kGuardBytes = 64;  // bytes after the end of a byte output
 constexpr unsigned char kBytePoisons[2] = {0xA5, 0x5A};
 
-inline float poison_value() {
-  float f;
-  std::memcpy(&f, &kPoisonBits, sizeof f);
-  return f;
-}
+inline float poison_value() { return float_of_bits(kPoisonBits); }
 
-inline bool is_poison(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits == kPoisonBits;
-}
+inline bool is_poison(float f) { return bits_of_float(f) == kPoisonBits; }
 
 // An output of n elements, poisoned at construction, followed by a poisoned guard zone.
 template <typename T>
@@ -397,57 +432,6 @@ inline testing::AssertionResult all_equal(const IndexOutput& got,
                                      << " elements differ:" << detail.str();
 }
 
-// -------------------------------------------------------------------------------- activations
-
-// The formulas of kernels/activation_function.h, in double, where possible through a different identity than
-// a kernel would naturally use.
-inline double sigmoid_ref(double x) { return 0.5 * (1.0 + std::tanh(0.5 * x)); }
-
-inline double activation_ref(const Activation& a, double x) {
-  switch (a.kind) {
-    case ActivationKind::kNone:
-      return x;
-    case ActivationKind::kRelu:
-      return std::max(x, 0.0);
-    case ActivationKind::kClip:
-      return std::min(std::max(x, double{a.alpha}), double{a.beta});
-    case ActivationKind::kLeakyRelu:
-      return x >= 0 ? x : a.alpha * x;
-    case ActivationKind::kSigmoid:
-      return sigmoid_ref(x);
-    case ActivationKind::kTanh:
-      return 1.0 - 2.0 / (std::exp(2.0 * x) + 1.0);
-    case ActivationKind::kHardSigmoid: {
-      const double v = double{a.alpha} * x + a.beta;
-      return v <= 0 ? 0.0 : (v >= 1 ? 1.0 : v);
-    }
-    case ActivationKind::kHardSwish:
-      return x <= -3 ? 0.0 : (x >= 3 ? x : x * (x + 3) / 6);
-    case ActivationKind::kSilu:
-      return x * sigmoid_ref(x);
-    case ActivationKind::kGelu:
-      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-    case ActivationKind::kElu:
-      return x >= 0 ? x : a.alpha * (std::exp(x) - 1.0);
-    case ActivationKind::kSelu:  // alpha, gamma in alpha, beta
-      return a.beta * (x > 0 ? x : a.alpha * std::exp(x) - a.alpha);
-  }
-  ADD_FAILURE() << "activation kind " << int(a.kind) << " has no reference";
-  return NAN;
-}
-
-// One entry per ActivationKind, in enum order, with parameters that matter.
-inline constexpr Activation kEveryActivation[] = {
-    {ActivationKind::kNone, 0.f, 0.f},       {ActivationKind::kRelu, 0.f, 0.f},
-    {ActivationKind::kClip, -0.5f, 2.f},     {ActivationKind::kLeakyRelu, 0.1f, 0.f},
-    {ActivationKind::kSigmoid, 0.f, 0.f},    {ActivationKind::kTanh, 0.f, 0.f},
-    {ActivationKind::kHardSigmoid, 0.2f, 0.5f}, {ActivationKind::kHardSwish, 0.f, 0.f},
-    {ActivationKind::kSilu, 0.f, 0.f},       {ActivationKind::kGelu, 0.f, 0.f},
-    {ActivationKind::kElu, 1.3f, 0.f},       {ActivationKind::kSelu, 1.6732632f, 1.0507010f},
-};
-static_assert(sizeof kEveryActivation / sizeof kEveryActivation[0] == kActivationKindCount,
-              "a new ActivationKind needs an entry here and a formula in activation_ref");
-
 // Transpose of a dense x with shape `x` by perm (y dim d is x dim perm[d]), as TransposeParams.
 inline TransposeParams transpose_params(const Shape& x, const std::vector<int>& perm,
                                         int64_t elem) {
@@ -479,6 +463,17 @@ inline WindowShape window_1d(int64_t in, int64_t kernel, int64_t stride, int64_t
   return {{in}, {kernel}, {stride}, {dilation}, {pad_begin}, {pad_end}};
 }
 
+// One more spatial dim at the end of w, for cases built dim by dim from tables.
+inline void add_window_dim(WindowShape& w, int64_t in, int64_t kernel, int64_t stride,
+                           int64_t dilation, int64_t pad_begin, int64_t pad_end) {
+  w.in.push_back(in);
+  w.kernel.push_back(kernel);
+  w.stride.push_back(stride);
+  w.dilation.push_back(dilation);
+  w.pad_begin.push_back(pad_begin);
+  w.pad_end.push_back(pad_end);
+}
+
 // The window and the output extents `out` into a ConvParams, ConvTransposeParams or PoolParams:
 // spatial_rank, in_size, out_size, kernel, stride, dilation and pad_begin.
 template <typename Params>
@@ -491,6 +486,20 @@ void set_window(Params& p, const WindowShape& w, const Shape& out) {
     p.stride[d] = w.stride[d];
     p.dilation[d] = w.dilation[d];
     p.pad_begin[d] = w.pad_begin[d];
+  }
+}
+
+// The same from a case that holds its window per dim (c.in, c.kernel, c.stride, c.dilation and
+// c.pad_begin, arrays or vectors) for `rank` dims; out_size and pad_end are the caller's.
+template <typename Params, typename Case>
+void set_window_dims(Params& p, int rank, const Case& c) {
+  p.spatial_rank = static_cast<int32_t>(rank);
+  for (int d = 0; d < rank; ++d) {
+    p.in_size[d] = c.in[d];
+    p.kernel[d] = c.kernel[d];
+    p.stride[d] = c.stride[d];
+    p.dilation[d] = c.dilation[d];
+    p.pad_begin[d] = c.pad_begin[d];
   }
 }
 

@@ -8,38 +8,32 @@
 
 #include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/reference_formulas.h"
 
 namespace jetplan::kernels::pointwise_case {
 
 using test_util::Shape;
 
-inline PointwiseInstr load(int k) {
+// One instruction; the fields a kind does not use keep PointwiseInstr's defaults (0).
+inline PointwiseInstr instr(PointwiseInstrKind kind, int op, int a = 0, int b = 0,
+                            Activation f = {}) {
   PointwiseInstr i;
-  i.kind = PointwiseInstrKind::kLoad;
-  i.op = static_cast<uint8_t>(k);
-  return i;
-}
-inline PointwiseInstr bin(BinaryOp op, int a, int b) {
-  PointwiseInstr i;
-  i.kind = PointwiseInstrKind::kBinary;
+  i.kind = kind;
   i.op = static_cast<uint8_t>(op);
   i.a = static_cast<uint8_t>(a);
   i.b = static_cast<uint8_t>(b);
-  return i;
-}
-inline PointwiseInstr un(UnaryOp op, int a) {
-  PointwiseInstr i;
-  i.kind = PointwiseInstrKind::kUnary;
-  i.op = static_cast<uint8_t>(op);
-  i.a = static_cast<uint8_t>(a);
-  return i;
-}
-inline PointwiseInstr act(Activation f, int a) {
-  PointwiseInstr i;
-  i.kind = PointwiseInstrKind::kActivation;
-  i.a = static_cast<uint8_t>(a);
   i.act = f;
   return i;
+}
+inline PointwiseInstr load(int k) { return instr(PointwiseInstrKind::kLoad, k); }
+inline PointwiseInstr bin(BinaryOp op, int a, int b) {
+  return instr(PointwiseInstrKind::kBinary, static_cast<int>(op), a, b);
+}
+inline PointwiseInstr un(UnaryOp op, int a) {
+  return instr(PointwiseInstrKind::kUnary, static_cast<int>(op), a);
+}
+inline PointwiseInstr act(Activation f, int a) {
+  return instr(PointwiseInstrKind::kActivation, 0, a, 0, f);
 }
 
 struct Case {

@@ -57,10 +57,7 @@ TEST(ConvTranspose, PadsFromOutputShapeAndAutoPad) {
     attr(n, "strides", std::vector<int64_t>{2, 3});
     attr(n, "auto_pad", std::string(c.auto_pad));
     if (!c.output_shape.empty()) attr(n, "output_shape", c.output_shape);
-    const std::vector<uint8_t> bytes = converted_plan(m);
-    const fb::Plan* plan = plan_of(bytes);
-    ASSERT_NE(plan, nullptr);
-    const fb::Step* s = first_step(plan, OpFamily::ConvTranspose);
+    const auto& [r, plan, s] = convert_to_first_step(m, OpFamily::ConvTranspose);
     ASSERT_NE(s, nullptr);
     const auto* p = s->params_as_ConvTransposeParams();
     EXPECT_EQ(vec(p->pad_begin()), c.pad_begin);

@@ -52,10 +52,7 @@ TEST(Norms, LayerNormBroadcastScaleAndStatisticOutputs) {
                      {"y", mean ? "mean" : "unused_mean", inv ? "inv" : ""}, "ln");
     attr(n, "axis", int64_t{1});
     attr(n, "epsilon", 0.f);
-    const std::vector<uint8_t> bytes = converted_plan(m);
-    const fb::Plan* plan = plan_of(bytes);
-    ASSERT_NE(plan, nullptr);
-    const fb::Step* s = first_step(plan, OpFamily::LayerNorm);
+    const auto& [r, plan, s] = convert_to_first_step(m, OpFamily::LayerNorm);
     ASSERT_NE(s, nullptr);
     const auto* p = s->params_as_LayerNormParams();
     EXPECT_EQ(p->has_mean(), mean);
@@ -65,7 +62,7 @@ TEST(Norms, LayerNormBroadcastScaleAndStatisticOutputs) {
     EXPECT_EQ(tensor_shape(plan, s->inputs()->Get(1)), (Shape{2, 3}));
     EXPECT_EQ(weight_values(plan, s->inputs()->Get(2)), std::vector<float>(6, 0.5f));
     const std::vector<float> x = {1, 2, 3, 4, 5, 6, -1, -1, -1, 1, 1, 1};
-    const std::vector<Output> out = run_plan(bytes, {x});
+    const std::vector<Output> out = run_plan(r.plan, {x});
     ASSERT_EQ(out.size(), 1u + mean + inv);
     const float r0 = 1.f / std::sqrt(35.f / 12.f);  // row 0: 1..6, mean 3.5
     const std::vector<float> y = out[0].as<float>();

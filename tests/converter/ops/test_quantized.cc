@@ -15,10 +15,7 @@ TEST(SeqQuant, QuantizeLinearPerAxisWithANegativeAxis) {
   i8_initializer(m, "zp", {3}, {0, -3, 100});
   auto& n = m.node("QuantizeLinear", {"x", "scale", "zp"}, {"q"}, "quant");
   attr(n, "axis", int64_t{-2});
-  const ConvertResult r = convert_and_load(m);
-  const fb::Plan* plan = plan_of(r);
-  ASSERT_NE(plan, nullptr);
-  const fb::Step* s = only_step(plan, fb::OpFamily::Quantize);
+  const auto& [r, plan, s] = convert_to_step(m, fb::OpFamily::Quantize);
   ASSERT_NE(s, nullptr);
   const fb::QuantizeParams* p = s->params_as_QuantizeParams();
   EXPECT_TRUE(p->per_axis());
@@ -204,10 +201,7 @@ TEST(SeqQLinear, ConvPerChannelWithBiasMatchesTheReference) {
                    {"y"}, "qconv");
   attr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
   attr(n, "strides", std::vector<int64_t>{2, 2});
-  const ConvertResult r = convert_and_load(m);
-  const fb::Plan* plan = plan_of(r);
-  ASSERT_NE(plan, nullptr);
-  const fb::Step* s = only_step(plan, fb::OpFamily::QLinearConv);
+  const auto& [r, plan, s] = convert_to_step(m, fb::OpFamily::QLinearConv);
   ASSERT_NE(s, nullptr);
   const fb::QLinearConvParams* p = s->params_as_QLinearConvParams();
   EXPECT_TRUE(p->has_bias());

@@ -96,10 +96,7 @@ TEST(SeqRnn, UnreadOutputsAreNotComputed) {
   m.output("Y_h");
   auto& n = recurrent_node(m, "GRU", 4, {"Y", "Y_h"}, "gru");
   attr(n, "linear_before_reset", int64_t{1});
-  const ConvertResult r = convert_and_load(m);
-  const fb::Plan* plan = plan_of(r);
-  ASSERT_NE(plan, nullptr);
-  const fb::Step* s = only_step(plan, fb::OpFamily::Rnn);
+  const auto& [r, plan, s] = convert_to_step(m, fb::OpFamily::Rnn);
   ASSERT_NE(s, nullptr);
   const fb::RnnParams* p = s->params_as_RnnParams();
   EXPECT_EQ(p->cell(), fb::RnnCell::Gru);

@@ -73,26 +73,45 @@ void expect_refused(const Corruptible& c, const std::string& step, const std::st
   EXPECT_THAT(load_error(c.plan), AllOf(HasSubstr("step '" + step + "'"), HasSubstr(loader)));
 }
 
+// Converts m, sets stride[dim] of its step of `family` (params P) to `stride` while the output
+// stays, and expects the refusal as expect_refused does.
+template <typename P>
+void expect_stride_refused(const ModelBuilder& m, fb::OpFamily family, uint32_t dim,
+                           int64_t stride, const std::string& step, const std::string& contract,
+                           const std::string& loader) {
+  Corruptible c = convert_with(m, family);
+  ASSERT_NE(c.step, nullptr);
+  const P* p = c.step->params_as<P>();
+  ASSERT_NE(p, nullptr);
+  ASSERT_NE(p->stride(), nullptr);
+  const_cast<flatbuffers::Vector<int64_t>*>(p->stride())->Mutate(dim, stride);
+  expect_refused(c, step, contract, loader);
+}
+
 TEST(PlanContract, ConvTransposeStrideThatDoesNotGiveTheOutputIsRefused) {
   ModelBuilder m(13);
   m.input("x", {1, 2, 3, 3}).output("y");
   m.random("w", {2, 3, 2, 2});
   m.node("ConvTranspose", {"x", "w"}, {"y"}, "deconv");
-  Corruptible c = convert_with(m, fb::OpFamily::ConvTranspose);
-  ASSERT_NE(c.step, nullptr);
-  const auto* p = c.step->params_as_ConvTransposeParams();
-  ASSERT_NE(p->stride(), nullptr);
-  const_cast<flatbuffers::Vector<int64_t>*>(p->stride())->Mutate(0, 2);  // y [1,3,4,4] stays
-  expect_refused(c, "deconv", "convtranspose output [1,3,4,4], the window gives [1,3,6,4]",
-                 "the transposed window gives another size");
+  // y [1,3,4,4] stays.
+  expect_stride_refused<fb::ConvTransposeParams>(
+      m, fb::OpFamily::ConvTranspose, 0, 2, "deconv",
+      "convtranspose output [1,3,4,4], the window gives [1,3,6,4]",
+      "the transposed window gives another size");
+}
+
+// A forward `op` (GRU, LSTM) node `name` of hidden size 3 with `gates` gates over X [2, 1, 3],
+// reading only Y_h, converted.
+Corruptible convert_recurrent(const std::string& op, const std::string& name, int64_t gates) {
+  ModelBuilder m(14);
+  m.input("X", {2, 1, 3}).output("Y_h");
+  m.random("W", {1, 3 * gates, 3}).random("R", {1, 3 * gates, 3});
+  attr(m.node(op, {"X", "W", "R"}, {"", "Y_h"}, name), "hidden_size", int64_t{3});
+  return convert_with(m, fb::OpFamily::Rnn);
 }
 
 TEST(PlanContract, RnnHiddenSizeThatDoesNotFitTheWeightsIsRefused) {
-  ModelBuilder m(14);
-  m.input("X", {2, 1, 3}).output("Y_h");
-  m.random("W", {1, 9, 3}).random("R", {1, 9, 3});
-  attr(m.node("GRU", {"X", "W", "R"}, {"", "Y_h"}, "gru"), "hidden_size", int64_t{3});
-  Corruptible c = convert_with(m, fb::OpFamily::Rnn);
+  Corruptible c = convert_recurrent("GRU", "gru", 3);
   ASSERT_NE(c.step, nullptr);
   ASSERT_TRUE(table_of(c.step->params_as_RnnParams())
                   ->SetField<int64_t>(fb::RnnParams::VT_HIDDEN_SIZE, 2, 0));
@@ -100,11 +119,7 @@ TEST(PlanContract, RnnHiddenSizeThatDoesNotFitTheWeightsIsRefused) {
 }
 
 TEST(PlanContract, RnnWithTheWrongNumberOfActivationsIsRefused) {
-  ModelBuilder m(14);
-  m.input("X", {2, 1, 3}).output("Y_h");
-  m.random("W", {1, 12, 3}).random("R", {1, 12, 3});
-  attr(m.node("LSTM", {"X", "W", "R"}, {"", "Y_h"}, "lstm"), "hidden_size", int64_t{3});
-  Corruptible c = convert_with(m, fb::OpFamily::Rnn);
+  Corruptible c = convert_recurrent("LSTM", "lstm", 4);
   ASSERT_NE(c.step, nullptr);
   // An LSTM step relabeled as a plain RNN: 1 gate and 1 activation per direction, W's rows 4 H.
   ASSERT_TRUE(table_of(c.step->params_as_RnnParams())
@@ -122,11 +137,18 @@ void quantized_initializer(ModelBuilder& m, const std::string& name, int type,
   raw_initializer(m, name, type, dims, std::vector<uint8_t>(size_t(n), fill));
 }
 
-TEST(PlanContract, QLinearMatMulWithMismatchedInnerDimsIsRefused) {
+// An opset-13 model from the uint8 input `x` of `dims` to the uint8 output y, with the scale s
+// (0.1) and the uint8 zero point zp (3) that its QLinear node reads.
+ModelBuilder uint8_model(const std::string& x, const std::vector<int64_t>& dims) {
   ModelBuilder m(13);
-  m.input("a", {2, 4}, onnx::TensorProto::UINT8).output("y", onnx::TensorProto::UINT8);
+  m.input(x, dims, onnx::TensorProto::UINT8).output("y", onnx::TensorProto::UINT8);
   m.initializer("s", {}, {0.1f});
   quantized_initializer(m, "zp", onnx::TensorProto::UINT8, {}, 3);
+  return m;
+}
+
+TEST(PlanContract, QLinearMatMulWithMismatchedInnerDimsIsRefused) {
+  ModelBuilder m = uint8_model("a", {2, 4});
   quantized_initializer(m, "b", onnx::TensorProto::UINT8, {4, 3}, 7);
   m.node("QLinearMatMul", {"a", "s", "zp", "b", "s", "zp", "s", "zp"}, {"y"}, "qmm");
   Corruptible c = convert_with(m, fb::OpFamily::QLinearMatMul);
@@ -141,27 +163,18 @@ TEST(PlanContract, QLinearMatMulWithMismatchedInnerDimsIsRefused) {
 }
 
 TEST(PlanContract, QLinearConvStrideThatDoesNotGiveTheOutputIsRefused) {
-  ModelBuilder m(13);
-  m.input("x", {1, 2, 5, 5}, onnx::TensorProto::UINT8).output("y", onnx::TensorProto::UINT8);
-  m.initializer("s", {}, {0.1f});
-  quantized_initializer(m, "zp", onnx::TensorProto::UINT8, {}, 3);
+  ModelBuilder m = uint8_model("x", {1, 2, 5, 5});
   quantized_initializer(m, "wzp", onnx::TensorProto::INT8, {}, 0);
   quantized_initializer(m, "w", onnx::TensorProto::INT8, {3, 2, 3, 3}, 1);
   m.node("QLinearConv", {"x", "s", "zp", "w", "s", "wzp", "s", "zp"}, {"y"}, "qconv");
-  Corruptible c = convert_with(m, fb::OpFamily::QLinearConv);
-  ASSERT_NE(c.step, nullptr);
-  const auto* p = c.step->params_as_QLinearConvParams();
-  ASSERT_NE(p->stride(), nullptr);
-  const_cast<flatbuffers::Vector<int64_t>*>(p->stride())->Mutate(1, 2);  // y [1,3,3,3] stays
-  expect_refused(c, "qconv", "qlinear_conv output [1,3,3,3]",
-                 "spatial dim 1 is 3, the window gives 2");
+  // y [1,3,3,3] stays.
+  expect_stride_refused<fb::QLinearConvParams>(m, fb::OpFamily::QLinearConv, 1, 2, "qconv",
+                                               "qlinear_conv output [1,3,3,3]",
+                                               "spatial dim 1 is 3, the window gives 2");
 }
 
 TEST(PlanContract, QLinearConvWithAFloatOperandIsRefused) {
-  ModelBuilder m(13);
-  m.input("x", {1, 1, 3, 3}, onnx::TensorProto::UINT8).output("y", onnx::TensorProto::UINT8);
-  m.initializer("s", {}, {0.1f});
-  quantized_initializer(m, "zp", onnx::TensorProto::UINT8, {}, 3);
+  ModelBuilder m = uint8_model("x", {1, 1, 3, 3});
   quantized_initializer(m, "w", onnx::TensorProto::UINT8, {1, 1, 1, 1}, 2);
   m.node("QLinearConv", {"x", "s", "zp", "w", "s", "zp", "s", "zp"}, {"y"}, "qconv");
   Corruptible c = convert_with(m, fb::OpFamily::QLinearConv);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -18,6 +19,7 @@
 namespace jetplan::converter::testing {
 
 // The matchers the converter tests use most.
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -60,6 +62,17 @@ inline std::string gpu_plan_error(const ModelBuilder& m) {
   const std::string error = convert_error(m, gpu);
   EXPECT_THAT(error, HasSubstr("unsupported in a GPU plan"));
   return error;
+}
+
+// m with a float32 Relu "relu" from its input x [4] to its output y beside the nodes under test,
+// converted for a GPU target: refused (gpu_plan_error), naming each of `parts` and never the
+// Relu, since the GPU refusal names what it cannot run, not the whole model.
+inline void expect_gpu_refusal_beside_relu(ModelBuilder m,
+                                           std::initializer_list<const char*> parts) {
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  const std::string error = gpu_plan_error(m);
+  for (const char* part : parts) EXPECT_THAT(error, HasSubstr(part));
+  EXPECT_THAT(error, ::testing::Not(HasSubstr("relu")));
 }
 
 // Converts `default_trials` copies of the model bytes `good` (JETPLAN_FUZZ_TRIALS overrides the

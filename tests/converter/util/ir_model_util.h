@@ -43,6 +43,15 @@ inline const fb::Step* first_step(const fb::Plan* plan, OpFamily op) {
   return nullptr;
 }
 
+// m converted and loaded, with its first step of `op` (first_step): see ConvertedStep.
+inline ConvertedStep convert_to_first_step(const ModelBuilder& m, OpFamily op) {
+  ConvertedStep c;
+  c.result = convert_and_load(m);
+  c.plan = plan_of(c.result.plan);
+  if (c.plan != nullptr) c.step = first_step(c.plan, op);
+  return c;
+}
+
 inline Shape vec(const flatbuffers::Vector<int64_t>* v) {
   return v ? Shape(v->begin(), v->end()) : Shape();
 }

@@ -29,6 +29,15 @@ inline ConvertResult convert_and_load(const ModelBuilder& m, const ConvertOption
   return r;
 }
 
+// m converted and loaded (convert_and_load), its plan read and one step of it found (by
+// convert_to_step, quantized_util.h, or convert_to_first_step, ir_model_util.h). plan and step
+// point into result.plan; step is null, and the test has failed, where any of the three failed.
+struct ConvertedStep {
+  ConvertResult result;
+  const fb::Plan* plan = nullptr;
+  const fb::Step* step = nullptr;
+};
+
 // One output as the run left it (run-time extents applied).
 struct PlanOutput {
   std::vector<uint8_t> bytes;

@@ -44,6 +44,15 @@ inline const fb::Step* only_step(const fb::Plan* plan, fb::OpFamily op) {
   return found;
 }
 
+// m converted and loaded, with its only step of `op` (only_step): see ConvertedStep.
+inline ConvertedStep convert_to_step(const ModelBuilder& m, fb::OpFamily op) {
+  ConvertedStep c;
+  c.result = convert_and_load(m);
+  c.plan = plan_of(c.result);
+  if (c.plan != nullptr) c.step = only_step(c.plan, op);
+  return c;
+}
+
 using Bytes = std::vector<uint8_t>;
 
 // Runs a plan once with the inputs in binding order (plan_runner.h); the outputs' bytes in

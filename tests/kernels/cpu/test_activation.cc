@@ -15,6 +15,7 @@
 
 #include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/reference_formulas.h"
 #include "tests/kernels/onnx_node_data.h"
 
 namespace jetplan::kernels {

@@ -15,6 +15,7 @@
 
 #include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/reference_formulas.h"
 #include "tests/kernels/onnx_node_data.h"
 
 namespace jetplan::kernels {
@@ -29,29 +30,6 @@ const BinaryOp kEveryBinaryOp[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMu
                                    BinaryOp::kPow, BinaryOp::kPRelu};
 static_assert(sizeof kEveryBinaryOp / sizeof kEveryBinaryOp[0] == kBinaryOpCount,
               "a new BinaryOp needs an entry here and in binary_ref");
-
-double binary_ref(BinaryOp op, double a, double b) {
-  switch (op) {
-    case BinaryOp::kAdd:
-      return a + b;
-    case BinaryOp::kSub:
-      return a - b;
-    case BinaryOp::kMul:
-      return a * b;
-    case BinaryOp::kDiv:
-      return a / b;
-    case BinaryOp::kMax:
-      return std::max(a, b);
-    case BinaryOp::kMin:
-      return std::min(a, b);
-    case BinaryOp::kPow:
-      return std::pow(a, b);
-    case BinaryOp::kPRelu:  // b is the slope of the negative part
-      return std::max(a, 0.0) + b * std::min(a, 0.0);
-  }
-  ADD_FAILURE() << "binary op " << int(op) << " has no reference";
-  return NAN;
-}
 
 // numpy broadcasting, the shapes aligned at their last dim.
 Shape broadcast(const Shape& a, const Shape& b) {
@@ -196,12 +174,9 @@ TEST(Binary, StridedOperandReadsATransposedView) {
   BinaryParams p;
   p.op = BinaryOp::kSub;
   p.rank = 2;
-  p.out_dims[0] = 3;
-  p.out_dims[1] = 4;
-  p.a_strides[0] = 1;
-  p.a_strides[1] = 3;
-  p.b_strides[0] = 4;
-  p.b_strides[1] = 1;
+  set_dims(p.out_dims, {3, 4});
+  set_dims(p.a_strides, {1, 3});
+  set_dims(p.b_strides, {4, 1});
   std::vector<double> want;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j) want.push_back(double{a[size_t(j * 3 + i)]} - b[size_t(i * 4 + j)]);

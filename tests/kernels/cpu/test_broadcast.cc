@@ -133,12 +133,9 @@ TEST(Broadcast, TileOfATransposedView) {
     for (int64_t j = 0; j < 3; ++j) copy_element(stored, j * 2 + i, view, i * 3 + j, 4);
   BroadcastParams p;
   p.rank = 2;
-  p.out_dims[0] = 4;
-  p.out_dims[1] = 6;
-  p.x_dims[0] = 2;
-  p.x_dims[1] = 3;
-  p.x_strides[0] = 1;
-  p.x_strides[1] = 2;
+  set_dims(p.out_dims, {4, 6});
+  set_dims(p.x_dims, {2, 3});
+  set_dims(p.x_strides, {1, 2});
   expect_bytes(tile_reference({2, 3}, view, {2, 2}, 4), 4,
                [&](unsigned char* y) { cpu::broadcast(p, stored.data(), y); });
 }

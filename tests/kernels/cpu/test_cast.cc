@@ -36,18 +36,8 @@ __extension__ typedef __int128 Int128;
 
 // ---------------------------------------------------------------------- independent half codec
 
-long double half_value(uint16_t h) {
-  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  long double mag;
-  if (e == 31)
-    mag = m ? std::numeric_limits<long double>::quiet_NaN()
-            : std::numeric_limits<long double>::infinity();
-  else if (e == 0)
-    mag = std::ldexp(static_cast<long double>(m), -24);
-  else
-    mag = std::ldexp(static_cast<long double>(m + 1024), e - 25);
-  return (h & 0x8000) ? -mag : mag;
-}
+// 1 sign, 5 exponent (bias 15), 10 mantissa bits; subnormals are m * 2^-24.
+long double half_value(uint16_t h) { return test_util::ieee_value(h, 5, 10); }
 
 // Non-negative finite half values to their bit patterns.
 const std::map<long double, uint16_t>& half_table() {
@@ -191,26 +181,14 @@ Source read(DType t, const unsigned char* p) {
       return {true, test_util::load<double>(p)};
     case DType::kFloat16:
       return {true, half_value(test_util::load<uint16_t>(p))};
-    case DType::kInt8:
-      return {false, static_cast<long double>(test_util::load<int8_t>(p))};
-    case DType::kUInt8:
-      return {false, static_cast<long double>(test_util::load<uint8_t>(p))};
-    case DType::kInt32:
-      return {false, static_cast<long double>(test_util::load<int32_t>(p))};
-    case DType::kInt64:
-      return {false, static_cast<long double>(test_util::load<int64_t>(p))};
     case DType::kBool:
       return {false, test_util::load<uint8_t>(p) ? 1.0L : 0.0L};
-    case DType::kInt16:
-      return {false, static_cast<long double>(test_util::load<int16_t>(p))};
-    case DType::kUInt16:
-      return {false, static_cast<long double>(test_util::load<uint16_t>(p))};
-    case DType::kUInt32:
-      return {false, static_cast<long double>(test_util::load<uint32_t>(p))};
-    case DType::kUInt64:  // long double has 64 mantissa bits: exact
-      return {false, static_cast<long double>(test_util::load<uint64_t>(p))};
     case DType::kBFloat16:
       return {true, test_util::bfloat16_value(test_util::load<uint16_t>(p))};
+    default:  // an integer; long double has 64 mantissa bits: exact
+      return test_util::with_integer_type(t, [p](auto zero) {
+        return Source{false, static_cast<long double>(test_util::load<decltype(zero)>(p))};
+      });
   }
   return {false, 0};
 }
@@ -242,28 +220,14 @@ Bytes cast_ref(const Source& s, DType to) {
       return nan ? Bytes{} : to_bytes(std::vector<double>{static_cast<double>(s.v)});
     case DType::kFloat16:
       return nan ? Bytes{} : to_bytes(std::vector<uint16_t>{half_of(s.v)});
-    case DType::kInt8:
-      return integer_bytes<int8_t>(s);
-    case DType::kUInt8:
-      return integer_bytes<uint8_t>(s);
-    case DType::kInt32:
-      return integer_bytes<int32_t>(s);
-    case DType::kInt64:
-      return integer_bytes<int64_t>(s);
     case DType::kBool:
       return {static_cast<unsigned char>(nan || s.v != 0)};
-    case DType::kInt16:
-      return integer_bytes<int16_t>(s);
-    case DType::kUInt16:
-      return integer_bytes<uint16_t>(s);
-    case DType::kUInt32:
-      return integer_bytes<uint32_t>(s);
-    case DType::kUInt64:
-      return integer_bytes<uint64_t>(s);
     case DType::kBFloat16:  // through float32 (rounded to nearest), then truncated
       return nan ? Bytes{}
                  : to_bytes(std::vector<uint16_t>{
                        test_util::bfloat16_truncated(static_cast<float>(s.v))});
+    default:  // an integer
+      return test_util::with_integer_type(to, [&s](auto zero) { return integer_bytes<decltype(zero)>(s); });
   }
   return {};
 }
@@ -375,19 +339,19 @@ Bytes cast_sources(test_util::SeededRng& rng, DType t) {
       for (uint32_t h = 0; h <= 0xffff; ++h) add(uint16_t(h));
       return out;
     case DType::kInt8:
-      for (int v = -128; v < 128; ++v) add(int8_t(v));
-      return out;
     case DType::kUInt8:
-      for (int v = 0; v < 256; ++v) add(uint8_t(v));
+    case DType::kInt16:
+    case DType::kUInt16:  // every value, from the lowest up
+      test_util::with_integer_type(t, [&add](auto zero) {
+        using T = decltype(zero);
+        if constexpr (sizeof(T) <= 2) {  // the other widths are never asked for here
+          for (int v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v)
+            add(T(v));
+        }
+      });
       return out;
     case DType::kBool:
       return {0, 1};
-    case DType::kInt16:
-      for (int v = -32768; v < 32768; ++v) add(int16_t(v));
-      return out;
-    case DType::kUInt16:
-      for (int v = 0; v < 65536; ++v) add(uint16_t(v));
-      return out;
     case DType::kUInt32:
       for (long double v : edges)
         if (v == std::trunc(v) && v >= 0 && v <= 4294967295.0L) add(uint32_t(v));

@@ -14,6 +14,7 @@
 
 #include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/reference_formulas.h"
 
 namespace jetplan::kernels {
 namespace {
@@ -126,12 +127,7 @@ TEST(Conv, Hand1DDilation) {
 
 TEST(Conv, Hand2DStrideAndPadding) {
   ConvShape s;
-  s.in = {3, 3};
-  s.kernel = {2, 2};
-  s.stride = {1, 1};
-  s.dilation = {1, 1};
-  s.pad_begin = {0, 0};
-  s.pad_end = {0, 0};
+  static_cast<WindowShape&>(s) = {{3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
   const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w = {1, 1, 1, 1};
   Output y(4);
   cpu::conv(conv_params(s, false, false, {}), x.data(), w.data(), nullptr, nullptr, y.data());
@@ -170,29 +166,12 @@ ConvShape conv_case_shape(const ConvCase& c) {
   static const int64_t kIn[3] = {7, 6, 5}, kKernel[3] = {3, 2, 3};
   static const int64_t kPadBegin[3] = {1, 0, 2}, kPadEnd[3] = {0, 1, 1};
   ConvShape s;
-  s.batch = batch;
-  for (int d = 0; d < rank; ++d) {
-    s.in.push_back(kIn[d]);
-    s.kernel.push_back(kKernel[d]);
-    s.stride.push_back(stride);
-    s.dilation.push_back(dilation);
-    s.pad_begin.push_back(kPadBegin[d]);
-    s.pad_end.push_back(kPadEnd[d]);
-  }
-  switch (groups) {
-    case GroupKind::kDense:
-      s.in_channels = 3, s.out_channels = 5, s.groups = 1;
-      break;
-    case GroupKind::kTwoGroups:
-      s.in_channels = 6, s.out_channels = 10, s.groups = 2;
-      break;
-    case GroupKind::kDepthwise:
-      s.in_channels = 5, s.out_channels = 5, s.groups = 5;
-      break;
-    case GroupKind::kDepthwiseTimesTwo:
-      s.in_channels = 5, s.out_channels = 10, s.groups = 5;
-      break;
-  }
+  for (int d = 0; d < rank; ++d)
+    add_window_dim(s, kIn[d], kKernel[d], stride, dilation, kPadBegin[d], kPadEnd[d]);
+  // {in_channels, out_channels, groups} of each GroupKind, in enum order.
+  static const int64_t kChannels[4][3] = {{3, 5, 1}, {6, 10, 2}, {5, 5, 5}, {5, 10, 5}};
+  const int64_t* ch = kChannels[static_cast<int>(groups)];
+  set_conv_channels(s, batch, ch[0], ch[1], ch[2]);
   return s;
 }
 
@@ -264,12 +243,7 @@ TEST(Conv, GroupedEqualsOneConvPerGroup) {
     s.out_channels = c.out_channels;
     s.groups = c.groups;
     for (int d = 0; d < c.rank; ++d) {
-      s.in.push_back(6 - d);
-      s.kernel.push_back(3);
-      s.stride.push_back(c.stride);
-      s.dilation.push_back(c.dilation);
-      s.pad_begin.push_back(1);
-      s.pad_end.push_back(2);
+      add_window_dim(s, 6 - d, 3, c.stride, c.dilation, 1, 2);
     }
     const Activation act{ActivationKind::kTanh, 0.f, 0.f};
     const std::vector<float> x = rng.uniform(s.x_count(), -1.f, 1.f);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "tests/kernels/bfloat16_reference.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
@@ -235,36 +236,17 @@ long double value_of(DType t, const Bytes& v, int64_t i) {
       return test_util::load<float>(p);
     case DType::kFloat64:
       return test_util::load<double>(p);
-    case DType::kInt8:
-      return test_util::load<int8_t>(p);
-    case DType::kUInt8:
-      return test_util::load<uint8_t>(p);
     case DType::kBool:
       return test_util::load<uint8_t>(p);
-    case DType::kInt32:
-      return test_util::load<int32_t>(p);
-    case DType::kInt64:
-      return test_util::load<int64_t>(p);
-    case DType::kInt16:
-      return test_util::load<int16_t>(p);
-    case DType::kUInt16:
-      return test_util::load<uint16_t>(p);
-    case DType::kUInt32:
-      return test_util::load<uint32_t>(p);
-    case DType::kUInt64:  // long double has 64 mantissa bits: exact
-      return test_util::load<uint64_t>(p);
     case DType::kBFloat16:  // no Elementwise op takes it
-      break;
-    case DType::kFloat16: {
-      const uint16_t h = test_util::load<uint16_t>(p);
-      const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-      const long double mag = e == 31 ? (m ? NAN : INFINITY)
-                                      : (e == 0 ? std::ldexp((long double)m, -24)
-                                                : std::ldexp((long double)(m + 1024), e - 25));
-      return (h & 0x8000) ? -mag : mag;
-    }
+      return NAN;
+    case DType::kFloat16:
+      return test_util::ieee_value(test_util::load<uint16_t>(p), 5, 10);
+    default:  // an integer; long double has 64 mantissa bits: exact
+      return test_util::with_integer_type(t, [p](auto zero) -> long double {
+        return test_util::load<decltype(zero)>(p);
+      });
   }
-  return NAN;
 }
 
 bool compare_ref(ElementwiseOp op, long double a, long double b) {

@@ -14,6 +14,7 @@
 
 #include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/reference_formulas.h"
 
 namespace jetplan::kernels {
 namespace {

@@ -10,6 +10,7 @@
 #include "kernels/kernels.h"
 #include "kernels/cpu/half.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/reference_formulas.h"
 #include "tests/kernels/pointwise_case.h"
 
 namespace jetplan::kernels {
@@ -17,20 +18,6 @@ namespace {
 
 using pointwise_case::Case;
 using test_util::Shape;
-
-double binary_ref(BinaryOp op, double a, double b) {
-  switch (op) {
-    case BinaryOp::kAdd: return a + b;
-    case BinaryOp::kSub: return a - b;
-    case BinaryOp::kMul: return a * b;
-    case BinaryOp::kDiv: return a / b;
-    case BinaryOp::kMax: return std::max(a, b);
-    case BinaryOp::kMin: return std::min(a, b);
-    case BinaryOp::kPow: return std::pow(a, b);
-    case BinaryOp::kPRelu: return a >= 0 ? a : a * b;
-  }
-  return NAN;
-}
 
 double unary_ref(UnaryOp op, double x) {
   switch (op) {
@@ -63,7 +50,7 @@ std::vector<double> reference(const Case& c, const std::vector<std::vector<float
               test_util::broadcast_index(test_util::unravel(e, out), c.inputs[i.op]))];
           break;
         case PointwiseInstrKind::kBinary:
-          r[at] = binary_ref(static_cast<BinaryOp>(i.op), reg[i.a][at], reg[i.b][at]);
+          r[at] = test_util::binary_ref(static_cast<BinaryOp>(i.op), reg[i.a][at], reg[i.b][at]);
           break;
         case PointwiseInstrKind::kUnary:
           r[at] = unary_ref(static_cast<UnaryOp>(i.op), reg[i.a][at]);

@@ -38,12 +38,17 @@ PoolParams pool_params(const PoolShape& s, PoolKind kind, bool count_include_pad
   return p;
 }
 
+// w is {in, kernel, stride, dilation, pad_begin, pad_end}, one entry per spatial dim.
+PoolShape pool_shape(const WindowShape& w, const Shape& out) {
+  PoolShape s;
+  static_cast<WindowShape&>(s) = w;
+  s.out = out;
+  return s;
+}
+
 PoolShape pool_1d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
                   int64_t pad_begin, int64_t pad_end) {
-  PoolShape s;
-  static_cast<WindowShape&>(s) = window_1d(in, kernel, stride, dilation, pad_begin, pad_end);
-  s.out = {out};
-  return s;
+  return pool_shape(window_1d(in, kernel, stride, dilation, pad_begin, pad_end), {out});
 }
 
 // Runs one pool on x; the output is poisoned first.
@@ -54,14 +59,7 @@ Output run_pool(const PoolShape& s, PoolKind kind, bool include_pad, const std::
 }
 
 TEST(Pool, HandMax2D) {
-  PoolShape s;
-  s.in = {4, 4};
-  s.out = {2, 2};
-  s.kernel = {2, 2};
-  s.stride = {2, 2};
-  s.dilation = {1, 1};
-  s.pad_begin = {0, 0};
-  s.pad_end = {0, 0};
+  const PoolShape s = pool_shape({{4, 4}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}}, {2, 2});
   std::vector<float> x(16);
   for (int i = 0; i < 16; ++i) x[size_t(i)] = float(i + 1);
   EXPECT_TRUE(all_close(run_pool(s, PoolKind::kMax, false, x), {6, 8, 14, 16}, kExact));
@@ -70,14 +68,7 @@ TEST(Pool, HandMax2D) {
 
 TEST(Pool, HandMaxSkipsPaddingOfNegativeInput) {
   // Padding read as 0 would make every window touching it 0.
-  PoolShape s;
-  s.in = {3, 3};
-  s.out = {3, 3};
-  s.kernel = {2, 2};
-  s.stride = {1, 1};
-  s.dilation = {1, 1};
-  s.pad_begin = {1, 1};
-  s.pad_end = {0, 0};
+  const PoolShape s = pool_shape({{3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0}}, {3, 3});
   const std::vector<float> x = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
   EXPECT_TRUE(all_close(run_pool(s, PoolKind::kMax, false, x),
                         {-1, -1, -2, -1, -1, -2, -4, -4, -5}, kExact));
@@ -89,14 +80,8 @@ TEST(Pool, HandAverageCountIncludePadBothWays) {
   EXPECT_TRUE(all_close(run_pool(s, PoolKind::kAverage, true, x), {1, 2, 3, 7.0 / 3}, {1e-6, 0}));
   EXPECT_TRUE(all_close(run_pool(s, PoolKind::kAverage, false, x), {1.5, 2, 3, 3.5}, kExact));
 
-  PoolShape corner;
-  corner.in = {2, 2};
-  corner.out = {3, 3};
-  corner.kernel = {2, 2};
-  corner.stride = {1, 1};
-  corner.dilation = {1, 1};
-  corner.pad_begin = {1, 1};
-  corner.pad_end = {1, 1};
+  const PoolShape corner =
+      pool_shape({{2, 2}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, {3, 3});
   const std::vector<float> c = {1, 2, 3, 4};
   EXPECT_TRUE(all_close(run_pool(corner, PoolKind::kAverage, true, c),
                         {0.25, 0.75, 0.5, 1, 2.5, 1.5, 0.75, 1.75, 1}, kExact));
@@ -142,15 +127,9 @@ TEST(Pool, HandWindowWhollyInPaddingGivesZero) {
 }
 
 TEST(Pool, Hand3DAndChannels) {
-  PoolShape s;
+  PoolShape s =
+      pool_shape({{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}}, {1, 1, 1});
   s.channels = 2;
-  s.in = {2, 2, 2};
-  s.out = {1, 1, 1};
-  s.kernel = {2, 2, 2};
-  s.stride = {1, 1, 1};
-  s.dilation = {1, 1, 1};
-  s.pad_begin = {0, 0, 0};
-  s.pad_end = {0, 0, 0};
   std::vector<float> x(16);
   for (int i = 0; i < 8; ++i) {
     x[size_t(i)] = float(i + 1);
@@ -210,15 +189,9 @@ std::vector<double> pool_reference(const PoolShape& s, PoolKind kind, bool inclu
 // inputs with many ties (small integers), padding and dilation.
 TEST(Pool, MaxIndicesAreTheFirstArgmaxInFlatNchwOffsets) {
   SEEDED_RNG(rng);
-  PoolShape s;
+  PoolShape s = pool_shape({{5, 6}, {3, 2}, {2, 1}, {1, 2}, {1, 1}, {1, 0}}, {});
   s.batch = 2;
   s.channels = 3;
-  s.in = {5, 6};
-  s.kernel = {3, 2};
-  s.stride = {2, 1};
-  s.dilation = {1, 2};
-  s.pad_begin = {1, 1};
-  s.pad_end = {1, 0};
   for (size_t d = 0; d < 2; ++d)
     s.out.push_back((s.in[d] + s.pad_begin[d] + s.pad_end[d] - s.dilation[d] * (s.kernel[d] - 1) -
                      1) / s.stride[d] + 1);
@@ -278,13 +251,8 @@ TEST_P(PoolMatrix, MatchesPaddedTensorPool) {
     // As ONNX and PyTorch do: the last window starts inside the input or the leading padding.
     if ((out - 1) * stride - kPadBegin[d] >= kIn[d]) --out;
     window_past_pad_end = window_past_pad_end || (out - 1) * stride > span;
-    s.in.push_back(kIn[d]);
+    add_window_dim(s, kIn[d], kKernel[d], stride, dilation, kPadBegin[d], kPadEnd[d]);
     s.out.push_back(out);
-    s.kernel.push_back(kKernel[d]);
-    s.stride.push_back(stride);
-    s.dilation.push_back(dilation);
-    s.pad_begin.push_back(kPadBegin[d]);
-    s.pad_end.push_back(kPadEnd[d]);
   }
   if (ceil_mode && stride == 2) {
     EXPECT_TRUE(window_past_pad_end) << "the case lost its purpose";

@@ -32,6 +32,18 @@ using namespace test_util;
 // Every attribute of these models is at its default (axis = 1; QLinearConv: no padding,
 // stride 1, group 1). Tensors are taken in ONNX input order: x, scale, zero point for the
 // quantize tests; a/x, scale, zp, b/w, scale, zp, y_scale, y_zp for the QLinear ones.
+// The params of a QuantizeLinear or DequantizeLinear case t (x, scale, zero point, y) of
+// quantized type `qtype`: per channel over dim 1 (the default axis) when the scale is a vector.
+QuantizeLinearParams quantize_case_params(const std::vector<OnnxTensor>& t, DType qtype) {
+  const bool axis = t[1].dims.size() == 1;
+  return {qtype,
+          1,
+          axis ? t[0].dims[1] : 1,
+          axis ? element_count(t[0]) / t[0].dims[1] : element_count(t[0]),
+          axis,
+          true};
+}
+
 TEST(Quant, OnnxNodeTestData) {
   if (!have_node_test("test_qlinearconv"))
     GTEST_SKIP() << "no ONNX node test data in " << node_data_dir();
@@ -39,13 +51,7 @@ TEST(Quant, OnnxNodeTestData) {
     SCOPED_TRACE(test);
     const std::vector<OnnxTensor> t = load_node_case(test);
     ASSERT_EQ(t.size(), 4u);
-    const bool axis = t[1].dims.size() == 1;
-    const QuantizeLinearParams p{qtype_of(t[2]),
-                                 1,
-                                 axis ? t[0].dims[1] : 1,
-                                 axis ? element_count(t[0]) / t[0].dims[1] : element_count(t[0]),
-                                 axis,
-                                 true};
+    const QuantizeLinearParams p = quantize_case_params(t, qtype_of(t[2]));
     const std::vector<float> x = floats_of(t[0]), s = floats_of(t[1]);
     check_bytes(element_count(t[3]), qtype_of(t[3]), expected_bytes(t[3]), [&](uint8_t* y) {
       cpu::quantize_linear(p, x.data(), s.data(), bytes_of(t[2]), y);
@@ -55,13 +61,7 @@ TEST(Quant, OnnxNodeTestData) {
     SCOPED_TRACE(test);
     const std::vector<OnnxTensor> t = load_node_case(test);
     ASSERT_EQ(t.size(), 4u);
-    const bool axis = t[1].dims.size() == 1;
-    const QuantizeLinearParams p{qtype_of(t[0]),
-                                 1,
-                                 axis ? t[0].dims[1] : 1,
-                                 axis ? element_count(t[0]) / t[0].dims[1] : element_count(t[0]),
-                                 axis,
-                                 true};
+    const QuantizeLinearParams p = quantize_case_params(t, qtype_of(t[0]));
     Output y(element_count(t[3]));
     cpu::dequantize_linear(p, bytes_of(t[0]), floats_of(t[1]).data(), bytes_of(t[2]), y.data());
     EXPECT_TRUE(all_close(y, to_doubles(floats_of(t[3])), kExact));

@@ -26,7 +26,7 @@ const ReduceOp kEveryReduceOp[] = {ReduceOp::kSum,  ReduceOp::kMean,      Reduce
                                    ReduceOp::kL2,   ReduceOp::kSumSquare, ReduceOp::kLogSum,
                                    ReduceOp::kLogSumExp};
 static_assert(sizeof kEveryReduceOp / sizeof kEveryReduceOp[0] == kReduceOpCount,
-              "a new ReduceOp needs an entry here and in reduce_reference");
+              "a new ReduceOp needs an entry here and in reduced()");
 
 ReduceParams reduce_params(ReduceOp op, const Shape& in, uint32_t mask) {
   ReduceParams p;
@@ -63,27 +63,30 @@ std::vector<long double> collected(const Shape& in, uint32_t mask, const Shape& 
   return v;
 }
 
+// op over the values v, in long double.
+long double reduced(ReduceOp op, const std::vector<long double>& v) {
+  long double r = 0;
+  switch (op) {
+    case ReduceOp::kSum: for (auto e : v) r += e; break;
+    case ReduceOp::kMean: for (auto e : v) r += e; r /= v.size(); break;
+    case ReduceOp::kMax: r = *std::max_element(v.begin(), v.end()); break;
+    case ReduceOp::kMin: r = *std::min_element(v.begin(), v.end()); break;
+    case ReduceOp::kProd: r = 1; for (auto e : v) r *= e; break;
+    case ReduceOp::kL1: for (auto e : v) r += std::fabs(e); break;
+    case ReduceOp::kL2: for (auto e : v) r += e * e; r = std::sqrt(r); break;
+    case ReduceOp::kSumSquare: for (auto e : v) r += e * e; break;
+    case ReduceOp::kLogSum: for (auto e : v) r += e; r = std::log(r); break;
+    case ReduceOp::kLogSumExp: for (auto e : v) r += std::exp(e); r = std::log(r); break;
+  }
+  return r;
+}
+
 std::vector<double> reduce_reference(ReduceOp op, const Shape& in, uint32_t mask,
                                      const std::vector<float>& x) {
   const Shape out = reduced_shape(in, mask);
   std::vector<double> y;
-  for (int64_t o = 0; o < volume(out); ++o) {
-    const std::vector<long double> v = collected(in, mask, unravel(o, out), x);
-    long double r = 0;
-    switch (op) {
-      case ReduceOp::kSum: for (auto e : v) r += e; break;
-      case ReduceOp::kMean: for (auto e : v) r += e / v.size(); break;
-      case ReduceOp::kMax: r = *std::max_element(v.begin(), v.end()); break;
-      case ReduceOp::kMin: r = *std::min_element(v.begin(), v.end()); break;
-      case ReduceOp::kProd: r = 1; for (auto e : v) r *= e; break;
-      case ReduceOp::kL1: for (auto e : v) r += std::fabs(e); break;
-      case ReduceOp::kL2: for (auto e : v) r += e * e; r = std::sqrt(r); break;
-      case ReduceOp::kSumSquare: for (auto e : v) r += e * e; break;
-      case ReduceOp::kLogSum: for (auto e : v) r += e; r = std::log(r); break;
-      case ReduceOp::kLogSumExp: for (auto e : v) r += std::exp(e); r = std::log(r); break;
-    }
-    y.push_back(double(r));
-  }
+  for (int64_t o = 0; o < volume(out); ++o)
+    y.push_back(double(reduced(op, collected(in, mask, unravel(o, out), x))));
   return y;
 }
 
@@ -120,17 +123,25 @@ TEST(Reduce, OnnxExamples) {
                         {std::log(4.0), std::log(6.0)}, {1e-7, 0}));
 }
 
-TEST(Reduce, EveryOpEveryMaskOfRank4) {
-  SEEDED_RNG(rng);
-  const Shape s = {2, 3, 1, 4};
+// check(op, mask, positive) for every op and every axis mask of a rank-4 shape, traced; positive:
+// the op wants positive inputs (LogSum stays defined, Prod of up to 24 values stays tame).
+template <typename Check>
+void every_op_every_mask(Check check) {
   for (ReduceOp op : kEveryReduceOp)
     for (uint32_t mask = 0; mask < 16; ++mask) {
       SCOPED_TRACE("op " + std::to_string(int(op)) + " mask " + std::to_string(mask));
-      // Positive inputs keep LogSum defined; Prod of up to 24 values in [0.5, 1.5] stays tame.
-      const bool positive = op == ReduceOp::kLogSum || op == ReduceOp::kProd;
-      const std::vector<float> x = rng.uniform(volume(s), positive ? 0.5f : -2.f, positive ? 1.5f : 2.f);
-      EXPECT_TRUE(all_close(run_reduce(op, s, mask, x), reduce_reference(op, s, mask, x), kReduceTol));
+      check(op, mask, op == ReduceOp::kLogSum || op == ReduceOp::kProd);
     }
+}
+
+TEST(Reduce, EveryOpEveryMaskOfRank4) {
+  SEEDED_RNG(rng);
+  const Shape s = {2, 3, 1, 4};
+  every_op_every_mask([&](ReduceOp op, uint32_t mask, bool positive) {
+    // Positive inputs in [0.5, 1.5].
+    const std::vector<float> x = rng.uniform(volume(s), positive ? 0.5f : -2.f, positive ? 1.5f : 2.f);
+    EXPECT_TRUE(all_close(run_reduce(op, s, mask, x), reduce_reference(op, s, mask, x), kReduceTol));
+  });
 }
 
 // The float64 overload (CPU backend only) computes in double throughout: against the long double
@@ -138,35 +149,19 @@ TEST(Reduce, EveryOpEveryMaskOfRank4) {
 TEST(Reduce, Float64EveryOpEveryMaskOfRank4) {
   SEEDED_RNG(rng);
   const Shape s = {2, 3, 1, 4};
-  for (ReduceOp op : kEveryReduceOp)
-    for (uint32_t mask = 0; mask < 16; ++mask) {
-      SCOPED_TRACE("op " + std::to_string(int(op)) + " mask " + std::to_string(mask));
-      const bool positive = op == ReduceOp::kLogSum || op == ReduceOp::kProd;
-      std::vector<double> x;
-      for (int64_t i = 0; i < volume(s); ++i)
-        x.push_back((positive ? 1.0 : 0.0) + double(rng.uniform(-0.5f, 0.5f)) * (1.0 + 1e-9 * i));
-      // The reference (long double) of reduce_reference, on the doubles themselves.
-      const Shape out_shape = reduced_shape(s, mask);
-      std::vector<double> got(size_t(volume(out_shape)), -7.0);
-      cpu::reduce(reduce_params(op, s, mask), x.data(), got.data());
-      for (int64_t o = 0; o < volume(out_shape); ++o) {
-        const std::vector<long double> v = collected(s, mask, unravel(o, out_shape), x);
-        long double r = 0;
-        switch (op) {
-          case ReduceOp::kSum: for (auto e : v) r += e; break;
-          case ReduceOp::kMean: for (auto e : v) r += e; r /= v.size(); break;
-          case ReduceOp::kMax: r = *std::max_element(v.begin(), v.end()); break;
-          case ReduceOp::kMin: r = *std::min_element(v.begin(), v.end()); break;
-          case ReduceOp::kProd: r = 1; for (auto e : v) r *= e; break;
-          case ReduceOp::kL1: for (auto e : v) r += std::fabs(e); break;
-          case ReduceOp::kL2: for (auto e : v) r += e * e; r = std::sqrt(r); break;
-          case ReduceOp::kSumSquare: for (auto e : v) r += e * e; break;
-          case ReduceOp::kLogSum: for (auto e : v) r += e; r = std::log(r); break;
-          case ReduceOp::kLogSumExp: for (auto e : v) r += std::exp(e); r = std::log(r); break;
-        }
-        EXPECT_NEAR(got[size_t(o)], double(r), 1e-13 * (1.0 + std::fabs(double(r)))) << o;
-      }
+  every_op_every_mask([&](ReduceOp op, uint32_t mask, bool positive) {
+    std::vector<double> x;
+    for (int64_t i = 0; i < volume(s); ++i)
+      x.push_back((positive ? 1.0 : 0.0) + double(rng.uniform(-0.5f, 0.5f)) * (1.0 + 1e-9 * i));
+    // The long double reference of reduce_reference, on the doubles themselves.
+    const Shape out_shape = reduced_shape(s, mask);
+    std::vector<double> got(size_t(volume(out_shape)), -7.0);
+    cpu::reduce(reduce_params(op, s, mask), x.data(), got.data());
+    for (int64_t o = 0; o < volume(out_shape); ++o) {
+      const long double r = reduced(op, collected(s, mask, unravel(o, out_shape), x));
+      EXPECT_NEAR(got[size_t(o)], double(r), 1e-13 * (1.0 + std::fabs(double(r)))) << o;
     }
+  });
 }
 
 TEST(Reduce, Rank8ScatteredAxesAndRank0) {

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <ios>
 #include <memory>
 #include <string>
@@ -151,6 +152,16 @@ class DeviceBuffer {
   size_t bytes_;
   cu::CUdeviceptr ptr_ = 0;
 };
+
+// The StepPointers of a step that reads `in`, in order, and writes `out` (no workspace yet).
+inline cuda::StepPointers step_pointers(std::initializer_list<const DeviceBuffer*> in,
+                                        const DeviceBuffer& out) {
+  cuda::StepPointers ptrs{};
+  size_t k = 0;
+  for (const DeviceBuffer* b : in) ptrs.in[k++] = b->get();
+  ptrs.out[0] = out.get();
+  return ptrs;
+}
 
 inline std::vector<uint16_t> to_half(const std::vector<float>& v) {
   std::vector<uint16_t> out(v.size());
@@ -454,6 +465,22 @@ inline int64_t first_difference(const std::vector<uint8_t>& got, const std::vect
     if (got[i] != want[i]) return static_cast<int64_t>(i);
   return -1;
 }
+
+// The setup of the bit-exact data movement tests: the bytes x on the device, an output of
+// `y_bytes` poisoned with kHalfPoison, and the pointers of the step x -> y.
+struct ByteStep {
+  ByteStep(const std::vector<uint8_t>& x, size_t y_bytes) : dx(x.size()), dy(y_bytes) {
+    dx.upload(x.data(), x.size());
+    dy.poison16(kHalfPoison);
+    ptrs = step_pointers({&dx}, dy);
+  }
+  // The first byte of the output that differs from want, or -1.
+  int64_t first_difference(const std::vector<uint8_t>& want) const {
+    return gpu_test::first_difference(download_bytes(dy, want.size()), want);
+  }
+  DeviceBuffer dx, dy;
+  cuda::StepPointers ptrs;
+};
 
 // A device copy of v in dtype (FP16 rounds; the host copy is rounded too so the twin sees it).
 inline std::unique_ptr<DeviceBuffer> upload_rounded(std::vector<float>* v, DType dtype) {

@@ -9,6 +9,7 @@
 #include "kernels/kernels.h"
 #include "tests/kernels/cuda/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/reference_formulas.h"
 
 namespace jetplan::kernels {
 namespace {
@@ -34,9 +35,7 @@ TEST_P(GpuPointwise, ActivationMatchesCpuTwin) {
     const auto dx = gpu_test::to_device(x, DType::kFloat16);
     DeviceBuffer dy(count * 2);
     dy.poison16(gpu_test::kHalfPoison);
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx->get();
-    ptrs.out[0] = dy.get();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get()}, dy);
     ASSERT_EQ(gpu_test::select_and_launch(kActivation, DType::kFloat16, ptrs, p), "");
     EXPECT_TRUE(gpu_test::all_close_half(dy.download<uint16_t>(count), want, 2e-3, 2e-3))
         << "count " << count;

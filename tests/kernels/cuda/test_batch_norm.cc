@@ -44,13 +44,8 @@ TEST(GpuBatchNorm, MatchesCpuTwin) {
                         want.data());
         DeviceBuffer dy(n * gpu_test::float_storage_bytes(dtype));
         gpu_test::poison(dy, dtype);
-        cuda::StepPointers ptrs{};
-        ptrs.in[0] = dx->get();
-        ptrs.in[1] = ds->get();
-        ptrs.in[2] = db->get();
-        ptrs.in[3] = dm->get();
-        ptrs.in[4] = dv->get();
-        ptrs.out[0] = dy.get();
+        cuda::StepPointers ptrs =
+            gpu_test::step_pointers({dx.get(), ds.get(), db.get(), dm.get(), dv.get()}, dy);
         ASSERT_EQ(gpu_test::select_and_launch(kBatchNorm, dtype, ptrs, p), "");
         EXPECT_TRUE(gpu_test::close_to_twin(dy, want, dtype))
             << c.batch << "x" << c.channels << "x" << c.spatial << " nhwc " << channels_last;

@@ -45,10 +45,7 @@ TEST(GpuBinary, BroadcastMatchesCpuTwin) {
       const auto db = gpu_test::to_device(b, DType::kFloat16);
       DeviceBuffer dy(ny * 2);
       dy.poison16(gpu_test::kHalfPoison);
-      cuda::StepPointers ptrs{};
-      ptrs.in[0] = da->get();
-      ptrs.in[1] = db->get();
-      ptrs.out[0] = dy.get();
+      cuda::StepPointers ptrs = gpu_test::step_pointers({da.get(), db.get()}, dy);
       ASSERT_EQ(gpu_test::select_and_launch(kBinary, DType::kFloat16, ptrs, p), "");
       EXPECT_TRUE(gpu_test::all_close_half(dy.download<uint16_t>(ny), want, 2e-3, 2e-3))
           << test_util::shape_str(c.a) << " op " << static_cast<int>(op);

@@ -33,28 +33,43 @@ std::vector<float> probe_floats(test_util::SeededRng& rng, int64_t count) {
   return x;
 }
 
+// Casts x (of X) from `from` to `to` (y of Y) on the CPU twin into *want, and on the GPU, with x
+// and y `offset` elements past the start of their buffers (1: off the 16-byte vector alignment),
+// into *got from y's buffer start: count + offset elements, of which the first `offset` must stay
+// poison. Checks the guard after y.
+template <typename X, typename Y>
+void cast_at_offset(DType from, DType to, const std::vector<X>& x, int64_t offset,
+                    std::vector<Y>* want, std::vector<Y>* got) {
+  const int64_t count = static_cast<int64_t>(x.size());
+  CastParams p;
+  p.from = from;
+  p.to = to;
+  p.count = count;
+  want->assign(size_t(count), Y{0});
+  cpu::cast(p, x.data(), want->data());
+  DeviceBuffer dx((count + offset) * sizeof(X)), dy((count + offset) * sizeof(Y));
+  std::vector<X> xo(count + offset, X{0});
+  std::copy(x.begin(), x.end(), xo.begin() + offset);
+  dx.upload(xo.data(), xo.size() * sizeof(X));
+  if constexpr (sizeof(Y) == 2) dy.poison16(gpu_test::kHalfPoison);
+  else dy.poison32(gpu_test::kFloatPoison);
+  cuda::StepPointers ptrs{};
+  ptrs.in[0] = static_cast<X*>(dx.get()) + offset;
+  ptrs.out[0] = static_cast<Y*>(dy.get()) + offset;
+  ASSERT_EQ(gpu_test::select_and_launch(kCast, from, ptrs, p), "");
+  *got = dy.download<Y>(count + offset);
+  EXPECT_TRUE(dy.guard_intact()) << "count " << count;
+}
+
 TEST(GpuCast, Float32ToFloat16MatchesCpuTwinBitExact) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
   for (int64_t count : {1, 3, 4, 1023, 100003}) {
     for (int64_t offset : {0, 1}) {  // 1: x and y off the 16-byte vector alignment
       const std::vector<float> x = probe_floats(rng, count);
-      CastParams p;
-      p.from = DType::kFloat32;
-      p.to = DType::kFloat16;
-      p.count = count;
-      std::vector<uint16_t> want(count);
-      cpu::cast(p, x.data(), want.data());
-      DeviceBuffer dx((count + offset) * 4), dy((count + offset) * 2);
-      std::vector<float> xo(count + offset, 0.f);
-      std::copy(x.begin(), x.end(), xo.begin() + offset);
-      dx.upload(xo.data(), xo.size() * 4);
-      dy.poison16(gpu_test::kHalfPoison);
-      cuda::StepPointers ptrs{};
-      ptrs.in[0] = static_cast<float*>(dx.get()) + offset;
-      ptrs.out[0] = static_cast<uint16_t*>(dy.get()) + offset;
-      ASSERT_EQ(gpu_test::select_and_launch(kCast, DType::kFloat32, ptrs, p), "");
-      const std::vector<uint16_t> got = dy.download<uint16_t>(count + offset);
+      std::vector<uint16_t> want, got;
+      ASSERT_NO_FATAL_FAILURE(
+          cast_at_offset(DType::kFloat32, DType::kFloat16, x, offset, &want, &got));
       for (int64_t i = 0; i < count; ++i) {
         const uint16_t g = got[size_t(i + offset)], w = want[size_t(i)];
         const bool nan = (w & 0x7c00) == 0x7c00 && (w & 0x3ff) != 0;
@@ -65,7 +80,6 @@ TEST(GpuCast, Float32ToFloat16MatchesCpuTwinBitExact) {
       if (offset == 1) {
         EXPECT_EQ(got[0], gpu_test::kHalfPoison) << "wrote before y";
       }
-      EXPECT_TRUE(dy.guard_intact()) << "count " << count;
     }
   }
 }
@@ -81,29 +95,15 @@ TEST(GpuCast, Float16ToFloat32MatchesCpuTwinBitExact) {
         if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0) h = 0x3c00;  // NaNs: see Float32ToFloat16
         x[size_t(i)] = h;
       }
-      CastParams p;
-      p.from = DType::kFloat16;
-      p.to = DType::kFloat32;
-      p.count = count;
-      std::vector<uint32_t> want(count);
-      cpu::cast(p, x.data(), want.data());
-      DeviceBuffer dx((count + offset) * 2), dy((count + offset) * 4);
-      std::vector<uint16_t> xo(count + offset, 0);
-      std::copy(x.begin(), x.end(), xo.begin() + offset);
-      dx.upload(xo.data(), xo.size() * 2);
-      dy.poison32(gpu_test::kFloatPoison);
-      cuda::StepPointers ptrs{};
-      ptrs.in[0] = static_cast<uint16_t*>(dx.get()) + offset;
-      ptrs.out[0] = static_cast<float*>(dy.get()) + offset;
-      ASSERT_EQ(gpu_test::select_and_launch(kCast, DType::kFloat16, ptrs, p), "");
-      const std::vector<uint32_t> got = dy.download<uint32_t>(count + offset);
+      std::vector<uint32_t> want, got;
+      ASSERT_NO_FATAL_FAILURE(
+          cast_at_offset(DType::kFloat16, DType::kFloat32, x, offset, &want, &got));
       for (int64_t i = 0; i < count; ++i)
         ASSERT_EQ(got[size_t(i + offset)], want[size_t(i)])
             << "count " << count << " offset " << offset << " element " << i;
       if (offset == 1) {
         EXPECT_EQ(got[0], gpu_test::kFloatPoison) << "wrote before y";
       }
-      EXPECT_TRUE(dy.guard_intact()) << "count " << count;
     }
   }
 }
@@ -142,9 +142,7 @@ void check_int_cast(DType from, DType to, test_util::SeededRng& rng) {
     DeviceBuffer dx(size_t(count) * sizeof(T)), dy(size_t(count) * out_bytes);
     dx.upload(x.data(), x.size() * sizeof(T));
     dy.poison32(gpu_test::kFloatPoison);
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.out[0] = dy.get();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
     ASSERT_EQ(gpu_test::select_and_launch(kCast, from, ptrs, p), "")
         << int(from) << " -> " << int(to);
     const std::vector<uint8_t> got = dy.download_all();
@@ -188,9 +186,7 @@ TEST(GpuCast, FloatsToBoolMatchCpuTwin) {
       DeviceBuffer dx(in_bytes), dy(static_cast<size_t>(count));
       dx.upload(host, in_bytes);
       dy.poison32(gpu_test::kFloatPoison);
-      cuda::StepPointers ptrs{};
-      ptrs.in[0] = dx.get();
-      ptrs.out[0] = dy.get();
+      cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
       ASSERT_EQ(gpu_test::select_and_launch(kCast, from, ptrs, p), "");
       const std::vector<uint8_t> got = dy.download_all();
       for (int64_t i = 0; i < count; ++i)

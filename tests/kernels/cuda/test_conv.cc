@@ -20,6 +20,7 @@
 #include "kernels/kernels.h"
 #include "tests/kernels/cuda/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/reference_formulas.h"
 
 namespace jetplan::kernels {
 namespace {
@@ -35,17 +36,11 @@ struct Case {
 
 ConvParams params_of(const Case& c, bool epilogue, Activation act) {
   ConvParams p;
-  p.spatial_rank = static_cast<int32_t>(c.in.size());
+  test_util::set_window_dims(p, static_cast<int>(c.in.size()), c);
   test_util::set_conv_channels(p, c.batch, c.cin, c.cout, c.groups);
-  for (size_t d = 0; d < c.in.size(); ++d) {
-    p.in_size[d] = c.in[d];
-    p.kernel[d] = c.kernel[d];
-    p.stride[d] = c.stride[d];
-    p.dilation[d] = c.dilation[d];
-    p.pad_begin[d] = c.pad_begin[d];
+  for (size_t d = 0; d < c.in.size(); ++d)
     p.out_size[d] = (c.in[d] + c.pad_begin[d] + c.pad_end[d] - c.dilation[d] * (c.kernel[d] - 1) - 1) /
                         c.stride[d] + 1;
-  }
   p.has_bias = epilogue;
   p.has_residual = epilogue;
   p.act = act;
@@ -235,11 +230,7 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
     const auto dw = gpu_test::to_device(w, DType::kFloat16);
     const auto db = gpu_test::to_device(bias, DType::kFloat16);
     DeviceBuffer dy(ny * 2);
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx->get();
-    ptrs.in[1] = dw->get();
-    ptrs.in[2] = db->get();
-    ptrs.out[0] = dy.get();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get(), dw.get(), db.get()}, dy);
     std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
     const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
     for (const IgemmTile& t : kTiles) {
@@ -385,13 +376,9 @@ void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint3
     dx.poison16(0x3c00);
     dw.poison16(0x2000);
     db.poison16(0);
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.in[1] = dw.get();
-    ptrs.in[2] = db.get();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &db}, dy);
     ConvParams q = p;
     q.has_residual = false;
-    ptrs.out[0] = dy.get();
     cuda::LaunchChoice ch;
     ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, q, &ch), "");
     const auto ws = gpu_test::workspace_for(ch, &ptrs, /*zeroed=*/true);
@@ -467,11 +454,7 @@ TEST(GpuConvBench, DISABLED_DepthwiseBatch1) {
     dx.poison16(0x3c00);
     dw.poison16(0x2000);
     db.poison16(0);
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.in[1] = dw.get();
-    ptrs.in[2] = db.get();
-    ptrs.out[0] = dy.get();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &db}, dy);
     cuda::LaunchChoice ch;
     ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p, &ch), "");
     double plain = 0;

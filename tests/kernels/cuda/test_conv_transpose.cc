@@ -49,14 +49,9 @@ const Case kCases[] = {
 
 ConvTransposeParams params_of(const Case& c) {
   ConvTransposeParams p;
-  p.spatial_rank = c.rank;
+  test_util::set_window_dims(p, c.rank, c);
   test_util::set_conv_channels(p, c.batch, c.cin, c.cout, c.groups);
   for (int d = 0; d < c.rank; ++d) {
-    p.in_size[d] = c.in[d];
-    p.kernel[d] = c.kernel[d];
-    p.stride[d] = c.stride[d];
-    p.dilation[d] = c.dilation[d];
-    p.pad_begin[d] = c.pad_begin[d];
     p.out_size[d] = c.stride[d] * (c.in[d] - 1) + c.out_pad[d] + (c.kernel[d] - 1) * c.dilation[d] +
                     1 - c.pad_begin[d] - c.pad_end[d];
   }
@@ -146,11 +141,7 @@ TEST(GpuConvTransposeBench, DISABLED_UNetUpsampling) {
     dx.upload(ones.data(), dx.bytes());
     dw.upload(ones.data(), dw.bytes());
     db.upload(ones.data(), db.bytes());
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.in[1] = dw.get();
-    ptrs.in[2] = db.get();
-    ptrs.out[0] = dy.get();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &db}, dy);
     cuda::LaunchChoice l;
     ASSERT_EQ(gpu_test::select_and_launch(kConvTranspose, DType::kFloat16, ptrs, p, &l), "");
     gpu_test::RepeatLaunch go;

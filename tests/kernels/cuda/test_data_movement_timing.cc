@@ -44,9 +44,7 @@ void report(const char* what, const std::string& name, double us, double bytes) 
 TEST(GpuTiming, DISABLED_Kernels) {
   GPU_TEST_OR_SKIP();
   DeviceBuffer a(64 << 20), b(64 << 20);  // contents do not matter for timing
-  cuda::StepPointers ptrs{};
-  ptrs.in[0] = a.get();
-  ptrs.out[0] = b.get();
+  cuda::StepPointers ptrs = gpu_test::step_pointers({&a}, b);
   std::string name;
   for (const Shape& dims : {Shape{8, 64, 112, 112}, Shape{1, 3, 224, 224}, Shape{8, 256, 56, 56}}) {
     for (bool to_nhwc : {true, false}) {

@@ -22,19 +22,15 @@ constexpr uint16_t kGather = static_cast<uint16_t>(OpFamilyId::kGather);
 TEST(GpuGather, MatchesCpuTwinBitExact) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
-  struct Case { int64_t outer, axis_len, inner, num_indices; };
-  const Case cases[] = {{1, 30522, 768, 17},  // token embedding
-                        {8, 13, 3, 5},
-                        {3, 7, 1, 40},
-                        {1, 5, 9, 0}};
-  for (const Case& c : cases) {
+  // {outer, axis_len, inner, num_indices}; the element size and index type vary below.
+  const GatherParams cases[] = {{1, 30522, 768, 17},  // token embedding
+                                {8, 13, 3, 5},
+                                {3, 7, 1, 40},
+                                {1, 5, 9, 0}};
+  for (const GatherParams& c : cases) {
     for (int64_t elem : {2, 4}) {
       for (DType index_dtype : {DType::kInt64, DType::kInt32}) {
-        GatherParams p;
-        p.outer = c.outer;
-        p.axis_len = c.axis_len;
-        p.inner = c.inner;
-        p.num_indices = c.num_indices;
+        GatherParams p = c;
         p.elem_bytes = elem;
         p.index_dtype = index_dtype;
         // In range, negative, and out of range both ways (zeros).
@@ -42,13 +38,7 @@ TEST(GpuGather, MatchesCpuTwinBitExact) {
         for (int64_t j = 0; j < c.num_indices; ++j)
           idx[size_t(j)] = j % 5 == 4 ? (j % 2 ? c.axis_len + 3 : -c.axis_len - 1)
                                       : rng.integer(-c.axis_len, c.axis_len - 1);
-        Bytes ib;
-        if (index_dtype == DType::kInt64) {
-          ib = test_util::to_bytes(idx);
-        } else {
-          std::vector<int32_t> i32(idx.begin(), idx.end());
-          ib = test_util::to_bytes(i32);
-        }
+        const Bytes ib = test_util::index_bytes(idx, index_dtype);
         const int64_t nx = c.outer * c.axis_len * c.inner * elem,
                       ny = c.outer * c.num_indices * c.inner * elem;
         const Bytes x = rng.bytes(nx);
@@ -58,10 +48,7 @@ TEST(GpuGather, MatchesCpuTwinBitExact) {
         dx.upload(x.data(), x.size());
         if (!ib.empty()) di.upload(ib.data(), ib.size());
         dy.poison16(gpu_test::kHalfPoison);
-        cuda::StepPointers ptrs{};
-        ptrs.in[0] = dx.get();
-        ptrs.in[1] = di.get();
-        ptrs.out[0] = dy.get();
+        cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &di}, dy);
         ASSERT_EQ(gpu_test::select_and_launch(kGather, DType::kFloat16, ptrs, p), "");
         EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, ny), want), -1)
             << c.outer << "x" << c.axis_len << "x" << c.inner << " elem " << elem;

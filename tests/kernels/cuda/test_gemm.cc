@@ -207,11 +207,7 @@ TEST(GpuGemm, Deterministic) {
   da.upload(a.data(), a.size() * 2);
   db.upload(b.data(), b.size() * 2);
   dc.upload(bias.data(), bias.size() * 2);
-  cuda::StepPointers ptrs{};
-  ptrs.in[0] = da.get();
-  ptrs.in[1] = db.get();
-  ptrs.in[2] = dc.get();
-  ptrs.out[0] = dy.get();
+  cuda::StepPointers ptrs = gpu_test::step_pointers({&da, &db, &dc}, dy);
   for (const std::string& v : variants_for(c)) {
     const cuda::LaunchChoice l = launch_for(v, p);
     // Zeroed once: split-K leaves its counters at 0 for a replay.

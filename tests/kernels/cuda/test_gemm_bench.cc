@@ -54,11 +54,7 @@ TEST(GpuGemmBench, DISABLED_VitAndResnetShapes) {
     da.upload(ones.data(), da.bytes());
     db.upload(ones.data(), db.bytes());
     dc.upload(ones.data(), dc.bytes());
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = da.get();
-    ptrs.in[1] = db.get();
-    ptrs.in[2] = dc.get();
-    ptrs.out[0] = dy.get();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({&da, &db, &dc}, dy);
     cuda::LaunchChoice l;
     ASSERT_EQ(gpu_test::select(uint16_t{2}, DType::kFloat16, p, &l), "");
     // The selector's pick, then the plain mma variants of both row tiles for comparison.

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -147,55 +148,59 @@ void run_variant(const Case& c, Prepared& in, const std::string& variant, bool f
 
 std::vector<Case> residual_matrix() {
   using A = ActivationKind;
-  std::vector<Case> cases;
-  // ViT's projections and MLP-out: [197, 768] x [768, 768] (Linear weights: B [N, K]).
-  cases.push_back({1, 197, 768, 768, false, true, true, true, A::kNone});
-  cases.push_back({1, 197, 768, 768, false, false, true, true, A::kNone});
-  // Batch 8, folded into rows as prepare does for a Linear over [8, 197, 768].
-  cases.push_back({1, 8 * 197, 768, 768, false, true, true, true, A::kNone});
+  std::vector<Case> cases = {
+      // ViT's projections and MLP-out: [197, 768] x [768, 768] (Linear weights: B [N, K]).
+      {1, 197, 768, 768, false, true, true, true, A::kNone},
+      {1, 197, 768, 768, false, false, true, true, A::kNone},
+      // Batch 8, folded into rows as prepare does for a Linear over [8, 197, 768].
+      {1, 8 * 197, 768, 768, false, true, true, true, A::kNone},
+  };
   // Odd extents, every trans combo, with and without C, activations after the residual.
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       cases.push_back({1, 37, 53, 29, ta, tb, true, true, A::kRelu});
       cases.push_back({1, 65, 197, 40, ta, tb, false, true, A::kGelu});
     }
-  // Batched (not folded: trans_a) with the residual per batch.
-  cases.push_back({3, 33, 65, 31, true, false, true, true, A::kSigmoid});
-  cases.push_back({8, 17, 24, 64, false, true, false, true, A::kNone});
-  // GEMV sizes: classifier heads at batch 1 and 8, odd N.
-  cases.push_back({1, 1, 1000, 2048, false, true, true, true, A::kNone});
-  cases.push_back({1, 8, 1000, 768, false, true, true, true, A::kRelu});
-  cases.push_back({1, 5, 77, 130, false, false, true, true, A::kNone});
-  cases.push_back({2, 3, 33, 9, false, false, false, true, A::kTanh});
-  // Split-K: batch 1, long K, few tiles.
-  cases.push_back({1, 40, 64, 768, false, true, true, true, A::kNone});
-  cases.push_back({1, 97, 130, 1024, true, true, false, true, A::kHardSwish});
-  // No residual: the f32out variants must still match the twin.
-  cases.push_back({1, 70, 96, 128, false, true, true, false, A::kNone});
-  cases.push_back({1, 2, 1000, 512, false, false, true, false, A::kNone});
+  const Case rest[] = {
+      // Batched (not folded: trans_a) with the residual per batch.
+      {3, 33, 65, 31, true, false, true, true, A::kSigmoid},
+      {8, 17, 24, 64, false, true, false, true, A::kNone},
+      // GEMV sizes: classifier heads at batch 1 and 8, odd N.
+      {1, 1, 1000, 2048, false, true, true, true, A::kNone},
+      {1, 8, 1000, 768, false, true, true, true, A::kRelu},
+      {1, 5, 77, 130, false, false, true, true, A::kNone},
+      {2, 3, 33, 9, false, false, false, true, A::kTanh},
+      // Split-K: batch 1, long K, few tiles.
+      {1, 40, 64, 768, false, true, true, true, A::kNone},
+      {1, 97, 130, 1024, true, true, false, true, A::kHardSwish},
+      // No residual: the f32out variants must still match the twin.
+      {1, 70, 96, 128, false, true, true, false, A::kNone},
+      {1, 2, 1000, 512, false, false, true, false, A::kNone},
+  };
+  cases.insert(cases.end(), std::begin(rest), std::end(rest));
   return cases;
 }
 
-TEST(GpuGemmEpilogue, ResidualEveryVariantMatchesCpuTwin) {
+// Every variant and the selector's choice over residual_matrix(), with FP16 output (false) or
+// FP32 output (true).
+class GpuGemmEpilogueEveryVariant : public testing::TestWithParam<bool> {};
+
+TEST_P(GpuGemmEpilogueEveryVariant, MatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
+  const bool f32out = GetParam();
   for (const Case& c : residual_matrix()) {
+    if (f32out && c.ta) continue;  // no _f32out variant: the selector refuses (checked below)
     Prepared in = prepare(rng, c);
-    for (const std::string& v : variants_for(c, false)) run_variant(c, in, v, false);
-    run_variant(c, in, "", false);
+    for (const std::string& v : variants_for(c, f32out)) run_variant(c, in, v, f32out);
+    run_variant(c, in, "", f32out);
   }
 }
 
-TEST(GpuGemmEpilogue, Float32OutputEveryVariantMatchesCpuTwin) {
-  GPU_TEST_OR_SKIP();
-  SEEDED_RNG(rng);
-  for (const Case& c : residual_matrix()) {
-    if (c.ta) continue;  // no _f32out variant: the selector refuses (checked below)
-    Prepared in = prepare(rng, c);
-    for (const std::string& v : variants_for(c, true)) run_variant(c, in, v, true);
-    run_variant(c, in, "", true);
-  }
-}
+INSTANTIATE_TEST_SUITE_P(GpuGemmEpilogue, GpuGemmEpilogueEveryVariant, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "Float32Output" : "Residual");
+                         });
 
 // Split-K adds R once: two launches of the split variant on the same zeroed-once workspace
 // (counters back at 0 after each) give the same bits as each other, and match the twin.

@@ -29,17 +29,12 @@ struct PoolCase {
 PoolParams make_params(const PoolCase& c, PoolKind kind, bool include_pad, bool channels_last) {
   PoolParams p;
   p.kind = kind;
-  p.spatial_rank = c.rank;
+  test_util::set_window_dims(p, c.rank, c);
   p.batch = c.batch;
   p.channels = c.channels;
   p.count_include_pad = include_pad;
   p.channels_last = channels_last;
   for (int d = 0; d < c.rank; ++d) {
-    p.in_size[d] = c.in[d];
-    p.kernel[d] = c.kernel[d];
-    p.stride[d] = c.stride[d];
-    p.dilation[d] = c.dilation[d];
-    p.pad_begin[d] = c.pad_begin[d];
     p.pad_end[d] = c.pad_end[d];
     // ONNX output size, with the last window starting inside the input or the leading padding.
     const int64_t span = c.in[d] + c.pad_begin[d] + c.pad_end[d] - c.dilation[d] * (c.kernel[d] - 1) - 1;

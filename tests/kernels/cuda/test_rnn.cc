@@ -237,12 +237,7 @@ TEST(GpuRnnBench, DISABLED_Lstm) {
     dr.upload(small.data(), dr.bytes());
     db.upload(small.data(), db.bytes());
     for (Config config : {Config::kPersistent, Config::kPerSequence}) {
-      cuda::StepPointers ptrs{};
-      ptrs.in[0] = dx.get();
-      ptrs.in[1] = dw.get();
-      ptrs.in[2] = dr.get();
-      ptrs.in[3] = db.get();
-      ptrs.out[0] = dy.get();
+      cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &dr, &db}, dy);
       const cuda::TargetInfo target = config_target(config, p, 2);
       cuda::LaunchChoice l;
       ASSERT_EQ(gpu_test::select(kRnn, DType::kFloat16, p, &l, &target), "");

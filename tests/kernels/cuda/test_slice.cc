@@ -34,26 +34,18 @@ TEST(GpuSlice, MatchesCpuTwinBitExact) {
       SliceParams p;
       p.rank = static_cast<int32_t>(c.x.size());
       p.elem_bytes = elem;
-      for (size_t d = 0; d < c.x.size(); ++d) {
-        p.x_dims[d] = c.x[d];
-        p.out_dims[d] = c.out[d];
-        p.starts[d] = c.starts[d];
-        p.steps[d] = c.steps[d];
-      }
+      set_dims(p.x_dims, c.x);
+      set_dims(p.out_dims, c.out);
+      set_dims(p.starts, c.starts);
+      set_dims(p.steps, c.steps);
       const int64_t nx = test_util::volume(c.x) * elem, ny = test_util::volume(c.out) * elem;
       const Bytes x = rng.bytes(nx);
       Bytes want(static_cast<size_t>(ny));
       cpu::slice(p, x.data(), want.data());
-      DeviceBuffer dx(nx), dy(ny);
-      dx.upload(x.data(), x.size());
-      dy.poison16(gpu_test::kHalfPoison);
-      cuda::StepPointers ptrs{};
-      ptrs.in[0] = dx.get();
-      ptrs.out[0] = dy.get();
-      ASSERT_EQ(gpu_test::select_and_launch(kSlice, DType::kFloat16, ptrs, p), "");
-      EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, ny), want), -1)
-          << test_util::shape_str(c.x) << " elem " << elem;
-      EXPECT_TRUE(dy.guard_intact());
+      gpu_test::ByteStep step(x, ny);
+      ASSERT_EQ(gpu_test::select_and_launch(kSlice, DType::kFloat16, step.ptrs, p), "");
+      EXPECT_EQ(step.first_difference(want), -1) << test_util::shape_str(c.x) << " elem " << elem;
+      EXPECT_TRUE(step.dy.guard_intact());
     }
   }
 }

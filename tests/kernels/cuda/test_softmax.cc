@@ -70,9 +70,7 @@ TEST(GpuSoftmax, RowsKernelSameBitsTwice) {
   const std::vector<float> x = rng.uniform(n, -8.f, 8.f);
   DeviceBuffer dx(n * 4), dy(n * 4);
   dx.upload(x.data(), n * 4);
-  cuda::StepPointers ptrs{};
-  ptrs.in[0] = dx.get();
-  ptrs.out[0] = dy.get();
+  cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
   ASSERT_EQ(gpu_test::select_and_launch(kSoftmax, DType::kFloat32, ptrs, p), "");
   const std::vector<uint8_t> first = dy.download_all();
   dy.poison32(gpu_test::kFloatPoison);

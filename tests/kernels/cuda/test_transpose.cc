@@ -47,19 +47,15 @@ TEST(GpuTranspose, MatchesCpuTwinBitExact) {
       const Bytes x = rng.bytes(bytes);
       Bytes want(static_cast<size_t>(bytes));
       cpu::transpose(p, x.data(), want.data());
-      DeviceBuffer dx(bytes), dy(bytes);
-      dx.upload(x.data(), x.size());
-      dy.poison16(gpu_test::kHalfPoison);
-      cuda::StepPointers ptrs{};
-      ptrs.in[0] = dx.get();
-      ptrs.out[0] = dy.get();
+      gpu_test::ByteStep step(x, bytes);
       cuda::LaunchChoice chosen;
-      ASSERT_EQ(gpu_test::select_and_launch(kTranspose, DType::kFloat16, ptrs, p, &chosen), "");
+      ASSERT_EQ(gpu_test::select_and_launch(kTranspose, DType::kFloat16, step.ptrs, p, &chosen),
+                "");
       EXPECT_EQ(std::string(chosen.variant->name).find("tiled") != std::string::npos, c.tiled)
           << chosen.variant->name << " for " << test_util::shape_str(c.dims);
-      EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, bytes), want), -1)
+      EXPECT_EQ(step.first_difference(want), -1)
           << test_util::shape_str(c.dims) << " elem " << elem << " " << chosen.variant->name;
-      EXPECT_TRUE(dy.guard_intact());
+      EXPECT_TRUE(step.dy.guard_intact());
     }
   }
 }
@@ -76,18 +72,13 @@ TEST(GpuTranspose, TiledKernelAnyGridAndAnyPermutation) {
     const Bytes x = rng.bytes(bytes);
     Bytes want(static_cast<size_t>(bytes));
     cpu::transpose(p, x.data(), want.data());
-    DeviceBuffer dx(bytes), dy(bytes);
-    dx.upload(x.data(), x.size());
-    dy.poison16(gpu_test::kHalfPoison);
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.out[0] = dy.get();
+    gpu_test::ByteStep step(x, bytes);
     cuda::LaunchChoice one;
     one.block[0] = 32;
     one.block[1] = 8;
-    ASSERT_EQ(gpu_test::launch("jp_transpose_tiled_b2", one, ptrs, p), "");
-    EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, bytes), want), -1) << test_util::shape_str(c.dims);
-    EXPECT_TRUE(dy.guard_intact());
+    ASSERT_EQ(gpu_test::launch("jp_transpose_tiled_b2", one, step.ptrs, p), "");
+    EXPECT_EQ(step.first_difference(want), -1) << test_util::shape_str(c.dims);
+    EXPECT_TRUE(step.dy.guard_intact());
   }
 }
 
@@ -114,9 +105,7 @@ TEST(GpuTranspose, HalfToFloatMatchesCpuTwinBitExact) {
     DeviceBuffer dx(n * 2), dy(n * 4);
     dx.upload(xh.data(), n * 2);
     dy.poison32(gpu_test::kFloatPoison);
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.out[0] = dy.get();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
     cuda::LaunchChoice chosen;
     ASSERT_EQ(gpu_test::select_and_launch(kTranspose, DType::kFloat16, ptrs, p, &chosen), "");
     const std::string name = chosen.variant->name;

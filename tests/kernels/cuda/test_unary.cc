@@ -83,9 +83,7 @@ TEST_P(GpuUnary, FloatMatchesCpuTwin) {
         std::vector<unsigned char> fill(count, 0xEE);
         dy.upload(fill.data(), count);
       }
-      cuda::StepPointers ptrs{};
-      ptrs.in[0] = dx->get();
-      ptrs.out[0] = dy.get();
+      cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get()}, dy);
       ASSERT_EQ(gpu_test::select_and_launch(kUnary, dt, ptrs, p), "");
       if (pred) {
         EXPECT_EQ(dy.download<unsigned char>(count), want_pred) << "count " << count;
@@ -121,9 +119,7 @@ void check_int(DType dt) {
       DeviceBuffer dx(count * sizeof(T)), dy(count * sizeof(T));
       dx.upload(x.data(), count * sizeof(T));
       dy.poison32(0x5a5a5a5au);
-      cuda::StepPointers ptrs{};
-      ptrs.in[0] = dx.get();
-      ptrs.out[0] = dy.get();
+      cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
       ASSERT_EQ(gpu_test::select_and_launch(kUnary, dt, ptrs, p), "");
       EXPECT_EQ(dy.download<T>(count), want) << "op " << int(op) << " count " << count;
       EXPECT_TRUE(dy.guard_intact());
@@ -150,9 +146,7 @@ TEST(GpuUnaryInt, Not) {
     dx.upload(x.data(), count);
     std::vector<unsigned char> fill(count, 0xEE);
     dy.upload(fill.data(), count);
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx.get();
-    ptrs.out[0] = dy.get();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
     ASSERT_EQ(gpu_test::select_and_launch(kUnary, DType::kBool, ptrs, p), "");
     EXPECT_EQ(dy.download<unsigned char>(count), want);
     EXPECT_TRUE(dy.guard_intact());
