@@ -20,6 +20,73 @@ bool find_value(const std::string& header, const std::string& key, size_t* pos) 
 
 }  // namespace
 
+std::string shape_string(const int64_t* dims, int32_t rank) {
+  if (rank == 0) return "scalar";
+  std::string s;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i) s += "x";
+    s += std::to_string(dims[i]);
+  }
+  return s;
+}
+
+const char* dtype_name(jp_dtype dtype) {
+  switch (dtype) {
+    case JP_FLOAT32: return "float32";
+    case JP_FLOAT16: return "float16";
+    case JP_INT8: return "int8";
+    case JP_UINT8: return "uint8";
+    case JP_INT32: return "int32";
+    case JP_INT64: return "int64";
+    case JP_BOOL: return "bool";
+    case JP_FLOAT64: return "float64";
+    case JP_INT16: return "int16";
+    case JP_UINT16: return "uint16";
+    case JP_UINT32: return "uint32";
+    case JP_UINT64: return "uint64";
+    case JP_BFLOAT16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+const char* npy_descr(jp_dtype dtype) {
+  switch (dtype) {
+    case JP_FLOAT32: return "<f4";
+    case JP_FLOAT16: return "<f2";
+    case JP_INT8: return "|i1";
+    case JP_UINT8: return "|u1";
+    case JP_INT32: return "<i4";
+    case JP_INT64: return "<i8";
+    case JP_BOOL: return "|b1";
+    case JP_FLOAT64: return "<f8";
+    case JP_INT16: return "<i2";
+    case JP_UINT16: return "<u2";
+    case JP_UINT32: return "<u4";
+    case JP_UINT64: return "<u8";
+    case JP_BFLOAT16: return "<u2";  // numpy has no bfloat16: the bit patterns, as uint16
+  }
+  return "";
+}
+
+size_t dtype_size(jp_dtype dtype) {
+  switch (dtype) {
+    case JP_INT8:
+    case JP_UINT8:
+    case JP_BOOL: return 1;
+    case JP_FLOAT16:
+    case JP_INT16:
+    case JP_UINT16:
+    case JP_BFLOAT16: return 2;
+    case JP_FLOAT32:
+    case JP_INT32:
+    case JP_UINT32: return 4;
+    case JP_INT64:
+    case JP_FLOAT64:
+    case JP_UINT64: return 8;
+  }
+  return 1;
+}
+
 bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
   std::ifstream file(path, std::ios::binary);
   if (!file) {

@@ -14,7 +14,21 @@
 #include <string>
 #include <vector>
 
+#include "converter/src/ir/error.h"
+
 namespace jetplan::converter::testing {
+
+// The ConvertError message f() throws; fails the test when it throws none.
+template <typename F>
+std::string thrown_error(F&& f) {
+  try {
+    f();
+  } catch (const ConvertError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
 
 // A fresh, empty folder per test (ctest runs the tests of a file as parallel processes).
 inline std::string fresh_dir(const std::string& name) {

@@ -22,17 +22,6 @@ std::vector<float> floats(const std::vector<uint8_t>& bytes) {
   return v;
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ConvertError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
-
 const CalibrationInput kInput{"x", JP_FLOAT32, {1, 2, 2, 2}};
 
 TEST(CalibrationData, NpyOfEachDtypeWithOrWithoutTheBatchDim) {
@@ -88,24 +77,24 @@ TEST(CalibrationData, FolderPerSampleForSeveralInputs) {
 
   ASSERT_EQ(mkdir((dir + "/s2").c_str(), 0755), 0);
   write_npy(dir + "/s2/a.npy", {2}, {1.f, 1.f});
-  EXPECT_THAT(error_of([&] { CalibrationSet(dir, inputs, Preprocess{}); }),
+  EXPECT_THAT(thrown_error([&] { CalibrationSet(dir, inputs, Preprocess{}); }),
               HasSubstr("sample folder '" + dir + "/s2' has no 'b_c.npy' for input 'b/c'"));
 }
 
 TEST(CalibrationData, FolderErrorsNameTheFolder) {
   const std::string empty = fresh_dir("empty");
-  EXPECT_THAT(error_of([&] { CalibrationSet(empty, {kInput}, Preprocess{}); }),
+  EXPECT_THAT(thrown_error([&] { CalibrationSet(empty, {kInput}, Preprocess{}); }),
               HasSubstr("calibration folder '" + empty + "' holds no samples"));
-  EXPECT_THAT(error_of([&] { CalibrationSet(empty + "/nope", {kInput}, Preprocess{}); }),
+  EXPECT_THAT(thrown_error([&] { CalibrationSet(empty + "/nope", {kInput}, Preprocess{}); }),
               HasSubstr("cannot read calibration folder '" + empty + "/nope'"));
   const std::string mixed = fresh_dir("mixed");
   write_npy(mixed + "/a.npy", {1, 2, 2, 2}, std::vector<float>(8, 1.f));
   write_png(mixed + "/b.png", 2, 2, 3, std::vector<uint8_t>(12, 0));
-  EXPECT_THAT(error_of([&] { CalibrationSet(mixed, {kInput}, Preprocess{}); }),
+  EXPECT_THAT(thrown_error([&] { CalibrationSet(mixed, {kInput}, Preprocess{}); }),
               HasSubstr("'" + mixed + "' mixes 1 .npy files, 1 images and 0 folders"));
   const std::string files = fresh_dir("files");
   write_npy(files + "/a.npy", {1, 2, 2, 2}, std::vector<float>(8, 1.f));
-  EXPECT_THAT(error_of([&] {
+  EXPECT_THAT(thrown_error([&] {
                 CalibrationSet(files, {kInput, {"y", JP_FLOAT32, {1}}}, {});
               }),
               HasSubstr("the model has 2 inputs ('x', 'y'): give one folder per sample"));
@@ -119,13 +108,13 @@ TEST(CalibrationData, NpyErrorsNameTheFileAndBothShapes) {
   write_text(dir + "/c.npy", "not numpy at all");
   write_npy(dir + "/d.npy", {1, 2, 2, 2}, std::vector<float>(3, 1.f));  // truncated data
   const CalibrationSet set(dir, {kInput}, Preprocess{});
-  EXPECT_THAT(error_of([&] { set.load(0); }),
+  EXPECT_THAT(thrown_error([&] { set.load(0); }),
               HasSubstr("sample '" + dir +
                         "/a.npy' is 1x2x2x3 '<f4'; input 'x' takes 1x2x2x2 "
                         "float32"));
-  EXPECT_THAT(error_of([&] { set.load(1); }), HasSubstr("'" + dir + "/b.npy' is 1x2x2x2 '<f8'"));
-  EXPECT_THAT(error_of([&] { set.load(2); }), HasSubstr("'" + dir + "/c.npy' is not a .npy"));
-  EXPECT_THAT(error_of([&] { set.load(3); }), HasSubstr("'" + dir + "/d.npy' is truncated"));
+  EXPECT_THAT(thrown_error([&] { set.load(1); }), HasSubstr("'" + dir + "/b.npy' is 1x2x2x2 '<f8'"));
+  EXPECT_THAT(thrown_error([&] { set.load(2); }), HasSubstr("'" + dir + "/c.npy' is not a .npy"));
+  EXPECT_THAT(thrown_error([&] { set.load(3); }), HasSubstr("'" + dir + "/d.npy' is truncated"));
 }
 
 TEST(CalibrationData, ParsesThePreprocessingSpec) {
@@ -145,12 +134,12 @@ TEST(CalibrationData, ParsesThePreprocessingSpec) {
   EXPECT_EQ(q.resize_w, 200);
   EXPECT_EQ(q.crop_w, 50);
   EXPECT_EQ(parse_preprocess("").scale, 255.f);
-  EXPECT_THAT(error_of([] { parse_preprocess("size=3"); }), HasSubstr("unknown key 'size'"));
-  EXPECT_THAT(error_of([] { parse_preprocess("std=1:0:1"); }), HasSubstr("non-zero"));
-  EXPECT_THAT(error_of([] { parse_preprocess("mean=1:2"); }), HasSubstr("mean=M0:M1:M2"));
-  EXPECT_THAT(error_of([] { parse_preprocess("crop=2,crop=3"); }), HasSubstr("'crop' given twice"));
-  EXPECT_THAT(error_of([] { parse_preprocess("order=gbr"); }), HasSubstr("order=rgb or order=bgr"));
-  EXPECT_THAT(error_of([] { parse_preprocess("resize"); }), HasSubstr("KEY=VALUE"));
+  EXPECT_THAT(thrown_error([] { parse_preprocess("size=3"); }), HasSubstr("unknown key 'size'"));
+  EXPECT_THAT(thrown_error([] { parse_preprocess("std=1:0:1"); }), HasSubstr("non-zero"));
+  EXPECT_THAT(thrown_error([] { parse_preprocess("mean=1:2"); }), HasSubstr("mean=M0:M1:M2"));
+  EXPECT_THAT(thrown_error([] { parse_preprocess("crop=2,crop=3"); }), HasSubstr("'crop' given twice"));
+  EXPECT_THAT(thrown_error([] { parse_preprocess("order=gbr"); }), HasSubstr("order=rgb or order=bgr"));
+  EXPECT_THAT(thrown_error([] { parse_preprocess("resize"); }), HasSubstr("KEY=VALUE"));
 }
 
 // A 4x6 (HxW) image of one colour: resized (short side 4 -> 2, so 2x3), centre-cropped to 2x2.
@@ -183,18 +172,18 @@ TEST(CalibrationData, ImageErrorsNameTheImageAndBothShapes) {
   write_text(dir + "/b.png", "not a png");
   const CalibrationInput input{"img", JP_FLOAT32, {1, 3, 3, 3}};
   const CalibrationSet set(dir, {input}, Preprocess{});
-  EXPECT_THAT(error_of([&] { set.load(0); }),
+  EXPECT_THAT(thrown_error([&] { set.load(0); }),
               HasSubstr("image '" + dir +
                         "/a.png' is 1x3x4x6 after preprocessing (4x6 HxW "
                         "decoded); input 'img' is 1x3x3x3"));
-  EXPECT_THAT(error_of([&] { set.load(1); }), HasSubstr("cannot decode image '" + dir + "/b.png'"));
+  EXPECT_THAT(thrown_error([&] { set.load(1); }), HasSubstr("cannot decode image '" + dir + "/b.png'"));
   const CalibrationSet cropped(dir, {input}, parse_preprocess("crop=5"));
-  EXPECT_THAT(error_of([&] { cropped.load(0); }),
+  EXPECT_THAT(thrown_error([&] { cropped.load(0); }),
               HasSubstr("image '" + dir +
                         "/a.png' is 4x6 (HxW) after resizing, smaller than the "
                         "crop 5x5"));
   const CalibrationInput ids{"ids", JP_INT64, {1, 3, 3, 3}};
-  EXPECT_THAT(error_of([&] { CalibrationSet(dir, {ids}, Preprocess{}); }),
+  EXPECT_THAT(thrown_error([&] { CalibrationSet(dir, {ids}, Preprocess{}); }),
               HasSubstr("input 'ids' (1x3x3x3) cannot take images"));
 }
 

@@ -88,17 +88,6 @@ CalibrationOptions options_for(const std::string& dir, CalibrationMethod method)
   return o;
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ConvertError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
-
 TEST(Calibrate, MinMaxGivesTheExactMaxOfEachTensorByOnnxName) {
   const std::string dir = fresh_dir("data");
   const auto samples = write_samples(dir, 6);
@@ -163,23 +152,23 @@ TEST(Calibrate, CacheRoundTripsAndIsReusedWithoutTheData) {
   EXPECT_EQ(calibrate(model, ConvertOptions{}, o).amax, first.amax);
 
   // Another model (other weights), other pinned shapes: refused, naming the cache.
-  const std::string other = error_of([&] { calibrate(conv_model(2.f), ConvertOptions{}, o); });
+  const std::string other = thrown_error([&] { calibrate(conv_model(2.f), ConvertOptions{}, o); });
   EXPECT_THAT(other, HasSubstr("calibration cache '" + o.cache_path + "' is for another model"));
   ConvertOptions pinned;
   pinned.input_shapes["x"] = {1, 2, 4, 4};
-  EXPECT_THAT(error_of([&] { calibrate(model, pinned, o); }), HasSubstr("is for another model"));
+  EXPECT_THAT(thrown_error([&] { calibrate(model, pinned, o); }), HasSubstr("is for another model"));
   o.method = CalibrationMethod::kMse;
-  EXPECT_THAT(error_of([&] { calibrate(model, ConvertOptions{}, o); }),
+  EXPECT_THAT(thrown_error([&] { calibrate(model, ConvertOptions{}, o); }),
               HasSubstr("was made with method entropy, not mse"));
 }
 
 TEST(Calibrate, NoDataAndNoCacheIsAnError) {
   const std::string cache_dir = fresh_dir("cache");
   CalibrationOptions o;
-  EXPECT_THAT(error_of([&] { calibrate(conv_model(), ConvertOptions{}, o); }),
+  EXPECT_THAT(thrown_error([&] { calibrate(conv_model(), ConvertOptions{}, o); }),
               HasSubstr("calibration needs a folder of samples (--calib DIR)"));
   o.cache_path = cache_dir + "/missing.cache";
-  EXPECT_THAT(error_of([&] { calibrate(conv_model(), ConvertOptions{}, o); }),
+  EXPECT_THAT(thrown_error([&] { calibrate(conv_model(), ConvertOptions{}, o); }),
               HasSubstr("the cache '" + o.cache_path + "' does not exist yet"));
 }
 
@@ -193,7 +182,7 @@ TEST(Calibrate, TheFirstBadSampleByNameIsReportedWhateverTheThreads) {
     CalibrationOptions o = options_for(dir, CalibrationMethod::kMinMax);
     o.threads = threads;
     o.cache_path = cache_dir + "/never.cache";
-    EXPECT_THAT(error_of([&] { calibrate(conv_model(), ConvertOptions{}, o); }),
+    EXPECT_THAT(thrown_error([&] { calibrate(conv_model(), ConvertOptions{}, o); }),
                 HasSubstr("'" + dir + "/x_15.npy' is 1x2x4x5 '<f4'"));
     struct stat st {};
     EXPECT_NE(stat(o.cache_path.c_str(), &st), 0) << "a cache was written after a failure";
@@ -221,7 +210,7 @@ TEST(Calibrate, ImagesRunThroughTheirPreprocessing) {
   EXPECT_GT(r.amax.at("image"), 0.f);
   EXPECT_LE(r.amax.at("image"), static_cast<float>(brightest));
   o.preprocess = "crop=3";
-  EXPECT_THAT(error_of([&] { calibrate(m.bytes(), ConvertOptions{}, o); }),
+  EXPECT_THAT(thrown_error([&] { calibrate(m.bytes(), ConvertOptions{}, o); }),
               HasSubstr("image '" + dir + "/img0.png' is 1x3x3x3 after preprocessing"));
 }
 

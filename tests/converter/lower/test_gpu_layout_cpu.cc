@@ -8,37 +8,12 @@
 #include <cmath>
 #include <random>
 
-#include "converter/src/lower/gpu_lower.h"
-#include "converter/src/import/onnx_import.h"
-#include "converter/src/passes/passes.h"
-#include "converter/src/ops/check.h"
 #include "tests/converter/util/plan_runner.h"
 #include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/gpu_pipeline.h"
 
 namespace jetplan::converter::testing {
 namespace {
-
-// The converter's pipeline for a CPU plan, with the GPU layout pass after lower.
-std::vector<uint8_t> nhwc_cpu_plan(const std::string& bytes, bool fuse_nodes) {
-  Graph g = import_onnx(bytes, ImportOptions{});
-  eliminate_dead_nodes(g);
-  check_support(g);
-  eliminate_dead_nodes(g);
-  remove_identities(g);
-  if (fuse_nodes) {
-    fold_batchnorm(g);
-    fuse(g);
-  }
-  legalize(g);
-  PlanDraft draft = lower(g);
-  gpu_layout(&draft);
-  concat_in_place(&draft);
-  remove_unused_tensors(&draft);
-  alias_views(&draft);
-  assign_memory(&draft);
-  PlanMetadata meta;
-  return serialize_plan(draft, TargetDesc{}, meta);
-}
 
 void batch_norm(ModelBuilder& m, const std::string& name, int64_t c) {
   m.random(name + "_s", {c}, 0.8f, 1.2f).random(name + "_b", {c}, -0.2f, 0.2f);
@@ -118,7 +93,7 @@ TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
     ConvertOptions options;
     options.fuse = fuse_nodes;
     const auto want = float_outputs(run_plan(convert_ok(net(), options).plan, {input}));
-    const std::vector<uint8_t> nhwc = nhwc_cpu_plan(bytes, fuse_nodes);
+    const std::vector<uint8_t> nhwc = nhwc_cpu_plan(bytes, GpuPipeline{fuse_nodes});
     // The pass did put NHWC tensors and Transposes in.
     const fb::Plan* plan = fb::GetPlan(nhwc.data());
     size_t nhwc_tensors = 0, transposes = 0;

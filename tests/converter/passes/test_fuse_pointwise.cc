@@ -17,6 +17,7 @@
 #include "kernels/cuda/select.h"
 #include "tests/converter/util/plan_runner.h"
 #include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/gpu_pipeline.h"
 
 namespace jetplan::converter::testing {
 namespace {
@@ -223,28 +224,8 @@ TEST(FusePointwiseGpu, StepGetsACudaKernel) {
   EXPECT_EQ(pointwise, 1);
 }
 
-// The converter's pipeline for a CPU plan with the GPU layout pass after lower (as
-// test_gpu_layout_cpu.cc), with pointwise fusion.
-std::vector<uint8_t> nhwc_cpu_plan(const std::string& bytes) {
-  Graph g = import_onnx(bytes, ImportOptions{});
-  eliminate_dead_nodes(g);
-  check_support(g);
-  eliminate_dead_nodes(g);
-  remove_identities(g);
-  fold_batchnorm(g);
-  fuse(g);
-  fuse_pointwise(g);
-  legalize(g);
-  PlanDraft draft = lower(g);
-  gpu_layout(&draft);
-  remove_unused_tensors(&draft);
-  assign_memory(&draft);
-  PlanMetadata meta;
-  return serialize_plan(draft, TargetDesc{}, meta);
-}
-
 TEST(FusePointwiseGpu, NhwcLayoutGivesTheNchwOutputs) {
-  const std::vector<uint8_t> nhwc = nhwc_cpu_plan(nhwc_chain().bytes());
+  const std::vector<uint8_t> nhwc = nhwc_cpu_plan(nhwc_chain().bytes(), GpuPipeline{true, true});
   const fb::Plan* plan = read_plan(nhwc);
   ASSERT_NE(plan, nullptr);
   size_t transposes = 0, nhwc_pointwise = 0;

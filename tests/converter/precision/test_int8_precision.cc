@@ -9,13 +9,9 @@
 #include <cmath>
 #include <random>
 
-#include "converter/src/import/onnx_import.h"
-#include "converter/src/lower/gpu_lower.h"
-#include "converter/src/ops/check.h"
-#include "converter/src/passes/passes.h"
-#include "converter/src/precision/int8_precision.h"
 #include "tests/converter/calibrate/calib_test_util.h"
 #include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/gpu_pipeline.h"
 #include "tests/converter/util/plan_runner.h"
 
 namespace jetplan::converter::testing {
@@ -55,24 +51,7 @@ ModelBuilder net(bool expose) {
 // The GPU pipeline up to gpu_precision, with the INT8 pass, as a CPU plan.
 std::vector<uint8_t> int8_cpu_plan(const std::string& bytes, const Int8Options& options,
                                    Int8Summary* summary) {
-  Graph g = import_onnx(bytes, ImportOptions{});
-  eliminate_dead_nodes(g);
-  check_support(g);
-  eliminate_dead_nodes(g);
-  remove_identities(g);
-  fold_batchnorm(g);
-  fuse_patterns(g);
-  fuse(g);
-  fuse_pointwise(g);
-  legalize(g);
-  PlanDraft draft = lower(g);
-  gpu_layout(&draft);
-  *summary = int8_precision(&draft, options);
-  concat_in_place(&draft);
-  remove_unused_tensors(&draft);
-  alias_views(&draft);
-  assign_memory(&draft);
-  return serialize_plan(draft, TargetDesc{}, PlanMetadata{});
+  return nhwc_cpu_plan(bytes, GpuPipeline{true, true, &options, summary});
 }
 
 std::vector<float> random_input(uint32_t seed) {
