@@ -74,16 +74,34 @@ struct EpilogueF16 {
     c.pairs = (N & 1) == 0 && (c.ldy & 1) == 0 && (c.y0 & 1) == 0;
     return c;
   }
-  static __device__ __forceinline__ void store(const Ctx& c, const ConvParams& p, int m, int n,
-                                               int N, float a0, float a1) {
+  struct Col {
+    float b0, b1;  // the bias of channels n and n + 1 (0 without one)
+  };
+  static __device__ __forceinline__ Col column(const Ctx& c, const ConvParams& p, int n, int N) {
+    Col col{0.f, 0.f};
+    if (p.has_bias) {
+      col.b0 = __half2float(c.bias[n]);
+      if (n + 1 < N) col.b1 = __half2float(c.bias[n + 1]);
+    }
+    return col;
+  }
+  // epilogue() with the bias already loaded: the same operations in the same order.
+  static __device__ __forceinline__ float value(const Ctx& c, const ConvParams& p, float bias,
+                                                int64_t yi, float v) {
+    if (p.has_bias) v += bias;
+    if (p.has_residual) v += __half2float(c.res[yi]);
+    return activation_value(p.act, v);
+  }
+  static __device__ __forceinline__ void store(const Ctx& c, const Col& col, const ConvParams& p,
+                                               int m, int n, int N, float a0, float a1) {
     const int64_t yi = int64_t(m) * N + n, yo = int64_t(m) * c.ldy + c.y0 + n;
-    const float v0 = epilogue(p, c.bias, c.res, yi, n, a0);
+    const float v0 = value(c, p, col.b0, yi, a0);
     if (c.pairs) {
-      const float v1 = epilogue(p, c.bias, c.res, yi + 1, n + 1, a1);
+      const float v1 = value(c, p, col.b1, yi + 1, a1);
       *reinterpret_cast<__half2*>(c.y + yo) = __floats2half2_rn(v0, v1);
     } else {
       c.y[yo] = __float2half_rn(v0);
-      if (n + 1 < N) c.y[yo + 1] = __float2half_rn(epilogue(p, c.bias, c.res, yi + 1, n + 1, a1));
+      if (n + 1 < N) c.y[yo + 1] = __float2half_rn(value(c, p, col.b1, yi + 1, a1));
     }
   }
 };
@@ -110,9 +128,16 @@ struct EpilogueI8 {
     return {static_cast<const float*>(ptrs.in[2]), p.has_residual ? ptrs.in[3] : nullptr,
             ptrs.out[0], slice ? p.y_channels : N, slice ? p.y_channel_offset : 0};
   }
+  struct Col {
+    float mult0, shift0, mult1, shift1;  // the channel epilogue of channels n and n + 1
+  };
+  static __device__ __forceinline__ Col column(const Ctx& c, const ConvParams&, int n, int N) {
+    const bool second = n + 1 < N;
+    return {c.epi[n], c.epi[N + n], second ? c.epi[n + 1] : 0.f, second ? c.epi[N + n + 1] : 0.f};
+  }
   static __device__ __forceinline__ float real(const Ctx& c, const ConvParams& p, int64_t yi,
-                                               int oc, int N, int32_t acc) {
-    float v = int8_real(acc, c.epi[oc], c.epi[N + oc]);
+                                               float mult, float shift, int32_t acc) {
+    float v = int8_real(acc, mult, shift);
     if (p.has_residual) {
       v = p.int8.residual_dtype == DType::kInt8
               ? int8_add_residual(v, static_cast<const int8_t*>(c.res)[yi], p.int8.residual_scale)
@@ -120,12 +145,12 @@ struct EpilogueI8 {
     }
     return activation_value(p.act, v);
   }
-  static __device__ __forceinline__ void store(const Ctx& c, const ConvParams& p, int m, int n,
-                                               int N, int32_t a0, int32_t a1) {
+  static __device__ __forceinline__ void store(const Ctx& c, const Col& col, const ConvParams& p,
+                                               int m, int n, int N, int32_t a0, int32_t a1) {
     const int64_t yi = int64_t(m) * N + n, yo = int64_t(m) * c.ldy + c.y0 + n;
     const bool second = n + 1 < N;
-    const float v0 = real(c, p, yi, n, N, a0);
-    const float v1 = second ? real(c, p, yi + 1, n + 1, N, a1) : 0.f;
+    const float v0 = real(c, p, yi, col.mult0, col.shift0, a0);
+    const float v1 = second ? real(c, p, yi + 1, col.mult1, col.shift1, a1) : 0.f;
     const bool pairs = second && (c.ldy & 1) == 0 && (c.y0 & 1) == 0 && (n & 1) == 0;
     if (Y8) {
       int8_t* y = static_cast<int8_t*>(c.y);

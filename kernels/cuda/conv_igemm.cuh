@@ -246,8 +246,9 @@ __device__ __forceinline__ bool igemm_split_k(A (&acc)[T::kMI][T::kNI][4],
 
 // The implicit GEMM of one output tile. Epi::fits(p) says whether the step is one this epilogue
 // writes; after the K loop (and split-K's reduction), Epi::context(ptrs, p, N) reads what the
-// tile's outputs share once, and Epi::store(ctx, p, m, n, N, a0, a1) writes the two
-// accumulators of output row m (a pixel) at columns n and n + 1 (n + 1 may be >= N). Returns without writing when the step does not
+// tile's outputs share once, Epi::column(ctx, p, n, N) what channels n and n + 1 share, and
+// Epi::store(ctx, col, p, m, n, N, a0, a1) writes the two accumulators of output row m (a
+// pixel) at columns n and n + 1 (n + 1 may be >= N). Returns without writing when the step does not
 // fit the kernel (a plan is untrusted).
 template <typename T, typename Epi>
 __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams& p) {
@@ -347,18 +348,23 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
 
   if (splits > 1 && !igemm_split_k<T>(acc, ptrs, splits, tiles, tid)) return;
 
+  // Column by column: a thread's two channels of one column share their per-channel values
+  // (bias, INT8 multipliers), loaded once for every row it stores.
   const typename Epi::Ctx ctx = Epi::context(ptrs, p, N);
 #pragma unroll
-  for (int mi = 0; mi < T::kMI; ++mi)
+  for (int ni = 0; ni < T::kNI; ++ni) {
+    const int n = n0 + wn + ni * 8 + (lane & 3) * 2;
+    if (n >= N) continue;
+    const typename Epi::Col col = Epi::column(ctx, p, n, N);
 #pragma unroll
-    for (int ni = 0; ni < T::kNI; ++ni)
+    for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr) {
         const int m = m0 + wm + mi * 16 + (lane >> 2) + hr * 8;
-        const int n = n0 + wn + ni * 8 + (lane & 3) * 2;
-        if (m >= M || n >= N) continue;
-        Epi::store(ctx, p, m, n, N, acc[mi][ni][hr * 2], acc[mi][ni][hr * 2 + 1]);
+        if (m >= M) continue;
+        Epi::store(ctx, col, p, m, n, N, acc[mi][ni][hr * 2], acc[mi][ni][hr * 2 + 1]);
       }
+  }
 }
 
 }  // namespace

@@ -13,7 +13,8 @@ namespace {
 
 struct Tile {
   VariantId id;
-  uint32_t bm, bn, bk;  // bk: K per pipeline stage
+  uint32_t bm, bn, bk;  // bk: K elements per pipeline stage
+  uint32_t elem_bytes = 2;
 };
 constexpr Tile kTile128{VariantId::jp_conv_igemm_128x128_f16, 128, 128, 32};
 constexpr Tile kTile64{VariantId::jp_conv_igemm_64x64_f16, 64, 64, 32};
@@ -26,14 +27,14 @@ constexpr uint32_t kBK = 32;
 struct TilesI8 {
   Tile t128, t64, t32, t32k;
 };
-constexpr TilesI8 kTilesI8{{VariantId::jp_conv_igemm_128x128_i8, 128, 128, 64},
-                           {VariantId::jp_conv_igemm_64x64_i8, 64, 64, 64},
-                           {VariantId::jp_conv_igemm_32x64_i8, 32, 64, 64},
-                           {VariantId::jp_conv_igemm_32x64k128_i8, 32, 64, 128}};
-constexpr TilesI8 kTilesI8F16{{VariantId::jp_conv_igemm_128x128_i8_f16out, 128, 128, 64},
-                              {VariantId::jp_conv_igemm_64x64_i8_f16out, 64, 64, 64},
-                              {VariantId::jp_conv_igemm_32x64_i8_f16out, 32, 64, 64},
-                              {VariantId::jp_conv_igemm_32x64k128_i8_f16out, 32, 64, 128}};
+constexpr TilesI8 kTilesI8{{VariantId::jp_conv_igemm_128x128_i8, 128, 128, 64, 1},
+                           {VariantId::jp_conv_igemm_64x64_i8, 64, 64, 64, 1},
+                           {VariantId::jp_conv_igemm_32x64_i8, 32, 64, 64, 1},
+                           {VariantId::jp_conv_igemm_32x64k128_i8, 32, 64, 128, 1}};
+constexpr TilesI8 kTilesI8F16{{VariantId::jp_conv_igemm_128x128_i8_f16out, 128, 128, 64, 1},
+                              {VariantId::jp_conv_igemm_64x64_i8_f16out, 64, 64, 64, 1},
+                              {VariantId::jp_conv_igemm_32x64_i8_f16out, 32, 64, 64, 1},
+                              {VariantId::jp_conv_igemm_32x64k128_i8_f16out, 32, 64, 128, 1}};
 
 uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
   return uint64_t(ceil_div_u32(m, t.bm)) * ceil_div_u32(n, t.bn);
@@ -52,10 +53,12 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
   uint32_t split = 1;
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
   if (tiles < 3 * uint64_t(sms)) {
-    // About three CTAs per SM, each slice at least 256 of K, at most 8 slices (fitted to H100
-    // timings of ResNet-50 at batch 1 and 8).
+    // About three CTAs per SM, each slice at least 512 bytes of K (256 FP16 or 512 INT8
+    // elements), at most 8 slices (fitted to H100 timings of ResNet-50 at batch 1 and 8, FP16
+    // and INT8: tests/kernels/cuda/test_conv*.cc GpuConv*Bench).
     split = uint32_t((3 * uint64_t(sms) + tiles / 2) / tiles);
-    split = std::max<uint32_t>(1, std::min<uint32_t>({split, kt / ceil_div_u32(256, t.bk), 8}));
+    const uint32_t min_slice = ceil_div_u32(512 / t.elem_bytes, t.bk);
+    split = std::max<uint32_t>(1, std::min<uint32_t>({split, kt / min_slice, 8}));
     const uint32_t per = ceil_div_u32(kt, split);
     split = ceil_div_u32(kt, per);  // no empty slices
   }

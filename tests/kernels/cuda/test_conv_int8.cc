@@ -6,15 +6,20 @@
 // activations; for the transcendental ones (the device's fast exp) an Int8 output may differ by
 // one unit and a Float16 one by 1e-3 relative + 1e-3. Outputs are poisoned before each launch
 // (0xA5 / 0x5A bytes) and the guard after them is checked; NaN never passes.
+// GpuConvInt8Bench.DISABLED_ResNet50Batch1/8 time ResNet-50's conv layers in INT8 against FP16
+// (run them with --gtest_also_run_disabled_tests).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/half.h"
 #include "kernels/kernels.h"
+#include "tests/kernels/cuda/conv_bench.h"
 #include "tests/kernels/cuda/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/reference_formulas.h"
@@ -208,7 +213,9 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
                                            piecewise_linear(act.kind));
           EXPECT_EQ(diff, "") << c.name << ", " << label << ", residual " << residual;
           EXPECT_TRUE(dy.guard_intact()) << c.name << ", " << label;
-          if (ws) EXPECT_TRUE(ws->guard_intact()) << label;
+          if (ws) {
+            EXPECT_TRUE(ws->guard_intact()) << label;
+          }
         }
       }
     }
@@ -238,6 +245,85 @@ TEST(GpuConvInt8, KernelsRefuseStepsOfTheOtherType) {
   p.int8.enabled = true;  // and the other way round
   ASSERT_EQ(gpu_test::launch("jp_conv_igemm_64x64_f16", choice_of("jp_conv_igemm_64x64_i8", p, 1), ptrs, p), "");
   EXPECT_EQ(dy.download<uint8_t>(poisoned.size()), poisoned);
+}
+
+
+// One ResNet-50 layer at `batch`, bias + ReLU: the selector's INT8 choice (Int8 y) against its
+// FP16 choice, and the fastest INT8 tile and split (for tuning the selector). Adds both times.
+void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint32_t> splits,
+                      double* total8, double* total16) {
+  const Case c{"bench", batch, l.cin, l.cout, l.hw, l.hw, l.k, l.stride, 1, l.k / 2};
+  ConvParams p = params_of(c);
+  p.act = test_util::kEveryActivation[1];
+  const int64_t nx = batch * l.hw * l.hw * l.cin;
+  const int64_t ny = batch * p.out_size[0] * p.out_size[1] * l.cout;
+  const int64_t k = l.k * l.k * l.cin, nw = l.cout * k;
+  DeviceBuffer dx(nx * 2), dw(nw * 2), de(l.cout * 8), dy(ny * 2);
+  dx.poison16(0x0101);
+  dw.poison16(0x0101);
+  de.poison32(0);
+  const cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &de}, dy);
+  cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
+  step.num_inputs = 3;
+  step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
+  step.input_dtypes[2] = DType::kFloat32;
+  step.num_outputs = 1;
+  step.output_dtypes[0] = DType::kInt8;
+  cuda::LaunchChoice ch8, ch16;
+  std::string why;
+  ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &ch8, &why)) << why;
+  ConvParams p16 = p;
+  p16.int8 = ConvInt8{};
+  ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p16, &ch16), "");
+  double host = 0;
+  auto timed = [&](const cuda::LaunchChoice& ch, const ConvParams& q) {
+    cuda::StepPointers pp = ptrs;
+    const auto ws = gpu_test::workspace_for(ch, &pp, /*zeroed=*/true);
+    return time_launch(ch, pp, q, &host);
+  };
+  const double us8 = timed(ch8, p), us16 = timed(ch16, p16);
+  ASSERT_GT(us8, 0);
+  ASSERT_GT(us16, 0);
+  double best_us = us8;
+  std::string best = "selected";
+  for (const char* v : kVariants) {
+    if (std::string(v).find("f16out") != std::string::npos) continue;
+    for (uint32_t split : splits) {
+      if (split > 1 && split > cuda::ceil_div_u32(uint64_t(k), 64) / 2) continue;
+      const double a = timed(choice_of(v, p, split), p);
+      if (a > 0 && a < best_us) {
+        best_us = a;
+        best = std::string(v + 14) + " split " + std::to_string(split);
+      }
+    }
+  }
+  std::printf("b%lld %4lld->%4lld %3lldx%-3lld k%lld s%lld x%lld  int8 %-28s split %2u %7.2f us | fp16 %-26s split %2u %7.2f us | %.2fx | best int8 %s %.2f us\n",
+              (long long)batch, (long long)l.cin, (long long)l.cout, (long long)l.hw, (long long)l.hw,
+              (long long)l.k, (long long)l.stride, (long long)l.count, ch8.variant->name, ch8.split_k,
+              us8, ch16.variant->name, ch16.split_k, us16, us8 / us16, best.c_str(), best_us);
+  *total8 += us8 * double(l.count);
+  *total16 += us16 * double(l.count);
+}
+
+void bench_int8(int64_t batch, std::initializer_list<uint32_t> splits) {
+  double t8 = 0, t16 = 0;
+  for (const BenchLayer& l : kResNet50) {
+    if (l.cin % 16 != 0) continue;  // the stem stays FP16
+    bench_int8_layer(l, batch, splits, &t8, &t16);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  std::printf("ResNet-50 batch %lld, conv layers but the stem: INT8 %.1f us, FP16 %.1f us, %.2fx\n",
+              (long long)batch, t8, t16, t8 / t16);
+}
+
+TEST(GpuConvInt8Bench, DISABLED_ResNet50Batch1) {
+  GPU_TEST_OR_SKIP();
+  bench_int8(1, {1, 2, 3, 4, 6, 8, 12, 16});
+}
+
+TEST(GpuConvInt8Bench, DISABLED_ResNet50Batch8) {
+  GPU_TEST_OR_SKIP();
+  bench_int8(8, {1, 2, 4});
 }
 
 }  // namespace
