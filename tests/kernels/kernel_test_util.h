@@ -513,6 +513,28 @@ void set_conv_channels(Params& p, int64_t batch, int64_t in_channels, int64_t ou
   p.groups = groups;
 }
 
+// An INT8 Conv step's params (kernels/conv.h ConvInt8): 2-D, a square k x k kernel, symmetric
+// padding, the channel epilogue in the bias slot, Int8 y (the ConvInt8 defaults).
+inline ConvParams int8_conv2d(int64_t batch, int64_t cin, int64_t cout, int64_t groups,
+                              const int64_t (&hw)[2], int64_t k, int64_t stride,
+                              int64_t dilation, int64_t pad, bool channels_last) {
+  ConvParams p;
+  p.spatial_rank = 2;
+  set_conv_channels(p, batch, cin, cout, groups);
+  for (int d = 0; d < 2; ++d) {
+    p.in_size[d] = hw[d];
+    p.kernel[d] = k;
+    p.stride[d] = stride;
+    p.dilation[d] = dilation;
+    p.pad_begin[d] = pad;
+    p.out_size[d] = (hw[d] + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
+  }
+  p.channels_last = channels_last;
+  p.has_bias = true;
+  p.int8.enabled = true;
+  return p;
+}
+
 // A Conv or ConvTranspose test case's params (S: a shape with WindowShape's fields, batch, the
 // channel counts, groups and out()).
 template <typename Params, typename S>

@@ -60,22 +60,8 @@ const Case kCases[] = {
 };
 
 ConvParams params_of(const Case& c) {
-  ConvParams p;
-  p.spatial_rank = 2;
-  test_util::set_conv_channels(p, c.batch, c.cin, c.cout, c.groups);
-  const int64_t in[2] = {c.h, c.w};
-  for (int d = 0; d < 2; ++d) {
-    p.in_size[d] = in[d];
-    p.kernel[d] = c.k;
-    p.stride[d] = c.stride;
-    p.dilation[d] = c.dilation;
-    p.pad_begin[d] = c.pad;
-    p.out_size[d] = (in[d] + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
-  }
-  p.channels_last = c.channels_last;
-  p.has_bias = true;
-  p.int8.enabled = true;
-  return p;
+  return test_util::int8_conv2d(c.batch, c.cin, c.cout, c.groups, {c.h, c.w}, c.k, c.stride,
+                                c.dilation, c.pad, c.channels_last);
 }
 
 // The integer sums [N, Cout, OH, OW] from a zero-padded NCHW copy of x.
