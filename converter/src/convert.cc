@@ -7,6 +7,7 @@
 #include "converter/src/calibrate/calibrate.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/precision/int8_precision.h"
+#include "converter/src/precision/int8_report.h"
 #include "converter/src/lower/gpu_lower.h"
 #include "converter/src/lower/lower.h"
 #include "converter/src/import/onnx_import.h"
@@ -23,6 +24,38 @@ std::string dims_text(const Shape& shape) {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
   return s;
+}
+
+// A CPU plan of the GPU pipeline up to its Float16 pass (NHWC layout, and the INT8 pass with
+// `int8`): the CPU twins run it, so the INT8 report compares INT8 with FP32 on the same tensors.
+std::vector<uint8_t> nhwc_cpu_plan(PlanDraft draft, const Int8Options* int8) {
+  gpu_layout(&draft);
+  if (int8 != nullptr) (void)int8_precision(&draft, *int8);
+  concat_in_place(&draft);
+  remove_unused_tensors(&draft);
+  alias_views(&draft);
+  assign_memory(&draft);
+  return serialize_plan(draft, TargetDesc{}, PlanMetadata{});
+}
+
+// The INT8 report (precision/int8_report.h) over the calibration set's first samples.
+void int8_report(const PlanDraft& lowered, const Int8Options& int8, const Int8Summary& summary,
+                 const ConvertOptions& options, ConvertResult* result) {
+  const std::vector<uint8_t> fp32 = nhwc_cpu_plan(lowered, nullptr);
+  const std::vector<uint8_t> quantized = nhwc_cpu_plan(lowered, &int8);
+  std::vector<CalibrationInput> inputs;
+  for (const DraftBinding& b : lowered.inputs) {
+    const DraftTensor& t = lowered.tensors[b.tensor];
+    if (t.dtype != DataType::kFloat32)
+      fail("the INT8 report takes float32 inputs; input '", b.name, "' is ", dtype_name(t.dtype));
+    inputs.push_back({b.name, JP_FLOAT32, t.shape});
+  }
+  const CalibrationSet set(options.calibration.dir, inputs,
+                           parse_preprocess(options.calibration.preprocess));
+  const Int8Report report = measure_int8_error(
+      fp32, quantized, set, summary.steps, static_cast<size_t>(options.int8_report_samples));
+  result->int8_report_table = format_int8_report(report);
+  result->int8_report_json = int8_report_json(report);
 }
 
 }  // namespace
@@ -56,14 +89,14 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   if (gpu) gpu_check_tensors(draft);
   drop_empty_steps(&draft);
   Int8Summary int8_summary;
+  Int8Options int8_options;
+  int8_options.amax = calibration.amax;
+  int8_options.exclude.insert(options.int8_exclude.begin(), options.int8_exclude.end());
+  // The lowered draft, for the INT8 report's CPU plans (its weights stay the graph's).
+  const PlanDraft lowered = int8 && options.int8_report_samples > 0 ? draft : PlanDraft{};
   if (gpu) {
     gpu_layout(&draft);
-    if (int8) {
-      Int8Options int8_options;
-      int8_options.amax = calibration.amax;
-      int8_options.exclude.insert(options.int8_exclude.begin(), options.int8_exclude.end());
-      int8_summary = int8_precision(&draft, int8_options);
-    }
+    if (int8) int8_summary = int8_precision(&draft, int8_options);
     gpu_precision(&draft);
     concat_in_place(&draft);
     remove_unused_tensors(&draft);
@@ -101,6 +134,11 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.kept_fp16 = int8_summary.kept_fp16;
   result.summary.calibration_samples = calibration.samples;
   result.summary.calibration_from_cache = calibration.from_cache;
+  if (int8 && options.int8_report_samples > 0) {
+    if (options.calibration.dir.empty())
+      fail("the INT8 report (--int8-report) runs on calibration samples: give --calib DIR");
+    int8_report(lowered, int8_options, int8_summary, options, &result);
+  }
   return result;
 }
 

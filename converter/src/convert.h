@@ -35,6 +35,9 @@ struct ConvertOptions {
   CalibrationOptions calibration;  // --calib*: read only when precision is kInt8
   // kInt8: steps kept in Float16 (--int8-exclude NODE): a step's or an ONNX node's name.
   std::vector<std::string> int8_exclude;
+  // kInt8 with calibration samples: measure each INT8 step's error against FP32 on this many
+  // of them (--int8-report; precision/int8_report.h). 0: no report. Not in the metadata.
+  int int8_report_samples = 0;
 };
 // ConvertOptions::Precision by its short name.
 using Precision = ConvertOptions::Precision;
@@ -55,6 +58,8 @@ struct ConvertSummary {
 struct ConvertResult {
   std::vector<uint8_t> plan;  // a complete .jplan file
   ConvertSummary summary;
+  // With int8_report_samples: the INT8 error report as a table and as JSON; empty otherwise.
+  std::string int8_report_table, int8_report_json;
 };
 
 // The target names --target accepts: "cpu", then the targets/*.json names, sorted (targets.cc).

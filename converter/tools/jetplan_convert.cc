@@ -60,6 +60,9 @@ constexpr const char* kUsage =
     "  --calib-threads N     calibration threads (default: one per core)\n"
     "  --calib-samples N     use only the first N samples (default: all)\n"
     "  --int8-exclude NODE   int8: keep the steps of ONNX node NODE in FP16 (repeatable)\n"
+    "  --int8-report FILE    int8: measure each INT8 step's error against FP32 on calibration\n"
+    "                        samples (SNR), print the table and write it to FILE as JSON\n"
+    "  --int8-report-samples N  how many samples the report runs (default 8)\n"
     "  --list-ops            print the table of ONNX ops jetplan supports (markdown, the\n"
     "                        contents of converter/SUPPORTED_OPS.md) and exit\n"
     "  -h, --help            print this help\n"
@@ -74,6 +77,8 @@ struct Args {
   std::string output;
   ConvertOptions options;
   std::vector<std::string> calibration_options;  // the --calib* options given, for messages
+  std::string int8_report;                        // --int8-report FILE
+  int int8_report_samples = 8;
 };
 
 int positive_count(const std::string& option, const std::string& text) {
@@ -237,6 +242,13 @@ bool parse_args(int argc, char** argv, Args* args) {
       }
       args->options.precision = p == "int8" ? jetplan::converter::Precision::kInt8
                                             : jetplan::converter::Precision::kFp16;
+    } else if (is("--int8-report")) {
+      args->int8_report = value("--int8-report");
+      if (args->int8_report.empty()) throw UsageError{"--int8-report needs a file"};
+      args->calibration_options.push_back("--int8-report");
+    } else if (is("--int8-report-samples")) {
+      args->int8_report_samples = positive_count("--int8-report-samples", value("--int8-report-samples"));
+      args->calibration_options.push_back("--int8-report-samples");
     } else if (is("--int8-exclude")) {
       const std::string node = value("--int8-exclude");
       if (node.empty()) throw UsageError{"--int8-exclude needs a node name"};
@@ -326,6 +338,7 @@ int main(int argc, char** argv) {
   try {
     const std::string model = read_file(args.model);
     args.options.model_dir = dir_name(args.model);
+    if (!args.int8_report.empty()) args.options.int8_report_samples = args.int8_report_samples;
     jetplan::converter::ConvertResult result;
     try {
       result = jetplan::converter::convert_onnx(model, base_name(args.model), args.options);
@@ -334,6 +347,11 @@ int main(int argc, char** argv) {
     }
     write_file(args.output, result.plan);
     std::printf("%s\n", jetplan::converter::format_summary(args.output, result.summary).c_str());
+    if (!args.int8_report.empty()) {
+      const std::string& json = result.int8_report_json;
+      write_file(args.int8_report, std::vector<uint8_t>(json.begin(), json.end()));
+      std::printf("%s", result.int8_report_table.c_str());
+    }
     return 0;
   } catch (const ConvertError& e) {
     return error(e.what());

@@ -217,6 +217,7 @@ class Int8Pass {
     }
     s.inputs = std::move(inputs);
     if (int8_[y]) s.op.y_scale = amax(y) / kQMax;
+    summary_.steps.push_back({s.name, t(y).name, s.op.y_scale});
     ++summary_.int8_steps;
   }
 

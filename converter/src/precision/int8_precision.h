@@ -28,8 +28,16 @@ struct Int8Options {
   std::set<std::string> exclude;
 };
 
+// One INT8 step the pass made: its name, its output tensor's name and that output's scale (0
+// where the step writes Float16).
+struct Int8Step {
+  std::string step, output;
+  float y_scale = 0.f;
+};
+
 // What the pass did, for the converter's report.
 struct Int8Summary {
+  std::vector<Int8Step> steps;  // in plan order
   size_t int8_steps = 0;      // convs that run in INT8
   size_t quantize_steps = 0;  // Float16 -> Int8 steps added in front of them
   size_t int8_tensors = 0;    // activations stored as Int8 between INT8 convs

@@ -175,6 +175,38 @@ TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
   EXPECT_EQ(convert_gpu().plan, r.plan);
 }
 
+// The INT8 report: every INT8 step and the output, with SNRs that say the steps are close to
+// FP32 and that the output's error is what the steps before it add up to, not noise.
+TEST(Int8Precision, ReportGivesEveryInt8StepItsSnr) {
+  const std::string dir = fresh_dir("calib");
+  for (uint32_t s = 0; s < 3; ++s)
+    write_npy(dir + "/sample" + std::to_string(s) + ".npy", {2, 16, 12, 12}, random_input(400 + s));
+  ConvertOptions options;
+  options.target = "h100";
+  options.precision = Precision::kInt8;
+  options.calibration.dir = dir;
+  options.calibration.method = CalibrationMethod::kMinMax;
+  options.int8_report_samples = 2;
+  ConvertResult r;
+  try {
+    r = convert_onnx(net(false).bytes(), "model.onnx", options);
+  } catch (const ConvertError& e) {
+    FAIL() << e.what();
+  }
+  EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("over 2 calibration samples"));
+  EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("conv1"));
+  EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("output logits"));
+  // One row per INT8 step (4) and per output (1), each with a finite SNR well above noise.
+  size_t rows = 0;
+  for (size_t at = 0; (at = r.int8_report_json.find("\"snr_db\": ", at)) != std::string::npos; ++rows) {
+    at += 10;
+    const double snr = std::strtod(r.int8_report_json.c_str() + at, nullptr);
+    EXPECT_GT(snr, 20.0) << r.int8_report_table;
+    EXPECT_LT(snr, 80.0) << r.int8_report_table;  // INT8 does change the numbers
+  }
+  EXPECT_EQ(rows, 5u) << r.int8_report_json;
+}
+
 TEST(Int8Precision, CpuTargetsAreRefused) {
   ConvertOptions options;
   options.precision = Precision::kInt8;

@@ -182,6 +182,10 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
        "--calib-samples '-3': expected a positive integer"},
       {" --target orin-agx --precision int8 --calib /tmp --calib /tmp", "--calib given twice"},
       {" --target orin-agx --precision int8 --calib", "--calib needs a value"},
+      {" --target orin-agx --int8-report r.json", "--int8-report is for --precision int8"},
+      {" --target orin-agx --precision int8 --calib /tmp --int8-report-samples 0",
+       "--int8-report-samples '0': expected a positive integer"},
+      {" --target orin-agx --int8-exclude conv1", "--int8-exclude is for --precision int8"},
   };
   for (const auto& [args, message] : cases) {
     const ToolRun r = run(base + args);
@@ -197,6 +201,7 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
   const ToolRun help = run("--help");
   EXPECT_THAT(help.out, HasSubstr("--precision fp16|int8"));
   EXPECT_THAT(help.out, HasSubstr("--calib-preprocess S"));
+  EXPECT_THAT(help.out, HasSubstr("--int8-report FILE"));
 }
 
 }  // namespace
