@@ -16,24 +16,14 @@
 #include "converter/src/calibrate/calib_cache.h"
 #include "converter/src/calibrate/calib_data.h"
 #include "converter/src/calibrate/histogram.h"
+#include "converter/src/calibrate/plan_handles.h"
 #include "converter/src/ir/error.h"
 #include "jetplan/jetplan.h"
 
 namespace jetplan::converter {
 namespace {
 
-void check(jp_status status, const std::string& what) {
-  if (status != JP_OK) fail(what, ": ", jp_status_string(status), ": ", jp_last_error());
-}
-
-struct PlanDeleter {
-  void operator()(jp_plan* p) const { jp_plan_destroy(p); }
-};
-struct ContextDeleter {
-  void operator()(jp_context* c) const { jp_context_destroy(c); }
-};
-using PlanPtr = std::unique_ptr<jp_plan, PlanDeleter>;
-using ContextPtr = std::unique_ptr<jp_context, ContextDeleter>;
+void check(jp_status status, const std::string& what) { check_runtime(status, what); }
 
 // One thread's statistics, keyed by the plan's own name strings (stable while it lives, and the
 // same pointer on every call for a tensor, so no string is built per observation).

@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "converter/src/calibrate/plan_handles.h"
 #include "converter/src/ir/error.h"
 #include "kernels/cpu/half.h"
 
@@ -16,17 +17,8 @@ namespace jetplan::converter {
 namespace {
 
 void check(jp_status status, const std::string& what) {
-  if (status != JP_OK) fail("INT8 report: ", what, ": ", jp_status_string(status), ": ", jp_last_error());
+  check_runtime(status, "INT8 report: " + what);
 }
-
-struct PlanDeleter {
-  void operator()(jp_plan* p) const { jp_plan_destroy(p); }
-};
-struct ContextDeleter {
-  void operator()(jp_context* c) const { jp_context_destroy(c); }
-};
-using PlanPtr = std::unique_ptr<jp_plan, PlanDeleter>;
-using ContextPtr = std::unique_ptr<jp_context, ContextDeleter>;
 
 PlanPtr load(const std::vector<uint8_t>& bytes, const char* which) {
   jp_plan* plan = nullptr;
@@ -106,6 +98,8 @@ void run_samples(const jp_plan* fp32, const jp_plan* int8, const CalibrationSet&
     }
   } catch (const ConvertError& e) {
     sums->error = e.what();
+  } catch (const std::exception& e) {  // out of memory: reported, not a terminate in a thread
+    sums->error = cat("INT8 report: ", e.what());
   }
 }
 

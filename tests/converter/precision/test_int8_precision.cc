@@ -131,28 +131,34 @@ TEST(Int8Precision, ExcludedAndUncalibratedConvsStayFloat) {
   EXPECT_THAT(summary.kept_fp16[1], ::testing::HasSubstr("not calibrated"));
 }
 
-// The whole conversion: calibration over .npy samples, the INT8 pass, kernel selection for an
-// H100. The plan loads (without a device) and names INT8 conv and quantize kernels.
-TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
-  const std::string dir = fresh_dir("calib");
-  for (uint32_t s = 0; s < 4; ++s)
-    write_npy(dir + "/sample" + std::to_string(s) + ".npy", {2, 16, 12, 12}, random_input(300 + s));
+// INT8 conversion options for an H100 over `count` .npy samples written to `dir` (min-max).
+ConvertOptions int8_h100(const std::string& dir, uint32_t count, uint32_t seed) {
+  for (uint32_t s = 0; s < count; ++s)
+    write_npy(dir + "/sample" + std::to_string(s) + ".npy", {2, 16, 12, 12}, random_input(seed + s));
   ConvertOptions options;
   options.target = "h100";
   options.precision = Precision::kInt8;
   options.calibration.dir = dir;
   options.calibration.method = CalibrationMethod::kMinMax;
   options.calibration.threads = 2;
-  // A GPU plan: the runtime's loader is its contract (the CPU plan contract does not apply).
-  auto convert_gpu = [&] {
-    try {
-      return convert_onnx(net(false).bytes(), "model.onnx", options);
-    } catch (const ConvertError& e) {
-      ADD_FAILURE() << e.what();
-      return ConvertResult{};
-    }
-  };
-  const ConvertResult r = convert_gpu();
+  return options;
+}
+
+// A GPU plan: the runtime's loader is its contract (the CPU plan contract does not apply).
+ConvertResult convert_gpu(const ConvertOptions& options) {
+  try {
+    return convert_onnx(net(false).bytes(), "model.onnx", options);
+  } catch (const ConvertError& e) {
+    ADD_FAILURE() << e.what();
+    return ConvertResult{};
+  }
+}
+
+// The whole conversion: calibration over .npy samples, the INT8 pass, kernel selection for an
+// H100. The plan loads (without a device) and names INT8 conv and quantize kernels.
+TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
+  const ConvertOptions options = int8_h100(fresh_dir("calib"), 4, 300);
+  const ConvertResult r = convert_gpu(options);
   ASSERT_FALSE(r.plan.empty());
   EXPECT_TRUE(r.summary.int8);
   EXPECT_EQ(r.summary.int8_steps, 4u);
@@ -172,27 +178,15 @@ TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
       << jp_last_error();
   jp_plan_destroy(loaded);
   // The same inputs give the same bytes.
-  EXPECT_EQ(convert_gpu().plan, r.plan);
+  EXPECT_EQ(convert_gpu(options).plan, r.plan);
 }
 
 // The INT8 report: every INT8 step and the output, with SNRs that say the steps are close to
 // FP32 and that the output's error is what the steps before it add up to, not noise.
 TEST(Int8Precision, ReportGivesEveryInt8StepItsSnr) {
-  const std::string dir = fresh_dir("calib");
-  for (uint32_t s = 0; s < 3; ++s)
-    write_npy(dir + "/sample" + std::to_string(s) + ".npy", {2, 16, 12, 12}, random_input(400 + s));
-  ConvertOptions options;
-  options.target = "h100";
-  options.precision = Precision::kInt8;
-  options.calibration.dir = dir;
-  options.calibration.method = CalibrationMethod::kMinMax;
+  ConvertOptions options = int8_h100(fresh_dir("calib"), 3, 400);
   options.int8_report_samples = 2;
-  ConvertResult r;
-  try {
-    r = convert_onnx(net(false).bytes(), "model.onnx", options);
-  } catch (const ConvertError& e) {
-    FAIL() << e.what();
-  }
+  const ConvertResult r = convert_gpu(options);
   EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("over 2 calibration samples"));
   EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("conv1"));
   EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("output logits"));
