@@ -128,7 +128,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.arena_bytes = draft.arena_bytes;
   result.summary.arena_lower_bound = draft.arena_lower_bound;
   result.summary.int8 = int8;
-  result.summary.int8_steps = int8_summary.int8_steps;
+  result.summary.int8_steps = int8_summary.steps.size();
   result.summary.quantize_steps = int8_summary.quantize_steps;
   result.summary.int8_tensors = int8_summary.int8_tensors;
   result.summary.kept_fp16 = int8_summary.kept_fp16;

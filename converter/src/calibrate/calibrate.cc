@@ -23,8 +23,6 @@
 namespace jetplan::converter {
 namespace {
 
-void check(jp_status status, const std::string& what) { check_runtime(status, what); }
-
 // One thread's statistics, keyed by the plan's own name strings (stable while it lives, and the
 // same pointer on every call for a tensor, so no string is built per observation).
 using Statistics = std::unordered_map<const char*, TensorHistogram>;
@@ -57,15 +55,15 @@ void run_samples(const CalibrationSet& set, const std::vector<jp_tensor_desc>& i
     try {
       const std::vector<std::vector<uint8_t>> buffers = set.load(i);
       for (size_t k = 0; k < inputs.size(); ++k) {
-        check(jp_context_set_input(ctx, static_cast<int32_t>(k), buffers[k].data(),
-                                   buffers[k].size()),
-              cat("calibration sample '", set.sample_path(i), "'"));
+        check_runtime(jp_context_set_input(ctx, static_cast<int32_t>(k), buffers[k].data(),
+                                           buffers[k].size()),
+                      cat("calibration sample '", set.sample_path(i), "'"));
         if (inputs[k].dtype == JP_FLOAT32) {
           (*stats)[inputs[k].name].add(reinterpret_cast<const float*>(buffers[k].data()),
                                        buffers[k].size() / sizeof(float));
         }
       }
-      check(jp_context_run(ctx), cat("calibration sample '", set.sample_path(i), "'"));
+      check_runtime(jp_context_run(ctx), cat("calibration sample '", set.sample_path(i), "'"));
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(shared->mutex);
       if (i < shared->first_error) {
@@ -112,13 +110,13 @@ std::map<std::string, TensorHistogram> run_calibration(const jp_plan* plan,
   std::vector<ContextPtr> contexts;
   for (size_t t = 0; t < threads; ++t) {
     jp_context* ctx = nullptr;
-    check(jp_context_create(plan, nullptr, &ctx), "calibration: creating a context");
+    check_runtime(jp_context_create(plan, nullptr, &ctx), "calibration: creating a context");
     contexts.emplace_back(ctx);
   }
   std::vector<Statistics> stats(threads);
   for (size_t t = 0; t < threads; ++t) {
-    check(jp_context_set_step_observer(contexts[t].get(), observe, &stats[t]),
-          "calibration: observing the plan's steps");
+    check_runtime(jp_context_set_step_observer(contexts[t].get(), observe, &stats[t]),
+                  "calibration: observing the plan's steps");
   }
   Shared shared;
   shared.running = static_cast<int>(threads);
@@ -145,7 +143,8 @@ bool file_exists(const std::string& path) {
 std::vector<jp_tensor_desc> plan_inputs(const jp_plan* plan) {
   std::vector<jp_tensor_desc> inputs(static_cast<size_t>(jp_plan_num_inputs(plan)));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    check(jp_plan_input_desc(plan, static_cast<int32_t>(i), &inputs[i]), "calibration plan");
+    check_runtime(jp_plan_input_desc(plan, static_cast<int32_t>(i), &inputs[i]),
+                  "calibration plan");
   }
   return inputs;
 }
@@ -187,8 +186,9 @@ CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions
   cpu.calibration = CalibrationOptions{};
   const ConvertResult converted = convert_onnx(model_bytes, "calibration.onnx", cpu);
   jp_plan* raw_plan = nullptr;
-  check(jp_plan_load_buffer(converted.plan.data(), converted.plan.size(), JP_LOAD_COPY, &raw_plan),
-        "calibration: loading the FP32 CPU plan");
+  check_runtime(jp_plan_load_buffer(converted.plan.data(), converted.plan.size(), JP_LOAD_COPY,
+                                   &raw_plan),
+                "calibration: loading the FP32 CPU plan");
   const PlanPtr plan(raw_plan);
   const std::vector<jp_tensor_desc> inputs = plan_inputs(plan.get());
   std::vector<CalibrationInput> set_inputs;

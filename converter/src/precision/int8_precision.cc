@@ -61,7 +61,8 @@ class Int8Pass {
   float amax(uint32_t i) const {
     std::string name = d_.tensors[i].name;
     const std::string suffix = ":nhwc";
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
       name.resize(name.size() - suffix.size());
     const auto it = o_.amax.find(name);
     return it == o_.amax.end() || !positive_finite(it->second) ? 0.f : it->second;
@@ -206,7 +207,8 @@ class Int8Pass {
     std::vector<uint8_t> epi_bytes(epi.size() * 4);
     std::memcpy(epi_bytes.data(), epi.data(), epi_bytes.size());
     const uint32_t xq = quantized(x);
-    const uint32_t wi = add_weight(t(w).name + ":i8", DataType::kInt8, t(w).shape, std::move(wq), false);
+    const uint32_t wi =
+        add_weight(t(w).name + ":i8", DataType::kInt8, t(w).shape, std::move(wq), false);
     const uint32_t ei = add_weight(s.name + ":i8_epilogue", DataType::kFloat32, {2, oc},
                                    std::move(epi_bytes), true);
     std::vector<uint32_t> inputs = {xq, wi, ei};
@@ -218,7 +220,6 @@ class Int8Pass {
     s.inputs = std::move(inputs);
     if (int8_[y]) s.op.y_scale = amax(y) / kQMax;
     summary_.steps.push_back({s.name, t(y).name, s.op.y_scale});
-    ++summary_.int8_steps;
   }
 
   PlanDraft& d_;

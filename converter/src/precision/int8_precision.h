@@ -37,8 +37,7 @@ struct Int8Step {
 
 // What the pass did, for the converter's report.
 struct Int8Summary {
-  std::vector<Int8Step> steps;  // in plan order
-  size_t int8_steps = 0;      // convs that run in INT8
+  std::vector<Int8Step> steps;  // the convs that run in INT8, in plan order
   size_t quantize_steps = 0;  // Float16 -> Int8 steps added in front of them
   size_t int8_tensors = 0;    // activations stored as Int8 between INT8 convs
   std::vector<std::string> kept_fp16;  // convs left in Float16, each with the reason

@@ -144,8 +144,10 @@ Int8Report measure_int8_error(const std::vector<uint8_t>& fp32_plan,
   }
   Int8Report report;
   report.samples = count;
-  for (const Int8Step& s : steps) report.rows.push_back({s.step, s.output, s.y_scale, snr_db(total[s.output])});
-  for (const std::string& o : outputs) report.rows.push_back({"(output)", o, 0.f, snr_db(total[o])});
+  for (const Int8Step& s : steps)
+    report.rows.push_back({s.step, s.output, s.y_scale, snr_db(total[s.output])});
+  for (const std::string& o : outputs)
+    report.rows.push_back({"(output)", o, 0.f, snr_db(total[o])});
   return report;
 }
 
@@ -180,7 +182,8 @@ std::string int8_report_json(const Int8Report& r) {
     char snr[32];
     std::snprintf(snr, sizeof snr, "%.3f", row.snr_db);
     out += cat(i ? ", " : "", "{\"step\": ", quoted(row.step), ", \"tensor\": ", quoted(row.tensor),
-               ", \"scale\": ", row.scale, ", \"snr_db\": ", std::isfinite(row.snr_db) ? snr : "null",
+               ", \"scale\": ", row.scale,
+               ", \"snr_db\": ", std::isfinite(row.snr_db) ? snr : "null",
                "}");
   }
   return out + "]}\n";

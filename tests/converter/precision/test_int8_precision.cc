@@ -93,7 +93,7 @@ TEST(Int8Precision, ConvsRunInInt8AndTheOutputStaysCloseToFloat32) {
   options.amax = calibrate(calib);
   Int8Summary summary;
   const std::vector<uint8_t> plan = int8_cpu_plan(net(false).bytes(), options, &summary);
-  EXPECT_EQ(summary.int8_steps, 4u);
+  EXPECT_EQ(summary.steps.size(), 4u);
   EXPECT_EQ(summary.quantize_steps, 1u);  // x; the convs hand Int8 tensors to each other
   EXPECT_EQ(summary.int8_tensors, 3u);    // r1, r2, r3 (conv4 writes Float32 for the pooling)
   EXPECT_THAT(summary.kept_fp16, ::testing::IsEmpty());
@@ -125,7 +125,7 @@ TEST(Int8Precision, ExcludedAndUncalibratedConvsStayFloat) {
   options.amax.erase("c4");  // conv4's output has no range
   Int8Summary summary;
   (void)int8_cpu_plan(net(false).bytes(), options, &summary);
-  EXPECT_EQ(summary.int8_steps, 2u);  // conv1 and the fused conv3
+  EXPECT_EQ(summary.steps.size(), 2u);  // conv1 and the fused conv3
   ASSERT_EQ(summary.kept_fp16.size(), 2u);
   EXPECT_THAT(summary.kept_fp16[0], ::testing::HasSubstr("excluded"));
   EXPECT_THAT(summary.kept_fp16[1], ::testing::HasSubstr("not calibrated"));
