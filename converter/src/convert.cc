@@ -7,6 +7,7 @@
 #include "converter/src/calibrate/calibrate.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/precision/int8_precision.h"
+#include "converter/src/precision/int8_error.h"
 #include "converter/src/precision/int8_report.h"
 #include "converter/src/lower/gpu_lower.h"
 #include "converter/src/lower/lower.h"
@@ -26,34 +27,45 @@ std::string dims_text(const Shape& shape) {
   return s;
 }
 
-// A CPU plan of the GPU pipeline up to its Float16 pass (NHWC layout, and the INT8 pass with
-// `int8`): the CPU twins run it, so the INT8 report compares INT8 with FP32 on the same tensors.
-std::vector<uint8_t> nhwc_cpu_plan(PlanDraft draft, const Int8Options* int8) {
-  gpu_layout(&draft);
-  if (int8 != nullptr) (void)int8_precision(&draft, *int8);
-  concat_in_place(&draft);
-  remove_unused_tensors(&draft);
-  alias_views(&draft);
-  assign_memory(&draft);
-  return serialize_plan(draft, TargetDesc{}, PlanMetadata{});
-}
-
-// The INT8 report (precision/int8_report.h) over the calibration set's first samples.
-void int8_report(const PlanDraft& lowered, const Int8Options& int8, const Int8Summary& summary,
-                 const ConvertOptions& options, ConvertResult* result) {
-  const std::vector<uint8_t> fp32 = nhwc_cpu_plan(lowered, nullptr);
-  const std::vector<uint8_t> quantized = nhwc_cpu_plan(lowered, &int8);
+// The calibration samples the INT8 error measurements run on (the model's float32 inputs).
+CalibrationSet error_samples(const PlanDraft& lowered, const ConvertOptions& options) {
+  if (options.calibration.dir.empty())
+    fail("--int8-report and --int8-max-error measure on calibration samples: give --calib DIR");
   std::vector<CalibrationInput> inputs;
   for (const DraftBinding& b : lowered.inputs) {
     const DraftTensor& t = lowered.tensors[b.tensor];
     if (t.dtype != DataType::kFloat32)
-      fail("the INT8 report takes float32 inputs; input '", b.name, "' is ", dtype_name(t.dtype));
+      fail("the INT8 error measurements take float32 inputs; input '", b.name, "' is ",
+           dtype_name(t.dtype));
     inputs.push_back({b.name, JP_FLOAT32, t.shape});
   }
-  const CalibrationSet set(options.calibration.dir, inputs,
-                           parse_preprocess(options.calibration.preprocess));
-  const Int8Report report = measure_int8_error(
-      fp32, quantized, set, summary.steps, static_cast<size_t>(options.int8_report_samples));
+  return CalibrationSet(options.calibration.dir, inputs,
+                        parse_preprocess(options.calibration.preprocess));
+}
+
+// --int8-max-error and --int8-report on the lowered draft: the first may add steps to
+// int8->exclude, the second describes the plan that results.
+void measure_int8(const PlanDraft& lowered, const ConvertOptions& options, Int8Options* int8,
+                  ConvertResult* result) {
+  const CalibrationSet set = error_samples(lowered, options);
+  const Int8ErrorMeter meter(lowered, set, static_cast<size_t>(options.int8_error_samples));
+  Int8Report report;
+  if (options.int8_max_error > 0.0) {
+    Int8Summary first;
+    (void)nhwc_draft(lowered, int8, &first);
+    const Int8Fallback f = fit_int8_error(meter, options.int8_max_error, first.steps, int8);
+    result->summary.int8_error_before = f.error_before;
+    result->summary.int8_error_after = f.error_after;
+    result->summary.moved_fp16 = f.moved;
+    report.moved = f.moved;
+    report.max_error = options.int8_max_error;
+  }
+  if (!options.int8_report) return;
+  Int8Summary summary;
+  const std::vector<uint8_t> plan = nhwc_cpu_plan(lowered, int8, &summary);
+  Int8Report measured = measure_int8_error(meter, plan, *int8, summary.steps);
+  report.samples = measured.samples;
+  report.rows = std::move(measured.rows);
   result->int8_report_table = format_int8_report(report);
   result->int8_report_json = int8_report_json(report);
 }
@@ -65,8 +77,6 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   const Target target = find_target(options.target);
   const bool gpu = target.plan.backend == fb::Backend::CUDA;
   const bool int8 = options.precision == Precision::kInt8;
-  if (int8 && !gpu)
-    fail("--precision int8 is for GPU targets; target ", target.plan.name, " runs Float32");
   // Calibration first: its errors (a bad sample, a cache of another model) come before any
   // other work, and it converts and runs the model's FP32 CPU plan on its own.
   CalibrationResult calibration;
@@ -88,16 +98,19 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   PlanDraft draft = lower(g);
   if (gpu) gpu_check_tensors(draft);
   drop_empty_steps(&draft);
+  ConvertResult result;
   Int8Summary int8_summary;
   Int8Options int8_options;
   int8_options.amax = calibration.amax;
   int8_options.exclude.insert(options.int8_exclude.begin(), options.int8_exclude.end());
-  // The lowered draft, for the INT8 report's CPU plans (its weights stay the graph's).
-  const PlanDraft lowered = int8 && options.int8_report_samples > 0 ? draft : PlanDraft{};
-  if (gpu) {
-    gpu_layout(&draft);
-    if (int8) int8_summary = int8_precision(&draft, int8_options);
-    gpu_precision(&draft);
+  if (int8 && (options.int8_report || options.int8_max_error > 0.0))
+    measure_int8(draft, options, &int8_options, &result);
+  // INT8 plans are channels_last around the convs on the CPU target as well (the INT8 CPU
+  // twins' layout, as on the GPU); the GPU's other steps then go to Float16.
+  if (gpu || int8) gpu_layout(&draft);
+  if (int8) int8_summary = int8_precision(&draft, int8_options);
+  if (gpu) gpu_precision(&draft);
+  if (gpu || int8) {
     concat_in_place(&draft);
     remove_unused_tensors(&draft);
   }
@@ -116,11 +129,14 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
     metadata.options["precision"] = "int8";
     metadata.options["calibration.method"] = method_name(calibration.method, calibration.percentile);
     for (const std::string& name : options.int8_exclude) metadata.options["int8_exclude." + name] = "1";
+    if (options.int8_max_error > 0.0) {
+      metadata.options["int8_max_error"] = cat(options.int8_max_error);
+      metadata.options["int8_error_samples"] = cat(options.int8_error_samples);
+    }
   }
 
   if (gpu && options.select_kernels) gpu_select(&draft, target, metadata);
 
-  ConvertResult result;
   result.plan = serialize_plan(draft, target.plan, metadata);
   result.summary.steps = draft.steps.size();
   result.summary.tensors = draft.tensors.size();
@@ -134,11 +150,6 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.kept_fp16 = int8_summary.kept_fp16;
   result.summary.calibration_samples = calibration.samples;
   result.summary.calibration_from_cache = calibration.from_cache;
-  if (int8 && options.int8_report_samples > 0) {
-    if (options.calibration.dir.empty())
-      fail("the INT8 report (--int8-report) runs on calibration samples: give --calib DIR");
-    int8_report(lowered, int8_options, int8_summary, options, &result);
-  }
   return result;
 }
 
@@ -211,8 +222,15 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
               " Int8 tensors between them, ", s.quantize_steps, " quantize steps; calibration ",
               s.calibration_from_cache ? "from the cache" : "over ",
               s.calibration_from_cache ? "" : cat(s.calibration_samples, " samples"));
-  if (!s.kept_fp16.empty()) line += cat("\nconvs kept in FP16 (", s.kept_fp16.size(), "):");
+  if (!s.kept_fp16.empty()) line += cat("\nconvs kept in float (", s.kept_fp16.size(), "):");
   for (const std::string& k : s.kept_fp16) line += "\n  " + k;
+  if (s.int8_error_before > 0.0) {
+    char errors[96];
+    std::snprintf(errors, sizeof errors, "%.4g -> %.4g", s.int8_error_before, s.int8_error_after);
+    line += cat("\n--int8-max-error: worst output's relative RMS error ", errors, ", ",
+                s.moved_fp16.size(), " steps moved back to float", s.moved_fp16.empty() ? "" : ":");
+    for (const std::string& m : s.moved_fp16) line += "\n  " + m;
+  }
   return line;
 }
 

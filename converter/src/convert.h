@@ -28,16 +28,25 @@ struct ConvertOptions {
   // CUDA targets: false skips kernel selection, leaving steps without kernels (a plan the
   // runtime refuses): for tests of the layout and precision passes alone. Not in the metadata.
   bool select_kernels = true;
-  // CUDA targets: the precision of the plan's steps. kInt8 quantizes with the amax of each
-  // tensor from post-training calibration (calibrate/calibrate.h, run with `calibration`).
+  // The precision of the plan's steps. kInt8 quantizes with the amax of each tensor from
+  // post-training calibration (calibrate/calibrate.h, run with `calibration`). On a CUDA target
+  // the other steps run in Float16; on the CPU target they run in Float32, channels_last around
+  // the convs, and the INT8 convs with the GPU kernels' integer arithmetic (the CPU twins): the
+  // INT8 reference plan, for checking a quantized model's accuracy on a workstation.
   enum class Precision { kFp16, kInt8 };
   Precision precision = Precision::kFp16;
   CalibrationOptions calibration;  // --calib*: read only when precision is kInt8
   // kInt8: steps kept in Float16 (--int8-exclude NODE): a step's or an ONNX node's name.
   std::vector<std::string> int8_exclude;
-  // kInt8 with calibration samples: measure each INT8 step's error against FP32 on this many
-  // of them (--int8-report; precision/int8_report.h). 0: no report. Not in the metadata.
-  int int8_report_samples = 0;
+  // kInt8 with calibration samples: measure each INT8 step's error against FP32 and its share
+  // of the output error (--int8-report; precision/int8_report.h). Not in the metadata.
+  bool int8_report = false;
+  // kInt8: the largest relative RMS error of any graph output against FP32 (--int8-max-error;
+  // precision/int8_error.h); the steps with the largest shares go back to FP16 until it holds.
+  // 0: no bound.
+  double int8_max_error = 0.0;
+  // How many calibration samples the report and the error bound measure on (the first ones).
+  int int8_error_samples = 8;
 };
 // ConvertOptions::Precision by its short name.
 using Precision = ConvertOptions::Precision;
@@ -53,12 +62,16 @@ struct ConvertSummary {
   size_t int8_steps = 0, quantize_steps = 0, int8_tensors = 0, calibration_samples = 0;
   bool calibration_from_cache = false;
   std::vector<std::string> kept_fp16;  // convs left in Float16, each with the reason
+  // With int8_max_error: the worst output's relative RMS error before and after the steps in
+  // `moved_fp16` (largest share first) went back to FP16.
+  double int8_error_before = 0.0, int8_error_after = 0.0;
+  std::vector<std::string> moved_fp16;
 };
 
 struct ConvertResult {
   std::vector<uint8_t> plan;  // a complete .jplan file
   ConvertSummary summary;
-  // With int8_report_samples: the INT8 error report as a table and as JSON; empty otherwise.
+  // With int8_report: the INT8 error report as a table and as JSON; empty otherwise.
   std::string int8_report_table, int8_report_json;
 };
 

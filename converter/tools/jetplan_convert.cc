@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -45,7 +46,9 @@ constexpr const char* kUsage =
     "                        each step's CUDA kernel and launch configuration\n"
     "  --precision fp16|int8 the precision of a GPU plan's steps (default fp16). int8\n"
     "                        quantizes with scales from post-training calibration: it needs\n"
-    "                        --calib DIR, or a --calib-cache that exists\n"
+    "                        --calib DIR, or a --calib-cache that exists. With --target cpu,\n"
+    "                        int8 writes the INT8 reference plan: the INT8 convs with the GPU\n"
+    "                        kernels' integer arithmetic, everything else in float32\n"
     "  --calib DIR           int8: the calibration set: .npy files (one sample each), images\n"
     "                        (.png .jpg .jpeg .bmp) or one folder per sample holding\n"
     "                        <input>.npy for each input; read in order of file name\n"
@@ -61,8 +64,13 @@ constexpr const char* kUsage =
     "  --calib-samples N     use only the first N samples (default: all)\n"
     "  --int8-exclude NODE   int8: keep the steps of ONNX node NODE in FP16 (repeatable)\n"
     "  --int8-report FILE    int8: measure each INT8 step's error against FP32 on calibration\n"
-    "                        samples (SNR), print the table and write it to FILE as JSON\n"
-    "  --int8-report-samples N  how many samples the report runs (default 8)\n"
+    "                        samples (SNR, share of the output error), print the table and\n"
+    "                        write it to FILE as JSON\n"
+    "  --int8-max-error E    int8: move the INT8 steps with the largest shares of the output\n"
+    "                        error back to float until every output's relative RMS error\n"
+    "                        against FP32 is at most E (e.g. 0.02; SNR >= -20 log10 E dB)\n"
+    "  --int8-error-samples N  how many calibration samples the report and the bound\n"
+    "                        measure on (default 8)\n"
     "  --list-ops            print the table of ONNX ops jetplan supports (markdown, the\n"
     "                        contents of converter/SUPPORTED_OPS.md) and exit\n"
     "  -h, --help            print this help\n"
@@ -78,7 +86,6 @@ struct Args {
   ConvertOptions options;
   std::vector<std::string> calibration_options;  // the --calib* options given, for messages
   std::string int8_report;                        // --int8-report FILE
-  int int8_report_samples = 8;
 };
 
 int positive_count(const std::string& option, const std::string& text) {
@@ -134,7 +141,7 @@ bool parse_calibration_option(Is is, Value value,
   return true;
 }
 
-// int8 is for GPU targets and needs calibration data or a cache; --calib* needs int8.
+// int8 needs calibration data or a cache; --calib* needs int8.
 void check_precision(const Args& args) {
   using jetplan::converter::Precision;
   const jetplan::converter::CalibrationOptions& c = args.options.calibration;
@@ -143,10 +150,6 @@ void check_precision(const Args& args) {
       throw UsageError{args.calibration_options.front() + " is for --precision int8"};
     }
     return;
-  }
-  if (args.options.target == "cpu") {
-    throw UsageError{"--precision int8 is for GPU targets (--target orin-agx, ...): CPU plans "
-                     "compute in float32"};
   }
   struct stat st {};
   const bool have_cache = !c.cache_path.empty() && stat(c.cache_path.c_str(), &st) == 0;
@@ -245,10 +248,21 @@ bool parse_args(int argc, char** argv, Args* args) {
     } else if (is("--int8-report")) {
       args->int8_report = value("--int8-report");
       if (args->int8_report.empty()) throw UsageError{"--int8-report needs a file"};
+      args->options.int8_report = true;
       args->calibration_options.push_back("--int8-report");
-    } else if (is("--int8-report-samples")) {
-      args->int8_report_samples = positive_count("--int8-report-samples", value("--int8-report-samples"));
-      args->calibration_options.push_back("--int8-report-samples");
+    } else if (is("--int8-error-samples")) {
+      args->options.int8_error_samples =
+          positive_count("--int8-error-samples", value("--int8-error-samples"));
+      args->calibration_options.push_back("--int8-error-samples");
+    } else if (is("--int8-max-error")) {
+      const std::string text = value("--int8-max-error");
+      char* end = nullptr;
+      const double e = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(e > 0.0 && e < 1.0))
+        throw UsageError{"--int8-max-error '" + text + "': expected a number between 0 and 1 "
+                         "(a relative RMS error, e.g. 0.02)"};
+      args->options.int8_max_error = e;
+      args->calibration_options.push_back("--int8-max-error");
     } else if (is("--int8-exclude")) {
       const std::string node = value("--int8-exclude");
       if (node.empty()) throw UsageError{"--int8-exclude needs a node name"};
@@ -338,7 +352,6 @@ int main(int argc, char** argv) {
   try {
     const std::string model = read_file(args.model);
     args.options.model_dir = dir_name(args.model);
-    if (!args.int8_report.empty()) args.options.int8_report_samples = args.int8_report_samples;
     jetplan::converter::ConvertResult result;
     try {
       result = jetplan::converter::convert_onnx(model, base_name(args.model), args.options);

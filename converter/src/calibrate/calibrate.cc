@@ -185,11 +185,7 @@ CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions
   cpu.precision = Precision::kFp16;
   cpu.calibration = CalibrationOptions{};
   const ConvertResult converted = convert_onnx(model_bytes, "calibration.onnx", cpu);
-  jp_plan* raw_plan = nullptr;
-  check_runtime(jp_plan_load_buffer(converted.plan.data(), converted.plan.size(), JP_LOAD_COPY,
-                                   &raw_plan),
-                "calibration: loading the FP32 CPU plan");
-  const PlanPtr plan(raw_plan);
+  const PlanPtr plan = load_plan(converted.plan, "calibration: loading the FP32 CPU plan");
   const std::vector<jp_tensor_desc> inputs = plan_inputs(plan.get());
   std::vector<CalibrationInput> set_inputs;
   for (const jp_tensor_desc& d : inputs) {

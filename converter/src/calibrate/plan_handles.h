@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "converter/src/ir/error.h"
 
@@ -23,6 +24,13 @@ using ContextPtr = std::unique_ptr<jp_context, ContextDeleter>;
 // Throws ConvertError "<what>: <status>: <the runtime's message>" unless status is JP_OK.
 inline void check_runtime(jp_status status, const std::string& what) {
   if (status != JP_OK) fail(what, ": ", jp_status_string(status), ": ", jp_last_error());
+}
+
+// Loads a plan the converter just made (a copy of `bytes`); throws as check_runtime with `what`.
+inline PlanPtr load_plan(const std::vector<uint8_t>& bytes, const std::string& what) {
+  jp_plan* plan = nullptr;
+  check_runtime(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), what);
+  return PlanPtr(plan);
 }
 
 }  // namespace jetplan::converter

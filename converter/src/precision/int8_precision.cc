@@ -219,7 +219,10 @@ class Int8Pass {
     }
     s.inputs = std::move(inputs);
     if (int8_[y]) s.op.y_scale = amax(y) / kQMax;
-    summary_.steps.push_back({s.name, t(y).name, s.op.y_scale});
+    std::string op = s.op.has_residual ? "Conv+Add" : "Conv";
+    if (s.op.act.kind != fb::ActivationKind::None)
+      op = op + "+" + fb::EnumNameActivationKind(s.op.act.kind);
+    summary_.steps.push_back({s.name, t(y).name, s.op.y_scale, std::move(op)});
   }
 
   PlanDraft& d_;

@@ -28,11 +28,12 @@ struct Int8Options {
   std::set<std::string> exclude;
 };
 
-// One INT8 step the pass made: its name, its output tensor's name and that output's scale (0
-// where the step writes Float16).
+// One INT8 step the pass made: its name, its output tensor's name, that output's scale (0 where
+// the step writes Float16) and its op.
 struct Int8Step {
   std::string step, output;
   float y_scale = 0.f;
+  std::string op;  // what it computes, e.g. "Conv+Add+Relu" (the fused residual and activation)
 };
 
 // What the pass did, for the converter's report.

@@ -16,16 +16,6 @@
 namespace jetplan::converter {
 namespace {
 
-void check(jp_status status, const std::string& what) {
-  check_runtime(status, "INT8 report: " + what);
-}
-
-PlanPtr load(const std::vector<uint8_t>& bytes, const char* which) {
-  jp_plan* plan = nullptr;
-  check(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), which);
-  return PlanPtr(plan);
-}
-
 // The values of the watched tensors one run wrote, as float (Int8 ones times their scale).
 struct Capture {
   const std::map<std::string, float>* watched = nullptr;  // name -> Int8 scale (0: a float)
@@ -53,54 +43,46 @@ void observe(void* user, int32_t, const char* name, jp_dtype dtype, const int64_
   }
 }
 
-// One thread's half of the work: its own contexts, samples t, t + threads, ...; sums of ref^2 and
-// (int8 - ref)^2 per tensor.
-struct Sums {
-  std::map<std::string, std::pair<double, double>> by_tensor;
-  std::string error;
-};
+// Sample i through both plans: per watched tensor, sum ref^2 and sum (int8 - ref)^2.
+using Sums = std::map<std::string, std::pair<double, double>>;
 
-void run_samples(const jp_plan* fp32, const jp_plan* int8, const CalibrationSet& set,
-                 const std::map<std::string, float>& watched, size_t first, size_t step,
-                 size_t count, Sums* sums) {
-  try {
-    jp_context* a = nullptr;
-    jp_context* b = nullptr;
-    check(jp_context_create(fp32, nullptr, &a), "a context of the FP32 plan");
-    ContextPtr ca(a);
-    check(jp_context_create(int8, nullptr, &b), "a context of the INT8 plan");
-    ContextPtr cb(b);
-    Capture ref, got;
-    ref.watched = got.watched = &watched;
-    check(jp_context_set_step_observer(a, observe, &ref), "observing the FP32 plan");
-    check(jp_context_set_step_observer(b, observe, &got), "observing the INT8 plan");
-    for (size_t i = first; i < count; i += step) {
-      const std::vector<std::vector<uint8_t>> inputs = set.load(i);
-      for (size_t k = 0; k < inputs.size(); ++k) {
-        // Both plans bind their inputs in the draft's order, the set's order.
-        const auto index = static_cast<int32_t>(k);
-        const std::string& name = set.inputs()[k].name;
-        check(jp_context_set_input(a, index, inputs[k].data(), inputs[k].size()), name);
-        check(jp_context_set_input(b, index, inputs[k].data(), inputs[k].size()), name);
-      }
-      check(jp_context_run(a), "running the FP32 plan on " + set.sample_path(i));
-      check(jp_context_run(b), "running the INT8 plan on " + set.sample_path(i));
-      for (const auto& [name, want] : ref.values) {
-        const auto it = got.values.find(name);
-        if (it == got.values.end() || it->second.size() != want.size()) continue;
-        auto& [signal, noise] = sums->by_tensor[name];
-        for (size_t e = 0; e < want.size(); ++e) {
-          const double d = double(it->second[e]) - want[e];
-          signal += double(want[e]) * want[e];
-          noise += d * d;
-        }
-      }
-    }
-  } catch (const ConvertError& e) {
-    sums->error = e.what();
-  } catch (const std::exception& e) {  // out of memory: reported, not a terminate in a thread
-    sums->error = cat("INT8 report: ", e.what());
+Sums run_sample(const jp_plan* fp32, const jp_plan* int8, const CalibrationSet& set,
+                const std::map<std::string, float>& watched, size_t i) {
+  auto check = [](jp_status status, const std::string& what) {
+    check_runtime(status, "INT8 report: " + what);
+  };
+  jp_context* a = nullptr;
+  jp_context* b = nullptr;
+  check(jp_context_create(fp32, nullptr, &a), "a context of the FP32 plan");
+  const ContextPtr ca(a);
+  check(jp_context_create(int8, nullptr, &b), "a context of the INT8 plan");
+  const ContextPtr cb(b);
+  Capture ref, got;
+  ref.watched = got.watched = &watched;
+  check(jp_context_set_step_observer(a, observe, &ref), "observing the FP32 plan");
+  check(jp_context_set_step_observer(b, observe, &got), "observing the INT8 plan");
+  const std::vector<std::vector<uint8_t>> inputs = set.load(i);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    // Both plans bind their inputs in the draft's order, the set's order.
+    const auto index = static_cast<int32_t>(k);
+    const std::string& name = set.inputs()[k].name;
+    check(jp_context_set_input(a, index, inputs[k].data(), inputs[k].size()), name);
+    check(jp_context_set_input(b, index, inputs[k].data(), inputs[k].size()), name);
   }
+  check(jp_context_run(a), "running the FP32 plan on " + set.sample_path(i));
+  check(jp_context_run(b), "running the INT8 plan on " + set.sample_path(i));
+  Sums sums;
+  for (const auto& [name, want] : ref.values) {
+    const auto it = got.values.find(name);
+    if (it == got.values.end() || it->second.size() != want.size()) continue;
+    auto& [signal, noise] = sums[name];
+    for (size_t e = 0; e < want.size(); ++e) {
+      const double d = double(it->second[e]) - want[e];
+      signal += double(want[e]) * want[e];
+      noise += d * d;
+    }
+  }
+  return sums;
 }
 
 double snr_db(const std::pair<double, double>& s) {
@@ -110,59 +92,65 @@ double snr_db(const std::pair<double, double>& s) {
 
 }  // namespace
 
-Int8Report measure_int8_error(const std::vector<uint8_t>& fp32_plan,
-                              const std::vector<uint8_t>& int8_plan, const CalibrationSet& set,
-                              const std::vector<Int8Step>& steps, size_t max_samples) {
-  const PlanPtr fp32 = load(fp32_plan, "loading the FP32 CPU plan");
-  const PlanPtr int8 = load(int8_plan, "loading the INT8 CPU plan");
+Int8Report measure_int8_error(const Int8ErrorMeter& meter, const std::vector<uint8_t>& int8_plan,
+                              const Int8Options& options, const std::vector<Int8Step>& steps) {
+  const PlanPtr fp32 = load_plan(meter.fp32_plan(), "INT8 report: loading the FP32 CPU plan");
+  const PlanPtr int8 = load_plan(int8_plan, "INT8 report: loading the INT8 CPU plan");
   std::map<std::string, float> watched;
   for (const Int8Step& s : steps) watched[s.output] = s.y_scale;
-  std::vector<std::string> outputs;
-  for (int32_t i = 0; i < jp_plan_num_outputs(int8.get()); ++i) {
-    jp_tensor_desc d;
-    check(jp_plan_output_desc(int8.get(), i, &d), "the INT8 plan's outputs");
-    outputs.push_back(d.name);
-    watched.emplace(d.name, 0.f);
-  }
-  const size_t count = max_samples > 0 ? std::min(max_samples, set.size()) : set.size();
-  const size_t threads =
-      std::max<size_t>(1, std::min<size_t>(count, std::thread::hardware_concurrency()));
-  std::vector<Sums> sums(threads);
-  std::vector<std::thread> workers;
-  for (size_t t = 0; t < threads; ++t) {
-    workers.emplace_back(run_samples, fp32.get(), int8.get(), std::cref(set), std::cref(watched),
-                         t, threads, count, &sums[t]);
-  }
-  for (std::thread& w : workers) w.join();
-  std::map<std::string, std::pair<double, double>> total;
-  for (const Sums& s : sums) {
-    if (!s.error.empty()) throw ConvertError(s.error);
-    for (const auto& [name, v] : s.by_tensor) {
+  for (const std::string& o : meter.output_names()) watched.emplace(o, 0.f);
+  // Per sample, added up in sample order: the numbers do not depend on the thread count.
+  std::vector<Sums> per_sample(meter.samples());
+  parallel_for(meter.samples(), 0, [&](size_t i) {
+    per_sample[i] = run_sample(fp32.get(), int8.get(), meter.set(), watched, i);
+  });
+  Sums total;
+  for (const Sums& sample : per_sample) {
+    for (const auto& [name, v] : sample) {
       total[name].first += v.first;
       total[name].second += v.second;
     }
   }
+  std::vector<double> noise;  // the outputs' relative noise power, as Int8ErrorMeter has it
+  for (const std::string& o : meter.output_names()) {
+    const auto& [signal, err] = total[o];
+    noise.push_back(err == 0.0 ? 0.0 : signal == 0.0 ? INFINITY : err / signal);
+  }
+  const std::vector<double> shares = meter.shares(options, steps, noise);
   Int8Report report;
-  report.samples = count;
-  for (const Int8Step& s : steps)
-    report.rows.push_back({s.step, s.output, s.y_scale, snr_db(total[s.output])});
-  for (const std::string& o : outputs)
-    report.rows.push_back({"(output)", o, 0.f, snr_db(total[o])});
+  report.samples = meter.samples();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Int8Step& s = steps[i];
+    report.rows.push_back({s.step, s.op, s.output, s.y_scale, snr_db(total[s.output]), shares[i]});
+  }
+  for (const std::string& o : meter.output_names())
+    report.rows.push_back({"(output)", "", o, 0.f, snr_db(total[o]), -1.0});
   return report;
 }
 
 std::string format_int8_report(const Int8Report& r) {
   std::string out = cat("INT8 error against FP32 over ", r.samples,
-                        " calibration samples (SNR of each INT8 step's output, errors of the "
-                        "steps before it included):\n");
+                        " calibration samples. SNR: of each INT8 step's output, errors of the "
+                        "steps before it included;\nshare: of the graph outputs' error, measured "
+                        "by moving the step alone back to float.\n");
   char line[512];
-  std::snprintf(line, sizeof line, "  %-56s %-10s %8s\n", "step", "out scale", "SNR dB");
+  std::snprintf(line, sizeof line, "  %-48s %-16s %-12s %8s %7s\n", "step", "op", "out scale",
+                "SNR dB", "share");
   out += line;
   for (const Int8ReportRow& row : r.rows) {
-    const std::string name = row.step == "(output)" ? "output " + row.tensor : row.step;
-    std::snprintf(line, sizeof line, "  %-56.56s %-10s %8.1f\n", name.c_str(),
-                  row.scale > 0.f ? cat(row.scale).c_str() : "float", row.snr_db);
+    const bool output = row.step == "(output)";
+    const std::string name = output ? "output " + row.tensor : row.step;
+    const std::string share = output ? "" : cat(std::lround(row.share * 1000) / 10.0, "%");
+    std::snprintf(line, sizeof line, "  %-48.48s %-16.16s %-12s %8.1f %7s\n", name.c_str(),
+                  row.op.c_str(), row.scale > 0.f ? cat(row.scale).c_str() : "float", row.snr_db,
+                  share.c_str());
     out += line;
+  }
+  if (r.max_error > 0.0) {
+    out += cat("--int8-max-error ", r.max_error, ": ", r.moved.size(),
+               " steps moved back to float", r.moved.empty() ? "" : ":");
+    for (const std::string& m : r.moved) out += " " + m;
+    out += "\n";
   }
   return out;
 }
@@ -176,16 +164,22 @@ std::string int8_report_json(const Int8Report& r) {
     }
     return q + "\"";
   };
+  auto number = [](double v) {  // JSON has no infinity or NaN
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", v);
+    return std::isfinite(v) ? std::string(text) : std::string("null");
+  };
   std::string out = cat("{\"samples\": ", r.samples, ", \"steps\": [");
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const Int8ReportRow& row = r.rows[i];
-    char snr[32];
-    std::snprintf(snr, sizeof snr, "%.3f", row.snr_db);
-    out += cat(i ? ", " : "", "{\"step\": ", quoted(row.step), ", \"tensor\": ", quoted(row.tensor),
-               ", \"scale\": ", row.scale,
-               ", \"snr_db\": ", std::isfinite(row.snr_db) ? snr : "null",
-               "}");
+    out += cat(i ? ", " : "", "{\"step\": ", quoted(row.step), ", \"op\": ", quoted(row.op),
+               ", \"tensor\": ", quoted(row.tensor), ", \"scale\": ", row.scale,
+               ", \"snr_db\": ", number(row.snr_db),
+               ", \"share\": ", row.share < 0.0 ? "null" : number(row.share), "}");
   }
+  out += "], \"max_error\": " + (r.max_error > 0.0 ? number(r.max_error) : "null") +
+         ", \"moved_to_fp16\": [";
+  for (size_t i = 0; i < r.moved.size(); ++i) out += cat(i ? ", " : "", quoted(r.moved[i]));
   return out + "]}\n";
 }
 

@@ -6,35 +6,41 @@
 // names and layouts, and the CPU twins compute the INT8 steps with the GPU's arithmetic. Each
 // step's SNR is 10 log10(sum ref^2 / sum (int8 - ref)^2) over the samples, the INT8 side's Int8
 // tensors dequantized with their scale. A step's SNR includes the error of every INT8 step
-// before it; the table shows where the output's error comes from as it grows.
+// before it; the table shows where the output's error comes from as it grows. Each step's share
+// of the output error is measured by leaving it out (precision/int8_error.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "converter/src/calibrate/calib_data.h"
+#include "converter/src/precision/int8_error.h"
 #include "converter/src/precision/int8_precision.h"
 
 namespace jetplan::converter {
 
 struct Int8ReportRow {
   std::string step;    // the INT8 step, or "(output)" for a graph output
+  std::string op;      // the step's op ("Conv+Add+Relu"); empty for an output
   std::string tensor;  // what it writes
   float scale = 0.f;   // its Int8 output's scale; 0 where it writes a float tensor
   double snr_db = 0.0;
+  double share = -1.0;  // its share of the output error in [0, 1]; -1 for an output
 };
 
 struct Int8Report {
   size_t samples = 0;
   std::vector<Int8ReportRow> rows;  // the INT8 steps in plan order, then the graph outputs
+  std::vector<std::string> moved;  // steps --int8-max-error moved back to FP16 (not in rows)
+  double max_error = 0.0;          // its bound (0: not given)
 };
 
-// Runs `fp32_plan` and `int8_plan` (CPU plans, see above) on the first `max_samples` samples of
-// `set` (all when 0), one pair of contexts per thread. `steps`: the INT8 steps the pass made.
-// Throws ConvertError when a plan does not load or run.
-Int8Report measure_int8_error(const std::vector<uint8_t>& fp32_plan,
-                              const std::vector<uint8_t>& int8_plan, const CalibrationSet& set,
-                              const std::vector<Int8Step>& steps, size_t max_samples);
+// Runs the meter's FP32 plan and `int8_plan` (CPU plans of the draft the meter has, made with
+// `options`, whose pass reported `steps`) on the meter's samples, one pair of contexts per
+// thread, and measures each step's share of the output error. Throws ConvertError when a plan
+// does not load or run.
+Int8Report measure_int8_error(const Int8ErrorMeter& meter, const std::vector<uint8_t>& int8_plan,
+                              const Int8Options& options, const std::vector<Int8Step>& steps);
 
 // The report as a terminal table (one line a row) and as JSON.
 std::string format_int8_report(const Int8Report& report);

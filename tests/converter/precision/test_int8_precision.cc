@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <jetplan/jetplan.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -144,8 +145,9 @@ ConvertOptions int8_h100(const std::string& dir, uint32_t count, uint32_t seed) 
   return options;
 }
 
-// A GPU plan: the runtime's loader is its contract (the CPU plan contract does not apply).
-ConvertResult convert_gpu(const ConvertOptions& options) {
+// A GPU plan, or an INT8 CPU plan (channels_last, Int8 convs): the runtime's loader is their
+// contract (the test suite's reading of the CPU plan contract covers NCHW float plans only).
+ConvertResult convert_int8(const ConvertOptions& options) {
   try {
     return convert_onnx(net(false).bytes(), "model.onnx", options);
   } catch (const ConvertError& e) {
@@ -158,7 +160,7 @@ ConvertResult convert_gpu(const ConvertOptions& options) {
 // H100. The plan loads (without a device) and names INT8 conv and quantize kernels.
 TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
   const ConvertOptions options = int8_h100(fresh_dir("calib"), 4, 300);
-  const ConvertResult r = convert_gpu(options);
+  const ConvertResult r = convert_int8(options);
   ASSERT_FALSE(r.plan.empty());
   EXPECT_TRUE(r.summary.int8);
   EXPECT_EQ(r.summary.int8_steps, 4u);
@@ -178,15 +180,16 @@ TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
       << jp_last_error();
   jp_plan_destroy(loaded);
   // The same inputs give the same bytes.
-  EXPECT_EQ(convert_gpu(options).plan, r.plan);
+  EXPECT_EQ(convert_int8(options).plan, r.plan);
 }
 
 // The INT8 report: every INT8 step and the output, with SNRs that say the steps are close to
 // FP32 and that the output's error is what the steps before it add up to, not noise.
 TEST(Int8Precision, ReportGivesEveryInt8StepItsSnr) {
   ConvertOptions options = int8_h100(fresh_dir("calib"), 3, 400);
-  options.int8_report_samples = 2;
-  const ConvertResult r = convert_gpu(options);
+  options.int8_report = true;
+  options.int8_error_samples = 2;
+  const ConvertResult r = convert_int8(options);
   EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("over 2 calibration samples"));
   EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("conv1"));
   EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("output logits"));
@@ -201,11 +204,119 @@ TEST(Int8Precision, ReportGivesEveryInt8StepItsSnr) {
   EXPECT_EQ(rows, 5u) << r.int8_report_json;
 }
 
-TEST(Int8Precision, CpuTargetsAreRefused) {
-  ConvertOptions options;
-  options.precision = Precision::kInt8;
-  options.calibration.dir = fresh_dir("unused");
-  EXPECT_THAT(convert_error(net(false), options), ::testing::HasSubstr("for GPU targets"));
+// The worst output's relative RMS error of `plan` against the FP32 plan over the inputs.
+double relative_rms_error(const std::vector<uint8_t>& plan, const std::vector<std::vector<float>>& inputs) {
+  const std::vector<uint8_t> fp32 = convert_ok(net(false)).plan;
+  double signal = 0, noise = 0;
+  for (const auto& input : inputs) {
+    const std::vector<float> want = float_outputs(run_plan(fp32, {input}))[0];
+    const std::vector<float> got = float_outputs(run_plan(plan, {input}))[0];
+    for (size_t i = 0; i < want.size(); ++i) {
+      signal += double(want[i]) * want[i];
+      noise += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    }
+  }
+  return std::sqrt(noise / signal);
+}
+
+// --target cpu --precision int8: the INT8 reference plan. It passes the CPU plan contract
+// (convert_ok), runs its convs as Int8 with the CPU twins and stays close to FP32.
+TEST(Int8Precision, CpuTargetWritesTheInt8ReferencePlan) {
+  ConvertOptions options = int8_h100(fresh_dir("calib"), 4, 500);
+  options.target = "cpu";
+  const ConvertResult r = convert_int8(options);
+  ASSERT_FALSE(r.plan.empty());
+  EXPECT_EQ(r.summary.int8_steps, 4u);
+  const fb::Plan* p = fb::GetPlan(r.plan.data());
+  EXPECT_EQ(p->target()->backend(), fb::Backend::CPU);
+  size_t int8_convs = 0;
+  for (const auto* s : *p->steps())
+    int8_convs += s->op() == fb::OpFamily::Conv &&
+                  p->tensors()->Get(s->inputs()->Get(0))->dtype() == fb::DType::Int8;
+  EXPECT_EQ(int8_convs, 4u);
+  std::vector<std::vector<float>> held_out;
+  for (uint32_t s = 0; s < 4; ++s) held_out.push_back(random_input(900 + s));
+  const double error = relative_rms_error(r.plan, held_out);
+  EXPECT_GT(error, 0.0);   // INT8 changes the numbers
+  EXPECT_LT(error, 0.06);  // SNR above 24 dB
+  EXPECT_EQ(convert_int8(options).plan, r.plan);  // byte-identical
+}
+
+// --int8-max-error: with a bound below the plan's error, the steps with the largest shares go
+// back to float until the error, measured here independently on the same samples, is under it;
+// with a bound above it nothing moves.
+TEST(Int8Precision, MaxErrorMovesTheWorstStepsBackToFloat) {
+  const std::string dir = fresh_dir("calib");
+  ConvertOptions options = int8_h100(dir, 6, 700);
+  options.target = "cpu";
+  options.int8_error_samples = 6;
+  std::vector<std::vector<float>> samples;
+  for (uint32_t s = 0; s < 6; ++s) samples.push_back(random_input(700 + s));
+  const double full = relative_rms_error(convert_int8(options).plan, samples);
+  ASSERT_GT(full, 0.0);
+
+  options.int8_max_error = full * 2;
+  const ConvertResult loose = convert_int8(options);
+  EXPECT_THAT(loose.summary.moved_fp16, ::testing::IsEmpty());
+  EXPECT_EQ(loose.summary.int8_steps, 4u);
+  EXPECT_NEAR(loose.summary.int8_error_before, full, full * 1e-3);
+
+  options.int8_max_error = full * 0.6;
+  const ConvertResult tight = convert_int8(options);
+  ASSERT_FALSE(tight.summary.moved_fp16.empty());
+  EXPECT_EQ(tight.summary.int8_steps + tight.summary.moved_fp16.size(), 4u);
+  const double after = relative_rms_error(tight.plan, samples);
+  EXPECT_LE(after, options.int8_max_error);
+  EXPECT_NEAR(tight.summary.int8_error_after, after, after * 1e-3 + 1e-12);
+  EXPECT_THAT(format_summary("p", tight.summary), ::testing::HasSubstr("steps moved back to float"));
+  // Every step moved: the plan is the FP32 one, error 0 (a bound no INT8 step can meet).
+  options.int8_max_error = 1e-9;
+  const ConvertResult none = convert_int8(options);
+  EXPECT_EQ(none.summary.int8_steps, 0u);
+  EXPECT_LT(relative_rms_error(none.plan, samples), 1e-5);  // NCHW and NHWC sum in other orders
+}
+
+// The report's shares: one per INT8 step, each in [0, 1], summing to 1; the step the bound moves
+// first is the one with the largest share.
+TEST(Int8Precision, ReportSharesSumToOneAndLeadTheFallback) {
+  ConvertOptions options = int8_h100(fresh_dir("calib"), 4, 800);
+  options.target = "cpu";
+  options.int8_report = true;
+  options.int8_error_samples = 4;
+  const ConvertResult r = convert_int8(options);
+  std::vector<double> shares;
+  std::vector<std::string> steps;
+  for (size_t at = 0; (at = r.int8_report_json.find("\"share\": ", at)) != std::string::npos;) {
+    at += 9;
+    if (r.int8_report_json.compare(at, 4, "null") == 0) continue;
+    shares.push_back(std::strtod(r.int8_report_json.c_str() + at, nullptr));
+    const size_t name = r.int8_report_json.rfind("{\"step\": \"", at) + 10;
+    steps.push_back(r.int8_report_json.substr(name, r.int8_report_json.find('"', name) - name));
+  }
+  ASSERT_EQ(shares.size(), 4u) << r.int8_report_json;
+  double sum = 0;
+  for (double v : shares) {
+    EXPECT_GE(v, 0.0);
+    EXPECT_LE(v, 1.0);
+    sum += v;
+  }
+  EXPECT_NEAR(sum, 1.0, 2e-3) << r.int8_report_table;  // printed with 4 digits
+  EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("Conv+Relu"));
+  const size_t worst = static_cast<size_t>(std::max_element(shares.begin(), shares.end()) - shares.begin());
+  options.int8_report = false;
+  options.int8_max_error = 1e-9;
+  const ConvertResult all = convert_int8(options);
+  ASSERT_FALSE(all.summary.moved_fp16.empty());
+  EXPECT_EQ(all.summary.moved_fp16[0], steps[worst]) << r.int8_report_table;
+}
+
+TEST(Int8Precision, ErrorMeasurementsNeedCalibrationSamples) {
+  ConvertOptions options = int8_h100(fresh_dir("calib"), 2, 900);
+  options.calibration.cache_path = fresh_dir("cache") + "/scales.cache";
+  (void)convert_int8(options);  // writes the cache
+  options.calibration.dir.clear();
+  options.int8_max_error = 0.01;
+  EXPECT_THAT(convert_error(net(false), options), ::testing::HasSubstr("give --calib DIR"));
 }
 
 }  // namespace

@@ -164,7 +164,6 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
   std::remove(missing_cache.c_str());
   const std::vector<std::pair<std::string, std::string>> cases = {
       {" --precision int4", "--precision 'int4': expected fp16 or int8"},
-      {" --precision int8 --calib /tmp", "--precision int8 is for GPU targets"},
       {" --target orin-agx --precision int8",
        "--precision int8 needs calibration data: --calib DIR"},
       {" --target orin-agx --precision int8 --calib-cache " + missing_cache,
@@ -183,8 +182,13 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
       {" --target orin-agx --precision int8 --calib /tmp --calib /tmp", "--calib given twice"},
       {" --target orin-agx --precision int8 --calib", "--calib needs a value"},
       {" --target orin-agx --int8-report r.json", "--int8-report is for --precision int8"},
-      {" --target orin-agx --precision int8 --calib /tmp --int8-report-samples 0",
-       "--int8-report-samples '0': expected a positive integer"},
+      {" --target orin-agx --precision int8 --calib /tmp --int8-error-samples 0",
+       "--int8-error-samples '0': expected a positive integer"},
+      {" --target orin-agx --precision int8 --calib /tmp --int8-max-error 1.5",
+       "--int8-max-error '1.5': expected a number between 0 and 1"},
+      {" --target orin-agx --precision int8 --calib /tmp --int8-max-error x",
+       "--int8-max-error 'x': expected a number between 0 and 1"},
+      {" --int8-max-error 0.1", "--int8-max-error is for --precision int8"},
       {" --target orin-agx --int8-exclude conv1", "--int8-exclude is for --precision int8"},
   };
   for (const auto& [args, message] : cases) {
