@@ -14,6 +14,8 @@
 //
 //   jp_conv_igemm_<BM>x<BN>_i8[_f16out]  the same implicit GEMM with mma.sync m16n8k32 s8, 2-D,
 //                                     groups 1, Cin % 16 == 0; Int8 y, or Float16 y (_f16out).
+//   jp_conv_depthwise_i8[_f16out]     groups == Cin == Cout, 2-D, any C (four channels a
+//                                     thread when C % 4 == 0).
 #include <cuda_fp16.h>
 #include <cstdint>
 
@@ -213,6 +215,95 @@ __device__ __forceinline__ void depthwise(const StepPointers& ptrs, const ConvPa
   }
 }
 
+// ------------------------------------------------------------------------ depthwise INT8
+
+// One thread per (output pixel, VEC channels): exact int32 sums of the Int8 taps (the CPU
+// twin's integers), then EpilogueI8's per-element epilogue, into Int8 (Y8) or Float16. VEC 4
+// loads four channels of x at once (C % 4 == 0) and stores four Int8 outputs at once where y's
+// row and channel offset allow; the weights ([C, KH, KW, 1], a few KB) come through the cache.
+template <int KH, int KW, int VEC, bool Y8>
+__device__ __forceinline__ void depthwise_i8(const StepPointers& ptrs, const ConvParams& p) {
+  using Epi = EpilogueI8<Y8>;
+  const Geo2 g = geo2(p);
+  const int8_t* x = static_cast<const int8_t*>(ptrs.in[0]);
+  const int8_t* w = static_cast<const int8_t*>(ptrs.in[1]);
+  const typename Epi::Ctx ctx = Epi::context(ptrs, p, g.C);
+  const int kh_n = KH > 0 ? KH : g.KH, kw_n = KW > 0 ? KW : g.KW, kvol = kh_n * kw_n;
+  const int groups = g.C / VEC;
+  const bool wide_store = Y8 && VEC == 4 && ctx.ldy % 4 == 0 && ctx.y0 % 4 == 0;
+  const int64_t total = p.batch * g.OH * g.OW * groups;
+  for (int64_t i = global_thread(); i < total; i += global_threads()) {
+    const int c0 = int(i % groups) * VEC;
+    int64_t t = i / groups;
+    const int ow = int(t % g.OW);
+    t /= g.OW;
+    const int oh = int(t % g.OH);
+    const int64_t n = t / g.OH;
+    int32_t acc[VEC] = {};
+#pragma unroll
+    for (int kh = 0; kh < kh_n; ++kh) {
+      const int ih = oh * g.sh - g.ph + kh * g.dh;
+      if (ih < 0 || ih >= g.H) continue;
+#pragma unroll
+      for (int kw = 0; kw < kw_n; ++kw) {
+        const int iw = ow * g.sw - g.pw + kw * g.dw;
+        if (iw < 0 || iw >= g.W) continue;
+        const int8_t* xs = x + ((n * g.H + ih) * g.W + iw) * g.C + c0;
+        int8_t xv[VEC];
+        if (VEC == 4) {
+          const char4 v4 = *reinterpret_cast<const char4*>(xs);
+          xv[0] = v4.x, xv[VEC > 1 ? 1 : 0] = v4.y, xv[VEC > 2 ? 2 : 0] = v4.z,
+          xv[VEC > 3 ? 3 : 0] = v4.w;
+        } else {
+          xv[0] = xs[0];
+        }
+#pragma unroll
+        for (int v = 0; v < VEC; ++v)
+          acc[v] += int32_t(xv[v]) * int32_t(w[(c0 + v) * kvol + kh * kw_n + kw]);
+      }
+    }
+    const int64_t yi = ((n * g.OH + oh) * g.OW + ow) * g.C + c0;  // dense: the residual's
+    const int64_t yo = ((n * g.OH + oh) * g.OW + ow) * ctx.ldy + ctx.y0 + c0;
+    float v[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      v[k] = Epi::real(ctx, p, yi + k, ctx.epi[c0 + k], ctx.epi[g.C + c0 + k], acc[k]);
+    if (Y8) {
+      int8_t* y = static_cast<int8_t*>(ctx.y);
+      int8_t q[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) q[k] = int8_quantize(v[k], p.int8.y_inv_scale);
+      if (wide_store) {
+        *reinterpret_cast<char4*>(y + yo) =
+            make_char4(q[0], q[VEC > 1 ? 1 : 0], q[VEC > 2 ? 2 : 0], q[VEC > 3 ? 3 : 0]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) y[yo + k] = q[k];
+      }
+    } else {
+      __half* y = static_cast<__half*>(ctx.y);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) y[yo + k] = __float2half_rn(v[k]);
+    }
+  }
+}
+
+// The kernel size and channel vector of one depthwise INT8 step.
+template <bool Y8>
+__device__ __forceinline__ void depthwise_i8_step(const StepPointers& ptrs, const ConvParams& p) {
+  if (!EpilogueI8<Y8>::fits(p) || !p.channels_last || p.groups != p.in_channels ||
+      p.out_channels != p.in_channels || p.spatial_rank != 2)
+    return;  // not a step this kernel fits (an untrusted plan)
+  const int kh = int(p.kernel[0]), kw = int(p.kernel[1]);
+  if (p.in_channels % 4 == 0) {
+    if (kh == 3 && kw == 3) depthwise_i8<3, 3, 4, Y8>(ptrs, p);
+    else if (kh == 5 && kw == 5) depthwise_i8<5, 5, 4, Y8>(ptrs, p);
+    else depthwise_i8<0, 0, 4, Y8>(ptrs, p);
+  } else {
+    depthwise_i8<0, 0, 1, Y8>(ptrs, p);
+  }
+}
+
 // ------------------------------------------------------------------------ direct (any case)
 
 __device__ void direct(const StepPointers& ptrs, const ConvParams& p) {
@@ -305,6 +396,12 @@ extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvPa
   if (kh == 3 && kw == 3) jk::depthwise<3, 3>(ptrs, p);
   else if (kh == 5 && kw == 5) jk::depthwise<5, 5>(ptrs, p);
   else jk::depthwise<0, 0>(ptrs, p);
+}
+extern "C" __global__ void jp_conv_depthwise_i8(StepPointers ptrs, const ConvParams p) {
+  jk::depthwise_i8_step<true>(ptrs, p);
+}
+extern "C" __global__ void jp_conv_depthwise_i8_f16out(StepPointers ptrs, const ConvParams p) {
+  jk::depthwise_i8_step<false>(ptrs, p);
 }
 extern "C" __global__ void jp_conv_direct_f16(StepPointers ptrs, const ConvParams p) {
   if (!p.channels_last) return;  // NCHW steps are not this kernel's (an untrusted plan)

@@ -1,8 +1,9 @@
 // Conv selection: channels_last steps only (GPU plans are NHWC). FP16: 2-D groups-1 convs go to
 // an implicit-GEMM tile (the largest whose tiles still fill the SMs; serial split-K when even
 // the smallest cannot), depthwise convs to the depthwise kernel, the rest to the direct one.
-// INT8 (Int8 x and w): 2-D groups-1 convs with Cin % 16 == 0 only, by the same tile rules, the
-// variant writing y's type (Int8, or Float16: _f16out).
+// INT8 (Int8 x and w): 2-D groups-1 convs with Cin % 16 == 0 by the same tile rules, 2-D
+// depthwise convs to the depthwise INT8 kernel, the variant writing y's type (Int8, or Float16:
+// _f16out).
 #include <algorithm>
 
 #include "kernels/conv.h"
@@ -103,9 +104,19 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
     *why = "an INT8 conv takes Int8 x and w and writes Int8 or Float16";
     return false;
   }
+  if (p.channels_last && p.spatial_rank == 2 && p.groups == p.in_channels &&
+      p.groups == p.out_channels) {  // depthwise: one thread per pixel and 4 (or 1) channels
+    out->variant = &kernel_variant(y == DType::kInt8 ? VariantId::jp_conv_depthwise_i8
+                                                     : VariantId::jp_conv_depthwise_i8_f16out);
+    const uint64_t vec = p.in_channels % 4 == 0 ? 4 : 1;
+    const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
+    launch_1d(pixels * uint64_t(p.in_channels) / vec, 256,
+              std::max<uint32_t>(1, target.sm_count) * 16, out);
+    return true;
+  }
   if (!p.channels_last || p.groups != 1 || p.spatial_rank != 2 || p.in_channels % 16 != 0) {
-    *why = "the CUDA INT8 conv kernels take 2-D NHWC convs with groups 1 and a multiple of 16 "
-           "input channels";
+    *why = "the CUDA INT8 conv kernels take 2-D NHWC convs, depthwise or with groups 1 and a "
+           "multiple of 16 input channels";
     return false;
   }
   const uint64_t m = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);

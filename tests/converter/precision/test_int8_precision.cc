@@ -147,9 +147,9 @@ ConvertOptions int8_h100(const std::string& dir, uint32_t count, uint32_t seed) 
 
 // A GPU plan, or an INT8 CPU plan (channels_last, Int8 convs): the runtime's loader is their
 // contract (the test suite's reading of the CPU plan contract covers NCHW float plans only).
-ConvertResult convert_int8(const ConvertOptions& options) {
+ConvertResult convert_int8(const ModelBuilder& model, const ConvertOptions& options) {
   try {
-    return convert_onnx(net(false).bytes(), "model.onnx", options);
+    return convert_onnx(model.bytes(), "model.onnx", options);
   } catch (const ConvertError& e) {
     ADD_FAILURE() << e.what();
     return ConvertResult{};
@@ -160,7 +160,7 @@ ConvertResult convert_int8(const ConvertOptions& options) {
 // H100. The plan loads (without a device) and names INT8 conv and quantize kernels.
 TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
   const ConvertOptions options = int8_h100(fresh_dir("calib"), 4, 300);
-  const ConvertResult r = convert_int8(options);
+  const ConvertResult r = convert_int8(net(false), options);
   ASSERT_FALSE(r.plan.empty());
   EXPECT_TRUE(r.summary.int8);
   EXPECT_EQ(r.summary.int8_steps, 4u);
@@ -180,7 +180,7 @@ TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
       << jp_last_error();
   jp_plan_destroy(loaded);
   // The same inputs give the same bytes.
-  EXPECT_EQ(convert_int8(options).plan, r.plan);
+  EXPECT_EQ(convert_int8(net(false), options).plan, r.plan);
 }
 
 // The INT8 report: every INT8 step and the output, with SNRs that say the steps are close to
@@ -189,7 +189,7 @@ TEST(Int8Precision, ReportGivesEveryInt8StepItsSnr) {
   ConvertOptions options = int8_h100(fresh_dir("calib"), 3, 400);
   options.int8_report = true;
   options.int8_error_samples = 2;
-  const ConvertResult r = convert_int8(options);
+  const ConvertResult r = convert_int8(net(false), options);
   EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("over 2 calibration samples"));
   EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("conv1"));
   EXPECT_THAT(r.int8_report_table, ::testing::HasSubstr("output logits"));
@@ -224,7 +224,7 @@ double relative_rms_error(const std::vector<uint8_t>& plan, const std::vector<st
 TEST(Int8Precision, CpuTargetWritesTheInt8ReferencePlan) {
   ConvertOptions options = int8_h100(fresh_dir("calib"), 4, 500);
   options.target = "cpu";
-  const ConvertResult r = convert_int8(options);
+  const ConvertResult r = convert_int8(net(false), options);
   ASSERT_FALSE(r.plan.empty());
   EXPECT_EQ(r.summary.int8_steps, 4u);
   const fb::Plan* p = fb::GetPlan(r.plan.data());
@@ -239,7 +239,7 @@ TEST(Int8Precision, CpuTargetWritesTheInt8ReferencePlan) {
   const double error = relative_rms_error(r.plan, held_out);
   EXPECT_GT(error, 0.0);   // INT8 changes the numbers
   EXPECT_LT(error, 0.06);  // SNR above 24 dB
-  EXPECT_EQ(convert_int8(options).plan, r.plan);  // byte-identical
+  EXPECT_EQ(convert_int8(net(false), options).plan, r.plan);  // byte-identical
 }
 
 // --int8-max-error: with a bound below the plan's error, the steps with the largest shares go
@@ -252,17 +252,17 @@ TEST(Int8Precision, MaxErrorMovesTheWorstStepsBackToFloat) {
   options.int8_error_samples = 6;
   std::vector<std::vector<float>> samples;
   for (uint32_t s = 0; s < 6; ++s) samples.push_back(random_input(700 + s));
-  const double full = relative_rms_error(convert_int8(options).plan, samples);
+  const double full = relative_rms_error(convert_int8(net(false), options).plan, samples);
   ASSERT_GT(full, 0.0);
 
   options.int8_max_error = full * 2;
-  const ConvertResult loose = convert_int8(options);
+  const ConvertResult loose = convert_int8(net(false), options);
   EXPECT_THAT(loose.summary.moved_fp16, ::testing::IsEmpty());
   EXPECT_EQ(loose.summary.int8_steps, 4u);
   EXPECT_NEAR(loose.summary.int8_error_before, full, full * 1e-3);
 
   options.int8_max_error = full * 0.6;
-  const ConvertResult tight = convert_int8(options);
+  const ConvertResult tight = convert_int8(net(false), options);
   ASSERT_FALSE(tight.summary.moved_fp16.empty());
   EXPECT_EQ(tight.summary.int8_steps + tight.summary.moved_fp16.size(), 4u);
   const double after = relative_rms_error(tight.plan, samples);
@@ -271,7 +271,7 @@ TEST(Int8Precision, MaxErrorMovesTheWorstStepsBackToFloat) {
   EXPECT_THAT(format_summary("p", tight.summary), ::testing::HasSubstr("steps moved back to float"));
   // Every step moved: the plan is the FP32 one, error 0 (a bound no INT8 step can meet).
   options.int8_max_error = 1e-9;
-  const ConvertResult none = convert_int8(options);
+  const ConvertResult none = convert_int8(net(false), options);
   EXPECT_EQ(none.summary.int8_steps, 0u);
   EXPECT_LT(relative_rms_error(none.plan, samples), 1e-5);  // NCHW and NHWC sum in other orders
 }
@@ -283,7 +283,7 @@ TEST(Int8Precision, ReportSharesSumToOneAndLeadTheFallback) {
   options.target = "cpu";
   options.int8_report = true;
   options.int8_error_samples = 4;
-  const ConvertResult r = convert_int8(options);
+  const ConvertResult r = convert_int8(net(false), options);
   std::vector<double> shares;
   std::vector<std::string> steps;
   for (size_t at = 0; (at = r.int8_report_json.find("\"share\": ", at)) != std::string::npos;) {
@@ -305,15 +305,77 @@ TEST(Int8Precision, ReportSharesSumToOneAndLeadTheFallback) {
   const size_t worst = static_cast<size_t>(std::max_element(shares.begin(), shares.end()) - shares.begin());
   options.int8_report = false;
   options.int8_max_error = 1e-9;
-  const ConvertResult all = convert_int8(options);
+  const ConvertResult all = convert_int8(net(false), options);
   ASSERT_FALSE(all.summary.moved_fp16.empty());
   EXPECT_EQ(all.summary.moved_fp16[0], steps[worst]) << r.int8_report_table;
+}
+
+// An inverted-residual block (MobileNetV2's): 1x1 expand + ReLU6, depthwise 3x3 + ReLU6, 1x1
+// project + the block's input. All three convs run in INT8, the depthwise one included, with
+// Int8 tensors between them, and the output stays close to FP32.
+ModelBuilder mobile_block() {
+  ModelBuilder m;
+  m.input("x", {1, 16, 10, 10}).output("y");
+  m.random("we", {64, 16, 1, 1}, -0.3f, 0.3f).random("be", {64}, -0.1f, 0.1f);
+  m.random("wd", {64, 1, 3, 3}, -0.4f, 0.4f).random("bd", {64}, -0.1f, 0.1f);
+  m.random("wp", {16, 64, 1, 1}, -0.15f, 0.15f);
+  m.initializer("lo", {}, {0.f}).initializer("hi", {}, {6.f});
+  m.node("Conv", {"x", "we", "be"}, {"e"}, "expand");
+  m.node("Clip", {"e", "lo", "hi"}, {"e6"}, "relu6_e");
+  auto& dw = m.node("Conv", {"e6", "wd", "bd"}, {"d"}, "depthwise");
+  attr(dw, "group", int64_t{64});
+  attr(dw, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Clip", {"d", "lo", "hi"}, {"d6"}, "relu6_d");
+  m.node("Conv", {"d6", "wp"}, {"p"}, "project");
+  m.node("Add", {"p", "x"}, {"a"}, "add");
+  m.node("GlobalAveragePool", {"a"}, {"y"}, "pool");
+  return m;
+}
+
+TEST(Int8Precision, DepthwiseConvsRunInInt8) {
+  const std::string dir = fresh_dir("calib");
+  std::vector<std::vector<float>> held_out;
+  for (uint32_t s = 0; s < 8; ++s) {
+    std::vector<float> v(16 * 10 * 10);
+    std::mt19937 rng(40 + s);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    for (float& e : v) e = dist(rng);
+    if (s < 4) write_npy(dir + "/s" + std::to_string(s) + ".npy", {1, 16, 10, 10}, v);
+    else held_out.push_back(v);
+  }
+  ConvertOptions options;
+  options.target = "cpu";
+  options.precision = Precision::kInt8;
+  options.calibration.dir = dir;
+  options.calibration.method = CalibrationMethod::kMinMax;
+  const ConvertResult r = convert_int8(mobile_block(), options);
+  EXPECT_EQ(r.summary.int8_steps, 3u) << format_summary("p", r.summary);
+  EXPECT_EQ(r.summary.int8_tensors, 2u);  // expand -> depthwise -> project
+  const fb::Plan* p = fb::GetPlan(r.plan.data());
+  bool depthwise_int8 = false;
+  for (const auto* s : *p->steps())
+    depthwise_int8 |= s->op() == fb::OpFamily::Conv && s->params_as_ConvParams()->groups() == 64 &&
+                      p->tensors()->Get(s->inputs()->Get(0))->dtype() == fb::DType::Int8;
+  EXPECT_TRUE(depthwise_int8);
+  const std::vector<uint8_t> fp32 = convert_ok(mobile_block()).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+  // For a GPU the depthwise step gets the depthwise INT8 kernel.
+  options.target = "h100";
+  const ConvertResult gpu = convert_int8(mobile_block(), options);
+  std::vector<std::string> kernels;
+  for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
+    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_depthwise_i8")) << ::testing::PrintToString(kernels);
 }
 
 TEST(Int8Precision, ErrorMeasurementsNeedCalibrationSamples) {
   ConvertOptions options = int8_h100(fresh_dir("calib"), 2, 900);
   options.calibration.cache_path = fresh_dir("cache") + "/scales.cache";
-  (void)convert_int8(options);  // writes the cache
+  (void)convert_int8(net(false), options);  // writes the cache
   options.calibration.dir.clear();
   options.int8_max_error = 0.01;
   EXPECT_THAT(convert_error(net(false), options), ::testing::HasSubstr("give --calib DIR"));

@@ -33,6 +33,7 @@ constexpr uint16_t kConv = static_cast<uint16_t>(OpFamilyId::kConv);
 struct Case {
   const char* name;
   int64_t batch, cin, cout, h, w, k, stride, dilation, pad;
+  int64_t groups = 1;  // cin: depthwise (jp_conv_depthwise_i8[_f16out], the selector's choice)
 };
 
 std::vector<Case> cases() {
@@ -45,11 +46,16 @@ std::vector<Case> cases() {
       {"dilation 2", 1, 16, 24, 12, 12, 3, 1, 2, 2},
       {"late 3x3 512", 1, 512, 512, 7, 7, 3, 1, 1, 1},
       {"7x7 cin 48 pad 3", 2, 48, 40, 13, 10, 7, 2, 1, 3},
+      {"depthwise 3x3 c32", 1, 32, 32, 14, 14, 3, 1, 1, 1, 32},
+      {"depthwise 3x3 s2 b8 c96", 8, 96, 96, 15, 15, 3, 2, 1, 1, 96},
+      {"depthwise 5x5 s2 c144", 2, 144, 144, 14, 14, 5, 2, 1, 2, 144},
+      {"depthwise 7x7 dilation 2 c20", 1, 20, 20, 16, 16, 7, 1, 2, 6, 20},
+      {"depthwise 3x3 odd c13", 2, 13, 13, 9, 11, 3, 1, 1, 1, 13},
   };
 }
 
 ConvParams params_of(const Case& c) {
-  return test_util::int8_conv2d(c.batch, c.cin, c.cout, 1, {c.h, c.w}, c.k, c.stride,
+  return test_util::int8_conv2d(c.batch, c.cin, c.cout, c.groups, {c.h, c.w}, c.k, c.stride,
                                 c.dilation, c.pad, true);
 }
 
@@ -135,7 +141,7 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
     p.int8.residual_scale = 0.02f;
     const int64_t pixels = p.batch * p.out_size[0] * p.out_size[1];
     const int64_t nx = p.batch * p.in_size[0] * p.in_size[1] * p.in_channels;
-    const int64_t k = p.kernel[0] * p.kernel[1] * p.in_channels;
+    const int64_t k = p.kernel[0] * p.kernel[1] * p.in_channels / p.groups;
     const int64_t ny = pixels * p.out_channels;
     const std::vector<int8_t> x = random_int8(rng, nx), w = random_int8(rng, p.out_channels * k);
     // Multipliers near what calibration gives: outputs spread over the Int8 range.
@@ -173,7 +179,7 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
       std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
       const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 64);
       for (const char* v : kVariants) {
-        if ((std::string(v).find("f16out") == std::string::npos) != y8) continue;
+        if (p.groups != 1 || (std::string(v).find("f16out") == std::string::npos) != y8) continue;
         runs.push_back({v, choice_of(v, p, 1)});
         if (kt >= 3) runs.push_back({std::string(v) + " split 3", choice_of(v, p, 3)});
       }
@@ -187,6 +193,9 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
       std::string why;
       ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
       runs.push_back({std::string("selected ") + chosen.variant->name, chosen});
+      if (p.groups != 1) {
+        EXPECT_NE(std::string(chosen.variant->name).find("jp_conv_depthwise_i8"), std::string::npos);
+      }
 
       for (const auto& [label, choice] : runs) {
         ASSERT_NE(choice.variant, nullptr) << label;
@@ -209,6 +218,52 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuConvInt8, testing::Range(0, static_cast<int>(cases().size())));
+
+// A depthwise INT8 conv writing a Concat in place: its channels land in a slice of a wider y
+// (four channels a store where the slice is aligned to four, one at a time where not) and
+// nothing outside the slice is touched.
+TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (const int64_t offset : {int64_t{4}, int64_t{2}}) {
+    ConvParams p = params_of({"slice", 2, 32, 32, 9, 9, 3, 1, 1, 1, 32});
+    p.act = test_util::kEveryActivation[1];
+    p.y_channels = 40;
+    p.y_channel_offset = offset;
+    p.int8.y_dtype = DType::kInt8;
+    p.int8.y_inv_scale = 1.f / 0.05f;
+    const int64_t pixels = p.batch * p.out_size[0] * p.out_size[1];
+    const std::vector<int8_t> x = random_int8(rng, p.batch * 9 * 9 * 32), w = random_int8(rng, 32 * 9);
+    std::vector<float> epi(64);
+    for (int64_t c = 0; c < 32; ++c) {
+      epi[size_t(c)] = rng.uniform(0.5f, 2.f) / 192.f;
+      epi[size_t(32 + c)] = rng.uniform(-1.f, 1.f);
+    }
+    std::vector<uint8_t> want(size_t(pixels * 40), 0x5A);
+    cpu::conv_int8(p, x.data(), w.data(), epi.data(), nullptr, want.data());
+    const auto dx = std::make_unique<DeviceBuffer>(x.size());
+    dx->upload(x.data(), x.size());
+    const auto dw = std::make_unique<DeviceBuffer>(w.size());
+    dw->upload(w.data(), w.size());
+    const auto de = gpu_test::to_device(epi, DType::kFloat32);
+    DeviceBuffer dy(want.size());
+    dy.poison16(0x5A5A);
+    cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
+    step.num_inputs = 3;
+    step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
+    step.input_dtypes[2] = DType::kFloat32;
+    step.num_outputs = 1;
+    step.output_dtypes[0] = DType::kInt8;
+    cuda::LaunchChoice chosen;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
+    ASSERT_STREQ(chosen.variant->name, "jp_conv_depthwise_i8");
+    const cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get(), dw.get(), de.get()}, dy);
+    ASSERT_EQ(gpu_test::launch(chosen.variant->name, chosen, ptrs, p), "");
+    EXPECT_EQ(compare(dy.download<uint8_t>(want.size()), want, true, true), "") << "offset " << offset;
+    EXPECT_TRUE(dy.guard_intact());
+  }
+}
 
 // An FP16 step never runs an INT8 kernel and an INT8 step never an FP16 one: a plan naming the
 // wrong one computes nothing (the output keeps its poison).
