@@ -7,6 +7,7 @@
 #include "converter/src/calibrate/calibrate.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/precision/int8_precision.h"
+#include "converter/src/precision/explicit_qdq.h"
 #include "converter/src/precision/int8_error.h"
 #include "converter/src/precision/int8_report.h"
 #include "converter/src/lower/gpu_lower.h"
@@ -76,12 +77,20 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
                            const ConvertOptions& options) {
   const Target target = find_target(options.target);
   const bool gpu = target.plan.backend == fb::Backend::CUDA;
-  const bool int8 = options.precision == Precision::kInt8;
-  // Calibration first: its errors (a bad sample, a cache of another model) come before any
-  // other work, and it converts and runs the model's FP32 CPU plan on its own.
-  CalibrationResult calibration;
-  if (int8) calibration = calibrate(model_bytes, options, options.calibration);
   Graph g = import_onnx(model_bytes, ImportOptions{options.input_shapes, options.model_dir});
+  // Explicit quantization: a model with its own Q/DQ pairs runs in INT8 with its scales on a
+  // GPU target (and as the INT8 reference plan with --target cpu --precision int8); the CPU
+  // target otherwise runs its QuantizeLinear and DequantizeLinear nodes as they are.
+  const bool qdq = (gpu || options.precision == Precision::kInt8) && has_qdq_pairs(g);
+  const bool int8 = options.precision == Precision::kInt8 || qdq;
+  ExplicitScales given;
+  if (qdq) given = remove_qdq_pairs(g);
+  // Calibration (its own FP32 CPU plan of the model) for every tensor the model gives no scale;
+  // optional for a Q/DQ model.
+  const CalibrationOptions& calib = options.calibration;
+  CalibrationResult calibration;
+  const bool calibrated = int8 && (!qdq || !calib.dir.empty() || !calib.cache_path.empty());
+  if (calibrated) calibration = calibrate(model_bytes, options, calib);
   eliminate_dead_nodes(g);
   check_support(g);
   // Nodes read only by folded shape arithmetic (the Transpose a Shape looked at) are dead now.
@@ -102,6 +111,8 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   Int8Summary int8_summary;
   Int8Options int8_options;
   int8_options.amax = calibration.amax;
+  int8_options.scales = given.activations;
+  int8_options.weight_scales = given.weights;
   int8_options.exclude.insert(options.int8_exclude.begin(), options.int8_exclude.end());
   if (int8 && (options.int8_report || options.int8_max_error > 0.0))
     measure_int8(draft, options, &int8_options, &result);
@@ -127,7 +138,9 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
     metadata.options["shape." + name] = dims_text(shape);
   if (int8) {
     metadata.options["precision"] = "int8";
-    metadata.options["calibration.method"] = method_name(calibration.method, calibration.percentile);
+    if (qdq) metadata.options["quantization"] = "explicit";
+    if (calibrated)
+      metadata.options["calibration.method"] = method_name(calibration.method, calibration.percentile);
     for (const std::string& name : options.int8_exclude) metadata.options["int8_exclude." + name] = "1";
     if (options.int8_max_error > 0.0) {
       metadata.options["int8_max_error"] = cat(options.int8_max_error);
@@ -149,6 +162,8 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.int8_tensors = int8_summary.int8_tensors;
   result.summary.kept_fp16 = int8_summary.kept_fp16;
   result.summary.calibration_samples = calibration.samples;
+  result.summary.qdq_pairs = given.pairs;
+  result.summary.explicit_weights = given.weights.size();
   result.summary.calibration_from_cache = calibration.from_cache;
   return result;
 }
@@ -219,9 +234,14 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
                          s.arena_lower_bound, " bytes)");
   if (!s.int8) return line;
   line += cat("\nINT8: ", s.int8_steps, " convs in INT8, ", s.int8_tensors,
-              " Int8 tensors between them, ", s.quantize_steps, " quantize steps; calibration ",
-              s.calibration_from_cache ? "from the cache" : "over ",
-              s.calibration_from_cache ? "" : cat(s.calibration_samples, " samples"));
+              " Int8 tensors between them, ", s.quantize_steps, " quantize steps");
+  if (s.qdq_pairs > 0 || s.explicit_weights > 0)
+    line += cat("; scales from the model's ", s.qdq_pairs, " Q/DQ pairs and ", s.explicit_weights,
+                " quantized weights");
+  if (s.calibration_from_cache)
+    line += "; calibration from the cache";
+  else if (s.calibration_samples > 0)
+    line += cat("; calibration over ", s.calibration_samples, " samples");
   if (!s.kept_fp16.empty()) line += cat("\nconvs kept in float (", s.kept_fp16.size(), "):");
   for (const std::string& k : s.kept_fp16) line += "\n  " + k;
   if (s.int8_error_before > 0.0) {

@@ -61,6 +61,9 @@ struct ConvertSummary {
   bool int8 = false;
   size_t int8_steps = 0, quantize_steps = 0, int8_tensors = 0, calibration_samples = 0;
   bool calibration_from_cache = false;
+  // Explicit quantization (precision/explicit_qdq.h): the model's activation Q/DQ pairs and
+  // quantized weights whose scales the plan uses.
+  size_t qdq_pairs = 0, explicit_weights = 0;
   std::vector<std::string> kept_fp16;  // convs left in Float16, each with the reason
   // With int8_max_error: the worst output's relative RMS error before and after the steps in
   // `moved_fp16` (largest share first) went back to FP16.

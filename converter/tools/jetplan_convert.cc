@@ -3,7 +3,6 @@
 // Exit status: 0 converted, 1 the conversion failed (one line on stderr naming the problem),
 // 2 the command line is wrong (a line naming the mistake, then the usage text).
 #include <google/protobuf/stubs/logging.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -48,7 +47,10 @@ constexpr const char* kUsage =
     "                        quantizes with scales from post-training calibration: it needs\n"
     "                        --calib DIR, or a --calib-cache that exists. With --target cpu,\n"
     "                        int8 writes the INT8 reference plan: the INT8 convs with the GPU\n"
-    "                        kernels' integer arithmetic, everything else in float32\n"
+    "                        kernels' integer arithmetic, everything else in float32. A model\n"
+    "                        with QuantizeLinear/DequantizeLinear pairs (QAT, onnxruntime's\n"
+    "                        QDQ format) runs in INT8 with its own scales on GPU targets\n"
+    "                        without --precision or --calib\n"
     "  --calib DIR           int8: the calibration set: .npy files (one sample each), images\n"
     "                        (.png .jpg .jpeg .bmp) or one folder per sample holding\n"
     "                        <input>.npy for each input; read in order of file name\n"
@@ -141,25 +143,12 @@ bool parse_calibration_option(Is is, Value value,
   return true;
 }
 
-// int8 needs calibration data or a cache; --calib* needs int8.
+// --calib* and the other INT8 options need --precision int8 (whether the model needs calibration
+// data, or carries its own Q/DQ scales, the conversion says).
 void check_precision(const Args& args) {
-  using jetplan::converter::Precision;
-  const jetplan::converter::CalibrationOptions& c = args.options.calibration;
-  if (args.options.precision != Precision::kInt8) {
-    if (!args.calibration_options.empty()) {
-      throw UsageError{args.calibration_options.front() + " is for --precision int8"};
-    }
-    return;
-  }
-  struct stat st {};
-  const bool have_cache = !c.cache_path.empty() && stat(c.cache_path.c_str(), &st) == 0;
-  if (c.dir.empty() && !have_cache) {
-    throw UsageError{c.cache_path.empty()
-                         ? "--precision int8 needs calibration data: --calib DIR (or an existing "
-                           "--calib-cache)"
-                         : "--precision int8 needs --calib DIR: the calibration cache '" +
-                               c.cache_path + "' does not exist"};
-  }
+  if (args.options.precision != jetplan::converter::Precision::kInt8 &&
+      !args.calibration_options.empty())
+    throw UsageError{args.calibration_options.front() + " is for --precision int8"};
 }
 
 bool parse_dims(const std::string& text, std::vector<int64_t>* dims) {

@@ -57,15 +57,25 @@ class Int8Pass {
     }
   }
 
-  // The calibrated amax of an activation tensor (its NCHW name for an NHWC twin), 0 if none.
-  float amax(uint32_t i) const {
-    std::string name = d_.tensors[i].name;
-    const std::string suffix = ":nhwc";
-    if (name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      name.resize(name.size() - suffix.size());
+  // A draft tensor's name in the FP32 graph: the NHWC twin "<name>:nhwc" and the permuted conv
+  // weight "<name>:ohwi" are "<name>" there.
+  static std::string graph_name(std::string name) {
+    for (const std::string suffix : {":nhwc", ":ohwi"}) {
+      if (name.size() > suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        name.resize(name.size() - suffix.size());
+    }
+    return name;
+  }
+
+  // An activation tensor's scale: the model's own (explicit quantization), else its calibrated
+  // amax / 127; 0 where it has neither.
+  float scale(uint32_t i) const {
+    const std::string name = graph_name(d_.tensors[i].name);
+    if (const auto it = o_.scales.find(name); it != o_.scales.end())
+      return positive_finite(it->second) ? it->second : 0.f;
     const auto it = o_.amax.find(name);
-    return it == o_.amax.end() || !positive_finite(it->second) ? 0.f : it->second;
+    return it == o_.amax.end() || !positive_finite(it->second) ? 0.f : it->second / kQMax;
   }
 
   bool excluded(const DraftStep& s) const {
@@ -100,8 +110,8 @@ class Int8Pass {
       *why = "weights or bias computed at run time";
     else if (y.storage != fb::Storage::Arena || s.op.y_channel_offset != 0)
       *why = "writes a graph output";
-    else if (amax(s.inputs[0]) == 0.f || amax(s.outputs[0]) == 0.f)
-      *why = "input or output not calibrated (no positive finite range)";
+    else if (scale(s.inputs[0]) == 0.f || scale(s.outputs[0]) == 0.f)
+      *why = "input or output has no scale (not calibrated, or no positive finite range)";
     else
       return true;
     return false;
@@ -112,7 +122,7 @@ class Int8Pass {
   bool stays_int8(uint32_t i) const {
     const DraftTensor& tensor = d_.tensors[i];
     if (tensor.storage != fb::Storage::Arena || tensor.alias_of >= 0 || writer_[i] < 0 ||
-        !candidate_[static_cast<size_t>(writer_[i])] || amax(i) == 0.f || readers_[i].empty())
+        !candidate_[static_cast<size_t>(writer_[i])] || scale(i) == 0.f || readers_[i].empty())
       return false;
     for (const auto& [step, k] : readers_[i]) {
       const DraftStep& r = d_.steps[step];
@@ -141,9 +151,9 @@ class Int8Pass {
   uint32_t quantized(uint32_t x) {
     if (int8_[x]) return x;
     if (auto it = quantized_.find(x); it != quantized_.end()) return it->second;
-    const float scale = amax(x) / kQMax;
+    const float x_scale = scale(x);
     std::vector<uint8_t> bytes(4);
-    std::memcpy(bytes.data(), &scale, 4);
+    std::memcpy(bytes.data(), &x_scale, 4);
     const uint32_t s = add_weight(t(x).name + ":i8_scale", DataType::kFloat32, {1}, bytes, true);
     DraftTensor q = t(x);
     q.name += ":i8";
@@ -166,11 +176,17 @@ class Int8Pass {
     return qi;
   }
 
-  // Per output channel: w's Int8 weights (max |w| / 127 a channel) into `q`, returning the scales.
+  // Per output channel: w's Int8 weights into `q`, returning the scales: the model's own where
+  // it gives them (explicit quantization: w / s gives back its integers), else max |w| / 127.
   std::vector<float> quantize_weights(uint32_t w, std::vector<uint8_t>* q) const {
     const DraftTensor& wt = d_.tensors[w];
     const int64_t oc = wt.shape[0];
     const size_t per = wt.data->size() / 4 / static_cast<size_t>(oc);
+    const auto given = o_.weight_scales.find(graph_name(wt.name));
+    const bool explicit_scales = given != o_.weight_scales.end() &&
+                                 (given->second.size() == 1 ||
+                                  given->second.size() == static_cast<size_t>(oc));
+    const float lowest = explicit_scales ? -128.f : -kQMax;
     std::vector<float> scales(static_cast<size_t>(oc));
     q->resize(wt.data->size() / 4);
     for (int64_t o = 0; o < oc; ++o) {
@@ -179,12 +195,13 @@ class Int8Pass {
       for (size_t i = 0; i < per; ++i) m = std::max(m, std::fabs(src[i]));
       if (!std::isfinite(m))
         fail("node '", wt.name, "': a weight that is not finite cannot be quantized to INT8");
-      const float scale = m > 0.f ? m / kQMax : 1.f;
+      float scale = m > 0.f ? m / kQMax : 1.f;
+      if (explicit_scales) scale = given->second[given->second.size() == 1 ? 0 : o];
       scales[static_cast<size_t>(o)] = scale;
       for (size_t i = 0; i < per; ++i) {
         const float v = std::nearbyint(src[i] / scale);
         (*q)[static_cast<size_t>(o) * per + i] =
-            static_cast<uint8_t>(static_cast<int8_t>(std::max(-kQMax, std::min(kQMax, v))));
+            static_cast<uint8_t>(static_cast<int8_t>(std::max(lowest, std::min(kQMax, v))));
       }
     }
     return scales;
@@ -196,7 +213,7 @@ class Int8Pass {
     const int64_t oc = t(w).shape[0];
     std::vector<uint8_t> wq;
     const std::vector<float> w_scales = quantize_weights(w, &wq);
-    const float x_scale = amax(x) / kQMax;
+    const float x_scale = scale(x);
     std::vector<float> epi(static_cast<size_t>(2 * oc), 0.f);
     for (int64_t o = 0; o < oc; ++o) {
       epi[static_cast<size_t>(o)] = x_scale * w_scales[static_cast<size_t>(o)];
@@ -215,10 +232,10 @@ class Int8Pass {
     if (s.op.has_residual) {
       const uint32_t r = s.inputs.back();
       inputs.push_back(r);
-      if (int8_[r]) s.op.residual_scale = amax(r) / kQMax;
+      if (int8_[r]) s.op.residual_scale = scale(r);
     }
     s.inputs = std::move(inputs);
-    if (int8_[y]) s.op.y_scale = amax(y) / kQMax;
+    if (int8_[y]) s.op.y_scale = scale(y);
     std::string op = s.op.has_residual ? "Conv+Add" : "Conv";
     if (s.op.act.kind != fb::ActivationKind::None)
       op = op + "+" + fb::EnumNameActivationKind(s.op.act.kind);

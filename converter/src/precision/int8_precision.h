@@ -26,6 +26,11 @@ struct Int8Options {
   std::map<std::string, float> amax;
   // Steps kept in Float16 by name (--int8-exclude): a step's name or the ONNX node it came from.
   std::set<std::string> exclude;
+  // Explicit quantization (explicit_qdq.h): scales the model gives, by the FP32 graph's tensor
+  // names. An activation's scale wins over its amax; a conv weight with scales (one, or one per
+  // output channel) is quantized with them, saturating to [-128, 127], instead of max |w| / 127.
+  std::map<std::string, float> scales;
+  std::map<std::string, std::vector<float>> weight_scales;
 };
 
 // One INT8 step the pass made: its name, its output tensor's name, that output's scale (0 where
