@@ -15,18 +15,11 @@ __device__ void binary(const StepPointers& ptrs, const BinaryParams& p) {
   const T* a = static_cast<const T*>(ptrs.in[0]);
   const T* b = static_cast<const T*>(ptrs.in[1]);
   T* y = static_cast<T*>(ptrs.out[0]);
-  int64_t count = 1;
-  for (int32_t d = 0; d < p.rank; ++d) count *= p.out_dims[d];
+  const int64_t count = dense_count(p.rank, p.out_dims);
   for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    int64_t rest = i, ia = 0, ib = 0;
-    for (int32_t d = p.rank - 1; d >= 0; --d) {
-      const int64_t c = rest % p.out_dims[d];
-      rest /= p.out_dims[d];
-      ia += c * p.a_strides[d];
-      ib += c * p.b_strides[d];
-    }
-    store_float(y, i,
-                activation_value(p.act, binary_value(p.op, load_float(a, ia), load_float(b, ib))));
+    const OperandOffsets off = operand_offsets(i, p.rank, p.out_dims, p.a_strides, p.b_strides);
+    store_float(y, i, activation_value(p.act, binary_value(p.op, load_float(a, off.a),
+                                                           load_float(b, off.b))));
   }
 }
 

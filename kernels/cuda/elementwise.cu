@@ -26,14 +26,8 @@ __device__ void broadcast2(const StepPointers& ptrs, const ElementwiseParams& p,
   Out* y = static_cast<Out*>(ptrs.out[0]);
   const int64_t count = dense_count(p.rank, p.out_dims);
   for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    int64_t rest = i, ia = 0, ib = 0;
-    for (int32_t d = p.rank - 1; d >= 0; --d) {
-      const int64_t c = rest % p.out_dims[d];
-      rest /= p.out_dims[d];
-      ia += c * p.a_strides[d];
-      ib += c * p.b_strides[d];
-    }
-    y[i] = f(load(a, ia), load(b, ib));
+    const OperandOffsets off = operand_offsets(i, p.rank, p.out_dims, p.a_strides, p.b_strides);
+    y[i] = f(load(a, off.a), load(b, off.b));
   }
 }
 
