@@ -4,7 +4,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/binary.h"
-#include "kernels/cuda/broadcast2.cuh"
+#include "kernels/cuda/elementwise_loops.cuh"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 

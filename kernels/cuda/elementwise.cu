@@ -2,7 +2,7 @@
 // strides), the formulas of kernels/scalar_ops.h. Twin: kernels/cpu/elementwise.cc.
 #include <cuda_fp16.h>
 
-#include "kernels/cuda/broadcast2.cuh"
+#include "kernels/cuda/elementwise_loops.cuh"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/elementwise.h"

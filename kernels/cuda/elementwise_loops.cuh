@@ -1,6 +1,6 @@
-// The grid-stride loop of the two-operand kernels with numpy broadcasting by strides (Binary,
-// Elementwise): output element i from a and b at their kernels/dense_index.h operand offsets.
-// Params is any parameter struct with rank, out_dims, a_strides and b_strides.
+// The grid-stride loops of the elementwise kernels: one input (Activation, Unary), element i from
+// element i; two inputs with numpy broadcasting by strides (Binary, Elementwise), element i from a
+// and b at their kernels/dense_index.h operand offsets.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -18,6 +18,15 @@ __device__ __forceinline__ typename Loaded<T>::type load(const T* p, int64_t i) 
 template <>
 __device__ __forceinline__ float load<__half>(const __half* p, int64_t i) {
   return __half2float(p[i]);
+}
+
+// y[i] = f(x[i]) over count elements of input 0 and output 0; a result stored into a half output
+// rounds to nearest even.
+template <typename In, typename Out, typename F>
+__device__ void map_elements(const StepPointers& ptrs, int64_t count, F f) {
+  const In* x = static_cast<const In*>(ptrs.in[0]);
+  Out* y = static_cast<Out*>(ptrs.out[0]);
+  for (int64_t i = global_thread(); i < count; i += global_threads()) y[i] = f(load(x, i));
 }
 
 // y[i] = f(a[i . a_strides], b[i . b_strides]) over the dense out_dims; a result stored into a
