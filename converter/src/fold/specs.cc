@@ -200,6 +200,20 @@ bool split_spec(const Graph& g, const Node& node, const Shape& x, SplitSpec* spe
   return true;
 }
 
+std::vector<SliceSpec> split_slices(const Shape& x, const SplitSpec& split) {
+  std::vector<SliceSpec> slices;
+  SliceSpec spec;
+  spec.starts.assign(x.size(), 0);
+  spec.steps.assign(x.size(), 1);
+  spec.out = x;
+  for (int64_t size : split.sizes) {
+    spec.out[split.axis] = size;
+    slices.push_back(spec);
+    spec.starts[split.axis] += size;
+  }
+  return slices;
+}
+
 bool pad_value_bytes(double v, DataType dtype, unsigned char out[8]) {
   auto integral_in = [&](double lo, double hi) {
     return std::isfinite(v) && v == std::trunc(v) && v >= lo && v <= hi;
