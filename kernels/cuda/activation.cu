@@ -18,7 +18,4 @@ __device__ void activation(const StepPointers& ptrs, const ActivationParams& p) 
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::ActivationParams;
-using jetplan::kernels::cuda::StepPointers;
-
 JP_HALF_AND_FLOAT_KERNELS(jp_activation, ActivationParams, jetplan::kernels::cuda::activation)

@@ -21,7 +21,4 @@ __device__ void binary(const StepPointers& ptrs, const BinaryParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::BinaryParams;
-using jetplan::kernels::cuda::StepPointers;
-
 JP_HALF_AND_FLOAT_KERNELS(jp_binary, BinaryParams, jetplan::kernels::cuda::binary)

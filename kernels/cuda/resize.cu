@@ -55,7 +55,4 @@ __device__ void resize(const StepPointers& ptrs, const ResizeParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::ResizeParams;
-using jetplan::kernels::cuda::StepPointers;
-
 JP_HALF_AND_FLOAT_KERNELS(jp_resize, ResizeParams, jetplan::kernels::cuda::resize)
