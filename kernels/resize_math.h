@@ -116,4 +116,27 @@ JP_HD inline bool dim_taps(const ResizeParams& p, int d, int64_t o, Taps<Weight>
   return true;
 }
 
+// The sum over the product of every dim's taps of weight * x at the tapped offset (in_stride:
+// x's element strides), dim 0 outermost and each dim's taps in increasing index order: the twin's
+// and the kernel's one order. Weight is also the sum's type; load(offset) reads x.
+template <typename Weight, typename Load>
+JP_HD inline Weight tap_product_sum(int rank, const Taps<Weight>* taps, const int64_t* in_stride,
+                                    Load load) {
+  Weight acc = 0;
+  int pick[kMaxRank] = {};  // tap chosen in each dim, odometer over the tap product
+  for (;;) {
+    Weight weight = 1;
+    int64_t offset = 0;
+    for (int d = 0; d < rank; ++d) {
+      weight *= taps[d].weight[pick[d]];
+      offset += taps[d].index[pick[d]] * in_stride[d];
+    }
+    acc += weight * load(offset);
+    int d = rank - 1;
+    while (d >= 0 && ++pick[d] == taps[d].count) pick[d--] = 0;
+    if (d < 0) break;
+  }
+  return acc;
+}
+
 }  // namespace jetplan::kernels::resize_math

@@ -57,26 +57,23 @@ constexpr RnnActivation rnn_activation_defaults(RnnActivationKind k) {
   return {k, 0.f, 0.f};
 }
 
-// Gates per cell, in ONNX's order along W's and R's rows: RNN i; LSTM i, o, f, c; GRU z, r, h.
-constexpr int rnn_gate_count(RnnCell c) {
+// What a cell is made of, per direction: its gates, in ONNX's order along W's and R's rows (RNN
+// i; LSTM i, o, f, c; GRU z, r, h), and its activation functions (RNN f; LSTM f, g, h; GRU f, g).
+struct RnnCellShape {
+  int gates;
+  int activations;
+};
+constexpr RnnCellShape rnn_cell_shape(RnnCell c) {
   switch (c) {
-    case RnnCell::kRnn: return 1;
-    case RnnCell::kLstm: return 4;
-    case RnnCell::kGru: return 3;
+    case RnnCell::kRnn: return {1, 1};
+    case RnnCell::kLstm: return {4, 3};
+    case RnnCell::kGru: return {3, 2};
   }
-  return 0;
+  return {0, 0};
 }
-
-// Activation functions per direction: RNN f; LSTM f, g, h; GRU f, g.
 constexpr int kMaxRnnActivations = 3;
-constexpr int rnn_activation_count(RnnCell c) {
-  switch (c) {
-    case RnnCell::kRnn: return 1;
-    case RnnCell::kLstm: return 3;
-    case RnnCell::kGru: return 2;
-  }
-  return 0;
-}
+constexpr int rnn_gate_count(RnnCell c) { return rnn_cell_shape(c).gates; }
+constexpr int rnn_activation_count(RnnCell c) { return rnn_cell_shape(c).activations; }
 
 // ONNX's defaults: RNN Tanh; LSTM Sigmoid, Tanh, Tanh; GRU Sigmoid, Tanh.
 constexpr RnnActivationKind rnn_default_activation(RnnCell c, int k) {

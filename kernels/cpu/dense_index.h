@@ -1,24 +1,14 @@
-// Indexing of dense row-major tensors (last dim fastest) for the CPU twins: element counts and
-// strides of a shape, and the numpy-broadcast operand offsets of the two-operand twins (Binary,
-// Elementwise): output element i reads each operand at the sum of its coordinates times that
-// operand's strides (a stride of 0 broadcasts the dim).
+// Indexing of dense row-major tensors (last dim fastest) for the CPU twins: the strides of a
+// shape and the byte movers' source offsets. Element counts and the two-operand broadcast offsets
+// are kernels/dense_index.h, shared with the CUDA kernels.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/dense_index.h"
+
 namespace jetplan::kernels::cpu {
-
-struct OperandOffsets {
-  int64_t a = 0, b = 0;
-};
-
-// Elements of the dense shape dims[0, rank) (1 for rank 0).
-inline int64_t dense_count(int32_t rank, const int64_t* dims) {
-  int64_t count = 1;
-  for (int32_t d = 0; d < rank; ++d) count *= dims[d];
-  return count;
-}
 
 // The dense strides of dims[0, rank) into strides[0, rank); returns the element count.
 inline int64_t dense_strides(int32_t rank, const int64_t* dims, int64_t* strides) {
@@ -28,20 +18,6 @@ inline int64_t dense_strides(int32_t rank, const int64_t* dims, int64_t* strides
     dense *= dims[d];
   }
   return dense;
-}
-
-// Peels the coordinates of output element i off from the last dim (the fastest) up.
-inline OperandOffsets operand_offsets(int64_t i, int32_t rank, const int64_t* dims,
-                                      const int64_t* a_strides, const int64_t* b_strides) {
-  OperandOffsets off;
-  int64_t rest = i;
-  for (int32_t d = rank - 1; d >= 0; --d) {
-    const int64_t coord = rest % dims[d];
-    rest /= dims[d];
-    off.a += coord * a_strides[d];
-    off.b += coord * b_strides[d];
-  }
-  return off;
 }
 
 // The element offset in x of output element i of the dense shape out_dims[0, rank): the sum, over

@@ -4,6 +4,7 @@
 namespace jetplan::kernels::cpu {
 
 using resize_math::dim_taps;
+using resize_math::tap_product_sum;
 using Taps = resize_math::Taps<double>;  // the twin keeps its weights in double
 
 // Each output element: the taps of every dim, then the sum over their product in double, dim 0
@@ -28,20 +29,8 @@ void resize(const ResizeParams& p, const float* x, float* y) {
     if (!inside) {
       y[o] = p.extrapolation_value;
     } else {
-      double acc = 0.0;
-      int pick[kMaxRank] = {};  // tap chosen in each dim, odometer over the tap product
-      for (;;) {
-        double weight = 1.0;
-        int64_t offset = 0;
-        for (int d = 0; d < rank; ++d) {
-          weight *= taps[d].weight[pick[d]];
-          offset += taps[d].index[pick[d]] * in_stride[d];
-        }
-        acc += weight * x[offset];
-        int d = rank - 1;
-        while (d >= 0 && ++pick[d] == taps[d].count) pick[d--] = 0;
-        if (d < 0) break;
-      }
+      const double acc =
+          tap_product_sum(rank, taps, in_stride, [x](int64_t offset) { return x[offset]; });
       y[o] = static_cast<float>(acc);
     }
     for (int d = rank - 1; d >= 0 && ++coord[d] == p.out_dims[d]; --d) coord[d] = 0;

@@ -4,6 +4,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/elementwise_loops.cuh"
 #include "kernels/cuda/launch.h"
 
 namespace jetplan::kernels::cuda {
@@ -11,17 +12,10 @@ namespace {
 
 template <typename T>
 __device__ void activation(const StepPointers& ptrs, const ActivationParams& p) {
-  const T* x = static_cast<const T*>(ptrs.in[0]);
-  T* y = static_cast<T*>(ptrs.out[0]);
-  for (int64_t i = global_thread(); i < p.count; i += global_threads()) {
-    store_float(y, i, activation_value(p.act, load_float(x, i)));
-  }
+  map_elements<T, T>(ptrs, p.count, [&p](float v) { return activation_value(p.act, v); });
 }
 
 }  // namespace
 }  // namespace jetplan::kernels::cuda
-
-using jetplan::kernels::ActivationParams;
-using jetplan::kernels::cuda::StepPointers;
 
 JP_HALF_AND_FLOAT_KERNELS(jp_activation, ActivationParams, jetplan::kernels::cuda::activation)

@@ -30,7 +30,4 @@ __device__ void batch_norm(const StepPointers& ptrs, const BatchNormParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::BatchNormParams;
-using jetplan::kernels::cuda::StepPointers;
-
 JP_HALF_AND_FLOAT_KERNELS(jp_batch_norm, BatchNormParams, jetplan::kernels::cuda::batch_norm)

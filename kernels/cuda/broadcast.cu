@@ -11,17 +11,14 @@ namespace jetplan::kernels::cuda {
 namespace {
 
 __device__ void broadcast_kernel(const StepPointers& ptrs, const BroadcastParams& p) {
-  const auto* in = static_cast<const unsigned char*>(ptrs.in[0]);
-  auto* out = static_cast<unsigned char*>(ptrs.out[0]);
-  const int64_t count = dense_count(p.rank, p.out_dims);
-  for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    int64_t rest = i, offset = 0;
+  move_elements(ptrs, p.rank, p.out_dims, p.elem_bytes, [&p](int64_t i, int64_t* offset) {
+    int64_t rest = i;
     for (int32_t d = p.rank - 1; d >= 0; --d) {
-      offset += (rest % p.out_dims[d] % p.x_dims[d]) * p.x_strides[d];
+      *offset += (rest % p.out_dims[d] % p.x_dims[d]) * p.x_strides[d];
       rest /= p.out_dims[d];
     }
-    copy_elem(out + i * p.elem_bytes, in + offset * p.elem_bytes, p.elem_bytes);
-  }
+    return true;
+  });
 }
 
 }  // namespace

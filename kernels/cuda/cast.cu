@@ -14,45 +14,46 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-// Four elements per thread where both pointers allow 4-element vectors; the tail (and any
-// misaligned pair of pointers) one at a time.
-__device__ void cast_f32_f16(const float* x, __half* y, int64_t count) {
-  const bool vec = (reinterpret_cast<uintptr_t>(x) % 16 == 0) &&
-                   (reinterpret_cast<uintptr_t>(y) % 8 == 0);
+// Four elements per thread where both pointers allow 4-element vectors (In4 holds four In, Out4
+// four Out, each aligned to its size); the tail (and any misaligned pair of pointers) one at a
+// time. four converts a vector, one a single element.
+template <typename In4, typename Out4, typename In, typename Out, typename Four, typename One>
+__device__ void cast_by_fours(const In* x, Out* y, int64_t count, Four four, One one) {
+  const bool vec = (reinterpret_cast<uintptr_t>(x) % sizeof(In4) == 0) &&
+                   (reinterpret_cast<uintptr_t>(y) % sizeof(Out4) == 0);
   int64_t done = 0;
   if (vec) {
     const int64_t groups = count / 4;
-    for (int64_t g = global_thread(); g < groups; g += global_threads()) {
-      const float4 v = reinterpret_cast<const float4*>(x)[g];
-      const __half2 lo = __floats2half2_rn(v.x, v.y);
-      const __half2 hi = __floats2half2_rn(v.z, v.w);
-      uint2 out;
-      out.x = *reinterpret_cast<const uint32_t*>(&lo);
-      out.y = *reinterpret_cast<const uint32_t*>(&hi);
-      reinterpret_cast<uint2*>(y)[g] = out;
-    }
+    for (int64_t g = global_thread(); g < groups; g += global_threads())
+      reinterpret_cast<Out4*>(y)[g] = four(reinterpret_cast<const In4*>(x)[g]);
     done = groups * 4;
   }
-  for (int64_t i = done + global_thread(); i < count; i += global_threads())
-    y[i] = __float2half_rn(x[i]);
+  for (int64_t i = done + global_thread(); i < count; i += global_threads()) y[i] = one(x[i]);
+}
+
+__device__ void cast_f32_f16(const float* x, __half* y, int64_t count) {
+  cast_by_fours<float4, uint2>(
+      x, y, count,
+      [](float4 v) {
+        const __half2 lo = __floats2half2_rn(v.x, v.y);
+        const __half2 hi = __floats2half2_rn(v.z, v.w);
+        uint2 out;
+        out.x = *reinterpret_cast<const uint32_t*>(&lo);
+        out.y = *reinterpret_cast<const uint32_t*>(&hi);
+        return out;
+      },
+      [](float v) { return __float2half_rn(v); });
 }
 
 __device__ void cast_f16_f32(const __half* x, float* y, int64_t count) {
-  const bool vec = (reinterpret_cast<uintptr_t>(x) % 8 == 0) &&
-                   (reinterpret_cast<uintptr_t>(y) % 16 == 0);
-  int64_t done = 0;
-  if (vec) {
-    const int64_t groups = count / 4;
-    for (int64_t g = global_thread(); g < groups; g += global_threads()) {
-      const uint2 in = reinterpret_cast<const uint2*>(x)[g];
-      const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&in.x));
-      const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&in.y));
-      reinterpret_cast<float4*>(y)[g] = make_float4(lo.x, lo.y, hi.x, hi.y);
-    }
-    done = groups * 4;
-  }
-  for (int64_t i = done + global_thread(); i < count; i += global_threads())
-    y[i] = __half2float(x[i]);
+  cast_by_fours<uint2, float4>(
+      x, y, count,
+      [](uint2 in) {
+        const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&in.x));
+        const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&in.y));
+        return make_float4(lo.x, lo.y, hi.x, hi.y);
+      },
+      [](__half v) { return __half2float(v); });
 }
 
 __device__ __forceinline__ void to_float(int64_t v, float* y) { *y = __ll2float_rn(v); }

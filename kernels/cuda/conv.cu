@@ -52,6 +52,21 @@ __device__ __forceinline__ float epilogue(const ConvParams& p, const __half* bia
 }
 
 
+// Where the igemm epilogues put output (m, n): y's row m holds ldy channels (the Concat's when
+// the conv writes a channel slice of it in place, else N) and n goes to channel y0 + n.
+template <typename T>
+struct YSlice {
+  T* y;
+  int64_t ldy, y0;
+  __device__ __forceinline__ int64_t at(int m, int n) const { return int64_t(m) * ldy + y0 + n; }
+};
+template <typename T>
+__device__ __forceinline__ YSlice<T> y_slice_of(const StepPointers& ptrs, const ConvParams& p,
+                                                int N) {
+  const bool slice = y_slice(p);
+  return {static_cast<T*>(ptrs.out[0]), slice ? p.y_channels : N, slice ? p.y_channel_offset : 0};
+}
+
 // The FP16 igemm epilogue: bias, residual, activation, FP16 store (pairs of channels when
 // aligned), into a channel slice of y when the conv writes a Concat in place. Ctx holds what
 // every output of the tile shares, read once before the stores.
@@ -59,21 +74,17 @@ struct EpilogueF16 {
   struct Ctx {
     const __half* bias;
     const __half* res;
-    __half* y;
-    int64_t ldy, y0;
+    YSlice<__half> out;
     bool pairs;
   };
   static __device__ __forceinline__ bool fits(const ConvParams& p) { return !p.int8.enabled; }
   static __device__ __forceinline__ Ctx context(const StepPointers& ptrs, const ConvParams& p,
                                                 int N) {
-    const bool slice = y_slice(p);
     Ctx c;
     c.bias = p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
     c.res = residual_ptr(ptrs, p);
-    c.y = static_cast<__half*>(ptrs.out[0]);
-    c.ldy = slice ? p.y_channels : N;
-    c.y0 = slice ? p.y_channel_offset : 0;
-    c.pairs = (N & 1) == 0 && (c.ldy & 1) == 0 && (c.y0 & 1) == 0;
+    c.out = y_slice_of<__half>(ptrs, p, N);
+    c.pairs = (N & 1) == 0 && (c.out.ldy & 1) == 0 && (c.out.y0 & 1) == 0;
     return c;
   }
   struct Col {
@@ -96,14 +107,14 @@ struct EpilogueF16 {
   }
   static __device__ __forceinline__ void store(const Ctx& c, const Col& col, const ConvParams& p,
                                                int m, int n, int N, float a0, float a1) {
-    const int64_t yi = int64_t(m) * N + n, yo = int64_t(m) * c.ldy + c.y0 + n;
+    const int64_t yi = int64_t(m) * N + n, yo = c.out.at(m, n);
     const float v0 = value(c, p, col.b0, yi, a0);
     if (c.pairs) {
       const float v1 = value(c, p, col.b1, yi + 1, a1);
-      *reinterpret_cast<__half2*>(c.y + yo) = __floats2half2_rn(v0, v1);
+      *reinterpret_cast<__half2*>(c.out.y + yo) = __floats2half2_rn(v0, v1);
     } else {
-      c.y[yo] = __float2half_rn(v0);
-      if (n + 1 < N) c.y[yo + 1] = __float2half_rn(value(c, p, col.b1, yi + 1, a1));
+      c.out.y[yo] = __float2half_rn(v0);
+      if (n + 1 < N) c.out.y[yo + 1] = __float2half_rn(value(c, p, col.b1, yi + 1, a1));
     }
   }
 };
@@ -115,8 +126,7 @@ struct EpilogueI8 {
   struct Ctx {
     const float* epi;
     const void* res;
-    void* y;
-    int64_t ldy, y0;
+    YSlice<void> out;
   };
   // The step's y and residual types are this variant's (an untrusted plan may name another).
   static __device__ __forceinline__ bool fits(const ConvParams& p) {
@@ -126,9 +136,8 @@ struct EpilogueI8 {
   }
   static __device__ __forceinline__ Ctx context(const StepPointers& ptrs, const ConvParams& p,
                                                 int N) {
-    const bool slice = y_slice(p);
     return {static_cast<const float*>(ptrs.in[2]), p.has_residual ? ptrs.in[3] : nullptr,
-            ptrs.out[0], slice ? p.y_channels : N, slice ? p.y_channel_offset : 0};
+            y_slice_of<void>(ptrs, p, N)};
   }
   struct Col {
     float mult0, shift0, mult1, shift1;  // the channel epilogue of channels n and n + 1
@@ -149,13 +158,13 @@ struct EpilogueI8 {
   }
   static __device__ __forceinline__ void store(const Ctx& c, const Col& col, const ConvParams& p,
                                                int m, int n, int N, int32_t a0, int32_t a1) {
-    const int64_t yi = int64_t(m) * N + n, yo = int64_t(m) * c.ldy + c.y0 + n;
+    const int64_t yi = int64_t(m) * N + n, yo = c.out.at(m, n);
     const bool second = n + 1 < N;
     const float v0 = real(c, p, yi, col.mult0, col.shift0, a0);
     const float v1 = second ? real(c, p, yi + 1, col.mult1, col.shift1, a1) : 0.f;
-    const bool pairs = second && (c.ldy & 1) == 0 && (c.y0 & 1) == 0 && (n & 1) == 0;
+    const bool pairs = second && (c.out.ldy & 1) == 0 && (c.out.y0 & 1) == 0 && (n & 1) == 0;
     if (Y8) {
-      int8_t* y = static_cast<int8_t*>(c.y);
+      int8_t* y = static_cast<int8_t*>(c.out.y);
       const int8_t q0 = int8_quantize(v0, p.int8.y_inv_scale);
       const int8_t q1 = int8_quantize(v1, p.int8.y_inv_scale);
       if (pairs) {
@@ -165,7 +174,7 @@ struct EpilogueI8 {
         if (second) y[yo + 1] = q1;
       }
     } else {
-      __half* y = static_cast<__half*>(c.y);
+      __half* y = static_cast<__half*>(c.out.y);
       if (pairs) {
         *reinterpret_cast<__half2*>(y + yo) = __floats2half2_rn(v0, v1);
       } else {

@@ -59,7 +59,6 @@ __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposePara
   }
 }
 
-
 // Non-overlapping 2-D upsampling (kernel == stride, no padding, groups 1, dilation 1, out = in *
 // stride: the U-Net's 2x2 stride-2 ConvTranspose): each output reads exactly one tap, so it is
 // a GEMM over the input channels. A thread computes kOcTile output channels x kPxTile input
@@ -137,9 +136,6 @@ __device__ void conv_transpose_upsample(const StepPointers& ptrs, const ConvTran
 
 }  // namespace
 }  // namespace jetplan::kernels::cuda
-
-using jetplan::kernels::ConvTransposeParams;
-using jetplan::kernels::cuda::StepPointers;
 
 JP_HALF_AND_FLOAT_KERNELS(jp_conv_transpose, ConvTransposeParams,
                           jetplan::kernels::cuda::conv_transpose)

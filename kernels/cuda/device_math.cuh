@@ -1,11 +1,13 @@
-// Device-side helpers shared by the CUDA kernel families: FP16 load/store, grid-stride loops and
-// dense element counts. The scalar op formulas (activations, Binary, Unary, Elementwise) are
-// kernels/scalar_ops.h, shared with the CPU twins.
+// Device-side helpers shared by the CUDA kernel families: FP16 load/store and grid-stride loops.
+// Shared with the CPU twins: the scalar op formulas (activations, Binary, Unary, Elementwise) of
+// kernels/scalar_ops.h, and the dense element counts and broadcast offsets of
+// kernels/dense_index.h.
 #pragma once
 
 #include <cuda_fp16.h>
 
 #include "kernels/activation_function.h"
+#include "kernels/dense_index.h"
 #include "kernels/scalar_ops.h"
 
 namespace jetplan::kernels::cuda {
@@ -37,13 +39,6 @@ __device__ __forceinline__ int64_t global_thread() {
 }
 __device__ __forceinline__ int64_t global_threads() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
-}
-
-// Elements of a dense shape of `rank` dims (1 for rank 0).
-__device__ __forceinline__ int64_t dense_count(int32_t rank, const int64_t* dims) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < rank; ++d) n *= dims[d];
-  return n;
 }
 
 }  // namespace jetplan::kernels::cuda

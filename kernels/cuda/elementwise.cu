@@ -2,40 +2,13 @@
 // strides), the formulas of kernels/scalar_ops.h. Twin: kernels/cpu/elementwise.cc.
 #include <cuda_fp16.h>
 
+#include "kernels/cuda/elementwise_loops.cuh"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/elementwise.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
-
-template <typename T> struct Loaded { using type = T; };
-template <> struct Loaded<__half> { using type = float; };  // every half is exactly a float
-template <typename T>
-__device__ __forceinline__ typename Loaded<T>::type load(const T* p, int64_t i) { return p[i]; }
-template <>
-__device__ __forceinline__ float load<__half>(const __half* p, int64_t i) {
-  return __half2float(p[i]);
-}
-
-// out[i] = f(a[i . a_strides], b[i . b_strides]) over the dense out_dims.
-template <typename In, typename Out, typename F>
-__device__ void broadcast2(const StepPointers& ptrs, const ElementwiseParams& p, F f) {
-  const In* a = static_cast<const In*>(ptrs.in[0]);
-  const In* b = static_cast<const In*>(ptrs.in[1]);
-  Out* y = static_cast<Out*>(ptrs.out[0]);
-  const int64_t count = dense_count(p.rank, p.out_dims);
-  for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    int64_t rest = i, ia = 0, ib = 0;
-    for (int32_t d = p.rank - 1; d >= 0; --d) {
-      const int64_t c = rest % p.out_dims[d];
-      rest /= p.out_dims[d];
-      ia += c * p.a_strides[d];
-      ib += c * p.b_strides[d];
-    }
-    y[i] = f(load(a, ia), load(b, ib));
-  }
-}
 
 template <typename T>
 __device__ void compare_kernel(const StepPointers& ptrs, const ElementwiseParams& p) {

@@ -43,6 +43,30 @@ __device__ __forceinline__ float finish(const GemmParams& p, const __half* c, co
   return activation_value(p.act, v);
 }
 
+// What both gemv kernels read: the operands (C and R null when absent), M (at most kGemvMaxM)
+// and A's element strides along m and k (A is stored [K, M] under trans_a).
+template <typename OutT>
+struct GemvOperands {
+  const __half* A;
+  const __half* B;
+  const __half* C;
+  const __half* R;
+  OutT* Y;
+  int M;
+  int64_t a_m, a_k;
+};
+template <typename OutT>
+__device__ __forceinline__ GemvOperands<OutT> gemv_operands(const StepPointers& ptrs,
+                                                            const GemmParams& p) {
+  return {static_cast<const __half*>(ptrs.in[0]), static_cast<const __half*>(ptrs.in[1]),
+          c_ptr(ptrs, p),
+          residual_ptr(ptrs, p),
+          static_cast<OutT*>(ptrs.out[0]),
+          static_cast<int>(p.M),
+          p.trans_a ? 1 : p.K,
+          p.trans_a ? p.M : 1};
+}
+
 // B stored [N, K]: one warp per output column n; lanes stride over K (8 halves at a time when
 // rows are 16-byte aligned), then a butterfly over the warp (fixed order).
 template <typename OutT>
@@ -51,14 +75,8 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t n = static_cast<int64_t>(blockIdx.x) * kGemvWarps + warp;
   if (n >= p.N) return;  // no barriers below
-  const auto* A = static_cast<const __half*>(ptrs.in[0]);
-  const auto* B = static_cast<const __half*>(ptrs.in[1]);
-  const __half* C = c_ptr(ptrs, p);
-  const __half* R = residual_ptr(ptrs, p);
-  auto* Y = static_cast<OutT*>(ptrs.out[0]);
-  const int M = static_cast<int>(p.M);
+  const auto [A, B, C, R, Y, M, a_m, a_k] = gemv_operands<OutT>(ptrs, p);
   const int64_t K = p.K;
-  const int64_t a_m = p.trans_a ? 1 : K, a_k = p.trans_a ? p.M : 1;
   const bool vec_b = K % 8 == 0 && p.b_batch_stride % 8 == 0 && aligned16(B);
   const bool vec_a = vec_b && !p.trans_a && p.a_batch_stride % 8 == 0 && aligned16(A);
   for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
@@ -117,14 +135,8 @@ __device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kGemvBnCols;
   if (n0 >= p.N) return;  // whole CTA
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const auto* A = static_cast<const __half*>(ptrs.in[0]);
-  const auto* B = static_cast<const __half*>(ptrs.in[1]);
-  const __half* C = c_ptr(ptrs, p);
-  const __half* R = residual_ptr(ptrs, p);
-  auto* Y = static_cast<OutT*>(ptrs.out[0]);
-  const int M = static_cast<int>(p.M);
+  const auto [A, B, C, R, Y, M, a_m, a_k] = gemv_operands<OutT>(ptrs, p);
   const int64_t N = p.N, K = p.K;
-  const int64_t a_m = p.trans_a ? 1 : K, a_k = p.trans_a ? p.M : 1;
   const bool vec_b = N % 2 == 0 && p.b_batch_stride % 2 == 0 &&
                      (reinterpret_cast<uintptr_t>(B) & 3u) == 0;
   const int64_t n = n0 + lane * 2;

@@ -113,6 +113,22 @@ __device__ __forceinline__ void store_tile(__half* s, const TileRegs<ROWS, COLS>
   }
 }
 
+// A and B are the same kind of operand, BO x kBK tiles along their outer dim o (A's m, B's n)
+// and k, stored either [O, K] (OUTER_MAJOR: A without trans_a, B with trans_b) or [K, O]. These
+// load the tile at (o0, k0): by cp.async into the smem tile s, or into registers.
+template <int BO, bool OUTER_MAJOR>
+__device__ __forceinline__ void load_operand_async(__half* s, const __half* g, int64_t ld,
+                                                   int64_t o0, int64_t k0, int64_t O, int64_t K) {
+  if constexpr (OUTER_MAJOR) load_tile_async<BO, kBK>(s, g, ld, o0, k0, O, K);
+  else load_tile_async<kBK, BO>(s, g, ld, k0, o0, K, O);
+}
+template <bool OUTER_MAJOR, int ROWS, int COLS>
+__device__ __forceinline__ void fetch_operand(TileRegs<ROWS, COLS>& t, const __half* g, int64_t ld,
+                                              int64_t o0, int64_t k0, int64_t O, int64_t K) {
+  if constexpr (OUTER_MAJOR) fetch_tile(t, g, ld, o0, k0, O, K);
+  else fetch_tile(t, g, ld, k0, o0, K, O);
+}
+
 // The output store: FP16, or FP32 (the output-cast epilogue: a float32 graph output is written
 // by its producer, no Cast step after it).
 __device__ __forceinline__ void store_out(__half* y, float v) { *y = __float2half_rn(v); }
@@ -350,10 +366,8 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
     if (vec_a && vec_b) {  // the common case gets a loop of its own: no branches, no spills
       const auto load = [&](int stage, int kt) {
         const int64_t k0 = static_cast<int64_t>(kbase + kt) * kBK;
-        if (TA) load_tile_async<kBK, BM>(sa[stage], a, lda, k0, m0, K, M);
-        else load_tile_async<BM, kBK>(sa[stage], a, lda, m0, k0, M, K);
-        if (TB) load_tile_async<kBN, kBK>(sb[stage], b, ldb, n0, k0, N, K);
-        else load_tile_async<kBK, kBN>(sb[stage], b, ldb, k0, n0, K, N);
+        load_operand_async<BM, !TA>(sa[stage], a, lda, m0, k0, M, K);
+        load_operand_async<kBN, TB>(sb[stage], b, ldb, n0, k0, N, K);
       };
 #pragma unroll
       for (int s = 0; s < kStages - 1; ++s) {
@@ -376,20 +390,10 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
       TileRegs<kBRows, kBCols> rb;
       const auto issue = [&](int stage, int kt) {  // async copies now, register fetches begun
         const int64_t k0 = static_cast<int64_t>(kbase + kt) * kBK;
-        if (vec_a) {
-          if (TA) load_tile_async<kBK, BM>(sa[stage], a, lda, k0, m0, K, M);
-          else load_tile_async<BM, kBK>(sa[stage], a, lda, m0, k0, M, K);
-        } else {
-          if (TA) fetch_tile(ra, a, lda, k0, m0, K, M);
-          else fetch_tile(ra, a, lda, m0, k0, M, K);
-        }
-        if (vec_b) {
-          if (TB) load_tile_async<kBN, kBK>(sb[stage], b, ldb, n0, k0, N, K);
-          else load_tile_async<kBK, kBN>(sb[stage], b, ldb, k0, n0, K, N);
-        } else {
-          if (TB) fetch_tile(rb, b, ldb, n0, k0, N, K);
-          else fetch_tile(rb, b, ldb, k0, n0, K, N);
-        }
+        if (vec_a) load_operand_async<BM, !TA>(sa[stage], a, lda, m0, k0, M, K);
+        else fetch_operand<!TA>(ra, a, lda, m0, k0, M, K);
+        if (vec_b) load_operand_async<kBN, TB>(sb[stage], b, ldb, n0, k0, N, K);
+        else fetch_operand<TB>(rb, b, ldb, n0, k0, N, K);
       };
       const auto finish_regs = [&](int stage) {
         if (!vec_a) store_tile(sa[stage], ra);

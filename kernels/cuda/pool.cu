@@ -15,26 +15,76 @@ namespace {
 
 using Geometry = PoolGeometry;
 
+// The geometry in a kernel's index type I: 32-bit whenever every offset fits (fits_int32), as
+// the divisions dominate the cost.
+template <typename I>
+struct IndexGeometry {
+  I in[3], out[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3];
+  __device__ explicit IndexGeometry(const Geometry& g) {
+    for (int d = 0; d < 3; ++d) {
+      in[d] = static_cast<I>(g.in[d]);
+      out[d] = static_cast<I>(g.out[d]);
+      kernel[d] = static_cast<I>(g.kernel[d]);
+      stride[d] = static_cast<I>(g.stride[d]);
+      dilation[d] = static_cast<I>(g.dilation[d]);
+      pad_begin[d] = static_cast<I>(g.pad_begin[d]);
+      pad_end[d] = static_cast<I>(g.pad_end[d]);
+    }
+  }
+};
+
+// Whether 32-bit indices reach every element and window coordinate (which reach pad and
+// dilation past the input; 2^30 leaves room for them).
+__device__ __forceinline__ bool fits_int32(const PoolParams& p, const Geometry& g) {
+  const int64_t in_count = p.batch * p.channels * g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_count = p.batch * p.channels * g.out[0] * g.out[1] * g.out[2];
+  const int64_t limit = int64_t{1} << 30;
+  bool fits = in_count < limit && out_count < limit && global_threads() < limit;
+  for (int d = 0; d < 3; ++d)
+    fits = fits && g.kernel[d] * g.dilation[d] < limit && g.stride[d] * g.out[d] < limit &&
+           g.pad_begin[d] < limit && g.pad_end[d] < limit;
+  return fits;
+}
+
+// The window of output position (o0, o1, o2) in the twin's order: tap(position) for each tap
+// inside the input (position: its index in the input plane). Returns how many taps count for
+// count_include_pad: those inside the input or its padding, none past pad_end (a ceil-mode
+// window).
+template <typename I, typename Tap>
+__device__ __forceinline__ I visit_window(const IndexGeometry<I>& g, I o0, I o1, I o2, Tap tap) {
+  I counted = 0;
+  const I b0 = o0 * g.stride[0] - g.pad_begin[0], b1 = o1 * g.stride[1] - g.pad_begin[1],
+          b2 = o2 * g.stride[2] - g.pad_begin[2];
+  for (I k0 = 0; k0 < g.kernel[0]; ++k0) {
+    const I i0 = b0 + k0 * g.dilation[0];
+    if (i0 < -g.pad_begin[0] || i0 >= g.in[0] + g.pad_end[0]) continue;
+    for (I k1 = 0; k1 < g.kernel[1]; ++k1) {
+      const I i1 = b1 + k1 * g.dilation[1];
+      if (i1 < -g.pad_begin[1] || i1 >= g.in[1] + g.pad_end[1]) continue;
+      for (I k2 = 0; k2 < g.kernel[2]; ++k2) {
+        const I i2 = b2 + k2 * g.dilation[2];
+        if (i2 < -g.pad_begin[2] || i2 >= g.in[2] + g.pad_end[2]) continue;
+        ++counted;
+        if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1] || i2 < 0 || i2 >= g.in[2])
+          continue;
+        tap((i0 * g.in[1] + i1) * g.in[2] + i2);
+      }
+    }
+  }
+  return counted;
+}
+
 // One output element per thread; channels fastest in NHWC, so neighbouring threads read
 // neighbouring channels of the same taps.
 // I: the index type, 32-bit whenever every offset fits (the divisions dominate the cost).
 template <typename T, typename I>
-__device__ void pool_indexed(const StepPointers& ptrs, const PoolParams& p, const Geometry& g) {
-  I gin[3], gout[3], gk[3], gs[3], gd[3], gpb[3], gpe[3];
-  for (int d = 0; d < 3; ++d) {
-    gin[d] = static_cast<I>(g.in[d]);
-    gout[d] = static_cast<I>(g.out[d]);
-    gk[d] = static_cast<I>(g.kernel[d]);
-    gs[d] = static_cast<I>(g.stride[d]);
-    gd[d] = static_cast<I>(g.dilation[d]);
-    gpb[d] = static_cast<I>(g.pad_begin[d]);
-    gpe[d] = static_cast<I>(g.pad_end[d]);
-  }
+__device__ void pool_indexed(const StepPointers& ptrs, const PoolParams& p, const Geometry& geo) {
+  const IndexGeometry<I> g(geo);
   const T* x = static_cast<const T*>(ptrs.in[0]);
   T* y = static_cast<T*>(ptrs.out[0]);
   const I C = static_cast<I>(p.channels);
-  const I in_plane = gin[0] * gin[1] * gin[2];
-  const I out_plane = gout[0] * gout[1] * gout[2];
+  const I in_plane = g.in[0] * g.in[1] * g.in[2];
+  const I out_plane = g.out[0] * g.out[1] * g.out[2];
   const I count = static_cast<I>(p.batch) * C * out_plane;
   const bool is_max = p.kind == PoolKind::kMax;
   for (I i = static_cast<I>(global_thread()); i < count; i += static_cast<I>(global_threads())) {
@@ -48,31 +98,17 @@ __device__ void pool_indexed(const StepPointers& ptrs, const PoolParams& p, cons
       c = (i / out_plane) % C;
       n = i / (out_plane * C);
     }
-    const I o2 = o % gout[2], o1 = (o / gout[2]) % gout[1], o0 = o / (gout[2] * gout[1]);
+    const I o2 = o % g.out[2], o1 = (o / g.out[2]) % g.out[1], o0 = o / (g.out[2] * g.out[1]);
     const T* xp = p.channels_last ? x + n * in_plane * C + c : x + (n * C + c) * in_plane;
     const I step = p.channels_last ? C : 1;
     float max = 0.f, sum = 0.f;
-    I inputs = 0, counted = 0;
-    const I b0 = o0 * gs[0] - gpb[0], b1 = o1 * gs[1] - gpb[1], b2 = o2 * gs[2] - gpb[2];
-    for (I k0 = 0; k0 < gk[0]; ++k0) {
-      const I i0 = b0 + k0 * gd[0];
-      if (i0 < -gpb[0] || i0 >= gin[0] + gpe[0]) continue;
-      for (I k1 = 0; k1 < gk[1]; ++k1) {
-        const I i1 = b1 + k1 * gd[1];
-        if (i1 < -gpb[1] || i1 >= gin[1] + gpe[1]) continue;
-        for (I k2 = 0; k2 < gk[2]; ++k2) {
-          const I i2 = b2 + k2 * gd[2];
-          if (i2 < -gpb[2] || i2 >= gin[2] + gpe[2]) continue;
-          ++counted;
-          if (i0 < 0 || i0 >= gin[0] || i1 < 0 || i1 >= gin[1] || i2 < 0 || i2 >= gin[2])
-            continue;
-          const float v = load_float(xp, ((i0 * gin[1] + i1) * gin[2] + i2) * step);
-          if (inputs == 0 || v > max || v != v) max = v;
-          sum += v;
-          ++inputs;
-        }
-      }
-    }
+    I inputs = 0;
+    const I counted = visit_window(g, o0, o1, o2, [&](I position) {
+      const float v = load_float(xp, position * step);
+      if (inputs == 0 || v > max || v != v) max = v;
+      sum += v;
+      ++inputs;
+    });
     const I divisor = p.count_include_pad ? counted : inputs;
     float result = 0.f;
     if (is_max) result = max;
@@ -85,15 +121,7 @@ template <typename T>
 __device__ void pool(const StepPointers& ptrs, const PoolParams& p) {
   if (p.spatial_rank < 1 || p.spatial_rank > 3) return;
   const Geometry g = pool_geometry_3d(p);
-  const int64_t in_count = p.batch * p.channels * g.in[0] * g.in[1] * g.in[2];
-  const int64_t out_count = p.batch * p.channels * g.out[0] * g.out[1] * g.out[2];
-  // Window coordinates reach pad and dilation past the input; 2^30 leaves room for them.
-  const int64_t limit = int64_t{1} << 30;
-  bool small = in_count < limit && out_count < limit && global_threads() < limit;
-  for (int d = 0; d < 3; ++d)
-    small = small && g.kernel[d] * g.dilation[d] < limit && g.stride[d] * g.out[d] < limit &&
-            g.pad_begin[d] < limit && g.pad_end[d] < limit;
-  if (small) pool_indexed<T, int32_t>(ptrs, p, g);
+  if (fits_int32(p, g)) pool_indexed<T, int32_t>(ptrs, p, g);
   else pool_indexed<T, int64_t>(ptrs, p, g);
 }
 
@@ -102,75 +130,46 @@ __device__ void pool(const StepPointers& ptrs, const PoolParams& p) {
 // Falls back to the general kernel when the shape or the pointers do not allow it.
 __device__ void pool_nhwc8(const StepPointers& ptrs, const PoolParams& p) {
   if (p.spatial_rank < 1 || p.spatial_rank > 3) return;
-  const Geometry g = pool_geometry_3d(p);
-  const int64_t in_count = p.batch * p.channels * g.in[0] * g.in[1] * g.in[2];
-  const int64_t out_count = p.batch * p.channels * g.out[0] * g.out[1] * g.out[2];
-  const int64_t limit = int64_t{1} << 30;
-  bool fits = p.channels_last && p.channels % 8 == 0 && p.channels > 0 && in_count < limit &&
-              out_count < limit && global_threads() < limit &&
-              reinterpret_cast<uintptr_t>(ptrs.in[0]) % 16 == 0 &&
-              reinterpret_cast<uintptr_t>(ptrs.out[0]) % 16 == 0;
-  for (int d = 0; d < 3; ++d)
-    fits = fits && g.kernel[d] * g.dilation[d] < limit && g.stride[d] * g.out[d] < limit &&
-           g.pad_begin[d] < limit && g.pad_end[d] < limit;
+  const Geometry geo = pool_geometry_3d(p);
+  const bool fits = p.channels_last && p.channels % 8 == 0 && p.channels > 0 &&
+                    fits_int32(p, geo) && reinterpret_cast<uintptr_t>(ptrs.in[0]) % 16 == 0 &&
+                    reinterpret_cast<uintptr_t>(ptrs.out[0]) % 16 == 0;
   if (!fits) {
     pool<__half>(ptrs, p);
     return;
   }
-  int32_t gin[3], gout[3], gk[3], gs[3], gd[3], gpb[3], gpe[3];
-  for (int d = 0; d < 3; ++d) {
-    gin[d] = static_cast<int32_t>(g.in[d]);
-    gout[d] = static_cast<int32_t>(g.out[d]);
-    gk[d] = static_cast<int32_t>(g.kernel[d]);
-    gs[d] = static_cast<int32_t>(g.stride[d]);
-    gd[d] = static_cast<int32_t>(g.dilation[d]);
-    gpb[d] = static_cast<int32_t>(g.pad_begin[d]);
-    gpe[d] = static_cast<int32_t>(g.pad_end[d]);
-  }
+  const IndexGeometry<int32_t> g(geo);
   const uint4* x = static_cast<const uint4*>(ptrs.in[0]);
   uint4* y = static_cast<uint4*>(ptrs.out[0]);
   const int32_t groups = static_cast<int32_t>(p.channels / 8);  // 16-byte vectors per position
-  const int32_t in_plane = gin[0] * gin[1] * gin[2];
-  const int32_t out_plane = gout[0] * gout[1] * gout[2];
+  const int32_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int32_t out_plane = g.out[0] * g.out[1] * g.out[2];
   const int32_t count = static_cast<int32_t>(p.batch) * out_plane * groups;
   const bool is_max = p.kind == PoolKind::kMax;
   for (int32_t i = static_cast<int32_t>(global_thread()); i < count;
        i += static_cast<int32_t>(global_threads())) {
     const int32_t cg = i % groups, o = (i / groups) % out_plane, n = i / (groups * out_plane);
-    const int32_t o2 = o % gout[2], o1 = (o / gout[2]) % gout[1], o0 = o / (gout[2] * gout[1]);
+    const int32_t o2 = o % g.out[2], o1 = (o / g.out[2]) % g.out[1],
+                  o0 = o / (g.out[2] * g.out[1]);
     const uint4* xp = x + n * in_plane * groups + cg;
     float max[8], sum[8];
 #pragma unroll
     for (int k = 0; k < 8; ++k) max[k] = sum[k] = 0.f;
-    int32_t inputs = 0, counted = 0;
-    const int32_t b0 = o0 * gs[0] - gpb[0], b1 = o1 * gs[1] - gpb[1], b2 = o2 * gs[2] - gpb[2];
-    for (int32_t k0 = 0; k0 < gk[0]; ++k0) {
-      const int32_t i0 = b0 + k0 * gd[0];
-      if (i0 < -gpb[0] || i0 >= gin[0] + gpe[0]) continue;
-      for (int32_t k1 = 0; k1 < gk[1]; ++k1) {
-        const int32_t i1 = b1 + k1 * gd[1];
-        if (i1 < -gpb[1] || i1 >= gin[1] + gpe[1]) continue;
-        for (int32_t k2 = 0; k2 < gk[2]; ++k2) {
-          const int32_t i2 = b2 + k2 * gd[2];
-          if (i2 < -gpb[2] || i2 >= gin[2] + gpe[2]) continue;
-          ++counted;
-          if (i0 < 0 || i0 >= gin[0] || i1 < 0 || i1 >= gin[1] || i2 < 0 || i2 >= gin[2])
-            continue;
-          const uint4 raw = xp[((i0 * gin[1] + i1) * gin[2] + i2) * groups];
-          const __half2* h = reinterpret_cast<const __half2*>(&raw);
+    int32_t inputs = 0;
+    const int32_t counted = visit_window(g, o0, o1, o2, [&](int32_t position) {
+      const uint4 raw = xp[position * groups];
+      const __half2* h = reinterpret_cast<const __half2*>(&raw);
 #pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            const float2 v = __half22float2(h[k]);
-            const float a = v.x, b = v.y;
-            if (inputs == 0 || a > max[2 * k] || a != a) max[2 * k] = a;
-            if (inputs == 0 || b > max[2 * k + 1] || b != b) max[2 * k + 1] = b;
-            sum[2 * k] += a;
-            sum[2 * k + 1] += b;
-          }
-          ++inputs;
-        }
+      for (int k = 0; k < 4; ++k) {
+        const float2 v = __half22float2(h[k]);
+        const float a = v.x, b = v.y;
+        if (inputs == 0 || a > max[2 * k] || a != a) max[2 * k] = a;
+        if (inputs == 0 || b > max[2 * k + 1] || b != b) max[2 * k + 1] = b;
+        sum[2 * k] += a;
+        sum[2 * k + 1] += b;
       }
-    }
+      ++inputs;
+    });
     const int32_t divisor = p.count_include_pad ? counted : inputs;
     uint4 out;
     __half2* oh = reinterpret_cast<__half2*>(&out);

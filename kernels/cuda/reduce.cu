@@ -109,7 +109,4 @@ __device__ void reduce(const StepPointers& ptrs, const ReduceParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::ReduceParams;
-using jetplan::kernels::cuda::StepPointers;
-
 JP_HALF_AND_FLOAT_KERNELS(jp_reduce, ReduceParams, jetplan::kernels::cuda::reduce)

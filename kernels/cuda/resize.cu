@@ -14,6 +14,7 @@ namespace jetplan::kernels::cuda {
 namespace {
 
 using resize_math::dim_taps;
+using resize_math::tap_product_sum;
 using Taps = resize_math::Taps<float>;  // weights in FP32, as the sum
 
 // One output element per thread: the taps of every dim, then the sum over their product, dim 0
@@ -45,28 +46,13 @@ __device__ void resize(const StepPointers& ptrs, const ResizeParams& p) {
       store_float(y, o, p.extrapolation_value);
       continue;
     }
-    float acc = 0.f;
-    int pick[kMaxRank] = {};
-    for (;;) {
-      float weight = 1.f;
-      int64_t offset = 0;
-      for (int d = 0; d < rank; ++d) {
-        weight *= taps[d].weight[pick[d]];
-        offset += taps[d].index[pick[d]] * in_stride[d];
-      }
-      acc += weight * load_float(x, offset);
-      int d = rank - 1;
-      while (d >= 0 && ++pick[d] == taps[d].count) pick[d--] = 0;
-      if (d < 0) break;
-    }
+    const float acc = tap_product_sum(rank, taps, in_stride,
+                                      [x](int64_t offset) { return load_float(x, offset); });
     store_float(y, o, acc);
   }
 }
 
 }  // namespace
 }  // namespace jetplan::kernels::cuda
-
-using jetplan::kernels::ResizeParams;
-using jetplan::kernels::cuda::StepPointers;
 
 JP_HALF_AND_FLOAT_KERNELS(jp_resize, ResizeParams, jetplan::kernels::cuda::resize)

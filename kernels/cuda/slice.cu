@@ -16,8 +16,7 @@ __device__ void slice(const SliceParams& p, const void* x, void* y) {
   using T = typename Unit<N>::T;
   const T* s = static_cast<const T*>(x);
   T* d = static_cast<T*>(y);
-  int64_t count = 1;
-  for (int32_t k = 0; k < p.rank; ++k) count *= p.out_dims[k];
+  const int64_t count = dense_count(p.rank, p.out_dims);
   for (int64_t i = global_thread(); i < count; i += global_threads()) {
     int64_t rest = i, off = 0, stride = 1;
     for (int32_t k = p.rank - 1; k >= 0; --k) {

@@ -66,8 +66,5 @@ __device__ void softmax_rows(const StepPointers& ptrs, const SoftmaxParams& p) {
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-using jetplan::kernels::SoftmaxParams;
-using jetplan::kernels::cuda::StepPointers;
-
 JP_HALF_AND_FLOAT_KERNELS(jp_softmax, SoftmaxParams, jetplan::kernels::cuda::softmax_columns)
 JP_HALF_AND_FLOAT_KERNELS(jp_softmax_rows, SoftmaxParams, jetplan::kernels::cuda::softmax_rows)

@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/elementwise_loops.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/unary.h"
 
@@ -14,29 +15,22 @@ namespace {
 
 template <typename T>
 __device__ void unary_math(const StepPointers& ptrs, const UnaryParams& p) {
-  const T* x = static_cast<const T*>(ptrs.in[0]);
-  T* y = static_cast<T*>(ptrs.out[0]);
   const UnaryOp op = p.op;
-  for (int64_t i = global_thread(); i < p.count; i += global_threads())
-    store_float(y, i, unary_value(op, load_float(x, i)));
+  map_elements<T, T>(ptrs, p.count, [op](float v) { return unary_value(op, v); });
 }
 
 template <typename T>
 __device__ void unary_pred(const StepPointers& ptrs, const UnaryParams& p) {
-  const T* x = static_cast<const T*>(ptrs.in[0]);
-  unsigned char* y = static_cast<unsigned char*>(ptrs.out[0]);
   const UnaryOp op = p.op;
-  for (int64_t i = global_thread(); i < p.count; i += global_threads())
-    y[i] = unary_predicate_value(op, load_float(x, i)) ? 1 : 0;
+  map_elements<T, unsigned char>(ptrs, p.count, [op](float v) -> unsigned char {
+    return unary_predicate_value(op, v) ? 1 : 0;
+  });
 }
 
 template <typename T>
 __device__ void unary_int(const StepPointers& ptrs, const UnaryParams& p) {
-  const T* x = static_cast<const T*>(ptrs.in[0]);
-  T* y = static_cast<T*>(ptrs.out[0]);
   const UnaryOp op = p.op;
-  for (int64_t i = global_thread(); i < p.count; i += global_threads())
-    y[i] = unary_integer_value<T>(op, x[i]);
+  map_elements<T, T>(ptrs, p.count, [op](T v) { return unary_integer_value<T>(op, v); });
 }
 
 }  // namespace
@@ -51,7 +45,6 @@ JP_HALF_AND_FLOAT_KERNELS(jp_unary_pred, UnaryParams, jetplan::kernels::cuda::un
 JP_STEP_KERNEL(jp_unary_i32, UnaryParams, jetplan::kernels::cuda::unary_int<int32_t>)
 JP_STEP_KERNEL(jp_unary_i64, UnaryParams, jetplan::kernels::cuda::unary_int<int64_t>)
 extern "C" __global__ void jp_unary_not(StepPointers ptrs, const UnaryParams p) {
-  const unsigned char* x = static_cast<const unsigned char*>(ptrs.in[0]);
-  unsigned char* y = static_cast<unsigned char*>(ptrs.out[0]);
-  for (int64_t i = k::global_thread(); i < p.count; i += k::global_threads()) y[i] = x[i] == 0;
+  k::map_elements<unsigned char, unsigned char>(
+      ptrs, p.count, [](unsigned char v) -> unsigned char { return v == 0; });
 }

@@ -94,6 +94,8 @@ struct SplitSpec {
 };
 bool split_spec(const Graph& g, const Node& node, const Shape& x, SplitSpec* spec,
                 std::string* why);
+// Split as what it is, consecutive Slices of x along the axis: one SliceSpec per output.
+std::vector<SliceSpec> split_slices(const Shape& x, const SplitSpec& split);
 
 // Pad of x: mode, begin pads per dim, the output shape and the constant (opset 2 attributes,
 // opset 11 inputs pads/constant_value, opset 18 axes). The value must be representable in

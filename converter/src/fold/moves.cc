@@ -246,15 +246,8 @@ bool eval_split(const Args& a, std::vector<TensorData>* out) {
   SplitSpec split;
   std::string why;
   if (!kernel_rank(x.shape) || !split_spec(a.g, a.node, x.shape, &split, &why)) return false;
-  SliceSpec spec;
-  spec.starts.assign(x.shape.size(), 0);
-  spec.steps.assign(x.shape.size(), 1);
-  spec.out = x.shape;
-  for (int64_t size : split.sizes) {
-    spec.out[split.axis] = size;
+  for (const SliceSpec& spec : split_slices(x.shape, split))
     out->push_back(run_slice(data_of(x), spec));
-    spec.starts[split.axis] += size;
-  }
   return true;
 }
 

@@ -18,6 +18,31 @@
 
 namespace jetplan::converter::fold {
 
+namespace {
+
+// The axes a Slice or Pad node lists, taken one by one in the node's order: each normalized
+// (negative counts from the end), and ConvertError for one listed twice, naming what the node
+// does to it ("sliced", "padded").
+class AxesOnce {
+ public:
+  AxesOnce(const Node& node, int64_t rank, const char* done)
+      : node_(node), rank_(rank), done_(done), seen_(rank, false) {}
+  int64_t take(int64_t listed) {
+    const int64_t axis = normalize_axis(node_, listed, rank_);
+    if (seen_[axis]) fail("node ", node_label(node_), ": axis ", axis, " is ", done_, " twice");
+    seen_[axis] = true;
+    return axis;
+  }
+
+ private:
+  const Node& node_;
+  int64_t rank_;
+  const char* done_;
+  std::vector<bool> seen_;
+};
+
+}  // namespace
+
 bool fits(const Shape& shape, DataType dtype) {
   uint64_t bytes = dtype_size(dtype);
   for (int64_t d : shape) {
@@ -130,11 +155,9 @@ bool slice_spec(const Graph& g, const Node& node, const Shape& x, SliceSpec* spe
   spec->starts.assign(rank, 0);
   spec->steps.assign(rank, 1);
   spec->out = x;
-  std::vector<bool> seen(rank, false);
+  AxesOnce once(node, rank, "sliced");
   for (size_t k = 0; k < n; ++k) {
-    const int64_t axis = normalize_axis(node, axes[k], rank);
-    if (seen[axis]) fail("node ", node_label(node), ": axis ", axis, " is sliced twice");
-    seen[axis] = true;
+    const int64_t axis = once.take(axes[k]);
     const int64_t dim = x[axis], step = steps[k];
     if (step == 0) fail("node ", node_label(node), ": Slice step 0 on axis ", axis);
     // Negative values count from the end; anything before the start maps to -1, which the
@@ -198,6 +221,20 @@ bool split_spec(const Graph& g, const Node& node, const Shape& x, SplitSpec* spe
     fail("node ", node_label(node), ": split ", shape_str(spec->sizes), " does not cut dim ", dim,
          " into ", outputs, " outputs");
   return true;
+}
+
+std::vector<SliceSpec> split_slices(const Shape& x, const SplitSpec& split) {
+  std::vector<SliceSpec> slices;
+  SliceSpec spec;
+  spec.starts.assign(x.size(), 0);
+  spec.steps.assign(x.size(), 1);
+  spec.out = x;
+  for (int64_t size : split.sizes) {
+    spec.out[split.axis] = size;
+    slices.push_back(spec);
+    spec.starts[split.axis] += size;
+  }
+  return slices;
 }
 
 bool pad_value_bytes(double v, DataType dtype, unsigned char out[8]) {
@@ -290,11 +327,9 @@ bool pad_spec(const Graph& g, const Node& node, const Shape& x, DataType dtype, 
     fail("node ", node_label(node), ": pads has ", pads.size(), " entries, expected ", 2 * n);
   spec->begin.assign(rank, 0);
   spec->out = x;
-  std::vector<bool> seen(rank, false);
+  AxesOnce once(node, rank, "padded");
   for (size_t k = 0; k < n; ++k) {
-    const int64_t axis = normalize_axis(node, axes[k], rank);
-    if (seen[axis]) fail("node ", node_label(node), ": axis ", axis, " is padded twice");
-    seen[axis] = true;
+    const int64_t axis = once.take(axes[k]);
     const int64_t begin = pads[k], end = pads[k + n];
     if (begin < -kMaxTensorBytes || begin > kMaxTensorBytes || end < -kMaxTensorBytes ||
         end > kMaxTensorBytes || x[axis] + begin + end < 0)

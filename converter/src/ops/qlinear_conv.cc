@@ -11,10 +11,7 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_qlinear_conv(Graph& g, Node& node) {
-  for (size_t i = 0; i < 8; ++i) input(g, node, i);  // all required but the bias
-  const Value& x = input(g, node, 0);
-  const Value& w = input(g, node, 3);
-  const Value& y_zp = input(g, node, 7);
+  const auto& [x, w, y_zp] = qlinear_operands(g, node);
   if (std::string r = quantized_reason({{x, "input"}, {w, "weight"}, {y_zp, "output zero point"}});
       !r.empty())
     return r;

@@ -14,10 +14,7 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_qlinear_matmul(Graph& g, Node& node) {
-  for (size_t i = 0; i < 8; ++i) input(g, node, i);  // all required
-  const Value& a = input(g, node, 0);
-  const Value& b = input(g, node, 3);
-  const Value& y_zp = input(g, node, 7);
+  const auto& [a, b, y_zp] = qlinear_operands(g, node);
   if (std::string r = quantized_reason({{a, "A"}, {b, "B"}, {y_zp, "output zero point"}});
       !r.empty())
     return r;

@@ -28,6 +28,11 @@ std::string quantized_reason(std::initializer_list<QuantizedOperand> operands) {
   return "";
 }
 
+QLinearOperands qlinear_operands(const Graph& g, const Node& node) {
+  for (size_t i = 0; i < 8; ++i) input(g, node, i);
+  return {input(g, node, 0), input(g, node, 3), input(g, node, 7)};
+}
+
 void check_zero_point_type(const Node& node, const Value& zp, DataType want, const char* role) {
   if (zp.dtype != want)
     fail("node ", node_label(node), ": ", role, " zero point '", zp.name, "' is ",

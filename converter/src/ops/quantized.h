@@ -23,6 +23,15 @@ struct QuantizedOperand {
 };
 // "" when each operand is int8 or uint8, else not_quantized of the first that is not.
 std::string quantized_reason(std::initializer_list<QuantizedOperand> operands);
+// The QLinear ops' (QLinearMatMul, QLinearConv) operands in ONNX's input order: a at 0 and b at 3,
+// each followed by its scale and zero point, then the output's scale and zero point at 6 and 7.
+// All eight are required (ConvertError naming a missing one); QLinearConv's bias (8) is not.
+struct QLinearOperands {
+  const Value& a;
+  const Value& b;
+  const Value& y_zp;
+};
+QLinearOperands qlinear_operands(const Graph& g, const Node& node);
 // The zero point's type must be its tensor's (an ONNX type constraint): ConvertError for a
 // model that breaks it.
 void check_zero_point_type(const Node& node, const Value& zp, DataType want, const char* role);

@@ -34,20 +34,15 @@ std::string check_split(Graph& g, Node& node) {
   fold::SplitSpec spec;
   std::string why;
   if (!fold::split_spec(g, node, x.shape, &spec, &why)) return why;
-  std::vector<Shape> shapes;
-  for (size_t i = 0; i < spec.sizes.size(); ++i) {
-    Shape s = x.shape;
-    s[spec.axis] = spec.sizes[i];
-    shapes.push_back(s);
-  }
+  const std::vector<fold::SliceSpec> slices = fold::split_slices(x.shape, spec);
   node.inputs.resize(1);
-  if (shapes.size() == 1) return resolve_as_copy(g, node, x.dtype, x.shape);
+  if (slices.size() == 1) return resolve_as_copy(g, node, x.dtype, x.shape);
   node.op.family = fb::OpFamily::Slice;
   node.op.expand = Expansion::kSplit;
   node.op.axis = static_cast<int32_t>(spec.axis);
   node.op.slice.split = spec.sizes;
-  for (size_t i = 0; i < shapes.size(); ++i)
-    if (node.outputs[i] >= 0) set_output_typed(g, node, i, x.dtype, shapes[i]);
+  for (size_t i = 0; i < slices.size(); ++i)
+    if (node.outputs[i] >= 0) set_output_typed(g, node, i, x.dtype, slices[i].out);
   return "";
 }
 
@@ -57,19 +52,15 @@ bool expand_split(Graph& g, Node& node, std::vector<Node>* out) {
   node.op.expand = Expansion::kNone;
   StepWriter w(g, out);
   const int x = node.inputs[0];
-  const size_t rank = w.value(x).shape.size();
-  int64_t offset = 0;
+  const std::vector<fold::SliceSpec> slices =
+      fold::split_slices(w.value(x).shape, fold::SplitSpec{node.op.axis, node.op.slice.split});
   for (size_t i = 0; i < node.outputs.size(); ++i) {
-    const int64_t size = node.op.slice.split[i];
-    if (node.outputs[i] >= 0) {
-      Node n = StepWriter::step(node.name + ":" + std::to_string(i), fb::OpFamily::Slice, {x},
-                                node.outputs[i]);
-      n.op.slice.starts.assign(rank, 0);
-      n.op.slice.steps.assign(rank, 1);
-      n.op.slice.starts[node.op.axis] = offset;
-      w.add(std::move(n));
-    }
-    offset += size;
+    if (node.outputs[i] < 0) continue;
+    Node n = StepWriter::step(node.name + ":" + std::to_string(i), fb::OpFamily::Slice, {x},
+                              node.outputs[i]);
+    n.op.slice.starts = slices[i].starts;
+    n.op.slice.steps = slices[i].steps;
+    w.add(std::move(n));
   }
   return true;
 }

@@ -40,51 +40,9 @@ void load_once() {
     return;
   }
   Driver& d = l->driver;
-  const bool ok =
-      bind(lib, "cuInit", &d.Init, l) && bind(lib, "cuDriverGetVersion", &d.DriverGetVersion, l) &&
-      bind(lib, "cuDeviceGetCount", &d.DeviceGetCount, l) &&
-      bind(lib, "cuDeviceGet", &d.DeviceGet, l) &&
-      bind(lib, "cuDeviceGetName", &d.DeviceGetName, l) &&
-      bind(lib, "cuDeviceGetAttribute", &d.DeviceGetAttribute, l) &&
-      bind(lib, "cuDeviceTotalMem_v2", &d.DeviceTotalMem, l) &&
-      bind(lib, "cuDevicePrimaryCtxRetain", &d.DevicePrimaryCtxRetain, l) &&
-      bind(lib, "cuDevicePrimaryCtxRelease_v2", &d.DevicePrimaryCtxRelease, l) &&
-      bind(lib, "cuCtxSetCurrent", &d.CtxSetCurrent, l) &&
-      bind(lib, "cuCtxGetCurrent", &d.CtxGetCurrent, l) &&
-      bind(lib, "cuModuleLoadData", &d.ModuleLoadData, l) &&
-      bind(lib, "cuModuleUnload", &d.ModuleUnload, l) &&
-      bind(lib, "cuModuleGetFunction", &d.ModuleGetFunction, l) &&
-      bind(lib, "cuFuncSetAttribute", &d.FuncSetAttribute, l) &&
-      bind(lib, "cuFuncGetAttribute", &d.FuncGetAttribute, l) &&
-      bind(lib, "cuMemAlloc_v2", &d.MemAlloc, l) && bind(lib, "cuMemFree_v2", &d.MemFree, l) &&
-      bind(lib, "cuMemAllocHost_v2", &d.MemAllocHost, l) &&
-      bind(lib, "cuMemFreeHost", &d.MemFreeHost, l) &&
-      bind(lib, "cuMemGetInfo_v2", &d.MemGetInfo, l) &&
-      bind(lib, "cuMemcpyHtoD_v2", &d.MemcpyHtoD, l) &&
-      bind(lib, "cuMemcpyDtoH_v2", &d.MemcpyDtoH, l) &&
-      bind(lib, "cuMemcpyHtoDAsync_v2", &d.MemcpyHtoDAsync, l) &&
-      bind(lib, "cuMemcpyDtoHAsync_v2", &d.MemcpyDtoHAsync, l) &&
-      bind(lib, "cuMemcpyDtoDAsync_v2", &d.MemcpyDtoDAsync, l) &&
-      bind(lib, "cuMemsetD8Async", &d.MemsetD8Async, l) &&
-      bind(lib, "cuStreamCreate", &d.StreamCreate, l) &&
-      bind(lib, "cuStreamDestroy_v2", &d.StreamDestroy, l) &&
-      bind(lib, "cuStreamSynchronize", &d.StreamSynchronize, l) &&
-      bind(lib, "cuLaunchKernel", &d.LaunchKernel, l) &&
-      bind(lib, "cuLaunchCooperativeKernel", &d.LaunchCooperativeKernel, l) &&
-      bind(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-           &d.OccupancyMaxActiveBlocksPerMultiprocessor, l) &&
-      bind(lib, "cuEventCreate", &d.EventCreate, l) &&
-      bind(lib, "cuEventDestroy_v2", &d.EventDestroy, l) &&
-      bind(lib, "cuEventRecord", &d.EventRecord, l) &&
-      bind(lib, "cuEventSynchronize", &d.EventSynchronize, l) &&
-      bind(lib, "cuStreamBeginCapture_v2", &d.StreamBeginCapture, l) &&
-      bind(lib, "cuStreamEndCapture", &d.StreamEndCapture, l) &&
-      bind(lib, "cuGraphInstantiateWithFlags", &d.GraphInstantiate, l) &&
-      bind(lib, "cuGraphLaunch", &d.GraphLaunch, l) &&
-      bind(lib, "cuGraphExecDestroy", &d.GraphExecDestroy, l) &&
-      bind(lib, "cuGraphDestroy", &d.GraphDestroy, l) &&
-      bind(lib, "cuGetErrorName", &d.GetErrorName, l) &&
-      bind(lib, "cuGetErrorString", &d.GetErrorString, l);
+#define JP_CU_DRIVER_BIND(member, symbol, params) &&bind(lib, #symbol, &d.member, l)
+  const bool ok = true JP_CU_DRIVER_CALLS(JP_CU_DRIVER_BIND);
+#undef JP_CU_DRIVER_BIND
   if (!ok) return;
   // cuEventElapsedTime_v2 (CUDA 12.8+) and the original share their signature.
   d.EventElapsedTime =

@@ -38,55 +38,66 @@ constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDefault = 0;
 constexpr int kCaptureModeThreadLocal = 1;
 
+// Every driver call jetplan makes, listed once: X(member, symbol, parameters), symbol the
+// versioned one cuda.h maps the call to. Driver declares a member of each and cuda_driver.cc binds
+// each; cuEventElapsedTime, whose symbol depends on the driver's version, is bound by hand.
+#define JP_CU_DRIVER_CALLS(X)                                                                    \
+  X(Init, cuInit, (unsigned))                                                                    \
+  X(DriverGetVersion, cuDriverGetVersion, (int*))                                                \
+  X(DeviceGetCount, cuDeviceGetCount, (int*))                                                    \
+  X(DeviceGet, cuDeviceGet, (CUdevice*, int))                                                    \
+  X(DeviceGetName, cuDeviceGetName, (char*, int, CUdevice))                                      \
+  X(DeviceGetAttribute, cuDeviceGetAttribute, (int*, int, CUdevice))                             \
+  X(DeviceTotalMem, cuDeviceTotalMem_v2, (size_t*, CUdevice))                                    \
+  X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, (CUcontext*, CUdevice))                    \
+  X(DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, (CUdevice))                           \
+  X(CtxSetCurrent, cuCtxSetCurrent, (CUcontext))                                                 \
+  X(CtxGetCurrent, cuCtxGetCurrent, (CUcontext*))                                                \
+  X(ModuleLoadData, cuModuleLoadData, (CUmodule*, const void*))                                  \
+  X(ModuleUnload, cuModuleUnload, (CUmodule))                                                    \
+  X(ModuleGetFunction, cuModuleGetFunction, (CUfunction*, CUmodule, const char*))                \
+  X(FuncSetAttribute, cuFuncSetAttribute, (CUfunction, int, int))                                \
+  X(FuncGetAttribute, cuFuncGetAttribute, (int*, int, CUfunction))                               \
+  X(MemAlloc, cuMemAlloc_v2, (CUdeviceptr*, size_t))                                             \
+  X(MemFree, cuMemFree_v2, (CUdeviceptr))                                                        \
+  X(MemAllocHost, cuMemAllocHost_v2, (void**, size_t))                                           \
+  X(MemFreeHost, cuMemFreeHost, (void*))                                                         \
+  X(MemGetInfo, cuMemGetInfo_v2, (size_t*, size_t*))                                             \
+  X(MemcpyHtoD, cuMemcpyHtoD_v2, (CUdeviceptr, const void*, size_t))                             \
+  X(MemcpyDtoH, cuMemcpyDtoH_v2, (void*, CUdeviceptr, size_t))                                   \
+  X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, (CUdeviceptr, const void*, size_t, CUstream))         \
+  X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, (void*, CUdeviceptr, size_t, CUstream))               \
+  X(MemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))         \
+  X(MemsetD8Async, cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))              \
+  X(StreamCreate, cuStreamCreate, (CUstream*, unsigned))                                         \
+  X(StreamDestroy, cuStreamDestroy_v2, (CUstream))                                               \
+  X(StreamSynchronize, cuStreamSynchronize, (CUstream))                                          \
+  X(LaunchKernel, cuLaunchKernel,                                                                \
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, \
+     void**, void**))                                                                            \
+  X(LaunchCooperativeKernel, cuLaunchCooperativeKernel,                                          \
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, \
+     void**))                                                                                    \
+  X(OccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor,      \
+    (int*, CUfunction, int, size_t))                                                             \
+  X(EventCreate, cuEventCreate, (CUevent*, unsigned))                                            \
+  X(EventDestroy, cuEventDestroy_v2, (CUevent))                                                  \
+  X(EventRecord, cuEventRecord, (CUevent, CUstream))                                             \
+  X(EventSynchronize, cuEventSynchronize, (CUevent))                                             \
+  X(StreamBeginCapture, cuStreamBeginCapture_v2, (CUstream, int))                                \
+  X(StreamEndCapture, cuStreamEndCapture, (CUstream, CUgraph*))                                  \
+  X(GraphInstantiate, cuGraphInstantiateWithFlags, (CUgraphExec*, CUgraph, unsigned long long))  \
+  X(GraphLaunch, cuGraphLaunch, (CUgraphExec, CUstream))                                         \
+  X(GraphExecDestroy, cuGraphExecDestroy, (CUgraphExec))                                         \
+  X(GraphDestroy, cuGraphDestroy, (CUgraph))                                                     \
+  X(GetErrorName, cuGetErrorName, (CUresult, const char**))                                      \
+  X(GetErrorString, cuGetErrorString, (CUresult, const char**))
+
 struct Driver {
-  CUresult (*Init)(unsigned);
-  CUresult (*DriverGetVersion)(int*);
-  CUresult (*DeviceGetCount)(int*);
-  CUresult (*DeviceGet)(CUdevice*, int);
-  CUresult (*DeviceGetName)(char*, int, CUdevice);
-  CUresult (*DeviceGetAttribute)(int*, int, CUdevice);
-  CUresult (*DeviceTotalMem)(size_t*, CUdevice);
-  CUresult (*DevicePrimaryCtxRetain)(CUcontext*, CUdevice);
-  CUresult (*DevicePrimaryCtxRelease)(CUdevice);
-  CUresult (*CtxSetCurrent)(CUcontext);
-  CUresult (*CtxGetCurrent)(CUcontext*);
-  CUresult (*ModuleLoadData)(CUmodule*, const void*);
-  CUresult (*ModuleUnload)(CUmodule);
-  CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*);
-  CUresult (*FuncSetAttribute)(CUfunction, int, int);
-  CUresult (*FuncGetAttribute)(int*, int, CUfunction);
-  CUresult (*MemAlloc)(CUdeviceptr*, size_t);
-  CUresult (*MemFree)(CUdeviceptr);
-  CUresult (*MemAllocHost)(void**, size_t);
-  CUresult (*MemFreeHost)(void*);
-  CUresult (*MemGetInfo)(size_t*, size_t*);
-  CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, size_t);
-  CUresult (*MemcpyDtoH)(void*, CUdeviceptr, size_t);
-  CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
-  CUresult (*MemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
-  CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
-  CUresult (*StreamCreate)(CUstream*, unsigned);
-  CUresult (*StreamDestroy)(CUstream);
-  CUresult (*StreamSynchronize)(CUstream);
-  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, CUstream, void**, void**);
-  CUresult (*LaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                      unsigned, unsigned, CUstream, void**);
-  CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
-  CUresult (*EventCreate)(CUevent*, unsigned);
-  CUresult (*EventDestroy)(CUevent);
-  CUresult (*EventRecord)(CUevent, CUstream);
-  CUresult (*EventSynchronize)(CUevent);
-  CUresult (*EventElapsedTime)(float*, CUevent, CUevent);
-  CUresult (*StreamBeginCapture)(CUstream, int);
-  CUresult (*StreamEndCapture)(CUstream, CUgraph*);
-  CUresult (*GraphInstantiate)(CUgraphExec*, CUgraph, unsigned long long);
-  CUresult (*GraphLaunch)(CUgraphExec, CUstream);
-  CUresult (*GraphExecDestroy)(CUgraphExec);
-  CUresult (*GraphDestroy)(CUgraph);
-  CUresult (*GetErrorName)(CUresult, const char**);
-  CUresult (*GetErrorString)(CUresult, const char**);
+#define JP_CU_DRIVER_MEMBER(member, symbol, params) CUresult(*member) params;
+  JP_CU_DRIVER_CALLS(JP_CU_DRIVER_MEMBER)
+#undef JP_CU_DRIVER_MEMBER
+  CUresult (*EventElapsedTime)(float*, CUevent, CUevent);  // cuEventElapsedTime[_v2]
 };
 
 // The driver, loaded and initialized once per process (thread-safe). JP_ERROR_DEVICE naming the

@@ -5,7 +5,6 @@
 #include <gmock/gmock.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "tests/converter/util/run_util.h"
@@ -16,14 +15,6 @@ namespace {
 
 using fb::OpFamily;
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -3.f, float hi = 3.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
 // The model's single output from the fused plan and from the --no-fuse plan on the same
 // random input (float32, `count` elements); they must agree to float32 rounding.
 void expect_same_as_unfused(const ModelBuilder& m, size_t count, uint32_t seed) {
@@ -31,7 +22,7 @@ void expect_same_as_unfused(const ModelBuilder& m, size_t count, uint32_t seed) 
   unfused.fuse = false;
   const ConvertResult a = convert_ok(m), b = convert_ok(m, unfused);
   expect_contract(a.plan);
-  const std::vector<float> x = random_floats(count, seed);
+  const std::vector<float> x = random_floats(count, seed, -3.f, 3.f);
   const auto fused_out = run(a.plan, {bytes_of(x)});
   const auto plain_out = run(b.plan, {bytes_of(x)});
   ASSERT_EQ(fused_out.size(), 1u);

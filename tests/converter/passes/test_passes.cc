@@ -3,10 +3,10 @@
 #include <gmock/gmock.h>
 
 #include <cmath>
-#include <random>
 
 #include "kernels/kernels.h"
 #include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/run_util.h"
 
 namespace jetplan::converter::testing {
 namespace {
@@ -94,14 +94,6 @@ TEST(IdentityRemoval, OutputKeepsItsName) {
 
 // ---- BatchNorm folding ----
 
-std::vector<float> random_vector(size_t n, float lo, float hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 kernels::ConvParams conv_params(const Shape& x, const Shape& w, const Shape& y, int64_t groups,
                                 int64_t pad) {
   kernels::ConvParams p;
@@ -124,12 +116,12 @@ void check_batchnorm_folding(bool conv_has_bias, int64_t groups) {
   const int64_t cout = 6;
   ModelBuilder m;
   m.input("x", x_shape).output("y");
-  const std::vector<float> w = random_vector(6 * (4 / groups) * 9, -1, 1, 1);
-  const std::vector<float> b = random_vector(cout, -0.5f, 0.5f, 2);
-  const std::vector<float> scale = random_vector(cout, 0.5f, 1.5f, 3);
-  const std::vector<float> shift = random_vector(cout, -0.5f, 0.5f, 4);
-  const std::vector<float> mean = random_vector(cout, -0.5f, 0.5f, 5);
-  const std::vector<float> var = random_vector(cout, 0.1f, 2.f, 6);
+  const std::vector<float> w = random_floats(6 * (4 / groups) * 9, 1, -1, 1);
+  const std::vector<float> b = random_floats(cout, 2, -0.5f, 0.5f);
+  const std::vector<float> scale = random_floats(cout, 3, 0.5f, 1.5f);
+  const std::vector<float> shift = random_floats(cout, 4, -0.5f, 0.5f);
+  const std::vector<float> mean = random_floats(cout, 5, -0.5f, 0.5f);
+  const std::vector<float> var = random_floats(cout, 6, 0.1f, 2.f);
   m.initializer("w", w_shape, w);
   if (conv_has_bias) m.initializer("b", {cout}, b);
   m.initializer("scale", {cout}, scale).initializer("shift", {cout}, shift);
@@ -154,7 +146,7 @@ void check_batchnorm_folding(bool conv_has_bias, int64_t groups) {
   const std::vector<float> folded_b = weight_values(plan, step->inputs()->Get(2));
 
   // Reference: the unfolded conv, then BN, with the CPU kernels.
-  const std::vector<float> x = random_vector(shape_count(x_shape), -2, 2, 7);
+  const std::vector<float> x = random_floats(shape_count(x_shape), 7, -2, 2);
   kernels::ConvParams p = conv_params(x_shape, w_shape, y_shape, groups, 1);
   p.has_bias = conv_has_bias;
   std::vector<float> conv_out(shape_count(y_shape)), expected(conv_out.size()),

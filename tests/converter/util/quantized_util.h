@@ -65,12 +65,4 @@ inline std::vector<Bytes> run_plan(const std::vector<uint8_t>& buffer, const std
   return outputs;
 }
 
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 }  // namespace jetplan::converter::testing

@@ -1,4 +1,4 @@
-// Typed bytes, raw initializers, converting a builder model (checked against the plan contract)
+// Typed bytes, seeded random floats, raw initializers, converting a builder model (checked against the plan contract)
 // and running its plan in process with the runtime.
 #pragma once
 
@@ -6,6 +6,7 @@
 #include <jetplan/jetplan.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,15 @@ template <typename T>
 inline std::vector<T> values_of(const std::vector<uint8_t>& b) {
   std::vector<T> v(b.size() / sizeof(T));
   if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  return v;
+}
+
+// n floats uniform in [lo, hi), the same for the same seed on every run.
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
   return v;
 }
 

@@ -17,6 +17,7 @@
 #include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/onnx_node_data.h"
+#include "tests/kernels/rnn_test_params.h"
 
 namespace jetplan::kernels {
 namespace {
@@ -266,17 +267,6 @@ void expect_matches(const Problem& pr, const Outputs& out, const Expected& e, do
   }
 }
 
-RnnParams params(RnnCell cell, RnnDirection dir, int64_t S, int64_t N, int64_t I, int64_t H) {
-  RnnParams p;
-  p.cell = cell;
-  p.direction = dir;
-  p.seq_length = S, p.batch = N, p.input_size = I, p.hidden_size = H;
-  for (auto& per_dir : p.activations)
-    for (int k = 0; k < kMaxRnnActivations; ++k)
-      per_dir[k] = rnn_activation_defaults(rnn_default_activation(cell, k));
-  return p;
-}
-
 double sig(double v) { return 1 / (1 + std::exp(-v)); }
 constexpr double kHandRel = 1e-6, kHandAbs = 1e-7;
 
@@ -303,7 +293,7 @@ TEST(RnnActivation, EveryKindMatchesItsFormula) {
 
 TEST(Rnn, HandRnnForwardAndReverse) {
   for (RnnDirection dir : {RnnDirection::kForward, RnnDirection::kReverse}) {
-    Problem pr{params(RnnCell::kRnn, dir, 2, 1, 1, 1)};
+    Problem pr{rnn_test_params(RnnCell::kRnn, dir, 2, 1, 1, 1)};
     pr.x = {1, -2}, pr.w = {0.5f}, pr.r = {0.25f}, pr.b = {0.1f, 0.2f};
     pr.p.has_bias = pr.p.has_y = pr.p.has_y_h = true;
     Outputs out;
@@ -322,7 +312,7 @@ TEST(Rnn, HandRnnForwardAndReverse) {
 
 TEST(Rnn, HandLstmPeepholesAndInputForget) {
   for (bool coupled : {false, true}) {
-    Problem pr{params(RnnCell::kLstm, RnnDirection::kForward, 1, 1, 1, 1)};
+    Problem pr{rnn_test_params(RnnCell::kLstm, RnnDirection::kForward, 1, 1, 1, 1)};
     pr.x = {1}, pr.w = {0.1f, 0.2f, 0.3f, 0.4f}, pr.r = {0, 0, 0, 0};  // gates i, o, f, c
     pr.init_c = {0.5f}, pr.peep = {0.5f, 0.25f, -0.5f};                // i, o, f
     pr.p.has_initial_c = pr.p.has_peepholes = pr.p.has_y_h = pr.p.has_y_c = true;
@@ -338,7 +328,7 @@ TEST(Rnn, HandLstmPeepholesAndInputForget) {
 
 TEST(Rnn, HandGruBothResetOrders) {
   for (bool lbr : {false, true}) {
-    Problem pr{params(RnnCell::kGru, RnnDirection::kForward, 1, 1, 1, 1)};
+    Problem pr{rnn_test_params(RnnCell::kGru, RnnDirection::kForward, 1, 1, 1, 1)};
     pr.x = {1}, pr.w = {0.1f, 0.2f, 0.3f}, pr.r = {0.4f, 0.5f, 0.6f};  // gates z, r, h
     pr.b = {0.01f, 0.02f, 0.03f, 0.04f, 0.05f, 0.06f}, pr.init_h = {0.5f};
     pr.p.has_bias = pr.p.has_initial_h = pr.p.has_y_h = true;
@@ -353,7 +343,7 @@ TEST(Rnn, HandGruBothResetOrders) {
 }
 
 TEST(Rnn, HandClipBoundsTheActivationArgument) {
-  Problem pr{params(RnnCell::kRnn, RnnDirection::kForward, 1, 1, 1, 1)};
+  Problem pr{rnn_test_params(RnnCell::kRnn, RnnDirection::kForward, 1, 1, 1, 1)};
   pr.x = {1}, pr.w = {10.f}, pr.r = {0.f};
   pr.p.activations[0][0] = {RnnActivationKind::kAffine, 2.f, 1.f};
   pr.p.has_clip = pr.p.has_y_h = true;
@@ -366,7 +356,7 @@ TEST(Rnn, HandClipBoundsTheActivationArgument) {
 TEST(Rnn, HandSequenceLensBidirectional) {
   // Ht = tanh(x + r Ht-1) with r = 0 forwards and 0.5 backwards; steps past a length hold 100.
   const int64_t S = 3, N = 3;
-  Problem pr{params(RnnCell::kRnn, RnnDirection::kBidirectional, S, N, 1, 1)};
+  Problem pr{rnn_test_params(RnnCell::kRnn, RnnDirection::kBidirectional, S, N, 1, 1)};
   pr.w = {1.f, 1.f}, pr.r = {0.f, 0.5f}, pr.lens = {3, 1, 0};
   for (int64_t t = 0; t < S; ++t)
     for (int64_t n = 0; n < N; ++n)
@@ -397,7 +387,7 @@ Problem random_problem(SeededRng& rng, RnnCell cell, RnnDirection dir, bool batc
                 H = 1 + rng.below(6), D = dir == RnnDirection::kBidirectional ? 2 : 1,
                 G = rnn_gate_count(cell);
   const bool lstm = cell == RnnCell::kLstm;
-  Problem pr{params(cell, dir, S, N, I, H)};
+  Problem pr{rnn_test_params(cell, dir, S, N, I, H)};
   RnnParams& p = pr.p;
   p.batch_major = batch_major;
   pr.x = rng.uniform(S * N * I, -1.5f, 1.5f);
@@ -495,7 +485,7 @@ TEST(Rnn, OnnxNodeTestData) {
     const Shape& xd = t["X"].dims;
     ASSERT_EQ(xd.size(), 3u);
     const int64_t S = xd[c.batch_major ? 1 : 0], N = xd[c.batch_major ? 0 : 1];
-    Problem pr{params(c.cell, RnnDirection::kForward, S, N, xd[2], c.hidden_size)};
+    Problem pr{rnn_test_params(c.cell, RnnDirection::kForward, S, N, xd[2], c.hidden_size)};
     ASSERT_EQ(t["R"].dims, (Shape{1, rnn_gate_count(c.cell) * c.hidden_size, c.hidden_size}));
     RnnParams& p = pr.p;
     p.batch_major = c.batch_major;

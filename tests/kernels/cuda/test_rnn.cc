@@ -18,6 +18,7 @@
 #include "kernels/cuda/rnn_layout.h"
 #include "tests/kernels/cuda/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/kernels/rnn_test_params.h"
 
 namespace jetplan::kernels {
 namespace {
@@ -83,18 +84,10 @@ void check(DType dt) {
   const size_t eb = f16 ? 2 : 4;
   for (size_t ci = 0; ci < std::size(kCases); ++ci) {
     const Case& c = kCases[ci];
-    RnnParams p;
-    p.cell = c.cell;
-    p.direction = c.dir;
+    RnnParams p = rnn_test_params(c.cell, c.dir, c.S, c.N, c.I, c.H);
     p.batch_major = c.batch_major;
-    p.seq_length = c.S;
-    p.batch = c.N;
-    p.input_size = c.I;
-    p.hidden_size = c.H;
+    for (auto& per_dir : p.activations) per_dir[0] = rnn_activation_defaults(c.first);
     const int64_t D = rnn_num_directions(p), G = rnn_gate_count(c.cell), H = c.H;
-    for (int d = 0; d < 2; ++d)
-      for (int k = 0; k < rnn_activation_count(c.cell); ++k)
-        p.activations[d][k] = rnn_activation_defaults(k == 0 ? c.first : rnn_default_activation(c.cell, k));
     p.has_clip = c.clip;
     p.clip = 0.8f;
     p.input_forget = c.input_forget;
