@@ -230,6 +230,7 @@ __device__ __forceinline__ void depthwise(const StepPointers& ptrs, const ConvPa
 // twin's integers), then EpilogueI8's per-element epilogue, into Int8 (Y8) or Float16. VEC 4
 // loads four channels of x at once (C % 4 == 0) and stores four Int8 outputs at once where y's
 // row and channel offset allow; the weights ([C, KH, KW, 1], a few KB) come through the cache.
+// The launch (conv_select.cc) has one thread a channel at most; the step picks VEC.
 template <int KH, int KW, int VEC, bool Y8>
 __device__ __forceinline__ void depthwise_i8(const StepPointers& ptrs, const ConvParams& p) {
   using Epi = EpilogueI8<Y8>;
@@ -239,7 +240,7 @@ __device__ __forceinline__ void depthwise_i8(const StepPointers& ptrs, const Con
   const typename Epi::Ctx ctx = Epi::context(ptrs, p, g.C);
   const int kh_n = KH > 0 ? KH : g.KH, kw_n = KW > 0 ? KW : g.KW, kvol = kh_n * kw_n;
   const int groups = g.C / VEC;
-  const bool wide_store = Y8 && VEC == 4 && ctx.ldy % 4 == 0 && ctx.y0 % 4 == 0;
+  const bool wide_store = Y8 && VEC == 4 && ctx.out.ldy % 4 == 0 && ctx.out.y0 % 4 == 0;
   const int64_t total = p.batch * g.OH * g.OW * groups;
   for (int64_t i = global_thread(); i < total; i += global_threads()) {
     const int c0 = int(i % groups) * VEC;
@@ -271,14 +272,15 @@ __device__ __forceinline__ void depthwise_i8(const StepPointers& ptrs, const Con
           acc[v] += int32_t(xv[v]) * int32_t(w[(c0 + v) * kvol + kh * kw_n + kw]);
       }
     }
-    const int64_t yi = ((n * g.OH + oh) * g.OW + ow) * g.C + c0;  // dense: the residual's
-    const int64_t yo = ((n * g.OH + oh) * g.OW + ow) * ctx.ldy + ctx.y0 + c0;
+    const int64_t pixel = (n * g.OH + oh) * g.OW + ow;
+    const int64_t yi = pixel * g.C + c0;  // dense: the residual's
+    const int64_t yo = ctx.out.at(int(pixel), c0);
     float v[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
       v[k] = Epi::real(ctx, p, yi + k, ctx.epi[c0 + k], ctx.epi[g.C + c0 + k], acc[k]);
     if (Y8) {
-      int8_t* y = static_cast<int8_t*>(ctx.y);
+      int8_t* y = static_cast<int8_t*>(ctx.out.y);
       int8_t q[VEC];
 #pragma unroll
       for (int k = 0; k < VEC; ++k) q[k] = int8_quantize(v[k], p.int8.y_inv_scale);
@@ -290,7 +292,7 @@ __device__ __forceinline__ void depthwise_i8(const StepPointers& ptrs, const Con
         for (int k = 0; k < VEC; ++k) y[yo + k] = q[k];
       }
     } else {
-      __half* y = static_cast<__half*>(ctx.y);
+      __half* y = static_cast<__half*>(ctx.out.y);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) y[yo + k] = __float2half_rn(v[k]);
     }
@@ -304,7 +306,10 @@ __device__ __forceinline__ void depthwise_i8_step(const StepPointers& ptrs, cons
       p.out_channels != p.in_channels || p.spatial_rank != 2)
     return;  // not a step this kernel fits (an untrusted plan)
   const int kh = int(p.kernel[0]), kw = int(p.kernel[1]);
-  if (p.in_channels % 4 == 0) {
+  // Four channels a thread only where that still gives every launched thread work: small
+  // (batch-1, late) layers are latency-bound and run faster one channel a thread.
+  const int64_t work4 = p.batch * p.out_size[0] * p.out_size[1] * (p.in_channels / 4);
+  if (p.in_channels % 4 == 0 && work4 >= global_threads()) {
     if (kh == 3 && kw == 3) depthwise_i8<3, 3, 4, Y8>(ptrs, p);
     else if (kh == 5 && kw == 5) depthwise_i8<5, 5, 4, Y8>(ptrs, p);
     else depthwise_i8<0, 0, 4, Y8>(ptrs, p);

@@ -105,13 +105,12 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
     return false;
   }
   if (p.channels_last && p.spatial_rank == 2 && p.groups == p.in_channels &&
-      p.groups == p.out_channels) {  // depthwise: one thread per pixel and 4 (or 1) channels
+      p.groups == p.out_channels) {  // depthwise: a thread per pixel and 1 or 4 channels
     out->variant = &kernel_variant(y == DType::kInt8 ? VariantId::jp_conv_depthwise_i8
                                                      : VariantId::jp_conv_depthwise_i8_f16out);
-    const uint64_t vec = p.in_channels % 4 == 0 ? 4 : 1;
     const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
-    launch_1d(pixels * uint64_t(p.in_channels) / vec, 256,
-              std::max<uint32_t>(1, target.sm_count) * 16, out);
+    launch_1d(pixels * uint64_t(p.in_channels), 256, std::max<uint32_t>(1, target.sm_count) * 16,
+              out);
     return true;
   }
   if (!p.channels_last || p.groups != 1 || p.spatial_rank != 2 || p.in_channels % 16 != 0) {

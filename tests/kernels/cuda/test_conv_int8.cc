@@ -51,6 +51,8 @@ std::vector<Case> cases() {
       {"depthwise 5x5 s2 c144", 2, 144, 144, 14, 14, 5, 2, 1, 2, 144},
       {"depthwise 7x7 dilation 2 c20", 1, 20, 20, 16, 16, 7, 1, 2, 6, 20},
       {"depthwise 3x3 odd c13", 2, 13, 13, 9, 11, 3, 1, 1, 1, 13},
+      // Large enough for four channels a thread (the kernel's choice when that fills the GPU).
+      {"depthwise 3x3 b8 c144 56x56", 8, 144, 144, 56, 56, 3, 1, 1, 1, 144},
   };
 }
 
@@ -220,20 +222,22 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuConvInt8, testing::Range(0, static_cast<int>(cases().size())));
 
 // A depthwise INT8 conv writing a Concat in place: its channels land in a slice of a wider y
-// (four channels a store where the slice is aligned to four, one at a time where not) and
-// nothing outside the slice is touched.
+// (four channels a store where the slice is aligned to four, one at a time where not; small
+// and large enough for one and for four channels a thread) and nothing outside the slice is
+// touched.
 TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
-  for (const int64_t offset : {int64_t{4}, int64_t{2}}) {
-    ConvParams p = params_of({"slice", 2, 32, 32, 9, 9, 3, 1, 1, 1, 32});
+  const std::pair<int64_t, int64_t> shapes[] = {{9, 4}, {9, 2}, {256, 4}, {256, 2}};
+  for (const auto& [hw, offset] : shapes) {
+    ConvParams p = params_of({"slice", 2, 32, 32, hw, hw, 3, 1, 1, 1, 32});
     p.act = test_util::kEveryActivation[1];
     p.y_channels = 40;
     p.y_channel_offset = offset;
     p.int8.y_dtype = DType::kInt8;
     p.int8.y_inv_scale = 1.f / 0.05f;
     const int64_t pixels = p.batch * p.out_size[0] * p.out_size[1];
-    const std::vector<int8_t> x = random_int8(rng, p.batch * 9 * 9 * 32), w = random_int8(rng, 32 * 9);
+    const std::vector<int8_t> x = random_int8(rng, p.batch * hw * hw * 32), w = random_int8(rng, 32 * 9);
     std::vector<float> epi(64);
     for (int64_t c = 0; c < 32; ++c) {
       epi[size_t(c)] = rng.uniform(0.5f, 2.f) / 192.f;
@@ -260,7 +264,8 @@ TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
     ASSERT_STREQ(chosen.variant->name, "jp_conv_depthwise_i8");
     const cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get(), dw.get(), de.get()}, dy);
     ASSERT_EQ(gpu_test::launch(chosen.variant->name, chosen, ptrs, p), "");
-    EXPECT_EQ(compare(dy.download<uint8_t>(want.size()), want, true, true), "") << "offset " << offset;
+    EXPECT_EQ(compare(dy.download<uint8_t>(want.size()), want, true, true), "")
+        << hw << "x" << hw << ", offset " << offset;
     EXPECT_TRUE(dy.guard_intact());
   }
 }
