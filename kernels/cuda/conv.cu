@@ -230,7 +230,6 @@ __device__ __forceinline__ void depthwise(const StepPointers& ptrs, const ConvPa
 // twin's integers), then EpilogueI8's per-element epilogue, into Int8 (Y8) or Float16. VEC 4
 // loads four channels of x at once (C % 4 == 0) and stores four Int8 outputs at once where y's
 // row and channel offset allow; the weights ([C, KH, KW, 1], a few KB) come through the cache.
-// The launch (conv_select.cc) has one thread a channel at most; the step picks VEC.
 template <int KH, int KW, int VEC, bool Y8>
 __device__ __forceinline__ void depthwise_i8(const StepPointers& ptrs, const ConvParams& p) {
   using Epi = EpilogueI8<Y8>;
@@ -299,23 +298,26 @@ __device__ __forceinline__ void depthwise_i8(const StepPointers& ptrs, const Con
   }
 }
 
-// The kernel size and channel vector of one depthwise INT8 step.
+// The compile-time kernel sizes (3x3, 5x5; any other at run time) of one VEC.
+template <int VEC, bool Y8>
+__device__ __forceinline__ void depthwise_i8_sized(const StepPointers& ptrs, const ConvParams& p) {
+  const int kh = int(p.kernel[0]), kw = int(p.kernel[1]);
+  if (kh == 3 && kw == 3) depthwise_i8<3, 3, VEC, Y8>(ptrs, p);
+  else if (kh == 5 && kw == 5) depthwise_i8<5, 5, VEC, Y8>(ptrs, p);
+  else depthwise_i8<0, 0, VEC, Y8>(ptrs, p);
+}
+
+// One depthwise INT8 step. The launch says how many channels a thread takes: four (C % 4 == 0)
+// when it has no more blocks than pixels times C / 4 items need, else one (conv_select.cc).
 template <bool Y8>
 __device__ __forceinline__ void depthwise_i8_step(const StepPointers& ptrs, const ConvParams& p) {
   if (!EpilogueI8<Y8>::fits(p) || !p.channels_last || p.groups != p.in_channels ||
       p.out_channels != p.in_channels || p.spatial_rank != 2)
     return;  // not a step this kernel fits (an untrusted plan)
-  const int kh = int(p.kernel[0]), kw = int(p.kernel[1]);
-  // Four channels a thread only where that still gives every launched thread work: small
-  // (batch-1, late) layers are latency-bound and run faster one channel a thread.
   const int64_t work4 = p.batch * p.out_size[0] * p.out_size[1] * (p.in_channels / 4);
-  if (p.in_channels % 4 == 0 && work4 >= global_threads()) {
-    if (kh == 3 && kw == 3) depthwise_i8<3, 3, 4, Y8>(ptrs, p);
-    else if (kh == 5 && kw == 5) depthwise_i8<5, 5, 4, Y8>(ptrs, p);
-    else depthwise_i8<0, 0, 4, Y8>(ptrs, p);
-  } else {
-    depthwise_i8<0, 0, 1, Y8>(ptrs, p);
-  }
+  if (p.in_channels % 4 == 0 && (work4 + blockDim.x - 1) / blockDim.x >= gridDim.x)
+    depthwise_i8_sized<4, Y8>(ptrs, p);
+  else depthwise_i8_sized<1, Y8>(ptrs, p);
 }
 
 // ------------------------------------------------------------------------ direct (any case)

@@ -108,9 +108,12 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
       p.groups == p.out_channels) {  // depthwise: a thread per pixel and 1 or 4 channels
     out->variant = &kernel_variant(y == DType::kInt8 ? VariantId::jp_conv_depthwise_i8
                                                      : VariantId::jp_conv_depthwise_i8_f16out);
+    // Four channels a thread where C allows (a launch of at most pixels * C / 4 threads tells
+    // the kernel so): four-byte loads and stores.
     const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
-    launch_1d(pixels * uint64_t(p.in_channels), 256, std::max<uint32_t>(1, target.sm_count) * 16,
-              out);
+    const uint64_t vec = p.in_channels % 4 == 0 ? 4 : 1;
+    launch_1d(pixels * uint64_t(p.in_channels) / vec, 256,
+              std::max<uint32_t>(1, target.sm_count) * 16, out);
     return true;
   }
   if (!p.channels_last || p.groups != 1 || p.spatial_rank != 2 || p.in_channels % 16 != 0) {

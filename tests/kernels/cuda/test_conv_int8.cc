@@ -51,7 +51,7 @@ std::vector<Case> cases() {
       {"depthwise 5x5 s2 c144", 2, 144, 144, 14, 14, 5, 2, 1, 2, 144},
       {"depthwise 7x7 dilation 2 c20", 1, 20, 20, 16, 16, 7, 1, 2, 6, 20},
       {"depthwise 3x3 odd c13", 2, 13, 13, 9, 11, 3, 1, 1, 1, 13},
-      // Large enough for four channels a thread (the kernel's choice when that fills the GPU).
+      {"depthwise 7x7 odd c13", 1, 13, 13, 12, 12, 7, 1, 1, 3, 13},
       {"depthwise 3x3 b8 c144 56x56", 8, 144, 144, 56, 56, 3, 1, 1, 1, 144},
   };
 }
@@ -87,6 +87,14 @@ cuda::LaunchChoice choice_of(const char* name, const ConvParams& p, uint32_t spl
   c.split_k = split;
   const uint64_t tiles = uint64_t(c.grid[0]) * c.grid[1];
   c.workspace_bytes = split > 1 ? tiles * (uint64_t(split) * bm * bn * 4 + 4) : 0;
+  return c;
+}
+
+// The depthwise INT8 launch with one thread a channel (more blocks than four channels a thread
+// need: the kernel then takes one channel a thread).
+cuda::LaunchChoice depthwise_one_channel_a_thread(cuda::LaunchChoice c, const ConvParams& p) {
+  const uint64_t work = uint64_t(p.batch) * p.out_size[0] * p.out_size[1] * p.in_channels;
+  c.grid[0] = cuda::ceil_div_u32(work, c.block[0]);
   return c;
 }
 
@@ -197,6 +205,7 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
       runs.push_back({std::string("selected ") + chosen.variant->name, chosen});
       if (p.groups != 1) {
         EXPECT_NE(std::string(chosen.variant->name).find("jp_conv_depthwise_i8"), std::string::npos);
+        runs.push_back({"one channel a thread", depthwise_one_channel_a_thread(chosen, p)});
       }
 
       for (const auto& [label, choice] : runs) {
@@ -222,9 +231,8 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuConvInt8, testing::Range(0, static_cast<int>(cases().size())));
 
 // A depthwise INT8 conv writing a Concat in place: its channels land in a slice of a wider y
-// (four channels a store where the slice is aligned to four, one at a time where not; small
-// and large enough for one and for four channels a thread) and nothing outside the slice is
-// touched.
+// (four channels a store where the slice is aligned to four, one at a time where not; a small
+// and a large layer) and nothing outside the slice is touched.
 TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
@@ -360,6 +368,56 @@ void bench_int8(int64_t batch, std::initializer_list<uint32_t> splits) {
   }
   std::printf("ResNet-50 batch %lld, conv layers but the stem: INT8 %.1f us, FP16 %.1f us, %.2fx\n",
               (long long)batch, t8, t16, t8 / t16);
+}
+
+// MobileNetV2's depthwise layers (224x224 input; C, input size, stride, count): FP16 against
+// INT8 four channels a thread (the selector's launch) and one channel a thread.
+void bench_depthwise(int64_t batch) {
+  const int64_t layers[][4] = {{32, 112, 1, 1},  {96, 112, 2, 1}, {144, 56, 1, 1}, {144, 56, 2, 1},
+                               {192, 28, 1, 2},  {192, 28, 2, 1}, {384, 14, 1, 4}, {576, 14, 1, 2},
+                               {576, 14, 2, 1},  {960, 7, 1, 3}};
+  double t16 = 0, t4 = 0, t1 = 0;
+  for (const auto& l : layers) {
+    const int64_t c = l[0], hw = l[1];
+    ConvParams p = params_of({"bench", batch, c, c, hw, hw, 3, l[2], 1, 1, c});
+    p.act = test_util::kEveryActivation[1];
+    const int64_t ny = batch * p.out_size[0] * p.out_size[1] * c;
+    DeviceBuffer dx(batch * hw * hw * c * 2), dw(c * 9 * 2), de(c * 8), dy(ny * 2);
+    dx.poison16(0x0101);
+    dw.poison16(0x0101);
+    de.poison32(0);
+    const cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &de}, dy);
+    cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
+    step.num_inputs = 3;
+    step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
+    step.input_dtypes[2] = DType::kFloat32;
+    step.num_outputs = 1;
+    step.output_dtypes[0] = DType::kInt8;
+    cuda::LaunchChoice ch8, ch16;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &ch8, &why)) << why;
+    ConvParams p16 = p;
+    p16.int8 = ConvInt8{};
+    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p16, &ch16), "");
+    double host = 0;
+    const double us16 = time_launch(ch16, ptrs, p16, &host);
+    const double us4 = time_launch(ch8, ptrs, p, &host);
+    const double us1 = time_launch(depthwise_one_channel_a_thread(ch8, p), ptrs, p, &host);
+    std::printf("b%lld dw c%4lld %3lldx%-3lld s%lld x%lld  fp16 %7.2f us | int8 4 ch %7.2f us (%.2fx) | int8 1 ch %7.2f us (%.2fx)\n",
+                (long long)batch, (long long)c, (long long)hw, (long long)hw, (long long)l[2],
+                (long long)l[3], us16, us4, us4 / us16, us1, us1 / us16);
+    t16 += us16 * double(l[3]);
+    t4 += us4 * double(l[3]);
+    t1 += us1 * double(l[3]);
+  }
+  std::printf("MobileNetV2 depthwise batch %lld: FP16 %.1f us, INT8 4 ch %.1f us (%.2fx), 1 ch %.1f us (%.2fx)\n",
+              (long long)batch, t16, t4, t4 / t16, t1, t1 / t16);
+}
+
+TEST(GpuConvInt8Bench, DISABLED_MobileNetV2Depthwise) {
+  GPU_TEST_OR_SKIP();
+  bench_depthwise(1);
+  bench_depthwise(8);
 }
 
 TEST(GpuConvInt8Bench, DISABLED_ResNet50Batch1) {
