@@ -187,8 +187,41 @@ struct EpilogueI8 {
 
 // ------------------------------------------------------------------------ depthwise
 
-// One thread per (output pixel, channel): consecutive threads take consecutive channels, so
-// every load and store is coalesced over NHWC. KH/KW > 0: compile-time kernel size.
+// The walk both depthwise kernels share: grid-stride over every (output pixel, group of VEC
+// channels), consecutive threads taking consecutive channels so that every load and store is
+// coalesced over NHWC. body(pixel, c0, taps): taps(f) calls f(offset of the tap's x pixel,
+// channel 0, in elements; tap index kh * KW + kw) for every tap inside x. KH/KW > 0:
+// compile-time kernel size.
+template <int KH, int KW, int VEC, typename Body>
+__device__ __forceinline__ void depthwise_walk(const ConvParams& p, const Geo2& g, Body body) {
+  const int kh_n = KH > 0 ? KH : g.KH, kw_n = KW > 0 ? KW : g.KW;
+  const int groups = g.C / VEC;
+  const int64_t total = p.batch * g.OH * g.OW * groups;
+  for (int64_t i = global_thread(); i < total; i += global_threads()) {
+    const int c0 = int(i % groups) * VEC;
+    const int64_t pixel = i / groups;
+    int64_t t = pixel / g.OW;
+    const int ow = int(pixel - t * g.OW);
+    const int oh = int(t % g.OH);
+    const int64_t n = t / g.OH;
+    auto taps = [&](auto f) {
+#pragma unroll
+      for (int kh = 0; kh < kh_n; ++kh) {
+        const int ih = oh * g.sh - g.ph + kh * g.dh;
+        if (ih < 0 || ih >= g.H) continue;
+#pragma unroll
+        for (int kw = 0; kw < kw_n; ++kw) {
+          const int iw = ow * g.sw - g.pw + kw * g.dw;
+          if (iw < 0 || iw >= g.W) continue;
+          f(((n * g.H + ih) * g.W + iw) * g.C, kh * kw_n + kw);
+        }
+      }
+    };
+    body(pixel, c0, taps);
+  }
+}
+
+// One thread per (output pixel, channel).
 template <int KH, int KW>
 __device__ __forceinline__ void depthwise(const StepPointers& ptrs, const ConvParams& p) {
   const Geo2 g = geo2(p);
@@ -197,31 +230,14 @@ __device__ __forceinline__ void depthwise(const StepPointers& ptrs, const ConvPa
   const __half* bias = p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
   const __half* res = residual_ptr(ptrs, p);
   __half* y = static_cast<__half*>(ptrs.out[0]);
-  const int kh_n = KH > 0 ? KH : g.KH, kw_n = KW > 0 ? KW : g.KW;
-  const int64_t total = p.batch * g.OH * g.OW * g.C;
-  for (int64_t i = global_thread(); i < total; i += global_threads()) {
-    const int c = int(i % g.C);
-    int64_t t = i / g.C;
-    const int ow = int(t % g.OW);
-    t /= g.OW;
-    const int oh = int(t % g.OH);
-    const int64_t n = t / g.OH;
-    const __half* wc = w + int64_t(c) * kh_n * kw_n;
+  const int kvol = (KH > 0 ? KH : g.KH) * (KW > 0 ? KW : g.KW);
+  depthwise_walk<KH, KW, 1>(p, g, [&](int64_t pixel, int c, auto taps) {
+    const __half* wc = w + int64_t(c) * kvol;
     float acc = 0.f;
-#pragma unroll
-    for (int kh = 0; kh < kh_n; ++kh) {
-      const int ih = oh * g.sh - g.ph + kh * g.dh;
-      if (ih < 0 || ih >= g.H) continue;
-#pragma unroll
-      for (int kw = 0; kw < kw_n; ++kw) {
-        const int iw = ow * g.sw - g.pw + kw * g.dw;
-        if (iw < 0 || iw >= g.W) continue;
-        acc += __half2float(x[((n * g.H + ih) * g.W + iw) * g.C + c]) *
-               __half2float(wc[kh * kw_n + kw]);
-      }
-    }
+    taps([&](int64_t xo, int k) { acc += __half2float(x[xo + c]) * __half2float(wc[k]); });
+    const int64_t i = pixel * g.C + c;
     y[y_index(p, i, c)] = __float2half_rn(epilogue(p, bias, res, i, c, acc));
-  }
+  });
 }
 
 // ------------------------------------------------------------------------ depthwise INT8
@@ -237,41 +253,22 @@ __device__ __forceinline__ void depthwise_i8(const StepPointers& ptrs, const Con
   const int8_t* x = static_cast<const int8_t*>(ptrs.in[0]);
   const int8_t* w = static_cast<const int8_t*>(ptrs.in[1]);
   const typename Epi::Ctx ctx = Epi::context(ptrs, p, g.C);
-  const int kh_n = KH > 0 ? KH : g.KH, kw_n = KW > 0 ? KW : g.KW, kvol = kh_n * kw_n;
-  const int groups = g.C / VEC;
+  const int kvol = (KH > 0 ? KH : g.KH) * (KW > 0 ? KW : g.KW);
   const bool wide_store = Y8 && VEC == 4 && ctx.out.ldy % 4 == 0 && ctx.out.y0 % 4 == 0;
-  const int64_t total = p.batch * g.OH * g.OW * groups;
-  for (int64_t i = global_thread(); i < total; i += global_threads()) {
-    const int c0 = int(i % groups) * VEC;
-    int64_t t = i / groups;
-    const int ow = int(t % g.OW);
-    t /= g.OW;
-    const int oh = int(t % g.OH);
-    const int64_t n = t / g.OH;
+  depthwise_walk<KH, KW, VEC>(p, g, [&](int64_t pixel, int c0, auto taps) {
     int32_t acc[VEC] = {};
-#pragma unroll
-    for (int kh = 0; kh < kh_n; ++kh) {
-      const int ih = oh * g.sh - g.ph + kh * g.dh;
-      if (ih < 0 || ih >= g.H) continue;
-#pragma unroll
-      for (int kw = 0; kw < kw_n; ++kw) {
-        const int iw = ow * g.sw - g.pw + kw * g.dw;
-        if (iw < 0 || iw >= g.W) continue;
-        const int8_t* xs = x + ((n * g.H + ih) * g.W + iw) * g.C + c0;
-        int8_t xv[VEC];
-        if (VEC == 4) {
-          const char4 v4 = *reinterpret_cast<const char4*>(xs);
-          xv[0] = v4.x, xv[VEC > 1 ? 1 : 0] = v4.y, xv[VEC > 2 ? 2 : 0] = v4.z,
-          xv[VEC > 3 ? 3 : 0] = v4.w;
-        } else {
-          xv[0] = xs[0];
-        }
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-          acc[v] += int32_t(xv[v]) * int32_t(w[(c0 + v) * kvol + kh * kw_n + kw]);
+    taps([&](int64_t xo, int k) {
+      int8_t xv[VEC];
+      if (VEC == 4) {
+        const char4 v4 = *reinterpret_cast<const char4*>(x + xo + c0);
+        xv[0] = v4.x, xv[VEC > 1 ? 1 : 0] = v4.y, xv[VEC > 2 ? 2 : 0] = v4.z,
+        xv[VEC > 3 ? 3 : 0] = v4.w;
+      } else {
+        xv[0] = x[xo + c0];
       }
-    }
-    const int64_t pixel = (n * g.OH + oh) * g.OW + ow;
+#pragma unroll
+      for (int v = 0; v < VEC; ++v) acc[v] += int32_t(xv[v]) * int32_t(w[(c0 + v) * kvol + k]);
+    });
     const int64_t yi = pixel * g.C + c0;  // dense: the residual's
     const int64_t yo = ctx.out.at(int(pixel), c0);
     float v[VEC];
@@ -295,7 +292,7 @@ __device__ __forceinline__ void depthwise_i8(const StepPointers& ptrs, const Con
 #pragma unroll
       for (int k = 0; k < VEC; ++k) y[yo + k] = __float2half_rn(v[k]);
     }
-  }
+  });
 }
 
 // The compile-time kernel sizes (3x3, 5x5; any other at run time) of one VEC.
@@ -308,7 +305,8 @@ __device__ __forceinline__ void depthwise_i8_sized(const StepPointers& ptrs, con
 }
 
 // One depthwise INT8 step. The launch says how many channels a thread takes: four (C % 4 == 0)
-// when it has no more blocks than pixels times C / 4 items need, else one (conv_select.cc).
+// when it has no more blocks than pixels times C / 4 items need, else one (conv_select.cc
+// chooses by the layer's size).
 template <bool Y8>
 __device__ __forceinline__ void depthwise_i8_step(const StepPointers& ptrs, const ConvParams& p) {
   if (!EpilogueI8<Y8>::fits(p) || !p.channels_last || p.groups != p.in_channels ||

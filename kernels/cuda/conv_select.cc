@@ -108,10 +108,14 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
       p.groups == p.out_channels) {  // depthwise: a thread per pixel and 1 or 4 channels
     out->variant = &kernel_variant(y == DType::kInt8 ? VariantId::jp_conv_depthwise_i8
                                                      : VariantId::jp_conv_depthwise_i8_f16out);
-    // Four channels a thread where C allows (a launch of at most pixels * C / 4 threads tells
-    // the kernel so): four-byte loads and stores.
+    // Four channels a thread (four-byte loads and stores; a launch of at most pixels * C / 4
+    // threads tells the kernel so) where C allows and that still gives every SM 192 threads;
+    // smaller layers (batch 1, late) run faster one channel a thread. H200 timings of
+    // MobileNetV2's depthwise layers: tests/kernels/cuda/test_conv_int8.cc GpuConvInt8Bench.
     const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
-    const uint64_t vec = p.in_channels % 4 == 0 ? 4 : 1;
+    const uint64_t work4 = pixels * uint64_t(p.in_channels / 4);
+    const uint64_t sms = std::max<uint32_t>(1, target.sm_count);
+    const uint64_t vec = p.in_channels % 4 == 0 && work4 >= 192 * sms ? 4 : 1;
     launch_1d(pixels * uint64_t(p.in_channels) / vec, 256,
               std::max<uint32_t>(1, target.sm_count) * 16, out);
     return true;
@@ -130,6 +134,12 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
     return false;
   }
   const TilesI8& t = y == DType::kInt8 ? kTilesI8 : kTilesI8F16;
+  // Below 16K output pixels (ResNet-50's 28x28 and 14x14 layers at batch 8) the 32x64 tiles
+  // beat the 64x64 one the FP16 rules would pick by 3% to 17% in INT8, whose K steps are
+  // half as many (H200 layer table, tests/perf/int8_layers_h200_1d5ad22.txt); the 64x64 and
+  // 128x128 tiles stay for the larger layers.
+  if (m < 16384 && tiles_of(t.t32, m, n) >= 2 * uint64_t(std::max<uint32_t>(1, target.sm_count)))
+    return launch_igemm(k >= 512 ? t.t32k : t.t32, m, n, k, target, out, why);
   return launch_tiles(t.t128, t.t64, t.t32, t.t32k, m, n, k, kvol, k, target, out, why);
 }
 

@@ -55,6 +55,16 @@ def time_plan(args, plan):
     return figures.get("gpu_median_ms", figures.get("median_ms"))
 
 
+def time_interleaved(args, plans):
+    """{"<kind>_ms": median over --rounds rounds} of every plan of {kind: path}, the plans run
+    in turn each round (drift falls on all alike)."""
+    times = {kind: [] for kind in plans}
+    for _ in range(args.rounds):
+        for kind, plan in plans.items():
+            times[kind].append(time_plan(args, plan))
+    return {f"{kind}_ms": round(statistics.median(t), 4) for kind, t in times.items()}
+
+
 def profile(args, plan):
     """{step name: (kernel, ms)} of the Conv steps, from jetplan-run --profile --json."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
@@ -99,12 +109,7 @@ def check(args, name, batch, work):
         g, w = np.concatenate(got), np.concatenate(want)
         row[f"{kind}_snr_db"] = round(snr_db(g, w), 2)
         row[f"{kind}_top1"] = float(np.mean(g.reshape(g.shape[0], -1).argmax(1) == w.reshape(w.shape[0], -1).argmax(1)))
-    times = {"fp16": [], "int8": []}
-    for _ in range(args.rounds):
-        for kind in ("fp16", "int8"):
-            times[kind].append(time_plan(args, plans[kind]))
-    for kind in times:
-        row[f"{kind}_ms"] = round(statistics.median(times[kind]), 4)
+    row.update(time_interleaved(args, plans))
     row["int8_over_fp16"] = round(row["int8_ms"] / row["fp16_ms"], 3)
     if args.profile and batch == 1:
         f16, i8 = profile(args, plans["fp16"]), profile(args, plans["int8"])
@@ -114,21 +119,27 @@ def check(args, name, batch, work):
     return row
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def base_parser(doc, models, calib_samples, workdir_prefix):
+    """The arguments this script and qdq_check.py share."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--convert", required=True)
     ap.add_argument("--run", required=True)
     ap.add_argument("--target", required=True)
-    ap.add_argument("--models", default="resnet50,resnet18")
-    ap.add_argument("--batches", default="1,8")
-    ap.add_argument("--calib-samples", type=int, default=32)
-    ap.add_argument("--calib-method", default="entropy")
+    ap.add_argument("--models", default=models)
+    ap.add_argument("--calib-samples", type=int, default=calib_samples)
     ap.add_argument("--held-out", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=300)
-    ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--workdir", default=tempfile.mkdtemp(prefix="jetplan_int8_"))
+    ap.add_argument("--workdir", default=tempfile.mkdtemp(prefix=workdir_prefix))
     ap.add_argument("--json")
+    return ap
+
+
+def main():
+    ap = base_parser(__doc__, "resnet50,resnet18", 32, "jetplan_int8_")
+    ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--calib-method", default="entropy")
+    ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
     rows = []
     print(f"{'model':<18}{'batch':>6}{'fp16 ms':>10}{'int8 ms':>10}{'int8/fp16':>11}"

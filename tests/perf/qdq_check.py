@@ -16,12 +16,9 @@ target without --precision or calibration (the model's own scales). On held-out 
     python3 tests/perf/qdq_check.py --convert BIN/jetplan-convert --run BIN/jetplan-run \\
         --target h200 --models resnet18,mobilenet_v2 --json out.json
 """
-import argparse
 import json
 import os
-import statistics
 import sys
-import tempfile
 
 import numpy as np
 import onnxruntime as ort
@@ -31,7 +28,7 @@ from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantTy
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 import export_and_check as eac  # noqa: E402
-from int8_check import run, snr_db, time_plan  # noqa: E402
+from int8_check import base_parser, run, snr_db, time_interleaved  # noqa: E402
 
 
 class Reader(CalibrationDataReader):
@@ -76,28 +73,13 @@ def check(args, name, work):
     row["top1_vs_ort"] = float(np.mean(g.reshape(len(g), -1).argmax(1) == r.reshape(len(r), -1).argmax(1)))
     row["ort_snr_fp32"] = round(snr_db(r, f), 2)
     row["snr_fp32"] = round(snr_db(g, f), 2)
-    times = {"qdq": [], "fp16": []}
-    for _ in range(args.rounds):
-        for kind in times:
-            times[kind].append(time_plan(args, plans[kind]))
-    for kind in times:
-        row[f"{kind}_ms"] = round(statistics.median(times[kind]), 4)
+    row.update(time_interleaved(args, plans))
     row["qdq_over_fp16"] = round(row["qdq_ms"] / row["fp16_ms"], 3)
     return row
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--convert", required=True)
-    ap.add_argument("--run", required=True)
-    ap.add_argument("--target", required=True)
-    ap.add_argument("--models", default="resnet18,mobilenet_v2")
-    ap.add_argument("--calib-samples", type=int, default=16)
-    ap.add_argument("--held-out", type=int, default=16)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--iterations", type=int, default=300)
-    ap.add_argument("--workdir", default=tempfile.mkdtemp(prefix="jetplan_qdq_"))
-    ap.add_argument("--json")
+    ap = base_parser(__doc__, "resnet18,mobilenet_v2", 16, "jetplan_qdq_")
     args = ap.parse_args()
     rows = []
     print(f"{'model':<16}{'SNR vs ORT':>11}{'top1 vs ORT':>12}{'ORT vs FP32':>12}{'vs FP32':>9}"

@@ -306,13 +306,11 @@ TEST(SeqRnn, DefaultActivationsWrittenOut) {
   EXPECT_EQ(acts_a->Get(2)->kind(), fb::RnnActivationKind::Tanh);
 }
 
-
-
 TEST(SeqRnn, WorkspaceIsTheKernels) {
   for (int64_t H : {1, 7, 64}) {
     ModelBuilder m(14);
     m.output("Y_h");
-    auto& n = recurrent_node(m, "GRU", H, {"", "Y_h"}, "gru");
+    recurrent_node(m, "GRU", H, {"", "Y_h"}, "gru");
     const ConvertResult r = convert_and_load(m);
     const fb::Plan* plan = plan_of(r);
     ASSERT_NE(plan, nullptr);

@@ -98,6 +98,19 @@ cuda::LaunchChoice depthwise_one_channel_a_thread(cuda::LaunchChoice c, const Co
   return c;
 }
 
+// The selector's choice for an INT8 conv step (Int8 x and w, the Float32 channel epilogue, a
+// residual where p has one, y of type `y`): "" or why it refused.
+std::string select_int8(const ConvParams& p, DType y, cuda::LaunchChoice* out) {
+  cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
+  step.num_inputs = p.has_residual ? 4 : 3;
+  step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
+  step.input_dtypes[2] = DType::kFloat32;
+  step.num_outputs = 1;
+  step.output_dtypes[0] = y;
+  std::string why;
+  return cuda::select_kernel(step, gpu_test::device_target(), out, &why) ? "" : why;
+}
+
 std::vector<int8_t> random_int8(test_util::SeededRng& rng, int64_t n) {
   std::vector<int8_t> v(static_cast<size_t>(n));
   for (int8_t& e : v) e = static_cast<int8_t>(rng.integer(-128, 127));
@@ -194,14 +207,7 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
         if (kt >= 3) runs.push_back({std::string(v) + " split 3", choice_of(v, p, 3)});
       }
       cuda::LaunchChoice chosen;
-      cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
-      step.num_inputs = p.has_residual ? 4 : 3;
-      step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
-      step.input_dtypes[2] = DType::kFloat32;
-      step.num_outputs = 1;
-      step.output_dtypes[0] = y8 ? DType::kInt8 : DType::kFloat16;
-      std::string why;
-      ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
+      ASSERT_EQ(select_int8(p, y8 ? DType::kInt8 : DType::kFloat16, &chosen), "");
       runs.push_back({std::string("selected ") + chosen.variant->name, chosen});
       if (p.groups != 1) {
         EXPECT_NE(std::string(chosen.variant->name).find("jp_conv_depthwise_i8"), std::string::npos);
@@ -260,15 +266,8 @@ TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
     const auto de = gpu_test::to_device(epi, DType::kFloat32);
     DeviceBuffer dy(want.size());
     dy.poison16(0x5A5A);
-    cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
-    step.num_inputs = 3;
-    step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
-    step.input_dtypes[2] = DType::kFloat32;
-    step.num_outputs = 1;
-    step.output_dtypes[0] = DType::kInt8;
     cuda::LaunchChoice chosen;
-    std::string why;
-    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
+    ASSERT_EQ(select_int8(p, DType::kInt8, &chosen), "");
     ASSERT_STREQ(chosen.variant->name, "jp_conv_depthwise_i8");
     const cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get(), dw.get(), de.get()}, dy);
     ASSERT_EQ(gpu_test::launch(chosen.variant->name, chosen, ptrs, p), "");
@@ -302,6 +301,30 @@ TEST(GpuConvInt8, KernelsRefuseStepsOfTheOtherType) {
 }
 
 
+// Buffers for timing one conv layer (x and w of small values, a zero epilogue, room for FP16)
+// and the selector's INT8 (Int8 y) and FP16 choices for it.
+struct BenchRun {
+  std::unique_ptr<DeviceBuffer> dx, dw, de, dy;
+  cuda::StepPointers ptrs{};
+  cuda::LaunchChoice ch8, ch16;
+  ConvParams p16;
+};
+
+void bench_run(const ConvParams& p, int64_t nx, int64_t nw, int64_t ny, BenchRun* r) {
+  r->dx = std::make_unique<DeviceBuffer>(size_t(nx * 2));
+  r->dw = std::make_unique<DeviceBuffer>(size_t(nw * 2));
+  r->de = std::make_unique<DeviceBuffer>(size_t(p.out_channels * 8));
+  r->dy = std::make_unique<DeviceBuffer>(size_t(ny * 2));
+  r->dx->poison16(0x0101);
+  r->dw->poison16(0x0101);
+  r->de->poison32(0);
+  r->ptrs = gpu_test::step_pointers({r->dx.get(), r->dw.get(), r->de.get()}, *r->dy);
+  ASSERT_EQ(select_int8(p, DType::kInt8, &r->ch8), "");
+  r->p16 = p;
+  r->p16.int8 = ConvInt8{};
+  ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, r->p16, &r->ch16), "");
+}
+
 // One ResNet-50 layer at `batch`, bias + ReLU: the selector's INT8 choice (Int8 y) against its
 // FP16 choice, and the fastest INT8 tile and split (for tuning the selector). Adds both times.
 void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint32_t> splits,
@@ -312,26 +335,14 @@ void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<
   const int64_t nx = batch * l.hw * l.hw * l.cin;
   const int64_t ny = batch * p.out_size[0] * p.out_size[1] * l.cout;
   const int64_t k = l.k * l.k * l.cin, nw = l.cout * k;
-  DeviceBuffer dx(nx * 2), dw(nw * 2), de(l.cout * 8), dy(ny * 2);
-  dx.poison16(0x0101);
-  dw.poison16(0x0101);
-  de.poison32(0);
-  const cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &de}, dy);
-  cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
-  step.num_inputs = 3;
-  step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
-  step.input_dtypes[2] = DType::kFloat32;
-  step.num_outputs = 1;
-  step.output_dtypes[0] = DType::kInt8;
-  cuda::LaunchChoice ch8, ch16;
-  std::string why;
-  ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &ch8, &why)) << why;
-  ConvParams p16 = p;
-  p16.int8 = ConvInt8{};
-  ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p16, &ch16), "");
+  BenchRun r;
+  bench_run(p, nx, nw, ny, &r);
+  if (::testing::Test::HasFatalFailure()) return;
+  const cuda::LaunchChoice &ch8 = r.ch8, &ch16 = r.ch16;
+  const ConvParams& p16 = r.p16;
   double host = 0;
   auto timed = [&](const cuda::LaunchChoice& ch, const ConvParams& q) {
-    cuda::StepPointers pp = ptrs;
+    cuda::StepPointers pp = r.ptrs;
     const auto ws = gpu_test::workspace_for(ch, &pp, /*zeroed=*/true);
     return time_launch(ch, pp, q, &host);
   };
@@ -382,27 +393,13 @@ void bench_depthwise(int64_t batch) {
     ConvParams p = params_of({"bench", batch, c, c, hw, hw, 3, l[2], 1, 1, c});
     p.act = test_util::kEveryActivation[1];
     const int64_t ny = batch * p.out_size[0] * p.out_size[1] * c;
-    DeviceBuffer dx(batch * hw * hw * c * 2), dw(c * 9 * 2), de(c * 8), dy(ny * 2);
-    dx.poison16(0x0101);
-    dw.poison16(0x0101);
-    de.poison32(0);
-    const cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &de}, dy);
-    cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
-    step.num_inputs = 3;
-    step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
-    step.input_dtypes[2] = DType::kFloat32;
-    step.num_outputs = 1;
-    step.output_dtypes[0] = DType::kInt8;
-    cuda::LaunchChoice ch8, ch16;
-    std::string why;
-    ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &ch8, &why)) << why;
-    ConvParams p16 = p;
-    p16.int8 = ConvInt8{};
-    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p16, &ch16), "");
+    BenchRun r;
+    bench_run(p, batch * hw * hw * c, c * 9, ny, &r);
+    if (::testing::Test::HasFatalFailure()) return;
     double host = 0;
-    const double us16 = time_launch(ch16, ptrs, p16, &host);
-    const double us4 = time_launch(ch8, ptrs, p, &host);
-    const double us1 = time_launch(depthwise_one_channel_a_thread(ch8, p), ptrs, p, &host);
+    const double us16 = time_launch(r.ch16, r.ptrs, r.p16, &host);
+    const double us4 = time_launch(r.ch8, r.ptrs, p, &host);
+    const double us1 = time_launch(depthwise_one_channel_a_thread(r.ch8, p), r.ptrs, p, &host);
     std::printf("b%lld dw c%4lld %3lldx%-3lld s%lld x%lld  fp16 %7.2f us | int8 4 ch %7.2f us (%.2fx) | int8 1 ch %7.2f us (%.2fx)\n",
                 (long long)batch, (long long)c, (long long)hw, (long long)hw, (long long)l[2],
                 (long long)l[3], us16, us4, us4 / us16, us1, us1 / us16);
