@@ -135,11 +135,16 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   }
   const TilesI8& t = y == DType::kInt8 ? kTilesI8 : kTilesI8F16;
   // Below 16K output pixels (ResNet-50's 28x28 and 14x14 layers at batch 8) the 32x64 tiles
-  // beat the 64x64 one the FP16 rules would pick by 3% to 17% in INT8, whose K steps are
-  // half as many (H200 layer table, tests/perf/int8_layers_h200_1d5ad22.txt); the 64x64 and
-  // 128x128 tiles stay for the larger layers.
-  if (m < 16384 && tiles_of(t.t32, m, n) >= 2 * uint64_t(std::max<uint32_t>(1, target.sm_count)))
-    return launch_igemm(k >= 512 ? t.t32k : t.t32, m, n, k, target, out, why);
+  // beat the 64x64 one the FP16 rules would pick by 3% to 17% in INT8 where K is short, and
+  // with 128 K a stage where K is long and the tiles few; with long K and many tiles (4 a SM
+  // and more) the FP16 rules' larger tiles stay best (H200 layer tables,
+  // tests/perf/int8_layers_h200_1d5ad22.txt and int8_benches_h200_9ea3a91.txt).
+  const uint64_t sms = std::max<uint32_t>(1, target.sm_count);
+  const uint64_t tiles32 = tiles_of(t.t32, m, n);
+  if (m < 16384 && tiles32 >= 2 * sms && k < 512)
+    return launch_igemm(t.t32, m, n, k, target, out, why);
+  if (m < 16384 && tiles32 >= 2 * sms && tiles32 < 4 * sms)
+    return launch_igemm(t.t32k, m, n, k, target, out, why);
   return launch_tiles(t.t128, t.t64, t.t32, t.t32k, m, n, k, kvol, k, target, out, why);
 }
 
