@@ -91,8 +91,7 @@ class Int8Pass {
   }
 
   // A Conv the INT8 kernels take (2-D NHWC, depthwise or groups 1 with Cin % 16 == 0, constant
-  // weights and bias)
-  // whose input and output are calibrated; `why` says what stops one that is not.
+  // weights and bias) whose input and output have scales; `why` says what stops one that is not.
   bool eligible(size_t si, std::string* why) const {
     const DraftStep& s = d_.steps[si];
     if (s.op.family != fb::OpFamily::Conv) return false;
