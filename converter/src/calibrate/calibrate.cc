@@ -54,10 +54,8 @@ void run_samples(const CalibrationSet& set, const std::vector<jp_tensor_desc>& i
     if (i >= set.size() || i > shared->first_error) break;
     try {
       const std::vector<std::vector<uint8_t>> buffers = set.load(i);
+      set_inputs(ctx, buffers, cat("calibration sample '", set.sample_path(i), "'"));
       for (size_t k = 0; k < inputs.size(); ++k) {
-        check_runtime(jp_context_set_input(ctx, static_cast<int32_t>(k), buffers[k].data(),
-                                           buffers[k].size()),
-                      cat("calibration sample '", set.sample_path(i), "'"));
         if (inputs[k].dtype == JP_FLOAT32) {
           (*stats)[inputs[k].name].add(reinterpret_cast<const float*>(buffers[k].data()),
                                        buffers[k].size() / sizeof(float));

@@ -13,7 +13,7 @@
 #include "converter/src/lower/gpu_lower.h"
 #include "converter/src/memory/memory_plan.h"
 #include "converter/src/serialize/serialize.h"
-#include "kernels/cpu/half.h"
+#include "runtime/tools/npy.h"
 
 namespace jetplan::converter {
 namespace {
@@ -33,38 +33,13 @@ std::vector<float> output_values(const jp_context* ctx, int32_t index) {
   const void* data = nullptr;
   size_t bytes = 0;
   check(jp_context_get_output(ctx, index, &data, &bytes), cat("output ", d.name));
-  std::vector<float> v;
-  auto take = [&](auto tag) {
-    using T = decltype(tag);
-    const T* p = static_cast<const T*>(data);
-    v.resize(bytes / sizeof(T));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(p[i]);
-  };
-  switch (d.dtype) {
-    case JP_FLOAT32: take(float{}); break;
-    case JP_INT64: take(int64_t{}); break;
-    case JP_INT32: take(int32_t{}); break;
-    case JP_INT8: take(int8_t{}); break;
-    case JP_UINT8: take(uint8_t{}); break;
-    case JP_FLOAT16: {
-      const auto* p = static_cast<const uint16_t*>(data);
-      v.resize(bytes / 2);
-      for (size_t i = 0; i < v.size(); ++i) v[i] = kernels::half_to_float(p[i]);
-      break;
-    }
-    default:  // bool and the rest: compared as bytes
-      take(uint8_t{});
-      break;
-  }
-  return v;
+  const size_t item = std::max<size_t>(1, tools::dtype_size(d.dtype));
+  return tensor_floats(d.dtype, data, bytes / item);
 }
 
 // Sets sample `i`'s inputs on ctx (the plans bind their inputs in the draft's order, the set's).
-void set_inputs(jp_context* ctx, const CalibrationSet& set, size_t i) {
-  const std::vector<std::vector<uint8_t>> inputs = set.load(i);
-  for (size_t k = 0; k < inputs.size(); ++k)
-    check(jp_context_set_input(ctx, static_cast<int32_t>(k), inputs[k].data(), inputs[k].size()),
-          set.inputs()[k].name);
+void set_sample(jp_context* ctx, const CalibrationSet& set, size_t i) {
+  set_inputs(ctx, set.load(i), "INT8 error: sample " + set.sample_path(i));
 }
 
 }  // namespace
@@ -123,7 +98,7 @@ Int8ErrorMeter::Int8ErrorMeter(const PlanDraft& lowered, const CalibrationSet& s
     jp_context* c = nullptr;
     check(jp_context_create(plan.get(), nullptr, &c), "a context of the FP32 plan");
     const ContextPtr ctx(c);
-    set_inputs(c, set_, i);
+    set_sample(c, set_, i);
     check(jp_context_run(c), "running the FP32 plan on " + set_.sample_path(i));
     for (size_t o = 0; o < output_names_.size(); ++o)
       reference_[i].push_back(output_values(c, static_cast<int32_t>(o)));
@@ -141,7 +116,7 @@ std::vector<double> Int8ErrorMeter::noise_of(const std::vector<uint8_t>& bytes,
     jp_context* c = nullptr;
     check(jp_context_create(plan.get(), nullptr, &c), "a context of an INT8 plan");
     const ContextPtr ctx(c);
-    set_inputs(c, set_, i);
+    set_sample(c, set_, i);
     check(jp_context_run(c), "running an INT8 plan on " + set_.sample_path(i));
     for (size_t o = 0; o < outputs; ++o) {
       const std::vector<float> got = output_values(c, static_cast<int32_t>(o));

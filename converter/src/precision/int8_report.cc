@@ -11,7 +11,6 @@
 
 #include "converter/src/calibrate/plan_handles.h"
 #include "converter/src/ir/error.h"
-#include "kernels/cpu/half.h"
 
 namespace jetplan::converter {
 namespace {
@@ -29,18 +28,9 @@ void observe(void* user, int32_t, const char* name, jp_dtype dtype, const int64_
   if (it == c->watched->end()) return;
   size_t n = 1;
   for (int32_t d = 0; d < rank; ++d) n *= static_cast<size_t>(dims[d]);
-  std::vector<float>& v = c->values[name];
-  v.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (dtype == JP_INT8)
-      v[i] = static_cast<const int8_t*>(data)[i] * it->second;
-    else if (dtype == JP_FLOAT16)
-      v[i] = kernels::half_to_float(static_cast<const uint16_t*>(data)[i]);
-    else if (dtype == JP_FLOAT32)
-      v[i] = static_cast<const float*>(data)[i];
-    else
-      v[i] = NAN;  // not a tensor the INT8 pass writes; shows as a NaN SNR
-  }
+  std::vector<float>& v = c->values[name] = tensor_floats(dtype, data, n);
+  if (dtype == JP_INT8)
+    for (float& e : v) e *= it->second;
 }
 
 // Sample i through both plans: per watched tensor, sum ref^2 and sum (int8 - ref)^2.
@@ -61,14 +51,10 @@ Sums run_sample(const jp_plan* fp32, const jp_plan* int8, const CalibrationSet& 
   ref.watched = got.watched = &watched;
   check(jp_context_set_step_observer(a, observe, &ref), "observing the FP32 plan");
   check(jp_context_set_step_observer(b, observe, &got), "observing the INT8 plan");
+  // Both plans bind their inputs in the draft's order, the set's order.
   const std::vector<std::vector<uint8_t>> inputs = set.load(i);
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    // Both plans bind their inputs in the draft's order, the set's order.
-    const auto index = static_cast<int32_t>(k);
-    const std::string& name = set.inputs()[k].name;
-    check(jp_context_set_input(a, index, inputs[k].data(), inputs[k].size()), name);
-    check(jp_context_set_input(b, index, inputs[k].data(), inputs[k].size()), name);
-  }
+  set_inputs(a, inputs, "INT8 report: sample " + set.sample_path(i));
+  set_inputs(b, inputs, "INT8 report: sample " + set.sample_path(i));
   check(jp_context_run(a), "running the FP32 plan on " + set.sample_path(i));
   check(jp_context_run(b), "running the INT8 plan on " + set.sample_path(i));
   Sums sums;
