@@ -75,24 +75,30 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
 
 // CUDA kernels of kernels/cuda/conv.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
-// The igemm rows fix their block and dynamic shared memory: STAGES * (BM + BN) * (BK + 8)
-// halves * 2 bytes, or (BK + 16) bytes a row for the INT8 (_i8) ones (conv_select.cc derives its
-// tiles from these rows); they count split-K arrivals in the workspace, hence zero_workspace.
+// The igemm rows fix their block and dynamic shared memory (Igemm::kSharedBytes): the larger of
+// the pipeline's STAGES * (BM + BN) * (BK + 8) halves * 2 bytes, or (BK + 16) bytes a row for the
+// INT8 (_i8) ones, and the epilogue's staged tile of BM * (BN + 8) floats (the larger for the
+// 128x128 tiles); conv_select.cc derives its tiles from these rows. They count split-K arrivals
+// in the workspace, hence zero_workspace.
 // The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y.
 #define JP_CUDA_VARIANTS_conv(X, F) \
-  X(F, jp_conv_igemm_128x128_f16, kF16, 256, kAny, 3 * (128 + 128) * 40 * 2, true) \
+  X(F, jp_conv_igemm_128x128_f16, kF16, 256, kAny, 128 * (128 + 8) * 4, true) \
   X(F, jp_conv_igemm_64x64_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
   X(F, jp_conv_igemm_32x64_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, true) \
   X(F, jp_conv_igemm_32x64k64_f16, kF16, 128, kAny, 3 * (32 + 64) * 72 * 2, true) \
   X(F, jp_conv_igemm_64x64_anyc_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
-  X(F, jp_conv_igemm_128x128_i8, kI8, 256, kAny, 3 * (128 + 128) * 80, true) \
+  X(F, jp_conv_igemm_128x128_i8, kI8, 256, kAny, 128 * (128 + 8) * 4, true) \
   X(F, jp_conv_igemm_64x64_i8, kI8, 128, kAny, 4 * (64 + 64) * 80, true) \
   X(F, jp_conv_igemm_32x64_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
   X(F, jp_conv_igemm_32x64k128_i8, kI8, 128, kAny, 3 * (32 + 64) * 144, true) \
-  X(F, jp_conv_igemm_128x128_i8_f16out, kI8, 256, kF16, 3 * (128 + 128) * 80, true) \
+  X(F, jp_conv_igemm_128x128_i8_f16out, kI8, 256, kF16, 128 * (128 + 8) * 4, true) \
   X(F, jp_conv_igemm_64x64_i8_f16out, kI8, 128, kF16, 4 * (64 + 64) * 80, true) \
   X(F, jp_conv_igemm_32x64_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
   X(F, jp_conv_igemm_32x64k128_i8_f16out, kI8, 128, kF16, 3 * (32 + 64) * 144, true) \
+  X(F, jp_conv_igemm_128x128w4_i8, kI8, 128, kAny, 128 * (128 + 8) * 4, true) \
+  X(F, jp_conv_igemm_128x128w4_i8_f16out, kI8, 128, kF16, 128 * (128 + 8) * 4, true) \
+  X(F, jp_conv_igemm_64x64k128_i8, kI8, 128, kAny, 3 * (64 + 64) * 144, true) \
+  X(F, jp_conv_igemm_64x64k128_i8_f16out, kI8, 128, kF16, 3 * (64 + 64) * 144, true) \
   X(F, jp_conv_depthwise_f16, kF16, 0) \
   X(F, jp_conv_depthwise_i8, kI8, 0) \
   X(F, jp_conv_depthwise_i8_f16out, kI8, 0, kF16) \

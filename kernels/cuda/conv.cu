@@ -67,60 +67,109 @@ __device__ __forceinline__ YSlice<T> y_slice_of(const StepPointers& ptrs, const 
   return {static_cast<T*>(ptrs.out[0]), slice ? p.y_channels : N, slice ? p.y_channel_offset : 0};
 }
 
-// The FP16 igemm epilogue: bias, residual, activation, FP16 store (pairs of channels when
-// aligned), into a channel slice of y when the conv writes a Concat in place. Ctx holds what
-// every output of the tile shares, read once before the stores.
+// Four consecutive elements of a dense tensor as floats (exact conversions), from element i on;
+// those at or past `count` left alone. One 4- or 8-byte load when all four exist and i is a
+// multiple of 4 (the igemm epilogue's groups start on one; arena tensors are 16-byte aligned).
+template <typename T>
+__device__ __forceinline__ void load4(const T* src, int64_t i, int count, float (&r)[4]) {
+  if (count >= 4 && i % 4 == 0) {
+    if (sizeof(T) == 1) {
+      const char4 v = *reinterpret_cast<const char4*>(src + i);
+      r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+    } else {
+      const uint2 v = *reinterpret_cast<const uint2*>(src + i);
+      const __half2 lo = *reinterpret_cast<const __half2*>(&v.x);
+      const __half2 hi = *reinterpret_cast<const __half2*>(&v.y);
+      r[0] = __low2float(lo), r[1] = __high2float(lo), r[2] = __low2float(hi),
+      r[3] = __high2float(hi);
+    }
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+    if (e < count) r[e] = sizeof(T) == 1 ? float(src[i + e]) : __half2float(src[i + e]);
+}
+// Stores the first min(count, 4) of four Int8 or Float16 values at y[o]: one 4- or 8-byte
+// store when all four go and o is a multiple of 4.
+__device__ __forceinline__ void store4_int8(int8_t* y, int64_t o, int count, const int8_t (&q)[4]) {
+  if (count >= 4 && o % 4 == 0) {
+    *reinterpret_cast<char4*>(y + o) = make_char4(q[0], q[1], q[2], q[3]);
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+    if (e < count) y[o + e] = q[e];
+}
+__device__ __forceinline__ void store4_half(__half* y, int64_t o, int count, const float (&v)[4]) {
+  if (count >= 4 && o % 4 == 0) {
+    const __half2 lo = __floats2half2_rn(v[0], v[1]), hi = __floats2half2_rn(v[2], v[3]);
+    uint2 u;
+    u.x = *reinterpret_cast<const uint32_t*>(&lo);
+    u.y = *reinterpret_cast<const uint32_t*>(&hi);
+    *reinterpret_cast<uint2*>(y + o) = u;
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+    if (e < count) y[o + e] = __float2half_rn(v[e]);
+}
+
+// The FP16 igemm epilogue: bias, residual, activation, FP16 store, into a channel slice of y
+// when the conv writes a Concat in place; epilogue()'s operations in its order. The interface
+// igemm_epilogue() (conv_igemm.cuh) calls:
+//   context(ptrs, p, N)           what every output of the tile shares, read once
+//   column(ctx, p, n, N)          what channels n and n + 1 share (nothing past N is read)
+//   staged(p, col, e, acc)        channel n + e's accumulator with its column's part applied
+//   residual(ctx, p, ok, m, n, N, r)  the residual of output row m, channels n..n+3, as floats
+//   store4(ctx, p, m, n, N, v, r)  finishes staged values v of channels n..n+3 (those < N) and
+//                                  stores them
 struct EpilogueF16 {
   struct Ctx {
     const __half* bias;
     const __half* res;
     YSlice<__half> out;
-    bool pairs;
   };
   static __device__ __forceinline__ bool fits(const ConvParams& p) { return !p.int8.enabled; }
   static __device__ __forceinline__ Ctx context(const StepPointers& ptrs, const ConvParams& p,
                                                 int N) {
-    Ctx c;
-    c.bias = p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
-    c.res = residual_ptr(ptrs, p);
-    c.out = y_slice_of<__half>(ptrs, p, N);
-    c.pairs = (N & 1) == 0 && (c.out.ldy & 1) == 0 && (c.out.y0 & 1) == 0;
-    return c;
+    return {p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr, residual_ptr(ptrs, p),
+            y_slice_of<__half>(ptrs, p, N)};
   }
   struct Col {
-    float b0, b1;  // the bias of channels n and n + 1 (0 without one)
+    float b[2];  // the bias of channels n and n + 1 (0 without one or past N)
   };
   static __device__ __forceinline__ Col column(const Ctx& c, const ConvParams& p, int n, int N) {
-    Col col{0.f, 0.f};
+    Col col{{0.f, 0.f}};
     if (p.has_bias) {
-      col.b0 = __half2float(c.bias[n]);
-      if (n + 1 < N) col.b1 = __half2float(c.bias[n + 1]);
+      if (n < N) col.b[0] = __half2float(c.bias[n]);
+      if (n + 1 < N) col.b[1] = __half2float(c.bias[n + 1]);
     }
     return col;
   }
-  // epilogue() with the bias already loaded: the same operations in the same order.
-  static __device__ __forceinline__ float value(const Ctx& c, const ConvParams& p, float bias,
-                                                int64_t yi, float v) {
-    if (p.has_bias) v += bias;
-    if (p.has_residual) v += __half2float(c.res[yi]);
-    return activation_value(p.act, v);
+  static __device__ __forceinline__ float staged(const ConvParams& p, const Col& col, int e,
+                                                 float acc) {
+    return p.has_bias ? acc + col.b[e] : acc;
   }
-  static __device__ __forceinline__ void store(const Ctx& c, const Col& col, const ConvParams& p,
-                                               int m, int n, int N, float a0, float a1) {
-    const int64_t yi = int64_t(m) * N + n, yo = c.out.at(m, n);
-    const float v0 = value(c, p, col.b0, yi, a0);
-    if (c.pairs) {
-      const float v1 = value(c, p, col.b1, yi + 1, a1);
-      *reinterpret_cast<__half2*>(c.out.y + yo) = __floats2half2_rn(v0, v1);
-    } else {
-      c.out.y[yo] = __float2half_rn(v0);
-      if (n + 1 < N) c.out.y[yo + 1] = __float2half_rn(value(c, p, col.b1, yi + 1, a1));
+  static __device__ __forceinline__ void residual(const Ctx& c, const ConvParams& p, bool ok,
+                                                  int m, int n, int N, float (&r)[4]) {
+    if (ok && p.has_residual) load4(c.res, int64_t(m) * N + n, N - n, r);
+  }
+  template <int A>  // the activation kind, or -1 (with_activation(), device_math.cuh)
+  static __device__ __forceinline__ void store4(const Ctx& c, const ConvParams& p, int m, int n,
+                                                int N, float4 s, const float (&r)[4]) {
+    float v[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if (p.has_residual) v[e] += r[e];
+      v[e] = act_value<A>(p.act, v[e]);
     }
+    store4_half(c.out.y, c.out.at(m, n), N - n, v);
   }
 };
 
 // The INT8 igemm epilogue (kernels/int8_epilogue.h, in the CPU twin's order): the channel
 // epilogue's multiplier and bias, the residual, the activation, then Int8 (Y8) or Float16.
+// EpilogueF16's interface, and real() for the depthwise kernel's one element at a time.
 template <bool Y8>
 struct EpilogueI8 {
   struct Ctx {
@@ -140,48 +189,62 @@ struct EpilogueI8 {
             y_slice_of<void>(ptrs, p, N)};
   }
   struct Col {
-    float mult0, shift0, mult1, shift1;  // the channel epilogue of channels n and n + 1
+    float mult[2], shift[2];  // the channel epilogue of channels n and n + 1 (0 past N)
   };
   static __device__ __forceinline__ Col column(const Ctx& c, const ConvParams&, int n, int N) {
-    const bool second = n + 1 < N;
-    return {c.epi[n], c.epi[N + n], second ? c.epi[n + 1] : 0.f, second ? c.epi[N + n + 1] : 0.f};
+    Col col{{0.f, 0.f}, {0.f, 0.f}};
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+      if (n + e < N) col.mult[e] = c.epi[n + e], col.shift[e] = c.epi[N + n + e];
+    return col;
   }
+  static __device__ __forceinline__ float staged(const ConvParams&, const Col& col, int e,
+                                                 int32_t acc) {
+    return int8_real(acc, col.mult[e], col.shift[e]);
+  }
+  // The residual's element r (an Int8 or Float16 value as a float, exactly) joins v, then the
+  // activation (kind A, or -1: the step's): int8_add_residual() for Int8, an add for Float16.
+  template <int A>
+  static __device__ __forceinline__ float finish(const ConvParams& p, float v, float r) {
+    if (p.has_residual)
+      v = p.int8.residual_dtype == DType::kInt8
+              ? int8_add_residual(v, int32_t(r), p.int8.residual_scale)
+              : v + r;
+    return act_value<A>(p.act, v);
+  }
+  static __device__ __forceinline__ void residual(const Ctx& c, const ConvParams& p, bool ok,
+                                                  int m, int n, int N, float (&r)[4]) {
+    if (!ok || !p.has_residual) return;
+    const int64_t i = int64_t(m) * N + n;
+    if (p.int8.residual_dtype == DType::kInt8) load4(static_cast<const int8_t*>(c.res), i, N - n, r);
+    else load4(static_cast<const __half*>(c.res), i, N - n, r);
+  }
+  template <int A>
+  static __device__ __forceinline__ void store4(const Ctx& c, const ConvParams& p, int m, int n,
+                                                int N, float4 s, const float (&r)[4]) {
+    float v[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) v[e] = finish<A>(p, v[e], r[e]);
+    const int64_t o = c.out.at(m, n);
+    if (Y8) {
+      int8_t q[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) q[e] = int8_quantize(v[e], p.int8.y_inv_scale);
+      store4_int8(static_cast<int8_t*>(c.out.y), o, N - n, q);
+    } else {
+      store4_half(static_cast<__half*>(c.out.y), o, N - n, v);
+    }
+  }
+  // One element (the depthwise kernel): int32 sum acc of dense element yi, channel epilogue
+  // (mult, shift).
   static __device__ __forceinline__ float real(const Ctx& c, const ConvParams& p, int64_t yi,
                                                float mult, float shift, int32_t acc) {
-    float v = int8_real(acc, mult, shift);
-    if (p.has_residual) {
-      v = p.int8.residual_dtype == DType::kInt8
-              ? int8_add_residual(v, static_cast<const int8_t*>(c.res)[yi], p.int8.residual_scale)
-              : v + __half2float(static_cast<const __half*>(c.res)[yi]);
-    }
-    return activation_value(p.act, v);
-  }
-  static __device__ __forceinline__ void store(const Ctx& c, const Col& col, const ConvParams& p,
-                                               int m, int n, int N, int32_t a0, int32_t a1) {
-    const int64_t yi = int64_t(m) * N + n, yo = c.out.at(m, n);
-    const bool second = n + 1 < N;
-    const float v0 = real(c, p, yi, col.mult0, col.shift0, a0);
-    const float v1 = second ? real(c, p, yi + 1, col.mult1, col.shift1, a1) : 0.f;
-    const bool pairs = second && (c.out.ldy & 1) == 0 && (c.out.y0 & 1) == 0 && (n & 1) == 0;
-    if (Y8) {
-      int8_t* y = static_cast<int8_t*>(c.out.y);
-      const int8_t q0 = int8_quantize(v0, p.int8.y_inv_scale);
-      const int8_t q1 = int8_quantize(v1, p.int8.y_inv_scale);
-      if (pairs) {
-        *reinterpret_cast<char2*>(y + yo) = make_char2(q0, q1);
-      } else {
-        y[yo] = q0;
-        if (second) y[yo + 1] = q1;
-      }
-    } else {
-      __half* y = static_cast<__half*>(c.out.y);
-      if (pairs) {
-        *reinterpret_cast<__half2*>(y + yo) = __floats2half2_rn(v0, v1);
-      } else {
-        y[yo] = __float2half_rn(v0);
-        if (second) y[yo + 1] = __float2half_rn(v1);
-      }
-    }
+    float r = 0.f;
+    if (p.has_residual)
+      r = p.int8.residual_dtype == DType::kInt8
+              ? float(static_cast<const int8_t*>(c.res)[yi])
+              : __half2float(static_cast<const __half*>(c.res)[yi]);
+    return finish<-1>(p, int8_real(acc, mult, shift), r);
   }
 };
 
@@ -379,8 +442,9 @@ using jetplan::kernels::cuda::StepPointers;
 namespace jk = jetplan::kernels::cuda;
 
 // Block shapes and shared memory of these rows: the rows in kernels/conv.h repeat them
-// (Igemm::kSharedBytes: STAGES * (BM + BN) * (BK + one 16-byte chunk) bytes of elements); the GPU
-// tests launch every row with exactly those numbers.
+// (Igemm::kSharedBytes: the pipeline's STAGES * (BM + BN) * (BK + one 16-byte chunk) bytes of
+// elements, or the epilogue's staged tile where larger); the GPU tests launch every row with
+// exactly those numbers.
 #define JP_CONV_IGEMM(name, threads, E, BM, BN, BK, WM, WN, ST, VEC, Epi)                    \
   extern "C" __global__ void __launch_bounds__(threads) name(StepPointers ptrs,              \
                                                              const ConvParams p) {           \
@@ -400,6 +464,12 @@ JP_CONV_IGEMM(jp_conv_igemm_128x128_i8_f16out, 256, int8_t, 128, 128, 64, 2, 4, 
 JP_CONV_IGEMM(jp_conv_igemm_64x64_i8_f16out, 128, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64_i8_f16out, 128, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<false>)
+// Four warps of 64x64 (half the shared-memory reads a tensor-core op of the 8-warp 128x128), and
+// 64x64 with 128 K a stage.
+JP_CONV_IGEMM(jp_conv_igemm_128x128w4_i8, 128, int8_t, 128, 128, 64, 2, 2, 3, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM(jp_conv_igemm_128x128w4_i8_f16out, 128, int8_t, 128, 128, 64, 2, 2, 3, true, jk::EpilogueI8<false>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
 extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvParams p) {
   if (!p.channels_last || p.groups != p.in_channels || p.out_channels != p.in_channels ||

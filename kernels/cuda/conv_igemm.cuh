@@ -6,7 +6,7 @@
 // one ldmatrix row, and the m16n8k32 s8 fragments sit at the same byte positions as the
 // m16n8k16 f16 ones, so tiles, pitches and ldmatrix addresses are written in 16-byte chunks.
 // M = N*OH*OW rows (output pixels), N = Cout, K = KH*KW*Cin: NHWC weights are already the
-// [Cout, K] row-major B matrix. The epilogue is the caller's (Epi::store, see igemm()).
+// [Cout, K] row-major B matrix. The epilogue is the caller's (Epi, see igemm_epilogue()).
 //
 // Serial split-K: gridDim.z slices of K; each CTA stores its partial tile in the workspace,
 // counts its arrival (counters after the partials, zeroed by the runtime: zero_workspace), and
@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "kernels/conv.h"
+#include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 
 namespace jetplan::kernels::cuda {
@@ -114,8 +115,14 @@ struct Igemm {
   static constexpr int kAChunks = BM * kChunksPerRow / kThreads;  // 16-byte chunks per thread
   static constexpr int kBChunks = BN * kChunksPerRow / kThreads;
   static constexpr int kStageElems = (BM + BN) * kPitch;
-  static constexpr int kSharedBytes = STAGES * kStageElems * int(sizeof(E));
+  // The epilogue stages the tile as [BM][BN + 8] floats in the same shared memory (a pitch of 8
+  // banks past a multiple of 32: the float2 stores of a half-warp's 4 rows hit distinct banks).
+  static constexpr int kEpiPitch = BN + 8;
+  static constexpr int kPipelineBytes = STAGES * kStageElems * int(sizeof(E));
+  static constexpr int kEpiBytes = BM * kEpiPitch * 4;
+  static constexpr int kSharedBytes = kPipelineBytes > kEpiBytes ? kPipelineBytes : kEpiBytes;
   static_assert(kSharedBytes <= 100 * 1024, "fits every supported SM");
+  static_assert(BM * BN / 4 % kThreads == 0, "the epilogue's groups of four columns");
   static_assert(kAChunks >= 1 && kBChunks >= 1 && kNI % 2 == 0, "tile shape");
 };
 
@@ -244,12 +251,74 @@ __device__ __forceinline__ bool igemm_split_k(A (&acc)[T::kMI][T::kNI][4],
   return true;
 }
 
+// The epilogue of one tile, in two passes through shared memory (the pipeline's, free by then).
+// 1: each accumulator gets its column's part of the epilogue (Epi::staged: the bias, or INT8's
+//    multiplier and shift; Epi::column loads a thread's columns once, all before the first
+//    store) and lands in a [BM][BN + 8] float tile.
+// 2: each thread takes groups of four channels of one output row, so that a warp's residual
+//    loads and output stores are contiguous runs of rows (4- to 8-byte accesses) rather than
+//    2-element pieces of 8 rows; every residual group the thread needs is loaded before its first
+//    store (a store may alias them as far as the compiler knows, which would serialise one global
+//    round trip per element), then Epi::store4 finishes and writes each group, with the
+//    activation kind known at compile time where it is a common one (with_activation()).
+// The operations and their order are the per-element epilogue's: the bits do not change.
+template <typename T, typename Epi>
+__device__ __forceinline__ void igemm_epilogue(const typename T::Acc (&acc)[T::kMI][T::kNI][4],
+                                               const StepPointers& ptrs, const ConvParams& p,
+                                               int M, int N, int m0, int n0, int wm, int wn,
+                                               int tid) {
+  extern __shared__ __align__(16) unsigned char igemm_smem[];
+  float* tile = reinterpret_cast<float*>(igemm_smem);
+  constexpr int kP = T::kEpiPitch;
+  const int lane = tid & 31;
+  const typename Epi::Ctx ctx = Epi::context(ptrs, p, N);
+  typename Epi::Col cols[T::kNI];
+#pragma unroll
+  for (int ni = 0; ni < T::kNI; ++ni)
+    cols[ni] = Epi::column(ctx, p, n0 + wn + ni * 8 + (lane & 3) * 2, N);
+  __syncthreads();  // every warp is done reading the pipeline's stages
+#pragma unroll
+  for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < T::kNI; ++ni)
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const int r = wm + mi * 16 + (lane >> 2) + hr * 8, c = wn + ni * 8 + (lane & 3) * 2;
+        *reinterpret_cast<float2*>(tile + r * kP + c) =
+            make_float2(Epi::staged(p, cols[ni], 0, acc[mi][ni][hr * 2]),
+                        Epi::staged(p, cols[ni], 1, acc[mi][ni][hr * 2 + 1]));
+      }
+  __syncthreads();
+  // Groups of at most 8 a thread at a time keep the residuals' registers within the
+  // accumulators' (the 128x128 tiles have 16 a thread).
+  constexpr int kQuads = T::kBN / 4, kPer = T::kBM * kQuads / T::kThreads;
+  constexpr int kBatch = kPer < 8 ? kPer : 8;
+  static_assert(kPer % kBatch == 0, "whole batches");
+  with_activation(p.act, [&](auto act) {
+#pragma unroll
+    for (int b = 0; b < kPer; b += kBatch) {
+      float res[kBatch][4];
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        const int q = tid + (b + i) * T::kThreads, m = m0 + q / kQuads, n = n0 + (q % kQuads) * 4;
+        Epi::residual(ctx, p, m < M && n < N, m, n, N, res[i]);
+      }
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        const int q = tid + (b + i) * T::kThreads, m = m0 + q / kQuads, n = n0 + (q % kQuads) * 4;
+        if (m >= M || n >= N) continue;
+        const float4 v =
+            *reinterpret_cast<const float4*>(tile + (q / kQuads) * kP + (q % kQuads) * 4);
+        Epi::template store4<decltype(act)::value>(ctx, p, m, n, N, v, res[i]);
+      }
+    }
+  });
+}
+
 // The implicit GEMM of one output tile. Epi::fits(p) says whether the step is one this epilogue
-// writes; after the K loop (and split-K's reduction), Epi::context(ptrs, p, N) reads what the
-// tile's outputs share once, Epi::column(ctx, p, n, N) what channels n and n + 1 share, and
-// Epi::store(ctx, col, p, m, n, N, a0, a1) writes the two accumulators of output row m (a
-// pixel) at columns n and n + 1 (n + 1 may be >= N). Returns without writing when the step does not
-// fit the kernel (a plan is untrusted).
+// writes; after the K loop (and split-K's reduction), igemm_epilogue() writes the tile through
+// Epi (context, column, staged, residual, store4: see EpilogueF16 in conv.cu). Returns without
+// writing when the step does not fit the kernel (a plan is untrusted).
 template <typename T, typename Epi>
 __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams& p) {
   using E = typename T::Elem;
@@ -347,24 +416,7 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
   cp_async_wait<0>();
 
   if (splits > 1 && !igemm_split_k<T>(acc, ptrs, splits, tiles, tid)) return;
-
-  // Column by column: a thread's two channels of one column share their per-channel values
-  // (bias, INT8 multipliers), loaded once for every row it stores.
-  const typename Epi::Ctx ctx = Epi::context(ptrs, p, N);
-#pragma unroll
-  for (int ni = 0; ni < T::kNI; ++ni) {
-    const int n = n0 + wn + ni * 8 + (lane & 3) * 2;
-    if (n >= N) continue;
-    const typename Epi::Col col = Epi::column(ctx, p, n, N);
-#pragma unroll
-    for (int mi = 0; mi < T::kMI; ++mi)
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        const int m = m0 + wm + mi * 16 + (lane >> 2) + hr * 8;
-        if (m >= M) continue;
-        Epi::store(ctx, col, p, m, n, N, acc[mi][ni][hr * 2], acc[mi][ni][hr * 2 + 1]);
-      }
-  }
+  igemm_epilogue<T, Epi>(acc, ptrs, p, M, N, m0, n0, wm, wn, tid);
 }
 
 }  // namespace

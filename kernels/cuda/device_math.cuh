@@ -12,6 +12,39 @@
 
 namespace jetplan::kernels::cuda {
 
+// ------------------------------------------------------------- activations of fused epilogues
+// activation_value() inlined where a kernel applies it to many elements brings every
+// activation's formula (erff, tanhf, ...) once per element into the kernel's code: hundreds of
+// KB of SASS that miss the instruction cache on every short tile. with_activation() instead
+// calls body(ActKind<A>{}) once, A being the step's activation kind at compile time for the
+// common ones (None, Relu, Clip) and -1 for the rest, and act_value<A>() computes it: inlined and
+// branch-free for a known kind, through one shared out-of-line activation_value() otherwise.
+// The formulas, and so the bits, are activation_value()'s either way.
+template <int A>
+struct ActKind {
+  static constexpr int value = A;
+};
+__device__ __noinline__ inline float activation_out_of_line(Activation act, float x) {
+  return activation_value(act, x);
+}
+template <int A>
+__device__ __forceinline__ float act_value(const Activation& act, float x) {
+  if constexpr (A < 0) {
+    return activation_out_of_line(act, x);
+  } else {
+    return activation_value(Activation{ActivationKind(A), act.alpha, act.beta}, x);
+  }
+}
+template <typename Body>
+__device__ __forceinline__ void with_activation(const Activation& act, Body body) {
+  switch (act.kind) {
+    case ActivationKind::kNone: body(ActKind<int(ActivationKind::kNone)>{}); break;
+    case ActivationKind::kRelu: body(ActKind<int(ActivationKind::kRelu)>{}); break;
+    case ActivationKind::kClip: body(ActKind<int(ActivationKind::kClip)>{}); break;
+    default: body(ActKind<-1>{}); break;
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ float load_float(const T* p, int64_t i);
 template <>

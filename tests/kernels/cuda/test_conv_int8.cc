@@ -65,7 +65,9 @@ const char* const kVariants[] = {
     "jp_conv_igemm_128x128_i8",       "jp_conv_igemm_64x64_i8",
     "jp_conv_igemm_32x64_i8",         "jp_conv_igemm_32x64k128_i8",
     "jp_conv_igemm_128x128_i8_f16out", "jp_conv_igemm_64x64_i8_f16out",
-    "jp_conv_igemm_32x64_i8_f16out",  "jp_conv_igemm_32x64k128_i8_f16out"};
+    "jp_conv_igemm_32x64_i8_f16out",  "jp_conv_igemm_32x64k128_i8_f16out",
+    "jp_conv_igemm_128x128w4_i8",     "jp_conv_igemm_128x128w4_i8_f16out",
+    "jp_conv_igemm_64x64k128_i8",     "jp_conv_igemm_64x64k128_i8_f16out"};
 
 // The tile of a variant, from its name (BMxBN).
 void tile_of(const std::string& name, uint32_t* bm, uint32_t* bn) {
