@@ -202,15 +202,18 @@ struct EpilogueI8 {
                                                  int32_t acc) {
     return int8_real(acc, col.mult[e], col.shift[e]);
   }
-  // The residual's element r (an Int8 or Float16 value as a float, exactly) joins v, then the
-  // activation (kind A, or -1: the step's): int8_add_residual() for Int8, an add for Float16.
+  // The residual's element r (an Int8 or Float16 value as a float, exactly) joins v:
+  // int8_add_residual() for Int8, an add for Float16.
+  static __device__ __forceinline__ float add_residual(const ConvParams& p, float v, float r) {
+    if (!p.has_residual) return v;
+    return p.int8.residual_dtype == DType::kInt8
+               ? int8_add_residual(v, int32_t(r), p.int8.residual_scale)
+               : v + r;
+  }
+  // Then the activation (kind A, or -1: the step's).
   template <int A>
   static __device__ __forceinline__ float finish(const ConvParams& p, float v, float r) {
-    if (p.has_residual)
-      v = p.int8.residual_dtype == DType::kInt8
-              ? int8_add_residual(v, int32_t(r), p.int8.residual_scale)
-              : v + r;
-    return act_value<A>(p.act, v);
+    return act_value<A>(p.act, add_residual(p, v, r));
   }
   static __device__ __forceinline__ void residual(const Ctx& c, const ConvParams& p, bool ok,
                                                   int m, int n, int N, float (&r)[4]) {
@@ -244,7 +247,7 @@ struct EpilogueI8 {
       r = p.int8.residual_dtype == DType::kInt8
               ? float(static_cast<const int8_t*>(c.res)[yi])
               : __half2float(static_cast<const __half*>(c.res)[yi]);
-    return finish<-1>(p, int8_real(acc, mult, shift), r);
+    return activation_value(p.act, add_residual(p, int8_real(acc, mult, shift), r));
   }
 };
 
@@ -464,10 +467,7 @@ JP_CONV_IGEMM(jp_conv_igemm_128x128_i8_f16out, 256, int8_t, 128, 128, 64, 2, 4, 
 JP_CONV_IGEMM(jp_conv_igemm_64x64_i8_f16out, 128, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64_i8_f16out, 128, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<false>)
-// Four warps of 64x64 (half the shared-memory reads a tensor-core op of the 8-warp 128x128), and
-// 64x64 with 128 K a stage.
-JP_CONV_IGEMM(jp_conv_igemm_128x128w4_i8, 128, int8_t, 128, 128, 64, 2, 2, 3, true, jk::EpilogueI8<true>)
-JP_CONV_IGEMM(jp_conv_igemm_128x128w4_i8_f16out, 128, int8_t, 128, 128, 64, 2, 2, 3, true, jk::EpilogueI8<false>)
+// 64x64 with 128 K a stage: the many-tile layers with long K.
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM

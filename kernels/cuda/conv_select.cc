@@ -1,9 +1,9 @@
 // Conv selection: channels_last steps only (GPU plans are NHWC). FP16: 2-D groups-1 convs go to
 // an implicit-GEMM tile (the largest whose tiles still fill the SMs; serial split-K when even
 // the smallest cannot), depthwise convs to the depthwise kernel, the rest to the direct one.
-// INT8 (Int8 x and w): 2-D groups-1 convs with Cin % 16 == 0 by the same tile rules, 2-D
-// depthwise convs to the depthwise INT8 kernel, the variant writing y's type (Int8, or Float16:
-// _f16out).
+// INT8 (Int8 x and w): 2-D groups-1 convs with Cin % 16 == 0 to an INT8 tile by rules of their
+// own (select_conv_int8), 2-D depthwise convs to the depthwise INT8 kernel, the variant writing
+// y's type (Int8, or Float16: _f16out).
 #include <algorithm>
 
 #include "kernels/conv.h"
@@ -24,16 +24,18 @@ constexpr Tile kTile32K64{VariantId::jp_conv_igemm_32x64k64_f16, 32, 64, 64};
 constexpr Tile kTileAnyC{VariantId::jp_conv_igemm_64x64_anyc_f16, 64, 64, 32};
 constexpr uint32_t kBK = 32;
 
-// The INT8 tiles: 64 K a stage (128 for the long-K small-M one), Int8 y and Float16 y.
+// The INT8 tiles: 64 K a stage (128 for the long-K ones), Int8 y and Float16 y.
 struct TilesI8 {
-  Tile t128, t64, t32, t32k;
+  Tile t128, t64, t64k, t32, t32k;
 };
 constexpr TilesI8 kTilesI8{{VariantId::jp_conv_igemm_128x128_i8, 128, 128, 64, 1},
                            {VariantId::jp_conv_igemm_64x64_i8, 64, 64, 64, 1},
+                           {VariantId::jp_conv_igemm_64x64k128_i8, 64, 64, 128, 1},
                            {VariantId::jp_conv_igemm_32x64_i8, 32, 64, 64, 1},
                            {VariantId::jp_conv_igemm_32x64k128_i8, 32, 64, 128, 1}};
 constexpr TilesI8 kTilesI8F16{{VariantId::jp_conv_igemm_128x128_i8_f16out, 128, 128, 64, 1},
                               {VariantId::jp_conv_igemm_64x64_i8_f16out, 64, 64, 64, 1},
+                              {VariantId::jp_conv_igemm_64x64k128_i8_f16out, 64, 64, 128, 1},
                               {VariantId::jp_conv_igemm_32x64_i8_f16out, 32, 64, 64, 1},
                               {VariantId::jp_conv_igemm_32x64k128_i8_f16out, 32, 64, 128, 1}};
 
@@ -74,10 +76,11 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
   return true;
 }
 
-// The largest tile whose CTAs still fill the SMs (the FP16 rules below, K counted in bytes).
+// FP16: the largest tile whose CTAs still fill the SMs.
 bool launch_tiles(const Tile& t128, const Tile& t64, const Tile& t32, const Tile& t32k,
-                  uint64_t m, uint64_t n, uint64_t k, uint64_t kvol, uint64_t k_bytes,
-                  const TargetInfo& target, LaunchChoice* out, std::string* why) {
+                  uint64_t m, uint64_t n, uint64_t k, uint64_t kvol, const TargetInfo& target,
+                  LaunchChoice* out, std::string* why) {
+  const uint64_t k_bytes = 2 * k;
   // Larger tiles only where they fill the SMs and K is long enough to pipeline; short-K
   // layers are latency-bound and run fastest as many small tiles (H100 timings).
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
@@ -134,18 +137,21 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
     return false;
   }
   const TilesI8& t = y == DType::kInt8 ? kTilesI8 : kTilesI8F16;
-  // Below 16K output pixels (ResNet-50's 28x28 and 14x14 layers at batch 8) the 32x64 tiles
-  // beat the 64x64 one the FP16 rules would pick by 3% to 17% in INT8 where K is short, and
-  // with 128 K a stage where K is long and the tiles few; with long K and many tiles (4 a SM
-  // and more) the FP16 rules' larger tiles stay best (H200 layer tables,
-  // tests/perf/int8_layers_h200_1d5ad22.txt and int8_benches_h200_9ea3a91.txt).
+  // 128x128 where N allows and its tiles alone fill the SMs; 64x64 where they fill them twice;
+  // else 32x64 (with split-K when even those are few). The long-K form (128 K a stage) from 256
+  // K on. Fitted to H200 layer tables of ResNet-50 at batch 1 and 8 (GpuConvInt8Bench, every
+  // variant timed; tests/perf/int8_layers_h200_*.txt); shapes outside them follow the same
+  // occupancy reasoning.
   const uint64_t sms = std::max<uint32_t>(1, target.sm_count);
-  const uint64_t tiles32 = tiles_of(t.t32, m, n);
-  if (m < 16384 && tiles32 >= 2 * sms && k < 512)
-    return launch_igemm(t.t32, m, n, k, target, out, why);
-  if (m < 16384 && tiles32 >= 2 * sms && tiles32 < 4 * sms)
-    return launch_igemm(t.t32k, m, n, k, target, out, why);
-  return launch_tiles(t.t128, t.t64, t.t32, t.t32k, m, n, k, kvol, k, target, out, why);
+  const KernelVariant& big = kernel_variant(t.t128.id);
+  const bool big_fits = target.max_shared_per_block == 0 ||
+                        big.shared_bytes <= target.max_shared_per_block;
+  if (big_fits && n % 128 == 0 && k >= 128 && tiles_of(t.t128, m, n) >= sms)
+    return launch_igemm(t.t128, m, n, k, target, out, why);
+  const bool long_k = k >= 256;
+  if (tiles_of(t.t64, m, n) >= 2 * sms)
+    return launch_igemm(long_k ? t.t64k : t.t64, m, n, k, target, out, why);
+  return launch_igemm(long_k ? t.t32k : t.t32, m, n, k, target, out, why);
 }
 
 }  // namespace
@@ -175,8 +181,7 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
 
   if (p.groups == 1 && p.spatial_rank == 2 && fits32) {
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
-    return launch_tiles(kTile128, kTile64, kTile32, kTile32K64, m, n, k, kvol, 2 * k, target,
-                        out, why);
+    return launch_tiles(kTile128, kTile64, kTile32, kTile32K64, m, n, k, kvol, target, out, why);
   }
   const uint64_t total = m * n;
   if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {

@@ -66,7 +66,6 @@ const char* const kVariants[] = {
     "jp_conv_igemm_32x64_i8",         "jp_conv_igemm_32x64k128_i8",
     "jp_conv_igemm_128x128_i8_f16out", "jp_conv_igemm_64x64_i8_f16out",
     "jp_conv_igemm_32x64_i8_f16out",  "jp_conv_igemm_32x64k128_i8_f16out",
-    "jp_conv_igemm_128x128w4_i8",     "jp_conv_igemm_128x128w4_i8_f16out",
     "jp_conv_igemm_64x64k128_i8",     "jp_conv_igemm_64x64k128_i8_f16out"};
 
 // The tile of a variant, from its name (BMxBN).
