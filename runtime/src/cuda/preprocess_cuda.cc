@@ -22,6 +22,7 @@ struct CudaFrames {
 
   ~CudaFrames() {
     if (d == nullptr) return;
+    if (ctx != nullptr) (void)cuda_context_current(ctx, nullptr, nullptr);  // ctx outlives us
     if (upload != nullptr) (void)d->StreamSynchronize(upload);
     if (context_stream != nullptr) (void)d->StreamSynchronize(context_stream);
     for (int s = 0; s < 2; ++s) {
