@@ -232,6 +232,70 @@ typedef void (*jp_step_observer_fn)(void* user, int32_t step, const char* tensor
 JP_NODISCARD JP_API jp_status jp_context_set_step_observer(jp_context* ctx,
                                                           jp_step_observer_fn fn, void* user);
 
+/* ---- camera frames into an input (decode, resize, normalize in one pass) ---- */
+
+typedef enum jp_pixel_format {
+  JP_PIXEL_RGB8 = 0, /* 3 bytes a pixel, R G B */
+  JP_PIXEL_BGR8 = 1, /* 3 bytes a pixel, B G R (OpenCV) */
+  JP_PIXEL_YUYV = 2  /* Y0 U Y1 V per pixel pair (V4L2 YUYV, what UVC webcams send); BT.601
+                        limited range; width even */
+} jp_pixel_format;
+
+/* How the frame is fitted to the input's H x W (bilinear, half-pixel centres, as cv2.resize). */
+typedef enum jp_fit {
+  JP_FIT_STRETCH = 0,    /* the whole frame, aspect ratio not kept */
+  JP_FIT_LETTERBOX = 1,  /* the whole frame, aspect kept, centred between bars of pad_value
+                            (detectors: YOLO-style models are trained on letterboxed images) */
+  JP_FIT_CENTER_CROP = 2 /* fills the input, aspect kept, the frame's longer side cut evenly
+                            (classifiers: ImageNet's resize + centre crop) */
+} jp_fit;
+
+typedef struct jp_preprocess_desc {
+  jp_pixel_format format;
+  int32_t width, height; /* of the frame, in pixels */
+  size_t row_bytes;      /* the frame's stride; 0: tightly packed */
+  jp_fit fit;
+  /* Per network channel, in [0, 1] units: value = (pixel / 255 - mean) / std. mean 0, std 1
+     gives pixel / 255; ImageNet: mean {0.485, 0.456, 0.406}, std {0.229, 0.224, 0.225}. */
+  float mean[3];
+  float std[3];
+  float pad_value; /* letterbox bars as a pixel value in [0, 255] (YOLO: 114), normalized too */
+  int32_t bgr;     /* the network's channel order: 0 RGB, 1 BGR */
+} jp_preprocess_desc;
+
+/* The input a preprocessor writes must be Float32 or Float16 of shape [1, 3, H, W] (NCHW) or
+   [1, H, W, 3] (NHWC); [1, 3, H, 3]-like shapes read as NCHW. */
+typedef struct jp_preprocessor jp_preprocessor;
+
+/* Binds a preprocessor to input `input_index` of ctx, with two frame slots of
+   jp_preprocessor_frame_bytes each (pinned host memory on CUDA plans, so uploads are
+   asynchronous). ctx must outlive it. A CUDA context's later enqueues no longer copy that input
+   from the host: the preprocessor writes it on the GPU. Allocates here, never in _run. */
+JP_NODISCARD JP_API jp_status jp_preprocessor_create(jp_context* ctx, int32_t input_index,
+                                                     const jp_preprocess_desc* desc,
+                                                     jp_preprocessor** out);
+JP_API void jp_preprocessor_destroy(jp_preprocessor* pre);
+/* Bytes of one frame (height * row_bytes). */
+JP_API size_t jp_preprocessor_frame_bytes(const jp_preprocessor* pre);
+/* Frame slot 0 or 1 (NULL otherwise), owned by the preprocessor: write a frame here. */
+JP_API void* jp_preprocessor_frame(jp_preprocessor* pre, int32_t slot);
+/* Writes the input from frame `slot`. CPU plans: now, in the calling thread. CUDA plans: queues
+   the frame's upload on the preprocessor's own stream (it overlaps a run still in flight) and
+   the kernel on the context's stream, after that run; returns at once. The slot must not be
+   written again until the jp_context_synchronize after the next enqueue returns. */
+JP_NODISCARD JP_API jp_status jp_preprocessor_run(jp_preprocessor* pre, int32_t slot);
+/* Where input pixel (x, y) came from in the frame: frame = input * scale + offset (per axis).
+   Maps boxes back from letterboxed or cropped inputs. */
+JP_NODISCARD JP_API jp_status jp_preprocessor_geometry(const jp_preprocessor* pre, float scale[2],
+                                                       float offset[2]);
+
+/* The same computation on the host without a context: `frame` to `out` (out_bytes must be
+   3 * out_height * out_width * 4 for JP_FLOAT32 or * 2 for JP_FLOAT16). */
+JP_NODISCARD JP_API jp_status jp_preprocess_image(const jp_preprocess_desc* desc,
+                                                  const void* frame, jp_dtype dtype,
+                                                  int32_t channels_first, int32_t out_height,
+                                                  int32_t out_width, void* out, size_t out_bytes);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

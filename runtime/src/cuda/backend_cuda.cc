@@ -69,6 +69,7 @@ struct CudaContext {
   cu::CUgraphExec graph = nullptr;
   cu::CUevent start = nullptr, stop = nullptr;
   bool device_io = false;
+  uint64_t inputs_on_device = 0;  // bit i: a preprocessor writes input i on the GPU
   bool queued = false;
   float gpu_ms = -1.f;
 
@@ -423,6 +424,7 @@ Status enqueue_cuda(jp_context* ctx) {
   JP_RETURN_IF_ERROR(cu::check(d, d.CtxSetCurrent(c.plan->primary.ctx), "cuCtxSetCurrent"));
   if (!c.device_io) {
     for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      if (i < 64 && (c.inputs_on_device >> i) & 1u) continue;
       JP_RETURN_IF_ERROR(cu::check(d, d.MemcpyHtoDAsync(c.input_dev[i], ctx->input_data[i],
                                                         plan.tensors[plan.inputs[i].tensor].bytes,
                                                         c.stream),
@@ -506,6 +508,21 @@ bool cuda_device_io(const jp_context* ctx) { return ctx->cuda->device_io; }
 
 const char* cuda_device_name(const jp_plan& plan) {
   return plan.cuda != nullptr ? plan.cuda->device.name : "";
+}
+
+Status cuda_context_current(const jp_context* ctx, const cu::Driver** d, cu::CUstream* stream) {
+  const CudaContext& c = *ctx->cuda;
+  if (d != nullptr) *d = c.d;
+  if (stream != nullptr) *stream = c.stream;
+  return cu::check(*c.d, c.d->CtxSetCurrent(c.plan->primary.ctx), "cuCtxSetCurrent");
+}
+
+Status cuda_kernel(const jp_context* ctx, const char* name, cu::CUfunction* out) {
+  return ctx->cuda->plan->modules.function(name, out);
+}
+
+void cuda_input_written_on_device(jp_context* ctx, int32_t index) {
+  if (index >= 0 && index < 64) ctx->cuda->inputs_on_device |= uint64_t(1) << index;
 }
 
 }  // namespace jetplan::rt

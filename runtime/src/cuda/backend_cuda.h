@@ -4,6 +4,7 @@
 // one CUDA graph. Everything is allocated at bind or context creation; a run only launches.
 #pragma once
 
+#include "runtime/src/cuda/cuda_driver.h"
 #include "runtime/src/execute/context.h"
 #include "runtime/src/load/plan.h"
 
@@ -31,5 +32,13 @@ float cuda_gpu_time_ms(const jp_context* ctx);  // -1 before the first synchroni
 bool cuda_device_io(const jp_context* ctx);  // JP_CONTEXT_DEVICE_IO
 void* cuda_device_binding(const jp_context* ctx, bool output, int32_t index);
 const char* cuda_device_name(const jp_plan& plan);
+
+// For the camera-frame preprocessing (preprocess_cuda.cc): makes the context's CUDA context
+// current and gives its driver and stream (either may be null); looks a kernel up in the
+// plan's modules; marks an input the context's enqueues no longer copy from the host (index < 64).
+[[nodiscard]] Status cuda_context_current(const jp_context* ctx, const cu::Driver** d,
+                                          cu::CUstream* stream);
+[[nodiscard]] Status cuda_kernel(const jp_context* ctx, const char* name, cu::CUfunction* out);
+void cuda_input_written_on_device(jp_context* ctx, int32_t index);
 
 }  // namespace jetplan::rt

@@ -36,6 +36,7 @@ constexpr int kFuncAttrNumRegs = 4;
 constexpr int kFuncAttrMaxDynamicShared = 8;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDefault = 0;
+constexpr unsigned kEventDisableTiming = 2;
 constexpr int kCaptureModeThreadLocal = 1;
 
 // Every driver call jetplan makes, listed once: X(member, symbol, parameters), symbol the
@@ -84,6 +85,7 @@ constexpr int kCaptureModeThreadLocal = 1;
   X(EventDestroy, cuEventDestroy_v2, (CUevent))                                                  \
   X(EventRecord, cuEventRecord, (CUevent, CUstream))                                             \
   X(EventSynchronize, cuEventSynchronize, (CUevent))                                             \
+  X(StreamWaitEvent, cuStreamWaitEvent, (CUstream, CUevent, unsigned))                           \
   X(StreamBeginCapture, cuStreamBeginCapture_v2, (CUstream, int))                                \
   X(StreamEndCapture, cuStreamEndCapture, (CUstream, CUgraph*))                                  \
   X(GraphInstantiate, cuGraphInstantiateWithFlags, (CUgraphExec*, CUgraph, unsigned long long))  \
