@@ -2,7 +2,8 @@
 // (stretched, letterboxed or centre-cropped), per-channel mean/std normalization and channel
 // order, written as FP16 or FP32, NHWC or NCHW. CPU twin kernels/cpu/image_preprocess.cc, CUDA
 // kernel kernels/cuda/image_preprocess.cu; both call image_preprocess_pixel below, so they do the
-// same arithmetic in the same order.
+// same arithmetic in the same order. Every multiply-add is an explicit fmaf (one rounding, on
+// both sides), so no compiler can contract some of them on one side only: the bits agree.
 //
 // Not a plan op family (it is not in kernels/op_families.def and no plan holds it): applications
 // call it through the runtime's public API (jp_preprocess_*, runtime/include/jetplan/jetplan.h)
@@ -11,6 +12,7 @@
 // them.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/host_device.h"
@@ -63,9 +65,9 @@ JP_HD_INLINE void image_source_rgb(const ImagePreprocessParams& p, const uint8_t
     const float y = 1.164383f * (static_cast<float>(pair[(px % 2) * 2]) - 16.f);
     const float u = static_cast<float>(pair[1]) - 128.f;
     const float v = static_cast<float>(pair[3]) - 128.f;
-    const float r = y + 1.596027f * v;
-    const float g = y - 0.391762f * u - 0.812968f * v;
-    const float b = y + 2.017232f * u;
+    const float r = fmaf(1.596027f, v, y);
+    const float g = fmaf(-0.812968f, v, fmaf(-0.391762f, u, y));
+    const float b = fmaf(2.017232f, u, y);
     rgb[0] = r < 0.f ? 0.f : (r > 255.f ? 255.f : r);
     rgb[1] = g < 0.f ? 0.f : (g > 255.f ? 255.f : g);
     rgb[2] = b < 0.f ? 0.f : (b > 255.f ? 255.f : b);
@@ -81,7 +83,7 @@ JP_HD_INLINE void image_source_rgb(const ImagePreprocessParams& p, const uint8_t
 // The two taps and the weight of the second along one axis for output position o.
 JP_HD_INLINE void image_axis_taps(const ResizeAxis& a, int32_t o, int32_t* i0, int32_t* i1,
                                   float* w1) {
-  float s = (static_cast<float>(o) + 0.5f) * a.scale + a.offset - 0.5f;
+  float s = fmaf(static_cast<float>(o) + 0.5f, a.scale, a.offset) - 0.5f;
   if (s < 0.f) s = 0.f;  // edge replicate: before the first centre is the first pixel
   int32_t lo = static_cast<int32_t>(s);  // s >= 0: truncation is floor
   if (lo > a.in - 1) lo = a.in - 1;
@@ -109,14 +111,14 @@ JP_HD_INLINE void image_preprocess_pixel(const ImagePreprocessParams& p, const u
   image_source_rgb(p, src, x1, y1, d);
   float rgb[3];
   for (int k = 0; k < 3; ++k) {
-    const float top = a[k] + (b[k] - a[k]) * fx;
-    const float bottom = c[k] + (d[k] - c[k]) * fx;
-    rgb[k] = top + (bottom - top) * fy;
+    const float top = fmaf(b[k] - a[k], fx, a[k]);
+    const float bottom = fmaf(d[k] - c[k], fx, c[k]);
+    rgb[k] = fmaf(bottom - top, fy, top);
   }
   for (int k = 0; k < 3; ++k) {
     const int32_t from = p.channel_source[k];  // a select, not an index: rgb stays in registers
     const float v = from == 0 ? rgb[0] : (from == 1 ? rgb[1] : rgb[2]);
-    out[k] = v * p.scale[k] + p.bias[k];
+    out[k] = fmaf(v, p.scale[k], p.bias[k]);
   }
 }
 

@@ -1,7 +1,7 @@
 // The camera-frame preprocessing on the GPU (kernels/image_preprocess.h): one thread per output
 // pixel, grid-stride, the twin's per-pixel formula (kernels/cpu/image_preprocess.cc) and the
-// same FP16 rounding (nearest even). nvcc may fuse the lerps' multiply-adds, so a value can
-// differ from the twin's in the last float bit and, after rounding, by 1 FP16 ulp.
+// same FP16 rounding (nearest even): equal to the twin bit for bit (the formula's multiply-adds
+// are explicit fmaf calls).
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
