@@ -196,6 +196,8 @@ bool split_spec(const Graph& g, const Node& node, const Shape& x, SplitSpec* spe
     const Value* split;
     if (!constant_input(g, node, 1, "split", &split, why)) return false;
     if (split != nullptr) spec->sizes = read_ints(*split);
+    if (split != nullptr && has_attr(node, "num_outputs"))
+      fail("node ", node_label(node), ": give the split input or num_outputs, not both");
   }
   if (spec->sizes.empty() && has_attr(node, "num_outputs")) {
     // Opset 18: equal parts of ceil(dim / n), the last one smaller when they do not divide.
