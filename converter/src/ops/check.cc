@@ -114,16 +114,15 @@ std::string definition_reason(const Graph& g, const Node& node) {
   if (added > g.opset)
     return cat(node.op_type, " is not an op of opset ", g.opset, " (ONNX adds it at opset ", added,
                ")");
-  const OnnxDefinition* def = newer_definition(node.op_type, g.opset);
+  const int redefined = unread_definition(node.op_type, g.opset);
+  if (redefined == 0) return "";
   const ops::OpRow* row = ops::find_op_row(node.op_type);
-  if (def == nullptr || (row == nullptr && !can_fold_op(node.op_type))) return "";
   const int reads = row ? row->reads_opset : 0;
-  if (def->since_version <= reads) return "";
-  return cat("opset ", def->since_version, " redefined ", node.op_type, " and jetplan reads ",
+  return cat("opset ", redefined, " redefined ", node.op_type, " and jetplan reads ",
              reads ? cat("its definition of opset ", reads)
                    : cat("its definitions up to opset ", kLibOnnxOpset),
-             " only (the model imports opset ", g.opset, "; export with opset ",
-             def->since_version - 1, ")");
+             " only (the model imports opset ", g.opset, "; export with opset ", redefined - 1,
+             ")");
 }
 
 std::string plural(size_t n, const char* what) {
@@ -131,6 +130,13 @@ std::string plural(size_t n, const char* what) {
 }
 
 }  // namespace
+
+int unread_definition(const std::string& op_type, int opset) {
+  const OnnxDefinition* def = newer_definition(op_type, opset);
+  const ops::OpRow* row = ops::find_op_row(op_type);
+  if (def == nullptr || (row == nullptr && !can_fold_op(op_type))) return 0;
+  return def->since_version > (row ? row->reads_opset : 0) ? def->since_version : 0;
+}
 
 void check_support(Graph& g) {
   std::vector<std::string> bad_inputs, bad_nodes, bad_outputs;
