@@ -11,6 +11,7 @@
 
 #include "converter/src/import/onnx_definitions.h"
 #include "tests/converter/util/old_model_util.h"
+#include "tests/converter/util/run_util.h"
 
 namespace jetplan::converter::testing {
 namespace {
@@ -258,6 +259,35 @@ TEST(NewerOpsets, OpsThatOnlyGainedTypesReadAsBefore) {
       {19, 20, 22, 28});
 }
 
+TEST(NewerOpsets, QuantizeAndDequantizeWithTheirNewerAttributes) {
+  // QuantizeLinear of opset 21 without a zero point quantizes to output_dtype (int8 here),
+  // DequantizeLinear of opset 23 takes output_dtype float32: the opset-17 pair with an int8
+  // zero point of 0.
+  expect_like_opset17(
+      [](ModelBuilder& m, int opset) {
+        m.initializer("scale", {}, {0.05f});
+        if (opset < 21) {
+          raw_initializer(m, "zp", onnx::TensorProto::INT8, {}, {0});
+          m.node("QuantizeLinear", {"x", "scale", "zp"}, {"q"}, "q");
+          m.node("DequantizeLinear", {"q", "scale", "zp"}, {"y"}, "dq");
+          return;
+        }
+        attr(m.node("QuantizeLinear", {"x", "scale"}, {"q"}, "q"), "output_dtype",
+             int64_t{onnx::TensorProto::INT8});
+        auto& dq = m.node("DequantizeLinear", {"q", "scale"}, {"y"}, "dq");
+        if (opset >= 23) attr(dq, "output_dtype", int64_t{onnx::TensorProto::FLOAT});
+      },
+      {21, 23, 28});
+  ModelBuilder blocked = model(21, [](ModelBuilder& b, int) {
+    b.initializer("scale", {}, {0.1f});
+    attr(b.node("QuantizeLinear", {"x", "scale"}, {"q"}, "q"), "block_size", int64_t{5});
+    b.node("DequantizeLinear", {"q", "scale"}, {"y"}, "dq");
+  });
+  EXPECT_THAT(convert_error(blocked),
+              HasSubstr("'q' (QuantizeLinear): blocked quantization (block_size, opset 21) is "
+                        "not supported"));
+}
+
 // ---- refusals ----
 
 TEST(NewerOpsets, MalformedNodesAreNamedTogether) {
@@ -321,18 +351,17 @@ ModelBuilder space_to_depth(int opset) {
 }
 
 TEST(NewerOpsets, DefinitionsTheConverterDoesNotReadAreRefusedWithTheirOpset) {
-  // SpaceToDepth of opset 28 (a mode attribute) and DequantizeLinear of opset 23 (blocked
-  // quantization at 21, output_dtype at 23): never read with the older meaning.
+  // SpaceToDepth of opset 28 (a mode attribute) and Range of opset 27 (stash_type; it folds
+  // only): never read with the older meaning.
   ModelBuilder m = space_to_depth(28);
-  m.initializer("scale", {}, {0.5f});
-  m.node("DequantizeLinear", {"q", "scale"}, {"d"}, "dq");
-  m.input("q", {4}, onnx::TensorProto::INT8).output("d");
+  m.initializer("start", {}, {0.f}).initializer("limit", {}, {3.f}).initializer("delta", {}, {1.f});
+  m.node("Range", {"start", "limit", "delta"}, {"r"}, "range");
+  m.output("r");
   const std::string error = convert_error(m);
   EXPECT_THAT(error, AllOf(StartsWith("2 unsupported nodes: "),
                            HasSubstr("'s2d' (SpaceToDepth): opset 28 redefined SpaceToDepth and "
                                      "jetplan reads its definitions up to opset 17 only"),
-                           HasSubstr("'dq' (DequantizeLinear): opset 23 redefined "
-                                     "DequantizeLinear")));
+                           HasSubstr("'range' (Range): opset 27 redefined Range")));
   // ... while at opset 27 SpaceToDepth is the old one: [2, 6, 4, 4] -> [2, 24, 2, 2].
   const ConvertResult r = convert_ok(space_to_depth(27));
   EXPECT_EQ(run_plan(r, {ramp(kCount)}).size(), kCount * 4 / 5);
