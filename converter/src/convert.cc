@@ -152,6 +152,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   if (gpu && options.select_kernels) gpu_select(&draft, target, metadata);
 
   result.plan = serialize_plan(draft, target.plan, metadata);
+  if (gpu && options.select_kernels) check_gpu_plan(result.plan, target);
   result.summary.steps = draft.steps.size();
   result.summary.tensors = draft.tensors.size();
   result.summary.weight_bytes = draft.weights.size();
