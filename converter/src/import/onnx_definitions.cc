@@ -61,6 +61,7 @@ constexpr OnnxDefinition kDefinitions[] = {
     {"GroupNormalization", 18, true, "epsilon:float num_groups:int", 3, 3, 1, 1},
     {"GroupNormalization", 21, false, "epsilon:float num_groups:int stash_type:int", 3, 3, 1, 1},
     {"ImageDecoder", 20, true, "pixel_format:string", 1, 1, 1, 1},
+    {"IsInf", 20, false, "detect_negative:int detect_positive:int", 1, 1, 1, 1},
     {"LinearAttention", 27, true,
      "chunk_size:int kv_num_heads:int q_num_heads:int scale:float update_rule:string", 3, 6, 2, 2},
     {"LpPool", 18, false,

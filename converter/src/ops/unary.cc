@@ -73,7 +73,7 @@ constexpr OpRow kRows[] = {
     {"Floor", check_unary, kFloatMath, ""},
     {"Gelu", check_unary, kFloatMath,
      "approximate none (erf form, float32 only, an activation) or tanh", 20},
-    {"IsInf", check_unary, kPredicate, "detect_positive and detect_negative not both 0"},
+    {"IsInf", check_unary, kPredicate, "detect_positive and detect_negative not both 0", 20},
     {"IsNaN", check_unary, kPredicate, ""},
     {"Log", check_unary, kFloatMath, ""},
     {"Mish", check_unary, kFloatMath, "", 18},

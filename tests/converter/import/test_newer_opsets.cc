@@ -4,6 +4,7 @@
 // opset and definitions the converter does not read are refused naming the node.
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -286,6 +287,23 @@ TEST(NewerOpsets, QuantizeAndDequantizeWithTheirNewerAttributes) {
   EXPECT_THAT(convert_error(blocked),
               HasSubstr("'q' (QuantizeLinear): blocked quantization (block_size, opset 21) is "
                         "not supported"));
+}
+
+TEST(NewerOpsets, IsInfOfFloat16FromOpset20) {
+  // Opset 20 lets IsInf take float16 (libonnx's opset-10 schema does not): x / 0 is inf but
+  // where x is 0 (nan).
+  ModelBuilder m = model(20, [](ModelBuilder& b, int) {
+    b.initializer("zero", {}, {0.f});
+    b.node("Div", {"x", "zero"}, {"q"}, "div");
+    attr(b.node("Cast", {"q"}, {"h"}, "to_half"), "to", int64_t{onnx::TensorProto::FLOAT16});
+    b.node("IsInf", {"h"}, {"inf"}, "isinf");
+    attr(b.node("Cast", {"inf"}, {"y"}, "to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  });
+  const std::vector<float> x = ramp(kCount, 0.5f, -1.f);
+  std::vector<float> want;
+  for (float v : x) want.push_back(v != 0.f ? 1.f : 0.f);
+  ASSERT_NE(std::count(want.begin(), want.end(), 0.f), 0);
+  expect_near(run_model(m, x), want);
 }
 
 // ---- refusals ----
