@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
-#include "converter/src/ir/error.h"
 #include "converter/src/import/onnx_definitions.h"
 #include "converter/src/import/onnx_proto.h"
 #include "converter/src/import/onnx_schemas.h"
 #include "converter/src/import/onnx_to_ir.h"
+#include "converter/src/ir/error.h"
 
 namespace jetplan::converter {
 namespace {
@@ -35,10 +35,11 @@ constexpr int kMinOpset = 7;
 // nodes of the ops added or redefined since (onnx_definitions.h) are taken from libonnx as ops
 // without a schema: check_newer_definitions checks them against their definition, and the op
 // checks read them by it (Graph::opset stays the model's) or refuse them naming the opset.
-// IR versions 9 and 10 add element types (float8, int4), which are refused where they occur,
-// and function overloads, which no default-domain node uses; libonnx 1.12's checker reads 8.
-constexpr int64_t kMaxIrVersion = 10;
-
+// IR versions 9 to 14 (onnx 1.23) add element types (float8, int4, float4, float8e8m0, int2,
+// float6), which are refused where they occur, function overloads, which no default-domain node
+// uses, metadata and multi-device annotations, which do not change what a node computes on one
+// device, and opaque types outside ONNX-ML, which no tensor has; libonnx 1.12's checker reads 8.
+constexpr int64_t kMaxIrVersion = 14;
 
 std::string dims_str(const onnx::TensorShapeProto& shape) {
   std::string s = "[";
@@ -276,6 +277,26 @@ void run_checker(const onnx::ModelProto& model, const std::vector<bool>& unknown
   }
 }
 
+// libonnx 1.12's checker refuses a tensor of an element type it does not know (float8, int4 and
+// the others of IR versions 9 to 14) as an "unrecognized data_type" number; such tensors are
+// named first, with their type.
+void refuse_newer_element_types(const onnx::GraphProto& graph) {
+  std::vector<std::string> bad;
+  auto check = [&](const onnx::TensorProto& t, const std::string& what) {
+    if (t.data_type() > onnx::TensorProto::BFLOAT16)
+      bad.push_back(cat(what, " is ", dtype_name(static_cast<DataType>(t.data_type()))));
+  };
+  for (const auto& init : graph.initializer()) check(init, cat("initializer '", init.name(), "'"));
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const auto& a : graph.node(i).attribute())
+      if (a.has_t())
+        check(a.t(), cat("attribute '", a.name(), "' of ", proto_label(graph.node(i), i)));
+  if (bad.empty()) return;
+  std::string list;
+  for (const std::string& b : bad) list += (list.empty() ? "" : "; ") + b;
+  fail("unsupported element types (plans hold ", plan_dtype_list(), "): ", list);
+}
+
 // strict: an inference error fails the import. Not strict: inference fills what it can (before
 // an opset upgrade, whose adapters read shapes; strict inference follows on the upgraded model).
 // model_opset: the model's own default-domain opset (see InferenceSchemas).
@@ -373,6 +394,7 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   }
 
   load_external_data(model.mutable_graph(), options.model_dir);
+  refuse_newer_element_types(model.graph());
 
   std::vector<int> order = sort_nodes(model.mutable_graph());
   std::set<std::string> initializers;

@@ -385,6 +385,22 @@ TEST(NewerOpsets, DefinitionsTheConverterDoesNotReadAreRefusedWithTheirOpset) {
   EXPECT_EQ(run_plan(r, {ramp(kCount)}).size(), kCount * 4 / 5);
 }
 
+TEST(NewerOpsets, NewerElementTypesAreNamed) {
+  // float8 (IR version 9) in an initializer and int4 (IR version 10) at a graph input.
+  ModelBuilder m = model(21, [](ModelBuilder& b, int) {
+    raw_initializer(b, "w8", 17, {2}, {0x38, 0x40});  // FLOAT8E4M3FN (libonnx 1.12 has no name)
+    b.node("Cast", {"w8"}, {"w"}, "cast");
+    b.node("Add", {"x", "w"}, {"y"}, "add");
+  });
+  EXPECT_EQ(convert_error(m),
+            "unsupported element types (plans hold float32, float16, bfloat16, float64, int8, "
+            "uint8, int16, uint16, int32, uint32, int64, uint64 and bool): initializer 'w8' is "
+            "float8e4m3fn");
+  ModelBuilder input = model(21, [](ModelBuilder& b, int) { b.node("Relu", {"x"}, {"y"}); });
+  input.input("q", {4}, 22);  // INT4
+  EXPECT_THAT(convert_error(input), HasSubstr("graph input 'q': int4 is not supported"));
+}
+
 TEST(NewerOpsets, OpsetsPastTheNewestAreRefused) {
   ModelBuilder m = model(kNewestOnnxOpset + 1,
                          [](ModelBuilder& b, int) { b.node("Relu", {"x"}, {"y"}, "relu"); });
