@@ -289,6 +289,24 @@ TEST(NewerOpsets, QuantizeAndDequantizeWithTheirNewerAttributes) {
                         "not supported"));
 }
 
+TEST(NewerOpsets, ModOfOpset28) {
+  // fmod=1 on floats is C's fmod at every opset; fmod=0 on floats (floor) is new at 28 and
+  // refused by name.
+  expect_like_opset17(
+      [](ModelBuilder& m, int) {
+        m.initializer("d", {}, {0.75f});
+        attr(m.node("Mod", {"x", "d"}, {"y"}, "mod"), "fmod", int64_t{1});
+      },
+      {28});
+  EXPECT_THAT(convert_error(model(28,
+                                  [](ModelBuilder& b, int) {
+                                    b.initializer("d", {}, {0.75f});
+                                    b.node("Mod", {"x", "d"}, {"y"}, "mod");
+                                  })),
+              HasSubstr("'mod' (Mod): Mod of float32 with fmod=0 (floor, opset 28) is not "
+                        "supported"));
+}
+
 TEST(NewerOpsets, IsInfOfFloat16FromOpset20) {
   // Opset 20 lets IsInf take float16 (libonnx's opset-10 schema does not): x / 0 is inf but
   // where x is 0 (nan).
