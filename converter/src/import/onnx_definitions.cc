@@ -54,7 +54,6 @@ constexpr OnnxDefinition kDefinitions[] = {
     {"DeformConv", 19, true,
      "dilations:ints group:int kernel_shape:ints offset_group:int pads:ints strides:ints", 3, 5, 1,
      1},
-    {"DepthToSpace", 28, false, "blocksize:int mode:string", 1, 1, 1, 1},
     {"DequantizeLinear", 21, false, "axis:int block_size:int", 2, 3, 1, 1},
     {"DequantizeLinear", 23, false, "axis:int block_size:int output_dtype:int", 2, 3, 1, 1},
     {"Gelu", 20, true, "approximate:string", 1, 1, 1, 1},

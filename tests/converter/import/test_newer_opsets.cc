@@ -376,31 +376,61 @@ TEST(NewerOpsets, OpsNewerThanTheModelAndUnknownOpsAreNamedInOneError) {
             "opset 20); 'frob' (Frobnicate): no such op in jetplan");
 }
 
-// SpaceToDepth of x [2, 6, 4, 5] cut to [2, 6, 4, 4], at `opset`.
-ModelBuilder space_to_depth(int opset) {
-  return model(opset, [](ModelBuilder& b, int) {
-    b.initializer_i64("ends", {1}, {4}).initializer_i64("zero", {1}, {0});
-    b.initializer_i64("axis", {1}, {3});
-    b.node("Slice", {"x", "zero", "ends", "axis"}, {"cut"}, "cut");
-    attr(b.node("SpaceToDepth", {"cut"}, {"y"}, "s2d"), "blocksize", int64_t{2});
-  });
+// SpaceToDepth of x [2, 6, 4, 5] cut to [2, 6, 4, 4] (blocksize 2), with `mode` where given.
+void space_to_depth(ModelBuilder& b, const std::string& mode) {
+  b.initializer_i64("ends", {1}, {4}).initializer_i64("zero", {1}, {0});
+  b.initializer_i64("axis", {1}, {3});
+  b.node("Slice", {"x", "zero", "ends", "axis"}, {"cut"}, "cut");
+  auto& n = b.node("SpaceToDepth", {"cut"}, {"y"}, "s2d");
+  attr(n, "blocksize", int64_t{2});
+  if (!mode.empty()) attr(n, "mode", mode);
+}
+
+TEST(NewerOpsets, SpaceToDepthModesOfOpset28) {
+  // DCR, the default, is the order of the earlier opsets.
+  expect_like_opset17(
+      [](ModelBuilder& m, int opset) { space_to_depth(m, opset >= 28 ? "DCR" : ""); }, {28});
+  // CRD: output channel c * 4 + bh * 2 + bw holds x[n, c, 2 * i + bh, 2 * j + bw].
+  const std::vector<float> x = ramp(kCount);
+  std::vector<float> want;
+  for (size_t n = 0; n < 2; ++n)
+    for (size_t c = 0; c < 6; ++c)
+      for (size_t bh = 0; bh < 2; ++bh)
+        for (size_t bw = 0; bw < 2; ++bw)
+          for (size_t i = 0; i < 2; ++i)
+            for (size_t j = 0; j < 2; ++j)
+              want.push_back(x[((n * 6 + c) * 4 + 2 * i + bh) * 5 + 2 * j + bw]);
+  expect_near(run_model(model(28, [](ModelBuilder& m, int) { space_to_depth(m, "CRD"); }), x),
+              want);
 }
 
 TEST(NewerOpsets, DefinitionsTheConverterDoesNotReadAreRefusedWithTheirOpset) {
-  // SpaceToDepth of opset 28 (a mode attribute) and Range of opset 27 (stash_type; it folds
-  // only): never read with the older meaning.
-  ModelBuilder m = space_to_depth(28);
-  m.initializer("start", {}, {0.f}).initializer("limit", {}, {3.f}).initializer("delta", {}, {1.f});
-  m.node("Range", {"start", "limit", "delta"}, {"r"}, "range");
+  // Range of opset 27 (stash_type; it folds only) is never read with the older meaning, and is
+  // named beside the other unsupported nodes.
+  ModelBuilder m = model(27, [](ModelBuilder& b, int) {
+    b.initializer("start", {}, {0.f}).initializer("limit", {}, {3.f});
+    b.initializer("delta", {}, {1.f});
+    b.node("Range", {"start", "limit", "delta"}, {"r"}, "range");
+    b.node("Frobnicate", {"x"}, {"y"}, "frob");
+  });
   m.output("r");
-  const std::string error = convert_error(m);
-  EXPECT_THAT(error, AllOf(StartsWith("2 unsupported nodes: "),
-                           HasSubstr("'s2d' (SpaceToDepth): opset 28 redefined SpaceToDepth and "
-                                     "jetplan reads its definitions up to opset 17 only"),
-                           HasSubstr("'range' (Range): opset 27 redefined Range")));
-  // ... while at opset 27 SpaceToDepth is the old one: [2, 6, 4, 4] -> [2, 24, 2, 2].
-  const ConvertResult r = convert_ok(space_to_depth(27));
-  EXPECT_EQ(run_plan(r, {ramp(kCount)}).size(), kCount * 4 / 5);
+  EXPECT_EQ(convert_error(m),
+            "2 unsupported nodes: 'range' (Range): opset 27 redefined Range and jetplan reads its "
+            "definitions up to opset 17 only (the model imports opset 27; export with opset 26); "
+            "'frob' (Frobnicate): no such op in jetplan");
+  // ... while at opset 26 Range is the old one (folded): x + [0, 1, 2, 3, 4] on the last dim.
+  const std::vector<float> x = ramp(kCount);
+  std::vector<float> want;
+  for (size_t i = 0; i < kCount; ++i) want.push_back(x[i] + float(i % 5));
+  expect_near(run_model(model(26,
+                              [](ModelBuilder& b, int) {
+                                b.initializer("start", {}, {0.f}).initializer("limit", {}, {5.f});
+                                b.initializer("delta", {}, {1.f});
+                                b.node("Range", {"start", "limit", "delta"}, {"r"}, "range");
+                                b.node("Add", {"x", "r"}, {"y"}, "add");
+                              }),
+                        x),
+              want);
 }
 
 TEST(NewerOpsets, NewerElementTypesAreNamed) {
