@@ -67,13 +67,13 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
 // CUDA kernels of kernels/cuda/elementwise.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_elementwise(X, F) \
-  X(F, jp_elementwise_cmp_f32, kBool, 0) \
-  X(F, jp_elementwise_cmp_f16, kBool, 0) \
-  X(F, jp_elementwise_cmp_f64, kBool, 0) \
-  X(F, jp_elementwise_cmp_i8, kBool, 0) \
-  X(F, jp_elementwise_cmp_u8, kBool, 0) \
-  X(F, jp_elementwise_cmp_i32, kBool, 0) \
-  X(F, jp_elementwise_cmp_i64, kBool, 0) \
+  X(F, jp_elementwise_cmp_f32, kF32, 0, kBool) \
+  X(F, jp_elementwise_cmp_f16, kF16, 0, kBool) \
+  X(F, jp_elementwise_cmp_f64, kF64, 0, kBool) \
+  X(F, jp_elementwise_cmp_i8, kI8, 0, kBool) \
+  X(F, jp_elementwise_cmp_u8, kU8, 0, kBool) \
+  X(F, jp_elementwise_cmp_i32, kI32, 0, kBool) \
+  X(F, jp_elementwise_cmp_i64, kI64, 0, kBool) \
   X(F, jp_elementwise_cmp_bool, kBool, 0) \
   X(F, jp_elementwise_i32, kI32, 0) \
   X(F, jp_elementwise_i64, kI64, 0) \

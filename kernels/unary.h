@@ -53,8 +53,8 @@ float apply_unary(UnaryOp op, float x);
 #define JP_CUDA_VARIANTS_unary(X, F) \
   X(F, jp_unary_f32, kF32, 0) \
   X(F, jp_unary_f16, kF16, 0) \
-  X(F, jp_unary_pred_f32, kBool, 0) \
-  X(F, jp_unary_pred_f16, kBool, 0) \
+  X(F, jp_unary_pred_f32, kF32, 0, kBool) \
+  X(F, jp_unary_pred_f16, kF16, 0, kBool) \
   X(F, jp_unary_i32, kI32, 0) \
   X(F, jp_unary_i64, kI64, 0) \
   X(F, jp_unary_not, kBool, 0)

@@ -12,6 +12,7 @@
 #include "converter/src/precision/int8_report.h"
 #include "converter/src/lower/gpu_lower.h"
 #include "converter/src/lower/lower.h"
+#include "converter/src/import/onnx_definitions.h"
 #include "converter/src/import/onnx_import.h"
 #include "converter/src/passes/passes.h"
 #include "converter/src/serialize/serialize.h"
@@ -151,6 +152,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   if (gpu && options.select_kernels) gpu_select(&draft, target, metadata);
 
   result.plan = serialize_plan(draft, target.plan, metadata);
+  if (gpu && options.select_kernels) check_gpu_plan(result.plan, target);
   result.summary.steps = draft.steps.size();
   result.summary.tensors = draft.tensors.size();
   result.summary.weight_bytes = draft.weights.size();
@@ -182,8 +184,12 @@ std::string supported_ops_markdown() {
     runs += s.runs;
     folds_only += !s.runs && s.folds;
     const char* what = s.runs ? (s.folds ? "runs, folds" : "runs") : s.folds ? "folds only" : "-";
+    std::string notes = s.notes;
+    if (s.refused_from != 0)
+      notes += cat(notes.empty() ? "" : "; ", "refused from opset ", s.refused_from,
+                   " (its definition there is not read)");
     rows += cat("| ", op.op_type, op.deprecated ? " (deprecated)" : "", " | ", what, " | ", s.family,
-                " | ", cell(s.dtypes), " | ", cell(s.notes), " |\n");
+                " | ", cell(s.dtypes), " | ", cell(notes), " |\n");
   }
   return cat(
       "# ONNX operators in jetplan\n\n"
@@ -192,10 +198,13 @@ std::string supported_ops_markdown() {
       "do not edit. `SupportedOps.CommittedTableIsCurrent` fails when this file is stale; "
       "regenerate it with\n\n"
       "    build/converter/jetplan-convert --list-ops > converter/SUPPORTED_OPS.md\n\n"
-      "Models of opsets 7 to 17 are read as they are, opsets 1 to 6 are upgraded to opset 13 "
-      "first (libonnx's version converter); opset 18 is read where it is exact (no node of an "
-      "op whose form changed at 18: converter/README.md), later opsets are refused. Tensors have "
-      "rank ",
+      "Models of opsets 7 to ", kNewestOnnxOpset,
+      " (onnx 1.23) are read, opsets 1 to 6 after an upgrade to opset 13 "
+      "(libonnx's version converter). Past opset 17, libonnx 1.12 checks an op by its opset-17 "
+      "schema where ONNX only added element types, and the converter by its own table "
+      "(`src/import/onnx_definitions.cc`) where ONNX added or redefined the op; a definition an "
+      "op's check does not read is refused, naming the node and the opset (\"refused from "
+      "opset\" below). Tensors have rank ",
       JP_MAX_RANK,
       " at most and may be empty (an extent of 0: the steps that would write only empty tensors "
       "are dropped; CPU plans only). The plan dtypes (\"any plan dtype\") are ",
@@ -212,7 +221,8 @@ std::string supported_ops_markdown() {
       "(`kernels/op_families.def` names it) holds the op's check; for an op whose family "
       "depends on its inputs (Add: Binary on float32, Elementwise otherwise), the family that "
       "decides.\n\n",
-      runs, " of the ", ops.size(), " ops of ONNX's default domain (opsets up to 18) run, ",
+      runs, " of the ", ops.size(), " ops of ONNX's default domain (opsets up to ", kNewestOnnxOpset,
+      ") run, ",
       folds_only,
       " more fold on constants only.\n\n"
       "| op | jetplan | family | dtypes | restrictions |\n"

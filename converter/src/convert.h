@@ -98,10 +98,13 @@ struct OpSupport {
   const char* family = "";
   const char* dtypes = "";  // element types its steps take ("" where the table gives none)
   const char* notes = "";   // restrictions, one line
+  // The first opset whose definition of the op jetplan does not read (unread_definition); 0
+  // when it reads the op at every opset up to kNewestOnnxOpset.
+  int refused_from = 0;
 };
 OpSupport describe_op(const std::string& op_type);  // defined in ops/registry.cc
 
-// converter/SUPPORTED_OPS.md: every op of ONNX's default domain (opsets up to 17) and what
+// converter/SUPPORTED_OPS.md: every op of ONNX's default domain (opsets up to 28) and what
 // jetplan does with it (`jetplan-convert --list-ops`).
 std::string supported_ops_markdown();
 

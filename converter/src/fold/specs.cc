@@ -196,6 +196,8 @@ bool split_spec(const Graph& g, const Node& node, const Shape& x, SplitSpec* spe
     const Value* split;
     if (!constant_input(g, node, 1, "split", &split, why)) return false;
     if (split != nullptr) spec->sizes = read_ints(*split);
+    if (split != nullptr && has_attr(node, "num_outputs"))
+      fail("node ", node_label(node), ": give the split input or num_outputs, not both");
   }
   if (spec->sizes.empty() && has_attr(node, "num_outputs")) {
     // Opset 18: equal parts of ceil(dim / n), the last one smaller when they do not divide.
@@ -393,8 +395,15 @@ SpaceDepthSpec space_depth_spec(const Node& node, const Shape& x) {
     if (h % b != 0 || w % b != 0)
       fail("node ", node_label(node), ": height ", h, " and width ", w,
            " are not multiples of blocksize ", b);
+    // Opset 28 adds the mode: DCR, the default, is the order of the earlier opsets.
+    const std::string mode = attr_string(node, "mode", "DCR");
     spec.view = {n, c, h / b, b, w / b, b};
-    spec.perm = {0, 3, 5, 1, 2, 4};
+    if (mode == "DCR")
+      spec.perm = {0, 3, 5, 1, 2, 4};
+    else if (mode == "CRD")
+      spec.perm = {0, 1, 3, 5, 2, 4};
+    else
+      fail("node ", node_label(node), ": unknown mode '", mode, "' (DCR or CRD)");
     spec.out = {n, c * b * b, h / b, w / b};
   }
   return spec;

@@ -17,10 +17,11 @@
 #include <utility>
 #include <vector>
 
-#include "converter/src/ir/error.h"
+#include "converter/src/import/onnx_definitions.h"
 #include "converter/src/import/onnx_proto.h"
 #include "converter/src/import/onnx_schemas.h"
 #include "converter/src/import/onnx_to_ir.h"
+#include "converter/src/ir/error.h"
 
 namespace jetplan::converter {
 namespace {
@@ -28,32 +29,17 @@ namespace {
 // Opsets 7-17 are read as they are. Below 7 the elementwise ops broadcast only on request and
 // several ops had other attributes: such models are upgraded to kUpgradeOpset first.
 constexpr int kMinOpset = 7;
-// The newest opset jetplan reads: that of libonnx 1.12, whose schemas check and infer the model
-// (the op checks are written against them). Opset 18 changed ops these schemas cannot see
-// (ReduceMean and the other reductions, Split, Pad, Resize take new inputs or attributes), so a
-// later model is refused rather than read with the wrong semantics.
-constexpr int kMaxOpset = 17;
-// Opset 18 is read too, as opset 17, where that reading is exact: a model of opset 18 is
-// accepted when none of its default-domain nodes is an op whose opset-18 definition differs
-// from its opset-17 one (kChangedAt18). Ops new at 18 (GroupNormalization, Mish, Bitwise*, ...)
-// have no libonnx schema either way and reach the op checks as ops without a schema, which
-// check them against their opset-18 definition (Graph::opset stays 18).
-constexpr int kNewestOpset = 18;
-// The ops opset 18 redefined (ONNX Changelog.md, "Version 18"): the reductions take axes as an
-// input, Pad takes axes, Resize gains antialias, axes and keep_aspect_ratio_policy, Split gains
-// num_outputs, ScatterElements/ScatterND gain max/min reductions, LpPool gains ceil_mode, and the
-// Optional accessors take more types. Sorted.
-constexpr const char* kChangedAt18[] = {
-    "LpPool",          "OptionalGetElement", "OptionalHasElement", "Pad",
-    "ReduceL1",        "ReduceL2",           "ReduceLogSum",       "ReduceLogSumExp",
-    "ReduceMax",       "ReduceMean",         "ReduceMin",          "ReduceProd",
-    "ReduceSumSquare", "Resize",             "ScatterElements",    "ScatterND",
-    "Split",
-};
-// IR versions 9 and 10 add element types (float8, int4), which are refused where they occur,
-// and function overloads, which no default-domain node uses; libonnx 1.12's checker reads 8.
-constexpr int64_t kMaxIrVersion = 10;
-
+// Later opsets (up to kNewestOnnxOpset) are checked and inferred by libonnx 1.12 at
+// kLibOnnxOpset, the newest it has schemas for. That reading is exact for every op whose
+// definition at the model's opset differs from its opset-17 one in element types only; the
+// nodes of the ops added or redefined since (onnx_definitions.h) are taken from libonnx as ops
+// without a schema: check_newer_definitions checks them against their definition, and the op
+// checks read them by it (Graph::opset stays the model's) or refuse them naming the opset.
+// IR versions 9 to 14 (onnx 1.23) add element types (float8, int4, float4, float8e8m0, int2,
+// float6), which are refused where they occur, function overloads, which no default-domain node
+// uses, metadata and multi-device annotations, which do not change what a node computes on one
+// device, and opaque types outside ONNX-ML, which no tensor has; libonnx 1.12's checker reads 8.
+constexpr int64_t kMaxIrVersion = 14;
 
 std::string dims_str(const onnx::TensorShapeProto& shape) {
   std::string s = "[";
@@ -291,27 +277,50 @@ void run_checker(const onnx::ModelProto& model, const std::vector<bool>& unknown
   }
 }
 
+// libonnx 1.12's checker refuses a tensor of an element type it does not know (float8, int4 and
+// the others of IR versions 9 to 14) as an "unrecognized data_type" number; such tensors are
+// named first, with their type.
+void refuse_newer_element_types(const onnx::GraphProto& graph) {
+  std::vector<std::string> bad;
+  auto check = [&](const onnx::TensorProto& t, const std::string& what) {
+    if (t.data_type() > onnx::TensorProto::BFLOAT16)
+      bad.push_back(cat(what, " is ", dtype_name(static_cast<DataType>(t.data_type()))));
+  };
+  for (const auto& init : graph.initializer()) check(init, cat("initializer '", init.name(), "'"));
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const auto& a : graph.node(i).attribute())
+      if (a.has_t())
+        check(a.t(), cat("attribute '", a.name(), "' of ", proto_label(graph.node(i), i)));
+  if (bad.empty()) return;
+  std::string list;
+  for (const std::string& b : bad) list += (list.empty() ? "" : "; ") + b;
+  fail("unsupported element types (plans hold ", plan_dtype_list(), "): ", list);
+}
+
 // strict: an inference error fails the import. Not strict: inference fills what it can (before
 // an opset upgrade, whose adapters read shapes; strict inference follows on the upgraded model).
-void run_shape_inference(onnx::ModelProto* model, bool strict) {
+// model_opset: the model's own default-domain opset (see InferenceSchemas).
+void run_shape_inference(onnx::ModelProto* model, bool strict, int model_opset) {
   try {
     // No data propagation: the converter folds shape computations itself, and libonnx 1.12's
     // propagators dereference the type of an input that has none (a Shape of opset 15 fed by
     // an op it does not know crashes).
     onnx::ShapeInferenceOptions options(/*check_type=*/strict, /*error_mode=*/strict ? 1 : 0,
                                         /*enable_data_propagation=*/false);
-    const InferenceSchemas schemas;
+    const InferenceSchemas schemas(model_opset);
     onnx::shape_inference::InferShapes(*model, &schemas, options);
   } catch (const std::exception& e) {
     fail("shape inference failed: ", e.what());
   }
 }
 
-// Per node: its op has no libonnx schema at the model's opset of its domain. A node of a domain
+// Per node: its op has no libonnx schema at the model's opset of its domain, or its definition
+// at the model's default-domain opset `model_opset` is newer than libonnx's. A node of a domain
 // the model does not import gets an import (version 1): strict shape inference refuses such a
 // node, though it skips one it has no schema for, and so it is reported as what it is, an op
 // jetplan lacks.
-std::vector<bool> unknown_ops(onnx::ModelProto* model, std::map<std::string, int>* opsets) {
+std::vector<bool> unknown_ops(onnx::ModelProto* model, std::map<std::string, int>* opsets,
+                              int model_opset) {
   const onnx::GraphProto& graph = model->graph();
   std::vector<bool> unknown(graph.node_size(), false);
   for (int i = 0; i < graph.node_size(); ++i) {
@@ -324,7 +333,8 @@ std::vector<bool> unknown_ops(onnx::ModelProto* model, std::map<std::string, int
       o->set_version(1);
       it = opsets->emplace(domain, 1).first;
     }
-    unknown[i] = onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain) == nullptr;
+    unknown[i] = onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain) == nullptr ||
+                 (domain.empty() && newer_definition(node.op_type(), model_opset) != nullptr);
   }
   return unknown;
 }
@@ -371,36 +381,20 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   auto default_opset = opsets.find("");
   if (default_opset == opsets.end()) fail("the model imports no opset of the default ONNX domain");
   const int model_opset = default_opset->second;
-  if (model_opset > kNewestOpset)
-    fail("opset ", model_opset, " is newer than jetplan-convert reads (opsets 1 to ", kNewestOpset,
-         "; 18 without the ops it redefined); export with opset ", kMaxOpset,
-         " (torch.onnx.export(..., opset_version=", kMaxOpset,
-         ")) or convert with a newer onnx: onnx.version_converter.convert_version(model, ",
-         kMaxOpset, ")");
-  if (model_opset == kNewestOpset) {
-    std::vector<std::string> changed;
-    for (int i = 0; i < model.graph().node_size(); ++i) {
-      const onnx::NodeProto& node = model.graph().node(i);
-      if (!normalized_domain(node.domain()).empty()) continue;
-      if (std::binary_search(std::begin(kChangedAt18), std::end(kChangedAt18), node.op_type(),
-                             [](const std::string& a, const std::string& b) { return a < b; }))
-        changed.push_back(proto_label(node, i));
-    }
-    if (!changed.empty()) {
-      std::string list;
-      for (const std::string& c : changed) list += (list.empty() ? "" : ", ") + c;
-      fail("opset 18 redefined ", changed.size(), changed.size() == 1 ? " op" : " ops",
-           " of this model, which jetplan-convert reads at opset ", kMaxOpset, " only: ", list,
-           "; export with opset ", kMaxOpset, " (torch.onnx.export(..., opset_version=",
-           kMaxOpset, "))");
-    }
-    // libonnx 1.12 checks and infers the model at opset 17, where these ops mean the same.
+  if (model_opset > kNewestOnnxOpset)
+    fail("opset ", model_opset, " is newer than jetplan-convert reads (opsets 1 to ",
+         kNewestOnnxOpset, ", that of onnx 1.23); export with opset ", kNewestOnnxOpset,
+         " or lower (torch.onnx.export(..., opset_version=", kNewestOnnxOpset,
+         ")) or convert with onnx.version_converter.convert_version(model, ", kNewestOnnxOpset,
+         ")");
+  if (model_opset > kLibOnnxOpset) {
     for (auto& o : *model.mutable_opset_import())
-      if (normalized_domain(o.domain()).empty()) o.set_version(kMaxOpset);
-    opsets[""] = kMaxOpset;
+      if (normalized_domain(o.domain()).empty()) o.set_version(kLibOnnxOpset);
+    opsets[""] = kLibOnnxOpset;
   }
 
   load_external_data(model.mutable_graph(), options.model_dir);
+  refuse_newer_element_types(model.graph());
 
   std::vector<int> order = sort_nodes(model.mutable_graph());
   std::set<std::string> initializers;
@@ -411,33 +405,33 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   if (opset < kMinOpset) {
     // The model is checked as it is, then upgraded: errors name its own nodes, and the adapters
     // find the value shapes they read.
-    run_checker(model, unknown_ops(&model, &opsets));
-    run_shape_inference(&model, /*strict=*/false);
+    run_checker(model, unknown_ops(&model, &opsets, model_opset));
+    run_shape_inference(&model, /*strict=*/false, model_opset);
     opset = upgrade_opset(&model, model_opset);
     opsets[""] = opset;
     // Adapters insert nodes: unnamed nodes are named by their place in the upgraded model.
     order = sort_nodes(model.mutable_graph());
   }
 
-  const std::vector<bool> unknown = unknown_ops(&model, &opsets);
+  const std::vector<bool> unknown = unknown_ops(&model, &opsets, model_opset);
   run_checker(model, unknown);
-  run_shape_inference(&model, /*strict=*/true);
-  return build_graph(model, order, model_opset == kNewestOpset ? kNewestOpset : opset);
+  run_shape_inference(&model, /*strict=*/true, model_opset);
+  Graph g = build_graph(model, order, std::max(opset, model_opset));
+  check_newer_definitions(g);
+  return g;
 }
 
 std::vector<OnnxOpInfo> onnx_default_domain_ops() {
-  std::vector<OnnxOpInfo> ops;
+  std::map<std::string, OnnxOpInfo> ops;
   for (const onnx::OpSchema& schema : onnx::OpSchemaRegistry::get_all_schemas()) {
-    if (!schema.domain().empty() || schema.SinceVersion() > kMaxOpset) continue;
-    ops.push_back({schema.Name(), schema.SinceVersion(), schema.Deprecated()});
+    if (!schema.domain().empty() || schema.SinceVersion() > kLibOnnxOpset) continue;
+    ops[schema.Name()] = {schema.Name(), schema.SinceVersion(), schema.Deprecated()};
   }
-  // The ops new at opset 18 that opset-18 models may use (libonnx 1.12 has no schema for them).
-  for (const char* op : {"BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "CenterCropPad",
-                         "Col2Im", "GroupNormalization", "Mish"})
-    ops.push_back({op, kNewestOpset, false});
-  std::sort(ops.begin(), ops.end(),
-            [](const OnnxOpInfo& a, const OnnxOpInfo& b) { return a.op_type < b.op_type; });
-  return ops;
+  for (const auto& [op, version] : newer_ops())
+    ops[op] = {op, version, ops.count(op) ? ops[op].deprecated : false};
+  std::vector<OnnxOpInfo> out;
+  for (auto& [op, info] : ops) out.push_back(std::move(info));
+  return out;
 }
 
 }  // namespace jetplan::converter

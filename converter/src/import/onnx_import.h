@@ -23,11 +23,12 @@ struct ImportOptions {
 // offset and length checked against the file), checks its structure (every value defined once,
 // no cycle), sorts the nodes topologically (stable: a sorted model keeps its order), upgrades
 // opsets 1-6 to 13 with libonnx's version converter, runs the libonnx checker and strict shape
-// inference, and builds the IR. Opsets 7-17 are read as they are; later ones are refused (their
-// ops differ from the schemas of libonnx 1.12).
+// inference, and builds the IR. Opsets 7-17 are read as they are, later ones up to
+// kNewestOnnxOpset through libonnx's opset-17 schemas where the ops mean the same and through
+// the converter's own definitions (onnx_definitions.h) where ONNX added or redefined them.
 //
 // ConvertError for anything that is not a well-formed ONNX model: bytes that do not parse, an
-// opset outside 1-17, an external file that is missing, outside model_dir or too short, a
+// opset outside 1-28, a node that does not match its newer definition (check_newer_definitions), an external file that is missing, outside model_dir or too short, a
 // missing initializer, a cycle, a symbolic input dim left unpinned, an old model the version
 // converter cannot upgrade (naming the nodes), a checker or inference failure. Nodes whose op
 // libonnx does not know are kept: check_support reports them together with every other
@@ -35,9 +36,9 @@ struct ImportOptions {
 // check_support computes the rest.
 Graph import_onnx(const std::string& bytes, const ImportOptions& options);
 
-// Every op type of the default ONNX domain libonnx knows (opsets up to 17) and those new at
-// opset 18 (which opset-18 models may use), sorted, with the opset that last changed it and
-// whether ONNX deprecates it.
+// Every op type of the default ONNX domain up to kNewestOnnxOpset (libonnx's and those of
+// onnx_definitions.h), sorted, with the opset that last changed it (element types aside, past
+// opset 17) and whether ONNX deprecates it.
 struct OnnxOpInfo {
   std::string op_type;
   int since_version = 0;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "converter/src/import/onnx_definitions.h"
 #include "converter/src/import/onnx_proto.h"
 #include "converter/src/ir/error.h"
 
@@ -57,6 +58,8 @@ void check_weight_rank(onnx::InferenceContext& ctx, size_t weight) {
 
 const onnx::OpSchema* InferenceSchemas::GetSchema(const std::string& op, const int max_version,
                                                   const std::string& domain) const {
+  if ((domain.empty() || domain == "ai.onnx") && newer_definition(op, model_opset_) != nullptr)
+    return nullptr;
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, max_version, domain);
   if (schema == nullptr || !has_window(*schema)) return schema;
   const auto key = std::make_tuple(op, domain, schema->SinceVersion());

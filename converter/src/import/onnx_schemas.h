@@ -5,7 +5,9 @@
 // Conv whose weight rank differs from its input's reads out of bounds. This registry hands out
 // every schema as libonnx has it, except that ops with window attributes (kernel_shape,
 // strides, dilations, pads) check them, and conv ops their weight rank, before their inference
-// function runs.
+// function runs; and that an op whose definition at the model's opset is newer than libonnx's
+// (onnx_definitions.h) has none, as an op libonnx does not know: inference skips its nodes and
+// the op checks compute their outputs.
 //
 // upgrade_opset: models of opset 1-6 through libonnx's version converter, with the adapters
 // libonnx 1.12 lacks and the checks its adapters skip.
@@ -23,11 +25,15 @@ namespace jetplan::converter {
 
 class InferenceSchemas final : public onnx::ISchemaRegistry {
  public:
+  // model_opset: the model's default-domain opset (the one libonnx is asked for may be lower).
+  explicit InferenceSchemas(int model_opset) : model_opset_(model_opset) {}
+
   // The schema is owned by this registry or by libonnx's and lives as long as this registry.
   const onnx::OpSchema* GetSchema(const std::string& op, int max_version,
                                   const std::string& domain) const override;
 
  private:
+  int model_opset_;
   mutable std::map<std::tuple<std::string, std::string, int>, std::unique_ptr<onnx::OpSchema>>
       guarded_;
 };

@@ -54,4 +54,10 @@ void concat_in_place(PlanDraft* draft);
 // a workspace changed.
 void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& metadata);
 
+// Loads a serialized GPU plan for `target` with the runtime's loader, without a device: its
+// verifier, each step's prepare, and each step's kernel against the step's dtypes and launch
+// (what binding it on a device checks short of the device itself). ConvertError with the
+// runtime's message: the converter never writes a GPU plan its runtime refuses.
+void check_gpu_plan(const std::vector<uint8_t>& plan, const Target& target);
+
 }  // namespace jetplan::converter

@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "converter/src/import/onnx_definitions.h"
 #include "converter/src/ir/error.h"
+#include "converter/src/ops/registry.h"
 #include "converter/src/passes/passes.h"
 
 namespace jetplan::converter {
@@ -103,11 +105,38 @@ std::string empty_input_reason(const Graph& g, const Node& node) {
   return "";
 }
 
+// Default-domain nodes are read by the definition their model's opset means: an op ONNX added
+// after it is not an op of the model, and a definition newer than the one the op's check reads
+// (OpRow::reads_opset; none past opset 17 for a fold-only op) is refused, never read with the
+// older meaning.
+std::string definition_reason(const Graph& g, const Node& node) {
+  const int added = first_newer_opset(node.op_type);
+  if (added > g.opset)
+    return cat(node.op_type, " is not an op of opset ", g.opset, " (ONNX adds it at opset ", added,
+               ")");
+  const int redefined = unread_definition(node.op_type, g.opset);
+  if (redefined == 0) return "";
+  const ops::OpRow* row = ops::find_op_row(node.op_type);
+  const int reads = row ? row->reads_opset : 0;
+  return cat("opset ", redefined, " redefined ", node.op_type, " and jetplan reads ",
+             reads ? cat("its definition of opset ", reads)
+                   : cat("its definitions up to opset ", kLibOnnxOpset),
+             " only (the model imports opset ", g.opset, "; export with opset ", redefined - 1,
+             ")");
+}
+
 std::string plural(size_t n, const char* what) {
   return cat(n, " unsupported ", what, n == 1 ? "" : "s");
 }
 
 }  // namespace
+
+int unread_definition(const std::string& op_type, int opset) {
+  const OnnxDefinition* def = newer_definition(op_type, opset);
+  const ops::OpRow* row = ops::find_op_row(op_type);
+  if (def == nullptr || (row == nullptr && !can_fold_op(op_type))) return 0;
+  return def->since_version > (row ? row->reads_opset : 0) ? def->since_version : 0;
+}
 
 void check_support(Graph& g) {
   std::vector<std::string> bad_inputs, bad_nodes, bad_outputs;
@@ -121,7 +150,13 @@ void check_support(Graph& g) {
                                " is not supported (jetplan handles up to ", kMaxRank, ")"));
   }
   for (Node& node : g.nodes) {
-    if (node.dead || fold_node(g, node)) continue;
+    if (node.dead) continue;
+    if (node.domain.empty())
+      if (std::string r = definition_reason(g, node); !r.empty()) {
+        bad_nodes.push_back(node_label(node) + ": " + r);
+        continue;
+      }
+    if (fold_node(g, node)) continue;
     const CheckFn check = node.domain.empty() ? find_check(node.op_type) : nullptr;
     std::string reason;
     if (check == nullptr && !(node.domain.empty() && can_fold_op(node.op_type))) {

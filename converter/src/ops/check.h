@@ -25,4 +25,10 @@ using CheckFn = std::string (*)(Graph& g, Node& node);
 // nullptr when jetplan has no step for the op (default domain).
 CheckFn find_check(const std::string& op_type);
 
+// The definition newer than opset 17 (import/onnx_definitions.h) of `op_type` that a model of
+// default-domain `opset` means and that jetplan does not read (newer than its op row's
+// reads_opset; any such definition of an op that only folds); 0 when jetplan reads the op's
+// definition at `opset`, or has no step for the op and cannot fold it. Its since_version.
+int unread_definition(const std::string& op_type, int opset);
+
 }  // namespace jetplan::converter

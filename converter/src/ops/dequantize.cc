@@ -311,7 +311,8 @@ constexpr OpRow kRows[] = {
      "float32 Conv + Cast: refused where the sums could pass 2^24"},
     {"DequantizeLinear", check_quantize_linear, "int8, uint8 -> float32 (int32 constants)",
      "per tensor or per axis (opset 13); scale and zero point may be computed at run time; "
-     "folded on constants"},
+     "folded on constants; output_dtype float32 (opset 23)",
+     23},
     {"MatMulInteger", check_matmul_integer, "int8, uint8 -> int32",
      "zero points per tensor, per row of A, per column of B; batch dims of each operand equal to "
      "the output's or all 1; runs as Dequantize + float32 MatMul + Cast: refused where the sums "

@@ -10,8 +10,6 @@ namespace jetplan::converter::ops {
 namespace {
 
 std::string check_group_norm(Graph& g, Node& node) {
-  if (g.opset < 18)
-    return cat("GroupNormalization needs opset 18 or later; the model imports opset ", g.opset);
   if (std::string r = float_inputs(g, node, {0, 1, 2}); !r.empty()) return r;
   if (std::string r = check_stash_type(node); !r.empty()) return r;
   const Shape& x = input(g, node, 0).shape;
@@ -35,8 +33,7 @@ std::string check_group_norm(Graph& g, Node& node) {
 
 constexpr OpRow kRows[] = {
     {"GroupNormalization", check_group_norm, "float32",
-     "opset 18 models (scale and bias per group; accepted without the ops opset 18 redefined: "
-     "Reduce* but ReduceSum, Pad, Resize, Split, ScatterElements, ScatterND, LpPool)"},
+     "scale and bias per group (opset 18 to 20) or per channel (opset 21 on); stash_type 1", 21},
 };
 
 StepParamsOffset serialize_group_norm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

@@ -27,7 +27,7 @@ std::string check_pad(Graph& g, Node& node) {
 
 constexpr OpRow kRows[] = {
     {"Pad", check_pad, kAnyPlanDtype,
-     "pads (and constant_value, axes) constant; constant, reflect, edge and wrap modes"},
+     "pads (and constant_value, axes) constant; constant, reflect, edge and wrap modes", 19},
 };
 
 StepParamsOffset serialize_pad(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

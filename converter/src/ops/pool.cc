@@ -89,8 +89,9 @@ std::string check_global_pool(Graph& g, Node& node) {
 constexpr const char* kPoolNotes =
     "1 to 3 spatial dims; ceil_mode=1 only where no window starts inside the end padding";
 
+// AveragePool of opset 19 adds dilations, which the window (window.cc) reads for every pool.
 constexpr OpRow kRows[] = {
-    {"AveragePool", check_pool, "float32", kPoolNotes},
+    {"AveragePool", check_pool, "float32", kPoolNotes, 19},
     {"GlobalAveragePool", check_global_pool, "float32", "1 to 3 spatial dims"},
     {"GlobalMaxPool", check_global_pool, "float32", "1 to 3 spatial dims"},
     {"MaxPool", check_pool, "float32; int8, uint8 (in float32)",

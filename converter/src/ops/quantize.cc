@@ -13,7 +13,9 @@ namespace {
 constexpr OpRow kRows[] = {
     {"QuantizeLinear", check_quantize_linear, "float32 -> int8, uint8",
      "per tensor or per axis (opset 13); round half to even, saturating; scale and zero point "
-     "may be computed at run time; folded on constants"},
+     "may be computed at run time; folded on constants; output_dtype and precision (opsets 21, 23) "
+     "where they mean the same",
+     23},
 };
 
 }  // namespace

@@ -154,6 +154,33 @@ bool fold_quantize_linear(Graph& g, Node& node, const kernels::QuantizeLinearPar
 
 }  // namespace
 
+// The attributes of the definitions past opset 17: block_size (21), output_dtype (Quantize 21,
+// Dequantize 23) and precision (Quantize 23). Their defaults, and the values that mean the same,
+// read as before; QuantizeLinear without a zero point quantizes to output_dtype, with one to
+// the zero point's type, which output_dtype must then be. *qtype: the quantized type so far.
+std::string newer_quantize_attrs(const Node& node, bool has_zero_point, DataType* qtype) {
+  const bool quantize = node.op_type == "QuantizeLinear";
+  if (attr_int(node, "block_size", 0) != 0)
+    return "blocked quantization (block_size, opset 21) is not supported";
+  const auto out = static_cast<DataType>(attr_int(node, "output_dtype", 0));
+  if (out != DataType::kUndefined) {
+    if (!quantize && out != DataType::kFloat32)
+      return cat("output_dtype ", dtype_name(out), " is not supported (jetplan dequantizes to "
+                 "float32)");
+    if (quantize && out != DataType::kInt8 && out != DataType::kUInt8)
+      return cat("output_dtype ", dtype_name(out), " is not supported (jetplan quantizes to int8 "
+                 "and uint8)");
+    if (quantize && has_zero_point && out != *qtype)
+      fail("node ", node_label(node), ": output_dtype is ", dtype_name(out),
+           " but the zero point is ", dtype_name(*qtype));
+    if (quantize) *qtype = out;
+  }
+  const auto precision = static_cast<DataType>(attr_int(node, "precision", 0));
+  if (precision != DataType::kUndefined && precision != DataType::kFloat32)
+    return cat("precision ", dtype_name(precision), " is not supported (jetplan divides in float32)");
+  return "";
+}
+
 std::string check_quantize_linear(Graph& g, Node& node) {
   const bool quantize = node.op_type == "QuantizeLinear";
   const Value& x = input(g, node, 0);
@@ -183,6 +210,7 @@ std::string check_quantize_linear(Graph& g, Node& node) {
            shape_str(scale.shape), " and zero point '", zp.name, "' ", shape_str(zp.shape));
     d.has_zero_point = true;
   }
+  if (std::string r = newer_quantize_attrs(node, d.has_zero_point, &qtype); !r.empty()) return r;
   kernels::QuantizeLinearParams k;
   k.qtype = qtype == DataType::kInt8 ? kernels::DType::kInt8 : kernels::DType::kUInt8;
   k.has_zero_point = d.has_zero_point;

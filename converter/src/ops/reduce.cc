@@ -69,20 +69,24 @@ std::string check_reduce(Graph& g, Node& node) {
 
 constexpr const char* kReduceDtypes = "float32, float64 (CPU backend only)";
 constexpr const char* kReduceNotes =
-    "axes constant (attribute, or input since opset 13 for ReduceSum); keepdims 0 or 1; "
+    "axes constant (attribute, or input since opset 13 for ReduceSum and 18 for the others); "
+    "keepdims 0 or 1; "
     "noop_with_empty_axes";
 
+// The definitions of opset 18 (axes an input); ReduceLogSum and ReduceLogSumExp of opset 28
+// spell out the result of an empty reduction, which jetplan never computes (check.cc refuses a
+// step that reads an empty tensor and writes a non-empty one).
 constexpr OpRow kRows[] = {
-    {"ReduceL1", check_reduce, kReduceDtypes, kReduceNotes},
-    {"ReduceL2", check_reduce, kReduceDtypes, kReduceNotes},
-    {"ReduceLogSum", check_reduce, kReduceDtypes, kReduceNotes},
-    {"ReduceLogSumExp", check_reduce, kReduceDtypes, kReduceNotes},
-    {"ReduceMax", check_reduce, kReduceDtypes, kReduceNotes},
-    {"ReduceMean", check_reduce, kReduceDtypes, kReduceNotes},
-    {"ReduceMin", check_reduce, kReduceDtypes, kReduceNotes},
-    {"ReduceProd", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceL1", check_reduce, kReduceDtypes, kReduceNotes, 18},
+    {"ReduceL2", check_reduce, kReduceDtypes, kReduceNotes, 18},
+    {"ReduceLogSum", check_reduce, kReduceDtypes, kReduceNotes, 28},
+    {"ReduceLogSumExp", check_reduce, kReduceDtypes, kReduceNotes, 28},
+    {"ReduceMax", check_reduce, kReduceDtypes, kReduceNotes, 18},
+    {"ReduceMean", check_reduce, kReduceDtypes, kReduceNotes, 18},
+    {"ReduceMin", check_reduce, kReduceDtypes, kReduceNotes, 18},
+    {"ReduceProd", check_reduce, kReduceDtypes, kReduceNotes, 18},
     {"ReduceSum", check_reduce, kReduceDtypes, kReduceNotes},
-    {"ReduceSumSquare", check_reduce, kReduceDtypes, kReduceNotes},
+    {"ReduceSumSquare", check_reduce, kReduceDtypes, kReduceNotes, 18},
 };
 
 StepParamsOffset serialize_reduce(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "converter/src/convert.h"
+#include "converter/src/import/onnx_definitions.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/lower/lower.h"
 #include "converter/src/passes/passes.h"
@@ -115,6 +116,8 @@ OpSupport describe_op(const std::string& op_type) {
     out.dtypes = row->dtypes;
     out.notes = row->notes;
   }
+  for (int opset = kLibOnnxOpset + 1; opset <= kNewestOnnxOpset && out.refused_from == 0; ++opset)
+    if (unread_definition(op_type, opset) != 0) out.refused_from = opset;
   return out;
 }
 

@@ -28,6 +28,10 @@ struct OpRow {
   CheckFn check;
   const char* dtypes;  // the element types the op's steps take
   const char* notes;   // the restrictions its check enforces, one line
+  // The newest of the op's definitions past opset 17 (import/onnx_definitions.h) that the check
+  // reads, by its since_version; 0: none of them. check_support refuses a node whose model's
+  // opset means a newer definition than this, before any check or fold.
+  int reads_opset = 0;
 };
 
 // OpRow::dtypes of an op that takes every dtype a plan holds.

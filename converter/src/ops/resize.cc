@@ -228,7 +228,7 @@ constexpr const char* kResizeNotes =
     "no antialias, keep_aspect_ratio_policy stretch only";
 
 constexpr OpRow kRows[] = {
-    {"Resize", check_resize, "float32", kResizeNotes},
+    {"Resize", check_resize, "float32", kResizeNotes, 19},
     {"Upsample", check_upsample, "float32",
      "scales constant; nearest or linear (ONNX Runtime's legacy rounding); nearest may not "
      "enlarge some dims and shrink others"},

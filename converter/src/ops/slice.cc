@@ -69,7 +69,7 @@ constexpr OpRow kRows[] = {
     {"Slice", check_slice, kAnyPlanDtype,
      "starts, ends, axes and steps constant (after folding); any step sign"},
     {"Split", check_split, kAnyPlanDtype,
-     "split constant (input or attribute); empty outputs are not computed"},
+     "split constant (input or attribute); empty outputs are not computed", 18},
 };
 
 StepParamsOffset serialize_slice(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {

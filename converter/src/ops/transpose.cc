@@ -72,7 +72,8 @@ constexpr OpRow kRows[] = {
      "one operand takes its diagonal first (a strided Slice); float32 products run as a "
      "batched Gemm between views and Transposes, sums and float64 as a broadcast Mul and a "
      "Reduce Sum"},
-    {"SpaceToDepth", check_space_depth, kAnyPlanDtype, "a Transpose between two views"},
+    {"SpaceToDepth", check_space_depth, kAnyPlanDtype,
+     "DCR and CRD modes (opset 28); a Transpose between two views", 28},
     {"Transpose", check_transpose, kAnyPlanDtype, "any perm"},
 };
 

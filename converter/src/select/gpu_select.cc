@@ -106,4 +106,8 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
   if (workspace_changed) assign_memory(draft);
 }
 
+void check_gpu_plan(const std::vector<uint8_t>& plan, const Target& target) {
+  load(plan, target.plan.name);
+}
+
 }  // namespace jetplan::converter

@@ -16,8 +16,9 @@ namespace {
 
 Status finish_load(jp_plan* plan, jp_plan** out, uint32_t flags) {
   Status status = jetplan::rt::load_plan(plan);
-  if (status == JP_OK && plan->backend == JP_BACKEND_CUDA && (flags & JP_LOAD_NO_DEVICE) == 0) {
-    status = jetplan::rt::bind_cuda_plan(plan);
+  if (status == JP_OK && plan->backend == JP_BACKEND_CUDA) {
+    status = (flags & JP_LOAD_NO_DEVICE) != 0 ? jetplan::rt::check_cuda_steps(*plan)
+                                              : jetplan::rt::bind_cuda_plan(plan);
   }
   if (status != JP_OK) {
     jetplan::rt::destroy(plan);

@@ -92,8 +92,9 @@ struct CudaContext {
 
 namespace {
 
-Status check_launch(const jp_plan& plan, const PreparedStep& s, const fb::Step& step,
-                    const kernels::cuda::KernelVariant& v, CudaStep* out) {
+// The launch configuration against the CUDA limits and the kernel's needs (no device).
+Status check_launch(const PreparedStep& s, const fb::Step& step,
+                    const kernels::cuda::KernelVariant& v) {
   const fb::LaunchConfig* l = step.launch();
   if (l == nullptr) {
     return fail(JP_ERROR_INVALID_PLAN, "step '%s': kernel '%s' has no launch configuration",
@@ -116,47 +117,14 @@ Status check_launch(const jp_plan& plan, const PreparedStep& s, const fb::Step& 
     return fail(JP_ERROR_INVALID_PLAN, "step '%s': kernel '%s' needs %u bytes of shared memory, "
                 "the plan gives %u", s.name, v.name, v.shared_bytes, l->shared_bytes());
   }
-  const CudaPlan& cp = *plan.cuda;
-  if (l->shared_bytes() > static_cast<uint32_t>(cp.device.max_shared_per_block_optin)) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': kernel '%s' asks %u bytes of shared memory; "
-                "this GPU allows %d per block", s.name, v.name, l->shared_bytes(),
-                cp.device.max_shared_per_block_optin);
-  }
-  out->grid[0] = l->grid_x();
-  out->grid[1] = l->grid_y();
-  out->grid[2] = l->grid_z();
-  out->block[0] = l->block_x();
-  out->block[1] = l->block_y();
-  out->block[2] = l->block_z();
-  out->shared_bytes = l->shared_bytes();
-  out->zero_workspace = v.zero_workspace;
-  out->cooperative = v.cooperative;
   return JP_OK;
 }
 
-// A kernel whose blocks wait for each other needs every block resident at once: the driver's
-// occupancy for this launch times the GPU's SMs must hold the grid.
-Status check_cooperative(const CudaPlan& cp, const PreparedStep& s, const char* name,
-                         const CudaStep& step) {
-  const cu::Driver& d = *cp.primary.d;
-  int per_sm = 0;
-  const uint32_t threads = step.block[0] * step.block[1] * step.block[2];
-  JP_RETURN_IF_ERROR(cu::check(d, d.OccupancyMaxActiveBlocksPerMultiprocessor(
-                                      &per_sm, step.fn, static_cast<int>(threads),
-                                      step.shared_bytes),
-                               "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
-  const uint64_t blocks = uint64_t{step.grid[0]} * step.grid[1] * step.grid[2];
-  const uint64_t resident = static_cast<uint64_t>(per_sm) * static_cast<uint64_t>(cp.device.sm_count);
-  if (blocks > resident) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': kernel '%s' runs %" PRIu64 " blocks that wait "
-                "for each other, which must all run at once, but GPU 0 '%s' holds %" PRIu64 " (%d SMs): "
-                "convert the model again with a --target for this GPU", s.name, name, blocks,
-                cp.device.name, resident, cp.device.sm_count);
-  }
-  return JP_OK;
-}
-
-Status bind_step(const jp_plan& plan, size_t index, CudaStep* out) {
+// What a step asks of its kernel that needs no device: the kernel exists in this libjetplan, is
+// of the step's family, takes the step's input and output counts and reads and writes its
+// dtypes, and the launch fits it. *variant: the kernel.
+Status check_step_kernel(const jp_plan& plan, size_t index,
+                         const kernels::cuda::KernelVariant** variant) {
   const PreparedStep& s = plan.steps[index];
   const fb::Step& step = *plan.fb->steps()->Get(static_cast<flatbuffers::uoffset_t>(index));
   const char* name = step.kernel() ? step.kernel()->c_str() : "";
@@ -192,16 +160,62 @@ Status bind_step(const jp_plan& plan, size_t index, CudaStep* out) {
                   y.name, x ? fb::EnumNameDType(x->dtype) : "-", fb::EnumNameDType(y.dtype));
     }
   }
-  JP_RETURN_IF_ERROR(check_launch(plan, s, step, *v, out));
+  JP_RETURN_IF_ERROR(check_launch(s, step, *v));
+  *variant = v;
+  return JP_OK;
+}
+
+// A kernel whose blocks wait for each other needs every block resident at once: the driver's
+// occupancy for this launch times the GPU's SMs must hold the grid.
+Status check_cooperative(const CudaPlan& cp, const PreparedStep& s, const char* name,
+                         const CudaStep& step) {
+  const cu::Driver& d = *cp.primary.d;
+  int per_sm = 0;
+  const uint32_t threads = step.block[0] * step.block[1] * step.block[2];
+  JP_RETURN_IF_ERROR(cu::check(d, d.OccupancyMaxActiveBlocksPerMultiprocessor(
+                                      &per_sm, step.fn, static_cast<int>(threads),
+                                      step.shared_bytes),
+                               "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
+  const uint64_t blocks = uint64_t{step.grid[0]} * step.grid[1] * step.grid[2];
+  const uint64_t resident = static_cast<uint64_t>(per_sm) * static_cast<uint64_t>(cp.device.sm_count);
+  if (blocks > resident) {
+    return fail(JP_ERROR_UNSUPPORTED, "step '%s': kernel '%s' runs %" PRIu64 " blocks that wait "
+                "for each other, which must all run at once, but GPU 0 '%s' holds %" PRIu64 " (%d SMs): "
+                "convert the model again with a --target for this GPU", s.name, name, blocks,
+                cp.device.name, resident, cp.device.sm_count);
+  }
+  return JP_OK;
+}
+
+Status bind_step(const jp_plan& plan, size_t index, CudaStep* out) {
+  const kernels::cuda::KernelVariant* v = nullptr;
+  JP_RETURN_IF_ERROR(check_step_kernel(plan, index, &v));
+  const PreparedStep& s = plan.steps[index];
+  const fb::LaunchConfig& l =
+      *plan.fb->steps()->Get(static_cast<flatbuffers::uoffset_t>(index))->launch();
   const CudaPlan& cp = *plan.cuda;
-  JP_RETURN_IF_ERROR(cp.modules.function(name, &out->fn));
+  if (l.shared_bytes() > static_cast<uint32_t>(cp.device.max_shared_per_block_optin)) {
+    return fail(JP_ERROR_UNSUPPORTED, "step '%s': kernel '%s' asks %u bytes of shared memory; "
+                "this GPU allows %d per block", s.name, v->name, l.shared_bytes(),
+                cp.device.max_shared_per_block_optin);
+  }
+  out->grid[0] = l.grid_x();
+  out->grid[1] = l.grid_y();
+  out->grid[2] = l.grid_z();
+  out->block[0] = l.block_x();
+  out->block[1] = l.block_y();
+  out->block[2] = l.block_z();
+  out->shared_bytes = l.shared_bytes();
+  out->zero_workspace = v->zero_workspace;
+  out->cooperative = v->cooperative;
+  JP_RETURN_IF_ERROR(cp.modules.function(v->name, &out->fn));
   if (out->shared_bytes > kMaxDynamicSharedDefault) {
     JP_RETURN_IF_ERROR(cu::check(*cp.primary.d,
                                  cp.primary.d->FuncSetAttribute(out->fn, cu::kFuncAttrMaxDynamicShared,
                                                                 static_cast<int>(out->shared_bytes)),
                                  "raising a kernel's shared memory limit"));
   }
-  if (out->cooperative) JP_RETURN_IF_ERROR(check_cooperative(cp, s, name, *out));
+  if (out->cooperative) JP_RETURN_IF_ERROR(check_cooperative(cp, s, v->name, *out));
   return JP_OK;
 }
 
@@ -370,6 +384,16 @@ Status bind_cuda_plan(jp_plan* plan) {
     plan->cuda = nullptr;
   }
   return status;
+}
+
+Status check_cuda_steps(const jp_plan& plan) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const fb::Step& step = *plan.fb->steps()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (step.kernel() == nullptr || step.kernel()->size() == 0) continue;  // bind refuses it
+    const kernels::cuda::KernelVariant* v = nullptr;
+    JP_RETURN_IF_ERROR(check_step_kernel(plan, i, &v));
+  }
+  return JP_OK;
 }
 
 void destroy_cuda_plan(CudaPlan* cuda) { destroy(cuda); }

@@ -36,6 +36,15 @@ TEST(SupportedOps, TableNamesEachOpsFamilyAndRestrictions) {
   EXPECT_TRUE(conv.runs);
   EXPECT_STREQ(conv.family, "Conv");
   EXPECT_FALSE(describe_op("NoSuchOp").runs);
+  // Opsets past 17: the ops ONNX added (Gelu, 20) are listed, and the first opset whose
+  // definition of an op jetplan does not read is named.
+  EXPECT_THAT(md, HasSubstr("| Gelu | runs"));
+  EXPECT_EQ(describe_op("ReduceMean").refused_from, 0);
+  EXPECT_EQ(describe_op("SpaceToDepth").refused_from, 0);  // reads 28 (the mode)
+  EXPECT_EQ(describe_op("DequantizeLinear").refused_from, 0);  // reads 21 and 23
+  EXPECT_EQ(describe_op("Mod").refused_from, 0);  // reads 28 (float fmod=0 refused there)
+  EXPECT_EQ(describe_op("Range").refused_from, 27);  // folds only: no definition past 17 read
+  EXPECT_THAT(md, HasSubstr("refused from opset 27 (its definition there is not read)"));
 }
 
 TEST(SupportedOps, EveryRunningOpHasItsDtypes) {
