@@ -14,7 +14,6 @@
 //
 //   jp_conv_igemm_<BM>x<BN>_i8[_f16out]  the same implicit GEMM with mma.sync m16n8k32 s8, 2-D,
 //                                     groups 1, Cin % 16 == 0; Int8 y, or Float16 y (_f16out).
-//   jp_conv_igemm_64x64_anyc_i8[_f16out]  the same for any Cin (element-wise loads).
 //   jp_conv_depthwise_i8[_f16out]     groups == Cin == Cout, 2-D, any C (four channels a
 //                                     thread when C % 4 == 0).
 #include <cuda_fp16.h>
@@ -471,9 +470,6 @@ JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, int8_t, 32, 64, 128, 1, 4,
 // 64x64 with 128 K a stage: the many-tile layers with long K.
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
-// Any Cin (a 3-channel stem, MobileNet's 24-channel expansions): element-wise loads.
-JP_CONV_IGEMM(jp_conv_igemm_64x64_anyc_i8, 128, int8_t, 64, 64, 64, 2, 2, 4, false, jk::EpilogueI8<true>)
-JP_CONV_IGEMM(jp_conv_igemm_64x64_anyc_i8_f16out, 128, int8_t, 64, 64, 64, 2, 2, 4, false, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
 extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvParams p) {
   if (!p.channels_last || p.groups != p.in_channels || p.out_channels != p.in_channels ||

@@ -153,43 +153,23 @@ __device__ __forceinline__ bool pairs_aligned(const GemmParams& p, const OutT* y
   return p.N % 2 == 0 && (reinterpret_cast<uintptr_t>(y) & (2 * sizeof(OutT) - 1)) == 0;
 }
 
-// What the epilogue of output pair (m, n), (m, n + 1) of one batch reads besides the
-// accumulators: C and the residual (left alone where absent or outside the output).
-// Read for several pairs before any is stored, so that their global round trips overlap (a
-// store may alias C or the residual as far as the compiler knows).
-struct PairInputs {
-  float c[2], r[2];
-};
-__device__ __forceinline__ void load_pair_inputs(const GemmParams& p, const __half* c,
-                                                 const __half* r, int64_t bi, int64_t m,
-                                                 int64_t n, PairInputs* in) {
-  if (m >= p.M || n >= p.N) return;
-  const int64_t yi = (bi * p.M + m) * p.N + n;
-#pragma unroll
-  for (int e = 0; e < 2; ++e) {
-    if (e == 1 && n + 1 >= p.N) break;
-    if (c != nullptr)
-      in->c[e] = __half2float(c[bi * p.c_stride_batch + m * p.c_stride_m + (n + e) * p.c_stride_n]);
-    if (r != nullptr) in->r[e] = __half2float(r[yi + e]);
-  }
-}
-
-// Element (m, n) pair (n, n + 1) of one batch: alpha, beta * C, the residual, activation (kind A,
-// or -1: the step's; with_activation(), device_math.cuh), store.
-template <int A, typename OutT>
-__device__ __forceinline__ void epilogue_pair(const GemmParams& p, bool has_c, bool has_r,
-                                              const PairInputs& in, OutT* y, int64_t bi,
-                                              int64_t m, int64_t n, float v0, float v1,
-                                              bool pair_store) {
+// Element (m, n) pair (n, n + 1) of one batch: alpha, beta * C, the residual, activation, store.
+template <typename OutT>
+__device__ __forceinline__ void epilogue_pair(const GemmParams& p, const __half* c,
+                                              const __half* r, OutT* y, int64_t bi, int64_t m,
+                                              int64_t n, float v0, float v1, bool pair_store) {
   if (m >= p.M || n >= p.N) return;
   float v[2] = {v0 * p.alpha, v1 * p.alpha};
   const bool two = n + 1 < p.N;
   const int64_t yi = (bi * p.M + m) * p.N + n;
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
-    if (has_c) v[e] += p.beta * in.c[e];
-    if (has_r) v[e] += in.r[e];
-    v[e] = act_value<A>(p.act, v[e]);
+    if (e == 1 && !two) break;
+    if (c != nullptr)
+      v[e] += p.beta * __half2float(c[bi * p.c_stride_batch + m * p.c_stride_m +
+                                      (n + e) * p.c_stride_n]);
+    if (r != nullptr) v[e] += __half2float(r[yi + e]);
+    v[e] = activation_value(p.act, v[e]);
   }
   if (two && pair_store) {
     store_out2(y + yi, v[0], v[1]);
@@ -443,27 +423,12 @@ __device__ __forceinline__ void gemm_mma(const StepPointers& ptrs, const GemmPar
     stage_accumulators<BM>(so, acc, wm, wn, lane);
     __syncthreads();
     if (SPLIT && !split_k_sum<BM>(ptrs, so, tiles, last_arrival)) return;
-    // Four pairs a thread at a time: their C and residual loads first, then their stores.
-    constexpr int kPairs = BM * kBN / 2, kUnroll = 4;
-    static_assert(kPairs % (kUnroll * kMmaThreads) == 0, "whole groups of pairs");
-    with_activation(p.act, [&](auto act) {
 #pragma unroll 1
-      for (int e0 = static_cast<int>(threadIdx.x); e0 < kPairs; e0 += kUnroll * kMmaThreads) {
-        PairInputs in[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const int e = e0 + u * kMmaThreads, r = e / (kBN / 2), c = (e % (kBN / 2)) * 2;
-          load_pair_inputs(p, C, R, bi, m0 + r, n0 + c, &in[u]);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const int e = e0 + u * kMmaThreads, r = e / (kBN / 2), c = (e % (kBN / 2)) * 2;
-          const float2 v = *reinterpret_cast<const float2*>(so + r * kOutPitch + c);
-          epilogue_pair<decltype(act)::value>(p, C != nullptr, R != nullptr, in[u], Y, bi,
-                                              m0 + r, n0 + c, v.x, v.y, pair_store);
-        }
-      }
-    });
+    for (int e = static_cast<int>(threadIdx.x); e < BM * kBN / 2; e += kMmaThreads) {
+      const int r = e / (kBN / 2), c = (e % (kBN / 2)) * 2;
+      const float2 v = *reinterpret_cast<const float2*>(so + r * kOutPitch + c);
+      epilogue_pair(p, C, R, Y, bi, m0 + r, n0 + c, v.x, v.y, pair_store);
+    }
     __syncthreads();  // the next batch's prologue overwrites the output tile
   }
 }

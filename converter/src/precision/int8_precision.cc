@@ -90,7 +90,7 @@ class Int8Pass {
     return false;
   }
 
-  // A Conv the INT8 kernels take (2-D NHWC, depthwise or groups 1, constant
+  // A Conv the INT8 kernels take (2-D NHWC, depthwise or groups 1 with Cin % 16 == 0, constant
   // weights and bias) whose input and output have scales; `why` says what stops one that is not.
   bool eligible(size_t si, std::string* why) const {
     const DraftStep& s = d_.steps[si];
@@ -103,6 +103,8 @@ class Int8Pass {
     else if (x.layout != fb::Layout::NHWC || s.op.kernel.size() != 2 || x.shape.size() != 4 ||
              !(s.op.groups == 1 || (s.op.groups == x.shape[3] && y.shape[3] == x.shape[3])))
       *why = "not a 2-D NHWC conv, depthwise or with groups 1 (the INT8 kernels' forms)";
+    else if (s.op.groups == 1 && x.shape[3] % 16 != 0)
+      *why = "input channels not a multiple of 16";
     else if (x.dtype != DataType::kFloat32 || w.storage != fb::Storage::Weight ||
              w.dtype != DataType::kFloat32 ||
              (bias && d_.tensors[s.inputs[2]].storage != fb::Storage::Weight))
