@@ -545,8 +545,11 @@ Status cuda_kernel(const jp_context* ctx, const char* name, cu::CUfunction* out)
   return ctx->cuda->plan->modules.function(name, out);
 }
 
-void cuda_input_written_on_device(jp_context* ctx, int32_t index) {
-  if (index >= 0 && index < 64) ctx->cuda->inputs_on_device |= uint64_t(1) << index;
+void cuda_input_written_on_device(jp_context* ctx, int32_t index, bool on) {
+  if (index < 0 || index >= 64) return;
+  const uint64_t bit = uint64_t(1) << index;
+  ctx->cuda->inputs_on_device = on ? ctx->cuda->inputs_on_device | bit
+                                   : ctx->cuda->inputs_on_device & ~bit;
 }
 
 }  // namespace jetplan::rt

@@ -42,10 +42,11 @@ const char* cuda_device_name(const jp_plan& plan);
 
 // For the camera-frame preprocessing (preprocess_cuda.cc): makes the context's CUDA context
 // current and gives its driver and stream (either may be null); looks a kernel up in the
-// plan's modules; marks an input the context's enqueues no longer copy from the host (index < 64).
+// plan's modules; marks an input the context's enqueues no longer copy from the host (on), or
+// copy again (off: its preprocessor is gone) (index < 64).
 [[nodiscard]] Status cuda_context_current(const jp_context* ctx, const cu::Driver** d,
                                           cu::CUstream* stream);
 [[nodiscard]] Status cuda_kernel(const jp_context* ctx, const char* name, cu::CUfunction* out);
-void cuda_input_written_on_device(jp_context* ctx, int32_t index);
+void cuda_input_written_on_device(jp_context* ctx, int32_t index, bool on);
 
 }  // namespace jetplan::rt

@@ -10,6 +10,7 @@ namespace jetplan::rt {
 
 struct CudaFrames {
   jp_context* ctx = nullptr;  // borrowed
+  int32_t input = -1;         // the input it writes, once set up
   const cu::Driver* d = nullptr;
   cu::CUstream context_stream = nullptr;  // the context's
   cu::CUstream upload = nullptr;          // owned
@@ -23,6 +24,8 @@ struct CudaFrames {
   ~CudaFrames() {
     if (d == nullptr) return;
     if (ctx != nullptr) (void)cuda_context_current(ctx, nullptr, nullptr);  // ctx outlives us
+    // The context's enqueues copy the input from the host again.
+    if (ctx != nullptr && input >= 0) cuda_input_written_on_device(ctx, input, false);
     if (upload != nullptr) (void)d->StreamSynchronize(upload);
     if (context_stream != nullptr) (void)d->StreamSynchronize(context_stream);
     for (int s = 0; s < 2; ++s) {
@@ -76,7 +79,8 @@ Status create_cuda_frames(jp_context* ctx, int32_t input, size_t frame_bytes, Cu
     destroy(f);
     return status;
   }
-  cuda_input_written_on_device(ctx, input);
+  f->input = input;
+  cuda_input_written_on_device(ctx, input, true);
   *out = f;
   return JP_OK;
 }

@@ -349,6 +349,14 @@ TEST(CudaRuntime, PreprocessorWritesTheInputOnTheGpu) {
   ASSERT_EQ(jp_context_get_output(ctx, 0, &y, &bytes), JP_OK);
   expect_relu(want[3], static_cast<const float*>(y));
   jp_preprocessor_destroy(pre);
+  // Without its preprocessor the context copies the input from the host again.
+  std::vector<float> x(3 * 24 * 32);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 7) - 3) * 0.5f;
+  ASSERT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK) << jp_last_error();
+  ASSERT_EQ(jp_context_enqueue(ctx), JP_OK) << jp_last_error();
+  ASSERT_EQ(jp_context_synchronize(ctx), JP_OK) << jp_last_error();
+  ASSERT_EQ(jp_context_get_output(ctx, 0, &y, &bytes), JP_OK);
+  expect_relu(x, static_cast<const float*>(y));
   jp_context_destroy(ctx);
   jp_plan_destroy(plan);
 }
