@@ -24,6 +24,9 @@ struct TransposeParams {
   // x Float16 and y Float32: each element converted as it moves (a GPU plan's float32 output
   // written by its layout transpose: the output cast fused into it).
   bool half_to_float = false;
+  // x Float32 and y Float16: each element rounded to half (to nearest even) as it moves (a GPU
+  // plan's float32 input read by its layout transpose: the input cast fused into it).
+  bool float_to_half = false;
 };
 
 // The view of a transpose with its extent-1 dims dropped and each dim merged into the one before
@@ -56,7 +59,8 @@ void transpose(const TransposeParams& p, const void* x, void* y);
 // CUDA kernels of kernels/cuda/transpose.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // Byte movers: any dtype. The tiled ones: 32 x 8 threads move 32 x 32 tiles through static
-// shared memory. The h2f ones: FP16 in, FP32 out (the output cast fused into the transpose).
+// shared memory. The h2f ones: FP16 in, FP32 out (the output cast fused into the transpose);
+// the f2h ones: FP32 in, FP16 out (the input cast fused into it).
 #define JP_CUDA_VARIANTS_transpose(X, F) \
   X(F, jp_transpose_b1, kAny, 0) \
   X(F, jp_transpose_b2, kAny, 0) \
@@ -67,4 +71,6 @@ void transpose(const TransposeParams& p, const void* x, void* y);
   X(F, jp_transpose_tiled_b4, kAny, 256) \
   X(F, jp_transpose_tiled_b8, kAny, 256) \
   X(F, jp_transpose_h2f, kF16, 0, kF32) \
-  X(F, jp_transpose_tiled_h2f, kF16, 256, kF32)
+  X(F, jp_transpose_tiled_h2f, kF16, 256, kF32) \
+  X(F, jp_transpose_f2h, kF32, 0, kF16) \
+  X(F, jp_transpose_tiled_f2h, kF32, 256, kF16)

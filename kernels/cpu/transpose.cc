@@ -8,7 +8,7 @@ namespace jetplan::kernels::cpu {
 
 void transpose(const TransposeParams& p, const void* x, void* y) {
   const auto source = [&](int32_t d, int64_t coord) { return coord * p.x_strides[d]; };
-  if (!p.half_to_float) {
+  if (!p.half_to_float && !p.float_to_half) {
     move_elements(p.rank, p.out_dims, p.elem_bytes, x, y, source);
     return;
   }
@@ -16,10 +16,18 @@ void transpose(const TransposeParams& p, const void* x, void* y) {
   const auto* in = static_cast<const unsigned char*>(x);
   auto* out = static_cast<unsigned char*>(y);
   for (int64_t i = 0; i < count; ++i) {
-    uint16_t h;
-    std::memcpy(&h, in + source_offset(i, p.rank, p.out_dims, source) * 2, 2);
-    const float f = half_to_float(h);
-    std::memcpy(out + i * 4, &f, 4);
+    const int64_t from = source_offset(i, p.rank, p.out_dims, source);
+    if (p.half_to_float) {
+      uint16_t h;
+      std::memcpy(&h, in + from * 2, 2);
+      const float f = half_to_float(h);
+      std::memcpy(out + i * 4, &f, 4);
+    } else {
+      float f;
+      std::memcpy(&f, in + from * 4, 4);
+      const uint16_t h = half_from_float(f);
+      std::memcpy(out + i * 2, &h, 2);
+    }
   }
 }
 

@@ -9,7 +9,7 @@
 //       workspace (serial split-K, fixed summation order: gemm_mma.cuh); zero_workspace.
 //   jp_gemm_f16_gemv_bt / _bn: M <= 8 (batch-1 FC layers), B stored [N, K] / [K, N]; K split
 //       across the lanes and warps of a CTA and summed in a fixed order (deterministic);
-//       grid (ceil(N / 8), 1, batch) / (ceil(N / 64), 1, batch), 256 threads.
+//       grid (ceil(N / 2), 1, batch) / (ceil(N / 64), 1, batch), 256 threads.
 // Every variant loops over batches with stride gridDim.z and bounds every index by the params.
 #include <cuda_fp16.h>
 
@@ -23,6 +23,8 @@ namespace {
 
 constexpr int kGemvMaxM = 8, kGemvThreads = 256, kGemvWarps = kGemvThreads / 32;
 constexpr int kGemvBnCols = 64;  // output columns per CTA of gemv_bn
+// gemv_bt: warps per output column (each sums a slice of K), and so columns per CTA.
+constexpr int kGemvSplit = 4, kGemvBtCols = kGemvWarps / kGemvSplit;
 
 __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
   const __half2* h = reinterpret_cast<const __half2*>(&v);
@@ -67,27 +69,35 @@ __device__ __forceinline__ GemvOperands<OutT> gemv_operands(const StepPointers& 
           p.trans_a ? p.M : 1};
 }
 
-// B stored [N, K]: one warp per output column n; lanes stride over K (8 halves at a time when
-// rows are 16-byte aligned), then a butterfly over the warp (fixed order).
+// B stored [N, K]: a CTA owns kGemvBtCols output columns, kGemvSplit warps each: warp w of
+// column n sums its slice of K (lanes stride over it, 8 halves at a time when rows are 16-byte
+// aligned), a butterfly adds the lanes, then the slices meet in shared memory and are added in
+// slice order (fixed: the bits do not depend on timing). Splitting K keeps enough loads in
+// flight to stream the weights (one warp a column left most SMs with 8 warps at batch 1).
 template <typename OutT>
 __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
+  __shared__ float part[kGemvWarps][kGemvMaxM];
   if (!p.trans_b || p.M > kGemvMaxM) return;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int64_t n = static_cast<int64_t>(blockIdx.x) * kGemvWarps + warp;
-  if (n >= p.N) return;  // no barriers below
+  const int col = warp / kGemvSplit, slice = warp % kGemvSplit;
+  const int64_t n = static_cast<int64_t>(blockIdx.x) * kGemvBtCols + col;
+  const bool n_ok = n < p.N;  // no early return: barriers below
   const auto [A, B, C, R, Y, M, a_m, a_k] = gemv_operands<OutT>(ptrs, p);
   const int64_t K = p.K;
   const bool vec_b = K % 8 == 0 && p.b_batch_stride % 8 == 0 && aligned16(B);
   const bool vec_a = vec_b && !p.trans_a && p.a_batch_stride % 8 == 0 && aligned16(A);
+  // This warp's slice of K, a multiple of 8 long (so 16-byte loads stay aligned).
+  const int64_t per = (K + kGemvSplit * 8 - 1) / (kGemvSplit * 8) * 8;
+  const int64_t k0 = slice * per, k1 = n_ok ? (k0 + per < K ? k0 + per : K) : k0;
   for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
     const __half* a = A + bi * p.a_batch_stride;
-    const __half* brow = B + bi * p.b_batch_stride + n * K;
+    const __half* brow = B + bi * p.b_batch_stride + (n_ok ? n : 0) * K;
     float acc[kGemvMaxM];
 #pragma unroll
     for (int m = 0; m < kGemvMaxM; ++m) acc[m] = 0.f;
     if (vec_b) {
-#pragma unroll 8
-      for (int64_t k = lane * 8; k < K; k += 32 * 8) {
+#pragma unroll 4
+      for (int64_t k = k0 + lane * 8; k < k1; k += 32 * 8) {
         float bv[8];
         unpack8(*reinterpret_cast<const uint4*>(brow + k), bv);
 #pragma unroll
@@ -105,7 +115,7 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
         }
       }
     } else {
-      for (int64_t k = lane; k < K; k += 32) {
+      for (int64_t k = k0 + lane; k < k1; k += 32) {
         const float bv = __half2float(brow[k]);
 #pragma unroll
         for (int m = 0; m < kGemvMaxM; ++m) {
@@ -118,11 +128,19 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
     for (int m = 0; m < kGemvMaxM; ++m)
 #pragma unroll
       for (int off = 16; off > 0; off /= 2) acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], off);
-    // Lane m stores row m (acc is the same in every lane after the butterfly).
+    // acc is the same in every lane after the butterfly: lane m keeps row m's.
 #pragma unroll
     for (int m = 0; m < kGemvMaxM; ++m)
-      if (m < M && lane == m)
-        store_out(Y + (bi * p.M + m) * p.N + n, finish(p, C, R, bi, m, n, acc[m]));
+      if (lane == m) part[warp][m] = acc[m];
+    __syncthreads();
+    // Slice 0's lane m adds row m's slices in order and stores it.
+    if (slice == 0 && lane < M && n_ok) {
+      float s = 0.f;
+#pragma unroll
+      for (int j = 0; j < kGemvSplit; ++j) s += part[warp + j][lane];
+      store_out(Y + (bi * p.M + lane) * p.N + n, finish(p, C, R, bi, lane, n, s));
+    }
+    __syncthreads();  // part is rewritten by the next batch
   }
 }
 

@@ -1,5 +1,6 @@
 // Selection for the Gemm family (kernels/cuda/gemm.cu): FP16 only.
-//   M <= 8: the gemv variants (B [N, K]: one warp per column; B [K, N]: 64 columns per CTA);
+//   M <= 8: the gemv variants (B [N, K]: 4 warps per column, 2 columns per CTA; B [K, N]: 64
+//       columns per CTA);
 //       a 64-row tensor-core tile would idle 7/8 of its rows and give ceil(N / 64) CTAs.
 //   otherwise: the mma variant of the step's (trans_a, trans_b), with 64-row tiles when those
 //       give at least 4 CTAs per SM, else 32-row tiles (ViT's 197-row GEMMs on a big GPU: twice
@@ -60,7 +61,7 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   if (p->M <= kGemvMaxM) {
     if (p->trans_b) {
       out->variant = named(VariantId::jp_gemm_f16_gemv_bt, VariantId::jp_gemm_f16_gemv_bt_f32out);
-      out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, 8));
+      out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, 2));  // gemv_bt's kGemvBtCols
     } else {
       out->variant = named(VariantId::jp_gemm_f16_gemv_bn, VariantId::jp_gemm_f16_gemv_bn_f32out);
       out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, 64));

@@ -1,6 +1,7 @@
 // Transpose on the GPU (a strided gather; tiled through shared memory when the permutation
 // coalesces to a 2-D one): moves elements of elem_bytes and never looks at the values, so one
-// kernel serves every dtype, or widens FP16 to FP32 as it moves (half_to_float). Twin:
+// kernel serves every dtype, or widens FP16 to FP32 as it moves (half_to_float), or rounds FP32
+// to FP16 (float_to_half, to nearest even like the twin's half_from_float). Twin:
 // kernels/cpu/transpose.cc.
 #include <cuda_fp16.h>
 #include <cstdint>
@@ -21,6 +22,10 @@ __device__ __forceinline__ TO moved(TI v) {
 template <>
 __device__ __forceinline__ float moved<float, __half>(__half v) {
   return __half2float(v);
+}
+template <>
+__device__ __forceinline__ __half moved<__half, float>(float v) {
+  return __float2half_rn(v);
 }
 
 // Generic transpose: one output element per thread, its source offset from the dense output
@@ -66,6 +71,31 @@ __device__ bool tile_view(const TransposeParams& p, TileView* v) {
 
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;  // block: kTile x kTileRows threads
+// At most this many rows or cols: a 32x32 tile would hold mostly nothing (a 3-channel image's
+// NCHW -> NHWC moves 32 x 3 of its 1024 elements a tile), so each thread moves one whole line.
+constexpr int64_t kNarrow = 8;
+
+// The narrow view, one thread per line: a row of y (all its cols) when cols are few, a col of y
+// (all its rows) when rows are. Either way a warp's reads and its writes are each one contiguous
+// run for every step of the thread's loop.
+template <typename TI, typename TO>
+__device__ void transpose_lines(const TileView& v, const TI* s, TO* d) {
+  const bool by_row = v.cols <= kNarrow;
+  const int64_t lines = v.batch * (by_row ? v.rows : v.cols), len = by_row ? v.cols : v.rows;
+  const int64_t per_batch = by_row ? v.rows : v.cols;
+  const int64_t threads = int64_t(gridDim.x) * blockDim.x * blockDim.y;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x * blockDim.y + threadIdx.y * blockDim.x +
+                   threadIdx.x;
+       i < lines; i += threads) {
+    const int64_t b = i / per_batch, l = i - b * per_batch;
+    const TI* sb = s + b * v.batch_stride;
+    TO* db = d + b * v.rows * v.cols;
+    for (int64_t k = 0; k < len; ++k) {
+      const int64_t r = by_row ? l : k, c = by_row ? k : l;
+      db[r * v.cols + c] = moved<TO>(sb[r + c * v.col_stride]);
+    }
+  }
+}
 
 // Each block moves 32x32 tiles through shared memory: reads along rows (contiguous in x),
 // writes along cols (contiguous in y). Tiles are visited grid-stride, so any grid is safe.
@@ -79,6 +109,10 @@ __device__ void transpose_tiled(const TransposeParams& p, const void* x, void* y
   __shared__ TI tile[kTile][kTile + 1];
   const TI* s = static_cast<const TI*>(x);
   TO* d = static_cast<TO*>(y);
+  if (v.rows <= kNarrow || v.cols <= kNarrow) {
+    transpose_lines<TI, TO>(v, s, d);
+    return;
+  }
   const int64_t row_tiles = (v.rows + kTile - 1) / kTile, col_tiles = (v.cols + kTile - 1) / kTile;
   const int64_t tiles = v.batch * row_tiles * col_tiles;
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -107,17 +141,17 @@ using jetplan::kernels::TransposeParams;
 using jetplan::kernels::cuda::StepPointers;
 namespace jk = jetplan::kernels::cuda;
 
-// The byte-moving variants never run a converting transpose (y's elements are wider than x's).
+// The byte-moving variants never run a converting transpose (y's elements are not x's).
 #define JP_TRANSPOSE(N)                                                                  \
   extern "C" __global__ void jp_transpose_b##N(StepPointers ptrs, const TransposeParams p) { \
     using T = jk::Unit<N>::T;                                                            \
-    if (p.elem_bytes == N && !p.half_to_float)                                           \
+    if (p.elem_bytes == N && !p.half_to_float && !p.float_to_half)                       \
       jk::transpose_generic<T, T>(p, ptrs.in[0], ptrs.out[0]);                           \
   }                                                                                      \
   extern "C" __global__ void jp_transpose_tiled_b##N(StepPointers ptrs,                  \
                                                      const TransposeParams p) {          \
     using T = jk::Unit<N>::T;                                                            \
-    if (p.elem_bytes == N && !p.half_to_float)                                           \
+    if (p.elem_bytes == N && !p.half_to_float && !p.float_to_half)                       \
       jk::transpose_tiled<T, T>(p, ptrs.in[0], ptrs.out[0]);                             \
   }
 JP_TRANSPOSE(1)
@@ -133,4 +167,14 @@ extern "C" __global__ void jp_transpose_h2f(StepPointers ptrs, const TransposePa
 extern "C" __global__ void jp_transpose_tiled_h2f(StepPointers ptrs, const TransposeParams p) {
   if (p.elem_bytes == 2 && p.half_to_float)
     jk::transpose_tiled<__half, float>(p, ptrs.in[0], ptrs.out[0]);
+}
+
+// FP32 in, FP16 out (the input cast fused into a GPU plan's first layout transpose).
+extern "C" __global__ void jp_transpose_f2h(StepPointers ptrs, const TransposeParams p) {
+  if (p.elem_bytes == 4 && p.float_to_half)
+    jk::transpose_generic<float, __half>(p, ptrs.in[0], ptrs.out[0]);
+}
+extern "C" __global__ void jp_transpose_tiled_f2h(StepPointers ptrs, const TransposeParams p) {
+  if (p.elem_bytes == 4 && p.float_to_half)
+    jk::transpose_tiled<float, __half>(p, ptrs.in[0], ptrs.out[0]);
 }

@@ -24,10 +24,10 @@ bool select_transpose(const StepDesc& step, const TargetInfo& target, LaunchChoi
                       std::string* why) {
   const auto* p = static_cast<const TransposeParams*>(step.params);
   const int64_t e = p->elem_bytes;
-  if (p->half_to_float ? e != 2 : (e != 1 && e != 2 && e != 4 && e != 8)) {
+  if (p->half_to_float ? e != 2 : p->float_to_half ? e != 4 : (e != 1 && e != 2 && e != 4 && e != 8)) {
     *why =
         "the CUDA Transpose kernels move elements of 1, 2, 4 or 8 bytes, or convert Float16 "
-        "to Float32";
+        "to Float32 or Float32 to Float16";
     return false;
   }
   // [tiled][log2 of the element size], and the FP16 -> FP32 pair.
@@ -38,11 +38,14 @@ bool select_transpose(const StepDesc& step, const TargetInfo& target, LaunchChoi
        VariantId::jp_transpose_tiled_b4, VariantId::jp_transpose_tiled_b8}};
   static constexpr VariantId kHalfToFloat[2] = {VariantId::jp_transpose_h2f,
                                                 VariantId::jp_transpose_tiled_h2f};
+  static constexpr VariantId kFloatToHalf[2] = {VariantId::jp_transpose_f2h,
+                                                VariantId::jp_transpose_tiled_f2h};
   const uint64_t tiles = transpose_tiles(*p);
   const int tiled = tiles > 0 ? 1 : 0;
   const int log2_bytes = e == 1 ? 0 : e == 2 ? 1 : e == 4 ? 2 : 3;
-  out->variant =
-      &kernel_variant(p->half_to_float ? kHalfToFloat[tiled] : kMovers[tiled][log2_bytes]);
+  out->variant = &kernel_variant(p->half_to_float   ? kHalfToFloat[tiled]
+                                 : p->float_to_half ? kFloatToHalf[tiled]
+                                                    : kMovers[tiled][log2_bytes]);
   if (tiles > 0) {
     launch_1d(tiles * 256, 256, target.sm_count * 16, out);
     out->block[0] = 32;

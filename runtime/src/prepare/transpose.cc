@@ -1,5 +1,5 @@
-// Transpose: a permutation of the dims of a tensor of any dtype (Float16 to Float32 converts as
-// it moves).
+// Transpose: a permutation of the dims of a tensor of any dtype (Float16 to Float32 and Float32
+// to Float16 convert as they move).
 #include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/prepare_util.h"
@@ -10,9 +10,10 @@ Status prepare_transpose(const jp_plan& plan, const fb::TransposeParams& p, Prep
   JP_RETURN_IF_ERROR(check_arity(*s, "Transpose", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  // Float16 to Float32 converts as it moves; every other pair of types must be the same.
+  // Float16 to Float32 and back convert as they move; every other pair of types must be the same.
   const bool half_to_float = x.dtype == fb::DType::Float16 && y.dtype == fb::DType::Float32;
-  if (!half_to_float) JP_RETURN_IF_ERROR(check_same_dtype(*s, x, y));
+  const bool float_to_half = x.dtype == fb::DType::Float32 && y.dtype == fb::DType::Float16;
+  if (!half_to_float && !float_to_half) JP_RETURN_IF_ERROR(check_same_dtype(*s, x, y));
   const uint32_t perm_size = p.perm() ? p.perm()->size() : 0;
   if (perm_size != static_cast<uint32_t>(x.rank) || y.rank != x.rank) {
     return invalid(*s, "perm, input and output must have the same rank");
@@ -27,6 +28,7 @@ Status prepare_transpose(const jp_plan& plan, const fb::TransposeParams& p, Prep
   k.rank = x.rank;
   k.elem_bytes = static_cast<int64_t>(dtype_size(x.dtype));
   k.half_to_float = half_to_float;
+  k.float_to_half = float_to_half;
   bool seen[kMaxRank] = {};
   for (int32_t d = 0; d < x.rank; ++d) {
     const int32_t from = p.perm()->Get(static_cast<uint32_t>(d));

@@ -227,14 +227,15 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
     }
   }
 
-  // Steps in order: casts in, NHWC transpose, the NHWC chain, no cast out: the NCHW transpose
-  // writes float32 "a" and fc float32 "y" themselves (the output-cast epilogue). Flatten of the
-  // [1, 1, 1, C] NHWC pool output is a view of its bytes, no step.
+  // Steps in order: no cast in (the NHWC transpose reads float32 "x" and writes float16: the
+  // input cast fused into it), the NHWC chain, no cast out: the NCHW transpose writes float32
+  // "a" and fc float32 "y" themselves (the output-cast epilogue). Flatten of the [1, 1, 1, C]
+  // NHWC pool output is a view of its bytes, no step.
   std::vector<std::pair<std::string, fb::OpFamily>> order;
   for (const auto* s : *plan->steps()) order.emplace_back(s->name()->str(), s->op());
   using F = fb::OpFamily;
   const std::vector<std::pair<std::string, F>> expected = {
-      {"x:to_f16", F::Cast},    {"x:to_nhwc", F::Transpose}, {"conv+relu", F::Conv},
+      {"x:to_nhwc", F::Transpose}, {"conv+relu", F::Conv},
       {"pool", F::Pool},        {"add", F::Binary},              {"a:to_nchw", F::Transpose},
       {"gap", F::Pool},         {"fc", F::Gemm}};
   ASSERT_EQ(order.size(), expected.size());
@@ -263,6 +264,9 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
   EXPECT_EQ(flat->offset(), plan->tensors()->Get(flat->view_of())->offset());
   EXPECT_EQ(shape(plan, steps.at("fc")->inputs()->Get(0)), (std::vector<int64_t>{1, 4}));
   EXPECT_EQ(steps.at("x:to_nhwc")->params_as_TransposeParams()->perm()->Get(1), 2);
+  EXPECT_EQ(steps.at("x:to_nhwc")->inputs()->Get(0), plan->inputs()->Get(0)->tensor());
+  EXPECT_EQ(plan->tensors()->Get(steps.at("x:to_nhwc")->outputs()->Get(0))->dtype(),
+            fb::DType::Float16);
   EXPECT_EQ(steps.at("a:to_nchw")->params_as_TransposeParams()->perm()->Get(1), 3);
   // The per-channel constant of the Add is [1, 1, 1, C].
   EXPECT_EQ(shape(plan, steps.at("add")->inputs()->Get(1)), (std::vector<int64_t>{1, 1, 1, 4}));
@@ -297,6 +301,8 @@ TEST(GpuConvert, ConvNetLayoutPrecisionAndWeights) {
   // With kernels chosen, the NCHW transpose is the FP16-in, FP32-out one.
   const ConvertResult k = convert(m, gpu("h100"));
   EXPECT_EQ(steps_by_name(plan_of(k)).at("a:to_nchw")->kernel()->str(), "jp_transpose_tiled_h2f");
+  // and the NHWC one the FP32-in, FP16-out one.
+  EXPECT_EQ(steps_by_name(plan_of(k)).at("x:to_nhwc")->kernel()->str(), "jp_transpose_tiled_f2h");
 }
 
 TEST(GpuConvert, ConvNetKernelsOrOneErrorForAllMissing) {

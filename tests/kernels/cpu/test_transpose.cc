@@ -98,6 +98,21 @@ TEST(Transpose, HalfToFloatWidensAsItMoves) {
                [&](unsigned char* y) { cpu::transpose(p, x.data(), y); });
 }
 
+// Float32 in, Float16 out: each element rounded to nearest even as it moves (NCHW -> NHWC here,
+// a GPU plan's input transpose with the input cast fused into it).
+TEST(Transpose, FloatToHalfRoundsAsItMoves) {
+  TransposeParams p = transpose_params({1, 3, 1, 2}, {0, 2, 3, 1}, 4);
+  p.float_to_half = true;
+  const float inf = std::numeric_limits<float>::infinity();
+  // x[c][w]: 1, 1 + 2^-11 (a tie: rounds to even 1), 1 + 3 * 2^-11 (a tie: rounds up),
+  // 65520 (rounds past 65504: inf), -2^-25 (below half the least subnormal: -0), -inf
+  const std::vector<float> x = {1.f, 1.f + 0x1p-11f, 1.f + 3 * 0x1p-11f, 65520.f, -0x1p-25f, -inf};
+  // y[w][c] = x[c][w]
+  const std::vector<uint16_t> want = {0x3c00, 0x3c02, 0x8000, 0x3c00, 0x7c00, 0xfc00};
+  expect_bytes(to_bytes<uint16_t>(want), 2,
+               [&](unsigned char* y) { cpu::transpose(p, x.data(), y); });
+}
+
 TEST(Transpose, EmptyTensorWritesNothing) {
   const TransposeParams p = transpose_params({2, 0, 3}, {2, 0, 1}, 4);
   const float x = 1.f;

@@ -38,6 +38,9 @@ TEST(GpuTranspose, MatchesCpuTwinBitExact) {
       {{2, 197, 12, 64}, {0, 2, 1, 3}, false},  // ViT heads split: generic
       {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}, false},
       {{5, 1, 9}, {1, 2, 0}, true},             // extent-1 dims drop out
+      {{8, 3, 37, 41}, {0, 2, 3, 1}, true},     // 3 cols: one thread a row (narrow view)
+      {{3, 41, 37, 2}, {0, 3, 1, 2}, true},     // 2 rows: one thread a col
+      {{2, 9, 5, 7}, {0, 2, 3, 1}, true},       // 9: just past narrow, 32x32 tiles
       {{17}, {0}, false},
   };
   for (const TransposeCase& c : cases) {
@@ -121,6 +124,47 @@ TEST(GpuTranspose, HalfToFloatMatchesCpuTwinBitExact) {
     uint32_t first;
     std::memcpy(&first, after.data(), 4);
     EXPECT_EQ(first, gpu_test::kFloatPoison) << "a byte mover ran a converting transpose";
+  }
+}
+
+// The input cast fused into the layout transpose: FP32 in, FP16 out, bit for bit the CPU twin's
+// rounding (to nearest even, past the half range to +-inf); the byte movers refuse such params.
+TEST(GpuTranspose, FloatToHalfMatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const TransposeCase cases[] = {
+      {{8, 3, 224, 224}, {0, 2, 3, 1}, true},  // the image input: NCHW -> NHWC, 3 channels
+      {{1, 4, 33, 17}, {0, 2, 3, 1}, true},
+      {{2, 67, 13, 11}, {0, 2, 3, 1}, true},   // wide enough for 32x32 tiles
+      {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}, false},
+  };
+  for (const TransposeCase& c : cases) {
+    TransposeParams p = transpose_params(c.dims, c.perm, 4);
+    p.float_to_half = true;
+    const int64_t n = test_util::volume(c.dims);
+    std::vector<float> xf = rng.uniform(n, -70000.f, 70000.f);  // past the half range: +-inf
+    for (int64_t i = 0; i < n; i += 7) xf[size_t(i)] *= 1e-9f;  // subnormal halves
+    Bytes want(static_cast<size_t>(n * 2));
+    cpu::transpose(p, xf.data(), want.data());
+    DeviceBuffer dx(n * 4), dy(n * 2);
+    dx.upload(xf.data(), n * 4);
+    dy.poison16(gpu_test::kHalfPoison);
+    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
+    cuda::LaunchChoice chosen;
+    ASSERT_EQ(gpu_test::select_and_launch(kTranspose, DType::kFloat32, ptrs, p, &chosen), "");
+    const std::string name = chosen.variant->name;
+    EXPECT_EQ(name, c.tiled ? "jp_transpose_tiled_f2h" : "jp_transpose_f2h");
+    EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, n * 2), want), -1)
+        << test_util::shape_str(c.dims) << " " << name;
+    EXPECT_TRUE(dy.guard_intact());
+
+    dy.poison16(gpu_test::kHalfPoison);
+    ASSERT_EQ(gpu_test::launch(c.tiled ? "jp_transpose_tiled_b4" : "jp_transpose_b4", chosen, ptrs, p),
+              "");
+    const Bytes after = gpu_test::download_bytes(dy, n * 2);
+    uint16_t first;
+    std::memcpy(&first, after.data(), 2);
+    EXPECT_EQ(first, gpu_test::kHalfPoison) << "a byte mover ran a converting transpose";
   }
 }
 
