@@ -166,17 +166,26 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const Geo2& g, co
       cp_async16(smem_u32(sb + row * T::kPitch + j * kC), src, ok);
     }
   } else {
+    // (kh, kw, c) of the chunk's elements: divisions for the first only, then stepped (c runs
+    // fastest in K, then kw, then kh); past K the coordinates do not matter (kok is false).
     int cs[kC], khs[kC], kws[kC];
     bool kok[kC];
+    {
+      const int k0 = kbase < K ? kbase : 0;
+      int c = k0 % g.C;
+      const int rs = k0 / g.C;
+      int kh = rs / g.KW, kw = rs - kh * g.KW;
 #pragma unroll
-    for (int e = 0; e < kC; ++e) {
-      const int k = kbase + e;
-      kok[e] = k < K;
-      const int kk = kok[e] ? k : 0;
-      cs[e] = kk % g.C;
-      const int rs = kk / g.C;
-      khs[e] = rs / g.KW;
-      kws[e] = rs - khs[e] * g.KW;
+      for (int e = 0; e < kC; ++e) {
+        kok[e] = kbase + e < K;
+        cs[e] = c;
+        khs[e] = kh;
+        kws[e] = kw;
+        if (++c == g.C) {
+          c = 0;
+          if (++kw == g.KW) kw = 0, ++kh;
+        }
+      }
     }
 #pragma unroll
     for (int i = 0; i < T::kAChunks; ++i) {
