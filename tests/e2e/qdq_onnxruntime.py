@@ -36,6 +36,8 @@ those integers ("units").
     gpu_plan  converts for --target h100 with all 3 convs in INT8.
 
     qdq_onnxruntime.py --convert BIN/jetplan-convert --run BIN/jetplan-run --workdir DIR
+With --gpu-run (on a machine with the --gpu-target GPU) the GPU plans run too and are held to the
+INT8 reference plan's requirements against ORT (cnn: SNR and argmax; convs: the units).
 Needs the newest onnx and onnxruntime (tests/install_deps.sh's venv, JETPLAN_ONNX_PYTHON).
 """
 import argparse
@@ -177,6 +179,7 @@ def tool(argv):
 
 
 def jetplan_outputs(args, plan, batches, work):
+    os.makedirs(work, exist_ok=True)
     got = []
     for i, x in enumerate(batches):
         npy, out = os.path.join(work, f"x{i}.npy"), os.path.join(work, f"out{i}")
@@ -202,7 +205,6 @@ def quiet_quantizer_log():
 
 def jetplan_run(args, qdq, name, convert_flags, batches):
     plan, work = os.path.join(args.workdir, name + ".jplan"), os.path.join(args.workdir, name)
-    os.makedirs(work)
     tool([args.convert, qdq, "-o", plan] + convert_flags)
     return np.concatenate(jetplan_outputs(args, plan, batches, work))
 
@@ -235,6 +237,19 @@ def check_units(what, got, want, scale, saturation_dropped=False):
     return []
 
 
+def check_snr_top1(what, got, want, scale):
+    """SNR >= SNR_MIN_DB against ORT and the same argmax per sample; NaN never passes."""
+    snr = snr_db(got, want) if np.all(np.isfinite(got)) else float("nan")
+    same_top1 = bool(np.all(got.argmax(axis=1) == want.argmax(axis=1)))
+    units = np.abs(np.rint(got / scale) - np.rint(want / scale))
+    print(f"{what}: SNR {snr:.1f} dB against ORT's optimized session (need >= {SNR_MIN_DB} dB), "
+          f"{np.mean(units == 0):.1%} of outputs equal, at most {int(units.max())} units apart, "
+          f"argmax {'the same' if same_top1 else 'DIFFERENT'} for all {len(got)} samples")
+    if not snr >= SNR_MIN_DB or not same_top1:
+        return [f"{what}: SNR {snr:.1f} dB, same argmax: {same_top1}"]
+    return []
+
+
 def check_gpu_plan(args, qdq, name, int8_convs):
     """The GPU plan converts (so the runtime's deviceless load and prepare accept it) and runs
     int8_convs convs in INT8 with the model's scales."""
@@ -258,6 +273,9 @@ def main():
     ap.add_argument("--run", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--gpu-target", default="h100")
+    ap.add_argument("--gpu-run", action="store_true",
+                    help="on a machine with that GPU: also run the GPU plans and hold them to "
+                         "the INT8 reference plan's requirements against ORT")
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -276,16 +294,12 @@ def main():
     got = jetplan_run(args, qdq, "cnn_int8", ["--target", "cpu", "--precision", "int8"],
                       held_out)
     want = ort_outputs(qdq, held_out, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
-    snr = snr_db(got, want) if np.all(np.isfinite(got)) else float("nan")
-    same_top1 = bool(np.all(got.argmax(axis=1) == want.argmax(axis=1)))
-    units = np.abs(np.rint(got / scale) - np.rint(want / scale))
-    print(f"cnn int8_ref: SNR {snr:.1f} dB against ORT's optimized session (need >= "
-          f"{SNR_MIN_DB} dB), {np.mean(units == 0):.1%} of outputs equal, at most "
-          f"{int(units.max())} units apart, argmax {'the same' if same_top1 else 'DIFFERENT'} "
-          f"for all {len(got)} samples")
-    if not snr >= SNR_MIN_DB or not same_top1:
-        failures.append(f"cnn int8_ref: SNR {snr:.1f} dB, same argmax: {same_top1}")
+    failures += check_snr_top1("cnn int8_ref", got, want, scale)
     failures += check_gpu_plan(args, qdq, "cnn_gpu", 3)
+    if args.gpu_run:
+        got = np.concatenate(jetplan_outputs(args, os.path.join(w, "cnn_gpu.jplan"), held_out,
+                                             os.path.join(w, "cnn_gpu")))
+        failures += check_snr_top1("cnn gpu_run", got, want, scale)
 
     fp32, qdq = os.path.join(w, "convs.onnx"), os.path.join(w, "convs_qdq.onnx")
     convs_model(fp32)
@@ -296,10 +310,15 @@ def main():
     want = ort_outputs(qdq, held_out, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
     failures += check_units("convs int8_exact", got, want, scale, saturation_dropped=True)
     failures += check_gpu_plan(args, qdq, "convs_gpu", 3)
+    if args.gpu_run:
+        got = np.concatenate(jetplan_outputs(args, os.path.join(w, "convs_gpu.jplan"), held_out,
+                                             os.path.join(w, "convs_gpu")))
+        failures += check_units("convs gpu_run", got, want, scale, saturation_dropped=True)
 
     for f in failures:
         print("FAIL " + f)
-    print(f"qdq_onnxruntime: {6 - len(failures)} passed, {len(failures)} failed")
+    checks = 8 if args.gpu_run else 6
+    print(f"qdq_onnxruntime: {checks - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 if __name__ == "__main__":
