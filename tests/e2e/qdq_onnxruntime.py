@@ -61,9 +61,28 @@ SNR_MIN_DB = 30.0
 EQUAL_SHARE_MIN = 0.99
 
 
-def conv_weight(rng, cout, cin, k):
-    return (rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k))).astype(
-        np.float32)
+class Weights:
+    """Random float parameters of a model, drawn from one seed, kept as its initializers."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.inits = []
+
+    def param(self, name, shape, std):
+        arr = (self.rng.standard_normal(shape) * std).astype(np.float32)
+        self.inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    def conv(self, x, y, cin, cout, stride=1):
+        """A 3x3 conv (He-scaled weights, small biases) from x to y."""
+        w = self.param(y + "_w", (cout, cin, 3, 3), np.sqrt(2.0 / (cin * 9)))
+        return helper.make_node("Conv", [x, w, self.param(y + "_b", (cout,), 0.1)], [y],
+                                name=y, kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                                strides=[stride, stride])
+
+
+def relu(x, y):
+    return helper.make_node("Relu", [x], [y], name=y)
 
 
 def cnn_model(path):
@@ -71,56 +90,29 @@ def cnn_model(path):
     -> conv3x3 stride 2 (16->32)+ReLU -> GlobalAveragePool -> Flatten -> Gemm(32->10) -> y.
     Widths are multiples of 16, which the INT8 conv kernels take (docs/int8.md): the 3-channel
     stem stays in float, as it does in any model."""
-    rng = np.random.default_rng(1301)
-    inits = []
-
-    def param(name, arr):
-        inits.append(numpy_helper.from_array(arr, name))
-        return name
-
-    def conv(x, y, cin, cout, stride=1):
-        w = param(y + "_w", conv_weight(rng, cout, cin, 3))
-        b = param(y + "_b", (rng.standard_normal(cout) * 0.1).astype(np.float32))
-        return helper.make_node("Conv", [x, w, b], [y], name=y, kernel_shape=[3, 3],
-                                pads=[1, 1, 1, 1], strides=[stride, stride])
-
+    p = Weights(1301)
     nodes = [
-        conv("x", "c1", 3, 16), helper.make_node("Relu", ["c1"], ["a"], name="relu1"),
-        conv("a", "c2", 16, 16), helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-        conv("r2", "c3", 16, 16),
-        helper.make_node("Add", ["c3", "a"], ["s"], name="residual"),
-        helper.make_node("Relu", ["s"], ["r3"], name="relu3"),
+        p.conv("x", "c1", 3, 16), relu("c1", "a"),
+        p.conv("a", "c2", 16, 16), relu("c2", "r2"),
+        p.conv("r2", "c3", 16, 16),
+        helper.make_node("Add", ["c3", "a"], ["s"], name="residual"), relu("s", "r3"),
         helper.make_node("MaxPool", ["r3"], ["p"], name="pool", kernel_shape=[2, 2],
                          strides=[2, 2]),
-        conv("p", "c4", 16, 32, stride=2), helper.make_node("Relu", ["c4"], ["r4"], name="relu4"),
+        p.conv("p", "c4", 16, 32, stride=2), relu("c4", "r4"),
         helper.make_node("GlobalAveragePool", ["r4"], ["g"], name="gap"),
         helper.make_node("Flatten", ["g"], ["f"], name="flatten"),
-        helper.make_node("Gemm", ["f", param("fc_w", (rng.standard_normal((10, 32)) * 0.3)
-                                             .astype(np.float32)),
-                                  param("fc_b", (rng.standard_normal(10) * 0.1)
-                                        .astype(np.float32))], ["y"], name="fc", transB=1),
+        helper.make_node("Gemm", ["f", p.param("fc_w", (10, 32), 0.3),
+                                  p.param("fc_b", (10,), 0.1)], ["y"], name="fc", transB=1),
     ]
-    save_model(path, nodes, inits, CNN_SHAPE, [BATCH, 10])
+    save_model(path, nodes, p.inits, CNN_SHAPE, [BATCH, 10])
 
 
 def convs_model(path):
     """x[4,16,16,16] -> conv3x3+ReLU -> conv3x3+ReLU -> conv3x3 stride 2 (16->32)+ReLU -> y."""
-    rng = np.random.default_rng(1302)
-    inits = []
-
-    def param(name, arr):
-        inits.append(numpy_helper.from_array(arr, name))
-        return name
-
-    def conv(x, y, cin, cout, stride=1):
-        w = param(y + "_w", conv_weight(rng, cout, cin, 3))
-        b = param(y + "_b", (rng.standard_normal(cout) * 0.1).astype(np.float32))
-        return [helper.make_node("Conv", [x, w, b], [y + "_c"], name=y, kernel_shape=[3, 3],
-                                 pads=[1, 1, 1, 1], strides=[stride, stride]),
-                helper.make_node("Relu", [y + "_c"], [y], name=y + "_relu")]
-
-    nodes = conv("x", "c1", 16, 16) + conv("c1", "c2", 16, 16) + conv("c2", "y", 16, 32, 2)
-    save_model(path, nodes, inits, CONVS_SHAPE, [BATCH, 32, 8, 8])
+    p = Weights(1302)
+    nodes = [p.conv("x", "c1", 16, 16), relu("c1", "r1"), p.conv("r1", "c2", 16, 16),
+             relu("c2", "r2"), p.conv("r2", "c3", 16, 32, stride=2), relu("c3", "y")]
+    save_model(path, nodes, p.inits, CONVS_SHAPE, [BATCH, 32, 8, 8])
 
 
 def save_model(path, nodes, inits, x_shape, y_shape):
