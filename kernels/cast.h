@@ -15,8 +15,8 @@ namespace jetplan::kernels {
 // - integer to integer keeps the low bits (two's complement wrap, as numpy and C do);
 // - integer to float rounds to nearest even;
 // - anything to bool is (x != 0), so NaN gives true; bool to anything is 0 or 1;
-// - to bfloat16 goes through float32 (rounded to nearest even), which is then truncated to its
-//   upper 16 bits (toward zero, as ONNX's conformance data expects; NaN stays NaN): see
+// - to bfloat16 goes through float32 (rounded to nearest even), which is then rounded to its
+//   upper 16 bits (to nearest even, as ONNX's reference does; NaN stays NaN): see
 //   kernels/cpu/bfloat16.h. From bfloat16 is exact to float32, then as from float32;
 // - to the same dtype copies the bits (NaN payloads included).
 // CPU only for bfloat16 (plan load refuses the dtype in CUDA plans).

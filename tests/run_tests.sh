@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # jetplan's whole CPU test suite, as CI runs it (README: "Run the tests").
-#   1. installs missing Debian packages (tests/install_deps.sh)
+#   1. installs missing Debian packages and the Python venv (tests/install_deps.sh)
 #   2. Release build + every ctest test (unit, kernel, converter, end-to-end, install)
 #   3. the same tests again under AddressSanitizer + UBSan (leaks included)
 #   4. a cross build of the runtime for Jetson (aarch64) with the toolchain file
@@ -9,6 +9,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${JETPLAN_BUILD_DIR:-$root/build}
 jobs=${JETPLAN_JOBS:-$(nproc)}
+# The venv install_deps.sh makes (newest onnx, onnxruntime, onnxscript), named to CMake.
+onnx_python=${JETPLAN_VENV:-$root/.venv}/bin/python
 
 JETPLAN_CROSS_CHECK=1 "$root/tests/install_deps.sh"
 
@@ -16,7 +18,8 @@ echo "== release build and tests"
 # Device code for the product's GPUs (Orin sm_87, Thor sm_110) and the one it is measured on
 # (sm_90); the default list adds sm_86 and sm_89, the same source compiled for two more Ampere-
 # class chips, which CI's 35 minutes leave out.
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DJETPLAN_CUDA_ARCHS="87;90;110"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DJETPLAN_CUDA_ARCHS="87;90;110" \
+  -DJETPLAN_ONNX_PYTHON="$onnx_python"
 cmake --build "$build" -j "$jobs"
 # models_slow (every real architecture, minutes on 2 cores) is its own command: see README.
 ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE models_slow
@@ -24,7 +27,7 @@ ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE models_slow
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # The kernels' device code was compiled for three SMs above; here one arch keeps CI's time down.
 cmake -S "$root" -B "$build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJETPLAN_ASAN=ON \
-  -DJETPLAN_EXAMPLES=OFF -DJETPLAN_CUDA_ARCHS=87
+  -DJETPLAN_EXAMPLES=OFF -DJETPLAN_CUDA_ARCHS=87 -DJETPLAN_ONNX_PYTHON="$onnx_python"
 cmake --build "$build-asan" -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$build-asan" --output-on-failure -j "$jobs" -LE "no_asan|models"

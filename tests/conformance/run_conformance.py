@@ -1,19 +1,29 @@
 #!/usr/bin/env python3
-"""ONNX's own conformance data (Debian libonnx-testdata) through jetplan: every model is
-converted with jetplan-convert, run with jetplan-run on each stored input set (CPU backend), and
-its outputs compared with the stored outputs.
+"""ONNX's own conformance data through jetplan: every model is converted with jetplan-convert,
+run with jetplan-run on each stored input set (CPU backend), and its outputs compared with the
+stored outputs. Two sources: a data folder in the libonnx-testdata layout (--data, default
+Debian's onnx 1.12 data), or with --onnx-package the node tests of the onnx package this script
+runs under (the newest PyPI onnx in tests/install_deps.sh's venv: its wheel carries them as the
+generator scripts of onnx/backend/test/case/node, whose models and data are written out in that
+layout first).
 
 One line per test: PASS, FAIL (with why) or UNSUPPORTED (the converter's reason), then a summary.
 Graph inputs that feed parameter slots (Reshape's shape, Pad's pads, TopK's K, CastLike's
 target_type, ...: see PARAMETER_SLOTS) or that nothing reads are frozen into initializers holding
 the test's stored value, one plan per data set, and the line says so ("PASS node/test_pad
 (frozen: pads)"); --no-freeze converts the models as they are.
-With --expect FILE, exits non-zero when a test listed there as PASS no longer passes (a
-regression); tests that pass but are not listed are reported, so the list can be updated with
---write-expect. Tolerance (float types): |got - want| <= atol + rtol * |want| with rtol 1e-3 and
-atol 1e-5 (ONNX's backend tests use rtol 1e-3); integers, booleans and bfloat16 (its bit
-patterns, as uint16: numpy has no bfloat16) must be equal; a NaN passes only where the stored
-output has a NaN at that position. Run with /usr/bin/python3.
+With --expect FILE, exits non-zero on a regression: a test listed there as PASS that no longer
+passes, or a FAIL (a wrong result, not a refusal) of a test the list does not mark FAIL; tests
+that pass but are not listed are reported, so the list can be updated with --write-expect. The
+list names the onnx version whose node tests it was written from; under another version, tests
+new in that version are reported, not failed.
+Tolerance (float types): |got - want| <= atol + rtol * |want| with rtol 1e-3 and atol 1e-5
+(ONNX's backend tests use rtol 1e-3); integers, booleans and bfloat16 (its bit patterns, as
+uint16: numpy has no bfloat16) must be equal, except that with --bfloat16-truncated-data (onnx
+1.12's data truncated to bfloat16 where ONNX now rounds to nearest even) a bfloat16 output may
+also be one step farther from zero than the stored one; a NaN passes only where the stored output
+has a NaN at that position. Run with /usr/bin/python3 for Debian's data, with the venv's python
+(tests/install_deps.sh) for --onnx-package.
 """
 import argparse
 import concurrent.futures
@@ -132,7 +142,17 @@ def first_line(text):
     return lines[-1] if lines else "(no message)"
 
 
-def compare(name, got, want):
+def bfloat16_one_step_out(got, want):
+    """Where `got` is the bfloat16 (bits, uint16) one step farther from zero than a finite
+    `want`, as rounding to nearest even gives where truncation dropped half a step or more."""
+    finite = (want & 0x7f80) != 0x7f80
+    return finite & ((got & 0x8000) == (want & 0x8000)) & (
+        (got & 0x7fff).astype(np.int32) == (want & 0x7fff).astype(np.int32) + 1)
+
+
+def compare(name, got, want, bfloat16_truncated=False):
+    """None when `got` matches `want`, else why not. bfloat16_truncated: `want` holds bfloat16
+    bits made by truncation (onnx 1.12's data), and a value one step farther from zero passes."""
     if got.shape != want.shape:
         return f"output '{name}' has shape {list(got.shape)}, expected {list(want.shape)}"
     if want.dtype.kind in "fc":
@@ -154,7 +174,10 @@ def compare(name, got, want):
         return f"output '{name}' is {got.dtype}, expected {want.dtype}"
     if not np.array_equal(got, want):
         bad = got != want
-        return f"output '{name}': {int(bad.sum())} of {bad.size} elements differ"
+        if bfloat16_truncated:
+            bad &= ~bfloat16_one_step_out(got, want)
+        if np.any(bad):
+            return f"output '{name}': {int(bad.sum())} of {bad.size} elements differ"
     return None
 
 
@@ -174,7 +197,7 @@ def convert_model(convert, model_path, plan):
     return None
 
 
-def run_test(test_dir, convert, run, work_root, freeze=True):
+def run_test(test_dir, convert, run, work_root, freeze=True, bfloat16_truncated=False):
     """(name, status, why, frozen): frozen lists the graph inputs turned into initializers."""
     name = os.path.basename(test_dir)
     work = tempfile.mkdtemp(prefix=name + ".", dir=work_root)
@@ -190,6 +213,8 @@ def run_test(test_dir, convert, run, work_root, freeze=True):
             if i.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
                 declared[i.name] = tuple(d.dim_value for d in dims)
         outputs = [o.name for o in model.graph.output]
+        bfloat16_outputs = {o.name for o in model.graph.output
+                            if o.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16}
         frozen = parameter_inputs(model) if freeze else []
         sets = sorted(d for d in os.listdir(test_dir) if d.startswith("test_data_set_"))
         plan = os.path.join(work, "model.jplan")
@@ -244,7 +269,8 @@ def run_test(test_dir, convert, run, work_root, freeze=True):
                 got_path = os.path.join(work, ds, safe_name(out_name) + ".npy")
                 if not os.path.exists(got_path):
                     return name, "FAIL", f"output '{out_name}' was not written", frozen
-                why = compare(out_name, np.load(got_path), want)
+                why = compare(out_name, np.load(got_path), want,
+                              bfloat16_truncated and out_name in bfloat16_outputs)
                 if why:
                     return name, "FAIL", f"{ds}: {why}", frozen
         return name, "PASS", "", frozen
@@ -256,15 +282,67 @@ def run_test(test_dir, convert, run, work_root, freeze=True):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def write_value(value, type_proto, name, path):
+    """One stored input or output of a node test, serialized as onnx's backend-test-tools
+    generate-data writes it (a TensorProto, or a Sequence/Map/Optional proto for those types)."""
+    if isinstance(value, onnx.TensorProto):
+        proto = value
+    elif type_proto.HasField("sequence_type"):
+        proto = numpy_helper.from_list(value, name)
+    elif type_proto.HasField("map_type"):
+        proto = numpy_helper.from_dict(value, name)
+    elif type_proto.HasField("optional_type"):
+        proto = numpy_helper.from_optional(value, name)
+    else:
+        proto = numpy_helper.from_array(np.asarray(value), name)
+    with open(path, "wb") as f:
+        f.write(proto.SerializeToString())
+
+
+def write_package_node_tests(out_root, name_filter):
+    """The node tests of the onnx package this script runs under, written in the
+    libonnx-testdata layout under out_root/node (model.onnx, test_data_set_N/input_M.pb and
+    output_M.pb). Returns onnx's version."""
+    import warnings
+    from onnx.backend.test.loader import load_node_model_tests
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the generators' own numpy warnings (1/0 on purpose)
+        cases = load_node_model_tests()
+    for case in cases:
+        if not re.search(name_filter, case.name):
+            continue
+        test_dir = os.path.join(out_root, "node", case.name)
+        os.makedirs(test_dir)
+        graph = case.model.graph
+        with open(os.path.join(test_dir, "model.onnx"), "wb") as f:
+            f.write(case.model.SerializeToString())
+        for i, (inputs, outputs) in enumerate(case.data_sets):
+            ds = os.path.join(test_dir, f"test_data_set_{i}")
+            os.makedirs(ds)
+            for j, value in enumerate(inputs):
+                write_value(value, graph.input[j].type, graph.input[j].name,
+                            os.path.join(ds, f"input_{j}.pb"))
+            for j, value in enumerate(outputs):
+                write_value(value, graph.output[j].type, graph.output[j].name,
+                            os.path.join(ds, f"output_{j}.pb"))
+    return onnx.__version__
+
+
+EXPECT_ONNX_VERSION = "# onnx-version:"
+
+
 def read_expect(path):
-    expect = {}
+    """({test: status}, the onnx version the list was written from or None)."""
+    expect, version = {}, None
     with open(path) as f:
         for line in f:
+            if line.startswith(EXPECT_ONNX_VERSION):
+                version = line[len(EXPECT_ONNX_VERSION):].strip()
             line = line.split("#", 1)[0].strip()
             if line:
                 test, status = line.split()[:2]
                 expect[test] = status
-    return expect
+    return expect, version
 
 
 def main():
@@ -272,7 +350,14 @@ def main():
     ap.add_argument("--convert", required=True)
     ap.add_argument("--run", required=True)
     ap.add_argument("--data", default="/usr/share/libonnx-testdata/data")
+    ap.add_argument("--onnx-package", action="store_true",
+                    help="the node tests of the onnx package this interpreter imports, instead "
+                         "of --data")
     ap.add_argument("--suites", default=",".join(SUITES))
+    ap.add_argument("--bfloat16-truncated-data", action="store_true",
+                    help="the data's bfloat16 outputs were made by truncating float32 (onnx "
+                         "1.12, Debian's libonnx-testdata; ONNX now rounds to nearest even): "
+                         "accept a value one bfloat16 step farther from zero than the stored one")
     ap.add_argument("--filter", default="", help="regex on the test name")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--workdir", default=None)
@@ -285,6 +370,13 @@ def main():
                          "stored value (default: on); the per-test line names them")
     args = ap.parse_args()
 
+    work_root = args.workdir or tempfile.mkdtemp(prefix="jetplan-conformance.")
+    os.makedirs(work_root, exist_ok=True)
+    onnx_version = None
+    if args.onnx_package:
+        args.data = tempfile.mkdtemp(prefix="onnx-node-tests.", dir=work_root)
+        args.suites = "node"
+        onnx_version = write_package_node_tests(args.data, args.filter)
     tests = []
     for suite in args.suites.split(","):
         root = os.path.join(args.data, suite)
@@ -295,13 +387,11 @@ def main():
             full = os.path.join(root, d)
             if os.path.isfile(os.path.join(full, "model.onnx")) and re.search(args.filter, d):
                 tests.append((suite, full))
-    work_root = args.workdir or tempfile.mkdtemp(prefix="jetplan-conformance.")
-    os.makedirs(work_root, exist_ok=True)
 
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_test, d, args.convert, args.run, work_root, args.freeze):
-                   (s, d) for s, d in tests}
+        futures = {pool.submit(run_test, d, args.convert, args.run, work_root, args.freeze,
+                               args.bfloat16_truncated_data): (s, d) for s, d in tests}
         for fut in concurrent.futures.as_completed(futures):
             suite, _ = futures[fut]
             name, status, why, frozen = fut.result()
@@ -315,34 +405,51 @@ def main():
         if not args.quiet or status == "FAIL":
             print(f"{status:<11} {key}" + (f" (frozen: {', '.join(frozen)})" if frozen else "")
                   + (f": {why}" if why else ""))
-    print(f"conformance: {len(results)} tests: {counts['PASS']} pass, {counts['FAIL']} fail, "
-          f"{counts['UNSUPPORTED']} unsupported" +
+    source = f"onnx {onnx_version}'s node tests" if onnx_version else args.data
+    rate = 100.0 * counts["PASS"] / max(1, len(results))
+    print(f"conformance ({source}): {len(results)} tests: {counts['PASS']} pass ({rate:.1f}%), "
+          f"{counts['FAIL']} fail, {counts['UNSUPPORTED']} unsupported" +
           (f" ({n_frozen} with parameter inputs frozen)" if args.freeze else " (--no-freeze)"))
 
     if args.write_expect:
         with open(args.write_expect, "w") as f:
             f.write("# jetplan conformance expectations: test status (written by "
                     "run_conformance.py --write-expect)\n")
+            if onnx_version:
+                f.write(f"{EXPECT_ONNX_VERSION} {onnx_version}\n")
             for key in sorted(results):
                 frozen = results[key][2]
                 f.write(f"{key} {results[key][0]}" +
                         (f"  # frozen: {', '.join(frozen)}" if frozen else "") + "\n")
     rc = 0
     if args.expect:
-        expect = read_expect(args.expect)
-        regressions = [k for k, s in expect.items() if s == "PASS" and k in results
+        expect, expect_version = read_expect(args.expect)
+        # Under another onnx release the set itself changes: tests appear and go. Those are
+        # reported; what the list says of the tests both have still holds.
+        same_set = expect_version == onnx_version
+        regressions = [k for k, st in expect.items() if st == "PASS" and k in results
                        and results[k][0] != "PASS"]
-        missing = [k for k, s in expect.items() if s == "PASS" and k not in results
+        # A new wrong result: a refusal that became a FAIL, or an unlisted test of this set
+        # that fails (a listed PASS that fails is counted above).
+        regressions += [k for k in results if results[k][0] == "FAIL" and (
+            expect.get(k) == "UNSUPPORTED" or (k not in expect and same_set))]
+        missing = [k for k, st in expect.items() if st == "PASS" and k not in results
                    and not args.filter]
         improved = [k for k in results if results[k][0] == "PASS" and expect.get(k) != "PASS"]
-        for k in regressions:
+        for k in sorted(regressions):
             print(f"REGRESSION  {k}: {results[k][0]} {results[k][1]}")
         for k in missing:
-            print(f"REGRESSION  {k}: expected to pass but no longer found")
+            print(("REGRESSION  " if same_set else "GONE        ") +
+                  f"{k}: expected to pass but no longer found")
+        if not same_set:
+            new = [k for k in results if k not in expect]
+            print(f"conformance: the list was written from onnx {expect_version}, this is onnx "
+                  f"{onnx_version}: {len(new)} tests are not in it ("
+                  f"{sum(results[k][0] == 'FAIL' for k in new)} fail), not counted as regressions")
         if improved:
             print(f"conformance: {len(improved)} tests pass that the list does not expect to; "
                   f"update it with --write-expect")
-        if regressions or missing:
+        if regressions or (missing and same_set):
             rc = 1
     if not args.workdir:
         shutil.rmtree(work_root, ignore_errors=True)

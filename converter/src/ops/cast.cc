@@ -29,7 +29,7 @@ std::string check_cast(Graph& g, Node& node) {
 
 constexpr const char* kCastNotes =
     "between any two plan dtypes (float to integer truncates and saturates; to bfloat16 through "
-    "float32, truncated to its upper 16 bits as ONNX's conformance data expects)";
+    "float32, rounded to nearest even as ONNX's reference does)";
 
 // Cast and CastLike of opsets 19 and 24 (saturate, round_mode) differ only where they convert
 // to float8 or float4 types, which plans do not hold (refused above).

@@ -30,7 +30,7 @@ bool store_integral(double v, double lo, double hi, unsigned char* out) {
 
 // Pad's constant as one element of `dtype`. Integer and bool tensors need a value they hold
 // exactly; floats round to nearest (float16 through kernels/cpu/half.h), bfloat16 as Cast
-// makes it (through float32, truncated: kernels/cpu/bfloat16.h).
+// makes it (through float32, rounded to nearest even: kernels/cpu/bfloat16.h).
 bool pad_value_bytes(double v, fb::DType dtype, unsigned char* out) {
   switch (dtype) {
     case fb::DType::Float32:

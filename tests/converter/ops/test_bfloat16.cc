@@ -1,7 +1,7 @@
 // bfloat16 (schema revision: DType.BFloat16): end to end through the converter and the CPU
 // runtime where steps take it (Cast, CastLike, data movement; a constant cast at conversion),
 // and refused by name everywhere else: other ops and GPU plans (the runtime's own refusal of a
-// CUDA plan holding one: tests/runtime). Float32 to bfloat16 truncates (kernels/cpu/bfloat16.h).
+// CUDA plan holding one: tests/runtime). Float32 to bfloat16 rounds to nearest even (kernels/cpu/bfloat16.h).
 #include <gmock/gmock.h>
 
 #include <cmath>
@@ -59,11 +59,12 @@ TEST(BFloat16, CastsAndMovesOnTheCpu) {
   EXPECT_EQ(plan_dtype_of(c.fb, "b"), fb::DType::BFloat16);
   EXPECT_EQ(plan_dtype_of(c.fb, "moved"), fb::DType::BFloat16);
   EXPECT_EQ(plan_dtype_of(c.fb, "like"), fb::DType::BFloat16);
-  // A tie that rounding to even would take up (0x3f818000: 0x3f82), -259 (-258 truncated), a
-  // NaN whose payload lies in the dropped half alone, the largest float (stays finite), -inf, 3.
+  // A tie that rounding to even takes up (0x3f818000: 0x3f82; truncation 0x3f81), -259 (a tie:
+  // -260), a NaN whose payload lies in the dropped half alone, the largest float (past the last
+  // tie: infinity), -inf, 3.
   const std::vector<float> x = {float_of_bits(0x3f818000u), -259.f, float_of_bits(0x7f800001u),
                                 std::numeric_limits<float>::max(), -INFINITY, 3.f};
-  const std::vector<uint16_t> b = {0x3f81, 0xc381, 0x7fc0, 0x7f7f, 0xff80, 0x4040};
+  const std::vector<uint16_t> b = {0x3f82, 0xc382, 0x7fc0, 0x7f80, 0xff80, 0x4040};
   const auto out = run(c.plan, {bytes_of(x), bytes_of(std::vector<uint16_t>{0x3f80})});
   ASSERT_EQ(out.size(), 3u);
   // Transposed [3, 2]: b0 b3 b1 b4 b2 b5; then its elements 1..4, then all six.
@@ -71,7 +72,7 @@ TEST(BFloat16, CastsAndMovesOnTheCpu) {
               ElementsAre(b[3], b[1], b[4], b[2], b[0], b[3], b[1], b[4], b[2], b[5]));
   std::vector<uint32_t> back;
   for (float f : values_of<float>(out[1])) back.push_back(bits_of(f));
-  EXPECT_THAT(back, ElementsAre(0x3f810000u, 0xc3810000u, 0x7fc00000u, 0x7f7f0000u, 0xff800000u,
+  EXPECT_THAT(back, ElementsAre(0x3f820000u, 0xc3820000u, 0x7fc00000u, 0x7f800000u, 0xff800000u,
                                 0x40400000u));
   EXPECT_EQ(values_of<uint16_t>(out[2]), b);
 }

@@ -7,7 +7,7 @@
 // 0xA5 and 0x5A bytes otherwise) with a guard zone; a NaN only passes where a NaN is expected
 // and is not the poison. The seed of any failure is printed (JETPLAN_TEST_SEED=<n> replays it).
 // bfloat16's own conversions (kernels/cpu/bfloat16.h) are tested in test_bfloat16.cc;
-// here it joins every Cast pair, decoded with ldexp and truncated toward zero by scaling.
+// here it joins every Cast pair, decoded with ldexp and rounded to nearest even by scaling.
 
 #include <gtest/gtest.h>
 
@@ -222,10 +222,10 @@ Bytes cast_ref(const Source& s, DType to) {
       return nan ? Bytes{} : to_bytes(std::vector<uint16_t>{half_of(s.v)});
     case DType::kBool:
       return {static_cast<unsigned char>(nan || s.v != 0)};
-    case DType::kBFloat16:  // through float32 (rounded to nearest), then truncated
+    case DType::kBFloat16:  // through float32, then to bfloat16: both rounded to nearest even
       return nan ? Bytes{}
                  : to_bytes(std::vector<uint16_t>{
-                       test_util::bfloat16_truncated(static_cast<float>(s.v))});
+                       test_util::bfloat16_rounded(static_cast<float>(s.v))});
     default:  // an integer
       return test_util::with_integer_type(to, [&s](auto zero) { return integer_bytes<decltype(zero)>(s); });
   }
