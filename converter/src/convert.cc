@@ -161,6 +161,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.int8 = int8;
   result.summary.int8_steps = int8_summary.steps.size();
   result.summary.quantize_steps = int8_summary.quantize_steps;
+  result.summary.saturation_steps = int8_summary.saturation_steps;
   result.summary.int8_tensors = int8_summary.int8_tensors;
   result.summary.kept_fp16 = int8_summary.kept_fp16;
   result.summary.calibration_samples = calibration.samples;
@@ -248,6 +249,8 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
   if (s.qdq_pairs > 0 || s.explicit_weights > 0)
     line += cat("; scales from the model's ", s.qdq_pairs, " Q/DQ pairs and ", s.explicit_weights,
                 " quantized weights");
+  if (s.saturation_steps > 0)
+    line += cat("; ", s.saturation_steps, " clip steps keep removed pairs' int8 range");
   if (s.calibration_from_cache)
     line += "; calibration from the cache";
   else if (s.calibration_samples > 0)

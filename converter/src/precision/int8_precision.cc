@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "converter/src/ir/error.h"
 
@@ -39,6 +40,7 @@ class Int8Pass {
       tensor.size_bytes = tensor.size_bytes / 4;
       ++summary_.int8_tensors;
     }
+    saturate_explicit();
     return summary_;
   }
 
@@ -241,6 +243,86 @@ class Int8Pass {
     if (s.op.act.kind != fb::ActivationKind::None)
       op = op + "+" + fb::EnumNameActivationKind(s.op.act.kind);
     summary_.steps.push_back({s.name, t(y).name, s.op.y_scale, std::move(op)});
+  }
+
+  // A tensor the model quantizes itself (its Q/DQ pair removed by explicit_qdq) that stays
+  // float: its readers see the pair's clip to int8's range, [-128 s, 127 s], as ONNX's
+  // QuantizeLinear saturates (the rounding to s's grid is not kept: within half a step,
+  // docs/int8.md). The clip joins its producer's fused activation where that is none, Relu or
+  // Clip (Conv, Gemm, Binary), else a Clip step follows the producer. Once per graph tensor, at
+  // the step that computes it: its layout twins (a Transpose or Copy of it) carry the clipped
+  // values, and a graph input's twin is left alone (an INT8 reader's quantize step saturates).
+  void saturate_explicit() {
+    std::vector<DraftStep> steps = std::move(d_.steps);
+    d_.steps.clear();
+    std::set<std::string> clipped;
+    for (DraftStep& s : steps) {
+      std::vector<DraftStep> after;
+      const bool layout_move =
+          s.op.family == fb::OpFamily::Transpose || s.op.family == fb::OpFamily::Copy;
+      for (uint32_t& o : s.outputs) {
+        const std::string name = graph_name(t(o).name);
+        const auto given = o_.scales.find(name);
+        if (given == o_.scales.end() || !positive_finite(given->second) ||
+            t(o).dtype != DataType::kFloat32 || layout_move || !clipped.insert(name).second)
+          continue;
+        const float lo = -128.f * given->second, hi = kQMax * given->second;
+        if (within_range(s, given->second, clipped)) continue;
+        if (s.outputs.size() == 1 && clip_fused(&s.op, lo, hi)) continue;
+        DraftTensor pre = t(o);
+        pre.name += ":unclipped";
+        pre.storage = fb::Storage::Arena;
+        pre.binding = -1;
+        pre.output_binding = false;
+        d_.tensors.push_back(std::move(pre));
+        DraftStep clip;
+        clip.name = t(o).name + ":int8_range";
+        clip.op.resolved = true;
+        clip.op.family = fb::OpFamily::Activation;
+        clip.op.act = {fb::ActivationKind::Clip, lo, hi};
+        clip.inputs = {static_cast<uint32_t>(d_.tensors.size() - 1)};
+        clip.outputs = {o};
+        o = clip.inputs[0];
+        after.push_back(std::move(clip));
+        ++summary_.saturation_steps;
+      }
+      d_.steps.push_back(std::move(s));
+      for (DraftStep& a : after) d_.steps.push_back(std::move(a));
+    }
+  }
+
+  // Whether a Pool step's output already lies in int8's range at scale s: max and average of
+  // an input in [-128 s_in, 127 s_in] stay in it (a convex combination, or zero padding), so
+  // s_in <= s suffices, where the input is Int8 or was clipped by a pair of its own.
+  bool within_range(const DraftStep& s, float scale, const std::set<std::string>& clipped) const {
+    if (s.op.family != fb::OpFamily::Pool || s.inputs.empty()) return false;
+    const uint32_t x = s.inputs[0];
+    const std::string name = graph_name(t_const(x).name);
+    const auto given = o_.scales.find(name);
+    const bool bounded = int8_[x] || (given != o_.scales.end() && clipped.count(name) != 0);
+    return bounded && given != o_.scales.end() && given->second <= scale;
+  }
+  const DraftTensor& t_const(uint32_t i) const { return d_.tensors[i]; }
+
+  // Whether [lo, hi] joined op's fused activation (op's family runs one, and the two clips
+  // make one).
+  static bool clip_fused(OpDesc* op, float lo, float hi) {
+    const fb::OpFamily f = op->family;
+    if (f != fb::OpFamily::Conv && f != fb::OpFamily::Gemm && f != fb::OpFamily::Binary)
+      return false;
+    ActivationDesc& act = op->act;
+    float a = lo, b = hi;
+    if (act.kind == fb::ActivationKind::Relu) {
+      a = std::max(0.f, lo);
+    } else if (act.kind == fb::ActivationKind::Clip) {
+      a = std::max(act.alpha, lo);
+      b = std::min(act.beta, hi);
+    } else if (act.kind != fb::ActivationKind::None) {
+      return false;
+    }
+    if (a > b) return false;
+    act = {fb::ActivationKind::Clip, a, b};
+    return true;
   }
 
   PlanDraft& d_;

@@ -50,6 +50,9 @@ struct Flaw {
   bool x_uint8 = false;  // the input's pair without a zero point: uint8
   float x_scale = kXScale;
   bool per_axis_activation = false;
+  float c2_scale = kC2Scale;  // conv2's output pair (small: many of its outputs saturate)
+  bool pool_pair = false;     // a pair after the pool too (the graph output is its DQ)
+  float pool_scale = kC2Scale / 4;  // that pair's scale
 };
 
 void add_scale_zp(ModelBuilder& m, const std::string& name, float scale, int64_t zp) {
@@ -97,8 +100,15 @@ ModelBuilder qdq_net(const Flaw& f = {}) {
   m.node("Relu", {"c1"}, {"r1"}, "relu1");
   qdq(m, "r1", kR1Scale);
   m.node("Conv", {"r1_dq", "w2"}, {"c2"}, "conv2");
-  qdq(m, "c2", kC2Scale);
-  m.node("GlobalAveragePool", {"c2_dq"}, {"y"}, "pool");
+  qdq(m, "c2", f.c2_scale);
+  if (!f.pool_pair) {
+    m.node("GlobalAveragePool", {"c2_dq"}, {"y"}, "pool");
+    return m;
+  }
+  m.node("GlobalAveragePool", {"c2_dq"}, {"p"}, "pool");
+  add_scale_zp(m, "p", f.pool_scale, 0);
+  m.node("QuantizeLinear", {"p", "p_s", "p_z"}, {"p_q"}, "p_Q");
+  m.node("DequantizeLinear", {"p_q", "p_s", "p_z"}, {"y"}, "p_DQ");
   return m;
 }
 
@@ -180,6 +190,65 @@ TEST(ExplicitQdq, Int8PlanAgreesWithTheModelRunLiterally) {
     EXPECT_GT(signal, 1e-3) << "a test whose outputs are all zero proves nothing";
     EXPECT_LT(worst, 0.5 * kC2Scale) << "input seed " << seed;
   }
+}
+
+// A removed pair keeps its clip to int8's range, [-128 s, 127 s]: conv2's (a small scale, so
+// most of its outputs saturate) in conv2's fused activation, the pool's (no fused activation)
+// as a Clip step after it. The plan then agrees with the model run literally, where the
+// saturated values would otherwise be many steps off.
+TEST(ExplicitQdq, RemovedPairsKeepTheirSaturation) {
+  Flaw f;
+  f.c2_scale = 0.004f;
+  f.pool_pair = true;
+  f.pool_scale = f.c2_scale / 4;
+  const ConvertResult int8 = convert(qdq_net(f), "cpu", true);
+  ASSERT_FALSE(int8.plan.empty());
+  EXPECT_EQ(int8.summary.saturation_steps, 1u);
+  EXPECT_THAT(format_summary("p", int8.summary), ::testing::HasSubstr("1 clip steps"));
+  const fb::Plan* p = fb::GetPlan(int8.plan.data());
+  const fb::Step* conv2 = nullptr;
+  const fb::Step* clip = nullptr;
+  const fb::Step* pool = nullptr;
+  for (const auto* s : *p->steps()) {
+    if (s->op() == fb::OpFamily::Conv) conv2 = s;  // the last conv
+    if (s->op() == fb::OpFamily::Activation) clip = s;
+    if (s->op() == fb::OpFamily::Pool) pool = s;
+  }
+  ASSERT_NE(conv2, nullptr);
+  const fb::Activation* act = conv2->params_as_ConvParams()->activation();
+  ASSERT_NE(act, nullptr);
+  EXPECT_EQ(act->kind(), fb::ActivationKind::Clip);
+  EXPECT_EQ(act->alpha(), -128.f * f.c2_scale);
+  EXPECT_EQ(act->beta(), 127.f * f.c2_scale);
+  ASSERT_NE(clip, nullptr);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(clip->inputs()->Get(0), pool->outputs()->Get(0));
+  const fb::Activation* pool_act = clip->params_as_ActivationParams()->activation();
+  EXPECT_EQ(pool_act->kind(), fb::ActivationKind::Clip);
+  EXPECT_EQ(pool_act->beta(), 127.f * f.pool_scale);
+
+  const ConvertResult literal = convert_ok(qdq_net(f));
+  size_t at_bound = 0;
+  for (uint32_t seed = 0; seed < 4; ++seed) {
+    const std::vector<float> x = input(seed);
+    const auto want = float_outputs(run_plan(literal.plan, {x}))[0];
+    const auto got = float_outputs(run_plan(int8.plan, {x}))[0];
+    ASSERT_EQ(got.size(), static_cast<size_t>(kOut));
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_FALSE(std::isnan(got[i]));
+      EXPECT_LE(std::fabs(got[i]), 128.f * f.pool_scale) << "past the pool pair's range";
+      // The plan keeps neither pair's rounding: conv2's outputs within half its step each (so
+      // their average too), the pool's within half of its step (c2 / 4 here).
+      EXPECT_LT(std::fabs(double(got[i]) - want[i]), 0.625 * f.c2_scale) << "seed " << seed;
+      at_bound += std::fabs(want[i]) >= 127.f * f.pool_scale * 0.999f;
+    }
+  }
+  EXPECT_GT(at_bound, 0u) << "no output saturates: the test proves nothing";
+
+  // A pool pair at least as wide as its input's needs no clip: the pool of values already in
+  // [-128 s_in, 127 s_in] stays there.
+  f.pool_scale = f.c2_scale;
+  EXPECT_EQ(convert(qdq_net(f), "cpu", true).summary.saturation_steps, 0u);
 }
 
 // A GPU target needs neither --precision nor --calib for a Q/DQ model: its convs get INT8
