@@ -39,8 +39,9 @@ constexpr const char* kUsage =
     "                        as their own steps\n"
     "  --target NAME|FILE    the device the plan is for: cpu (the default, reference\n"
     "                        kernels), or a GPU: orin-agx, orin-nx, orin-nano, thor, h100,\n"
-    "                        h200, rtx4090, a6000, rtx3090 (targets/NAME.json), or the path\n"
-    "                        of such a .json file. GPU plans hold float16 tensors inside\n"
+    "                        h200, rtx4090, a6000, rtx3090 (NAME.json in the first of the\n"
+    "                        folders listed below that has it), or the path of such a .json\n"
+    "                        file. GPU plans hold float16 tensors inside\n"
     "                        (float32 inputs and outputs), NHWC around convolutions, and\n"
     "                        each step's CUDA kernel and launch configuration\n"
     "  --precision fp16|int8 the precision of a GPU plan's steps (default fp16). int8\n"
@@ -77,6 +78,16 @@ constexpr const char* kUsage =
     "                        contents of converter/SUPPORTED_OPS.md) and exit\n"
     "  -h, --help            print this help\n"
     "  --version             print the converter version\n";
+
+// The usage text and where this program looks for --target NAME (target_dirs: beside the
+// program first, so that the list says where an installed or packed converter reads them).
+std::string usage() {
+  std::string text = std::string(kUsage) + "\n--target NAME reads NAME.json from the first of:\n";
+  for (const std::string& dir : jetplan::converter::target_dirs()) text += "  " + dir + "\n";
+  return text +
+         "(<prefix>/share/jetplan/targets of an installed converter, <dir>/targets of a packed\n"
+         "one, the source tree's targets/ of one in its build tree)\n";
+}
 
 struct UsageError {
   std::string message;
@@ -197,7 +208,7 @@ bool parse_args(int argc, char** argv, Args* args) {
              arg.compare(0, std::strlen(option) + 1, std::string(option) + "=") == 0;
     };
     if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
+      std::fputs(usage().c_str(), stdout);
       return false;
     } else if (arg == "--version") {
       std::printf("jetplan-convert %s\n", jetplan::converter::kConverterVersion);
@@ -219,14 +230,10 @@ bool parse_args(int argc, char** argv, Args* args) {
       have_target = true;
       args->options.target = value("--target");
       // A target file is read (and its errors reported) by the conversion.
-      bool known = jetplan::converter::is_target_path(args->options.target);
-      std::string names;
-      for (const std::string& t : jetplan::converter::known_targets()) {
-        known |= t == args->options.target;
-        names += (names.empty() ? "" : ", ") + t;
-      }
-      if (!known)
-        throw UsageError{"unknown target '" + args->options.target + "' (known: " + names + ")"};
+      const std::vector<std::string> names = jetplan::converter::known_targets();
+      if (!jetplan::converter::is_target_path(args->options.target) &&
+          std::find(names.begin(), names.end(), args->options.target) == names.end())
+        throw UsageError{jetplan::converter::unknown_target_message(args->options.target)};
     } else if (is("--precision")) {
       const std::string p = value("--precision");
       if (p != "fp16" && p != "int8") {
@@ -335,7 +342,7 @@ int main(int argc, char** argv) {
     if (!parse_args(argc, argv, &args)) return 0;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "jetplan-convert: error: %s\n\n%s",
-                 jetplan::converter::one_line(e.message).c_str(), kUsage);
+                 jetplan::converter::one_line(e.message).c_str(), usage().c_str());
     return 2;
   }
   try {

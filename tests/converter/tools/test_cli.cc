@@ -130,12 +130,21 @@ TEST(Cli, GpuTargets) {
   const ToolRun unknown = run(model + " -o " + plan + " --target mars");
   EXPECT_EQ(unknown.status, 2);
   EXPECT_THAT(unknown.err, HasSubstr("unknown target 'mars' (known: cpu, a6000, h100, h200, "
-                                     "orin-agx, orin-nano, orin-nx, rtx3090, rtx4090, thor)"));
+                                     "orin-agx, orin-nano, orin-nx, rtx3090, rtx4090, thor); "
+                                     "no mars.json in "));
+  EXPECT_THAT(unknown.err, HasSubstr(JETPLAN_SOURCE_DIR "/targets"));
   const ToolRun file = run(model + " -o " + plan + " --target " + temp_path("none.json"));
   EXPECT_EQ(file.status, 1);
   EXPECT_THAT(file.err, HasSubstr("cannot read target file '"));
   const ToolRun help = run("--help");
   EXPECT_THAT(help.out, HasSubstr("--target NAME|FILE"));
+  // The search order, with this program's own folders: beside it first, the source tree after.
+  const size_t beside = help.out.find("--target NAME reads NAME.json from the first of:\n  ");
+  const size_t source = help.out.find("  " JETPLAN_SOURCE_DIR "/targets\n");
+  ASSERT_NE(beside, std::string::npos) << help.out;
+  ASSERT_NE(source, std::string::npos) << help.out;
+  EXPECT_THAT(help.out.substr(beside), HasSubstr("/share/jetplan/targets\n"));
+  EXPECT_LT(help.out.find("/share/jetplan/targets\n", beside), source);
 }
 
 TEST(Cli, UsageErrorsExitWith2) {
