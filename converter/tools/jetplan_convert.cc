@@ -3,6 +3,7 @@
 // Exit status: 0 converted, 1 the conversion failed (one line on stderr naming the problem),
 // 2 the command line is wrong (a line naming the mistake, then the usage text).
 #include <google/protobuf/stubs/logging.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include "converter/src/convert.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/select/targets.h"
+#include "converter/tools/progress_line.h"
 
 namespace {
 
@@ -74,6 +76,11 @@ constexpr const char* kUsage =
     "                        against FP32 is at most E (e.g. 0.02; SNR >= -20 log10 E dB)\n"
     "  --int8-error-samples N  how many calibration samples the report and the bound\n"
     "                        measure on (default 8)\n"
+    "  --progress            show the progress line (stage, samples, elapsed time) on stderr\n"
+    "                        from the start, as one line per stage when stderr is not a\n"
+    "                        terminal. Without it the line shows only on a terminal, once a\n"
+    "                        conversion has run for a second\n"
+    "  --quiet               no progress line (errors and the summary still print)\n"
     "  --list-ops            print the table of ONNX ops jetplan supports (markdown, the\n"
     "                        contents of converter/SUPPORTED_OPS.md) and exit\n"
     "  -h, --help            print this help\n"
@@ -99,6 +106,7 @@ struct Args {
   ConvertOptions options;
   std::vector<std::string> calibration_options;  // the --calib* options given, for messages
   std::string int8_report;                        // --int8-report FILE
+  bool progress = false, quiet = false;           // --progress, --quiet
 };
 
 int positive_count(const std::string& option, const std::string& text) {
@@ -223,6 +231,9 @@ bool parse_args(int argc, char** argv, Args* args) {
       if (args->output.empty()) throw UsageError{"-o needs a non-empty path"};
     } else if (is("--shape")) {
       add_shape(value("--shape"), &args->options);
+    } else if (arg == "--progress" || arg == "--quiet") {
+      (arg == "--progress" ? args->progress : args->quiet) = true;
+      if (args->progress && args->quiet) throw UsageError{"--progress and --quiet given together"};
     } else if (arg == "--no-fuse") {
       args->options.fuse = false;
     } else if (is("--target")) {
@@ -326,12 +337,16 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   }
 }
 
-int error(const std::string& message) {
-  std::fprintf(stderr, "jetplan-convert: error: %s\n",
-               jetplan::converter::one_line(message).c_str());
-  return 1;
-}
+using jetplan::converter::ProgressLine;
 
+// --quiet: none; --progress: from the start, lines where stderr is not a terminal; neither: on a
+// terminal only, after a second (a quick conversion shows nothing).
+ProgressLine::Mode progress_mode(const Args& args, double* delay) {
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  *delay = args.progress ? 0.0 : 1.0;
+  if (args.quiet || (!args.progress && !terminal)) return ProgressLine::Mode::kOff;
+  return terminal ? ProgressLine::Mode::kTerminal : ProgressLine::Mode::kLines;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -345,6 +360,17 @@ int main(int argc, char** argv) {
                  jetplan::converter::one_line(e.message).c_str(), usage().c_str());
     return 2;
   }
+  double delay = 0.0;
+  const ProgressLine::Mode mode = progress_mode(args, &delay);
+  ProgressLine progress(mode, stderr, delay);
+  args.options.progress = progress.function();
+  // Every message below ends the progress line first, so it never runs into one.
+  auto error = [&progress](const std::string& message) {
+    progress.finish(false);
+    std::fprintf(stderr, "jetplan-convert: error: %s\n",
+                 jetplan::converter::one_line(message).c_str());
+    return 1;
+  };
   try {
     const std::string model = read_file(args.model);
     args.options.model_dir = dir_name(args.model);
@@ -354,13 +380,15 @@ int main(int argc, char** argv) {
     } catch (const ConvertError& e) {
       return error(args.model + ": " + e.what());
     }
+    progress.update("write", 0, 0);
     write_file(args.output, result.plan);
-    std::printf("%s\n", jetplan::converter::format_summary(args.output, result.summary).c_str());
     if (!args.int8_report.empty()) {
       const std::string& json = result.int8_report_json;
       write_file(args.int8_report, std::vector<uint8_t>(json.begin(), json.end()));
-      std::printf("%s", result.int8_report_table.c_str());
     }
+    progress.finish(true);
+    std::printf("%s\n", jetplan::converter::format_summary(args.output, result.summary).c_str());
+    if (!args.int8_report.empty()) std::printf("%s", result.int8_report_table.c_str());
     return 0;
   } catch (const ConvertError& e) {
     return error(e.what());

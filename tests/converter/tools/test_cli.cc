@@ -15,6 +15,9 @@
 namespace jetplan::converter::testing {
 namespace {
 
+using ::testing::ContainsRegex;
+using ::testing::MatchesRegex;
+
 struct ToolRun {
   int status = -1;
   std::string out, err;
@@ -161,6 +164,44 @@ TEST(Cli, UsageErrorsExitWith2) {
   const ToolRun help = run("--help");
   EXPECT_EQ(help.status, 0);
   EXPECT_THAT(help.out, StartsWith("usage: jetplan-convert"));
+}
+
+// The progress line goes to stderr only: --progress prints one line per stage (stderr is a file
+// here), nothing is printed without it or with --quiet, and the plan and stdout are the same.
+TEST(Cli, ProgressGoesToStderrOnlyAndLeavesThePlanAlone) {
+  const std::string model = good_model(), plan = temp_path("progress.jplan");
+  const std::string base = model + " -o " + plan + " --shape input:0:1x2x4x4";
+  const ToolRun plain = run(base);
+  const std::string plain_bytes = slurp(plan);
+  const ToolRun progress = run(base + " --progress");
+  const std::string progress_bytes = slurp(plan);
+  const ToolRun quiet = run(base + " --quiet");
+  const std::string quiet_bytes = slurp(plan);
+  for (const ToolRun* r : {&plain, &progress, &quiet}) EXPECT_EQ(r->status, 0) << r->err;
+  EXPECT_EQ(plain.err, "");
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_THAT(progress.err, MatchesRegex("jetplan-convert: import \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: fold \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: fuse \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: lower \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: memory \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: serialize \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: write \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: converted in [0-9.]+ s\n"));
+  EXPECT_FALSE(plain_bytes.empty());
+  EXPECT_EQ(progress_bytes, plain_bytes);
+  EXPECT_EQ(quiet_bytes, plain_bytes);
+  EXPECT_EQ(progress.out, plain.out);
+  EXPECT_EQ(quiet.out, plain.out);
+  // A failed conversion: the stages it reached, then the error as the last line.
+  const ToolRun failed = run(model + " -o " + plan + " --progress");  // symbolic dim, no --shape
+  EXPECT_EQ(failed.status, 1);
+  EXPECT_THAT(failed.err, StartsWith("jetplan-convert: import ("));
+  EXPECT_THAT(failed.err, ContainsRegex("\\)\njetplan-convert: error: [^\n]*\n$"));
+  EXPECT_EQ(failed.err.find("converted in"), std::string::npos);
+  const ToolRun both = run(base + " --progress --quiet");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_THAT(both.err, HasSubstr("--progress and --quiet given together"));
 }
 
 // --precision and the --calib* options: each mistake is a usage error (exit 2) that says which.
