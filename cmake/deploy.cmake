@@ -2,8 +2,8 @@
 # runtime, without the converter. Run by the `deploy` target (CMakeLists.txt), or directly:
 #   cmake -DSETTINGS=FILE -P cmake/deploy.cmake
 # FILE sets BUILD_DIR (a built build tree), SOURCE_DIR, NAME (the folder inside the tarball,
-# e.g. jetplan-0.1.0-aarch64), OUTPUT (the .tar.gz), VERSION, ARCH, LIBDIR and PLANS (a list of
-# .jplan files, may be empty).
+# e.g. jetplan-0.1.0-aarch64), OUTPUT (the .tar.gz), VERSION, ARCH, LIBDIR, OBJDUMP (the
+# target's objdump, may be empty) and PLANS (a list of .jplan files, may be empty).
 #
 # The tarball holds NAME/ with the `runtime` and `devel` install components (bin/jetplan-run,
 # bin/jetplan-inspect, libjetplan.so and .a, include/jetplan, the CMake and pkg-config files),
@@ -42,6 +42,36 @@ endforeach()
 foreach(plan IN LISTS PLANS)
   file(COPY "${plan}" DESTINATION "${stage}/plans")
 endforeach()
+
+# The newest glibc and libstdc++ symbol versions the binaries need: the device's must be as new
+# (a cross build links against the build host's aarch64 libraries, not the Jetson's).
+set(REQUIREMENTS "")
+if(OBJDUMP)
+  file(GLOB binaries "${stage}/bin/*" "${stage}/${LIBDIR}/libjetplan.so.*.*")
+  foreach(library IN ITEMS GLIBC GLIBCXX)
+    set(newest "")
+    foreach(binary IN LISTS binaries)
+      execute_process(COMMAND ${OBJDUMP} -T ${binary} OUTPUT_VARIABLE symbols ERROR_QUIET)
+      string(REGEX MATCHALL "${library}_[0-9.]+" versions "${symbols}")
+      foreach(v IN LISTS versions)
+        string(REPLACE "${library}_" "" v "${v}")
+        if(NOT newest OR v VERSION_GREATER newest)
+          set(newest "${v}")
+        endif()
+      endforeach()
+    endforeach()
+    set(newest_${library} "${newest}")
+  endforeach()
+  if(newest_GLIBC)
+    set(REQUIREMENTS "The programs need glibc ${newest_GLIBC} or newer on the device (`ldd --version`)")
+    if(newest_GLIBCXX)
+      string(APPEND REQUIREMENTS " and a libstdc++ with GLIBCXX_${newest_GLIBCXX}")
+    endif()
+    string(APPEND REQUIREMENTS ": they were linked against the build machine's libraries. "
+           "For an older system, cross-build against a copy of the device's root file system "
+           "(`-DJETPLAN_SYSROOT=DIR` with toolchains/aarch64-jetson.cmake) or build on the device.\n")
+  endif()
+endif()
 
 # README.md: @PLAN_LINES@ lists the plans, @FIRST_PLAN@ is the one the commands use.
 set(PLAN_LINES "")

@@ -4,7 +4,7 @@
 #   - exactly the runtime and devel files under one folder: jetplan-run, jetplan-inspect,
 #     libjetplan.so with its soname links and .a, the headers, the CMake and pkg-config files,
 #     plans/<PLAN>, README.md; not the converter or its targets;
-#   - README.md naming the plan in its commands;
+#   - README.md naming the plan in its commands and the glibc the programs need;
 #   - unpacked elsewhere, bin/jetplan-run runs plans/<PLAN> and bin/jetplan-inspect reads it;
 #   - a plan that does not exist: the script fails naming it and writes no tarball.
 #   check_deploy.sh BUILD_DIR SOURCE_DIR WORK_DIR LIBDIR PLAN.jplan
@@ -41,6 +41,8 @@ tar xzf "$work/deploy.tar.gz" -C "$work/device"
 dir=$work/device/$top
 grep -q "jetplan-run plans/$(basename "$plan") " "$dir/README.md" ||
   fail "README.md does not run plans/$(basename "$plan")"
+grep -Eq "^The programs need glibc [0-9]+\.[0-9]+ or newer" "$dir/README.md" ||
+  fail "README.md does not say which glibc the programs need"
 (cd "$dir" && ./bin/jetplan-inspect "plans/$(basename "$plan")" > "$work/inspect.txt" &&
    ./bin/jetplan-run "plans/$(basename "$plan")" --warmup 1 --iterations 2 > "$work/run.txt") ||
   fail "the unpacked tools do not run the plan"
