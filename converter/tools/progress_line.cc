@@ -1,10 +1,17 @@
 #include "converter/tools/progress_line.h"
 
+#include <system_error>
+
 namespace jetplan::converter {
 
 ProgressLine::ProgressLine(Mode mode, std::FILE* out, double delay_seconds)
     : mode_(mode), out_(out), delay_(delay_seconds), start_(std::chrono::steady_clock::now()) {
-  if (mode_ == Mode::kTerminal) ticker_ = std::thread([this] { tick(); });
+  if (mode_ != Mode::kTerminal) return;
+  try {
+    ticker_ = std::thread([this] { tick(); });
+  } catch (const std::system_error&) {
+    // No thread to spare: the line is still drawn at each update, only the time stands still.
+  }
 }
 
 ProgressLine::~ProgressLine() { finish(false); }
