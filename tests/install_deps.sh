@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ make
+  cmake g++ make pkgconf
   libflatbuffers-dev flatbuffers-compiler
   libprotobuf-dev protobuf-compiler
   libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-torch python3-torchvision

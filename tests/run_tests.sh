@@ -52,5 +52,13 @@ for f in "${fatbins[@]}"; do
   fi
 done
 echo "aarch64 libjetplan.so embeds ${#fatbins[@]} kernel modules (sm_87)"
+# The deploy tarball for the Jetson (README.md: "Deploy to a Jetson") holds that library.
+cmake --build "$build-aarch64" --target deploy
+tarball=("$build-aarch64"/jetplan-*-aarch64.tar.gz)
+rm -rf "$build-aarch64/deployed" && mkdir "$build-aarch64/deployed"
+tar xzf "${tarball[0]}" -C "$build-aarch64/deployed" --wildcards '*/lib/libjetplan.so.*.*'
+readelf -h "$build-aarch64"/deployed/*/lib/libjetplan.so.*.* > "$build-aarch64/deployed/header"
+grep -q AArch64 "$build-aarch64/deployed/header" ||
+  { echo "aarch64: the deploy tarball's libjetplan.so is not an AArch64 library" >&2; exit 1; }
 
 echo "== all jetplan tests passed"

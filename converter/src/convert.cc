@@ -72,12 +72,17 @@ void measure_int8(const PlanDraft& lowered, const ConvertOptions& options, Int8O
   result->int8_report_json = int8_report_json(report);
 }
 
+void tell(const ConvertOptions& options, const char* stage) {
+  if (options.progress) options.progress(stage, 0, 0);
+}
+
 }  // namespace
 
 ConvertResult convert_onnx(const std::string& model_bytes, const std::string& source_name,
                            const ConvertOptions& options) {
   const Target target = find_target(options.target);
   const bool gpu = target.plan.backend == fb::Backend::CUDA;
+  tell(options, "import");
   Graph g = import_onnx(model_bytes, ImportOptions{options.input_shapes, options.model_dir});
   // Explicit quantization: a model with its own Q/DQ pairs runs in INT8 with its scales on a
   // GPU target (and as the INT8 reference plan with --target cpu --precision int8); the CPU
@@ -92,17 +97,20 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   CalibrationResult calibration;
   const bool calibrated = int8 && (!qdq || !calib.dir.empty() || !calib.cache_path.empty());
   if (calibrated) calibration = calibrate(model_bytes, options, calib);
+  tell(options, "fold");
   eliminate_dead_nodes(g);
   check_support(g);
   // Nodes read only by folded shape arithmetic (the Transpose a Shape looked at) are dead now.
   eliminate_dead_nodes(g);
   remove_identities(g);
   if (options.fuse) {
+    tell(options, "fuse");
     fold_batchnorm(g);
     fuse_patterns(g);
     fuse(g);
     fuse_pointwise(g);
   }
+  tell(options, "lower");
   legalize(g);
 
   PlanDraft draft = lower(g);
@@ -115,10 +123,13 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   int8_options.scales = given.activations;
   int8_options.weight_scales = given.weights;
   int8_options.exclude.insert(options.int8_exclude.begin(), options.int8_exclude.end());
-  if (int8 && (options.int8_report || options.int8_max_error > 0.0))
+  if (int8 && (options.int8_report || options.int8_max_error > 0.0)) {
+    tell(options, "int8 error");
     measure_int8(draft, options, &int8_options, &result);
+  }
   // INT8 plans are channels_last around the convs on the CPU target as well (the INT8 CPU
   // twins' layout, as on the GPU); the GPU's other steps then go to Float16.
+  if (gpu || int8) tell(options, "precision");
   if (gpu || int8) gpu_layout(&draft);
   if (int8) int8_summary = int8_precision(&draft, int8_options);
   if (gpu) gpu_precision(&draft);
@@ -126,6 +137,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
     concat_in_place(&draft);
     remove_unused_tensors(&draft);
   }
+  tell(options, "memory");
   alias_views(&draft);
   assign_memory(&draft);
 
@@ -149,8 +161,12 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
     }
   }
 
-  if (gpu && options.select_kernels) gpu_select(&draft, target, metadata);
+  if (gpu && options.select_kernels) {
+    tell(options, "select");
+    gpu_select(&draft, target, metadata);
+  }
 
+  tell(options, "serialize");
   result.plan = serialize_plan(draft, target.plan, metadata);
   if (gpu && options.select_kernels) check_gpu_plan(result.plan, target);
   result.summary.steps = draft.steps.size();

@@ -6,7 +6,9 @@
 //   float16, kernel selection (gpu_lower.h)] -> memory placement -> serialize (serialize.h)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +19,13 @@
 namespace jetplan::converter {
 
 constexpr const char* kConverterVersion = "0.1.0";
+
+// Told where a conversion is (jetplan-convert's progress line, tools/progress_line.h): `stage`
+// as each begins ("import", "calibrate", "fold", "fuse", "lower", "int8 error", "precision",
+// "memory", "select", "serialize"), and for one that counts (calibrate: samples) `done` of
+// `total` as they finish; total is 0 for a stage that does not count. Called on the converting
+// thread only.
+using ProgressFn = std::function<void(const char* stage, size_t done, size_t total)>;
 
 struct ConvertOptions {
   std::map<std::string, Shape> input_shapes;  // --shape NAME:DIMS
@@ -47,6 +56,7 @@ struct ConvertOptions {
   double int8_max_error = 0.0;
   // How many calibration samples the report and the error bound measure on (the first ones).
   int int8_error_samples = 8;
+  ProgressFn progress;  // empty: nobody is told. Not in the metadata.
 };
 // ConvertOptions::Precision by its short name.
 using Precision = ConvertOptions::Precision;

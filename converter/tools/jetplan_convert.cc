@@ -3,6 +3,7 @@
 // Exit status: 0 converted, 1 the conversion failed (one line on stderr naming the problem),
 // 2 the command line is wrong (a line naming the mistake, then the usage text).
 #include <google/protobuf/stubs/logging.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include "converter/src/convert.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/select/targets.h"
+#include "converter/tools/progress_line.h"
 
 namespace {
 
@@ -39,8 +41,9 @@ constexpr const char* kUsage =
     "                        as their own steps\n"
     "  --target NAME|FILE    the device the plan is for: cpu (the default, reference\n"
     "                        kernels), or a GPU: orin-agx, orin-nx, orin-nano, thor, h100,\n"
-    "                        h200, rtx4090, a6000, rtx3090 (targets/NAME.json), or the path\n"
-    "                        of such a .json file. GPU plans hold float16 tensors inside\n"
+    "                        h200, rtx4090, a6000, rtx3090 (NAME.json in the first of the\n"
+    "                        folders listed below that has it), or the path of such a .json\n"
+    "                        file. GPU plans hold float16 tensors inside\n"
     "                        (float32 inputs and outputs), NHWC around convolutions, and\n"
     "                        each step's CUDA kernel and launch configuration\n"
     "  --precision fp16|int8 the precision of a GPU plan's steps (default fp16). int8\n"
@@ -73,10 +76,25 @@ constexpr const char* kUsage =
     "                        against FP32 is at most E (e.g. 0.02; SNR >= -20 log10 E dB)\n"
     "  --int8-error-samples N  how many calibration samples the report and the bound\n"
     "                        measure on (default 8)\n"
+    "  --progress            show the progress line (stage, samples, elapsed time) on stderr\n"
+    "                        from the start, as one line per stage when stderr is not a\n"
+    "                        terminal. Without it the line shows only on a terminal, once a\n"
+    "                        conversion has run for a second\n"
+    "  --quiet               no progress line (errors and the summary still print)\n"
     "  --list-ops            print the table of ONNX ops jetplan supports (markdown, the\n"
     "                        contents of converter/SUPPORTED_OPS.md) and exit\n"
     "  -h, --help            print this help\n"
     "  --version             print the converter version\n";
+
+// The usage text and where this program looks for --target NAME (target_dirs: beside the
+// program first, so that the list says where an installed or packed converter reads them).
+std::string usage() {
+  std::string text = std::string(kUsage) + "\n--target NAME reads NAME.json from the first of:\n";
+  for (const std::string& dir : jetplan::converter::target_dirs()) text += "  " + dir + "\n";
+  return text +
+         "(<prefix>/share/jetplan/targets of an installed converter, <dir>/targets of a packed\n"
+         "one, the source tree's targets/ of one in its build tree)\n";
+}
 
 struct UsageError {
   std::string message;
@@ -88,6 +106,7 @@ struct Args {
   ConvertOptions options;
   std::vector<std::string> calibration_options;  // the --calib* options given, for messages
   std::string int8_report;                        // --int8-report FILE
+  bool progress = false, quiet = false;           // --progress, --quiet
 };
 
 int positive_count(const std::string& option, const std::string& text) {
@@ -197,7 +216,7 @@ bool parse_args(int argc, char** argv, Args* args) {
              arg.compare(0, std::strlen(option) + 1, std::string(option) + "=") == 0;
     };
     if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
+      std::fputs(usage().c_str(), stdout);
       return false;
     } else if (arg == "--version") {
       std::printf("jetplan-convert %s\n", jetplan::converter::kConverterVersion);
@@ -212,6 +231,9 @@ bool parse_args(int argc, char** argv, Args* args) {
       if (args->output.empty()) throw UsageError{"-o needs a non-empty path"};
     } else if (is("--shape")) {
       add_shape(value("--shape"), &args->options);
+    } else if (arg == "--progress" || arg == "--quiet") {
+      (arg == "--progress" ? args->progress : args->quiet) = true;
+      if (args->progress && args->quiet) throw UsageError{"--progress and --quiet given together"};
     } else if (arg == "--no-fuse") {
       args->options.fuse = false;
     } else if (is("--target")) {
@@ -219,14 +241,10 @@ bool parse_args(int argc, char** argv, Args* args) {
       have_target = true;
       args->options.target = value("--target");
       // A target file is read (and its errors reported) by the conversion.
-      bool known = jetplan::converter::is_target_path(args->options.target);
-      std::string names;
-      for (const std::string& t : jetplan::converter::known_targets()) {
-        known |= t == args->options.target;
-        names += (names.empty() ? "" : ", ") + t;
-      }
-      if (!known)
-        throw UsageError{"unknown target '" + args->options.target + "' (known: " + names + ")"};
+      const std::vector<std::string> names = jetplan::converter::known_targets();
+      if (!jetplan::converter::is_target_path(args->options.target) &&
+          std::find(names.begin(), names.end(), args->options.target) == names.end())
+        throw UsageError{jetplan::converter::unknown_target_message(args->options.target)};
     } else if (is("--precision")) {
       const std::string p = value("--precision");
       if (p != "fp16" && p != "int8") {
@@ -319,12 +337,16 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   }
 }
 
-int error(const std::string& message) {
-  std::fprintf(stderr, "jetplan-convert: error: %s\n",
-               jetplan::converter::one_line(message).c_str());
-  return 1;
-}
+using jetplan::converter::ProgressLine;
 
+// --quiet: none; --progress: from the start, lines where stderr is not a terminal; neither: on a
+// terminal only, after a second (a quick conversion shows nothing).
+ProgressLine::Mode progress_mode(const Args& args, double* delay) {
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  *delay = args.progress ? 0.0 : 1.0;
+  if (args.quiet || (!args.progress && !terminal)) return ProgressLine::Mode::kOff;
+  return terminal ? ProgressLine::Mode::kTerminal : ProgressLine::Mode::kLines;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -335,9 +357,20 @@ int main(int argc, char** argv) {
     if (!parse_args(argc, argv, &args)) return 0;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "jetplan-convert: error: %s\n\n%s",
-                 jetplan::converter::one_line(e.message).c_str(), kUsage);
+                 jetplan::converter::one_line(e.message).c_str(), usage().c_str());
     return 2;
   }
+  double delay = 0.0;
+  const ProgressLine::Mode mode = progress_mode(args, &delay);
+  ProgressLine progress(mode, stderr, delay);
+  args.options.progress = progress.function();
+  // Every message below ends the progress line first, so it never runs into one.
+  auto error = [&progress](const std::string& message) {
+    progress.finish(false);
+    std::fprintf(stderr, "jetplan-convert: error: %s\n",
+                 jetplan::converter::one_line(message).c_str());
+    return 1;
+  };
   try {
     const std::string model = read_file(args.model);
     args.options.model_dir = dir_name(args.model);
@@ -347,13 +380,15 @@ int main(int argc, char** argv) {
     } catch (const ConvertError& e) {
       return error(args.model + ": " + e.what());
     }
+    progress.update("write", 0, 0);
     write_file(args.output, result.plan);
-    std::printf("%s\n", jetplan::converter::format_summary(args.output, result.summary).c_str());
     if (!args.int8_report.empty()) {
       const std::string& json = result.int8_report_json;
       write_file(args.int8_report, std::vector<uint8_t>(json.begin(), json.end()));
-      std::printf("%s", result.int8_report_table.c_str());
     }
+    progress.finish(true);
+    std::printf("%s\n", jetplan::converter::format_summary(args.output, result.summary).c_str());
+    if (!args.int8_report.empty()) std::printf("%s", result.int8_report_table.c_str());
     return 0;
   } catch (const ConvertError& e) {
     return error(e.what());

@@ -3,7 +3,8 @@
 # without a compiler or jetplan's Debian dependencies (the lent device: see tests/gpu/run_gpu.sh):
 # jetplan-convert, jetplan-run, jetplan-inspect (tests/perf/bench_models.py reads plans with
 # it), the GPU kernel and CUDA runtime test binaries, the shared libraries they need
-# beyond libc, the targets and the test scripts.
+# beyond libc, the targets and the test scripts. jetplan-convert --target NAME finds the targets
+# there: bin/../targets (converter/src/select/targets.h).
 #   tests/gpu/pack.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, .device-carry/gpu)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

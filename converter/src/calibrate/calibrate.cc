@@ -1,12 +1,10 @@
 #include "converter/src/calibrate/calibrate.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -74,37 +72,25 @@ void run_samples(const CalibrationSet& set, const std::vector<jp_tensor_desc>& i
   --shared->running;
 }
 
-std::string seconds_text(double seconds) {
-  char buffer[32];
-  const long s = static_cast<long>(seconds + 0.5);
-  std::snprintf(buffer, sizeof(buffer), "%ld:%02ld", s / 60, s % 60);
-  return buffer;
-}
-
-// When asked, draws "calibrating: 12/100 samples, 0:03 left" until the workers are done.
-void watch_progress(const Shared& shared, size_t total, bool show) {
-  if (!show) return;  // the caller joins the workers
-  const auto start = std::chrono::steady_clock::now();
+// Tells `progress` how many samples are done, every 100 ms until the workers are done (the
+// caller joins them), then the total.
+void watch_progress(const Shared& shared, size_t total, const ProgressFn& progress) {
+  if (!progress) return;
+  progress("calibrate", 0, total);
   while (shared.running > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const size_t done = std::min(shared.done.load(), total);
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::string left =
-        done == 0 ? "--:--" : seconds_text(elapsed / done * static_cast<double>(total - done));
-    std::fprintf(stderr, "\rcalibrating: %zu/%zu samples, %s left   ", done, total, left.c_str());
+    progress("calibrate", std::min(shared.done.load(), total), total);
   }
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "\rcalibrating: %zu/%zu samples in %.1f s          \n",
-               std::min(shared.done.load(), total), total, elapsed);
+  // A worker counts its sample before it stops running: the count is final now.
+  progress("calibrate", std::min(shared.done.load(), total), total);
 }
 
 // Runs every sample of `set` through `plan` on `threads` contexts; the merged statistics by name.
 std::map<std::string, TensorHistogram> run_calibration(const jp_plan* plan,
                                                        const CalibrationSet& set,
                                                        const std::vector<jp_tensor_desc>& inputs,
-                                                       size_t threads, bool progress) {
+                                                       size_t threads,
+                                                       const ProgressFn& progress) {
   std::vector<ContextPtr> contexts;
   for (size_t t = 0; t < threads; ++t) {
     jp_context* ctx = nullptr;
@@ -178,7 +164,9 @@ CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions
              : cat(": the cache '", calibration.cache_path, "' does not exist yet"));
   }
   // The FP32 reference: the same model and shapes as a CPU plan (and no calibration of its own).
+  if (convert.progress) convert.progress("calibrate", 0, 0);
   ConvertOptions cpu = convert;
+  cpu.progress = nullptr;  // its stages are the calibration's, not the conversion's
   cpu.target = "cpu";
   cpu.precision = Precision::kFp16;
   cpu.calibration = CalibrationOptions{};
@@ -195,8 +183,7 @@ CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions
   size_t threads = calibration.threads > 0 ? static_cast<size_t>(calibration.threads)
                                            : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min(threads, set.size());
-  const bool progress = calibration.progress || isatty(STDERR_FILENO) != 0;
-  const auto stats = run_calibration(plan.get(), set, inputs, threads, progress);
+  const auto stats = run_calibration(plan.get(), set, inputs, threads, convert.progress);
 
   CalibrationResult result;
   result.samples = set.size();

@@ -33,8 +33,8 @@ struct CalibrationResult {
 // model_dir and fuse (the CPU plan is converted with them; target, precision and calibration
 // are not read). When calibration.cache_path names an existing cache it is read and checked
 // (calib_cache.h) and the model does not run (calibration.dir may then be empty); otherwise the
-// set in calibration.dir is run and, with a cache_path, the cache written. A progress line goes
-// to stderr when it is a terminal or calibration.progress is set.
+// set in calibration.dir is run and, with a cache_path, the cache written. convert.progress, when
+// set, is told "calibrate" and then the samples done of all as they finish (every 100 ms).
 // Throws ConvertError naming the file or folder: no data and no cache, bad samples, a cache of
 // another model or method, and the conversion's own errors.
 CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions& convert,

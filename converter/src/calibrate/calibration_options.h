@@ -28,8 +28,6 @@ struct CalibrationOptions {
   std::string cache_path;
   int threads = 0;      // 0: std::thread::hardware_concurrency()
   int max_samples = 0;  // 0: every sample of dir; else the first max_samples by file name
-  // Print a progress line to stderr even when it is not a terminal (it always is on a tty).
-  bool progress = false;
 };
 
 // "entropy", "percentile=99.99", "minmax", "mse": the names --calib-method takes and the cache

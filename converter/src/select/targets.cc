@@ -202,22 +202,42 @@ Target parse_target_json(const std::string& text, const std::string& file) {
 
 std::vector<std::string> target_dirs() {
   std::vector<std::string> dirs;
-#ifdef JETPLAN_SOURCE_TARGETS_DIR
-  dirs.push_back(JETPLAN_SOURCE_TARGETS_DIR);
-#endif
-  // An installed jetplan-convert moved with its prefix: <prefix>/bin/../share/jetplan/targets.
+  auto add = [&dirs](const std::string& dir) {
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+  };
+  // Beside the running program first, so that an installed or packed converter reads the
+  // targets that came with it even where the source tree it was built from still exists:
+  // <prefix>/bin/jetplan-convert reads <prefix>/share/jetplan/targets (cmake --install, moved
+  // or not), <dir>/bin/jetplan-convert reads <dir>/targets (tests/gpu/pack.sh's folder).
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) {
-    std::string path(exe, static_cast<size_t>(n));
-    const size_t slash = path.find_last_of('/');
-    if (slash != std::string::npos)
-      dirs.push_back(path.substr(0, slash) + "/../share/jetplan/targets");
+    const std::string path(exe, static_cast<size_t>(n));
+    const size_t bin = path.find_last_of('/');
+    const size_t top = bin == std::string::npos || bin == 0 ? std::string::npos
+                                                            : path.find_last_of('/', bin - 1);
+    if (top != std::string::npos) {
+      const std::string prefix = path.substr(0, top);
+      add(prefix + "/share/jetplan/targets");
+      add(prefix + "/targets");
+    }
   }
+  // A converter run from its build tree reads the source tree's targets/.
+#ifdef JETPLAN_SOURCE_TARGETS_DIR
+  add(JETPLAN_SOURCE_TARGETS_DIR);
+#endif
 #ifdef JETPLAN_INSTALL_TARGETS_DIR
-  dirs.push_back(JETPLAN_INSTALL_TARGETS_DIR);
+  add(JETPLAN_INSTALL_TARGETS_DIR);
 #endif
   return dirs;
+}
+
+std::string unknown_target_message(const std::string& name) {
+  std::string known, searched;
+  for (const std::string& t : known_targets()) known += (known.empty() ? "" : ", ") + t;
+  for (const std::string& dir : target_dirs()) searched += (searched.empty() ? "" : ", ") + dir;
+  return cat("unknown target '", name, "' (known: ", known, "); no ", name, ".json in ",
+             searched.empty() ? std::string("any folder") : searched);
 }
 
 bool is_target_path(const std::string& text) {
@@ -243,9 +263,7 @@ Target find_target(const std::string& name) {
       fail("target file '", path, "': key 'name' is '", t.device.name, "', not '", name, "'");
     return t;
   }
-  std::string known;
-  for (const std::string& t : known_targets()) known += (known.empty() ? "" : ", ") + t;
-  fail("unknown target '", name, "' (known: ", known, ")");
+  fail(unknown_target_message(name));
 }
 
 std::vector<std::string> known_targets() {

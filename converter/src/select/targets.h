@@ -24,16 +24,21 @@ struct Target {
 // Parses one target file's text; `file` names it in errors. ConvertError on malformed input.
 Target parse_target_json(const std::string& text, const std::string& file);
 
-// "cpu", a target name (targets/NAME.json in the source tree's targets/ folder, then in
-// share/jetplan/targets beside the running program's bin/, then in the configured install
-// prefix's), or a path to a .json file (contains '/' or ends in
-// ".json"). ConvertError naming the known targets when there is no such target.
+// "cpu", a target name (NAME.json in the first of target_dirs() that has it), or a path to a
+// .json file (contains '/' or ends in ".json"). ConvertError (unknown_target_message) when there
+// is no such target.
 Target find_target(const std::string& name_or_path);
 
 // True when `text` names a file rather than a target (find_target reads it).
 bool is_target_path(const std::string& text);
 
-// The folders find_target searches, in order.
+// The folders find_target searches, in order: <prefix>/share/jetplan/targets and
+// <prefix>/targets, where <prefix> is the folder above the running program's (an installed or a
+// packed converter), then the source tree's targets/ (a build tree's converter) and the
+// configured install prefix's share/jetplan/targets.
 std::vector<std::string> target_dirs();
+
+// "unknown target 'NAME' (known: cpu, ...); no NAME.json in DIR, DIR, ..."
+std::string unknown_target_message(const std::string& name);
 
 }  // namespace jetplan::converter

@@ -15,6 +15,9 @@
 namespace jetplan::converter::testing {
 namespace {
 
+using ::testing::ContainsRegex;
+using ::testing::MatchesRegex;
+
 struct ToolRun {
   int status = -1;
   std::string out, err;
@@ -130,12 +133,21 @@ TEST(Cli, GpuTargets) {
   const ToolRun unknown = run(model + " -o " + plan + " --target mars");
   EXPECT_EQ(unknown.status, 2);
   EXPECT_THAT(unknown.err, HasSubstr("unknown target 'mars' (known: cpu, a6000, h100, h200, "
-                                     "orin-agx, orin-nano, orin-nx, rtx3090, rtx4090, thor)"));
+                                     "orin-agx, orin-nano, orin-nx, rtx3090, rtx4090, thor); "
+                                     "no mars.json in "));
+  EXPECT_THAT(unknown.err, HasSubstr(JETPLAN_SOURCE_DIR "/targets"));
   const ToolRun file = run(model + " -o " + plan + " --target " + temp_path("none.json"));
   EXPECT_EQ(file.status, 1);
   EXPECT_THAT(file.err, HasSubstr("cannot read target file '"));
   const ToolRun help = run("--help");
   EXPECT_THAT(help.out, HasSubstr("--target NAME|FILE"));
+  // The search order, with this program's own folders: beside it first, the source tree after.
+  const size_t beside = help.out.find("--target NAME reads NAME.json from the first of:\n  ");
+  const size_t source = help.out.find("  " JETPLAN_SOURCE_DIR "/targets\n");
+  ASSERT_NE(beside, std::string::npos) << help.out;
+  ASSERT_NE(source, std::string::npos) << help.out;
+  EXPECT_THAT(help.out.substr(beside), HasSubstr("/share/jetplan/targets\n"));
+  EXPECT_LT(help.out.find("/share/jetplan/targets\n", beside), source);
 }
 
 TEST(Cli, UsageErrorsExitWith2) {
@@ -152,6 +164,44 @@ TEST(Cli, UsageErrorsExitWith2) {
   const ToolRun help = run("--help");
   EXPECT_EQ(help.status, 0);
   EXPECT_THAT(help.out, StartsWith("usage: jetplan-convert"));
+}
+
+// The progress line goes to stderr only: --progress prints one line per stage (stderr is a file
+// here), nothing is printed without it or with --quiet, and the plan and stdout are the same.
+TEST(Cli, ProgressGoesToStderrOnlyAndLeavesThePlanAlone) {
+  const std::string model = good_model(), plan = temp_path("progress.jplan");
+  const std::string base = model + " -o " + plan + " --shape input:0:1x2x4x4";
+  const ToolRun plain = run(base);
+  const std::string plain_bytes = slurp(plan);
+  const ToolRun progress = run(base + " --progress");
+  const std::string progress_bytes = slurp(plan);
+  const ToolRun quiet = run(base + " --quiet");
+  const std::string quiet_bytes = slurp(plan);
+  for (const ToolRun* r : {&plain, &progress, &quiet}) EXPECT_EQ(r->status, 0) << r->err;
+  EXPECT_EQ(plain.err, "");
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_THAT(progress.err, MatchesRegex("jetplan-convert: import \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: fold \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: fuse \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: lower \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: memory \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: serialize \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: write \\([0-9.]+ s\\)\n"
+                                         "jetplan-convert: converted in [0-9.]+ s\n"));
+  EXPECT_FALSE(plain_bytes.empty());
+  EXPECT_EQ(progress_bytes, plain_bytes);
+  EXPECT_EQ(quiet_bytes, plain_bytes);
+  EXPECT_EQ(progress.out, plain.out);
+  EXPECT_EQ(quiet.out, plain.out);
+  // A failed conversion: the stages it reached, then the error as the last line.
+  const ToolRun failed = run(model + " -o " + plan + " --progress");  // symbolic dim, no --shape
+  EXPECT_EQ(failed.status, 1);
+  EXPECT_THAT(failed.err, StartsWith("jetplan-convert: import ("));
+  EXPECT_THAT(failed.err, ContainsRegex("\\)\njetplan-convert: error: [^\n]*\n$"));
+  EXPECT_EQ(failed.err.find("converted in"), std::string::npos);
+  const ToolRun both = run(base + " --progress --quiet");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_THAT(both.err, HasSubstr("--progress and --quiet given together"));
 }
 
 // --precision and the --calib* options: each mistake is a usage error (exit 2) that says which.

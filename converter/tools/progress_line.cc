@@ -1,0 +1,89 @@
+#include "converter/tools/progress_line.h"
+
+#include <system_error>
+
+namespace jetplan::converter {
+
+ProgressLine::ProgressLine(Mode mode, std::FILE* out, double delay_seconds)
+    : mode_(mode), out_(out), delay_(delay_seconds), start_(std::chrono::steady_clock::now()) {
+  if (mode_ != Mode::kTerminal) return;
+  try {
+    ticker_ = std::thread([this] { tick(); });
+  } catch (const std::system_error&) {
+    // No thread to spare: the line is still drawn at each update, only the time stands still.
+  }
+}
+
+ProgressLine::~ProgressLine() { finish(false); }
+
+double ProgressLine::elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+std::string ProgressLine::text_locked() const {
+  char time[32];
+  std::snprintf(time, sizeof time, " (%.1f s)", elapsed());
+  std::string text = "jetplan-convert: " + stage_;
+  if (total_ > 0) text += " " + std::to_string(done_) + "/" + std::to_string(total_);
+  return text + time;
+}
+
+void ProgressLine::update(const char* stage, size_t done, size_t total) {
+  if (mode_ == Mode::kOff) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (finished_) return;
+  stage_ = stage;
+  done_ = done;
+  total_ = total;
+  if (mode_ == Mode::kTerminal) {
+    if (elapsed() >= delay_) draw_locked();  // at once; the ticker moves the time
+    return;
+  }
+  const double now = elapsed();
+  if (shown_ && stage_ == printed_stage_ && total == printed_total_ &&
+      (done == printed_done_ || (done < total && now - printed_at_ < 1.0)))
+    return;
+  std::fprintf(out_, "%s\n", text_locked().c_str());
+  std::fflush(out_);
+  shown_ = true;
+  printed_stage_ = stage_;
+  printed_done_ = done;
+  printed_total_ = total;
+  printed_at_ = now;
+}
+
+ProgressFn ProgressLine::function() {
+  return [this](const char* stage, size_t done, size_t total) { update(stage, done, total); };
+}
+
+void ProgressLine::tick() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!finished_) {
+    wake_.wait_for(lock, std::chrono::milliseconds(100));
+    if (finished_ || stage_.empty() || elapsed() < delay_) continue;
+    draw_locked();
+  }
+}
+
+void ProgressLine::draw_locked() {
+  std::fprintf(out_, "\r\033[K%s", text_locked().c_str());
+  std::fflush(out_);
+  shown_ = true;
+}
+
+void ProgressLine::finish(bool converted) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_) return;
+    finished_ = true;
+    if (shown_) {
+      if (mode_ == Mode::kTerminal) std::fputs("\r\033[K", out_);
+      if (converted) std::fprintf(out_, "jetplan-convert: converted in %.1f s\n", elapsed());
+      std::fflush(out_);
+    }
+  }
+  wake_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+}
+
+}  // namespace jetplan::converter
