@@ -60,16 +60,22 @@ namespace jetplan::kernels::cpu {
 
 // indices: see kernels/cpu/pool.cc (Max, NCHW only; may be null).
 void pool(const PoolParams& p, const float* x, float* y, int64_t* indices = nullptr);
+// Max pooling of Int8 (an INT8 plan's max pools between INT8 convs): max commutes with the
+// monotonic quantization, so y keeps x's scale and equals quantize(max pool of the real values)
+// exactly. The window rules are pool()'s (a window with no input gives 0).
+void max_pool_int8(const PoolParams& p, const int8_t* x, int8_t* y);
 
 }  // namespace jetplan::kernels::cpu
 
 // CUDA kernels of kernels/cuda/pool.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // jp_pool_nhwc8_f16: NHWC, channels % 8 == 0 (16-byte vectors). The global average rows:
-// 32 channels x 8 partial sums per block, static shared memory.
+// 32 channels x 8 partial sums per block, static shared memory. jp_pool_max_i8: Max of Int8,
+// 16 channels a thread where NHWC channels % 16 == 0, else one element.
 #define JP_CUDA_VARIANTS_pool(X, F) \
   X(F, jp_pool_f16, kF16, 0) \
   X(F, jp_pool_f32, kF32, 0) \
   X(F, jp_pool_nhwc8_f16, kF16, 0) \
   X(F, jp_pool_global_avg_f16, kF16, 256) \
-  X(F, jp_pool_global_avg_f32, kF32, 256)
+  X(F, jp_pool_global_avg_f32, kF32, 256) \
+  X(F, jp_pool_max_i8, kI8, 0)

@@ -178,6 +178,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.int8_steps = int8_summary.steps.size();
   result.summary.quantize_steps = int8_summary.quantize_steps;
   result.summary.saturation_steps = int8_summary.saturation_steps;
+  result.summary.int8_pools = int8_summary.int8_pools;
   result.summary.int8_tensors = int8_summary.int8_tensors;
   result.summary.kept_fp16 = int8_summary.kept_fp16;
   result.summary.calibration_samples = calibration.samples;
@@ -262,6 +263,7 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
   if (!s.int8) return line;
   line += cat("\nINT8: ", s.int8_steps, " convs in INT8, ", s.int8_tensors,
               " Int8 tensors between them, ", s.quantize_steps, " quantize steps");
+  if (s.int8_pools > 0) line += cat(", ", s.int8_pools, " max pools on Int8");
   if (s.qdq_pairs > 0 || s.explicit_weights > 0)
     line += cat("; scales from the model's ", s.qdq_pairs, " Q/DQ pairs and ", s.explicit_weights,
                 " quantized weights");

@@ -71,6 +71,7 @@ struct ConvertSummary {
   bool int8 = false;
   size_t int8_steps = 0, quantize_steps = 0, int8_tensors = 0, calibration_samples = 0;
   size_t saturation_steps = 0;  // Clip steps keeping removed Q/DQ pairs' int8 range
+  size_t int8_pools = 0;        // max pools on Int8 between INT8 convs
   bool calibration_from_cache = false;
   // Explicit quantization (precision/explicit_qdq.h): the model's activation Q/DQ pairs and
   // quantized weights whose scales the plan uses.

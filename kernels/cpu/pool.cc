@@ -16,16 +16,10 @@ Tap classify(const Geometry& g, int d, int64_t i) {
   return Tap::kOutside;
 }
 
-}  // namespace
-
-// Max ignores padding. Average sums in double, in window order, and divides by the taps inside
-// x, or with count_include_pad also by those in the padding. A window with no tap inside x (it
-// lies wholly in the padding) gives 0 for both kinds: a finite, neutral value instead of -inf or
-// 0/0. A NaN in a max window wins, so it stays visible.
-// indices (Max, NCHW only; may be null): per output, the flat NCHW offset in x of the element it
-// took (ONNX MaxPool's Indices; with indices_column_major the offset within the plane is
-// column-major, storage_order 1), the first of equal ones; 0 for a window with no tap inside x.
-void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
+// The walk of pool() below over elements of type T (float; int8 for Max only, whose result is
+// one of its inputs, so the float compare and the conversion back are exact).
+template <typename T>
+void pool_t(const PoolParams& p, const T* x, T* y, int64_t* indices) {
   const Geometry g = pool_geometry_3d(p);
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
   const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
@@ -35,8 +29,8 @@ void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
   const int64_t step = p.channels_last ? p.channels : 1;
   for (int64_t plane = 0; plane < p.batch * p.channels; ++plane) {
     const int64_t n = plane / p.channels, c = plane % p.channels;
-    const float* xp = p.channels_last ? x + n * in_plane * p.channels + c : x + plane * in_plane;
-    float* yp = p.channels_last ? y + n * out_plane * p.channels + c : y + plane * out_plane;
+    const T* xp = p.channels_last ? x + n * in_plane * p.channels + c : x + plane * in_plane;
+    T* yp = p.channels_last ? y + n * out_plane * p.channels + c : y + plane * out_plane;
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
         for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
@@ -61,7 +55,7 @@ void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
                 ++counted;
                 if (!all_input) continue;
                 const int64_t at = ((i[0] * g.in[1] + i[1]) * g.in[2] + i[2]) * step;
-                const float v = xp[at];
+                const float v = static_cast<float>(xp[at]);
                 if (inputs == 0 || v > max || v != v) {
                   max = v;
                   arg = at;
@@ -73,7 +67,7 @@ void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
           float result = 0.f;
           if (is_max) result = max;
           else if (divisor > 0) result = static_cast<float>(sum / static_cast<double>(divisor));
-          yp[((o0 * g.out[1] + o1) * g.out[2] + o2) * step] = result;
+          yp[((o0 * g.out[1] + o1) * g.out[2] + o2) * step] = static_cast<T>(result);
           if (indices != nullptr) {
             // arg is row-major within the plane; column-major reverses the dims' order.
             int64_t at = arg;
@@ -87,6 +81,23 @@ void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
           }
         }
   }
+}
+
+}  // namespace
+
+// Max ignores padding. Average sums in double, in window order, and divides by the taps inside
+// x, or with count_include_pad also by those in the padding. A window with no tap inside x (it
+// lies wholly in the padding) gives 0 for both kinds: a finite, neutral value instead of -inf or
+// 0/0. A NaN in a max window wins, so it stays visible.
+// indices (Max, NCHW only; may be null): per output, the flat NCHW offset in x of the element it
+// took (ONNX MaxPool's Indices; with indices_column_major the offset within the plane is
+// column-major, storage_order 1), the first of equal ones; 0 for a window with no tap inside x.
+void pool(const PoolParams& p, const float* x, float* y, int64_t* indices) {
+  pool_t(p, x, y, indices);
+}
+
+void max_pool_int8(const PoolParams& p, const int8_t* x, int8_t* y) {
+  pool_t(p, x, y, nullptr);
 }
 
 }  // namespace jetplan::kernels::cpu

@@ -1,4 +1,4 @@
-// Max and average pooling on the GPU, FP16 and FP32, NCHW or NHWC (channels_last, what GPU plans
+// Max and average pooling on the GPU, FP16 and FP32 (and Max of Int8), NCHW or NHWC (channels_last, what GPU plans
 // use), 1 to 3 spatial dims, with the twin's window semantics exactly: taps in the padding are
 // skipped by max and counted by average only with count_include_pad, taps past pad_end (a
 // ceil-mode window) never count, a window without input gives 0 and a NaN in a max window wins.
@@ -189,6 +189,67 @@ __device__ void pool_nhwc8(const StepPointers& ptrs, const PoolParams& p) {
   }
 }
 
+// Max of Int8 (an INT8 plan's max pools between INT8 convs; the twin is max_pool_int8): one
+// output position's 16 channels a thread (a 16-byte vector) where NHWC channels % 16 == 0 and
+// the pointers allow, else one element a thread. Max is exact in any order, and the window
+// rules are visit_window()'s; a window without input gives 0.
+template <int V>
+__device__ void max_pool_i8_vec(const StepPointers& ptrs, const PoolParams& p, const Geometry& geo) {
+  const IndexGeometry<int32_t> g(geo);
+  const int8_t* x = static_cast<const int8_t*>(ptrs.in[0]);
+  int8_t* y = static_cast<int8_t*>(ptrs.out[0]);
+  const int32_t C = static_cast<int32_t>(p.channels), groups = C / V;
+  const int32_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int32_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  const int32_t count = static_cast<int32_t>(p.batch) * out_plane * groups;
+  for (int32_t i = static_cast<int32_t>(global_thread()); i < count;
+       i += static_cast<int32_t>(global_threads())) {
+    // NHWC (V > 1, or channels_last): channel groups fastest; NCHW (V == 1): positions fastest.
+    int32_t n, c, o;
+    if (p.channels_last) {
+      c = (i % groups) * V;
+      o = (i / groups) % out_plane;
+      n = i / (groups * out_plane);
+    } else {
+      o = i % out_plane;
+      c = (i / out_plane) % C;
+      n = i / (out_plane * C);
+    }
+    const int32_t o2 = o % g.out[2], o1 = (o / g.out[2]) % g.out[1],
+                  o0 = o / (g.out[2] * g.out[1]);
+    const int32_t step = p.channels_last ? C : 1;
+    const int8_t* xp = p.channels_last ? x + n * in_plane * C + c : x + (n * C + c) * in_plane;
+    __align__(16) int8_t best[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) best[k] = 0;
+    bool any = false;
+    visit_window(g, o0, o1, o2, [&](int32_t position) {
+      __align__(16) int8_t v[V];
+      if (V == 16) *reinterpret_cast<uint4*>(v) = *reinterpret_cast<const uint4*>(xp + position * step);
+      else v[0] = xp[position * step];
+#pragma unroll
+      for (int k = 0; k < V; ++k) best[k] = any && best[k] > v[k] ? best[k] : v[k];
+      any = true;
+    });
+    const int32_t out = p.channels_last ? (n * out_plane + o) * C + c : i;
+    if (V == 16) *reinterpret_cast<uint4*>(y + out) = *reinterpret_cast<const uint4*>(best);
+    else y[out] = best[0];
+  }
+}
+
+__device__ void max_pool_i8(const StepPointers& ptrs, const PoolParams& p) {
+  if (p.spatial_rank < 1 || p.spatial_rank > 3 || p.kind != PoolKind::kMax) return;
+  const Geometry geo = pool_geometry_3d(p);
+  // The selector refuses Int8 pools past 32-bit offsets; a plan naming this kernel for one
+  // anyway (a plan is untrusted) computes nothing.
+  if (!fits_int32(p, geo)) return;
+  const bool vec = p.channels_last && p.channels % 16 == 0 &&
+                   reinterpret_cast<uintptr_t>(ptrs.in[0]) % 16 == 0 &&
+                   reinterpret_cast<uintptr_t>(ptrs.out[0]) % 16 == 0;
+  if (vec) max_pool_i8_vec<16>(ptrs, p, geo);
+  else max_pool_i8_vec<1>(ptrs, p, geo);
+}
+
 constexpr int kGapLanes = 32;  // channels per block
 constexpr int kGapRows = 8;    // partial sums per channel
 
@@ -243,3 +304,4 @@ __device__ void global_average(const StepPointers& ptrs, const PoolParams& p) {
 JP_HALF_AND_FLOAT_KERNELS(jp_pool, PoolParams, jetplan::kernels::cuda::pool)
 JP_STEP_KERNEL(jp_pool_nhwc8_f16, PoolParams, jetplan::kernels::cuda::pool_nhwc8)
 JP_HALF_AND_FLOAT_KERNELS(jp_pool_global_avg, PoolParams, jetplan::kernels::cuda::global_average)
+JP_STEP_KERNEL(jp_pool_max_i8, PoolParams, jetplan::kernels::cuda::max_pool_i8)

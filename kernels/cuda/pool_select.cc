@@ -1,10 +1,41 @@
+#include <algorithm>
+
 #include "kernels/cuda/select.h"
 #include "kernels/pool.h"
 
 namespace jetplan::kernels::cuda {
 
+namespace {
+
+// Max of Int8 (jp_pool_max_i8): 16 channels a thread where NHWC channels allow.
+bool select_max_pool_i8(const PoolParams& p, const TargetInfo& target, LaunchChoice* out,
+                        std::string* why) {
+  if (p.kind != PoolKind::kMax || p.spatial_rank < 1 || p.spatial_rank > kMaxSpatial) {
+    *why = "the CUDA Int8 Pool kernel takes Max pools of 1 to 3 spatial dims";
+    return false;
+  }
+  uint64_t in_plane = 1, out_plane = 1;
+  for (int d = 0; d < p.spatial_rank; ++d) {
+    in_plane *= static_cast<uint64_t>(p.in_size[d]);
+    out_plane *= static_cast<uint64_t>(p.out_size[d]);
+  }
+  const uint64_t plane = static_cast<uint64_t>(p.batch) * static_cast<uint64_t>(p.channels);
+  if (plane * std::max(in_plane, out_plane) >= (uint64_t{1} << 30)) {
+    *why = "an Int8 Pool of 2^30 elements or more (the CUDA kernel indexes in 32 bits)";
+    return false;
+  }
+  out->variant = &kernel_variant(VariantId::jp_pool_max_i8);
+  const uint64_t per_thread = p.channels_last && p.channels % 16 == 0 ? 16 : 1;
+  launch_1d(plane * out_plane / per_thread, 256, target.sm_count * 8, out);
+  return true;
+}
+
+}  // namespace
+
 bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                  std::string* why) {
+  if (step.dtype == DType::kInt8)
+    return select_max_pool_i8(*static_cast<const PoolParams*>(step.params), target, out, why);
   bool f16 = false;
   if (!float_storage(step, "Pool", &f16, why)) return false;
   const auto* p = static_cast<const PoolParams*>(step.params);

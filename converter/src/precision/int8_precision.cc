@@ -25,7 +25,20 @@ class Int8Pass {
     for (size_t s = 0; s < d_.steps.size(); ++s)
       if (d_.steps[s].op.family == fb::OpFamily::Conv && !candidate_[s])
         summary_.kept_fp16.push_back(cat("'", d_.steps[s].name, "': ", why[s]));
-    for (uint32_t t = 0; t < d_.tensors.size(); ++t) int8_[t] = stays_int8(t);
+    // Max pools run on Int8 where their input is Int8 and their readers take Int8: start with
+    // every candidate and drop those whose tensors cannot be Int8 until none changes (each
+    // round only drops, so this ends).
+    for (size_t s = 0; s < d_.steps.size(); ++s) pool_[s] = max_pool_candidate(s);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t t = 0; t < d_.tensors.size(); ++t) int8_[t] = stays_int8(t);
+      for (size_t s = 0; s < d_.steps.size(); ++s)
+        if (pool_[s] && !(int8_[d_.steps[s].inputs[0]] && int8_[d_.steps[s].outputs[0]])) {
+          pool_[s] = false;
+          changed = true;
+        }
+    }
+    for (size_t s = 0; s < d_.steps.size(); ++s) summary_.int8_pools += pool_[s] ? 1 : 0;
 
     std::vector<DraftStep> steps = std::move(d_.steps);
     d_.steps.clear();
@@ -51,6 +64,8 @@ class Int8Pass {
     readers_.assign(d_.tensors.size(), {});
     writer_.assign(d_.tensors.size(), -1);
     candidate_.assign(d_.steps.size(), false);
+    pool_.assign(d_.steps.size(), false);
+    pool_input_.assign(d_.steps.size(), 0);
     int8_.assign(d_.tensors.size(), false);
     for (size_t s = 0; s < d_.steps.size(); ++s) {
       for (size_t k = 0; k < d_.steps[s].inputs.size(); ++k)
@@ -71,8 +86,11 @@ class Int8Pass {
   }
 
   // An activation tensor's scale: the model's own (explicit quantization), else its calibrated
-  // amax / 127; 0 where it has neither.
+  // amax / 127; 0 where it has neither. An Int8 max pool's output has its input's: max commutes
+  // with quantization, so the pool moves the integers as they are.
   float scale(uint32_t i) const {
+    if (writer_[i] >= 0 && pool_[static_cast<size_t>(writer_[i])])
+      return scale(pool_input_[static_cast<size_t>(writer_[i])]);
     const std::string name = graph_name(d_.tensors[i].name);
     if (const auto it = o_.scales.find(name); it != o_.scales.end())
       return positive_finite(it->second) ? it->second : 0.f;
@@ -120,15 +138,33 @@ class Int8Pass {
     return false;
   }
 
-  // An activation is stored as Int8 when an INT8 conv writes it and every reader is an INT8
-  // conv taking it as input or residual.
+  // A MaxPool that may run on Int8 (max_pool_int8): one input and output, channels_last, not
+  // excluded, and where the model gives its output a scale, the input's (no requantization).
+  bool max_pool_candidate(size_t si) {
+    const DraftStep& s = d_.steps[si];
+    pool_input_[si] = s.inputs.empty() ? 0 : s.inputs[0];
+    if (s.op.family != fb::OpFamily::Pool || s.op.pool_kind != fb::PoolKind::Max ||
+        s.inputs.size() != 1 || s.outputs.size() != 1 || excluded(s) ||
+        d_.tensors[s.inputs[0]].layout != fb::Layout::NHWC)
+      return false;
+    const auto given = o_.scales.find(graph_name(d_.tensors[s.outputs[0]].name));
+    const auto given_in = o_.scales.find(graph_name(d_.tensors[s.inputs[0]].name));
+    return given == o_.scales.end() ||
+           (given_in != o_.scales.end() && given->second == given_in->second);
+  }
+
+  // An activation is stored as Int8 when an INT8 conv (or an Int8 max pool) writes it and
+  // every reader is an INT8 conv taking it as input or residual, or an Int8 max pool.
   bool stays_int8(uint32_t i) const {
     const DraftTensor& tensor = d_.tensors[i];
     if (tensor.storage != fb::Storage::Arena || tensor.alias_of >= 0 || writer_[i] < 0 ||
-        !candidate_[static_cast<size_t>(writer_[i])] || scale(i) == 0.f || readers_[i].empty())
+        readers_[i].empty())
       return false;
+    const size_t w = static_cast<size_t>(writer_[i]);
+    if ((!candidate_[w] && !pool_[w]) || scale(i) == 0.f) return false;
     for (const auto& [step, k] : readers_[i]) {
       const DraftStep& r = d_.steps[step];
+      if (pool_[step]) continue;
       const bool residual = r.op.has_residual && k + 1 == r.inputs.size();
       if (!candidate_[step] || (k != 0 && !residual)) return false;
     }
@@ -330,6 +366,8 @@ class Int8Pass {
   std::vector<std::vector<std::pair<size_t, size_t>>> readers_;  // per tensor: (step, input)
   std::vector<int> writer_;
   std::vector<bool> candidate_, int8_;
+  std::vector<bool> pool_;             // per step: a max pool that runs on Int8
+  std::vector<uint32_t> pool_input_;   // per step: input 0 (for scale(), while steps move)
   std::map<uint32_t, uint32_t> quantized_;
   Int8Summary summary_;
 };

@@ -46,6 +46,7 @@ struct Int8Summary {
   std::vector<Int8Step> steps;  // the convs that run in INT8, in plan order
   size_t quantize_steps = 0;  // Float16 -> Int8 steps added in front of them
   size_t int8_tensors = 0;    // activations stored as Int8 between INT8 convs
+  size_t int8_pools = 0;      // max pools between them that move Int8 (no requantization)
   // Clip steps that give a float tensor its removed Q/DQ pair's saturation (where no producer's
   // fused activation could take the clip).
   size_t saturation_steps = 0;

@@ -1,5 +1,5 @@
 // Pool: max or average pooling over 1 to 3 spatial dims, with ONNX MaxPool's optional Indices
-// output (CPU backend, NCHW).
+// output (CPU backend, NCHW); Max also of Int8.
 #include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/prepare_util.h"
@@ -30,6 +30,11 @@ Status check_indices(const jp_plan& plan, const PreparedStep& s, const fb::PoolP
   return JP_OK;
 }
 
+void run_max_pool_int8_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  kernels::cpu::max_pool_int8(s.params.pool, static_cast<const int8_t*>(in(s, tensors, 0)),
+                              static_cast<int8_t*>(out(s, tensors)));
+}
+
 }  // namespace
 
 Status prepare_pool(const jp_plan& plan, const fb::PoolParams& p, PreparedStep* s) {
@@ -42,9 +47,20 @@ Status prepare_pool(const jp_plan& plan, const fb::PoolParams& p, PreparedStep* 
   } else {
     JP_RETURN_IF_ERROR(check_input_range(*s, "Pool", 1, 1));
   }
-  JP_RETURN_IF_ERROR(check_float32(plan, *s));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
+  // Int8: an INT8 plan's max pool between INT8 convs (y keeps x's scale).
+  const bool int8 = x.dtype == fb::DType::Int8;
+  if (int8) {
+    if (y.dtype != fb::DType::Int8 || p.kind() != fb::PoolKind::Max || with_indices) {
+      return fail(JP_ERROR_UNSUPPORTED,
+                  "step '%s': an Int8 Pool must be a Max pool with an Int8 output and no indices",
+                  s->name);
+    }
+    s->run_cpu = run_max_pool_int8_cpu;
+  } else {
+    JP_RETURN_IF_ERROR(check_float32(plan, *s));
+  }
   if (with_indices) {
     JP_RETURN_IF_ERROR(check_indices(plan, *s, p));
     s->run_cpu = run_pool_indices_cpu;

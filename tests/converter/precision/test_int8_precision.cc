@@ -372,6 +372,102 @@ TEST(Int8Precision, DepthwiseConvsRunInInt8) {
   EXPECT_THAT(kernels, ::testing::Contains("jp_conv_depthwise_i8")) << ::testing::PrintToString(kernels);
 }
 
+// A U-Net-style down step: conv+relu -> 2x2 max pool -> conv+relu -> 3x3 max pool (stride 1,
+// padded, SPPF-style) -> conv. Max commutes with quantization, so both pools move conv1's and
+// conv2's Int8 integers with their scales: no quantize step between the convs.
+ModelBuilder pooled_block() {
+  ModelBuilder m;
+  m.input("x", {1, 16, 12, 12}).output("y");
+  m.random("w1", {32, 16, 3, 3}, -0.15f, 0.15f).random("b1", {32}, -0.1f, 0.1f);
+  m.random("w2", {32, 32, 3, 3}, -0.1f, 0.1f).random("b2", {32}, -0.1f, 0.1f);
+  m.random("w3", {16, 32, 1, 1}, -0.3f, 0.3f);
+  const auto pads = std::vector<int64_t>{1, 1, 1, 1};
+  attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", pads);
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& p1 = m.node("MaxPool", {"r1"}, {"p1"}, "pool1");
+  attr(p1, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(p1, "strides", std::vector<int64_t>{2, 2});
+  attr(m.node("Conv", {"p1", "w2", "b2"}, {"c2"}, "conv2"), "pads", pads);
+  m.node("Relu", {"c2"}, {"r2"}, "relu2");
+  auto& p2 = m.node("MaxPool", {"r2"}, {"p2"}, "pool2");
+  attr(p2, "kernel_shape", std::vector<int64_t>{3, 3});
+  attr(p2, "pads", pads);
+  m.node("Conv", {"p2", "w3"}, {"y"}, "conv3");
+  return m;
+}
+
+TEST(Int8Precision, MaxPoolsBetweenInt8ConvsMoveInt8) {
+  const std::string dir = fresh_dir("calib");
+  std::vector<std::vector<float>> held_out;
+  for (uint32_t s = 0; s < 8; ++s) {
+    std::vector<float> v(16 * 12 * 12);
+    std::mt19937 rng(60 + s);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    for (float& e : v) e = dist(rng);
+    if (s < 4) write_npy(dir + "/s" + std::to_string(s) + ".npy", {1, 16, 12, 12}, v);
+    else held_out.push_back(v);
+  }
+  ConvertOptions options;
+  options.target = "cpu";
+  options.precision = Precision::kInt8;
+  options.calibration.dir = dir;
+  options.calibration.method = CalibrationMethod::kMinMax;
+  const ConvertResult r = convert_int8(pooled_block(), options);
+  EXPECT_EQ(r.summary.int8_steps, 3u) << format_summary("p", r.summary);
+  EXPECT_EQ(r.summary.int8_pools, 2u);
+  EXPECT_EQ(r.summary.quantize_steps, 1u);  // x only
+  EXPECT_EQ(r.summary.int8_tensors, 4u);    // r1, p1, r2, p2
+  EXPECT_THAT(format_summary("p", r.summary), ::testing::HasSubstr("2 max pools on Int8"));
+  const fb::Plan* p = fb::GetPlan(r.plan.data());
+  const fb::Step* pool1 = nullptr;
+  const fb::Step* conv1 = nullptr;
+  const fb::Step* conv2 = nullptr;
+  for (const auto* s : *p->steps()) {
+    if (s->op() == fb::OpFamily::Pool) {
+      EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(0))->dtype(), fb::DType::Int8);
+      EXPECT_EQ(p->tensors()->Get(s->outputs()->Get(0))->dtype(), fb::DType::Int8);
+      if (pool1 == nullptr) pool1 = s;
+    }
+    if (s->op() == fb::OpFamily::Conv && s->name()->str().rfind("conv1", 0) == 0) conv1 = s;
+    if (s->op() == fb::OpFamily::Conv && s->name()->str().rfind("conv2", 0) == 0) conv2 = s;
+  }
+  ASSERT_NE(pool1, nullptr);
+  ASSERT_NE(conv1, nullptr);
+  ASSERT_NE(conv2, nullptr);
+  // conv2 reads pool1's integers at conv1's output scale: its epilogue multiplier is that scale
+  // times its weights' (max |w| / 127 per channel).
+  const float r1_scale = conv1->params_as_ConvParams()->y_scale();
+  ASSERT_GT(r1_scale, 0.f);
+  const fb::Tensor* epi = p->tensors()->Get(conv2->inputs()->Get(2));
+  const float mult0 = reinterpret_cast<const float*>(p->weights()->data() + epi->offset())[0];
+  ModelBuilder model = pooled_block();
+  float w_max = 0.f;
+  for (const auto& init : model.model().graph().initializer())
+    if (init.name() == "w2")
+      for (int i = 0; i < 32 * 3 * 3; ++i) w_max = std::max(w_max, std::fabs(init.float_data(i)));
+  ASSERT_GT(w_max, 0.f);
+  EXPECT_EQ(mult0, r1_scale * (w_max / 127.f));
+  const std::vector<uint8_t> fp32 = convert_ok(pooled_block()).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    for (float v : got) ASSERT_FALSE(std::isnan(v));
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+  // Excluded, a pool stays float: its reader gets a quantize step again.
+  options.int8_exclude = {"pool1"};
+  EXPECT_EQ(convert_int8(pooled_block(), options).summary.int8_pools, 1u);
+  EXPECT_EQ(convert_int8(pooled_block(), options).summary.quantize_steps, 2u);
+  options.int8_exclude.clear();
+  // For a GPU the pools get the Int8 max-pool kernel.
+  options.target = "h100";
+  const ConvertResult gpu = convert_int8(pooled_block(), options);
+  size_t i8_pools = 0;
+  for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
+    i8_pools += s->op() == fb::OpFamily::Pool && s->kernel()->str() == "jp_pool_max_i8";
+  EXPECT_EQ(i8_pools, 2u);
+}
+
 TEST(Int8Precision, ErrorMeasurementsNeedCalibrationSamples) {
   ConvertOptions options = int8_h100(fresh_dir("calib"), 2, 900);
   options.calibration.cache_path = fresh_dir("cache") + "/scales.cache";

@@ -272,6 +272,36 @@ TEST_P(PoolMatrix, MatchesPaddedTensorPool) {
   cpu::pool(p, to_channels_last(x, s.batch, s.channels, volume(s.in)).data(), y.data());
   EXPECT_TRUE(all_close(y, to_channels_last(want, s.batch, s.channels, volume(s.out)), tol))
       << "channels_last";
+
+  if (kind != PoolKind::kMax) return;
+  // Max of Int8: the same windows over integers, exactly the reference's (both layouts).
+  std::vector<int8_t> xq(x.size());
+  std::vector<float> xf(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    xq[i] = static_cast<int8_t>(rng.integer(-128, 127));
+    xf[i] = xq[i];
+  }
+  const std::vector<double> want_q = pool_reference(s, kind, false, xf);
+  for (bool last : {false, true}) {
+    p.channels_last = last;
+    std::vector<int8_t> yq(want_q.size(), 0x5a), in = xq;
+    if (last)
+      for (int64_t n = 0; n < s.batch; ++n)
+        for (int64_t c = 0; c < s.channels; ++c)
+          for (int64_t i = 0; i < volume(s.in); ++i)
+            in[static_cast<size_t>((n * volume(s.in) + i) * s.channels + c)] =
+                xq[static_cast<size_t>((n * s.channels + c) * volume(s.in) + i)];
+    cpu::max_pool_int8(p, in.data(), yq.data());
+    const int64_t out = volume(s.out);
+    for (int64_t n = 0; n < s.batch; ++n)
+      for (int64_t c = 0; c < s.channels; ++c)
+        for (int64_t i = 0; i < out; ++i) {
+          const size_t at = static_cast<size_t>(last ? (n * out + i) * s.channels + c
+                                                     : (n * s.channels + c) * out + i);
+          ASSERT_EQ(yq[at], want_q[static_cast<size_t>((n * s.channels + c) * out + i)])
+              << "channels_last " << last << " n " << n << " c " << c << " i " << i;
+        }
+  }
 }
 
 std::string pool_case_name(const testing::TestParamInfo<PoolCase>& info) {

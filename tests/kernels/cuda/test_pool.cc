@@ -73,6 +73,7 @@ const PoolCase kCases[] = {
     {1, 64, 2, {29, 31}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false},
     {8, 67, 2, {13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false},
     {8, 24, 2, {15, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true},  // 8-channel vectors
+    {2, 48, 2, {12, 12}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, false},  // SPPF: 16-channel Int8
     {2, 16, 3, {5, 6, 7}, {2, 3, 2}, {1, 2, 2}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}, true},
     // ceil mode with a window past pad_end, asymmetric pads, dilation.
     {2, 5, 2, {7, 6}, {3, 2}, {2, 2}, {2, 1}, {1, 0}, {0, 1}, true},
@@ -103,6 +104,34 @@ TEST_P(GpuPool, ChannelsFirstFloat32MatchesCpuTwin) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuPool, testing::Range(0, static_cast<int>(std::size(kCases))));
+
+// Max of Int8 (an INT8 plan's pools between INT8 convs): bit for bit the twin
+// (cpu::max_pool_int8), NHWC with 16 channels a thread where channels % 16 == 0, one element a
+// thread otherwise and for NCHW; outputs poisoned (0x5a bytes), the guard checked.
+TEST_P(GpuPool, MaxOfInt8MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const PoolCase& c = kCases[GetParam()];
+  for (bool channels_last : {true, false}) {
+    const PoolParams p = make_params(c, PoolKind::kMax, false, channels_last);
+    const int64_t nx = p.batch * p.channels * plane(p, false), ny = p.batch * p.channels * plane(p, true);
+    std::vector<uint8_t> x = rng.bytes(nx);
+    std::vector<uint8_t> want(static_cast<size_t>(ny), 0x5a);
+    cpu::max_pool_int8(p, reinterpret_cast<const int8_t*>(x.data()),
+                       reinterpret_cast<int8_t*>(want.data()));
+    gpu_test::ByteStep step(x, static_cast<size_t>(ny));
+    cuda::LaunchChoice chosen;
+    ASSERT_EQ(gpu_test::select_and_launch(kPool, DType::kInt8, step.ptrs, p, &chosen), "");
+    EXPECT_STREQ(chosen.variant->name, "jp_pool_max_i8");
+    EXPECT_EQ(step.first_difference(want), -1)
+        << "channels_last " << channels_last << " channels " << c.channels;
+    EXPECT_TRUE(step.dy.guard_intact());
+  }
+  // Average of Int8 would need a requantization: the selector refuses it.
+  PoolParams avg = make_params(c, PoolKind::kAverage, false, true);
+  gpu_test::ByteStep step(std::vector<uint8_t>(16), 16);
+  EXPECT_NE(gpu_test::select_and_launch(kPool, DType::kInt8, step.ptrs, avg), "");
+}
 
 TEST(GpuPoolGlobal, AverageChannelsLastMatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
