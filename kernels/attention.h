@@ -5,9 +5,10 @@
 // Layout: every operand is addressed by element strides along (batch, head, sequence) with the
 // head dim contiguous. The exporters write Q, K and V as one projection GEMM's output reshaped to
 // [B, S, H, D] and then transposed to [B, H, S, D] (K to [B, H, D, S]); with strides the step
-// reads the reshaped tensor itself and the Transposes disappear, and a fused QKV projection's
-// [B, S, 3, H, D] output is three such views of one buffer. Only the head dim must be
-// contiguous: it is the dim of the 16-byte loads and of the mma's k (Q Kt) and n (P V).
+// reads the reshaped tensor itself and the Transposes disappear; a fused QKV projection's
+// [B, S, 3, H, D] output is three such operands of one buffer (the kernels take Q, K and V
+// pointers into it; plans cannot say so yet: AttentionParams has no offsets). Only the head dim
+// must be contiguous: it is the dim of the 16-byte loads and of the mma's k (Q Kt) and n (P V).
 #pragma once
 
 #include <cstdint>

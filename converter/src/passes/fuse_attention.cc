@@ -53,7 +53,10 @@ class AttentionFusion {
           !mask_broadcasts(g_.values[mask].shape, scores_shape))
         return false;
       mask_ = mask;
-      a.has_mask = true;
+      // A constant causal mask (0 on and below the diagonal, -inf above) is the causal flag:
+      // the kernel then skips the key tiles past the diagonal and reads no mask.
+      a.causal = is_causal_mask(g_.values[mask], scores_shape);
+      a.has_mask = !a.causal;
       chain.push_back(n);
       n = private_producer(s);
     }
@@ -160,6 +163,22 @@ class AttentionFusion {
     while (n != nullptr && scale_of(*n) != 0.0)
       n = private_producer(n->inputs[std::isnan(scalar(n->inputs[1])) ? 1 : 0]);
     return n != nullptr && plain_matmul(*n);
+  }
+  // A float32 constant whose every [Sq, Sk] matrix is 0 where key j <= query i and -inf where
+  // j > i, with no other dim above 1 (the exporters' triu(full(-inf), 1) buffer).
+  static bool is_causal_mask(const Value& m, const Shape& scores) {
+    if (!m.is_constant || m.dtype != DataType::kFloat32 || m.shape.size() < 2) return false;
+    const int64_t sq = scores[scores.size() - 2], sk = scores.back();
+    if (m.shape[m.shape.size() - 2] != sq || m.shape.back() != sk ||
+        shape_count(m.shape) != sq * sk)
+      return false;
+    const std::vector<double> v = read_doubles(m);
+    for (int64_t i = 0; i < sq; ++i)
+      for (int64_t j = 0; j < sk; ++j) {
+        const double e = v[static_cast<size_t>(i * sk + j)];
+        if (j > i ? !(std::isinf(e) && e < 0) : e != 0.0) return false;
+      }
+    return true;
   }
   // The value of a float32 scalar constant, or NaN.
   double scalar(int value) const {

@@ -55,7 +55,8 @@ ModelBuilder bert_attention(int64_t d, bool mask) {
   if (mask) m.node("Add", {"scaled", "mask"}, {"logits"}, "mask_add");
   attr(m.node("Softmax", {"logits"}, {"p"}, "softmax"), "axis", int64_t{-1});
   m.node("MatMul", {"p", "v_t"}, {"o"}, "pv");
-  attr(m.node("Transpose", {"o"}, {"o_t"}, "o_transpose"), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  attr(m.node("Transpose", {"o"}, {"o_t"}, "o_transpose"), "perm",
+       std::vector<int64_t>{0, 2, 1, 3});
   m.node("Reshape", {"o_t", "out_shape"}, {"y"}, "o_reshape");
   return m;
 }
@@ -125,6 +126,33 @@ TEST(AttentionFusion, WhatOthersReadOrNoTransposeGivesStaysApart) {
   m.node("MatMul", {"p", "v"}, {"y"}, "pv");
   const ConvertResult r2 = convert_ok(m);
   EXPECT_EQ(count_of(plan_of(r2), OpFamily::Attention), 0u);
+}
+
+// The exporters' causal mask, a constant triu(full(-inf), 1), becomes the causal flag (no mask
+// read); a constant mask of any other pattern stays a mask.
+TEST(AttentionFusion, ConstantCausalMaskBecomesTheFlag) {
+  for (bool causal : {true, false}) {
+    SCOPED_TRACE(causal ? "causal" : "other mask");
+    ModelBuilder m(17);
+    m.input("q", {4, 6, 8}).input("k", {4, 6, 8}).input("v", {4, 6, 8}).output("y");
+    std::vector<float> mask(36, 0.f);
+    for (int i = 0; i < 6; ++i)
+      for (int j = i + 1; j < 6; ++j) mask[i * 6 + j] = -INFINITY;
+    if (!causal) mask[1] = -1.f;
+    m.initializer("mask", {6, 6}, mask);
+    attr(m.node("Transpose", {"k"}, {"kt"}, "k_transpose"), "perm", std::vector<int64_t>{0, 2, 1});
+    m.node("MatMul", {"q", "kt"}, {"s"}, "qk");
+    m.node("Add", {"s", "mask"}, {"sm"}, "mask_add");
+    attr(m.node("Softmax", {"sm"}, {"p"}, "softmax"), "axis", int64_t{-1});
+    m.node("MatMul", {"p", "v"}, {"y"}, "pv");
+    const ConvertResult r = convert_ok(m);
+    ASSERT_THAT(step_ops(plan_of(r)), ElementsAre(OpFamily::Attention));
+    const fb::Step* s = plan_of(r)->steps()->Get(0);
+    EXPECT_EQ(s->params_as_AttentionParams()->causal(), causal);
+    EXPECT_EQ(s->params_as_AttentionParams()->has_mask(), !causal);
+    EXPECT_EQ(s->inputs()->size(), causal ? 3u : 4u);
+    expect_same_as_unfused(m, {4 * 6 * 8, 4 * 6 * 8, 4 * 6 * 8}, 2.f);
+  }
 }
 
 // GPU plans (deviceless: the converter loads its own plan): a head dim with a CUDA kernel fuses

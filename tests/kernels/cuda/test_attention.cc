@@ -38,8 +38,8 @@ void check_case(const Case& c, test_util::SeededRng& rng, const cuda::TargetInfo
   const AttentionParams& p = data.p;
   std::vector<float> want(static_cast<size_t>(data.out_elements));
   cpu::attention(p, data.qkv.data() + data.qkv_offset[0], data.qkv.data() + data.qkv_offset[1],
-                 data.qkv.data() + data.qkv_offset[2], data.mask.empty() ? nullptr : data.mask.data(),
-                 want.data());
+                 data.qkv.data() + data.qkv_offset[2],
+                 data.mask.empty() ? nullptr : data.mask.data(), want.data());
   const auto dqkv = gpu_test::to_device(data.qkv, DType::kFloat16);
   const auto dmask = gpu_test::to_device(data.mask, DType::kFloat16);
   DeviceBuffer dy(want.size() * 2);
@@ -51,7 +51,9 @@ void check_case(const Case& c, test_util::SeededRng& rng, const cuda::TargetInfo
   ptrs.out[0] = dy.get();
   cuda::LaunchChoice choice;
   ASSERT_EQ(gpu_test::select(kAttention, DType::kFloat16, p, &choice, &target), "");
-  if (want_variant != nullptr) EXPECT_STREQ(choice.variant->name, want_variant);
+  if (want_variant != nullptr) {
+    EXPECT_STREQ(choice.variant->name, want_variant);
+  }
   if (forced != nullptr) {
     for (int i = 0; i < 3; ++i) choice.grid[i] = forced->grid[i];
   }
