@@ -10,6 +10,8 @@
 // NaN never passes.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -108,6 +110,70 @@ TEST(GpuAttention, SelectorRefusesWhatNoKernelRuns) {
   step.dtype = DType::kFloat32;
   EXPECT_FALSE(cuda::select_kernel(step, gpu_test::target_with(8), &choice, &why));
   EXPECT_NE(why.find("Float16"), std::string::npos) << why;
+}
+
+// Timings at the transformer shapes of issue 15 (disabled: run with
+// --gtest_also_run_disabled_tests --gtest_filter='*AttentionBench*'): the selector's pick and the
+// other query tile, dense [B, S, H, D] operands (as the fused plans read them), timed with driver
+// events (gpu_test::mean_us); prints TFLOP/s of the 4 B H Sq Sk D multiply-adds (causal: half).
+TEST(GpuAttentionBench, DISABLED_TransformerShapes) {
+  GPU_TEST_OR_SKIP();
+  struct Shape {
+    const char* name;
+    int64_t batch, heads, seq, head_dim;
+    bool padding_mask, causal;
+  };
+  const Shape shapes[] = {
+      {"vit_b_16 b1   12x197x64", 1, 12, 197, 64, false, false},
+      {"vit_b_16 b8   12x197x64", 8, 12, 197, 64, false, false},
+      {"bert_base b1  12x128x64 mask", 1, 12, 128, 64, true, false},
+      {"bert_base b8  12x128x64 mask", 8, 12, 128, 64, true, false},
+      {"gpt prefill   12x512x64 causal", 1, 12, 512, 64, false, true},
+      {"swin window   (64 windows)x3x49x32", 64, 3, 49, 32, false, false},
+      {"d128          16x1024x128", 1, 16, 1024, 128, false, false},
+  };
+  std::printf("device: %s\n", gpu_test::device()->info.name);
+  for (const Shape& s : shapes) {
+    AttentionParams p;
+    p.batch = s.batch;
+    p.heads = s.heads;
+    p.seq_q = p.seq_kv = s.seq;
+    p.head_dim = s.head_dim;
+    p.scale = 0.125f;
+    p.causal = s.causal;
+    p.has_mask = s.padding_mask;
+    p.q = p.k = p.v = p.o = {s.seq * s.heads * s.head_dim, s.head_dim, s.heads * s.head_dim};
+    p.mask_batch = s.padding_mask ? s.seq : 0;
+    p.mask_kv = s.padding_mask ? 1 : 0;
+    const int64_t n = s.batch * s.seq * s.heads * s.head_dim;
+    std::vector<uint16_t> fill(static_cast<size_t>(n), 0x2c00);  // 1/16
+    DeviceBuffer dq(n * 2), dk(n * 2), dv(n * 2), dm(s.batch * s.seq * 2), dy(n * 2);
+    for (DeviceBuffer* b : {&dq, &dk, &dv}) b->upload(fill.data(), n * 2);
+    dm.zero();
+    cuda::StepPointers ptrs = gpu_test::step_pointers({&dq, &dk, &dv, &dm}, dy);
+    cuda::LaunchChoice picked;
+    ASSERT_EQ(gpu_test::select(kAttention, DType::kFloat16, p, &picked), "");
+    cuda::LaunchChoice other = picked;
+    const bool big = std::string(picked.variant->name).find("_m128") != std::string::npos;
+    const std::string other_name = "jp_attention_f16_d" + std::to_string(s.head_dim) +
+                                   (big ? "_m64" : "_m128");
+    other.variant = cuda::find_kernel_variant(other_name.c_str());
+    ASSERT_NE(other.variant, nullptr);
+    other.grid[0] = static_cast<uint32_t>((s.seq + (big ? 63 : 127)) / (big ? 64 : 128));
+    other.block[0] = big ? 128 : 256;
+    other.shared_bytes = other.variant->shared_bytes;
+    for (const cuda::LaunchChoice* r : {&picked, &other}) {
+      gpu_test::RepeatLaunch go;
+      ASSERT_EQ(gpu_test::repeat_launch(*r, ptrs, p, &go), "");
+      const double us = gpu_test::mean_us(20, 200, go);
+      ASSERT_GT(us, 0);
+      const double flop =
+          4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim * (s.causal ? 0.5 : 1);
+      std::printf("%-36s %-26s%s grid %ux%ux%u  %8.2f us  %7.2f TFLOP/s\n", s.name,
+                  r->variant->name, r == &picked ? "*" : " ", r->grid[0], r->grid[1], r->grid[2],
+                  us, flop / us * 1e-6);
+    }
+  }
 }
 
 }  // namespace
