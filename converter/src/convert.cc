@@ -107,6 +107,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
     tell(options, "fuse");
     fold_batchnorm(g);
     fuse_patterns(g);
+    fuse_attention(g, gpu);
     fuse(g);
     fuse_pointwise(g);
   }

@@ -31,3 +31,51 @@ void contract_gemm(StepContract& c) {
 }
 
 }  // namespace jetplan::converter::testing::contract
+
+namespace jetplan::converter::testing::contract {
+
+namespace {
+
+// (batch, heads, seq, head dim) of an Attention operand of shape s read through `axes` (schema
+// AttentionParams: the tensor dim of each; rank 3 has no heads, which count 1). Empty when the
+// axes are not a permutation ending in the last dim.
+Shape attention_dims(const Shape& s, const flatbuffers::Vector<uint8_t>* axes) {
+  const size_t rank = s.size();
+  std::vector<size_t> order(rank);
+  for (size_t i = 0; i < rank; ++i) order[i] = axes ? axes->Get(static_cast<uint32_t>(i)) : i;
+  if ((axes && axes->size() != rank) || order.back() != rank - 1) return {};
+  std::vector<bool> seen(rank, false);
+  for (size_t i : order) {
+    if (i >= rank || seen[i]) return {};
+    seen[i] = true;
+  }
+  if (rank == 3) return {s[order[0]], 1, s[order[1]], s[2]};
+  return {s[order[0]], s[order[1]], s[order[2]], s[3]};
+}
+
+}  // namespace
+
+// Q, K, V, [mask] -> O: one rank (3 or 4), batch, heads and head dim shared, K and V one
+// sequence length, O Q's; the mask broadcasts to [batch, heads, seq_q, seq_kv] (rank 3: no heads).
+void contract_attention(StepContract& c) {
+  c.inputs_are(fb::DType::Float32);
+  const auto* p = c.step->params_as_AttentionParams();
+  if (!p || !c.input_count_is(p->has_mask() ? 4 : 3)) return c.bad("step ", c.name, " attention");
+  const size_t rank = c.y.size();
+  if (rank != 3 && rank != 4) return c.bad("step ", c.name, " attention rank");
+  for (size_t i = 0; i < 3; ++i) c.expect(c.in[i].size() == rank, "attention operand rank");
+  if (c.in[0].size() != rank || c.in[1].size() != rank || c.in[2].size() != rank) return;
+  const Shape q = attention_dims(c.in[0], p->q_axes()), k = attention_dims(c.in[1], p->k_axes()),
+              v = attention_dims(c.in[2], p->v_axes()), o = attention_dims(c.y, p->o_axes());
+  if (q.empty() || k.empty() || v.empty() || o.empty()) return c.bad("step ", c.name, " axes");
+  for (size_t d : {size_t{0}, size_t{1}, size_t{3}})
+    c.expect(k[d] == q[d] && v[d] == q[d] && o[d] == q[d], "attention batch/heads/head dim");
+  c.expect(k[2] == v[2] && o[2] == q[2], "attention sequence lengths");
+  if (!p->has_mask()) return;
+  Shape full = {q[0], q[1], q[2], k[2]};
+  if (rank == 3) full.erase(full.begin() + 1);
+  Shape out;
+  c.expect(broadcast(c.in[3], full, &out) && out == full, "attention mask " + str(c.in[3]));
+}
+
+}  // namespace jetplan::converter::testing::contract

@@ -134,6 +134,16 @@ struct EinsumDesc {
   bool reduce = false;
 };
 
+// Attention (fuse_attention, passes/): the scale of Q Kt, the masks, and for Q, K, V and O the
+// tensor dim holding each of (batch, heads, seq, head dim) (rank 3: batch, seq, head dim);
+// empty: the tensor's own order.
+struct AttentionDesc {
+  float scale = 1.f;
+  bool causal = false;
+  bool has_mask = false;
+  std::vector<uint8_t> q_axes, k_axes, v_axes, o_axes;
+};
+
 // The plan operation a node resolves to. Only the fields of `family` are meaningful.
 struct OpDesc {
   bool resolved = false;
@@ -202,6 +212,7 @@ struct OpDesc {
   NmsDesc nms;
   RnnDesc rnn;
   QuantDesc quant;
+  AttentionDesc attention;
 };
 
 }  // namespace jetplan::converter

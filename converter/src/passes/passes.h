@@ -31,6 +31,13 @@ void fold_batchnorm(Graph& g);
 // Intermediates must have no other reader and be no graph outputs.
 void fuse_patterns(Graph& g);
 
+// After fuse_patterns(), before fuse(): MatMul(Q, Kt) [scalar scales] [+ mask] -> Softmax(last
+// axis) -> MatMul(., V), every intermediate read once and no graph output, becomes one Attention
+// node; the Transposes around Q, K, V and O become its axes (fuse_attention.cc). For GPU plans
+// only heads of a dim the CUDA kernels have (kernels/attention.h) fuse; the others keep their
+// steps.
+void fuse_attention(Graph& g, bool gpu);
+
 // Epilogue fusion into the producer when the intermediate has one reader and is no graph
 // output: Conv + per-channel constant Add/Sub (into the bias) + Add of a tensor of the output's
 // shape (residual) + activation; Gemm/MatMul + Add (C: a constant or broadcasting addend) +

@@ -1,5 +1,6 @@
 // Converted plans corrupted (ConvTranspose, Resize, Reduce, the normalizations, ...): load must
 // refuse every step whose output shape, params or workspace do not fit, naming the step.
+#include <cmath>
 #include <functional>
 #include <type_traits>
 
@@ -188,6 +189,54 @@ TEST(Prepare, WorkspaceOverlappingTheStepsTensorsIsRefused) {
   else
     poke(bad, bad_step, fb::Step::VT_WORKSPACE_OFFSET, uint64_t{0});
   expect_refused(bad, "tk");
+}
+
+// An Attention step fused from heads stored [B, S, H, D] (every operand read through its axes):
+// axes that are no permutation or move the head dim, a NaN scale, a mask its flag does not
+// announce and an output of other extents are refused, naming the step.
+TEST(Prepare, CorruptAttentionStepsAreRefused) {
+  ModelBuilder m(17);
+  m.input("q", {2, 6, 2, 8}).input("k", {2, 6, 2, 8}).input("v", {2, 6, 2, 8});
+  m.input("mask", {2, 1, 1, 6}).output("y");
+  m.initializer("c", {}, {0.3f});
+  for (const char* n : {"q", "k", "v"})
+    attr(m.node("Transpose", {n}, {std::string(n) + "t"}, std::string(n) + "_transpose"), "perm",
+         *n == 'k' ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
+  m.node("MatMul", {"qt", "kt"}, {"s"}, "qk");
+  m.node("Mul", {"s", "c"}, {"ss"}, "scale");
+  m.node("Add", {"ss", "mask"}, {"sm"}, "mask_add");
+  attr(m.node("Softmax", {"sm"}, {"p"}, "softmax"), "axis", int64_t{-1});
+  m.node("MatMul", {"p", "vt"}, {"o"}, "pv");
+  attr(m.node("Transpose", {"o"}, {"y"}, "o_transpose"), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  const std::vector<uint8_t> good = converted_plan(m);
+  ASSERT_EQ(load_error(good).first, JP_OK);
+  const fb::Step* step = nullptr;
+  for (const fb::Step* s : *read_plan(good)->steps())
+    if (s->op() == OpFamily::Attention) step = s;
+  ASSERT_NE(step, nullptr);
+  const std::string name = step->name()->str();
+  // Q's axes {0, 2, 1, 3} with entry i set to v (and entry j to w).
+  const auto axes = [](uint32_t i, uint8_t v, uint32_t j, uint8_t w) -> Edit {
+    return [=](std::vector<uint8_t>& b, const fb::Step* s) {
+      poke_element(b, s->params_as_AttentionParams()->q_axes(), i, v);
+      poke_element(b, s->params_as_AttentionParams()->q_axes(), j, w);
+    };
+  };
+  const std::pair<const char*, Edit> edits[] = {
+      {"axes repeat a dim", axes(3, 1, 3, 1)},
+      {"head dim not last", axes(2, 3, 3, 1)},
+      {"NaN scale", poke_field<fb::AttentionParams>(fb::AttentionParams::VT_SCALE, NAN)},
+      {"mask not announced", poke_field<fb::AttentionParams>(fb::AttentionParams::VT_HAS_MASK,
+                                                             uint8_t{0})},
+  };
+  for (const auto& [what, edit] : edits) {
+    SCOPED_TRACE(what);
+    std::vector<uint8_t> bad = good;
+    edit(bad, find_step(read_plan(bad), name));
+    expect_refused(bad, name);
+  }
+  const uint32_t y = step->outputs()->Get(0);
+  expect_refused(swap_dims(good, y, 1, 2), name);  // [2, 2, 6, 8]: 6 heads of 2 tokens
 }
 
 }  // namespace

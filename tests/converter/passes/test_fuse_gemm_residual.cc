@@ -14,34 +14,6 @@ namespace {
 using OpFamily = fb::OpFamily;
 using Shape = std::vector<int64_t>;
 
-std::vector<uint8_t> random_bytes(std::mt19937& rng, size_t n) {
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& e : v) e = u(rng);
-  return bytes_of(v);
-}
-
-// Runs the model fused and unfused on the same random inputs; every output within 1e-5.
-void expect_same_as_unfused(const ModelBuilder& m, const std::vector<size_t>& input_sizes) {
-  std::mt19937 rng(20261122);
-  std::vector<std::vector<uint8_t>> inputs;
-  for (size_t n : input_sizes) inputs.push_back(random_bytes(rng, n));
-  ConvertOptions unfused;
-  unfused.fuse = false;
-  const std::vector<uint8_t> fused_plan = convert_ok(m).plan;
-  expect_contract(fused_plan);
-  const auto want = run(convert_ok(m, unfused).plan, inputs);
-  const auto got = run(fused_plan, inputs);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t o = 0; o < got.size(); ++o) {
-    const std::vector<float> g = values_of<float>(got[o]), w = values_of<float>(want[o]);
-    ASSERT_EQ(g.size(), w.size());
-    for (size_t i = 0; i < g.size(); ++i)  // NaN fails
-      ASSERT_TRUE(std::fabs(g[i] - w[i]) <= 1e-5f + 1e-5f * std::fabs(w[i]))
-          << "output " << o << " element " << i << ": " << g[i] << " vs " << w[i];
-  }
-}
-
 // x [2, 5, 8] -> MatMul(w [8, 8]) -> Add(bias [8]) -> Add(x) [-> Relu] -> y
 ModelBuilder vit_block(bool relu, bool residual_first) {
   ModelBuilder m;

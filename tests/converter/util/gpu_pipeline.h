@@ -31,6 +31,7 @@ inline std::vector<uint8_t> nhwc_cpu_plan(const std::string& bytes, const GpuPip
   if (o.fuse) {
     fold_batchnorm(g);
     if (o.fuse_more) fuse_patterns(g);
+    if (o.fuse_more) fuse_attention(g, true);
     fuse(g);
     if (o.fuse_more) fuse_pointwise(g);
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <jetplan/jetplan.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -77,6 +78,28 @@ inline std::vector<std::vector<uint8_t>> run(const std::vector<uint8_t>& bytes,
   std::vector<std::vector<uint8_t>> outputs;
   for (PlanOutput& o : run_plan_inputs(bytes, in)) outputs.push_back(std::move(o.bytes));
   return outputs;
+}
+
+// Converts `m` with and without fusion and runs both plans on the same random inputs, one per
+// entry of input_sizes (float32 elements, uniform in [-range, range)): every output of the fused
+// plan within 1e-5 + 1e-5 |want| of the unfused one's. NaN fails.
+inline void expect_same_as_unfused(const ModelBuilder& m, const std::vector<size_t>& input_sizes,
+                                   float range = 1.f) {
+  std::vector<std::vector<uint8_t>> inputs;
+  uint32_t seed = 20261122;
+  for (size_t n : input_sizes) inputs.push_back(bytes_of(random_floats(n, seed++, -range, range)));
+  ConvertOptions unfused;
+  unfused.fuse = false;
+  const auto want = run(convert_ok(m, unfused).plan, inputs);
+  const auto got = run(convert_ok(m).plan, inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < got.size(); ++o) {
+    const std::vector<float> g = values_of<float>(got[o]), w = values_of<float>(want[o]);
+    ASSERT_EQ(g.size(), w.size());
+    for (size_t i = 0; i < g.size(); ++i)
+      ASSERT_TRUE(std::fabs(g[i] - w[i]) <= 1e-5f + 1e-5f * std::fabs(w[i]))
+          << "output " << o << " element " << i << ": " << g[i] << " vs " << w[i];
+  }
 }
 
 }  // namespace jetplan::converter::testing

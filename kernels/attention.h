@@ -1,0 +1,82 @@
+// The Attention family: O = softmax(scale * Q Kt + mask) V for every batch and head, the softmax
+// over the key positions. Parameters and CPU twin (kernels/cpu/attention.cc); CUDA kernels in
+// kernels/cuda/attention.cu (flash-style: no score matrix in memory).
+//
+// Layout: every operand is addressed by element strides along (batch, head, sequence) with the
+// head dim contiguous. The exporters write Q, K and V as one projection GEMM's output reshaped to
+// [B, S, H, D] and then transposed to [B, H, S, D] (K to [B, H, D, S]); with strides the step
+// reads the reshaped tensor itself and the Transposes disappear; a fused QKV projection's
+// [B, S, 3, H, D] output is three such operands of one buffer (the kernels take Q, K and V
+// pointers into it; plans cannot say so yet: AttentionParams has no offsets). Only the head dim
+// must be contiguous: it is the dim of the 16-byte loads and of the mma's k (Q Kt) and n (P V).
+#pragma once
+
+#include <cstdint>
+
+namespace jetplan::kernels {
+
+// Element strides of one operand; element (b, h, s, d) is at b * batch + h * head + s * seq + d.
+struct AttentionStrides {
+  int64_t batch = 0, head = 0, seq = 0;
+};
+
+// Q [batch, heads, seq_q, head_dim], K and V [batch, heads, seq_kv, head_dim], O like Q (by
+// strides, see above). The mask (has_mask) is additive: element (b, h, i, j) at b * mask_batch +
+// h * mask_head + i * mask_q + j * mask_kv, strides 0 where it broadcasts; it may hold -inf.
+// causal masks key j > query i (top-left aligned, PyTorch's is_causal). A row whose every score
+// is -inf (masked out) yields zeros, not NaN.
+struct AttentionParams {
+  int64_t batch = 1, heads = 1, seq_q = 0, seq_kv = 0, head_dim = 0;
+  float scale = 1.f;
+  bool causal = false;
+  bool has_mask = false;
+  AttentionStrides q, k, v, o;
+  int64_t mask_batch = 0, mask_head = 0, mask_q = 0, mask_kv = 0;
+};
+
+// The head dims the CUDA kernels are built for (one variant per dim and query tile): what the
+// converter fuses for GPU targets and the selector finds.
+constexpr int64_t kAttentionHeadDims[] = {32, 64, 80, 96, 128};
+constexpr bool attention_head_dim_on_gpu(int64_t head_dim) {
+  for (int64_t d : kAttentionHeadDims)
+    if (d == head_dim) return true;
+  return false;
+}
+
+// The CUDA kernels' tiles (kernels/cuda/attention.cu): query rows per CTA (64 or 128, one warp
+// per 16 rows), key rows per step of the online softmax, and the dynamic shared memory they
+// need: the Q tile and one K and one V tile, rows padded by 8 halves (16 bytes: the 8 rows of
+// an ldmatrix land in distinct banks).
+constexpr int kAttentionKeyTile = 64;
+constexpr uint32_t attention_shared_bytes(int head_dim, int query_tile) {
+  return static_cast<uint32_t>((query_tile + 2 * kAttentionKeyTile) * (head_dim + 8) * 2);
+}
+
+}  // namespace jetplan::kernels
+
+namespace jetplan::kernels::cpu {
+
+// FP32 arithmetic: each score row is computed whole, its maximum subtracted before exp. The mask
+// may be null without has_mask.
+void attention(const AttentionParams& p, const float* q, const float* k, const float* v,
+               const float* mask, float* o);
+
+}  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/attention.cu, one row each, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS): FP16
+// storage (FP32 accumulation and softmax), one per head dim (32, 64, 80, 96, 128) and query
+// tile (64 rows: 128 threads; 128 rows: 256 threads), dynamic shared memory as above.
+#define JP_ATTENTION_ROW(X, F, d, m) \
+  X(F, jp_attention_f16_d##d##_m##m, kF16, m * 2, kAny, attention_shared_bytes(d, m))
+#define JP_CUDA_VARIANTS_attention(X, F) \
+  JP_ATTENTION_ROW(X, F, 32, 64) \
+  JP_ATTENTION_ROW(X, F, 64, 64) \
+  JP_ATTENTION_ROW(X, F, 80, 64) \
+  JP_ATTENTION_ROW(X, F, 96, 64) \
+  JP_ATTENTION_ROW(X, F, 128, 64) \
+  JP_ATTENTION_ROW(X, F, 32, 128) \
+  JP_ATTENTION_ROW(X, F, 64, 128) \
+  JP_ATTENTION_ROW(X, F, 80, 128) \
+  JP_ATTENTION_ROW(X, F, 96, 128) \
+  JP_ATTENTION_ROW(X, F, 128, 128)

@@ -1,0 +1,58 @@
+#include "kernels/attention.h"
+
+#include <cmath>
+#include <limits>
+
+namespace jetplan::kernels::cpu {
+
+namespace {
+
+// The score of query row qr (position i) against key j, mask and causality applied. The twin
+// computes each score twice (for the row maximum, then for the weights) rather than keep a row
+// of them: it allocates nothing.
+float score(const AttentionParams& p, const float* qr, const float* kb, const float* mb,
+            int64_t i, int64_t j) {
+  if (p.causal && j > i) return -std::numeric_limits<float>::infinity();
+  const float* kr = kb + j * p.k.seq;
+  float dot = 0.f;
+  for (int64_t d = 0; d < p.head_dim; ++d) dot += qr[d] * kr[d];
+  float s = p.scale * dot;
+  if (mb != nullptr) s += mb[i * p.mask_q + j * p.mask_kv];
+  return s;
+}
+
+}  // namespace
+
+void attention(const AttentionParams& p, const float* q, const float* k, const float* v,
+               const float* mask, float* o) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.heads; ++h) {
+      const float* qb = q + b * p.q.batch + h * p.q.head;
+      const float* kb = k + b * p.k.batch + h * p.k.head;
+      const float* vb = v + b * p.v.batch + h * p.v.head;
+      const float* mb = p.has_mask ? mask + b * p.mask_batch + h * p.mask_head : nullptr;
+      float* ob = o + b * p.o.batch + h * p.o.head;
+      for (int64_t i = 0; i < p.seq_q; ++i) {
+        const float* qr = qb + i * p.q.seq;
+        float* orow = ob + i * p.o.seq;
+        float max = neg_inf;
+        for (int64_t j = 0; j < p.seq_kv; ++j) {
+          const float s = score(p, qr, kb, mb, i, j);
+          if (!(s <= max)) max = s;  // a NaN score wins, so it reaches the output
+        }
+        for (int64_t d = 0; d < p.head_dim; ++d) orow[d] = 0.f;
+        if (max == neg_inf) continue;  // every key masked out: zeros
+        float sum = 0.f;
+        for (int64_t j = 0; j < p.seq_kv; ++j) {
+          const float w = std::exp(score(p, qr, kb, mb, i, j) - max);
+          sum += w;
+          const float* vr = vb + j * p.v.seq;
+          for (int64_t d = 0; d < p.head_dim; ++d) orow[d] += w * vr[d];
+        }
+        for (int64_t d = 0; d < p.head_dim; ++d) orow[d] /= sum;
+      }
+    }
+}
+
+}  // namespace jetplan::kernels::cpu

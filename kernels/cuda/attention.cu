@@ -1,0 +1,305 @@
+// Attention on the GPU, flash-style (FlashAttention-2's forward structure on Ampere-class tensor
+// cores): O = softmax(scale * Q Kt + mask) V with FP16 storage, FP32 accumulation and an online
+// softmax, so no score matrix ever reaches memory. Twin: kernels/cpu/attention.cc.
+//
+// A CTA owns BM query rows (64 or 128) of one (batch, head), one warp per 16 rows, and walks the
+// keys in tiles of kAttentionKeyTile (64) rows. Shared memory holds the Q tile (read once into
+// mma fragments, later the staging area of O), one K and one V tile; V's copy overlaps Q Kt and
+// the softmax, the next K's copy overlaps P V (cp.async, 16 bytes a thread). Each warp keeps its
+// scores (16 x 64), its O accumulators (16 x D) and its rows' running max and sum in registers;
+// P goes from the score accumulators straight into the A fragments of the P V mma. Rows padded by
+// 8 halves keep the ldmatrix row addresses in distinct banks for every head dim.
+//
+// Any shape: query and key counts need not be multiples of the tiles (missing rows are zero-
+// filled and their scores -inf), a causal mask stops the key loop at the diagonal tile, and
+// operands whose rows are not 16-byte aligned are copied element by element (synchronously).
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "kernels/attention.h"
+#include "kernels/cuda/gemm_mma.cuh"
+#include "kernels/cuda/launch.h"
+
+namespace jetplan::kernels::cuda::attention {
+namespace {
+
+using gemm::cp_async16;
+using gemm::cp_async_commit;
+using gemm::cp_async_wait;
+using gemm::ldmatrix_x4;
+using gemm::ldmatrix_x4_trans;
+using gemm::mma_16816;
+
+constexpr int kBN = kAttentionKeyTile;
+constexpr int kPad = 8;  // halves
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ __forceinline__ bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+// Rows the 16-byte path can copy: every row start of the operand is 16-byte aligned.
+__device__ __forceinline__ bool rows_aligned(const __half* base, const AttentionStrides& s) {
+  return aligned16(base) && s.batch % 8 == 0 && s.head % 8 == 0 && s.seq % 8 == 0;
+}
+
+// Copies `rows` rows of D halves (row i at g + i * seq_stride; rows past `valid` are zeros) into
+// the smem tile s (pitch D + kPad): by cp.async when vec, else element by element.
+template <int ROWS, int D, int THREADS>
+__device__ __forceinline__ void load_rows(__half* s, const __half* g, int64_t seq_stride,
+                                          int64_t valid, bool vec) {
+  constexpr int kChunks = D / 8;
+  for (int e = static_cast<int>(threadIdx.x); e < ROWS * kChunks; e += THREADS) {
+    const int r = e / kChunks, c = (e % kChunks) * 8;
+    __half* dst = s + r * (D + kPad) + c;
+    const bool in = r < valid;
+    const __half* src = in ? g + r * seq_stride + c : g;
+    if (vec) {
+      cp_async16(dst, src, in ? 16 : 0);
+    } else {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) dst[k] = in ? src[k] : __float2half_rn(0.f);
+    }
+  }
+}
+
+__device__ __forceinline__ uint32_t pack_half2(float a, float b) {
+  const __half2 h = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+// One query tile's running state in a warp: rows g and g + 8 of its 16 (g = lane / 4), lanes of a
+// quad holding different columns of the same two rows.
+template <int D>
+struct RowState {
+  float o[D / 8][4];  // O accumulators, the mma C layout over (16 rows, D)
+  float max[2];       // running maximum of each row (-inf: nothing seen yet)
+  float sum[2];       // this lane's part of the running sum of exp (quad-summed at the end)
+};
+
+// The scores of the warp's 16 rows against key tile sk: s = Q Kt (qf: Q's A fragments).
+template <int D>
+__device__ __forceinline__ void scores_tile(float (&s)[kBN / 8][4], const uint32_t (&qf)[D / 16][4],
+                                            const __half* sk, int lane) {
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+    for (int j = 0; j < kBN / 16; ++j) {
+      // K is stored [key, d]: the B operand (d x key) "col-major", no transpose needed.
+      uint32_t r[4];
+      ldmatrix_x4(r, sk + (j * 16 + lane % 8 + (lane / 16) * 8) * (D + kPad) + kk * 16 +
+                         ((lane / 8) % 2) * 8);
+      const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      mma_16816(s[2 * j], qf[kk], b0);
+      mma_16816(s[2 * j + 1], qf[kk], b1);
+    }
+}
+
+// Scale, mask (-inf past the keys, above the diagonal when causal, plus the additive mask),
+// then the online softmax: the running max and sum of each row, O rescaled to the new max, and
+// s replaced by P = exp(s - max). A row still at -inf keeps exponent reference 0, so exp(-inf)
+// gives 0 rather than NaN (FlashAttention's Check_inf).
+template <int D>
+__device__ __forceinline__ void softmax_tile(float (&s)[kBN / 8][4], RowState<D>& st,
+                                             const AttentionParams& p, const __half* mb,
+                                             int64_t row0, int64_t n0, int lane) {
+  const float neg_inf = -__int_as_float(0x7f800000);
+  float tile_max[2] = {neg_inf, neg_inf};
+#pragma unroll
+  for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int64_t i = row0 + (e / 2) * 8, key = n0 + j * 8 + (lane % 4) * 2 + e % 2;
+      float v = s[j][e] * p.scale;
+      if (key >= p.seq_kv || (p.causal && key > i)) {
+        v = neg_inf;
+      } else if (mb != nullptr && i < p.seq_q) {
+        v += __half2float(mb[i * p.mask_q + key * p.mask_kv]);
+      }
+      s[j][e] = v;
+      tile_max[e / 2] = fmaxf(tile_max[e / 2], v);
+    }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+    const float new_max = fmaxf(st.max[r], tile_max[r]);
+    const float ref = new_max == neg_inf ? 0.f : new_max * kLog2e;
+    const float correction = exp2f(st.max[r] * kLog2e - ref);
+    st.max[r] = new_max;
+    st.sum[r] *= correction;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      st.o[d][2 * r] *= correction;
+      st.o[d][2 * r + 1] *= correction;
+    }
+#pragma unroll
+    for (int j = 0; j < kBN / 8; ++j)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const float e = exp2f(s[j][2 * r + c] * kLog2e - ref);
+        s[j][2 * r + c] = e;
+        st.sum[r] += e;
+      }
+  }
+}
+
+// O += P V for the warp's rows: P from the score accumulators (the C layout of two n8 tiles is
+// the A layout of one k16 step), V tile sv stored [key, d] (B as k x n row-major: ldmatrix.trans).
+template <int D>
+__device__ __forceinline__ void accumulate_pv(RowState<D>& st, const float (&s)[kBN / 8][4],
+                                              const __half* sv, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < kBN / 16; ++kk) {
+    const uint32_t a[4] = {pack_half2(s[2 * kk][0], s[2 * kk][1]),
+                           pack_half2(s[2 * kk][2], s[2 * kk][3]),
+                           pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                           pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+    for (int j = 0; j < D / 16; ++j) {
+      uint32_t r[4];
+      ldmatrix_x4_trans(r, sv + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * (D + kPad) +
+                               j * 16 + (lane / 16) * 8);
+      const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      mma_16816(st.o[2 * j], a, b0);
+      mma_16816(st.o[2 * j + 1], a, b1);
+    }
+  }
+}
+
+// O / sum into the warp's 16 rows of the staging tile so (the Q tile's smem), then those rows to
+// global memory: 16 bytes a lane when O's rows are aligned, else element by element.
+template <int D>
+__device__ __forceinline__ void store_rows(RowState<D>& st, __half* so, __half* og,
+                                           const AttentionStrides& os, int64_t valid, bool vec,
+                                           int lane) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float total = st.sum[r];
+    total += __shfl_xor_sync(0xffffffffu, total, 1);
+    total += __shfl_xor_sync(0xffffffffu, total, 2);
+    const float inv = total > 0.f ? 1.f / total : 0.f;  // 0: every key masked out
+    const int row = lane / 4 + 8 * r;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+      *reinterpret_cast<uint32_t*>(so + row * (D + kPad) + d * 8 + (lane % 4) * 2) =
+          pack_half2(st.o[d][2 * r] * inv, st.o[d][2 * r + 1] * inv);
+  }
+  __syncwarp();
+  constexpr int kChunks = D / 8;
+  for (int e = lane; e < 16 * kChunks; e += 32) {
+    const int r = e / kChunks, c = (e % kChunks) * 8;
+    if (r >= valid) continue;
+    const __half* src = so + r * (D + kPad) + c;
+    __half* dst = og + r * os.seq + c;
+    if (vec) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    } else {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) dst[k] = src[k];
+    }
+  }
+}
+
+// One CTA: query tiles, heads and batches grid-stride (gridDim x, y, z), so any grid is safe.
+// A launch whose params disagree with the variant (head dim, block) computes nothing.
+template <int D, int BM>
+__device__ __forceinline__ void attention(const StepPointers& ptrs, const AttentionParams& p) {
+  constexpr int kThreads = BM * 2, kLd = D + kPad;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __half* sq = reinterpret_cast<__half*>(smem);
+  __half* sk = sq + BM * kLd;
+  __half* sv = sk + kBN * kLd;
+  if (p.head_dim != D || blockDim.x != kThreads || blockDim.y != 1 || blockDim.z != 1) return;
+
+  const auto* Q = static_cast<const __half*>(ptrs.in[0]);
+  const auto* K = static_cast<const __half*>(ptrs.in[1]);
+  const auto* V = static_cast<const __half*>(ptrs.in[2]);
+  const auto* M = p.has_mask ? static_cast<const __half*>(ptrs.in[3]) : nullptr;
+  auto* O = static_cast<__half*>(ptrs.out[0]);
+  const bool vec_q = rows_aligned(Q, p.q), vec_k = rows_aligned(K, p.k),
+             vec_v = rows_aligned(V, p.v), vec_o = rows_aligned(O, p.o);
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const float neg_inf = -__int_as_float(0x7f800000);
+
+  for (int64_t b = blockIdx.z; b < p.batch; b += gridDim.z)
+    for (int64_t h = blockIdx.y; h < p.heads; h += gridDim.y)
+      for (int64_t m0 = static_cast<int64_t>(blockIdx.x) * BM; m0 < p.seq_q;
+           m0 += static_cast<int64_t>(gridDim.x) * BM) {
+        const __half* qg = Q + b * p.q.batch + h * p.q.head + m0 * p.q.seq;
+        const __half* kg = K + b * p.k.batch + h * p.k.head;
+        const __half* vg = V + b * p.v.batch + h * p.v.head;
+        const __half* mb = M != nullptr ? M + b * p.mask_batch + h * p.mask_head : nullptr;
+        // Causal: no key past the tile's last query row contributes.
+        const int64_t keys = p.causal ? min(p.seq_kv, m0 + BM) : p.seq_kv;
+        const int tiles = static_cast<int>((keys + kBN - 1) / kBN);
+
+        __syncthreads();  // the previous tile's output staging is done with sq
+        load_rows<BM, D, kThreads>(sq, qg, p.q.seq, p.seq_q - m0, vec_q);
+        if (tiles > 0) load_rows<kBN, D, kThreads>(sk, kg, p.k.seq, p.seq_kv, vec_k);
+        cp_async_commit();
+
+        RowState<D> st;
+#pragma unroll
+        for (int d = 0; d < D / 8; ++d) st.o[d][0] = st.o[d][1] = st.o[d][2] = st.o[d][3] = 0.f;
+        st.max[0] = st.max[1] = neg_inf;
+        st.sum[0] = st.sum[1] = 0.f;
+        uint32_t qf[D / 16][4];
+        const int64_t row0 = m0 + warp * 16 + lane / 4;
+
+        for (int t = 0; t < tiles; ++t) {
+          const int64_t n0 = static_cast<int64_t>(t) * kBN;
+          load_rows<kBN, D, kThreads>(sv, vg + n0 * p.v.seq, p.v.seq, p.seq_kv - n0, vec_v);
+          cp_async_commit();
+          cp_async_wait<1>();
+          __syncthreads();  // Q (first tile) and K tile t are in
+          if (t == 0) {
+#pragma unroll
+            for (int kk = 0; kk < D / 16; ++kk)
+              ldmatrix_x4(qf[kk], sq + (warp * 16 + lane % 16) * kLd + kk * 16 + (lane / 16) * 8);
+          }
+          float s[kBN / 8][4];
+          scores_tile<D>(s, qf, sk, lane);
+          softmax_tile<D>(s, st, p, mb, row0, n0, lane);
+          __syncthreads();  // every warp is done with K tile t
+          if (t + 1 < tiles)
+            load_rows<kBN, D, kThreads>(sk, kg + (n0 + kBN) * p.k.seq, p.k.seq,
+                                        p.seq_kv - n0 - kBN, vec_k);
+          cp_async_commit();
+          cp_async_wait<1>();
+          __syncthreads();  // V tile t is in
+          accumulate_pv<D>(st, s, sv, lane);
+          __syncthreads();  // every warp is done with V tile t
+        }
+        cp_async_wait<0>();
+        __syncthreads();  // nothing in flight into sq (a tile without keys)
+        const int64_t first = m0 + warp * 16;
+        if (first < p.seq_q) {
+          __half* og = O + b * p.o.batch + h * p.o.head + first * p.o.seq;
+          store_rows<D>(st, sq + warp * 16 * kLd, og, p.o, p.seq_q - first, vec_o, lane);
+        }
+      }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels::cuda::attention
+
+#define JP_ATTENTION_KERNEL(d, m)                                                              \
+  extern "C" __global__ void __launch_bounds__(m * 2) jp_attention_f16_d##d##_m##m(           \
+      jetplan::kernels::cuda::StepPointers ptrs, const jetplan::kernels::AttentionParams p) { \
+    jetplan::kernels::cuda::attention::attention<d, m>(ptrs, p);                              \
+  }
+JP_ATTENTION_KERNEL(32, 64)
+JP_ATTENTION_KERNEL(64, 64)
+JP_ATTENTION_KERNEL(80, 64)
+JP_ATTENTION_KERNEL(96, 64)
+JP_ATTENTION_KERNEL(128, 64)
+JP_ATTENTION_KERNEL(32, 128)
+JP_ATTENTION_KERNEL(64, 128)
+JP_ATTENTION_KERNEL(80, 128)
+JP_ATTENTION_KERNEL(96, 128)
+JP_ATTENTION_KERNEL(128, 128)
+#undef JP_ATTENTION_KERNEL

@@ -1,0 +1,80 @@
+// Selection for the Attention family (kernels/cuda/attention.cu): FP16 storage, head dims 32, 64,
+// 80, 96 and 128. Query tiles of 128 rows (8 warps) when they still give every SM a CTA, else
+// 64 (ViT-B's 197 tokens at batch 1: 12 heads x 4 tiles instead of 12 x 2). Grid (query tiles,
+// heads, batches), heads and batches capped at 65535 (the kernel loops over the rest).
+#include <algorithm>
+#include <string>
+
+#include "kernels/attention.h"
+#include "kernels/cuda/select.h"
+
+namespace jetplan::kernels::cuda {
+namespace {
+
+constexpr uint32_t kMaxGridYZ = 65535;
+
+// The variant of (head dim, query tile); false for a head dim without one.
+bool attention_variant(int64_t head_dim, bool big, VariantId* out) {
+  static constexpr VariantId kSmall[] = {
+      VariantId::jp_attention_f16_d32_m64, VariantId::jp_attention_f16_d64_m64,
+      VariantId::jp_attention_f16_d80_m64, VariantId::jp_attention_f16_d96_m64,
+      VariantId::jp_attention_f16_d128_m64};
+  static constexpr VariantId kBig[] = {
+      VariantId::jp_attention_f16_d32_m128, VariantId::jp_attention_f16_d64_m128,
+      VariantId::jp_attention_f16_d80_m128, VariantId::jp_attention_f16_d96_m128,
+      VariantId::jp_attention_f16_d128_m128};
+  static_assert(sizeof kSmall / sizeof kSmall[0] ==
+                sizeof kAttentionHeadDims / sizeof kAttentionHeadDims[0], "a variant per head dim");
+  for (size_t i = 0; i < sizeof kSmall / sizeof kSmall[0]; ++i)
+    if (kAttentionHeadDims[i] == head_dim) {
+      *out = big ? kBig[i] : kSmall[i];
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+bool select_attention(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
+                      std::string* why) {
+  if (step.dtype != DType::kFloat16) {
+    *why = "the CUDA Attention kernels take Float16 storage (FP32 accumulation) only";
+    return false;
+  }
+  const auto* p = static_cast<const AttentionParams*>(step.params);
+  if (p == nullptr || p->batch < 0 || p->heads < 0 || p->seq_q < 0 || p->seq_kv < 0) {
+    *why = "Attention with negative extents";
+    return false;
+  }
+  const uint64_t tiles128 = ceil_div_u32(p->seq_q, 128) * static_cast<uint64_t>(p->heads) *
+                            static_cast<uint64_t>(p->batch);
+  bool big = target.sm_count > 0 && tiles128 >= target.sm_count;
+  VariantId id;
+  if (!attention_variant(p->head_dim, big, &id)) {
+    *why = "no CUDA Attention kernel for head dim " + std::to_string(p->head_dim) +
+           " (32, 64, 80, 96 and 128 have one)";
+    return false;
+  }
+  if (big && target.max_shared_per_block > 0 &&
+      kernel_variant(id).shared_bytes > target.max_shared_per_block) {
+    big = false;
+    attention_variant(p->head_dim, big, &id);
+  }
+  out->variant = &kernel_variant(id);
+  if (target.max_shared_per_block > 0 && out->variant->shared_bytes > target.max_shared_per_block) {
+    *why = "the Attention kernel for head dim " + std::to_string(p->head_dim) + " needs " +
+           std::to_string(out->variant->shared_bytes) + " bytes of shared memory, the target has " +
+           std::to_string(target.max_shared_per_block);
+    return false;
+  }
+  const int64_t tile = big ? 128 : 64;
+  out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->seq_q, tile));
+  out->grid[1] = std::max<uint32_t>(1, std::min<uint32_t>(ceil_div_u32(p->heads, 1), kMaxGridYZ));
+  out->grid[2] = std::max<uint32_t>(1, std::min<uint32_t>(ceil_div_u32(p->batch, 1), kMaxGridYZ));
+  out->block[0] = static_cast<uint32_t>(tile * 2);
+  out->block[1] = out->block[2] = 1;
+  out->shared_bytes = out->variant->shared_bytes;
+  return true;
+}
+
+}  // namespace jetplan::kernels::cuda

@@ -1,0 +1,125 @@
+// Attention: softmax(scale * Q Kt + mask) V with Q, K, V and O read through strides (their
+// *_axes), the mask broadcast to [batch, heads, seq_q, seq_kv].
+#include <cmath>
+
+#include "runtime/src/cpu/step_tensors.h"
+#include "runtime/src/prepare/op_families.h"
+#include "runtime/src/prepare/prepare_util.h"
+
+namespace jetplan::rt {
+namespace {
+
+// The extents (batch, heads, seq, head dim) of one operand and its strides, from its tensor and
+// axes (absent: the tensor's own order). Rank 3 has no heads dim: heads 1. The head dim must be
+// the tensor's last, so its elements are contiguous.
+struct Operand {
+  int64_t batch = 1, heads = 1, seq = 0, dim = 0;
+  kernels::AttentionStrides strides;
+};
+
+Status read_operand(const PreparedStep& s, const TensorInfo& t,
+                    const flatbuffers::Vector<uint8_t>* axes, Operand* out) {
+  const int32_t rank = t.rank;
+  int32_t order[4] = {0, 1, 2, 3};
+  if (axes != nullptr) {
+    if (static_cast<int32_t>(axes->size()) != rank)
+      return invalid(s, "an operand's axes list differs from its rank");
+    bool seen[4] = {false, false, false, false};
+    for (int32_t i = 0; i < rank; ++i) {
+      order[i] = axes->Get(i);
+      if (order[i] >= rank || seen[order[i]])
+        return invalid(s, "an operand's axes are not a permutation of its dims");
+      seen[order[i]] = true;
+    }
+  }
+  if (order[rank - 1] != rank - 1)
+    return invalid(s, "the head dim must be each operand's last dim");
+  int64_t dense[4] = {0, 0, 0, 0};
+  dense[rank - 1] = 1;
+  for (int32_t d = rank - 2; d >= 0; --d) dense[d] = dense[d + 1] * t.dims[d + 1];
+  const int32_t b = order[0], sq = order[rank - 2];
+  out->batch = t.dims[b];
+  out->strides.batch = dense[b];
+  if (rank == 4) {
+    out->heads = t.dims[order[1]];
+    out->strides.head = dense[order[1]];
+  }
+  out->seq = t.dims[sq];
+  out->strides.seq = dense[sq];
+  out->dim = t.dims[rank - 1];
+  return JP_OK;
+}
+
+}  // namespace
+
+Status prepare_attention(const jp_plan& plan, const fb::AttentionParams& p, PreparedStep* s) {
+  JP_RETURN_IF_ERROR(check_float_inputs(plan, *s, "Attention", p.has_mask() ? 4 : 3));
+  const TensorInfo& q = input_at(plan, *s, 0);
+  const TensorInfo& k = input_at(plan, *s, 1);
+  const TensorInfo& v = input_at(plan, *s, 2);
+  const TensorInfo& o = output_at(plan, *s, 0);
+  if (q.rank != 3 && q.rank != 4) return invalid(*s, "Q, K, V and O must be 3-D or 4-D");
+  if (k.rank != q.rank || v.rank != q.rank || o.rank != q.rank)
+    return invalid(*s, "Q, K, V and O must have one rank");
+  Operand oq, ok, ov, oo;
+  JP_RETURN_IF_ERROR(read_operand(*s, q, p.q_axes(), &oq));
+  JP_RETURN_IF_ERROR(read_operand(*s, k, p.k_axes(), &ok));
+  JP_RETURN_IF_ERROR(read_operand(*s, v, p.v_axes(), &ov));
+  JP_RETURN_IF_ERROR(read_operand(*s, o, p.o_axes(), &oo));
+  const auto same = [](const Operand& a, const Operand& b) {
+    return a.batch == b.batch && a.heads == b.heads && a.dim == b.dim;
+  };
+  if (!same(oq, ok) || !same(oq, ov) || !same(oq, oo))
+    return invalid(*s, "Q, K, V and O must agree on batch, heads and head dim");
+  if (ok.seq != ov.seq) return invalid(*s, "K and V must have one sequence length");
+  if (oo.seq != oq.seq) return invalid(*s, "O must have Q's sequence length");
+  if (!std::isfinite(p.scale())) return invalid(*s, "scale must be finite");
+  kernels::AttentionParams& a = fresh_params(&s->params.attention);
+  a.batch = oq.batch;
+  a.heads = oq.heads;
+  a.seq_q = oq.seq;
+  a.seq_kv = ok.seq;
+  a.head_dim = oq.dim;
+  a.scale = p.scale();
+  a.causal = p.causal();
+  a.has_mask = p.has_mask();
+  a.q = oq.strides;
+  a.k = ok.strides;
+  a.v = ov.strides;
+  a.o = oo.strides;
+  if (!p.has_mask()) return JP_OK;
+  // The mask right-aligned against [batch, heads, seq_q, seq_kv] (rank 3: no heads).
+  const TensorInfo& m = input_at(plan, *s, 3);
+  const int32_t full = q.rank;
+  const int64_t want4[4] = {a.batch, a.heads, a.seq_q, a.seq_kv};
+  const int64_t want3[3] = {a.batch, a.seq_q, a.seq_kv};
+  const int64_t* target = full == 4 ? want4 : want3;
+  if (m.rank > full) return invalid(*s, "the mask has more dims than Q");
+  int64_t strides[4] = {0, 0, 0, 0};
+  int64_t dense = 1;
+  for (int32_t d = m.rank - 1; d >= 0; --d) {
+    const int32_t at = full - m.rank + d;
+    if (m.dims[d] != 1 && m.dims[d] != target[at])
+      return invalid(*s, "the mask does not broadcast to [batch, heads, seq_q, seq_kv]");
+    strides[at] = m.dims[d] == 1 ? 0 : dense;
+    dense *= m.dims[d];
+  }
+  a.mask_batch = strides[0];
+  if (full == 4) {
+    a.mask_head = strides[1];
+    a.mask_q = strides[2];
+    a.mask_kv = strides[3];
+  } else {
+    a.mask_q = strides[1];
+    a.mask_kv = strides[2];
+  }
+  return JP_OK;
+}
+
+void run_attention_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  const kernels::AttentionParams& p = s.params.attention;
+  kernels::cpu::attention(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1), in_f32(s, tensors, 2),
+                          p.has_mask ? in_f32(s, tensors, 3) : nullptr, out_f32(s, tensors));
+}
+
+}  // namespace jetplan::rt

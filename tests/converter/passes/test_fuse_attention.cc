@@ -1,0 +1,176 @@
+// Attention fusion (fuse_attention.cc): the exporters' MatMul, scale, mask Add, Softmax, MatMul
+// chain becomes one Attention step whose axes absorb the head Transposes, and runs on the CPU
+// backend to the outputs of the unfused plan (--no-fuse: separate MatMul, Softmax, Transpose
+// steps). What must stay apart stays apart; GPU plans fuse the head dims the CUDA kernels have.
+// (tests/e2e/attention_models.py checks torch-exported blocks against torch.)
+#include <gmock/gmock.h>
+
+#include <cmath>
+
+#include "tests/converter/util/run_util.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+using OpFamily = fb::OpFamily;
+
+size_t count_of(const fb::Plan* plan, OpFamily op) {
+  size_t n = 0;
+  for (OpFamily f : step_ops(plan)) n += f == op;
+  return n;
+}
+
+const fb::Step* attention_step(const fb::Plan* plan) {
+  for (const fb::Step* s : *plan->steps())
+    if (s->op() == OpFamily::Attention) return s;
+  return nullptr;
+}
+
+std::vector<int> axes(const flatbuffers::Vector<uint8_t>* v) {
+  return v ? std::vector<int>(v->begin(), v->end()) : std::vector<int>{};
+}
+
+// BERT's self-attention as torch exports it, E = 2 D, 2 heads, 6 tokens: x [2, 6, E] -> three
+// MatMuls -> Reshape [2, 6, 2, D] -> Transpose (Q, V: [0, 2, 1, 3]; K: [0, 2, 3, 1]) ->
+// MatMul(Q, Kt) -> Div sqrt(D) -> [Add(mask [2, 1, 1, 6])] -> Softmax -> MatMul(., V) ->
+// Transpose [0, 2, 1, 3] -> Reshape [2, 6, E] -> y.
+ModelBuilder bert_attention(int64_t d, bool mask) {
+  const int64_t e = 2 * d;
+  ModelBuilder m(17);
+  m.input("x", {2, 6, e});
+  if (mask) m.input("mask", {2, 1, 1, 6});
+  m.output("y");
+  m.initializer_i64("heads_shape", {4}, {2, 6, 2, d}).initializer_i64("out_shape", {3}, {2, 6, e});
+  m.initializer("sqrt_d", {}, {std::sqrt(static_cast<float>(d))});
+  for (const char* p : {"q", "k", "v"}) {
+    const std::string s = p;
+    m.random("w" + s, {e, e});
+    m.node("MatMul", {"x", "w" + s}, {s + "_mm"}, s + "_proj");
+    m.node("Reshape", {s + "_mm", "heads_shape"}, {s + "_heads"}, s + "_reshape");
+    attr(m.node("Transpose", {s + "_heads"}, {s + "_t"}, s + "_transpose"), "perm",
+         s == "k" ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
+  }
+  m.node("MatMul", {"q_t", "k_t"}, {"scores"}, "qk");
+  m.node("Div", {"scores", "sqrt_d"}, {mask ? "scaled" : "logits"}, "scale");
+  if (mask) m.node("Add", {"scaled", "mask"}, {"logits"}, "mask_add");
+  attr(m.node("Softmax", {"logits"}, {"p"}, "softmax"), "axis", int64_t{-1});
+  m.node("MatMul", {"p", "v_t"}, {"o"}, "pv");
+  attr(m.node("Transpose", {"o"}, {"o_t"}, "o_transpose"), "perm",
+       std::vector<int64_t>{0, 2, 1, 3});
+  m.node("Reshape", {"o_t", "out_shape"}, {"y"}, "o_reshape");
+  return m;
+}
+
+TEST(AttentionFusion, BertSelfAttentionIsOneStepReadingTheProjectionsThroughStrides) {
+  for (bool mask : {false, true}) {
+    SCOPED_TRACE(mask ? "mask" : "no mask");
+    const ModelBuilder m = bert_attention(8, mask);
+    const ConvertResult r = convert_ok(m);
+    const fb::Plan* plan = plan_of(r);
+    EXPECT_EQ(count_of(plan, OpFamily::Attention), 1u);
+    EXPECT_EQ(count_of(plan, OpFamily::Softmax), 0u);
+    EXPECT_EQ(count_of(plan, OpFamily::Transpose), 0u);  // every head Transpose became axes
+    const fb::Step* s = attention_step(plan);
+    ASSERT_NE(s, nullptr);
+    const auto* p = s->params_as_AttentionParams();
+    EXPECT_NEAR(p->scale(), 1 / std::sqrt(8.0), 1e-7);
+    EXPECT_EQ(p->has_mask(), mask);
+    EXPECT_FALSE(p->causal());
+    EXPECT_EQ(axes(p->q_axes()), (std::vector<int>{0, 2, 1, 3}));
+    EXPECT_EQ(axes(p->k_axes()), (std::vector<int>{0, 2, 1, 3}));
+    EXPECT_EQ(axes(p->v_axes()), (std::vector<int>{0, 2, 1, 3}));
+    EXPECT_EQ(axes(p->o_axes()), (std::vector<int>{0, 2, 1, 3}));
+    // Inputs in [-2, 2): scores of a few units, so the softmax is neither flat nor one-hot.
+    expect_same_as_unfused(m, mask ? std::vector<size_t>{2 * 6 * 16, 2 * 6}
+                                   : std::vector<size_t>{2 * 6 * 16}, 2.f);
+  }
+}
+
+// nn.MultiheadAttention's form: 3-D heads [B*H, S, D], the scale a Mul on Q (folded into the
+// MatMul's alpha first), Kt a Transpose [0, 2, 1] of K.
+ModelBuilder mha_attention(bool softmax_is_output) {
+  ModelBuilder m(17);
+  m.input("q", {4, 5, 8}).input("k", {4, 7, 8}).input("v", {4, 7, 8}).output("y");
+  if (softmax_is_output) m.output("p");
+  m.initializer("c", {}, {0.35f});
+  m.node("Mul", {"q", "c"}, {"qs"}, "q_scale");
+  attr(m.node("Transpose", {"k"}, {"kt"}, "k_transpose"), "perm", std::vector<int64_t>{0, 2, 1});
+  m.node("MatMul", {"qs", "kt"}, {"s"}, "qk");
+  attr(m.node("Softmax", {"s"}, {"p"}, "softmax"), "axis", int64_t{2});
+  m.node("MatMul", {"p", "v"}, {"y"}, "pv");
+  return m;
+}
+
+TEST(AttentionFusion, MultiheadAttentionOfFlattenedHeads) {
+  const ModelBuilder m = mha_attention(false);
+  const ConvertResult r = convert_ok(m);
+  const fb::Plan* plan = plan_of(r);
+  ASSERT_THAT(step_ops(plan), ElementsAre(OpFamily::Attention));
+  const auto* p = plan->steps()->Get(0)->params_as_AttentionParams();
+  EXPECT_NEAR(p->scale(), 0.35, 1e-7);
+  EXPECT_FALSE(p->has_mask());
+  EXPECT_TRUE(axes(p->k_axes()).empty());  // K itself, [B*H, S, D]
+  expect_same_as_unfused(m, {4 * 5 * 8, 4 * 7 * 8, 4 * 7 * 8}, 2.f);
+}
+
+TEST(AttentionFusion, WhatOthersReadOrNoTransposeGivesStaysApart) {
+  // The probabilities are a graph output too: the Softmax stays.
+  const ConvertResult r = convert_ok(mha_attention(true));
+  EXPECT_EQ(count_of(plan_of(r), OpFamily::Attention), 0u);
+  EXPECT_EQ(count_of(plan_of(r), OpFamily::Softmax), 1u);
+  // Kt given as is ([.., D, S], no Transpose to read through): its head dim is not contiguous.
+  ModelBuilder m(17);
+  m.input("q", {4, 5, 8}).input("kt", {4, 8, 7}).input("v", {4, 7, 8}).output("y");
+  m.node("MatMul", {"q", "kt"}, {"s"}, "qk");
+  attr(m.node("Softmax", {"s"}, {"p"}, "softmax"), "axis", int64_t{-1});
+  m.node("MatMul", {"p", "v"}, {"y"}, "pv");
+  const ConvertResult r2 = convert_ok(m);
+  EXPECT_EQ(count_of(plan_of(r2), OpFamily::Attention), 0u);
+}
+
+// The exporters' causal mask, a constant triu(full(-inf), 1), becomes the causal flag (no mask
+// read); a constant mask of any other pattern stays a mask.
+TEST(AttentionFusion, ConstantCausalMaskBecomesTheFlag) {
+  for (bool causal : {true, false}) {
+    SCOPED_TRACE(causal ? "causal" : "other mask");
+    ModelBuilder m(17);
+    m.input("q", {4, 6, 8}).input("k", {4, 6, 8}).input("v", {4, 6, 8}).output("y");
+    std::vector<float> mask(36, 0.f);
+    for (int i = 0; i < 6; ++i)
+      for (int j = i + 1; j < 6; ++j) mask[i * 6 + j] = -INFINITY;
+    if (!causal) mask[1] = -1.f;
+    m.initializer("mask", {6, 6}, mask);
+    attr(m.node("Transpose", {"k"}, {"kt"}, "k_transpose"), "perm", std::vector<int64_t>{0, 2, 1});
+    m.node("MatMul", {"q", "kt"}, {"s"}, "qk");
+    m.node("Add", {"s", "mask"}, {"sm"}, "mask_add");
+    attr(m.node("Softmax", {"sm"}, {"p"}, "softmax"), "axis", int64_t{-1});
+    m.node("MatMul", {"p", "v"}, {"y"}, "pv");
+    const ConvertResult r = convert_ok(m);
+    ASSERT_THAT(step_ops(plan_of(r)), ElementsAre(OpFamily::Attention));
+    const fb::Step* s = plan_of(r)->steps()->Get(0);
+    EXPECT_EQ(s->params_as_AttentionParams()->causal(), causal);
+    EXPECT_EQ(s->params_as_AttentionParams()->has_mask(), !causal);
+    EXPECT_EQ(s->inputs()->size(), causal ? 3u : 4u);
+    expect_same_as_unfused(m, {4 * 6 * 8, 4 * 6 * 8, 4 * 6 * 8}, 2.f);
+  }
+}
+
+// GPU plans (deviceless: the converter loads its own plan): a head dim with a CUDA kernel fuses
+// and names it; one without (8) keeps its steps.
+TEST(AttentionFusion, GpuPlansFuseTheHeadDimsTheKernelsHave) {
+  ConvertOptions gpu;
+  gpu.target = "h100";
+  // (convert_onnx itself: the plan contract of the tests reads CPU plans.)
+  const ConvertResult r = convert_onnx(bert_attention(32, true).bytes(), "model.onnx", gpu);
+  const fb::Step* s = attention_step(plan_of(r));
+  ASSERT_NE(s, nullptr);
+  EXPECT_THAT(s->kernel()->str(), StartsWith("jp_attention_f16_d32_m"));
+  for (uint32_t i = 0; i < s->inputs()->size(); ++i)  // Q, K, V and the mask in FP16
+    EXPECT_EQ(plan_of(r)->tensors()->Get(s->inputs()->Get(i))->dtype(), fb::DType::Float16);
+  const ConvertResult r16 = convert_onnx(bert_attention(8, true).bytes(), "model.onnx", gpu);
+  EXPECT_EQ(count_of(plan_of(r16), OpFamily::Attention), 0u);
+  EXPECT_EQ(count_of(plan_of(r16), OpFamily::Softmax), 1u);
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing
