@@ -159,22 +159,18 @@ JP_TRANSPOSE(2)
 JP_TRANSPOSE(4)
 JP_TRANSPOSE(8)
 
-// FP16 in, FP32 out (the output cast fused into a GPU plan's last layout transpose).
-extern "C" __global__ void jp_transpose_h2f(StepPointers ptrs, const TransposeParams p) {
-  if (p.elem_bytes == 2 && p.half_to_float)
-    jk::transpose_generic<__half, float>(p, ptrs.in[0], ptrs.out[0]);
-}
-extern "C" __global__ void jp_transpose_tiled_h2f(StepPointers ptrs, const TransposeParams p) {
-  if (p.elem_bytes == 2 && p.half_to_float)
-    jk::transpose_tiled<__half, float>(p, ptrs.in[0], ptrs.out[0]);
-}
-
-// FP32 in, FP16 out (the input cast fused into a GPU plan's first layout transpose).
-extern "C" __global__ void jp_transpose_f2h(StepPointers ptrs, const TransposeParams p) {
-  if (p.elem_bytes == 4 && p.float_to_half)
-    jk::transpose_generic<float, __half>(p, ptrs.in[0], ptrs.out[0]);
-}
-extern "C" __global__ void jp_transpose_tiled_f2h(StepPointers ptrs, const TransposeParams p) {
-  if (p.elem_bytes == 4 && p.float_to_half)
-    jk::transpose_tiled<float, __half>(p, ptrs.in[0], ptrs.out[0]);
-}
+// The converting pairs, generic and tiled: FP16 in, FP32 out (h2f, the output cast fused into a
+// GPU plan's last layout transpose) and FP32 in, FP16 out (f2h, the input cast fused into its
+// first); each runs only params that ask for its conversion.
+#define JP_CONVERTING_TRANSPOSE(suffix, TI, TO, flag)                                        \
+  extern "C" __global__ void jp_transpose_##suffix(StepPointers ptrs, const TransposeParams p) { \
+    if (p.elem_bytes == int64_t(sizeof(TI)) && p.flag)                                       \
+      jk::transpose_generic<TI, TO>(p, ptrs.in[0], ptrs.out[0]);                             \
+  }                                                                                          \
+  extern "C" __global__ void jp_transpose_tiled_##suffix(StepPointers ptrs,                  \
+                                                         const TransposeParams p) {          \
+    if (p.elem_bytes == int64_t(sizeof(TI)) && p.flag)                                       \
+      jk::transpose_tiled<TI, TO>(p, ptrs.in[0], ptrs.out[0]);                               \
+  }
+JP_CONVERTING_TRANSPOSE(h2f, __half, float, half_to_float)
+JP_CONVERTING_TRANSPOSE(f2h, float, __half, float_to_half)

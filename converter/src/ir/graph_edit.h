@@ -1,6 +1,7 @@
 // Small graph-editing helpers for passes that replace one node by several (legalize and the
-// families' expansions, converter/src/ops/steps.h). Values are appended to g.values; nodes are
-// returned, for the caller to place in topological order.
+// families' expansions, converter/src/ops/steps.h; values are appended to g.values, nodes are
+// returned for the caller to place in topological order), and the reader checks the fusion
+// passes share.
 #pragma once
 
 #include <string>
@@ -37,6 +38,20 @@ inline Node copy_node(const std::string& name, int from, int to) {
   n.op.resolved = true;
   n.op.family = fb::OpFamily::Copy;
   return n;
+}
+
+// With readers = g.consumers(): the node producing `value` when exactly one node reads it and
+// it is no graph output (a fusion may then absorb the producer), else nullptr.
+inline Node* private_producer(Graph& g, const std::vector<std::vector<int>>& readers, int value) {
+  const Value& v = g.values[value];
+  if (v.producer < 0 || v.graph_output || readers[value].size() != 1) return nullptr;
+  return &g.nodes[v.producer];
+}
+
+// The one node reading `value` (which must be no graph output), or nullptr.
+inline Node* only_reader(Graph& g, const std::vector<std::vector<int>>& readers, int value) {
+  if (g.values[value].graph_output || readers[value].size() != 1) return nullptr;
+  return &g.nodes[readers[value][0]];
 }
 
 }  // namespace jetplan::converter

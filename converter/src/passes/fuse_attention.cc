@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "converter/src/ir/graph_edit.h"
 #include "converter/src/passes/passes.h"
 #include "kernels/attention.h"
 
@@ -138,15 +139,8 @@ class AttentionFusion {
     return plain(n, fb::OpFamily::Gemm) && n.inputs.size() == 2 && !n.op.trans_a &&
            !n.op.has_residual && !n.op.a_vector && !n.op.b_vector;
   }
-  Node* private_producer(int value) {
-    const Value& v = g_.values[value];
-    if (v.producer < 0 || v.graph_output || readers_[value].size() != 1) return nullptr;
-    return &g_.nodes[v.producer];
-  }
-  Node* only_reader(int value) {
-    if (g_.values[value].graph_output || readers_[value].size() != 1) return nullptr;
-    return &g_.nodes[readers_[value][0]];
-  }
+  Node* private_producer(int value) { return converter::private_producer(g_, readers_, value); }
+  Node* only_reader(int value) { return converter::only_reader(g_, readers_, value); }
   // The factor of a Mul by a scalar constant or a Div by one (x / c), else 0.
   double scale_of(const Node& n) const {
     if (binary(n, fb::BinaryOp::Div)) {

@@ -45,17 +45,8 @@ class Patterns {
   bool binary(const Node& n, fb::BinaryOp op) const {
     return plain(n, fb::OpFamily::Binary) && n.op.binary == op && n.inputs.size() == 2;
   }
-  // The node producing `value` when it is read by exactly one node and is no graph output.
-  Node* private_producer(int value) {
-    const Value& v = g_.values[value];
-    if (v.producer < 0 || v.graph_output || readers_[value].size() != 1) return nullptr;
-    return &g_.nodes[v.producer];
-  }
-  // The one reader of `value` (which must be no graph output), or nullptr.
-  Node* only_reader(int value) {
-    if (g_.values[value].graph_output || readers_[value].size() != 1) return nullptr;
-    return &g_.nodes[readers_[value][0]];
-  }
+  Node* private_producer(int value) { return converter::private_producer(g_, readers_, value); }
+  Node* only_reader(int value) { return converter::only_reader(g_, readers_, value); }
   // The single element of a float32 or float64 constant, or NaN (read_doubles takes no float16).
   double scalar(int value) const {
     const Value& v = g_.values[value];

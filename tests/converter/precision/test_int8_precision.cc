@@ -332,22 +332,32 @@ ModelBuilder mobile_block() {
   return m;
 }
 
-TEST(Int8Precision, DepthwiseConvsRunInInt8) {
+// CPU-target INT8 options (min-max) over 4 uniform [-1, 1) inputs of `shape` written to a
+// fresh calibration folder (seeds seed..seed+3); the next 4 (seed+4..seed+7) go to *held_out.
+ConvertOptions int8_cpu_options(const Shape& shape, uint32_t seed,
+                                std::vector<std::vector<float>>* held_out) {
   const std::string dir = fresh_dir("calib");
-  std::vector<std::vector<float>> held_out;
+  size_t count = 1;
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
   for (uint32_t s = 0; s < 8; ++s) {
-    std::vector<float> v(16 * 10 * 10);
-    std::mt19937 rng(40 + s);
+    std::vector<float> v(count);
+    std::mt19937 rng(seed + s);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
     for (float& e : v) e = dist(rng);
-    if (s < 4) write_npy(dir + "/s" + std::to_string(s) + ".npy", {1, 16, 10, 10}, v);
-    else held_out.push_back(v);
+    if (s < 4) write_npy(dir + "/s" + std::to_string(s) + ".npy", shape, v);
+    else held_out->push_back(v);
   }
   ConvertOptions options;
   options.target = "cpu";
   options.precision = Precision::kInt8;
   options.calibration.dir = dir;
   options.calibration.method = CalibrationMethod::kMinMax;
+  return options;
+}
+
+TEST(Int8Precision, DepthwiseConvsRunInInt8) {
+  std::vector<std::vector<float>> held_out;
+  ConvertOptions options = int8_cpu_options({1, 16, 10, 10}, 40, &held_out);
   const ConvertResult r = convert_int8(mobile_block(), options);
   EXPECT_EQ(r.summary.int8_steps, 3u) << format_summary("p", r.summary);
   EXPECT_EQ(r.summary.int8_tensors, 2u);  // expand -> depthwise -> project
@@ -397,21 +407,8 @@ ModelBuilder pooled_block() {
 }
 
 TEST(Int8Precision, MaxPoolsBetweenInt8ConvsMoveInt8) {
-  const std::string dir = fresh_dir("calib");
   std::vector<std::vector<float>> held_out;
-  for (uint32_t s = 0; s < 8; ++s) {
-    std::vector<float> v(16 * 12 * 12);
-    std::mt19937 rng(60 + s);
-    std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    for (float& e : v) e = dist(rng);
-    if (s < 4) write_npy(dir + "/s" + std::to_string(s) + ".npy", {1, 16, 12, 12}, v);
-    else held_out.push_back(v);
-  }
-  ConvertOptions options;
-  options.target = "cpu";
-  options.precision = Precision::kInt8;
-  options.calibration.dir = dir;
-  options.calibration.method = CalibrationMethod::kMinMax;
+  ConvertOptions options = int8_cpu_options({1, 16, 12, 12}, 60, &held_out);
   const ConvertResult r = convert_int8(pooled_block(), options);
   EXPECT_EQ(r.summary.int8_steps, 3u) << format_summary("p", r.summary);
   EXPECT_EQ(r.summary.int8_pools, 2u);

@@ -85,8 +85,53 @@ TEST(GpuTranspose, TiledKernelAnyGridAndAnyPermutation) {
   }
 }
 
-// The output cast fused into the layout transpose: FP16 in, FP32 out, bit for bit the CPU
-// twin's conversion; the byte-moving variants refuse such params (y stays poisoned).
+// A converting transpose (FP16 -> FP32, or FP32 -> FP16 with to_half) against the CPU twin, bit
+// for bit: the selected variant on values past the half range (+-inf) and subnormal halves,
+// then the byte mover of x's element size, which must refuse such params (y stays poisoned).
+void check_converting(test_util::SeededRng& rng, const TransposeCase& c, bool to_half) {
+  const int64_t in_bytes = to_half ? 4 : 2, out_bytes = to_half ? 2 : 4;
+  TransposeParams p = transpose_params(c.dims, c.perm, in_bytes);
+  p.half_to_float = !to_half;
+  p.float_to_half = to_half;
+  const int64_t n = test_util::volume(c.dims);
+  std::vector<float> xf = rng.uniform(n, -70000.f, 70000.f);  // past the half range: +-inf
+  for (int64_t i = 0; i < n; i += 7) xf[size_t(i)] *= 1e-9f;  // subnormal halves
+  Bytes x(static_cast<size_t>(n * in_bytes));
+  if (to_half) {
+    std::memcpy(x.data(), xf.data(), x.size());
+  } else {
+    const std::vector<uint16_t> xh = gpu_test::to_half(xf);
+    std::memcpy(x.data(), xh.data(), x.size());
+  }
+  Bytes want(static_cast<size_t>(n * out_bytes));
+  cpu::transpose(p, x.data(), want.data());
+  DeviceBuffer dx(n * in_bytes), dy(n * out_bytes);
+  dx.upload(x.data(), n * in_bytes);
+  const auto poison = [&] {
+    if (to_half) dy.poison16(gpu_test::kHalfPoison);
+    else dy.poison32(gpu_test::kFloatPoison);
+  };
+  poison();
+  cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
+  cuda::LaunchChoice chosen;
+  ASSERT_EQ(gpu_test::select_and_launch(kTranspose, to_half ? DType::kFloat32 : DType::kFloat16,
+                                        ptrs, p, &chosen),
+            "");
+  const std::string prefix = c.tiled ? "jp_transpose_tiled_" : "jp_transpose_";
+  const std::string name = chosen.variant->name;
+  EXPECT_EQ(name, prefix + (to_half ? "f2h" : "h2f"));
+  EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, n * out_bytes), want), -1)
+      << test_util::shape_str(c.dims) << " " << name;
+  EXPECT_TRUE(dy.guard_intact());
+
+  poison();
+  const Bytes poisoned = gpu_test::download_bytes(dy, out_bytes);
+  ASSERT_EQ(gpu_test::launch((prefix + (to_half ? "b4" : "b2")).c_str(), chosen, ptrs, p), "");
+  EXPECT_EQ(gpu_test::download_bytes(dy, out_bytes), poisoned)
+      << "a byte mover ran a converting transpose";
+}
+
+// The output cast fused into the layout transpose: FP16 in, FP32 out.
 TEST(GpuTranspose, HalfToFloatMatchesCpuTwinBitExact) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
@@ -96,39 +141,10 @@ TEST(GpuTranspose, HalfToFloatMatchesCpuTwinBitExact) {
       {{1, 1, 1, 1000}, {0, 3, 1, 2}, false},  // a classifier's output: extent-1 dims drop out
       {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}, false},
   };
-  for (const TransposeCase& c : cases) {
-    TransposeParams p = transpose_params(c.dims, c.perm, 2);
-    p.half_to_float = true;
-    const int64_t n = test_util::volume(c.dims);
-    std::vector<float> xf = rng.uniform(n, -70000.f, 70000.f);  // past the half range: +-inf
-    for (int64_t i = 0; i < n; i += 7) xf[size_t(i)] *= 1e-9f;  // subnormal halves
-    const std::vector<uint16_t> xh = gpu_test::to_half(xf);
-    Bytes want(static_cast<size_t>(n * 4));
-    cpu::transpose(p, xh.data(), want.data());
-    DeviceBuffer dx(n * 2), dy(n * 4);
-    dx.upload(xh.data(), n * 2);
-    dy.poison32(gpu_test::kFloatPoison);
-    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
-    cuda::LaunchChoice chosen;
-    ASSERT_EQ(gpu_test::select_and_launch(kTranspose, DType::kFloat16, ptrs, p, &chosen), "");
-    const std::string name = chosen.variant->name;
-    EXPECT_EQ(name, c.tiled ? "jp_transpose_tiled_h2f" : "jp_transpose_h2f");
-    EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, n * 4), want), -1)
-        << test_util::shape_str(c.dims) << " " << name;
-    EXPECT_TRUE(dy.guard_intact());
-
-    dy.poison32(gpu_test::kFloatPoison);
-    ASSERT_EQ(gpu_test::launch(c.tiled ? "jp_transpose_tiled_b2" : "jp_transpose_b2", chosen, ptrs, p),
-              "");
-    const Bytes after = gpu_test::download_bytes(dy, n * 4);
-    uint32_t first;
-    std::memcpy(&first, after.data(), 4);
-    EXPECT_EQ(first, gpu_test::kFloatPoison) << "a byte mover ran a converting transpose";
-  }
+  for (const TransposeCase& c : cases) check_converting(rng, c, false);
 }
 
-// The input cast fused into the layout transpose: FP32 in, FP16 out, bit for bit the CPU twin's
-// rounding (to nearest even, past the half range to +-inf); the byte movers refuse such params.
+// The input cast fused into the layout transpose: FP32 in, FP16 out (rounded to nearest even).
 TEST(GpuTranspose, FloatToHalfMatchesCpuTwinBitExact) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
@@ -138,34 +154,7 @@ TEST(GpuTranspose, FloatToHalfMatchesCpuTwinBitExact) {
       {{2, 67, 13, 11}, {0, 2, 3, 1}, true},   // wide enough for 32x32 tiles
       {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}, false},
   };
-  for (const TransposeCase& c : cases) {
-    TransposeParams p = transpose_params(c.dims, c.perm, 4);
-    p.float_to_half = true;
-    const int64_t n = test_util::volume(c.dims);
-    std::vector<float> xf = rng.uniform(n, -70000.f, 70000.f);  // past the half range: +-inf
-    for (int64_t i = 0; i < n; i += 7) xf[size_t(i)] *= 1e-9f;  // subnormal halves
-    Bytes want(static_cast<size_t>(n * 2));
-    cpu::transpose(p, xf.data(), want.data());
-    DeviceBuffer dx(n * 4), dy(n * 2);
-    dx.upload(xf.data(), n * 4);
-    dy.poison16(gpu_test::kHalfPoison);
-    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
-    cuda::LaunchChoice chosen;
-    ASSERT_EQ(gpu_test::select_and_launch(kTranspose, DType::kFloat32, ptrs, p, &chosen), "");
-    const std::string name = chosen.variant->name;
-    EXPECT_EQ(name, c.tiled ? "jp_transpose_tiled_f2h" : "jp_transpose_f2h");
-    EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, n * 2), want), -1)
-        << test_util::shape_str(c.dims) << " " << name;
-    EXPECT_TRUE(dy.guard_intact());
-
-    dy.poison16(gpu_test::kHalfPoison);
-    ASSERT_EQ(gpu_test::launch(c.tiled ? "jp_transpose_tiled_b4" : "jp_transpose_b4", chosen, ptrs, p),
-              "");
-    const Bytes after = gpu_test::download_bytes(dy, n * 2);
-    uint16_t first;
-    std::memcpy(&first, after.data(), 2);
-    EXPECT_EQ(first, gpu_test::kHalfPoison) << "a byte mover ran a converting transpose";
-  }
+  for (const TransposeCase& c : cases) check_converting(rng, c, true);
 }
 
 }  // namespace
