@@ -80,16 +80,20 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
   if (!p.trans_b || p.M > kGemvMaxM) return;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int col = warp / kGemvSplit, slice = warp % kGemvSplit;
-  const int64_t n = static_cast<int64_t>(blockIdx.x) * kGemvBtCols + col;
-  const bool n_ok = n < p.N;  // no early return: barriers below
   const auto [A, B, C, R, Y, M, a_m, a_k] = gemv_operands<OutT>(ptrs, p);
   const int64_t K = p.K;
   const bool vec_b = K % 8 == 0 && p.b_batch_stride % 8 == 0 && aligned16(B);
   const bool vec_a = vec_b && !p.trans_a && p.a_batch_stride % 8 == 0 && aligned16(A);
   // This warp's slice of K, a multiple of 8 long (so 16-byte loads stay aligned).
   const int64_t per = (K + kGemvSplit * 8 - 1) / (kGemvSplit * 8) * 8;
-  const int64_t k0 = slice * per, k1 = n_ok ? (k0 + per < K ? k0 + per : K) : k0;
+  // Grid-stride over column groups and batches (the same trip counts for the whole CTA, so the
+  // barriers below are reached by every thread).
+  const int64_t col_groups = (p.N + kGemvBtCols - 1) / kGemvBtCols;
+  for (int64_t cg = blockIdx.x; cg < col_groups; cg += gridDim.x)
   for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
+    const int64_t n = cg * kGemvBtCols + col;
+    const bool n_ok = n < p.N;
+    const int64_t k0 = slice * per, k1 = n_ok ? (k0 + per < K ? k0 + per : K) : k0;
     const __half* a = A + bi * p.a_batch_stride;
     const __half* brow = B + bi * p.b_batch_stride + (n_ok ? n : 0) * K;
     float acc[kGemvMaxM];
@@ -140,25 +144,25 @@ __device__ void gemv_bt(const StepPointers& ptrs, const GemmParams& p) {
       for (int j = 0; j < kGemvSplit; ++j) s += part[warp + j][lane];
       store_out(Y + (bi * p.M + lane) * p.N + n, finish(p, C, R, bi, lane, n, s));
     }
-    __syncthreads();  // part is rewritten by the next batch
+    __syncthreads();  // part is rewritten by the next column group or batch
   }
 }
 
-// B stored [K, N]: a CTA owns 64 output columns (2 per lane); warp w sums k = w, w + 8, ...;
-// the 8 partial sums meet in shared memory and are added in warp order.
+// B stored [K, N]: a CTA owns 64 output columns (2 per lane) at a time, grid-stride; warp w
+// sums k = w, w + 8, ...; the 8 partial sums meet in shared memory and are added in warp order.
 template <typename OutT>
 __device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
   __shared__ float part[kGemvWarps][kGemvMaxM][kGemvBnCols];
   if (p.trans_b || p.M > kGemvMaxM) return;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kGemvBnCols;
-  if (n0 >= p.N) return;  // whole CTA
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const auto [A, B, C, R, Y, M, a_m, a_k] = gemv_operands<OutT>(ptrs, p);
   const int64_t N = p.N, K = p.K;
   const bool vec_b = N % 2 == 0 && p.b_batch_stride % 2 == 0 &&
                      (reinterpret_cast<uintptr_t>(B) & 3u) == 0;
-  const int64_t n = n0 + lane * 2;
+  for (int64_t n0 = static_cast<int64_t>(blockIdx.x) * kGemvBnCols; n0 < N;
+       n0 += static_cast<int64_t>(gridDim.x) * kGemvBnCols)
   for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
+    const int64_t n = n0 + lane * 2;
     const __half* a = A + bi * p.a_batch_stride;
     const __half* b = B + bi * p.b_batch_stride;
     float acc[kGemvMaxM][2];

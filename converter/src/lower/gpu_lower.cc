@@ -253,10 +253,11 @@ bool producer_writes_output_cast(const PlanDraft& draft, uint32_t t) {
          writes_output_cast(producer->op.family);
 }
 
-// The input-cast prologue: a float32 input binding `t` read by one step only, a Transpose (the
-// layout transpose of an image input), is read by it as is: the transpose rounds to FP16 as it
-// moves (jp_transpose_f2h), one pass over the input instead of a Cast and a Transpose.
-bool input_cast_fused(const PlanDraft& draft, uint32_t t) {
+// A float32 input binding `t` read by one step only, a Transpose (the layout transpose of an
+// image input), is read by it as is: the transpose rounds to FP16 as it moves (jp_transpose_f2h:
+// the input cast fused into it, one pass over the input instead of a Cast and a Transpose), or
+// moves Float32 where its output stays Float32 (an INT8 plan's quantize step reads it).
+bool input_read_as_is(const PlanDraft& draft, uint32_t t) {
   const DraftStep* reader = nullptr;
   for (const DraftStep& s : draft.steps) {
     const auto n = std::count(s.inputs.begin(), s.inputs.end(), t);
@@ -266,7 +267,8 @@ bool input_cast_fused(const PlanDraft& draft, uint32_t t) {
   }
   return reader != nullptr && reader->op.family == fb::OpFamily::Transpose &&
          reader->inputs.size() == 1 && reader->outputs.size() == 1 &&
-         draft.tensors[reader->outputs[0]].dtype == DataType::kFloat16;
+         (draft.tensors[reader->outputs[0]].dtype == DataType::kFloat16 ||
+          draft.tensors[reader->outputs[0]].keep_float32);
 }
 
 // A new float16 arena tensor of float32 tensor b's shape and layout (":f16").
@@ -322,7 +324,7 @@ void gpu_precision(PlanDraft* draft) {
   std::vector<DraftStep> casts_in;
   for (const DraftBinding& b : draft->inputs) {
     if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
-    if (input_cast_fused(*draft, b.tensor)) continue;
+    if (input_read_as_is(*draft, b.tensor)) continue;
     const uint32_t h = twin(b.tensor);
     for (DraftStep& s : draft->steps)
       for (uint32_t& i : s.inputs)

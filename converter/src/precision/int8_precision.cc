@@ -39,6 +39,16 @@ class Int8Pass {
         }
     }
     for (size_t s = 0; s < d_.steps.size(); ++s) summary_.int8_pools += pool_[s] ? 1 : 0;
+    input_twin_.assign(d_.tensors.size(), false);
+    for (const DraftStep& w : d_.steps) {
+      if (w.op.family != fb::OpFamily::Transpose || w.inputs.size() != 1 ||
+          w.outputs.size() != 1 || d_.tensors[w.inputs[0]].storage != fb::Storage::Binding)
+        continue;
+      const uint32_t x = w.outputs[0];
+      bool int8_readers_only = !readers_[x].empty();
+      for (const auto& [step, k] : readers_[x]) int8_readers_only &= candidate_[step] && k == 0;
+      input_twin_[x] = int8_readers_only;
+    }
 
     std::vector<DraftStep> steps = std::move(d_.steps);
     d_.steps.clear();
@@ -190,6 +200,7 @@ class Int8Pass {
   uint32_t quantized(uint32_t x) {
     if (int8_[x]) return x;
     if (auto it = quantized_.find(x); it != quantized_.end()) return it->second;
+    if (input_twin_[x]) t(x).keep_float32 = true;
     const float x_scale = scale(x);
     std::vector<uint8_t> bytes(4);
     std::memcpy(bytes.data(), &x_scale, 4);
@@ -367,6 +378,10 @@ class Int8Pass {
   std::vector<int> writer_;
   std::vector<bool> candidate_, int8_;
   std::vector<bool> pool_;             // per step: a max pool that runs on Int8
+  // Per tensor: a graph input's layout twin that only INT8 convs read. It stays Float32 in a
+  // GPU plan: the quantize step then rounds the input's own values, not their FP16 roundings
+  // (which move a value near a rounding tie by one unit, and the error on through every conv).
+  std::vector<bool> input_twin_;
   std::vector<uint32_t> pool_input_;   // per step: input 0 (for scale(), while steps move)
   std::map<uint32_t, uint32_t> quantized_;
   Int8Summary summary_;

@@ -263,6 +263,14 @@ TEST(ExplicitQdq, GpuTargetsRunQdqModelsInInt8WithoutCalibration) {
     int8_kernels += s->op() == fb::OpFamily::Conv && s->kernel() != nullptr &&
                     s->kernel()->str().find("_i8") != std::string::npos;
   EXPECT_EQ(int8_kernels, 2u);
+  // The input is quantized from its Float32 values (its layout transpose moves Float32), not
+  // from FP16 roundings of them.
+  size_t f32_quantize = 0;
+  for (const auto* s : *p->steps())
+    f32_quantize += s->op() == fb::OpFamily::Quantize &&
+                    p->tensors()->Get(s->inputs()->Get(0))->dtype() == fb::DType::Float32 &&
+                    s->kernel()->str() == "jp_quantize_f32_i8";
+  EXPECT_EQ(f32_quantize, 1u);
   jp_plan* loaded = nullptr;
   ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
       << jp_last_error();

@@ -171,7 +171,8 @@ TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {
   for (const auto* s : *plan->steps()) {
     const std::string kernel = s->kernel() != nullptr ? s->kernel()->str() : "";
     int8_kernels += kernel.find("_i8") != std::string::npos && s->op() == fb::OpFamily::Conv;
-    quantize_kernels += kernel.rfind("jp_quantize_f16_i8", 0) == 0;
+    // x, the graph input, is quantized from its Float32 values (its layout twin stays Float32).
+    quantize_kernels += kernel.rfind("jp_quantize_f32_i8", 0) == 0;
   }
   EXPECT_EQ(int8_kernels, 4u);
   EXPECT_EQ(quantize_kernels, 1u);

@@ -336,7 +336,7 @@ inline cuda::LaunchChoice gemm_launch_for(const std::string& name, const GemmPar
   l.variant = cuda::find_kernel_variant(name.c_str());
   l.grid[2] = static_cast<uint32_t>(std::max<int64_t>(1, std::min<int64_t>(p.batch, 65535)));
   if (name.find("gemv_bt") != std::string::npos) {
-    l.grid[0] = std::max(1u, cdiv(p.N, 8));
+    l.grid[0] = std::max(1u, cdiv(p.N, 2));
     l.block[0] = 256;
   } else if (name.find("gemv_bn") != std::string::npos) {
     l.grid[0] = std::max(1u, cdiv(p.N, 64));

@@ -89,9 +89,10 @@ std::vector<std::string> variants_for(const Case& c) {
 }
 
 // Runs `variant` ("" = the selector's pick) on the case; `misalign` shifts A and B by one half
-// so the kernels must notice the pointers are not 16-byte aligned.
+// so the kernels must notice the pointers are not 16-byte aligned; `grid_x` > 0 replaces the
+// launch's grid.x (a grid-stride kernel still covers every output).
 void run_case(test_util::SeededRng& rng, const Case& c, const std::string& variant,
-              bool misalign = false) {
+              bool misalign = false, uint32_t grid_x = 0) {
   SCOPED_TRACE(describe(c) + " variant " + (variant.empty() ? "selected" : variant) +
                (misalign ? " misaligned" : ""));
   const GemmParams p = params_of(c);
@@ -127,6 +128,7 @@ void run_case(test_util::SeededRng& rng, const Case& c, const std::string& varia
     l = launch_for(variant, p);
   }
   ASSERT_NE(l.variant, nullptr) << variant;
+  if (grid_x > 0) l.grid[0] = grid_x;
   SCOPED_TRACE(std::string("ran ") + l.variant->name);
   // The workspace as the runtime hands it over: zeroed for zero_workspace rows, else garbage.
   const std::unique_ptr<DeviceBuffer> ws = gpu_test::workspace_for(l, &ptrs);
@@ -191,6 +193,17 @@ TEST(GpuGemm, MisalignedPointersMatchCpuTwin) {
       for (const Case& c : {big, small})
         for (const std::string& v : variants_for(c)) run_case(rng, c, v, /*misalign=*/true);
     }
+}
+
+// The gemv kernels stride over their column groups: one CTA (a plan's grid is not trusted)
+// still writes every column of every batch.
+TEST(GpuGemm, GemvAnyGridCoversEveryColumn) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const Case bt{2, 3, 77, 197, false, true, false, false, CMode::kBiasRow, 1.f, 1.f, ActivationKind::kNone};
+  const Case bn{2, 3, 77, 197, false, false, false, false, CMode::kBiasRow, 1.f, 1.f, ActivationKind::kNone};
+  run_case(rng, bt, "jp_gemm_f16_gemv_bt", false, 1);
+  run_case(rng, bn, "jp_gemm_f16_gemv_bn", false, 1);
 }
 
 // Same inputs, same bits: two launches of each variant agree exactly.
