@@ -1,6 +1,8 @@
 // Selection for the Attention family (kernels/cuda/attention.cu): FP16 storage, head dims 32, 64,
-// 80, 96 and 128. Query tiles of 128 rows (8 warps) when they still give every SM a CTA, else
-// 64 (ViT-B's 197 tokens at batch 1: 12 heads x 4 tiles instead of 12 x 2). Grid (query tiles,
+// 80, 96 and 128. Query tiles of 64 rows (4 warps), or 128 (8 warps) where those still give
+// every SM four CTAs. On the H200 the 64-row tile was as fast or faster at every shape of
+// GpuAttentionBench: its CTAs fit 3 to an SM where a 128-row CTA fits 1, so ViT-B at batch 8
+// (192 CTAs of 128 rows, one wave and a half) took 29.1 us against 18.5 us. Grid (query tiles,
 // heads, batches), heads and batches capped at 65535 (the kernel loops over the rest).
 #include <algorithm>
 #include <string>
@@ -48,7 +50,7 @@ bool select_attention(const StepDesc& step, const TargetInfo& target, LaunchChoi
   }
   const uint64_t tiles128 = ceil_div_u32(p->seq_q, 128) * static_cast<uint64_t>(p->heads) *
                             static_cast<uint64_t>(p->batch);
-  bool big = target.sm_count > 0 && tiles128 >= target.sm_count;
+  bool big = target.sm_count > 0 && tiles128 >= 4ull * target.sm_count;
   VariantId id;
   if (!attention_variant(p->head_dim, big, &id)) {
     *why = "no CUDA Attention kernel for head dim " + std::to_string(p->head_dim) +
