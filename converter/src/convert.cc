@@ -177,6 +177,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.arena_lower_bound = draft.arena_lower_bound;
   result.summary.int8 = int8;
   result.summary.int8_steps = int8_summary.steps.size();
+  result.summary.int8_gemms = int8_summary.int8_gemms;
   result.summary.quantize_steps = int8_summary.quantize_steps;
   result.summary.saturation_steps = int8_summary.saturation_steps;
   result.summary.int8_pools = int8_summary.int8_pools;
@@ -262,8 +263,9 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
                          weights, ", arena ", s.arena_bytes, " bytes (lower bound ",
                          s.arena_lower_bound, " bytes)");
   if (!s.int8) return line;
-  line += cat("\nINT8: ", s.int8_steps, " convs in INT8, ", s.int8_tensors,
-              " Int8 tensors between them, ", s.quantize_steps, " quantize steps");
+  line += cat("\nINT8: ", s.int8_steps - s.int8_gemms, " convs in INT8, ");
+  if (s.int8_gemms > 0) line += cat(s.int8_gemms, " GEMMs in INT8 (as 1x1 convs), ");
+  line += cat(s.int8_tensors, " Int8 tensors between them, ", s.quantize_steps, " quantize steps");
   if (s.int8_pools > 0) line += cat(", ", s.int8_pools, " max pools on Int8");
   if (s.qdq_pairs > 0 || s.explicit_weights > 0)
     line += cat("; scales from the model's ", s.qdq_pairs, " Q/DQ pairs and ", s.explicit_weights,

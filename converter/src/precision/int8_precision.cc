@@ -6,6 +6,7 @@
 #include <set>
 
 #include "converter/src/ir/error.h"
+#include "converter/src/precision/int8_gemm.h"
 
 namespace jetplan::converter {
 namespace {
@@ -19,6 +20,13 @@ class Int8Pass {
   Int8Pass(PlanDraft* draft, const Int8Options& options) : d_(*draft), o_(options) {}
 
   Int8Summary run() {
+    // GEMMs with constant weights become 1x1 convs first (int8_gemm.h), where their A and y
+    // have scales and they are not excluded; from here on they are convs like any other.
+    index_readers();
+    for (std::string& name : gemms_as_convs(&d_, [&](const DraftStep& s, uint32_t a, uint32_t y) {
+           return !excluded(s) && scale(a) != 0.f && scale(y) != 0.f;
+         }))
+      gemms_.insert(std::move(name));
     index_readers();
     std::vector<std::string> why(d_.steps.size());
     for (size_t s = 0; s < d_.steps.size(); ++s) candidate_[s] = eligible(s, &why[s]);
@@ -76,11 +84,16 @@ class Int8Pass {
     candidate_.assign(d_.steps.size(), false);
     pool_.assign(d_.steps.size(), false);
     pool_input_.assign(d_.steps.size(), 0);
+    view_input_.assign(d_.steps.size(), -1);
     int8_.assign(d_.tensors.size(), false);
     for (size_t s = 0; s < d_.steps.size(); ++s) {
       for (size_t k = 0; k < d_.steps[s].inputs.size(); ++k)
         readers_[d_.steps[s].inputs[k]].push_back({s, k});
       for (uint32_t o : d_.steps[s].outputs) writer_[o] = static_cast<int>(s);
+      const DraftStep& v = d_.steps[s];
+      if (v.op.family == fb::OpFamily::Copy && v.inputs.size() == 1 && v.outputs.size() == 1 &&
+          d_.tensors[v.inputs[0]].dtype == d_.tensors[v.outputs[0]].dtype)
+        view_input_[s] = v.inputs[0];
     }
   }
 
@@ -97,11 +110,18 @@ class Int8Pass {
 
   // An activation tensor's scale: the model's own (explicit quantization), else its calibrated
   // amax / 127; 0 where it has neither. An Int8 max pool's output has its input's: max commutes
-  // with quantization, so the pool moves the integers as they are.
+  // with quantization, so the pool moves the integers as they are. A view without a range of its
+  // own (a Reshape's output: the calibration's FP32 plan reads it in place of its input) has its
+  // input's, the same values.
   float scale(uint32_t i) const {
-    if (writer_[i] >= 0 && pool_[static_cast<size_t>(writer_[i])])
-      return scale(pool_input_[static_cast<size_t>(writer_[i])]);
-    const std::string name = graph_name(d_.tensors[i].name);
+    const int w = writer_[i];
+    if (w >= 0 && pool_[static_cast<size_t>(w)]) return scale(pool_input_[static_cast<size_t>(w)]);
+    const float named = named_scale(d_.tensors[i].name);
+    if (named != 0.f || w < 0 || view_input_[static_cast<size_t>(w)] < 0) return named;
+    return scale(static_cast<uint32_t>(view_input_[static_cast<size_t>(w)]));
+  }
+  float named_scale(const std::string& tensor_name) const {
+    const std::string name = graph_name(tensor_name);
     if (const auto it = o_.scales.find(name); it != o_.scales.end())
       return positive_finite(it->second) ? it->second : 0.f;
     const auto it = o_.amax.find(name);
@@ -286,7 +306,10 @@ class Int8Pass {
     }
     s.inputs = std::move(inputs);
     if (int8_[y]) s.op.y_scale = scale(y);
-    std::string op = s.op.has_residual ? "Conv+Add" : "Conv";
+    const bool gemm = gemms_.count(s.name) != 0;
+    summary_.int8_gemms += gemm ? 1 : 0;
+    std::string op = gemm ? "Gemm" : "Conv";
+    if (s.op.has_residual) op += "+Add";
     if (s.op.act.kind != fb::ActivationKind::None)
       op = op + "+" + fb::EnumNameActivationKind(s.op.act.kind);
     summary_.steps.push_back({s.name, t(y).name, s.op.y_scale, std::move(op)});
@@ -383,7 +406,9 @@ class Int8Pass {
   // (which move a value near a rounding tie by one unit, and the error on through every conv).
   std::vector<bool> input_twin_;
   std::vector<uint32_t> pool_input_;   // per step: input 0 (for scale(), while steps move)
+  std::vector<int64_t> view_input_;    // per step: a Copy's input, else -1 (the same)
   std::map<uint32_t, uint32_t> quantized_;
+  std::set<std::string> gemms_;  // the steps that were Gemm steps (gemms_as_convs)
   Int8Summary summary_;
 };
 

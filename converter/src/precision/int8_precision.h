@@ -1,5 +1,6 @@
 // INT8 precision for GPU plans (jetplan-convert --precision int8): after the NHWC layout pass and
-// before the Float16 one, the convolutions the INT8 kernels take run in INT8.
+// before the Float16 one, the convolutions the INT8 kernels take run in INT8, and so do the GEMMs
+// with constant weights, as 1x1 convolutions (int8_gemm.h).
 //
 // Scales are symmetric (zero point 0): an activation tensor's scale is its calibrated amax / 127
 // (per tensor), a weight's is max |w| / 127 per output channel. An INT8 conv reads Int8 x (the
@@ -43,7 +44,8 @@ struct Int8Step {
 
 // What the pass did, for the converter's report.
 struct Int8Summary {
-  std::vector<Int8Step> steps;  // the convs that run in INT8, in plan order
+  std::vector<Int8Step> steps;  // the convs (GEMMs included) that run in INT8, in plan order
+  size_t int8_gemms = 0;        // of them, the Gemm steps run as 1x1 convs (int8_gemm.h)
   size_t quantize_steps = 0;  // Float16 -> Int8 steps added in front of them
   size_t int8_tensors = 0;    // activations stored as Int8 between INT8 convs
   size_t int8_pools = 0;      // max pools between them that move Int8 (no requantization)

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "tests/converter/calibrate/calib_test_util.h"
+#include "tests/converter/precision/int8_test_util.h"
 #include "tests/converter/util/convert_util.h"
 #include "tests/converter/util/gpu_pipeline.h"
 #include "tests/converter/util/plan_runner.h"
@@ -76,15 +77,6 @@ std::map<std::string, float> calibrate(const std::vector<std::vector<float>>& in
   }
   // The fused conv3 + add + relu writes r3; its pre-activation range is a3's.
   return amax;
-}
-
-double snr_db(const std::vector<float>& got, const std::vector<float>& want) {
-  double signal = 0, noise = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    signal += double(want[i]) * want[i];
-    noise += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-  }
-  return 10 * std::log10(signal / std::max(noise, 1e-30));
 }
 
 TEST(Int8Precision, ConvsRunInInt8AndTheOutputStaysCloseToFloat32) {
@@ -331,29 +323,6 @@ ModelBuilder mobile_block() {
   m.node("Add", {"p", "x"}, {"a"}, "add");
   m.node("GlobalAveragePool", {"a"}, {"y"}, "pool");
   return m;
-}
-
-// CPU-target INT8 options (min-max) over 4 uniform [-1, 1) inputs of `shape` written to a
-// fresh calibration folder (seeds seed..seed+3); the next 4 (seed+4..seed+7) go to *held_out.
-ConvertOptions int8_cpu_options(const Shape& shape, uint32_t seed,
-                                std::vector<std::vector<float>>* held_out) {
-  const std::string dir = fresh_dir("calib");
-  size_t count = 1;
-  for (int64_t d : shape) count *= static_cast<size_t>(d);
-  for (uint32_t s = 0; s < 8; ++s) {
-    std::vector<float> v(count);
-    std::mt19937 rng(seed + s);
-    std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    for (float& e : v) e = dist(rng);
-    if (s < 4) write_npy(dir + "/s" + std::to_string(s) + ".npy", shape, v);
-    else held_out->push_back(v);
-  }
-  ConvertOptions options;
-  options.target = "cpu";
-  options.precision = Precision::kInt8;
-  options.calibration.dir = dir;
-  options.calibration.method = CalibrationMethod::kMinMax;
-  return options;
 }
 
 TEST(Int8Precision, DepthwiseConvsRunInInt8) {

@@ -1,0 +1,101 @@
+// INT8 GEMMs (converter/src/precision/int8_gemm.h): Gemm and MatMul steps with constant weights
+// run as 1x1 INT8 convs, checked by numbers on the CPU twins (the INT8 reference plan, which
+// computes what the GPU kernels compute) and by the kernels a GPU plan names.
+#include <gmock/gmock.h>
+#include <jetplan/jetplan.h>
+
+#include <cmath>
+
+#include "tests/converter/precision/int8_test_util.h"
+#include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/plan_runner.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+// A transformer MLP block over `rows` x 32 tokens: MatMul + bias + ReLU to 64 wide, MatMul +
+// bias + the block's input, then a Gemm (transB, beta 0.5) to 16 classes and a Softmax.
+ModelBuilder mlp_block(int64_t batch) {
+  ModelBuilder m;
+  m.input("x", {batch, 40, 32}).output("y");
+  m.random("w1", {32, 64}, -0.3f, 0.3f).random("b1", {64}, -0.1f, 0.1f);
+  m.random("w2", {64, 32}, -0.2f, 0.2f).random("b2", {32}, -0.1f, 0.1f);
+  m.random("w3", {16, 32}, -0.3f, 0.3f).random("b3", {16}, -0.2f, 0.2f);
+  m.initializer_i64("rows", {2}, {batch * 40, 32});
+  m.node("MatMul", {"x", "w1"}, {"m1"}, "fc1");
+  m.node("Add", {"m1", "b1"}, {"a1"}, "fc1_bias");
+  m.node("Relu", {"a1"}, {"h"}, "fc1_relu");
+  m.node("MatMul", {"h", "w2"}, {"m2"}, "fc2");
+  m.node("Add", {"m2", "b2"}, {"a2"}, "fc2_bias");
+  m.node("Add", {"a2", "x"}, {"r"}, "residual");
+  m.node("Reshape", {"r", "rows"}, {"r2"}, "flatten");
+  auto& head = m.node("Gemm", {"r2", "w3", "b3"}, {"g"}, "head");
+  attr(head, "transB", int64_t{1});
+  attr(head, "beta", 0.5f);
+  attr(m.node("Softmax", {"g"}, {"y"}, "softmax"), "axis", int64_t{-1});
+  return m;
+}
+
+size_t int8_convs(const fb::Plan* p) {
+  size_t n = 0;
+  for (const auto* s : *p->steps())
+    n += s->op() == fb::OpFamily::Conv &&
+         p->tensors()->Get(s->inputs()->Get(0))->dtype() == fb::DType::Int8;
+  return n;
+}
+
+TEST(Int8Gemm, GemmsWithConstantWeightsRunAsInt8Convs) {
+  std::vector<std::vector<float>> held_out;
+  ConvertOptions options = int8_cpu_options({2, 40, 32}, 70, &held_out);
+  const ConvertResult r = convert_onnx(mlp_block(2).bytes(), "mlp.onnx", options);
+  const std::string summary = format_summary("p", r.summary);
+  EXPECT_EQ(r.summary.int8_gemms, 3u) << summary;
+  EXPECT_EQ(r.summary.int8_steps, 3u) << summary;
+  EXPECT_THAT(summary, ::testing::HasSubstr("INT8: 0 convs in INT8, 3 GEMMs in INT8"));
+  // fc1's output goes to fc2 as Int8 (no quantize step between them); x and the head's input
+  // are quantized.
+  EXPECT_EQ(r.summary.int8_tensors, 1u) << summary;
+  EXPECT_EQ(r.summary.quantize_steps, 2u) << summary;
+  EXPECT_EQ(int8_convs(fb::GetPlan(r.plan.data())), 3u);
+  const std::vector<uint8_t> fp32 = convert_ok(mlp_block(2)).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+}
+
+TEST(Int8Gemm, GpuPlansNameTheInt8ConvKernels) {
+  std::vector<std::vector<float>> held_out;
+  ConvertOptions options = int8_cpu_options({2, 40, 32}, 80, &held_out);
+  options.target = "h100";
+  const ConvertResult r = convert_onnx(mlp_block(2).bytes(), "mlp.onnx", options);
+  const fb::Plan* p = fb::GetPlan(r.plan.data());
+  std::vector<std::string> kernels;
+  for (const auto* s : *p->steps())
+    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+  ASSERT_EQ(kernels.size(), 3u);
+  for (const std::string& k : kernels) EXPECT_THAT(k, ::testing::StartsWith("jp_conv_igemm_"));
+  EXPECT_THAT(kernels[0], ::testing::EndsWith("_i8"));  // fc1 writes Int8 for fc2
+  EXPECT_THAT(kernels[1], ::testing::EndsWith("_i8_f16out"));
+  jp_plan* loaded = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
+      << jp_last_error();
+  jp_plan_destroy(loaded);
+}
+
+TEST(Int8Gemm, ShortGemmsAndExcludedOnesStayFloat) {
+  std::vector<std::vector<float>> held_out;
+  // 40 rows: below kInt8GemmMinRows, the Float16 GEMM kernels keep them.
+  ConvertOptions options = int8_cpu_options({1, 40, 32}, 90, &held_out);
+  EXPECT_EQ(convert_onnx(mlp_block(1).bytes(), "mlp.onnx", options).summary.int8_gemms, 0u);
+  options = int8_cpu_options({2, 40, 32}, 90, &held_out);
+  options.int8_exclude = {"head"};
+  const ConvertResult r = convert_onnx(mlp_block(2).bytes(), "mlp.onnx", options);
+  EXPECT_EQ(r.summary.int8_gemms, 2u) << format_summary("p", r.summary);
+  EXPECT_EQ(int8_convs(fb::GetPlan(r.plan.data())), 2u);
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing
