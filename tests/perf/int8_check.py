@@ -66,14 +66,14 @@ def time_interleaved(args, plans):
 
 
 def profile(args, plan):
-    """{step name: (kernel, ms)} of the Conv steps, from jetplan-run --profile --json."""
+    """{step name: (kernel, ms)} of the Conv and Gemm steps (INT8 GEMMs are 1x1 convs), from jetplan-run --profile --json."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     run([args.run, plan, "--warmup", 20, "--iterations", 100, "--profile", "--json", out])
     with open(out) as f:
         steps = json.load(f)["profile"]
     os.unlink(out)
-    return {s["name"]: (s["kernel"], s["ms"]) for s in steps if s["op"] == "Conv"}
+    return {s["name"]: (s["kernel"], s["ms"]) for s in steps if s["op"] in ("Conv", "Gemm")}
 
 
 def check(args, name, batch, work):

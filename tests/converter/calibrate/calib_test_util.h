@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stb_image_write.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -30,11 +31,12 @@ std::string thrown_error(F&& f) {
   return "";
 }
 
-// A fresh, empty folder per test (ctest runs the tests of a file as parallel processes).
+// A fresh, empty folder per test and process (ctest runs the tests of a file as parallel
+// processes, and two build trees' suites may run at once on one machine).
 inline std::string fresh_dir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "jetplan_calib_" +
                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-                          name;
+                          std::to_string(getpid()) + "_" + name;
   const std::string rm = "rm -rf '" + dir + "'";
   EXPECT_EQ(std::system(rm.c_str()), 0);
   EXPECT_EQ(mkdir(dir.c_str(), 0755), 0) << dir;
