@@ -1,0 +1,133 @@
+// The post-processing of the C API: jp_detect_boxes (a detector's grid head to boxes, the CPU
+// twin of kernels/detect_postprocess.h) and jp_pixel_classes (a segmenter's logits to a class
+// per pixel, kernels/pixel_argmax.h). Checks every size and parameter here; the kernels trust
+// them. Allocates nothing: the caller owns the workspace and the outputs.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/detect_postprocess.h"
+#include "kernels/pixel_argmax.h"
+#include "runtime/src/api/status.h"
+
+using jetplan::kernels::Detection;
+using jetplan::kernels::DetectParams;
+using jetplan::rt::fail;
+using jetplan::rt::Status;
+
+static_assert(sizeof(jp_detection) == sizeof(Detection) &&
+                  offsetof(jp_detection, score) == offsetof(Detection, score) &&
+                  offsetof(jp_detection, class_index) == offsetof(Detection, cls) &&
+                  offsetof(jp_detection, candidate) == offsetof(Detection, index),
+              "jp_detection mirrors kernels::Detection");
+
+namespace {
+
+// Pairs (cells * classes) must index with int32, as the kernels do.
+constexpr int64_t kMaxPairs = int64_t(1) << 30;
+
+bool in_unit(float v) { return v >= 0.f && v <= 1.f; }  // false for NaN
+
+Status check_detect_desc(const jp_detect_desc& d) {
+  if (d.grid_width < 1 || d.grid_height < 1 || d.classes < 1 ||
+      int64_t(d.grid_width) * d.grid_height * (d.classes + 5) > kMaxPairs) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detect_desc: a grid of %d x %d cells of %d "
+                "classes (each >= 1, cells * (classes + 5) at most %lld)", d.grid_width,
+                d.grid_height, d.classes, static_cast<long long>(kMaxPairs));
+  }
+  if (!(d.stride > 0.f) || !std::isfinite(d.stride) || !(d.image_width > 0.f) ||
+      !std::isfinite(d.image_width) || !(d.image_height > 0.f) || !std::isfinite(d.image_height)) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detect_desc: stride %g, image %g x %g (each "
+                "finite and > 0)", double(d.stride), double(d.image_width),
+                double(d.image_height));
+  }
+  if (!in_unit(d.score_threshold) || !in_unit(d.iou_threshold)) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detect_desc: score_threshold %g, iou_threshold "
+                "%g (each in [0, 1])", double(d.score_threshold), double(d.iou_threshold));
+  }
+  if (d.max_candidates < 1 || d.max_detections < 1 || d.max_candidates > kMaxPairs) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detect_desc: max_candidates %d, max_detections "
+                "%d (each >= 1)", d.max_candidates, d.max_detections);
+  }
+  return JP_OK;
+}
+
+DetectParams detect_params(const jp_detect_desc& d) {
+  DetectParams p;
+  p.grid_w = d.grid_width;
+  p.grid_h = d.grid_height;
+  p.classes = d.classes;
+  p.channels_last = d.channels_last != 0;
+  p.stride = d.stride;
+  p.image_w = d.image_width;
+  p.image_h = d.image_height;
+  p.score_threshold = d.score_threshold;
+  p.iou_threshold = d.iou_threshold;
+  p.max_candidates = d.max_candidates;
+  p.max_detections = d.max_detections;
+  return p;
+}
+
+}  // namespace
+
+size_t jp_detect_workspace_bytes(const jp_detect_desc* desc) {
+  if (desc == nullptr || check_detect_desc(*desc) != JP_OK) return 0;
+  return jetplan::kernels::detect_workspace(detect_params(*desc)).bytes;
+}
+
+jp_status jp_detect_boxes(const jp_detect_desc* desc, const float* head, size_t head_bytes,
+                          void* workspace, size_t workspace_bytes, jp_detection* out,
+                          int32_t out_capacity, int32_t* count) {
+  if (desc == nullptr || head == nullptr || workspace == nullptr || out == nullptr ||
+      count == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detect_boxes: null desc, head, workspace, out or "
+                "count");
+  }
+  *count = 0;
+  JP_RETURN_IF_ERROR(check_detect_desc(*desc));
+  const DetectParams p = detect_params(*desc);
+  const size_t want_head = size_t(jetplan::kernels::detect_cells(p)) * size_t(5 + p.classes) * 4;
+  if (head_bytes != want_head) {
+    return fail(JP_ERROR_SHAPE_MISMATCH, "jp_detect_boxes: a head of %d x %d cells with %d "
+                "channels takes %zu bytes, got %zu", p.grid_w, p.grid_h, 5 + p.classes,
+                want_head, head_bytes);
+  }
+  const size_t want_ws = jetplan::kernels::detect_workspace(p).bytes;
+  if (workspace_bytes < want_ws || reinterpret_cast<uintptr_t>(workspace) % 16 != 0) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detect_boxes: the workspace needs %zu bytes "
+                "16-byte aligned, got %zu at %p", want_ws, workspace_bytes, workspace);
+  }
+  if (out_capacity < p.max_detections) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detect_boxes: out holds %d detections, "
+                "max_detections is %d", out_capacity, p.max_detections);
+  }
+  *count = jetplan::kernels::cpu::detect_postprocess(p, head, workspace,
+                                                      reinterpret_cast<Detection*>(out));
+  return JP_OK;
+}
+
+jp_status jp_pixel_classes(const float* logits, size_t logits_bytes, int32_t classes,
+                           int32_t height, int32_t width, int32_t channels_last, int32_t* out,
+                           size_t out_bytes) {
+  if (logits == nullptr || out == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_pixel_classes: null logits or out");
+  }
+  if (classes < 1 || height < 1 || width < 1 ||
+      int64_t(classes) * height * width > (int64_t(1) << 40)) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_pixel_classes: %d classes of %d x %d pixels "
+                "(each >= 1)", classes, height, width);
+  }
+  const size_t pixels = size_t(height) * size_t(width);
+  if (logits_bytes != pixels * size_t(classes) * 4 || out_bytes != pixels * 4) {
+    return fail(JP_ERROR_SHAPE_MISMATCH, "jp_pixel_classes: %d classes of %d x %d pixels take "
+                "%zu bytes of logits and %zu of classes, got %zu and %zu", classes, height,
+                width, pixels * size_t(classes) * 4, pixels * 4, logits_bytes, out_bytes);
+  }
+  jetplan::kernels::PixelArgmaxParams p;
+  p.classes = classes;
+  p.height = height;
+  p.width = width;
+  p.channels_last = channels_last != 0;
+  jetplan::kernels::cpu::pixel_argmax(p, logits, out);
+  return JP_OK;
+}
