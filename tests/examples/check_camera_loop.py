@@ -10,10 +10,10 @@ import os
 import random
 import re
 import shutil
-import struct
-import subprocess
 import sys
-import zlib
+
+from png_reader import read_png
+from run_example import expect_failure, run
 
 
 def write_ppm(path, width, height, rng):
@@ -23,37 +23,9 @@ def write_ppm(path, width, height, rng):
 
 
 def decode_png(path):
-    """(width, height) after inflating every IDAT; raises when the PNG is not whole."""
-    with open(path, 'rb') as f:
-        data = f.read()
-    assert data[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG signature'
-    pos, idat, width = 8, b'', None
-    while pos < len(data):
-        length, kind = struct.unpack('>I4s', data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        crc = struct.unpack('>I', data[pos + 8 + length:pos + 12 + length])[0]
-        assert zlib.crc32(kind + body) == crc, f'bad CRC in chunk {kind}'
-        if kind == b'IHDR':
-            width, height, depth, colour = struct.unpack('>IIBB', body[:10])
-            assert depth == 8 and colour == 2, f'not 8-bit RGB: depth {depth} colour {colour}'
-        elif kind == b'IDAT':
-            idat += body
-        pos += 12 + length
-    pixels = zlib.decompress(idat)
-    assert len(pixels) == height * (1 + width * 3), 'rows missing'
+    """(width, height) of a whole 8-bit RGB PNG; raises when it is not one."""
+    width, height, _ = read_png(path)
     return width, height
-
-
-def run(args):
-    return subprocess.run(args, capture_output=True, text=True, timeout=60)
-
-
-def expect_failure(args, words, what):
-    r = run(args)
-    assert r.returncode != 0, f'{what}: status 0\n{r.stdout}'
-    for w in words:
-        assert w in r.stderr, f'{what}: "{w}" not in the message:\n{r.stderr}'
-    print(f'ok: {what} -> status {r.returncode}: {r.stderr.strip().splitlines()[-1]}')
 
 
 def main(camera_loop, plan, work):
