@@ -60,6 +60,8 @@ class PlanOnImage {
   int input_height() const { return input_h_; }
   int input_width() const { return input_w_; }
   const char* device() const { return plan_ != nullptr ? jp_plan_device_name(plan_) : ""; }
+  // The context (for post-processing bound to it); valid while this object lives.
+  jp_context* context() const { return ctx_; }
 
  private:
   jp_plan* plan_ = nullptr;

@@ -1,8 +1,8 @@
 // detect: a YOLO-style detector plan on one image. The image is resized into the plan's input
 // (jp_preprocessor), the plan runs once, its grid head (objectness, centre offsets, log sizes,
-// class logits per cell: tests/accuracy's detector) is decoded and non-maximum suppressed by
-// jp_detect_boxes, and the boxes are printed in image pixels and drawn with their labels into a
-// PNG of the image's size.
+// class logits per cell: tests/accuracy's detector) is decoded and non-maximum suppressed by a
+// jp_detector (on the GPU for CUDA plans), and the boxes are printed in image pixels and drawn
+// with their labels into a PNG of the image's size.
 //
 //   detect --plan detector.jplan --image photo.png [--out detections.png]
 //          [--score 0.25] [--iou 0.45] [--max-detections 100] [--max-candidates 1000]
@@ -27,7 +27,7 @@ struct Options {
   int max_detections = 100, max_candidates = 1000;
 };
 
-// The thresholds are checked by jp_detect_boxes, which says which is wrong.
+// The thresholds are checked by jp_detector_create, which says which is wrong.
 examples::OptionResult own_option(const std::string& a, const char* v, void* own) {
   Options* o = static_cast<Options*>(own);
   bool ok = true;
@@ -102,7 +102,7 @@ int run(const Options& o) {
     return 1;
   }
   jp_tensor_desc head;
-  const float* data = nullptr;
+  const float* data = nullptr;  // the shape is what matters here: the detector reads the output
   size_t bytes = 0;
   jp_detect_desc desc{};
   desc.image_width = float(plan.input_width());
@@ -116,13 +116,15 @@ int run(const Options& o) {
               "stride %g\n", c.image.c_str(), pic.width, pic.height, c.plan.c_str(),
               plan.device(), examples::dims_text(head).c_str(), desc.grid_width,
               desc.grid_height, desc.classes, double(desc.stride));
-  // The workspace and results are sized once; a loop over frames would reuse them.
-  std::vector<unsigned char> workspace(jp_detect_workspace_bytes(&desc) + 16);
-  void* aligned = workspace.data() + (16 - reinterpret_cast<uintptr_t>(workspace.data()) % 16) % 16;
-  std::vector<jp_detection> found(size_t(o.max_detections));
+  // A detector bound to the plan's output: on CUDA plans the decode and NMS run on the GPU and
+  // only the detections come back. Made once; a loop over frames would run it after each run.
+  jp_detector* detector = nullptr;
+  const jp_detection* results = nullptr;
   int32_t count = 0;
-  const jp_status s = jp_detect_boxes(&desc, data, bytes, aligned, workspace.size() - 16,
-                                      found.data(), int32_t(found.size()), &count);
+  jp_status s = jp_detector_create(plan.context(), 0, &desc, &detector);
+  if (s == JP_OK) s = jp_detector_run(detector, &results, &count);
+  const std::vector<jp_detection> found(results, results + (s == JP_OK ? count : 0));
+  jp_detector_destroy(detector);
   if (s != JP_OK) {
     std::fprintf(stderr, "detect: decoding the head: %s: %s\n", jp_status_string(s), jp_last_error());
     return 1;

@@ -9,7 +9,11 @@ channels-last plan, a PNG of the picture's size with the best box's outline in i
 and a non-zero status naming the culprit for a missing plan or image, a head of the wrong shape
 and a bad threshold.
 
-    check_detect.py DETECT CONVERTER WORK_DIR
+    check_detect.py DETECT CONVERTER WORK_DIR [GPU_TARGET]
+
+With GPU_TARGET (e.g. h100; on a machine with that GPU) the detector is also converted for it
+and must find the same boxes, decoded and suppressed on the GPU by jp_detector's kernels
+(scores within 2e-3 and boxes within 0.1 picture pixels: the plan runs the conv in FP16).
 """
 import math
 import os
@@ -26,10 +30,10 @@ from run_example import expect_failure, run
 LINE = re.compile(r'^\s+(\S+)\s+([0-9.]+)\s+box ([0-9.-]+) ([0-9.-]+) ([0-9.-]+) ([0-9.-]+)$')
 
 
-def convert(converter, model, work, name):
+def convert(converter, model, work, name, target=None):
     onnx_path, plan = os.path.join(work, name + '.onnx'), os.path.join(work, name + '.jplan')
     em.export(model, onnx_path)
-    r = run([converter, onnx_path, '-o', plan])
+    r = run([converter, onnx_path, '-o', plan] + (['--target', target] if target else []))
     assert r.returncode == 0, f'converting {name}: {r.stdout}\n{r.stderr}'
     return plan
 
@@ -38,7 +42,21 @@ def detections(stdout):
     return [LINE.match(l).groups() for l in stdout.splitlines() if LINE.match(l)]
 
 
-def main(detect, converter, work):
+def check_gpu(detect, converter, work, target, args, want):
+    plan = convert(converter, em.detector(), work, 'detector_' + target, target)
+    r = run([detect, '--plan', plan, '--out', os.path.join(work, 'gpu.png')] + args)
+    print(r.stdout, r.stderr)
+    assert r.returncode == 0, f'detect on the {target} plan failed'
+    assert '(cpu)' not in r.stdout, 'not a GPU plan'
+    got = detections(r.stdout)
+    assert len(got) == len(want), f'{len(got)} detections on the GPU, {len(want)} on the CPU'
+    for g, w in zip(got, want):
+        assert g[0] == w[0] and abs(float(g[1]) - float(w[1])) <= 2e-3, f'{g} against {w}'
+        assert all(abs(float(a) - float(b)) <= 0.1 for a, b in zip(g[2:], w[2:])), f'{g}, {w}'
+    print(f'ok: the {target} plan finds the same on the GPU')
+
+
+def main(detect, converter, work, gpu_target=None):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     pic = em.cells_picture()
@@ -89,8 +107,10 @@ def main(detect, converter, work):
     expect_failure([detect, '--plan', plan, '--image', image, '--iou', '2'], ['iou_threshold'],
                    'IoU threshold out of range')
     expect_failure([detect, '--image', image], ['usage'], 'no plan given')
+    if gpu_target:
+        check_gpu(detect, converter, work, gpu_target, args, got)
     print('detect: ok')
 
 
 if __name__ == '__main__':
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

@@ -341,6 +341,22 @@ JP_NODISCARD JP_API jp_status jp_detect_boxes(const jp_detect_desc* desc, const 
                                               size_t workspace_bytes, jp_detection* out,
                                               int32_t out_capacity, int32_t* count);
 
+/* The same on a context's output, where it lives: a detector bound to output `output_index` of
+   ctx (Float32, (5 + classes) * grid cells elements, ctx must outlive it). Allocates here (CUDA
+   plans: workspace and results in GPU memory, pinned host results), never in _run. */
+typedef struct jp_detector jp_detector;
+JP_NODISCARD JP_API jp_status jp_detector_create(jp_context* ctx, int32_t output_index,
+                                                 const jp_detect_desc* desc, jp_detector** out);
+JP_API void jp_detector_destroy(jp_detector* det);
+/* The detections of the context's last run (call it after jp_context_run, or after the
+   jp_context_synchronize of an enqueue; on CUDA plans it may also follow jp_context_enqueue at
+   once: it is queued on the context's stream). CPU plans: the CPU twin on the host output. CUDA
+   plans: the kernels on the device output, only the detections copied back. *detections
+   (*count entries, at most desc->max_detections) is owned by the detector and valid until its
+   next run. */
+JP_NODISCARD JP_API jp_status jp_detector_run(jp_detector* det, const jp_detection** detections,
+                                              int32_t* count);
+
 /* A segmenter's Float32 logits of one image, [classes, height, width] (a [1, C, H, W] output) or,
    with channels_last, [height, width, classes], to a class per pixel (`out`: height * width
    int32, out_bytes = height * width * 4): the largest logit's class, ties to the lowest, NaN

@@ -1,14 +1,20 @@
 // The post-processing of the C API: jp_detect_boxes (a detector's grid head to boxes, the CPU
-// twin of kernels/detect_postprocess.h) and jp_pixel_classes (a segmenter's logits to a class
-// per pixel, kernels/pixel_argmax.h). Checks every size and parameter here; the kernels trust
-// them. Allocates nothing: the caller owns the workspace and the outputs.
+// twin of kernels/detect_postprocess.h), jp_detector_* (the same on a context's output: the twin
+// on CPU plans, the CUDA kernels through runtime/src/cuda/detect_cuda.cc on CUDA plans) and
+// jp_pixel_classes (a segmenter's logits to a class per pixel, kernels/pixel_argmax.h). Checks
+// every size and parameter here; the kernels trust them. jp_detect_boxes and jp_pixel_classes
+// allocate nothing; a detector allocates at creation only.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/detect_postprocess.h"
 #include "kernels/pixel_argmax.h"
+#include "runtime/src/api/memory.h"
 #include "runtime/src/api/status.h"
+#include "runtime/src/cuda/detect_cuda.h"
+#include "runtime/src/execute/context.h"
+#include "runtime/src/load/plan.h"
 
 using jetplan::kernels::Detection;
 using jetplan::kernels::DetectParams;
@@ -103,6 +109,89 @@ jp_status jp_detect_boxes(const jp_detect_desc* desc, const float* head, size_t 
   }
   *count = jetplan::kernels::cpu::detect_postprocess(p, head, workspace,
                                                       reinterpret_cast<Detection*>(out));
+  return JP_OK;
+}
+
+struct jp_detector {
+  jp_context* ctx = nullptr;  // borrowed
+  int32_t output = 0;
+  DetectParams params;
+  void* workspace = nullptr;                   // CPU plans: owned
+  Detection* results = nullptr;                // owned, max_detections
+  jetplan::rt::CudaDetector* cuda = nullptr;   // CUDA plans: owned
+
+  ~jp_detector() {
+    if (cuda != nullptr) jetplan::rt::destroy_cuda_detector(cuda);
+    jetplan::rt::deallocate(workspace);
+    jetplan::rt::deallocate(results);
+  }
+};
+
+namespace {
+
+Status create_detector(jp_context* ctx, int32_t output, const jp_detect_desc& desc,
+                       jp_detector* det) {
+  JP_RETURN_IF_ERROR(check_detect_desc(desc));
+  jp_tensor_desc out;
+  JP_RETURN_IF_ERROR(jp_context_output_desc(ctx, output, &out));
+  det->ctx = ctx;
+  det->output = output;
+  det->params = detect_params(desc);
+  const size_t want = size_t(jetplan::kernels::detect_cells(det->params)) *
+                      size_t(5 + det->params.classes) * 4;
+  if (out.dtype != JP_FLOAT32 || out.bytes != want ||
+      ctx->plan->outputs[static_cast<size_t>(output)].count_tensor >= 0) {
+    return fail(JP_ERROR_SHAPE_MISMATCH, "jp_detector_create: output '%s' is not a Float32 head "
+                "of %d x %d cells with %d channels (%zu bytes of a fixed size)", out.name,
+                desc.grid_width, desc.grid_height, desc.classes + 5, want);
+  }
+  det->results = static_cast<Detection*>(
+      jetplan::rt::allocate(size_t(desc.max_detections) * sizeof(Detection), 16));
+  if (det->results == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for detections");
+  if (ctx->cuda != nullptr) {
+    return jetplan::rt::create_cuda_detector(ctx, output, det->params, &det->cuda);
+  }
+  const size_t bytes = jetplan::kernels::detect_workspace(det->params).bytes;
+  det->workspace = jetplan::rt::allocate(bytes, 16);
+  if (det->workspace == nullptr) {
+    return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for a %zu-byte detector workspace", bytes);
+  }
+  return JP_OK;
+}
+
+}  // namespace
+
+jp_status jp_detector_create(jp_context* ctx, int32_t output_index, const jp_detect_desc* desc,
+                             jp_detector** out) {
+  if (ctx == nullptr || desc == nullptr || out == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detector_create: null context, desc or out");
+  }
+  *out = nullptr;
+  jp_detector* det = jetplan::rt::create<jp_detector>();
+  if (det == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for a detector");
+  const Status status = create_detector(ctx, output_index, *desc, det);
+  if (status != JP_OK) {
+    jetplan::rt::destroy(det);
+    return status;
+  }
+  *out = det;
+  return JP_OK;
+}
+
+void jp_detector_destroy(jp_detector* det) { jetplan::rt::destroy(det); }
+
+jp_status jp_detector_run(jp_detector* det, const jp_detection** detections, int32_t* count) {
+  if (det == nullptr || detections == nullptr || count == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detector_run: null detector, detections or count");
+  }
+  *count = 0;
+  *detections = reinterpret_cast<const jp_detection*>(det->results);
+  if (det->cuda != nullptr) return jetplan::rt::run_cuda_detector(det->cuda, det->results, count);
+  const void* head = nullptr;
+  size_t bytes = 0;
+  JP_RETURN_IF_ERROR(jp_context_get_output(det->ctx, det->output, &head, &bytes));
+  *count = jetplan::kernels::cpu::detect_postprocess(det->params, static_cast<const float*>(head),
+                                                     det->workspace, det->results);
   return JP_OK;
 }
 

@@ -1,16 +1,19 @@
-// The post-processing of the C API (jp_detect_boxes, jp_detect_workspace_bytes,
+// The post-processing of the C API (jp_detect_boxes, jp_detect_workspace_bytes, jp_detector_*,
 // jp_pixel_classes): a valid call returns what the kernels' twins compute (those are tested in
-// tests/kernels/cpu), and every bad argument is refused with JP_ERROR_INVALID_ARGUMENT or
+// tests/kernels/cpu), a detector on a CPU context's output what jp_detect_boxes gives on the
+// same bytes, and every bad argument is refused with JP_ERROR_INVALID_ARGUMENT or
 // JP_ERROR_SHAPE_MISMATCH, a message naming it, nothing written to the outputs but a zero count.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "jetplan/jetplan.h"
+#include "tests/runtime/plan_builder.h"
 
 namespace {
 
@@ -118,6 +121,62 @@ TEST(DetectBoxes, RefusesBadBuffers) {
             JP_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(jp_detect_boxes(&c.desc, c.head.data(), c.head.size() * 4, c.ws, c.ws_bytes,
                             c.out.data(), 4, nullptr), JP_ERROR_INVALID_ARGUMENT);
+}
+
+// A CPU plan y = Relu(x) of `shape`.
+std::vector<uint8_t> relu_plan(std::vector<int64_t> shape) {
+  using namespace jetplan::testing;
+  namespace fb = jetplan::fb;
+  PlanSpec spec;
+  spec.tensors = {{"x", shape, fb::Storage::Binding, 0, 0}, {"y", shape, fb::Storage::Binding, 0, 0}};
+  spec.inputs = {{"x", 0}};
+  spec.outputs = {{"y", 1}};
+  spec.steps = {relu_step(0, 1)};
+  return build_plan(spec);
+}
+
+TEST(Detector, OnACpuContextsOutput) {
+  const std::vector<uint8_t> bytes = relu_plan({1, 7, 2, 3});
+  jp_plan* plan = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), JP_OK)
+      << jp_last_error();
+  jp_context* ctx = nullptr;
+  ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
+  DetectCall c;
+  c.desc.iou_threshold = 0.2f;
+  jp_detector* det = nullptr;
+  ASSERT_EQ(jp_detector_create(ctx, 0, &c.desc, &det), JP_OK) << jp_last_error();
+  for (int run = 0; run < 3; ++run) {
+    std::vector<float> x(c.head.size());
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(int((i * 37 + size_t(run) * 11) % 13) - 4) / 2;
+    ASSERT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK);
+    ASSERT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
+    for (size_t i = 0; i < x.size(); ++i) c.head[i] = x[i] > 0.f ? x[i] : 0.f;  // the Relu
+    ASSERT_EQ(c.run(), JP_OK) << jp_last_error();
+    const jp_detection* got = nullptr;
+    int32_t n = -1;
+    ASSERT_EQ(jp_detector_run(det, &got, &n), JP_OK) << jp_last_error();
+    ASSERT_EQ(n, c.count) << "run " << run;
+    EXPECT_GT(n, 1) << "a run that tests little";
+    for (int32_t i = 0; i < n; ++i)
+      EXPECT_EQ(std::memcmp(&got[i], &c.out[size_t(i)], sizeof(jp_detection)), 0) << i;
+  }
+  jp_detector_destroy(det);
+  // Refusals: an output of another size, an index out of range, a bad desc, null arguments.
+  DetectCall other;
+  other.desc.classes = 3;
+  EXPECT_EQ(jp_detector_create(ctx, 0, &other.desc, &det), JP_ERROR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(jp_last_error()).find("'y'"), std::string::npos) << jp_last_error();
+  EXPECT_EQ(det, nullptr);
+  EXPECT_NE(jp_detector_create(ctx, 1, &c.desc, &det), JP_OK);
+  other = DetectCall();
+  other.desc.max_detections = 0;
+  EXPECT_EQ(jp_detector_create(ctx, 0, &other.desc, &det), JP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(jp_detector_create(nullptr, 0, &c.desc, &det), JP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(jp_detector_run(nullptr, nullptr, nullptr), JP_ERROR_INVALID_ARGUMENT);
+  jp_detector_destroy(nullptr);
+  jp_context_destroy(ctx);
+  jp_plan_destroy(plan);
 }
 
 TEST(PixelClasses, ClassesAndRefusals) {
