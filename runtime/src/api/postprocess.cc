@@ -36,7 +36,7 @@ bool in_unit(float v) { return v >= 0.f && v <= 1.f; }  // false for NaN
 
 Status check_detect_desc(const jp_detect_desc& d) {
   if (d.grid_width < 1 || d.grid_height < 1 || d.classes < 1 ||
-      int64_t(d.grid_width) * d.grid_height * (d.classes + 5) > kMaxPairs) {
+      int64_t(d.grid_width) * d.grid_height * (int64_t(d.classes) + 5) > kMaxPairs) {
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_detect_desc: a grid of %d x %d cells of %d "
                 "classes (each >= 1, cells * (classes + 5) at most %lld)", d.grid_width,
                 d.grid_height, d.classes, static_cast<long long>(kMaxPairs));

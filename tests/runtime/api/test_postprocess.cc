@@ -79,6 +79,7 @@ TEST(DetectBoxes, RefusesBadDescriptions) {
   const Case cases[] = {
       {[](jp_detect_desc* d) { d->grid_width = 0; }, "grid"},
       {[](jp_detect_desc* d) { d->classes = 0; }, "classes"},
+      {[](jp_detect_desc* d) { d->classes = std::numeric_limits<int32_t>::max(); }, "classes"},
       {[](jp_detect_desc* d) { d->grid_width = d->grid_height = 1 << 16; }, "grid"},
       {[](jp_detect_desc* d) { d->stride = -1.f; }, "stride"},
       {[](jp_detect_desc* d) { d->image_width = std::numeric_limits<float>::infinity(); }, "image"},
