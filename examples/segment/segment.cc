@@ -1,7 +1,7 @@
 // segment: a segmentation plan on one image. The image is resized into the plan's input
-// (jp_preprocessor), the plan runs once, jp_pixel_classes takes each pixel's class from the
-// logits, and the class map (in the PASCAL VOC colours) is blended over the image into a PNG of
-// the image's size; the class histogram is printed.
+// (jp_preprocessor), the plan runs once, a jp_class_map takes each pixel's class from the
+// logits (on the GPU for CUDA plans), and the class map (in the PASCAL VOC colours) is blended
+// over the image into a PNG of the image's size; the class histogram is printed.
 //
 //   segment --plan segmenter.jplan --image photo.png [--out overlay.png] [--alpha 0.5]
 //           [--channels-last] [--labels background,road,...]
@@ -72,7 +72,7 @@ int run(const Options& opt) {
   examples::Picture pic;
   examples::PlanOnImage plan;
   jp_tensor_desc out;
-  const float* logits = nullptr;
+  const float* logits = nullptr;  // the shape is what matters here: the class map reads the output
   size_t bytes = 0;
   if (!examples::load_picture(o.image, &pic, &error) || !plan.run(o.plan, pic, o.input, &error) ||
       !plan.float_output(0, &out, &logits, &bytes, &error)) {
@@ -88,9 +88,14 @@ int run(const Options& opt) {
   const int classes = int(o.channels_last ? out.dims[3] : out.dims[1]);
   const int h = int(o.channels_last ? out.dims[1] : out.dims[2]);
   const int w = int(o.channels_last ? out.dims[2] : out.dims[3]);
-  std::vector<int32_t> map(size_t(h) * size_t(w));
-  const jp_status s = jp_pixel_classes(logits, bytes, classes, h, w, o.channels_last ? 1 : 0,
-                                       map.data(), map.size() * 4);
+  // A class map bound to the plan's output: on CUDA plans the argmax runs on the GPU and only
+  // the classes come back. Made once; a loop over frames would run it after each run.
+  jp_class_map* classes_of = nullptr;
+  const int32_t* result = nullptr;
+  jp_status s = jp_class_map_create(plan.context(), 0, o.channels_last ? 1 : 0, &classes_of);
+  if (s == JP_OK) s = jp_class_map_run(classes_of, &result, nullptr, nullptr);
+  const std::vector<int32_t> map(result, result + (s == JP_OK ? size_t(h) * size_t(w) : 0));
+  jp_class_map_destroy(classes_of);
   if (s != JP_OK) {
     std::fprintf(stderr, "segment: per-pixel classes: %s: %s\n", jp_status_string(s), jp_last_error());
     return 1;

@@ -6,7 +6,10 @@ channels-last plan, an overlay PNG of the picture's size whose quadrants are the
 half and half with the PASCAL VOC colours, and a non-zero status naming the culprit for a
 missing plan and a bad --alpha.
 
-    check_segment.py SEGMENT CONVERTER WORK_DIR
+    check_segment.py SEGMENT CONVERTER WORK_DIR [GPU_TARGET]
+
+With GPU_TARGET (e.g. h100; on a machine with that GPU) the segmenter is also converted for it
+and must give the same histogram, its classes taken on the GPU by jp_class_map's kernel.
 """
 import os
 import re
@@ -21,7 +24,7 @@ from png_reader import read_png
 from run_example import expect_failure, run
 
 
-def main(segment, converter, work):
+def main(segment, converter, work, gpu_target=None):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     pic = em.quadrants_picture()
@@ -62,8 +65,16 @@ def main(segment, converter, work):
                    ['none.jplan'], 'missing plan')
     expect_failure([segment, '--plan', plan, '--image', image, '--alpha', '3'], ['--alpha'],
                    'alpha out of range')
+    if gpu_target:
+        plan_gpu = convert(converter, em.segmenter(), work, 'segmenter_' + gpu_target, gpu_target)
+        r3 = run([segment, '--plan', plan_gpu, '--image', image, '--out', png, '--labels',
+                  'black,red,green,blue'])
+        print(r3.stdout, r3.stderr)
+        assert r3.returncode == 0 and '(cpu)' not in r3.stdout, 'not run on a GPU plan'
+        assert re.findall(r'class .*', r3.stdout) == re.findall(r'class .*', r.stdout)
+        print(f'ok: the {gpu_target} plan gives the same histogram on the GPU')
     print('segment: ok')
 
 
 if __name__ == '__main__':
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

@@ -366,6 +366,21 @@ JP_NODISCARD JP_API jp_status jp_pixel_classes(const float* logits, size_t logit
                                                int32_t channels_last, int32_t* out,
                                                size_t out_bytes);
 
+/* The same on a context's output, where it lives: a class map bound to output `output_index` of
+   ctx (Float32 [1, C, H, W], or [1, H, W, C] with channels_last; ctx must outlive it). Allocates
+   here, never in _run. */
+typedef struct jp_class_map jp_class_map;
+JP_NODISCARD JP_API jp_status jp_class_map_create(jp_context* ctx, int32_t output_index,
+                                                  int32_t channels_last, jp_class_map** out);
+JP_API void jp_class_map_destroy(jp_class_map* map);
+/* The classes of the context's last run (after jp_context_run, or the jp_context_synchronize of
+   an enqueue; on CUDA plans it may follow jp_context_enqueue at once). CPU plans: the CPU twin on
+   the host output. CUDA plans: the kernel on the device output, only the classes copied back.
+   *classes (height * width int32, row-major) is owned by the map and valid until its next run;
+   height and width may be NULL. */
+JP_NODISCARD JP_API jp_status jp_class_map_run(jp_class_map* map, const int32_t** classes,
+                                               int32_t* height, int32_t* width);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

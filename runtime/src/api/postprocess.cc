@@ -1,7 +1,8 @@
 // The post-processing of the C API: jp_detect_boxes (a detector's grid head to boxes, the CPU
-// twin of kernels/detect_postprocess.h), jp_detector_* (the same on a context's output: the twin
-// on CPU plans, the CUDA kernels through runtime/src/cuda/detect_cuda.cc on CUDA plans) and
-// jp_pixel_classes (a segmenter's logits to a class per pixel, kernels/pixel_argmax.h). Checks
+// twin of kernels/detect_postprocess.h), jp_pixel_classes (a segmenter's logits to a class per
+// pixel, kernels/pixel_argmax.h), and jp_detector_* and jp_class_map_*, the same on a context's
+// output (the twins on CPU plans, the CUDA kernels through runtime/src/cuda/postprocess_cuda.cc
+// on CUDA plans). Checks
 // every size and parameter here; the kernels trust them. jp_detect_boxes and jp_pixel_classes
 // allocate nothing; a detector allocates at creation only.
 #include <cmath>
@@ -12,7 +13,7 @@
 #include "kernels/pixel_argmax.h"
 #include "runtime/src/api/memory.h"
 #include "runtime/src/api/status.h"
-#include "runtime/src/cuda/detect_cuda.h"
+#include "runtime/src/cuda/postprocess_cuda.h"
 #include "runtime/src/execute/context.h"
 #include "runtime/src/load/plan.h"
 
@@ -218,5 +219,87 @@ jp_status jp_pixel_classes(const float* logits, size_t logits_bytes, int32_t cla
   p.width = width;
   p.channels_last = channels_last != 0;
   jetplan::kernels::cpu::pixel_argmax(p, logits, out);
+  return JP_OK;
+}
+
+struct jp_class_map {
+  jp_context* ctx = nullptr;  // borrowed
+  int32_t output = 0;
+  jetplan::kernels::PixelArgmaxParams params;
+  int32_t* classes = nullptr;                // CPU plans: owned
+  jetplan::rt::CudaClassMap* cuda = nullptr;  // CUDA plans: owned
+
+  ~jp_class_map() {
+    if (cuda != nullptr) jetplan::rt::destroy_cuda_class_map(cuda);
+    jetplan::rt::deallocate(classes);
+  }
+};
+
+namespace {
+
+Status create_class_map(jp_context* ctx, int32_t output, bool channels_last, jp_class_map* map) {
+  jp_tensor_desc out{};
+  JP_RETURN_IF_ERROR(jp_context_output_desc(ctx, output, &out));
+  const int64_t c = channels_last ? out.dims[3] : out.dims[1];
+  const int64_t h = channels_last ? out.dims[1] : out.dims[2];
+  const int64_t w = channels_last ? out.dims[2] : out.dims[3];
+  if (out.dtype != JP_FLOAT32 || out.rank != 4 || out.dims[0] != 1 || c < 1 || h < 1 || w < 1 ||
+      h > INT32_MAX || w > INT32_MAX || c > INT32_MAX ||
+      ctx->plan->outputs[static_cast<size_t>(output)].count_tensor >= 0) {
+    return fail(JP_ERROR_SHAPE_MISMATCH, "jp_class_map_create: output '%s' is not Float32 logits "
+                "%s", out.name, channels_last ? "[1, H, W, C]" : "[1, C, H, W]");
+  }
+  map->ctx = ctx;
+  map->output = output;
+  map->params.classes = static_cast<int32_t>(c);
+  map->params.height = static_cast<int32_t>(h);
+  map->params.width = static_cast<int32_t>(w);
+  map->params.channels_last = channels_last;
+  if (ctx->cuda != nullptr) {
+    return jetplan::rt::create_cuda_class_map(ctx, output, map->params, &map->cuda);
+  }
+  const size_t bytes = size_t(h) * size_t(w) * sizeof(int32_t);
+  map->classes = static_cast<int32_t*>(jetplan::rt::allocate(bytes, 16));
+  if (map->classes == nullptr) {
+    return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for a %zu-byte class map", bytes);
+  }
+  return JP_OK;
+}
+
+}  // namespace
+
+jp_status jp_class_map_create(jp_context* ctx, int32_t output_index, int32_t channels_last,
+                              jp_class_map** out) {
+  if (ctx == nullptr || out == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_class_map_create: null context or out");
+  }
+  *out = nullptr;
+  jp_class_map* map = jetplan::rt::create<jp_class_map>();
+  if (map == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for a class map");
+  const Status status = create_class_map(ctx, output_index, channels_last != 0, map);
+  if (status != JP_OK) {
+    jetplan::rt::destroy(map);
+    return status;
+  }
+  *out = map;
+  return JP_OK;
+}
+
+void jp_class_map_destroy(jp_class_map* map) { jetplan::rt::destroy(map); }
+
+jp_status jp_class_map_run(jp_class_map* map, const int32_t** classes, int32_t* height,
+                           int32_t* width) {
+  if (map == nullptr || classes == nullptr) {
+    return fail(JP_ERROR_INVALID_ARGUMENT, "jp_class_map_run: null map or classes");
+  }
+  if (height != nullptr) *height = map->params.height;
+  if (width != nullptr) *width = map->params.width;
+  if (map->cuda != nullptr) return jetplan::rt::run_cuda_class_map(map->cuda, classes);
+  const void* logits = nullptr;
+  size_t bytes = 0;
+  JP_RETURN_IF_ERROR(jp_context_get_output(map->ctx, map->output, &logits, &bytes));
+  jetplan::kernels::cpu::pixel_argmax(map->params, static_cast<const float*>(logits),
+                                      map->classes);
+  *classes = map->classes;
   return JP_OK;
 }

@@ -1,7 +1,7 @@
 // The post-processing of the C API (jp_detect_boxes, jp_detect_workspace_bytes, jp_detector_*,
 // jp_pixel_classes): a valid call returns what the kernels' twins compute (those are tested in
-// tests/kernels/cpu), a detector on a CPU context's output what jp_detect_boxes gives on the
-// same bytes, and every bad argument is refused with JP_ERROR_INVALID_ARGUMENT or
+// tests/kernels/cpu), a detector or class map on a CPU context's output what jp_detect_boxes or
+// jp_pixel_classes give on the same bytes, and every bad argument is refused with JP_ERROR_INVALID_ARGUMENT or
 // JP_ERROR_SHAPE_MISMATCH, a message naming it, nothing written to the outputs but a zero count.
 #include <gtest/gtest.h>
 
@@ -176,6 +176,55 @@ TEST(Detector, OnACpuContextsOutput) {
   EXPECT_EQ(jp_detector_create(nullptr, 0, &c.desc, &det), JP_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(jp_detector_run(nullptr, nullptr, nullptr), JP_ERROR_INVALID_ARGUMENT);
   jp_detector_destroy(nullptr);
+  jp_context_destroy(ctx);
+  jp_plan_destroy(plan);
+}
+
+TEST(ClassMap, OnACpuContextsOutput) {
+  for (int last : {0, 1}) {
+    const std::vector<int64_t> shape = last ? std::vector<int64_t>{1, 5, 7, 3}
+                                            : std::vector<int64_t>{1, 3, 5, 7};
+    const std::vector<uint8_t> bytes = relu_plan(shape);
+    jp_plan* plan = nullptr;
+    ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), JP_OK)
+        << jp_last_error();
+    jp_context* ctx = nullptr;
+    ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
+    jp_class_map* map = nullptr;
+    ASSERT_EQ(jp_class_map_create(ctx, 0, last, &map), JP_OK) << jp_last_error();
+    std::vector<float> x(105), relu(105);
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = float(int((i * 29) % 11) - 3);
+      relu[i] = x[i] > 0.f ? x[i] : 0.f;
+    }
+    ASSERT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK);
+    ASSERT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
+    const int32_t* got = nullptr;
+    int32_t h = 0, w = 0;
+    ASSERT_EQ(jp_class_map_run(map, &got, &h, &w), JP_OK) << jp_last_error();
+    EXPECT_EQ(h, 5);
+    EXPECT_EQ(w, 7);
+    std::vector<int32_t> want(35, -1);
+    ASSERT_EQ(jp_pixel_classes(relu.data(), relu.size() * 4, 3, 5, 7, last, want.data(), 35 * 4),
+              JP_OK);
+    EXPECT_EQ(std::vector<int32_t>(got, got + 35), want) << "channels_last " << last;
+    jp_class_map_destroy(map);
+    jp_context_destroy(ctx);
+    jp_plan_destroy(plan);
+  }
+  // Refusals: logits that are not 4-D, null arguments.
+  const std::vector<uint8_t> bytes = relu_plan({6, 5});
+  jp_plan* plan = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), JP_OK);
+  jp_context* ctx = nullptr;
+  ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK);
+  jp_class_map* map = nullptr;
+  EXPECT_EQ(jp_class_map_create(ctx, 0, 0, &map), JP_ERROR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(jp_last_error()).find("'y'"), std::string::npos) << jp_last_error();
+  EXPECT_EQ(map, nullptr);
+  EXPECT_EQ(jp_class_map_create(nullptr, 0, 0, &map), JP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(jp_class_map_run(nullptr, nullptr, nullptr, nullptr), JP_ERROR_INVALID_ARGUMENT);
+  jp_class_map_destroy(nullptr);
   jp_context_destroy(ctx);
   jp_plan_destroy(plan);
 }

@@ -410,5 +410,37 @@ TEST(CudaRuntime, DetectorRunsOnTheDeviceOutput) {
   jp_plan_destroy(plan);
 }
 
+// jp_class_map on a CUDA plan: the pixel_argmax kernel on the device output, only the classes
+// copied back, against jp_pixel_classes (the CPU twin) on the host copy of the same output.
+TEST(CudaRuntime, ClassMapRunsOnTheDeviceOutput) {
+  SKIP_WITHOUT_GPU(sm);
+  jp_plan* plan = load(relu_plan(sm, {1, 6, 9, 11}));
+  ASSERT_NE(plan, nullptr);
+  jp_context* ctx = nullptr;
+  ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
+  jp_class_map* map = nullptr;
+  ASSERT_EQ(jp_class_map_create(ctx, 0, 0, &map), JP_OK) << jp_last_error();
+  std::vector<float> x(6 * 99);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int((i * 41) % 13) - 4) / 2;
+  ASSERT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK);
+  ASSERT_EQ(jp_context_enqueue(ctx), JP_OK) << jp_last_error();
+  const int32_t* got = nullptr;
+  int32_t h = 0, w = 0;
+  ASSERT_EQ(jp_class_map_run(map, &got, &h, &w), JP_OK) << jp_last_error();
+  ASSERT_EQ(jp_context_synchronize(ctx), JP_OK) << jp_last_error();
+  const void* y = nullptr;
+  size_t bytes = 0;
+  ASSERT_EQ(jp_context_get_output(ctx, 0, &y, &bytes), JP_OK);
+  std::vector<int32_t> want(99, -1);
+  ASSERT_EQ(jp_pixel_classes(static_cast<const float*>(y), bytes, 6, 9, 11, 0, want.data(),
+                             want.size() * 4), JP_OK) << jp_last_error();
+  EXPECT_EQ(h, 9);
+  EXPECT_EQ(w, 11);
+  EXPECT_EQ(std::vector<int32_t>(got, got + 99), want);
+  jp_class_map_destroy(map);
+  jp_context_destroy(ctx);
+  jp_plan_destroy(plan);
+}
+
 }  // namespace
 }  // namespace jetplan::testing

@@ -1,5 +1,5 @@
-// The CUDA side of jp_detector: see detect_cuda.h.
-#include "runtime/src/cuda/detect_cuda.h"
+// The CUDA side of jp_detector and jp_class_map: see postprocess_cuda.h.
+#include "runtime/src/cuda/postprocess_cuda.h"
 
 #include <cstring>
 
@@ -115,6 +115,81 @@ Status run_cuda_detector(CudaDetector* det, k::Detection* out, int32_t* count) {
   std::memcpy(out, static_cast<const unsigned char*>(det->host) + kCountBytes,
               size_t(n) * sizeof(k::Detection));
   *count = n;
+  return JP_OK;
+}
+
+struct CudaClassMap {
+  jp_context* ctx = nullptr;  // borrowed
+  const cu::Driver* d = nullptr;
+  cu::CUstream stream = nullptr;  // the context's
+  cu::CUfunction fn = nullptr;
+  k::PixelArgmaxParams params;
+  cu::CUdeviceptr logits = 0;   // the context's device output
+  cu::CUdeviceptr classes = 0;  // owned
+  void* host = nullptr;         // owned, pinned
+  size_t bytes = 0;
+
+  ~CudaClassMap() {
+    if (d == nullptr) return;
+    if (ctx != nullptr) (void)cuda_context_current(ctx, nullptr, nullptr);
+    if (stream != nullptr) (void)d->StreamSynchronize(stream);
+    if (classes != 0) (void)d->MemFree(classes);
+    if (host != nullptr) (void)d->MemFreeHost(host);
+  }
+};
+
+namespace {
+
+Status setup_class_map(jp_context* ctx, int32_t output, const k::PixelArgmaxParams& params,
+                       CudaClassMap* map) {
+  JP_RETURN_IF_ERROR(cuda_context_current(ctx, &map->d, &map->stream));
+  const cu::Driver& d = *map->d;
+  map->ctx = ctx;
+  map->params = params;
+  map->logits = reinterpret_cast<cu::CUdeviceptr>(cuda_device_binding(ctx, true, output));
+  map->bytes = size_t(k::pixel_argmax_pixels(params)) * sizeof(int32_t);
+  JP_RETURN_IF_ERROR(cuda_kernel(ctx, k::cuda::kPixelArgmaxKernel, &map->fn));
+  JP_RETURN_IF_ERROR(cu::check(d, d.MemAlloc(&map->classes, map->bytes),
+                               "allocating the class map in GPU memory"));
+  return cu::check(d, d.MemAllocHost(&map->host, map->bytes), "allocating the pinned class map");
+}
+
+}  // namespace
+
+Status create_cuda_class_map(jp_context* ctx, int32_t output, const k::PixelArgmaxParams& params,
+                             CudaClassMap** out) {
+  *out = nullptr;
+  CudaClassMap* map = create<CudaClassMap>();
+  if (map == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for a class map");
+  const Status status = setup_class_map(ctx, output, params, map);
+  if (status != JP_OK) {
+    destroy(map);
+    return status;
+  }
+  *out = map;
+  return JP_OK;
+}
+
+void destroy_cuda_class_map(CudaClassMap* map) { destroy(map); }
+
+Status run_cuda_class_map(CudaClassMap* map, const int32_t** classes) {
+  const cu::Driver& d = *map->d;
+  JP_RETURN_IF_ERROR(cuda_context_current(map->ctx, nullptr, nullptr));
+  k::cuda::PixelArgmaxArgs args{reinterpret_cast<const float*>(map->logits),
+                                reinterpret_cast<int32_t*>(map->classes)};
+  k::PixelArgmaxParams p = map->params;
+  void* argv[] = {&args, &p};
+  const int64_t blocks = (k::pixel_argmax_pixels(p) + k::cuda::kPixelArgmaxBlock - 1) /
+                         k::cuda::kPixelArgmaxBlock;
+  const uint32_t grid[3] = {static_cast<uint32_t>(blocks < 65535 ? blocks : 65535), 1, 1};
+  const uint32_t block[3] = {k::cuda::kPixelArgmaxBlock, 1, 1};
+  JP_RETURN_IF_ERROR(cu::check(d, cu::launch(d, map->fn, false, grid, block, 0, map->stream, argv),
+                               "launching jp_pixel_argmax"));
+  JP_RETURN_IF_ERROR(cu::check(d, d.MemcpyDtoHAsync(map->host, map->classes, map->bytes,
+                                                    map->stream),
+                               "copying the class map back"));
+  JP_RETURN_IF_ERROR(cu::check(d, d.StreamSynchronize(map->stream), "running the class map"));
+  *classes = static_cast<const int32_t*>(map->host);
   return JP_OK;
 }
 
