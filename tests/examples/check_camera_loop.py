@@ -3,8 +3,10 @@
 writes: every offered frame is processed or dropped, a top-5 line for the classifier, a histogram
 PNG that decodes (zlib inflated, every row present), and a non-zero status with a message that
 names the culprit for a missing plan, a missing folder, an empty folder and images of two sizes.
+With CONVERTER (and torch), --detect on the tiny detector of example_models.py over frames of
+its picture: every live line counts the 3 detections examples/detect finds in it.
 
-    check_camera_loop.py CAMERA_LOOP PLAN WORK_DIR
+    check_camera_loop.py CAMERA_LOOP PLAN WORK_DIR [CONVERTER]
 """
 import os
 import random
@@ -28,7 +30,28 @@ def decode_png(path):
     return width, height
 
 
-def main(camera_loop, plan, work):
+def check_detect(camera_loop, converter, work):
+    import example_models as em
+    from check_detect import convert
+    frames = os.path.join(work, 'cells')
+    os.makedirs(frames)
+    for i in range(2):
+        em.write_ppm(os.path.join(frames, f'cells{i}.ppm'), em.cells_picture())
+    plan = convert(converter, em.detector(), work, 'detector')
+    r = run([camera_loop, '--plan', plan, '--images', frames, '--fps', '100', '--frames', '12',
+             '--fit', 'stretch', '--mean', '0,0,0', '--std', '1,1,1', '--detect', '--iou', '0.3',
+             '--histogram', os.path.join(work, 'detect.png')])
+    print(r.stdout, r.stderr)
+    assert r.returncode == 0, f'camera_loop --detect failed with status {r.returncode}'
+    counts = re.findall(r'\| detections (\d+)', r.stdout)
+    assert counts and all(c == '3' for c in counts), f'detections per live line: {counts}'
+    assert 'top-5' not in r.stdout
+    expect_failure([camera_loop, '--plan', os.path.join(work, 'detector.jplan'), '--images', frames,
+                    '--detect', '--iou', '2', '--frames', '1'], ['iou_threshold'], '--iou 2')
+    print('ok: --detect counts the 3 detections on every live line')
+
+
+def main(camera_loop, plan, work, converter=None):
     shutil.rmtree(work, ignore_errors=True)
     images = os.path.join(work, 'images')
     os.makedirs(images)
@@ -70,8 +93,10 @@ def main(camera_loop, plan, work):
     expect_failure([camera_loop, '--plan', plan, '--images', images], ['frame9.ppm', '20x20'],
                    'images of two sizes')
     expect_failure([camera_loop, '--images', images], ['usage'], 'no plan given')
+    if converter:
+        check_detect(camera_loop, converter, work)
     print('camera_loop: ok')
 
 
 if __name__ == '__main__':
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])
