@@ -84,6 +84,10 @@ JP_HD_INLINE float detect_exp(float x) {
 
 JP_HD_INLINE float detect_sigmoid(float x) { return 1.f / (1.f + detect_exp(-x)); }
 
+// v clipped to [0, hi] by comparisons, not fminf/fmaxf (which may keep either zero of -0 and +0,
+// differently on each side): a NaN or -0 becomes +0, so the bits agree.
+JP_HD_INLINE float detect_clip(float v, float hi) { return !(v > 0.f) ? 0.f : (v > hi ? hi : v); }
+
 // Channel k of cell (gx, gy) of the head.
 JP_HD_INLINE float detect_head_at(const DetectParams& p, const float* head, int64_t cell,
                                   int32_t k) {
@@ -98,11 +102,10 @@ JP_HD_INLINE void detect_decode_cell(const DetectParams& p, const float* head, i
   const float cy = (gy + detect_sigmoid(detect_head_at(p, head, cell, 2))) * p.stride;
   const float w = detect_exp(detect_head_at(p, head, cell, 3)) * p.stride;
   const float h = detect_exp(detect_head_at(p, head, cell, 4)) * p.stride;
-  // fmaxf(NaN, 0) is 0: a NaN coordinate becomes an edge, on both sides alike.
-  box[0] = fminf(fmaxf(fmaf(w, -0.5f, cx), 0.f), p.image_w);
-  box[1] = fminf(fmaxf(fmaf(h, -0.5f, cy), 0.f), p.image_h);
-  box[2] = fminf(fmaxf(fmaf(w, 0.5f, cx), 0.f), p.image_w);
-  box[3] = fminf(fmaxf(fmaf(h, 0.5f, cy), 0.f), p.image_h);
+  box[0] = detect_clip(fmaf(w, -0.5f, cx), p.image_w);
+  box[1] = detect_clip(fmaf(h, -0.5f, cy), p.image_h);
+  box[2] = detect_clip(fmaf(w, 0.5f, cx), p.image_w);
+  box[3] = detect_clip(fmaf(h, 0.5f, cy), p.image_h);
   float top = detect_head_at(p, head, cell, 5);
   for (int32_t c = 1; c < p.classes; ++c) top = fmaxf(top, detect_head_at(p, head, cell, 5 + c));
   float sum = 0.f;  // in class order on both sides
