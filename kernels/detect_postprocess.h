@@ -3,7 +3,9 @@
 // best max_detections out. CPU twin kernels/cpu/detect_postprocess.cc, CUDA kernels
 // kernels/cuda/detect_postprocess.cu; both call the decode and IoU functions below, whose
 // multiply-adds are explicit fmaf calls and whose exp is detect_exp (not the platform's), so
-// the two sides compute the same bits and keep the same boxes.
+// the two sides compute the same bits and keep the same boxes. No product is left for a
+// compiler to contract into an addition: the others feed an fmaf, a division or a comparison,
+// and ldexpf's scaling is mul.rn on the device (never fused) and a library call on the host.
 //
 // Not a plan op family (not in kernels/op_families.def, no plan holds it): applications call it
 // through the runtime's public API (jp_detect_boxes, runtime/include/jetplan/jetplan.h) on the
