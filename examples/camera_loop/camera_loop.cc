@@ -3,12 +3,15 @@
 // inference thread preprocesses them into the plan's input with jp_preprocessor (on CUDA plans:
 // upload on its own stream, overlapped with the run in flight, then the fused kernel) and runs
 // the plan. Frames that come faster than inference are dropped and counted. Prints inference
-// latency and frame time (capture to result) live, top-5 for classifiers, and a latency
-// histogram PNG at the end. Stops after --frames N or on Ctrl-C.
+// latency and frame time (capture to result) live, top-5 for classifiers or, with --detect, the
+// detections of a YOLO-style grid head (jp_detector: decode and NMS on the GPU for CUDA plans,
+// inside the frame time), and a latency histogram PNG at the end. Stops after --frames N or on
+// Ctrl-C.
 //
 //   camera_loop --plan model.jplan [--camera /dev/video0] [--images DIR | --raw FILE --size WxH]
 //               [--fps 30] [--frames N] [--fit crop|letterbox|stretch] [--bgr]
 //               [--mean R,G,B] [--std R,G,B] [--histogram latency.png]
+//               [--detect [--score 0.25] [--iou 0.45]]
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -41,6 +44,8 @@ struct Options {
   float mean[3] = {0.485f, 0.456f, 0.406f};  // ImageNet
   float std[3] = {0.229f, 0.224f, 0.225f};
   std::string histogram = "latency.png";
+  bool detect = false;  // output 0 is a grid head [1, 5 + C, GH, GW]
+  float score = 0.25f, iou = 0.45f;
 };
 
 bool parse_triple(const char* text, float out[3]) {
@@ -56,7 +61,7 @@ bool parse(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    const bool has_value = a != "--bgr";
+    const bool has_value = a != "--bgr" && a != "--detect";
     if (has_value && v == nullptr) {
       std::fprintf(stderr, "camera_loop: %s needs a value\n", a.c_str());
       return false;
@@ -74,6 +79,9 @@ bool parse(int argc, char** argv, Options* o) {
     else if (a == "--std") ok = parse_triple(v, o->std);
     else if (a == "--histogram") o->histogram = v;
     else if (a == "--bgr") o->bgr = true;
+    else if (a == "--detect") o->detect = true;
+    else if (a == "--score") o->score = std::strtof(v, nullptr);
+    else if (a == "--iou") o->iou = std::strtof(v, nullptr);
     else if (a == "--fit") {
       const std::string f = v;
       o->fit = f == "crop" ? JP_FIT_CENTER_CROP : f == "letterbox" ? JP_FIT_LETTERBOX : JP_FIT_STRETCH;
@@ -92,7 +100,7 @@ bool parse(int argc, char** argv, Options* o) {
     std::fprintf(stderr, "usage: camera_loop --plan model.jplan [--camera /dev/videoN] "
                  "[--images DIR | --raw FILE --size WxH] [--fps 30] [--frames N] "
                  "[--fit crop|letterbox|stretch] [--bgr] [--mean R,G,B] [--std R,G,B] "
-                 "[--histogram latency.png]\n");
+                 "[--histogram latency.png] [--detect [--score 0.25] [--iou 0.45]]\n");
     return false;
   }
   return true;
@@ -103,7 +111,9 @@ struct Runtime {
   jp_plan* plan = nullptr;
   jp_context* ctx = nullptr;
   jp_preprocessor* pre = nullptr;
+  jp_detector* detector = nullptr;  // with --detect
   ~Runtime() {
+    jp_detector_destroy(detector);
     jp_preprocessor_destroy(pre);
     jp_context_destroy(ctx);
     jp_plan_destroy(plan);
@@ -116,6 +126,32 @@ bool check(jp_status s, const char* what) {
   return false;
 }
 
+// A detector on output 0, a grid head [1, 5 + C, GH, GW] over input 0's pixels.
+bool open_detector(const Options& o, Runtime* rt) {
+  jp_tensor_desc in, head;
+  if (!check(jp_plan_input_desc(rt->plan, 0, &in), "reading input 0") ||
+      !check(jp_context_output_desc(rt->ctx, 0, &head), "reading output 0"))
+    return false;
+  if (head.rank != 4 || head.dims[1] < 6) {
+    std::fprintf(stderr, "camera_loop: --detect: output '%s' is not a grid head "
+                 "[1, 5 + classes, GH, GW]\n", head.name);
+    return false;
+  }
+  const bool nchw = in.dims[1] == 3;  // the preprocessor took [1, 3, H, W] or [1, H, W, 3]
+  jp_detect_desc d{};
+  d.classes = static_cast<int32_t>(head.dims[1] - 5);
+  d.grid_height = static_cast<int32_t>(head.dims[2]);
+  d.grid_width = static_cast<int32_t>(head.dims[3]);
+  d.image_height = static_cast<float>(nchw ? in.dims[2] : in.dims[1]);
+  d.image_width = static_cast<float>(nchw ? in.dims[3] : in.dims[2]);
+  d.stride = d.image_width / static_cast<float>(d.grid_width);
+  d.score_threshold = o.score;
+  d.iou_threshold = o.iou;
+  d.max_candidates = 1000;
+  d.max_detections = 100;
+  return check(jp_detector_create(rt->ctx, 0, &d, &rt->detector), "--detect");
+}
+
 bool open_runtime(const Options& o, const FrameSource& source, Runtime* rt) {
   if (!check(jp_plan_load_file(o.plan.c_str(), &rt->plan), ("loading plan '" + o.plan + "'").c_str()) ||
       !check(jp_context_create(rt->plan, nullptr, &rt->ctx), "creating a context"))
@@ -126,7 +162,8 @@ bool open_runtime(const Options& o, const FrameSource& source, Runtime* rt) {
   desc.pad_value = 114.f;
   std::memcpy(desc.mean, o.mean, sizeof desc.mean);
   std::memcpy(desc.std, o.std, sizeof desc.std);
-  return check(jp_preprocessor_create(rt->ctx, 0, &desc, &rt->pre), "preparing the input");
+  return check(jp_preprocessor_create(rt->ctx, 0, &desc, &rt->pre), "preparing the input") &&
+         (!o.detect || open_detector(o, rt));
 }
 
 void capture(FrameSource* source, FrameSlots* slots, jp_preprocessor* pre, long long frames,
@@ -168,7 +205,7 @@ std::string top5(const jp_context* ctx) {
 
 struct Stats {
   LatencySamples inference, frame;
-  std::string last_top5;
+  std::string last_top5;  // or, with --detect, "detections N"
 };
 
 void print_live(const FrameSlots& slots, const Stats& s) {
@@ -192,10 +229,17 @@ bool infer(Runtime* rt, FrameSlots* slots, Stats* stats) {
     if (slot >= 0 && !check(jp_preprocessor_run(rt->pre, slot), "preprocessing a frame")) return false;
     if (pending >= 0) {
       if (!check(jp_context_synchronize(rt->ctx), "running the plan")) return false;
+      if (rt->detector != nullptr) {  // inside the frame time: a result is boxes
+        const jp_detection* boxes = nullptr;
+        int32_t count = 0;
+        if (!check(jp_detector_run(rt->detector, &boxes, &count), "decoding the detections"))
+          return false;
+        stats->last_top5 = "detections " + std::to_string(count);
+      }
       const Clock::time_point done = Clock::now();
       stats->inference.add(std::chrono::duration<double, std::milli>(done - pending_start).count());
       stats->frame.add(std::chrono::duration<double, std::milli>(done - pending_captured).count());
-      stats->last_top5 = top5(rt->ctx);
+      if (rt->detector == nullptr) stats->last_top5 = top5(rt->ctx);
       slots->release(pending);
       pending = -1;
       if (done - last_print > std::chrono::seconds(1)) {

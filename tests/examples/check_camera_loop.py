@@ -3,17 +3,19 @@
 writes: every offered frame is processed or dropped, a top-5 line for the classifier, a histogram
 PNG that decodes (zlib inflated, every row present), and a non-zero status with a message that
 names the culprit for a missing plan, a missing folder, an empty folder and images of two sizes.
+With CONVERTER (and torch), --detect on the tiny detector of example_models.py over frames of
+its picture: every live line counts the 3 detections examples/detect finds in it.
 
-    check_camera_loop.py CAMERA_LOOP PLAN WORK_DIR
+    check_camera_loop.py CAMERA_LOOP PLAN WORK_DIR [CONVERTER]
 """
 import os
 import random
 import re
 import shutil
-import struct
-import subprocess
 import sys
-import zlib
+
+from png_reader import read_png
+from run_example import expect_failure, run
 
 
 def write_ppm(path, width, height, rng):
@@ -23,40 +25,33 @@ def write_ppm(path, width, height, rng):
 
 
 def decode_png(path):
-    """(width, height) after inflating every IDAT; raises when the PNG is not whole."""
-    with open(path, 'rb') as f:
-        data = f.read()
-    assert data[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG signature'
-    pos, idat, width = 8, b'', None
-    while pos < len(data):
-        length, kind = struct.unpack('>I4s', data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        crc = struct.unpack('>I', data[pos + 8 + length:pos + 12 + length])[0]
-        assert zlib.crc32(kind + body) == crc, f'bad CRC in chunk {kind}'
-        if kind == b'IHDR':
-            width, height, depth, colour = struct.unpack('>IIBB', body[:10])
-            assert depth == 8 and colour == 2, f'not 8-bit RGB: depth {depth} colour {colour}'
-        elif kind == b'IDAT':
-            idat += body
-        pos += 12 + length
-    pixels = zlib.decompress(idat)
-    assert len(pixels) == height * (1 + width * 3), 'rows missing'
+    """(width, height) of a whole 8-bit RGB PNG; raises when it is not one."""
+    width, height, _ = read_png(path)
     return width, height
 
 
-def run(args):
-    return subprocess.run(args, capture_output=True, text=True, timeout=60)
+def check_detect(camera_loop, converter, work):
+    import example_models as em
+    from check_detect import convert
+    frames = os.path.join(work, 'cells')
+    os.makedirs(frames)
+    for i in range(2):
+        em.write_ppm(os.path.join(frames, f'cells{i}.ppm'), em.cells_picture())
+    plan = convert(converter, em.detector(), work, 'detector')
+    r = run([camera_loop, '--plan', plan, '--images', frames, '--fps', '100', '--frames', '12',
+             '--fit', 'stretch', '--mean', '0,0,0', '--std', '1,1,1', '--detect', '--iou', '0.3',
+             '--histogram', os.path.join(work, 'detect.png')])
+    print(r.stdout, r.stderr)
+    assert r.returncode == 0, f'camera_loop --detect failed with status {r.returncode}'
+    counts = re.findall(r'\| detections (\d+)', r.stdout)
+    assert counts and all(c == '3' for c in counts), f'detections per live line: {counts}'
+    assert 'top-5' not in r.stdout
+    expect_failure([camera_loop, '--plan', os.path.join(work, 'detector.jplan'), '--images', frames,
+                    '--detect', '--iou', '2', '--frames', '1'], ['iou_threshold'], '--iou 2')
+    print('ok: --detect counts the 3 detections on every live line')
 
 
-def expect_failure(args, words, what):
-    r = run(args)
-    assert r.returncode != 0, f'{what}: status 0\n{r.stdout}'
-    for w in words:
-        assert w in r.stderr, f'{what}: "{w}" not in the message:\n{r.stderr}'
-    print(f'ok: {what} -> status {r.returncode}: {r.stderr.strip().splitlines()[-1]}')
-
-
-def main(camera_loop, plan, work):
+def main(camera_loop, plan, work, converter=None):
     shutil.rmtree(work, ignore_errors=True)
     images = os.path.join(work, 'images')
     os.makedirs(images)
@@ -98,8 +93,10 @@ def main(camera_loop, plan, work):
     expect_failure([camera_loop, '--plan', plan, '--images', images], ['frame9.ppm', '20x20'],
                    'images of two sizes')
     expect_failure([camera_loop, '--images', images], ['usage'], 'no plan given')
+    if converter:
+        check_detect(camera_loop, converter, work)
     print('camera_loop: ok')
 
 
 if __name__ == '__main__':
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

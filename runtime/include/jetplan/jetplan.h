@@ -297,6 +297,90 @@ JP_NODISCARD JP_API jp_status jp_preprocess_image(const jp_preprocess_desc* desc
                                                   int32_t channels_first, int32_t out_height,
                                                   int32_t out_width, void* out, size_t out_bytes);
 
+/* ---- detector and segmenter outputs (post-processing on the host) ---- */
+
+/* A YOLO-style anchor-free grid head, one image: per cell (gx, gy) 5 + classes channels:
+   objectness logit, centre offsets dx, dy (logits), log width and log height (in strides), class
+   logits; laid out [5 + classes, grid_height, grid_width] (a [1, 5 + C, GH, GW] output) or, with
+   channels_last, [grid_height, grid_width, 5 + classes]. Decoded in input pixels:
+     centre = (cell + sigmoid(dx, dy)) * stride, size = exp(log size) * stride,
+     box clipped to [0, image_width] x [0, image_height],
+     score(class) = sigmoid(objectness) * softmax(class logits)[class].
+   Every (cell, class) scoring >= score_threshold is a candidate, index cell * classes + class
+   (cell = gy * grid_width + gx); they are ranked by score descending then index ascending, the
+   first max_candidates go to per-class greedy NMS (a kept box suppresses a later one of its
+   class with IoU > iou_threshold), the first max_detections kept come out in rank order. The
+   CUDA kernels of the same computation (kernels/cuda/detect_postprocess.cu) give the same bits. */
+typedef struct jp_detect_desc {
+  int32_t grid_width, grid_height; /* cells, each >= 1 */
+  int32_t classes;                 /* >= 1 */
+  int32_t channels_last;           /* 0: [5 + C, GH, GW]; 1: [GH, GW, 5 + C] */
+  float stride;                    /* input pixels per cell, > 0 */
+  float image_width, image_height; /* the input's size in pixels, > 0 */
+  float score_threshold;           /* in [0, 1] */
+  float iou_threshold;             /* in [0, 1] */
+  int32_t max_candidates;          /* >= 1 */
+  int32_t max_detections;          /* >= 1 */
+} jp_detect_desc;
+
+typedef struct jp_detection {
+  float x0, y0, x1, y1; /* input pixels, continuous coordinates */
+  float score;
+  int32_t class_index;
+  int32_t candidate; /* cell * classes + class */
+} jp_detection;
+
+/* Bytes of workspace jp_detect_boxes needs for desc (0 when desc is invalid). */
+JP_API size_t jp_detect_workspace_bytes(const jp_detect_desc* desc);
+/* Decodes `head` (head_bytes must be (5 + classes) * grid cells * 4: Float32) into at most
+   desc->max_detections boxes in `out` (out_capacity entries, >= max_detections) and their number
+   in *count. workspace: jp_detect_workspace_bytes, 16-byte aligned, caller-owned. Allocates
+   nothing. */
+JP_NODISCARD JP_API jp_status jp_detect_boxes(const jp_detect_desc* desc, const float* head,
+                                              size_t head_bytes, void* workspace,
+                                              size_t workspace_bytes, jp_detection* out,
+                                              int32_t out_capacity, int32_t* count);
+
+/* The same on a context's output, where it lives: a detector bound to output `output_index` of
+   ctx (Float32, (5 + classes) * grid cells elements, ctx must outlive it). Allocates here (CUDA
+   plans: workspace and results in GPU memory, pinned host results), never in _run. */
+typedef struct jp_detector jp_detector;
+JP_NODISCARD JP_API jp_status jp_detector_create(jp_context* ctx, int32_t output_index,
+                                                 const jp_detect_desc* desc, jp_detector** out);
+JP_API void jp_detector_destroy(jp_detector* det);
+/* The detections of the context's last run (call it after jp_context_run, or after the
+   jp_context_synchronize of an enqueue; on CUDA plans it may also follow jp_context_enqueue at
+   once: it is queued on the context's stream). CPU plans: the CPU twin on the host output. CUDA
+   plans: the kernels on the device output, only the detections copied back. *detections
+   (*count entries, at most desc->max_detections) is owned by the detector and valid until its
+   next run. */
+JP_NODISCARD JP_API jp_status jp_detector_run(jp_detector* det, const jp_detection** detections,
+                                              int32_t* count);
+
+/* A segmenter's Float32 logits of one image, [classes, height, width] (a [1, C, H, W] output) or,
+   with channels_last, [height, width, classes], to a class per pixel (`out`: height * width
+   int32, out_bytes = height * width * 4): the largest logit's class, ties to the lowest, NaN
+   never chosen over a number. Allocates nothing. */
+JP_NODISCARD JP_API jp_status jp_pixel_classes(const float* logits, size_t logits_bytes,
+                                               int32_t classes, int32_t height, int32_t width,
+                                               int32_t channels_last, int32_t* out,
+                                               size_t out_bytes);
+
+/* The same on a context's output, where it lives: a class map bound to output `output_index` of
+   ctx (Float32 [1, C, H, W], or [1, H, W, C] with channels_last; ctx must outlive it). Allocates
+   here, never in _run. */
+typedef struct jp_class_map jp_class_map;
+JP_NODISCARD JP_API jp_status jp_class_map_create(jp_context* ctx, int32_t output_index,
+                                                  int32_t channels_last, jp_class_map** out);
+JP_API void jp_class_map_destroy(jp_class_map* map);
+/* The classes of the context's last run (after jp_context_run, or the jp_context_synchronize of
+   an enqueue; on CUDA plans it may follow jp_context_enqueue at once). CPU plans: the CPU twin on
+   the host output. CUDA plans: the kernel on the device output, only the classes copied back.
+   *classes (height * width int32, row-major) is owned by the map and valid until its next run;
+   height and width may be NULL. */
+JP_NODISCARD JP_API jp_status jp_class_map_run(jp_class_map* map, const int32_t** classes,
+                                               int32_t* height, int32_t* width);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,12 +1,14 @@
 // The CUDA backend through the C API, on small hand-built GPU plans: binding at load (SM check,
 // kernel lookup, launch and dtype checks), contexts run with and without the CUDA graph, enqueue
 // and synchronize, two contexts at once, device I/O, GPU time, per-step profile, and the load
-// errors a corrupt or foreign plan gets. Without a GPU every test skips, saying why.
+// errors a corrupt or foreign plan gets; the frame preprocessor and the detector post-processing
+// on a CUDA context. Without a GPU every test skips, saying why.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -357,6 +359,85 @@ TEST(CudaRuntime, PreprocessorWritesTheInputOnTheGpu) {
   ASSERT_EQ(jp_context_synchronize(ctx), JP_OK) << jp_last_error();
   ASSERT_EQ(jp_context_get_output(ctx, 0, &y, &bytes), JP_OK);
   expect_relu(x, static_cast<const float*>(y));
+  jp_context_destroy(ctx);
+  jp_plan_destroy(plan);
+}
+
+// jp_detector on a CUDA plan: the detect_postprocess kernels on the device output, queued right
+// after the run on the context's stream, against jp_detect_boxes (the CPU twin) on the host copy
+// of the same output: equal bit for bit, in the same order. Three runs reuse one detector.
+TEST(CudaRuntime, DetectorRunsOnTheDeviceOutput) {
+  SKIP_WITHOUT_GPU(sm);
+  jp_plan* plan = load(relu_plan(sm, {1, 9, 6, 10}));  // 4 classes on a 10 x 6 grid
+  ASSERT_NE(plan, nullptr);
+  jp_context* ctx = nullptr;
+  ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
+  jp_detect_desc desc{};
+  desc.grid_width = 10, desc.grid_height = 6, desc.classes = 4;
+  desc.stride = 8.f, desc.image_width = 80.f, desc.image_height = 45.f;
+  desc.score_threshold = 0.1f, desc.iou_threshold = 0.3f;
+  desc.max_candidates = 100, desc.max_detections = 30;
+  jp_detector* det = nullptr;
+  ASSERT_EQ(jp_detector_create(ctx, 0, &desc, &det), JP_OK) << jp_last_error();
+  std::vector<unsigned char> ws(jp_detect_workspace_bytes(&desc) + 16);
+  void* aligned = ws.data() + (16 - reinterpret_cast<uintptr_t>(ws.data()) % 16) % 16;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<float> x(9 * 60);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(int((i * 53 + size_t(run) * 7) % 17) - 5) / 4;
+    ASSERT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK);
+    ASSERT_EQ(jp_context_enqueue(ctx), JP_OK) << jp_last_error();
+    const jp_detection* got = nullptr;
+    int32_t n = -1;
+    ASSERT_EQ(jp_detector_run(det, &got, &n), JP_OK) << jp_last_error();  // after the run
+    const void* y = nullptr;
+    size_t bytes = 0;
+    ASSERT_EQ(jp_context_synchronize(ctx), JP_OK) << jp_last_error();
+    ASSERT_EQ(jp_context_get_output(ctx, 0, &y, &bytes), JP_OK);
+    std::vector<jp_detection> want(30);
+    int32_t want_n = -1;
+    ASSERT_EQ(jp_detect_boxes(&desc, static_cast<const float*>(y), bytes, aligned, ws.size() - 16,
+                              want.data(), 30, &want_n), JP_OK) << jp_last_error();
+    ASSERT_EQ(n, want_n) << "run " << run;
+    EXPECT_GT(n, 1) << "a run that tests little";
+    for (int32_t i = 0; i < n; ++i)
+      EXPECT_EQ(std::memcmp(&got[i], &want[size_t(i)], sizeof(jp_detection)), 0)
+          << "run " << run << " detection " << i << ": candidate " << got[i].candidate
+          << " score " << got[i].score << ", want " << want[size_t(i)].candidate << " score "
+          << want[size_t(i)].score;
+  }
+  jp_detector_destroy(det);
+  jp_context_destroy(ctx);
+  jp_plan_destroy(plan);
+}
+
+// jp_class_map on a CUDA plan: the pixel_argmax kernel on the device output, only the classes
+// copied back, against jp_pixel_classes (the CPU twin) on the host copy of the same output.
+TEST(CudaRuntime, ClassMapRunsOnTheDeviceOutput) {
+  SKIP_WITHOUT_GPU(sm);
+  jp_plan* plan = load(relu_plan(sm, {1, 6, 9, 11}));
+  ASSERT_NE(plan, nullptr);
+  jp_context* ctx = nullptr;
+  ASSERT_EQ(jp_context_create(plan, nullptr, &ctx), JP_OK) << jp_last_error();
+  jp_class_map* map = nullptr;
+  ASSERT_EQ(jp_class_map_create(ctx, 0, 0, &map), JP_OK) << jp_last_error();
+  std::vector<float> x(6 * 99);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int((i * 41) % 13) - 4) / 2;
+  ASSERT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK);
+  ASSERT_EQ(jp_context_enqueue(ctx), JP_OK) << jp_last_error();
+  const int32_t* got = nullptr;
+  int32_t h = 0, w = 0;
+  ASSERT_EQ(jp_class_map_run(map, &got, &h, &w), JP_OK) << jp_last_error();
+  ASSERT_EQ(jp_context_synchronize(ctx), JP_OK) << jp_last_error();
+  const void* y = nullptr;
+  size_t bytes = 0;
+  ASSERT_EQ(jp_context_get_output(ctx, 0, &y, &bytes), JP_OK);
+  std::vector<int32_t> want(99, -1);
+  ASSERT_EQ(jp_pixel_classes(static_cast<const float*>(y), bytes, 6, 9, 11, 0, want.data(),
+                             want.size() * 4), JP_OK) << jp_last_error();
+  EXPECT_EQ(h, 9);
+  EXPECT_EQ(w, 11);
+  EXPECT_EQ(std::vector<int32_t>(got, got + 99), want);
+  jp_class_map_destroy(map);
   jp_context_destroy(ctx);
   jp_plan_destroy(plan);
 }
