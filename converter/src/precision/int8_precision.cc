@@ -91,8 +91,11 @@ class Int8Pass {
         readers_[d_.steps[s].inputs[k]].push_back({s, k});
       for (uint32_t o : d_.steps[s].outputs) writer_[o] = static_cast<int>(s);
       const DraftStep& v = d_.steps[s];
-      if (v.op.family == fb::OpFamily::Copy && v.inputs.size() == 1 && v.outputs.size() == 1 &&
-          d_.tensors[v.inputs[0]].dtype == d_.tensors[v.outputs[0]].dtype)
+      if (v.inputs.size() == 1 && v.outputs.size() == 1 &&
+          d_.tensors[v.inputs[0]].dtype == d_.tensors[v.outputs[0]].dtype &&
+          (v.op.family == fb::OpFamily::Copy ||
+           (v.op.family == fb::OpFamily::Transpose &&
+            moves_only_unit_dims(d_.tensors[v.inputs[0]].shape, v.op.perm))))
         view_input_[s] = v.inputs[0];
     }
   }
@@ -112,7 +115,7 @@ class Int8Pass {
   // amax / 127; 0 where it has neither. An Int8 max pool's output has its input's: max commutes
   // with quantization, so the pool moves the integers as they are. A view without a range of its
   // own (a Reshape's output: the calibration's FP32 plan reads it in place of its input) has its
-  // input's, the same values.
+  // input's, the same values (a Transpose that moves only dims of 1 is such a view as well).
   float scale(uint32_t i) const {
     const int w = writer_[i];
     if (w >= 0 && pool_[static_cast<size_t>(w)]) return scale(pool_input_[static_cast<size_t>(w)]);
@@ -406,7 +409,7 @@ class Int8Pass {
   // (which move a value near a rounding tie by one unit, and the error on through every conv).
   std::vector<bool> input_twin_;
   std::vector<uint32_t> pool_input_;   // per step: input 0 (for scale(), while steps move)
-  std::vector<int64_t> view_input_;    // per step: a Copy's input, else -1 (the same)
+  std::vector<int64_t> view_input_;    // per step: a view's input (Copy, unit-dim Transpose), else -1
   std::map<uint32_t, uint32_t> quantized_;
   std::set<std::string> gemms_;  // the steps that were Gemm steps (gemms_as_convs)
   Int8Summary summary_;
