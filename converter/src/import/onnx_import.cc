@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "converter/src/import/freeze.h"
 #include "converter/src/import/onnx_definitions.h"
 #include "converter/src/import/onnx_proto.h"
 #include "converter/src/import/onnx_schemas.h"
@@ -94,7 +95,10 @@ Sorted check_structure(const onnx::GraphProto& graph) {
   // preds[i]: nodes whose outputs node i reads (with repeats, matched by the in-degree count).
   std::vector<std::vector<int>> preds(n), succs(n);
   for (int i = 0; i < n; ++i) {
-    for (const std::string& in : graph.node(i).input()) {
+    // A node with subgraphs also reads what they read from this graph (its outer references).
+    std::vector<std::string> reads(graph.node(i).input().begin(), graph.node(i).input().end());
+    for (const std::string& name : outer_references(graph.node(i))) reads.push_back(name);
+    for (const std::string& in : reads) {
       if (in.empty()) continue;
       if (!defined.count(in))
         fail("missing initializer: node ", proto_label(graph.node(i), i), " reads '", in,
@@ -399,6 +403,12 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   std::vector<int> order = sort_nodes(model.mutable_graph());
   std::set<std::string> initializers;
   for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  for (const auto& [name, value] : options.freeze)
+    if (options.input_shapes.count(name))
+      throw OptionError(cat("input '", name, "' is given both --shape and --freeze (a frozen ",
+                            "input takes the shape of its value)"));
+  freeze_inputs(model.mutable_graph(), initializers, options.freeze);
+  for (const auto& [name, value] : options.freeze) initializers.insert(name);
   pin_input_shapes(model.mutable_graph(), initializers, options.input_shapes);
 
   int opset = model_opset;
