@@ -180,6 +180,17 @@ void add_initializers(const onnx::GraphProto& gp, Scope* scope, std::set<std::st
   }
 }
 
+// A graph input (a subgraph's formal input), as the graph declares it.
+void add_input(const onnx::ValueInfoProto& in, Scope* scope) {
+  Value v;
+  v.name = in.name();
+  set_type(&v, in.type());
+  v.graph_input = static_cast<int>(scope->g->inputs.size());
+  const int id = scope->g->add_value(std::move(v));
+  scope->ids[in.name()] = id;
+  scope->g->inputs.push_back(id);
+}
+
 // The nodes of `gp` (sorted) in order; node i unnamed is named <op>_<index[i]>.
 void add_nodes(const onnx::GraphProto& gp, const std::vector<int>& index, Scope* scope) {
   Graph& g = *scope->g;
@@ -230,15 +241,7 @@ Graph subgraph_from_proto(const onnx::GraphProto& gp, int opset, const std::stri
   } catch (const ConvertError& e) {
     fail(what, ": ", e.what());
   }
-  for (const auto& in : gp.input()) {
-    Value v;
-    v.name = in.name();
-    set_type(&v, in.type());
-    v.graph_input = static_cast<int>(g.inputs.size());
-    const int id = g.add_value(std::move(v));
-    scope.ids[in.name()] = id;
-    g.inputs.push_back(id);
-  }
+  for (const auto& in : gp.input()) add_input(in, &scope);
   std::vector<int> index(gp.node_size());
   for (int i = 0; i < gp.node_size(); ++i) index[i] = i;
   add_nodes(gp, index, &scope);
@@ -257,13 +260,7 @@ Graph build_graph(const onnx::ModelProto& model, const std::vector<int>& origina
   add_initializers(gp, &scope, &initializer_names);
   for (const auto& in : gp.input()) {
     if (initializer_names.count(in.name())) continue;  // a weight with a default: a weight
-    Value v;
-    v.name = in.name();
-    set_type(&v, in.type());
-    v.graph_input = static_cast<int>(g.inputs.size());
-    const int id = g.add_value(std::move(v));
-    scope.ids[in.name()] = id;
-    g.inputs.push_back(id);
+    add_input(in, &scope);
   }
   add_nodes(gp, original_index, &scope);
   return g;
