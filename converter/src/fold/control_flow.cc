@@ -208,6 +208,26 @@ void refresh_producers(Graph& g) {
   }
 }
 
+bool unused(const Graph& g, size_t at) {
+  std::set<std::string> names;
+  for (int v : g.nodes[at].outputs) {
+    if (v < 0) continue;
+    if (g.values[v].graph_output) return false;
+    names.insert(g.values[v].name);
+  }
+  for (const Node& n : g.nodes) {
+    if (n.dead) continue;
+    for (int v : n.inputs)
+      if (v >= 0 && names.count(g.values[v].name)) return false;
+    std::set<std::string> reads;
+    for (const auto& [name, a] : n.attrs)
+      if (a.kind == Attribute::Kind::kGraph && a.graph) outer_names(*a.graph, &reads);
+    for (const std::string& r : reads)
+      if (names.count(r)) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> input_dependencies(const Graph& g, int value) {
   std::map<std::string, int> by_name;
   for (size_t v = 0; v < g.values.size(); ++v) by_name[g.values[v].name] = static_cast<int>(v);
@@ -287,7 +307,11 @@ void fold_control_flow(Graph& g) {
                                            : fold::unroll_scan(e);
     if (why.empty()) continue;
     e.rollback();
-    refused.push_back(cat(node_label(g.nodes[i]), ": ", why));
+    // Control flow whose outputs nothing reads is no reason to refuse the model.
+    if (fold::unused(g, i))
+      g.nodes[i].dead = true;
+    else
+      refused.push_back(cat(node_label(g.nodes[i]), ": ", why));
   }
   g.compact();
   if (refused.empty()) return;

@@ -59,6 +59,10 @@ const Graph& subgraph(const Node& node, const char* name);
 // Value::producer for every value from the live nodes of g.
 void refresh_producers(Graph& g);
 
+// True when no live node of g reads an output of g.nodes[at] (its subgraphs included) and none
+// is a graph output.
+bool unused(const Graph& g, size_t at);
+
 // The names of the graph inputs that `value` is computed from (through node inputs and the
 // values subgraphs read by name), in the graph's input order.
 std::vector<std::string> input_dependencies(const Graph& g, int value);

@@ -207,6 +207,26 @@ TEST(ControlFlow, EveryIfThatDoesNotFoldIsNamedInOneError) {
   EXPECT_THAT(values_of<float>(out[1]), ElementsAre(1, -2));  // a + b >= 0: Neg
 }
 
+TEST(ControlFlow, AnIfThatDoesNotFoldButNothingReadsIsDropped) {
+  ModelBuilder m;
+  m.input("x", {2}).input("a", {1}).output("y");
+  m.initializer("zero", {1}, {0.f});
+  m.node("Greater", {"a", "zero"}, {"c"}, "gt");
+  Body then("then"), other("else");
+  then.node("Relu", {"x"}, {"r"});
+  then.output("r");
+  other.node("Neg", {"x"}, {"s"});
+  other.output("s");
+  auto& n = m.node("If", {"c"}, {"unread"}, "dead_if");
+  graph_attr(n, "then_branch", then);
+  graph_attr(n, "else_branch", other);
+  m.node("Abs", {"x"}, {"y"}, "abs");
+  const ConvertResult r = convert_ok(m);
+  const auto out = run(r.plan, {bytes_of(std::vector<float>{-1, 2}), bytes_of(std::vector<float>{5})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(values_of<float>(out[0]), ElementsAre(1, 2));
+}
+
 TEST(Freeze, LiteralsOfEachElementTypeAndTheInputLeavesThePlan) {
   // y = x * Cast(h) + Cast(n) where flag, else -x.
   ModelBuilder m;
