@@ -9,6 +9,8 @@ runs the control flow as it is, jetplan the branch or unrolled body it folded to
               input, an initializer, a value computed before the If); --freeze sr=16000 and
               sr=8000 give each branch. Without --freeze: exit 1, one line naming the node and
               `sr` and saying --freeze.
+  if_opset18_* an If at opset 18 whose branches hold ops libonnx 1.12 has no schema for
+              (ReduceMean/ReduceMax with axes as an input).
   nested_if   an If in a branch of an If, the inner condition from a --freeze'd float input
               given as a .npy, the outer from shape arithmetic (Shape -> Gather -> Greater).
   loop        Loop with trip count 5 (an initializer): a carried value plus a constant each
@@ -72,6 +74,20 @@ def vad_model():
              const("half", np.float32(0.5))]
     return onnx_model("vad", nodes, [vi("x", F, [1, 16]), vi("sr", I64, [])],
                       [vi("y", F, [1, 16])], inits, opset=16)
+
+
+def opset18_if_model():
+    """If at opset 18 whose branches hold ops of definitions newer than libonnx 1.12's (ReduceMean
+    and ReduceMax with axes as an input): mean or max of x over axis 1."""
+    then = helper.make_graph([helper.make_node("ReduceMean", ["x", "ax"], ["m"], keepdims=1)],
+                             "then", [], [vi("m", F, [2, 1])])
+    other = helper.make_graph([helper.make_node("ReduceMax", ["x", "ax"], ["n"], keepdims=1)],
+                              "else", [], [vi("n", F, [2, 1])])
+    nodes = [helper.make_node("Equal", ["sr", "rate"], ["is16k"]),
+             helper.make_node("If", ["is16k"], ["y"], then_branch=then, else_branch=other)]
+    inits = [const("ax", np.array([1], np.int64)), const("rate", np.array(16000, np.int64))]
+    return onnx_model("if18", nodes, [vi("x", F, [2, 8]), vi("sr", I64, [])],
+                      [vi("y", F, [2, 1])], inits, opset=18)
 
 
 def nested_if_model():
@@ -177,6 +193,10 @@ def main():
         mentions=("sample_rate_if", "'sr'", "--freeze sr=")))
 
     x28 = rng.standard_normal((2, 8)).astype(np.float32)
+    for rate in (16000, 8000):
+        check_against_ort(suite, tools, f"if_opset18_{rate}", opset18_if_model(),
+                          {"x": x28, "sr": np.array(rate, np.int64)}, frozen=("sr",),
+                          convert_args=["--freeze", f"sr={rate}"])
     for g in (1.5, -1.5):
         g_path = os.path.join(tools.workdir, f"g_{g}.npy")
         np.save(g_path, np.array([g], np.float32))
