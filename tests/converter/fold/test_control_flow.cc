@@ -102,19 +102,13 @@ TEST(ControlFlow, IfInALoopBodyReadsTheBodysValuesOfEachIteration) {
   body.input("i", onnx::TensorProto::INT64).input("cond", onnx::TensorProto::BOOL).input("v");
   body.output("cond_out", onnx::TensorProto::BOOL).output("v_out");
   body.node("Identity", {"cond"}, {"cond_out"});
-  auto& two = body.node("Constant", {}, {"two"});
-  auto* t = add_attr(two, "value_float");
-  t->set_type(onnx::AttributeProto::FLOAT);
-  t->set_f(2.f);
+  attr(body.node("Constant", {}, {"two"}), "value_float", 2.f);
   body.node("Mul", {"v", "two"}, {"w"});
   auto& zero = body.node("Constant", {}, {"zero"});
   attr_i64_tensor(zero, "value", {}, {0});
   body.node("Equal", {"i", "zero"}, {"first"});
   Body then("then"), other("else");
-  auto& ten = then.node("Constant", {}, {"ten"});
-  auto* tt = add_attr(ten, "value_float");
-  tt->set_type(onnx::AttributeProto::FLOAT);
-  tt->set_f(10.f);
+  attr(then.node("Constant", {}, {"ten"}), "value_float", 10.f);
   then.node("Add", {"w", "ten"}, {"a"});
   then.output("a");
   other.node("Add", {"w", "v"}, {"b"});
@@ -135,10 +129,7 @@ TEST(ControlFlow, LoopWithoutTripCountEndsWhenItsConditionFolds) {
   auto& three = body.node("Constant", {}, {"three"});
   attr_i64_tensor(three, "value", {}, {3});
   body.node("Less", {"i", "three"}, {"more"});
-  auto& one = body.node("Constant", {}, {"one"});
-  auto* t = add_attr(one, "value_float");
-  t->set_type(onnx::AttributeProto::FLOAT);
-  t->set_f(1.f);
+  attr(body.node("Constant", {}, {"one"}), "value_float", 1.f);
   body.node("Add", {"v", "one"}, {"v_out"});
   EXPECT_THAT(run_f32(loop_model(-1, body), {{0, 1, 2}}), ElementsAre(4, 5, 6));
 }
@@ -150,10 +141,7 @@ Body add_one_body(const std::string& cond_op) {
   if (cond_op == "ReduceMax") {  // a run-time early exit: stop once any element is positive
     auto& r = body.node("ReduceMax", {"v"}, {"top"});
     attr(r, "keepdims", int64_t{0});
-    auto& zero = body.node("Constant", {}, {"zero"});
-    auto* t = add_attr(zero, "value_float");
-    t->set_type(onnx::AttributeProto::FLOAT);
-    t->set_f(0.f);
+    attr(body.node("Constant", {}, {"zero"}), "value_float", 0.f);
     body.node("Less", {"top", "zero"}, {"cond_out"});
   } else {
     body.node(cond_op, {"cond"}, {"cond_out"});
