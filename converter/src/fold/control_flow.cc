@@ -3,6 +3,7 @@
 #include "converter/src/fold/control_flow.h"
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -86,15 +87,10 @@ const Graph& subgraph(const Node& node, const char* name) {
   return *it->second.graph;
 }
 
-Expansion::Expansion(Graph& g, size_t at) : g_(g), at_(at), values_before_(g.values.size()) {
-  for (size_t v = 0; v < g.values.size(); ++v) by_name_[g.values[v].name] = static_cast<int>(v);
-  for (const Node& n : g.nodes) node_names_.insert(n.name);
-}
-
 std::string Expansion::unique_name(const std::string& base) {
-  if (!by_name_.count(base)) return base;
+  if (!names_.values.count(base)) return base;
   for (int k = 1;; ++k)
-    if (!by_name_.count(cat(base, "_", k))) return cat(base, "_", k);
+    if (!names_.values.count(cat(base, "_", k))) return cat(base, "_", k);
 }
 
 int Expansion::add_value(const std::string& name, DataType dtype) {
@@ -103,7 +99,7 @@ int Expansion::add_value(const std::string& name, DataType dtype) {
   v.dtype = dtype;
   const std::string key = v.name;
   const int id = g_.add_value(std::move(v));
-  by_name_[key] = id;
+  names_.values[key] = id;
   return id;
 }
 
@@ -126,8 +122,9 @@ Node& Expansion::add_node(const std::string& op_type, const std::string& name,
                           std::vector<int> inputs, std::vector<int> outputs) {
   Node n;
   n.name = name;
-  for (int k = 1; node_names_.count(n.name); ++k) n.name = cat(name, "_", k);
-  node_names_.insert(n.name);
+  for (int k = 1; names_.nodes.count(n.name); ++k) n.name = cat(name, "_", k);
+  names_.nodes.insert(n.name);
+  added_nodes_.push_back(n.name);
   n.op_type = op_type;
   n.inputs = std::move(inputs);
   n.outputs = std::move(outputs);
@@ -152,8 +149,8 @@ std::vector<int> Expansion::inline_graph(const Graph& sub, const std::vector<int
       g_.values[id[v]].shape = s.shape;
       g_.values[id[v]].shape_known = s.shape_known;
     } else if (id[v] < 0) {
-      auto it = by_name_.find(s.name);
-      if (it == by_name_.end())
+      auto it = names_.values.find(s.name);
+      if (it == names_.values.end())
         fail("node ", node_label(node()), ": a subgraph reads '", s.name,
              "', which no enclosing graph defines");
       id[v] = it->second;
@@ -183,39 +180,31 @@ void Expansion::fold_added() {
     if (!n.dead && !is_control_flow(n) && definition_reason(g_, n).empty()) fold_node(g_, n);
 }
 
-void Expansion::commit() {
+std::vector<Node> Expansion::take() {
+  if (!committed_) fail("internal error: the expansion of ", node_label(node_), " is incomplete");
   std::vector<Node> live;
   for (Node& n : nodes_)
     if (!n.dead) live.push_back(std::move(n));
   nodes_.clear();
-  g_.nodes[at_].dead = true;
-  g_.nodes.insert(g_.nodes.begin() + static_cast<std::ptrdiff_t>(at_) + 1,
-                  std::make_move_iterator(live.begin()), std::make_move_iterator(live.end()));
-  refresh_producers(g_);
+  return live;
 }
 
 void Expansion::rollback() {
+  for (size_t v = values_before_; v < g_.values.size(); ++v) names_.values.erase(g_.values[v].name);
   g_.values.resize(values_before_);
+  for (const std::string& n : added_nodes_) names_.nodes.erase(n);
+  added_nodes_.clear();
   nodes_.clear();
 }
 
-void refresh_producers(Graph& g) {
-  for (Value& v : g.values) v.producer = -1;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    if (g.nodes[n].dead) continue;
-    for (int v : g.nodes[n].outputs)
-      if (v >= 0) g.values[v].producer = static_cast<int>(n);
-  }
-}
-
-bool unused(const Graph& g, size_t at) {
+bool unused(const Graph& g, const Node& node, const std::vector<Node>& readers) {
   std::set<std::string> names;
-  for (int v : g.nodes[at].outputs) {
+  for (int v : node.outputs) {
     if (v < 0) continue;
     if (g.values[v].graph_output) return false;
     names.insert(g.values[v].name);
   }
-  for (const Node& n : g.nodes) {
+  for (const Node& n : readers) {
     if (n.dead) continue;
     for (int v : n.inputs)
       if (v >= 0 && names.count(g.values[v].name)) return false;
@@ -290,28 +279,53 @@ const char* control_flow_notes(const std::string& op_type) {
   return nullptr;
 }
 
+// The walk keeps the nodes still to visit on a stack, the next one last, and appends each node
+// it keeps to g.nodes: an expansion's nodes go onto the stack (visited next, in order), so the
+// work per control-flow node is that of its own nodes, whatever the graph's size.
 void fold_control_flow(Graph& g) {
   if (std::none_of(g.nodes.begin(), g.nodes.end(), is_control_flow)) return;
+  fold::Names names;
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    names.values[g.values[v].name] = static_cast<int>(v);
+    g.values[v].producer = -1;  // set again as each node is kept
+  }
+  for (const Node& n : g.nodes) names.nodes.insert(n.name);
+  std::vector<Node> todo(std::make_move_iterator(g.nodes.rbegin()),
+                         std::make_move_iterator(g.nodes.rend()));
+  g.nodes.clear();
+  auto keep = [&g](Node node) {
+    for (int v : node.outputs)
+      if (v >= 0) g.values[v].producer = static_cast<int>(g.nodes.size());
+    g.nodes.push_back(std::move(node));
+  };
   std::vector<std::string> refused;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].dead) continue;
-    if (!is_control_flow(g.nodes[i])) {
-      if (g.nodes[i].domain.empty() && definition_reason(g, g.nodes[i]).empty())
-        fold_node(g, g.nodes[i]);
+  while (!todo.empty()) {
+    Node node = std::move(todo.back());
+    todo.pop_back();
+    if (node.dead) continue;
+    if (!is_control_flow(node)) {
+      if (!(node.domain.empty() && definition_reason(g, node).empty() && fold_node(g, node)))
+        keep(std::move(node));
       continue;
     }
-    fold::Expansion e(g, i);
-    const std::string& op = g.nodes[i].op_type;
-    const std::string why = op == "If"     ? fold::expand_if(e)
-                            : op == "Loop" ? fold::unroll_loop(e)
-                                           : fold::unroll_scan(e);
-    if (why.empty()) continue;
+    fold::Expansion e(g, node, names);
+    const std::string why = node.op_type == "If"     ? fold::expand_if(e)
+                            : node.op_type == "Loop" ? fold::unroll_loop(e)
+                                                     : fold::unroll_scan(e);
+    if (why.empty()) {
+      std::vector<Node> added = e.take();
+      if (g.nodes.size() + todo.size() + added.size() > kMaxNodesAfterUnrolling)
+        fail("node ", node_label(node), ": unrolling its control flow makes the graph more than ",
+             kMaxNodesAfterUnrolling, " nodes, the most jetplan unrolls to (loops nested in loops)");
+      todo.insert(todo.end(), std::make_move_iterator(added.rbegin()),
+                  std::make_move_iterator(added.rend()));
+      continue;
+    }
     e.rollback();
     // Control flow whose outputs nothing reads is no reason to refuse the model.
-    if (fold::unused(g, i))
-      g.nodes[i].dead = true;
-    else
-      refused.push_back(cat(node_label(g.nodes[i]), ": ", why));
+    if (fold::unused(g, node, todo)) continue;
+    refused.push_back(cat(node_label(node), ": ", why));
+    keep(std::move(node));
   }
   g.compact();
   if (refused.empty()) return;

@@ -18,6 +18,9 @@
 namespace jetplan::converter {
 
 constexpr int64_t kMaxUnrolledIterations = 64;
+// Nested loops multiply: the graph may grow to this many nodes by unrolling, no further (a model
+// is untrusted input, and a plan of more steps would not be one worth running).
+constexpr size_t kMaxNodesAfterUnrolling = 500000;
 
 // If, Loop or Scan of the default domain.
 bool is_control_flow(const Node& node);

@@ -11,14 +11,22 @@
 
 namespace jetplan::converter::fold {
 
-// The nodes replacing g.nodes[at]. Values are added to g.values at once (rollback() takes them
-// away again); nodes collect here until commit() puts them right after g.nodes[at], which dies.
+// Every value's and node's name in the graph while fold_control_flow runs, kept up to date as
+// expansions add theirs (and forget them when they roll back): looked up, never rebuilt.
+struct Names {
+  std::map<std::string, int> values;
+  std::set<std::string> nodes;
+};
+
+// The nodes replacing one control-flow node. Values are added to g.values at once (rollback()
+// takes them away again); nodes collect here, and take() hands them over after commit().
 class Expansion {
  public:
-  Expansion(Graph& g, size_t at);
+  Expansion(Graph& g, const Node& node, Names& names)
+      : g_(g), node_(node), names_(names), values_before_(g.values.size()) {}
 
   Graph& graph() { return g_; }
-  const Node& node() const { return g_.nodes[at_]; }
+  const Node& node() const { return node_; }
 
   // Adds the nodes of `sub` with its formal input k bound to value `inputs[k]`; its constants and
   // node outputs become new values named `prefix` + their name (made unique), its references to
@@ -32,36 +40,36 @@ class Expansion {
   int add_constant(const std::string& name, DataType dtype, const Shape& shape,
                    std::vector<uint8_t> bytes);
   int add_int64_scalar(const std::string& name, int64_t v);
-  // A new node (named `name` made unique among the nodes added); returns it for its attributes.
+  // A new node (named `name` made unique); the reference lives until the next add_node.
   Node& add_node(const std::string& op_type, const std::string& name, std::vector<int> inputs,
                  std::vector<int> outputs);
   // Folds the nodes added so far that fold now (a Loop body's condition is needed at once).
   void fold_added();
-  // Puts the nodes after the control-flow node, which dies, and refreshes Value::producer.
-  void commit();
-  // Forgets the values and nodes added: the graph is as before.
+  // The expansion is complete: take() gives its nodes.
+  void commit() { committed_ = true; }
+  // The nodes that replace the control-flow node, in order, folded ones left out.
+  std::vector<Node> take();
+  // Forgets the values, names and nodes added: the graph is as before.
   void rollback();
 
  private:
   std::string unique_name(const std::string& base);
 
   Graph& g_;
-  size_t at_;
+  const Node& node_;
+  Names& names_;
   size_t values_before_;
-  std::map<std::string, int> by_name_;  // every value of the graph, by name
-  std::set<std::string> node_names_;
+  std::vector<std::string> added_nodes_;  // their names, for rollback
   std::vector<Node> nodes_;
+  bool committed_ = false;
 };
 
 // The subgraph attribute `name` of a control-flow node; ConvertError naming the node without it.
 const Graph& subgraph(const Node& node, const char* name);
 
-// Value::producer for every value from the live nodes of g.
-void refresh_producers(Graph& g);
-
-// True when no live node of g reads an output of g.nodes[at] (its subgraphs included) and none
-// is a graph output.
-bool unused(const Graph& g, size_t at);
+// True when none of `node`'s outputs is a graph output or read by a node of `readers` (their
+// subgraphs included).
+bool unused(const Graph& g, const Node& node, const std::vector<Node>& readers);
 
 // The names of the graph inputs that `value` is computed from (through node inputs and the
 // values subgraphs read by name), in the graph's input order.
