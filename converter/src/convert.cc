@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "converter/src/calibrate/calibrate.h"
+#include "converter/src/fold/control_flow.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/precision/int8_precision.h"
 #include "converter/src/precision/explicit_qdq.h"
@@ -83,7 +84,11 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   const Target target = find_target(options.target);
   const bool gpu = target.plan.backend == fb::Backend::CUDA;
   tell(options, "import");
-  Graph g = import_onnx(model_bytes, ImportOptions{options.input_shapes, options.model_dir});
+  Graph g = import_onnx(model_bytes,
+                        ImportOptions{options.input_shapes, options.model_dir, options.freeze});
+  // If, Loop and Scan become plain nodes (or the one error that says which input to freeze)
+  // before anything reads the graph's node list.
+  fold_control_flow(g);
   // Explicit quantization: a model with its own Q/DQ pairs runs in INT8 with its scales on a
   // GPU target (and as the INT8 reference plan with --target cpu --precision int8); the CPU
   // target otherwise runs its QuantizeLinear and DequantizeLinear nodes as they are.
@@ -150,6 +155,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   metadata.options["target"] = target.plan.name;
   for (const auto& [name, shape] : options.input_shapes)
     metadata.options["shape." + name] = dims_text(shape);
+  for (const auto& [name, value] : options.freeze) metadata.options["freeze." + name] = value;
   if (int8) {
     metadata.options["precision"] = "int8";
     if (qdq) metadata.options["quantization"] = "explicit";

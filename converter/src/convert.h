@@ -29,6 +29,9 @@ using ProgressFn = std::function<void(const char* stage, size_t done, size_t tot
 
 struct ConvertOptions {
   std::map<std::string, Shape> input_shapes;  // --shape NAME:DIMS
+  // --freeze NAME=VALUE: graph input -> the text of its value, a literal or a .npy path
+  // (import/freeze.h). The input becomes a constant and leaves the plan's inputs.
+  std::map<std::string, std::string> freeze;
   bool fuse = true;                           // BatchNorm folding and epilogue fusion
   std::string target = "cpu";  // "cpu", a targets/ name or a target .json path (targets.h)
   // Where external data files are looked up: the model file's directory (the CLI sets it).
@@ -96,7 +99,8 @@ std::vector<std::string> known_targets();
 
 // Converts a serialized ONNX ModelProto. source_name (the file's base name) goes into the
 // plan's metadata. Throws ConvertError with a one-line message that names the problem and,
-// where there is one, the node; the caller adds the file name.
+// where there is one, the node; the caller adds the file name. OptionError (a ConvertError)
+// where an option's value does not fit the model (--freeze).
 ConvertResult convert_onnx(const std::string& model_bytes, const std::string& source_name,
                            const ConvertOptions& options);
 

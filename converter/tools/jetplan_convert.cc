@@ -1,7 +1,8 @@
 // jetplan-convert: ONNX model -> jetplan plan (.jplan).
 //
 // Exit status: 0 converted, 1 the conversion failed (one line on stderr naming the problem),
-// 2 the command line is wrong (a line naming the mistake, then the usage text).
+// 2 the command line is wrong (a line naming the mistake, then the usage text), including an
+// option's value the model refuses (--freeze of no graph input, or of a value it cannot take).
 #include <google/protobuf/stubs/logging.h>
 #include <unistd.h>
 
@@ -37,6 +38,12 @@ constexpr const char* kUsage =
     "  --shape NAME:DIMS     pin the shape of graph input NAME, e.g. --shape input:1x3x224x224;\n"
     "                        needed for inputs with symbolic dims (repeat for several inputs;\n"
     "                        NAME may contain ':', the last one separates the dims)\n"
+    "  --freeze NAME=VALUE   pin graph input NAME to a constant before anything folds, so that\n"
+    "                        If, Loop and Scan on it fold away; the plan has no input NAME.\n"
+    "                        VALUE is a literal of the input's element type (16000, 0.5,\n"
+    "                        true; [1,2,3] for a 1-D input) or the path of a .npy file of\n"
+    "                        that type and shape (repeat for several inputs; NAME ends at\n"
+    "                        the first '=')\n"
     "  --no-fuse             keep BatchNorm, bias, residual, activation and elementwise nodes\n"
     "                        as their own steps\n"
     "  --target NAME|FILE    the device the plan is for: cpu (the default, reference\n"
@@ -200,6 +207,17 @@ void add_shape(const std::string& spec, ConvertOptions* options) {
     throw UsageError{"--shape given twice for input '" + name + "'"};
 }
 
+void add_freeze(const std::string& spec, ConvertOptions* options) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    throw UsageError{"--freeze '" + spec +
+                     "': expected NAME=VALUE, VALUE a literal (16000, 0.5, true, [1,2,3]) or a "
+                     ".npy file"};
+  const std::string name = spec.substr(0, eq);
+  if (!options->freeze.emplace(name, spec.substr(eq + 1)).second)
+    throw UsageError{"--freeze given twice for input '" + name + "'"};
+}
+
 // Returns false for --help / --version (already answered).
 bool parse_args(int argc, char** argv, Args* args) {
   bool have_target = false;
@@ -231,6 +249,8 @@ bool parse_args(int argc, char** argv, Args* args) {
       if (args->output.empty()) throw UsageError{"-o needs a non-empty path"};
     } else if (is("--shape")) {
       add_shape(value("--shape"), &args->options);
+    } else if (is("--freeze")) {
+      add_freeze(value("--freeze"), &args->options);
     } else if (arg == "--progress" || arg == "--quiet") {
       (arg == "--progress" ? args->progress : args->quiet) = true;
       if (args->progress && args->quiet) throw UsageError{"--progress and --quiet given together"};
@@ -377,6 +397,12 @@ int main(int argc, char** argv) {
     jetplan::converter::ConvertResult result;
     try {
       result = jetplan::converter::convert_onnx(model, base_name(args.model), args.options);
+    } catch (const jetplan::converter::OptionError& e) {
+      // An option's value that this model refuses (--freeze): a wrong command line.
+      progress.finish(false);
+      std::fprintf(stderr, "jetplan-convert: error: %s\n\n%s",
+                   jetplan::converter::one_line(e.what()).c_str(), usage().c_str());
+      return 2;
     } catch (const ConvertError& e) {
       return error(args.model + ": " + e.what());
     }

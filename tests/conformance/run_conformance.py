@@ -54,6 +54,8 @@ PARAMETER_SLOTS = {
     "CumSum": (1,),                  # axis
     "Dropout": (1, 2),               # ratio, training_mode
     "Expand": (1,),                  # shape
+    "If": (0,),                      # cond: jetplan folds If to a branch (--freeze)
+    "Loop": (0, 1),                  # trip count, cond: jetplan unrolls Loop (--freeze)
     "NonMaxSuppression": (2, 3, 4),  # max_output_boxes_per_class, iou/score thresholds
     "OneHot": (1,),                  # depth
     "Pad": (1, 2, 3),                # pads, constant_value, axes
@@ -86,9 +88,14 @@ def names_read(graph):
 def parameter_inputs(model):
     """Names of the graph inputs (not initializers) that feed a parameter slot of a node of
     the default domain, or that nothing reads (the _expanded CastLike tests keep their 'like'
-    input, whose stored value need not have the declared shape), in graph input order."""
+    input, whose stored value need not have the declared shape), in graph input order; none
+    for a model with a graph input that is no tensor."""
     inits = {i.name for i in model.graph.initializer}
     graph_inputs = [i.name for i in model.graph.input if i.name not in inits]
+    # A sequence or optional input's stored value is no array to freeze or feed: such a model
+    # converts as it is (and is refused: plans hold tensors only).
+    if any(not i.type.HasField("tensor_type") for i in model.graph.input if i.name not in inits):
+        return []
     read = names_read(model.graph)
     wanted = {name for name in graph_inputs if name not in read}
     for node in model.graph.node:

@@ -45,4 +45,18 @@ void contract_top_k(StepContract& c) {
            "topk outputs " + str(y));
 }
 
+// CumSum: y of x's shape and dtype (float32, float16, float64, int32 or int64), the axis one of
+// its dims.
+void contract_cum_sum(StepContract& c) {
+  const auto* p = c.step->params_as_CumSumParams();
+  if (!p || c.in.size() != 1) return c.bad("step ", c.name, " cum_sum");
+  const int64_t r = static_cast<int64_t>(c.y.size());
+  c.expect(c.in[0] == c.y && p->axis() >= 0 && p->axis() < r, "cum_sum shape and axis");
+  const fb::DType t = c.in_dtype(0);
+  c.expect(c.dtype_of(0) == t && (t == fb::DType::Float32 || t == fb::DType::Float16 ||
+                                  t == fb::DType::Float64 || t == fb::DType::Int32 ||
+                                  t == fb::DType::Int64),
+           "cum_sum dtype");
+}
+
 }  // namespace jetplan::converter::testing::contract

@@ -255,14 +255,15 @@ def compare_output(name, got, want, rtol=RTOL, atol=ATOL):
     return None
 
 
-def run_model(tools, work, model, feeds, expected, iterations=1, steps=None):
-    """Converts `model` with jetplan-convert, runs the plan with jetplan-run on `feeds` (name ->
-    array) and compares every output with `expected` (name -> array). `steps`: the step count
-    the plan must have (jetplan-convert prints it), None when any. The problems found."""
+def run_model(tools, work, model, feeds, expected, iterations=1, steps=None, convert_args=()):
+    """Converts `model` with jetplan-convert (and `convert_args`), runs the plan with jetplan-run
+    on `feeds` (name -> array) and compares every output with `expected` (name -> array).
+    `steps`: the step count the plan must have (jetplan-convert prints it), None when any. The
+    problems found."""
     os.makedirs(work, exist_ok=True)
     model_path, plan = os.path.join(work, "model.onnx"), os.path.join(work, "model.jplan")
     onnx.save(model, model_path)
-    res = run_tool([tools.convert, model_path, "-o", plan])
+    res = run_tool([tools.convert, model_path, "-o", plan] + list(convert_args))
     if res.returncode != 0 or res.timed_out:
         return [f"jetplan-convert failed ({res.describe()}): {res.first_error()}"]
     problems = []

@@ -134,7 +134,8 @@ void parse_tensor_line(const std::string& line, size_t number, const std::string
 }  // namespace
 
 std::string model_hash(const std::string& model_bytes,
-                       const std::map<std::string, Shape>& input_shapes, bool fuse) {
+                       const std::map<std::string, Shape>& input_shapes, bool fuse,
+                       const std::map<std::string, std::string>& freeze) {
   Sha256 sha;
   sha.update(model_bytes.data(), model_bytes.size());
   // NUL separators: a model's bytes cannot be confused with the shapes that follow them.
@@ -144,6 +145,8 @@ std::string model_hash(const std::string& model_bytes,
     for (size_t i = 0; i < dims.size(); ++i) rest += (i ? "x" : "") + std::to_string(dims[i]);
   }
   rest += std::string(1, '\0') + (fuse ? "fuse" : "no-fuse");
+  for (const auto& [name, value] : freeze)
+    rest += std::string(1, '\0') + "freeze " + name + "=" + value;
   sha.update(rest.data(), rest.size());
   static const char* kHex = "0123456789abcdef";
   std::string hex;

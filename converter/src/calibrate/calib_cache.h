@@ -30,9 +30,11 @@ struct CalibrationCache {
   std::vector<std::string> no_range;  // sorted
 };
 
-// Lower-case hex SHA-256 of the model bytes, the pinned input shapes (by name) and `fuse`.
+// Lower-case hex SHA-256 of the model bytes, the pinned input shapes (by name), `fuse` and the
+// frozen inputs (--freeze NAME=VALUE, by name: a frozen value picks the model's branches).
 std::string model_hash(const std::string& model_bytes,
-                       const std::map<std::string, Shape>& input_shapes, bool fuse);
+                       const std::map<std::string, Shape>& input_shapes, bool fuse,
+                       const std::map<std::string, std::string>& freeze = {});
 
 // The file's text (exactly what write_calibration_cache writes).
 std::string format_calibration_cache(const CalibrationCache& cache);

@@ -153,7 +153,7 @@ CalibrationResult from_cache(const CalibrationCache& cache, const CalibrationOpt
 
 CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions& convert,
                             const CalibrationOptions& calibration) {
-  const std::string hash = model_hash(model_bytes, convert.input_shapes, convert.fuse);
+  const std::string hash = model_hash(model_bytes, convert.input_shapes, convert.fuse, convert.freeze);
   if (!calibration.cache_path.empty() && file_exists(calibration.cache_path)) {
     return from_cache(read_calibration_cache(calibration.cache_path, hash), calibration);
   }

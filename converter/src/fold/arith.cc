@@ -456,4 +456,27 @@ bool eval_where(const Args& a, std::vector<TensorData>* out) {
   return true;
 }
 
+// CumSum through its CPU twin: position embeddings made from a mask of the (fixed) input shape
+// fold whole.
+bool eval_cum_sum(const Args& a, std::vector<TensorData>* out) {
+  if (a.in.size() != 2 || a.in[1] == nullptr) return false;
+  const Value &x = *a.in[0], &axis = *a.in[1];
+  kernels::DType dtype;
+  if (!kernel_dtype(x.dtype, &dtype) || !kernels::cum_sum_supported(dtype) || x.shape.empty())
+    return false;
+  const std::vector<int64_t> at = read_ints(axis);
+  if (at.size() != 1) return false;
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  const int64_t d = normalize_axis(a.node, at[0], rank);
+  kernels::CumSumParams p;
+  p.dtype = dtype;
+  for (int64_t i = 0; i < rank; ++i) (i < d ? p.outer : i > d ? p.inner : p.length) *= x.shape[i];
+  p.exclusive = attr_int(a.node, "exclusive", 0) != 0;
+  p.reverse = attr_int(a.node, "reverse", 0) != 0;
+  TensorData t{x.dtype, x.shape, std::vector<uint8_t>(x.data.size())};
+  if (!t.bytes.empty()) kernels::cpu::cum_sum(p, x.data.data(), t.bytes.data());
+  out->push_back(std::move(t));
+  return true;
+}
+
 }  // namespace jetplan::converter::fold

@@ -40,6 +40,7 @@ bool eval_variadic(const Args& a, std::vector<TensorData>* out);  // Sum Mean
 bool eval_unary(const Args& a, std::vector<TensorData>* out);     // Neg Abs Sqrt Exp Sin Not ...
 bool eval_elementwise(const Args& a, std::vector<TensorData>* out);  // Equal Less And Mod ...
 bool eval_where(const Args& a, std::vector<TensorData>* out);
+bool eval_cum_sum(const Args& a, std::vector<TensorData>* out);
 
 // ---- Evaluators of the data movement and shape ops (fold_moves.cc) ----
 bool eval_concat(const Args& a, std::vector<TensorData>* out);

@@ -156,6 +156,8 @@ std::string kind_name(const Attribute& a) {
       return "strings";
     case Attribute::Kind::kTensor:
       return "tensor";
+    case Attribute::Kind::kGraph:
+      return "graph";
     case Attribute::Kind::kOther: {
       std::string s = a.onnx_type;
       for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

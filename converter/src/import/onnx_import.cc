@@ -11,12 +11,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "converter/src/import/freeze.h"
 #include "converter/src/import/onnx_definitions.h"
 #include "converter/src/import/onnx_proto.h"
 #include "converter/src/import/onnx_schemas.h"
@@ -94,7 +96,10 @@ Sorted check_structure(const onnx::GraphProto& graph) {
   // preds[i]: nodes whose outputs node i reads (with repeats, matched by the in-degree count).
   std::vector<std::vector<int>> preds(n), succs(n);
   for (int i = 0; i < n; ++i) {
-    for (const std::string& in : graph.node(i).input()) {
+    // A node with subgraphs also reads what they read from this graph (its outer references).
+    std::vector<std::string> reads(graph.node(i).input().begin(), graph.node(i).input().end());
+    for (const std::string& name : outer_references(graph.node(i))) reads.push_back(name);
+    for (const std::string& in : reads) {
       if (in.empty()) continue;
       if (!defined.count(in))
         fail("missing initializer: node ", proto_label(graph.node(i), i), " reads '", in,
@@ -229,9 +234,53 @@ bool lacks_shape(const onnx::ValueInfoProto& info) {
 // declares a shape, which the ONNX spec leaves optional (and later checkers do not ask): in the
 // copy, a missing shape becomes an empty one. The checker checks structure, not shapes, so
 // neither change hides a problem of the model; shape inference runs on the model itself.
-void run_checker(const onnx::ModelProto& model, const std::vector<bool>& unknown_op) {
+// Subgraphs (If branches, Loop and Scan bodies) are checked with the node that holds them; their
+// nodes of unknown ops are cut out of the copy too, and their outputs become graph inputs of the
+// copy, which the subgraphs then read from the enclosing scope.
+using UnknownOp = std::function<bool(const onnx::NodeProto&)>;
+
+bool subgraphs_have_unknown(const onnx::NodeProto& node, const UnknownOp& unknown) {
+  for (const auto& a : node.attribute()) {
+    std::vector<const onnx::GraphProto*> graphs;
+    if (a.has_g()) graphs.push_back(&a.g());
+    for (const auto& g : a.graphs()) graphs.push_back(&g);
+    for (const onnx::GraphProto* g : graphs)
+      for (const auto& n : g->node())
+        if (unknown(n) || subgraphs_have_unknown(n, unknown)) return true;
+  }
+  return false;
+}
+
+void strip_unknown(onnx::NodeProto* node, const UnknownOp& unknown, std::set<std::string>* cut) {
+  for (auto& a : *node->mutable_attribute()) {
+    std::vector<onnx::GraphProto*> graphs;
+    if (a.has_g()) graphs.push_back(a.mutable_g());
+    for (auto& g : *a.mutable_graphs()) graphs.push_back(&g);
+    for (onnx::GraphProto* g : graphs) {
+      google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+      for (auto& n : *g->mutable_node()) {
+        if (unknown(n)) {
+          for (const std::string& out : n.output())
+            if (!out.empty()) cut->insert(out);
+          continue;
+        }
+        strip_unknown(&n, unknown, cut);
+        *kept.Add() = n;
+      }
+      g->mutable_node()->Swap(&kept);
+      google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> infos;
+      for (const auto& info : g->value_info())
+        if (!cut->count(info.name())) *infos.Add() = info;
+      g->mutable_value_info()->Swap(&infos);
+    }
+  }
+}
+
+void run_checker(const onnx::ModelProto& model, const std::vector<bool>& unknown_op,
+                 const UnknownOp& unknown) {
   const auto& graph = model.graph();
   bool adapt = std::find(unknown_op.begin(), unknown_op.end(), true) != unknown_op.end();
+  for (const auto& node : graph.node()) adapt = adapt || subgraphs_have_unknown(node, unknown);
   for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()})
     for (const auto& info : *list) adapt = adapt || lacks_shape(info);
   try {
@@ -247,6 +296,7 @@ void run_checker(const onnx::ModelProto& model, const std::vector<bool>& unknown
     google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
     for (int i = 0; i < g->node_size(); ++i) {
       if (!unknown_op[i]) {
+        strip_unknown(g->mutable_node(i), unknown, &cut_outputs);
         *kept.Add() = g->node(i);
         continue;
       }
@@ -339,6 +389,18 @@ std::vector<bool> unknown_ops(onnx::ModelProto* model, std::map<std::string, int
   return unknown;
 }
 
+// unknown_ops' test for one node of a subgraph (whose domains the model imports, or it is
+// unknown).
+UnknownOp unknown_in(const std::map<std::string, int>& opsets, int model_opset) {
+  return [opsets, model_opset](const onnx::NodeProto& node) {
+    const std::string domain = normalized_domain(node.domain());
+    auto it = opsets.find(domain);
+    return it == opsets.end() ||
+           onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain) == nullptr ||
+           (domain.empty() && newer_definition(node.op_type(), model_opset) != nullptr);
+  };
+}
+
 // Sorts the graph's nodes into the order check_structure found; returns that order.
 std::vector<int> sort_nodes(onnx::GraphProto* graph) {
   const Sorted sorted = check_structure(*graph);
@@ -399,13 +461,20 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   std::vector<int> order = sort_nodes(model.mutable_graph());
   std::set<std::string> initializers;
   for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  for (const auto& [name, value] : options.freeze)
+    if (options.input_shapes.count(name))
+      throw OptionError(cat("input '", name, "' is given both --shape and --freeze (a frozen ",
+                            "input takes the shape of its value)"));
+  freeze_inputs(model.mutable_graph(), initializers, options.freeze);
+  for (const auto& [name, value] : options.freeze) initializers.insert(name);
   pin_input_shapes(model.mutable_graph(), initializers, options.input_shapes);
 
   int opset = model_opset;
   if (opset < kMinOpset) {
     // The model is checked as it is, then upgraded: errors name its own nodes, and the adapters
     // find the value shapes they read.
-    run_checker(model, unknown_ops(&model, &opsets, model_opset));
+    const std::vector<bool> old_unknown = unknown_ops(&model, &opsets, model_opset);
+    run_checker(model, old_unknown, unknown_in(opsets, model_opset));
     run_shape_inference(&model, /*strict=*/false, model_opset);
     opset = upgrade_opset(&model, model_opset);
     opsets[""] = opset;
@@ -414,7 +483,7 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   }
 
   const std::vector<bool> unknown = unknown_ops(&model, &opsets, model_opset);
-  run_checker(model, unknown);
+  run_checker(model, unknown, unknown_in(opsets, model_opset));
   run_shape_inference(&model, /*strict=*/true, model_opset);
   Graph g = build_graph(model, order, std::max(opset, model_opset));
   check_newer_definitions(g);

@@ -17,10 +17,14 @@ struct ImportOptions {
   // The directory of the model file, where external data locations resolve. Empty: the model
   // came as bytes alone, and a model with external data is refused.
   std::string model_dir;
+  // Graph input name -> its value (--freeze NAME=VALUE: a literal or a .npy path): the input
+  // becomes a constant before shapes are checked or anything folds (freeze.h).
+  std::map<std::string, std::string> freeze;
 };
 
 // Parses a serialized ModelProto, loads external data (files inside model_dir only, every
-// offset and length checked against the file), checks its structure (every value defined once,
+// offset and length checked against the file), freezes the inputs options.freeze names
+// (OptionError for a name or value the model refuses), checks its structure (every value defined once,
 // no cycle), sorts the nodes topologically (stable: a sorted model keeps its order), upgrades
 // opsets 1-6 to 13 with libonnx's version converter, runs the libonnx checker and strict shape
 // inference, and builds the IR. Opsets 7-17 are read as they are, later ones up to

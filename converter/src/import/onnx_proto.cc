@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -193,7 +194,34 @@ void load_all(onnx::GraphProto* graph, ExternalData* data) {
   }
 }
 
+// The names `graph` reads that it does not define.
+std::set<std::string> graph_outer_references(const onnx::GraphProto& graph) {
+  std::set<std::string> defined, read;
+  for (const auto& init : graph.initializer()) defined.insert(init.name());
+  for (const auto& in : graph.input()) defined.insert(in.name());
+  for (const auto& node : graph.node()) {
+    for (const std::string& in : node.input())
+      if (!in.empty()) read.insert(in);
+    for (const std::string& name : outer_references(node)) read.insert(name);
+    for (const std::string& out : node.output()) defined.insert(out);
+  }
+  for (const auto& out : graph.output()) read.insert(out.name());
+  std::set<std::string> outer;
+  for (const std::string& name : read)
+    if (!defined.count(name)) outer.insert(name);
+  return outer;
+}
+
 }  // namespace
+
+std::set<std::string> outer_references(const onnx::NodeProto& node) {
+  std::set<std::string> out;
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) out.merge(graph_outer_references(a.g()));
+    for (const auto& g : a.graphs()) out.merge(graph_outer_references(g));
+  }
+  return out;
+}
 
 std::string proto_label(const onnx::NodeProto& node, int index) {
   const std::string name =

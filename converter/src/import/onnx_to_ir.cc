@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -84,7 +85,10 @@ TensorData tensor_from_proto(const onnx::TensorProto& t, const std::string& what
   return out;
 }
 
-Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string& what) {
+Graph subgraph_from_proto(const onnx::GraphProto& gp, int opset, const std::string& what);
+
+Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string& what,
+                               int opset) {
   Attribute out;
   const auto type = attribute_type(a);
   switch (type) {
@@ -103,6 +107,11 @@ Attribute attribute_from_proto(const onnx::AttributeProto& a, const std::string&
     case onnx::AttributeProto::TENSOR:
       out.kind = Attribute::Kind::kTensor;
       out.tensor = tensor_from_proto(a.t(), what + " attribute '" + a.name() + "'");
+      break;
+    case onnx::AttributeProto::GRAPH:
+      out.kind = Attribute::Kind::kGraph;
+      out.graph = std::make_shared<const Graph>(
+          subgraph_from_proto(a.g(), opset, what + " attribute '" + a.name() + "'"));
       break;
     case onnx::AttributeProto::FLOATS:
       out.kind = Attribute::Kind::kFloats;
@@ -138,19 +147,25 @@ void set_type(Value* value, const onnx::TypeProto& type) {
   value->shape_known = true;
 }
 
-}  // namespace
-
-Graph build_graph(const onnx::ModelProto& model, const std::vector<int>& original_index,
-                  int opset) {
-  const onnx::GraphProto& gp = model.graph();
-  Graph g;
-  g.opset = opset;
+// Values by name while a graph is built; `outer` creates a reference to an enclosing graph's
+// value for a name the graph does not define (subgraphs only).
+struct Scope {
+  Graph* g;
   std::map<std::string, int> ids;
   std::map<std::string, const onnx::TypeProto*> types;
-  for (const auto& info : gp.value_info()) types[info.name()] = &info.type();
-  for (const auto& info : gp.output()) types[info.name()] = &info.type();
+  bool outer = false;
 
-  std::set<std::string> initializer_names;
+  int find(const std::string& name) {
+    auto it = ids.find(name);
+    if (it != ids.end()) return it->second;
+    if (!outer) return ids.at(name);  // check_structure made sure every read is defined
+    Value v;
+    v.name = name;
+    return ids[name] = g->add_value(std::move(v));
+  }
+};
+
+void add_initializers(const onnx::GraphProto& gp, Scope* scope, std::set<std::string>* names) {
   for (const auto& init : gp.initializer()) {
     Value v;
     v.name = init.name();
@@ -160,28 +175,34 @@ Graph build_graph(const onnx::ModelProto& model, const std::vector<int>& origina
     v.shape_known = true;
     v.is_constant = true;
     v.data = std::move(data.bytes);
-    const int id = g.add_value(std::move(v));
-    ids[init.name()] = id;
-    initializer_names.insert(init.name());
+    scope->ids[init.name()] = scope->g->add_value(std::move(v));
+    names->insert(init.name());
   }
-  for (const auto& in : gp.input()) {
-    if (initializer_names.count(in.name())) continue;  // a weight with a default: a weight
-    Value v;
-    v.name = in.name();
-    set_type(&v, in.type());
-    v.graph_input = static_cast<int>(g.inputs.size());
-    const int id = g.add_value(std::move(v));
-    ids[in.name()] = id;
-    g.inputs.push_back(id);
-  }
+}
+
+// A graph input (a subgraph's formal input), as the graph declares it.
+void add_input(const onnx::ValueInfoProto& in, Scope* scope) {
+  Value v;
+  v.name = in.name();
+  set_type(&v, in.type());
+  v.graph_input = static_cast<int>(scope->g->inputs.size());
+  const int id = scope->g->add_value(std::move(v));
+  scope->ids[in.name()] = id;
+  scope->g->inputs.push_back(id);
+}
+
+// The nodes of `gp` (sorted) in order; node i unnamed is named <op>_<index[i]>.
+void add_nodes(const onnx::GraphProto& gp, const std::vector<int>& index, Scope* scope) {
+  Graph& g = *scope->g;
+  for (const auto& info : gp.value_info()) scope->types[info.name()] = &info.type();
+  for (const auto& info : gp.output()) scope->types[info.name()] = &info.type();
   for (int i = 0; i < gp.node_size(); ++i) {
     const onnx::NodeProto& np = gp.node(i);
     Node node;
-    node.name =
-        np.name().empty() ? np.op_type() + "_" + std::to_string(original_index[i]) : np.name();
+    node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(index[i]) : np.name();
     node.op_type = np.op_type();
     node.domain = normalized_domain(np.domain());
-    for (const std::string& in : np.input()) node.inputs.push_back(in.empty() ? -1 : ids.at(in));
+    for (const std::string& in : np.input()) node.inputs.push_back(in.empty() ? -1 : scope->find(in));
     for (const std::string& out : np.output()) {
       if (out.empty()) {
         node.outputs.push_back(-1);
@@ -190,21 +211,58 @@ Graph build_graph(const onnx::ModelProto& model, const std::vector<int>& origina
       Value v;
       v.name = out;
       v.producer = static_cast<int>(g.nodes.size());
-      auto t = types.find(out);
-      if (t != types.end()) set_type(&v, *t->second);
+      auto t = scope->types.find(out);
+      if (t != scope->types.end()) set_type(&v, *t->second);
       const int id = g.add_value(std::move(v));
-      ids[out] = id;
+      scope->ids[out] = id;
       node.outputs.push_back(id);
     }
     const std::string what = "node " + cat("'", node.name, "' (", node.op_type, ")");
-    for (const auto& a : np.attribute()) node.attrs[a.name()] = attribute_from_proto(a, what);
+    for (const auto& a : np.attribute())
+      node.attrs[a.name()] = attribute_from_proto(a, what, g.opset);
     g.nodes.push_back(std::move(node));
   }
   for (const auto& out : gp.output()) {
-    const int id = ids.at(out.name());
+    const int id = scope->find(out.name());
     g.values[id].graph_output = true;
     g.outputs.push_back(id);
   }
+}
+
+// A subgraph (If branch, Loop or Scan body): its formal inputs are always bound by the node, so
+// one that an initializer also names is the input.
+Graph subgraph_from_proto(const onnx::GraphProto& gp, int opset, const std::string& what) {
+  Graph g;
+  g.opset = opset;
+  Scope scope{&g, {}, {}, /*outer=*/true};
+  std::set<std::string> initializers;
+  try {
+    add_initializers(gp, &scope, &initializers);
+  } catch (const ConvertError& e) {
+    fail(what, ": ", e.what());
+  }
+  for (const auto& in : gp.input()) add_input(in, &scope);
+  std::vector<int> index(gp.node_size());
+  for (int i = 0; i < gp.node_size(); ++i) index[i] = i;
+  add_nodes(gp, index, &scope);
+  return g;
+}
+
+}  // namespace
+
+Graph build_graph(const onnx::ModelProto& model, const std::vector<int>& original_index,
+                  int opset) {
+  const onnx::GraphProto& gp = model.graph();
+  Graph g;
+  g.opset = opset;
+  Scope scope{&g, {}, {}, /*outer=*/false};
+  std::set<std::string> initializer_names;
+  add_initializers(gp, &scope, &initializer_names);
+  for (const auto& in : gp.input()) {
+    if (initializer_names.count(in.name())) continue;  // a weight with a default: a weight
+    add_input(in, &scope);
+  }
+  add_nodes(gp, original_index, &scope);
   return g;
 }
 

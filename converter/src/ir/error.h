@@ -17,6 +17,14 @@ class ConvertError : public std::runtime_error {
   explicit ConvertError(const std::string& message);
 };
 
+// A conversion failure caused by the value of one of the caller's options rather than by the
+// model (--freeze naming no graph input, or a value the input cannot take): jetplan-convert
+// answers it as a wrong command line (exit status 2).
+class OptionError : public ConvertError {
+ public:
+  using ConvertError::ConvertError;
+};
+
 template <typename... Args>
 std::string cat(Args&&... args) {
   std::ostringstream out;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,8 +66,10 @@ struct TensorData {
   std::vector<uint8_t> bytes;
 };
 
+struct Graph;
+
 struct Attribute {
-  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kOther };
+  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kGraph, kOther };
   Kind kind = Kind::kOther;
   int64_t i = 0;
   float f = 0.f;
@@ -75,6 +78,9 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<std::string> strings;  // kStrings (RNN, LSTM, GRU activations)
   TensorData tensor;
+  // kGraph: a subgraph (If's branches, Loop's and Scan's bodies; see Graph), shared by the
+  // node's copies and never changed: inlining it (fold/control_flow.h) copies it.
+  std::shared_ptr<const Graph> graph;
   std::string onnx_type;  // for kOther: the ONNX attribute type name, for messages
 };
 
@@ -101,6 +107,10 @@ struct Node {
   bool dead = false;
 };
 
+// The main graph, or a subgraph held by a node's attribute (Attribute::kGraph). A subgraph's
+// `inputs` are its formal inputs (a Loop body's iteration number, condition and carried values),
+// its `outputs` what it returns; a value of a subgraph that is no constant, no formal input and
+// no node's output (producer -1) is a reference to a value of an enclosing graph, by name.
 struct Graph {
   std::vector<Value> values;
   std::vector<Node> nodes;   // topological order

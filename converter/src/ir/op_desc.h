@@ -177,6 +177,7 @@ struct OpDesc {
   // LayerNorm, Gather, GatherElements and Split.
   int32_t axis = 0;
   bool log = false;  // Softmax: LogSoftmax
+  bool exclusive = false, reverse = false;  // CumSum
   // Softmax: non-empty when it runs on x viewed as this 2-D shape (opset < 13).
   std::vector<int64_t> softmax_view;
   float epsilon = 1e-5f;

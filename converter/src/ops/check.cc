@@ -105,6 +105,19 @@ std::string empty_input_reason(const Graph& g, const Node& node) {
   return "";
 }
 
+std::string plural(size_t n, const char* what) {
+  return cat(n, " unsupported ", what, n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+int unread_definition(const std::string& op_type, int opset) {
+  const OnnxDefinition* def = newer_definition(op_type, opset);
+  const ops::OpRow* row = ops::find_op_row(op_type);
+  if (def == nullptr || (row == nullptr && !can_fold_op(op_type))) return 0;
+  return def->since_version > (row ? row->reads_opset : 0) ? def->since_version : 0;
+}
+
 // Default-domain nodes are read by the definition their model's opset means: an op ONNX added
 // after it is not an op of the model, and a definition newer than the one the op's check reads
 // (OpRow::reads_opset; none past opset 17 for a fold-only op) is refused, never read with the
@@ -123,19 +136,6 @@ std::string definition_reason(const Graph& g, const Node& node) {
                    : cat("its definitions up to opset ", kLibOnnxOpset),
              " only (the model imports opset ", g.opset, "; export with opset ", redefined - 1,
              ")");
-}
-
-std::string plural(size_t n, const char* what) {
-  return cat(n, " unsupported ", what, n == 1 ? "" : "s");
-}
-
-}  // namespace
-
-int unread_definition(const std::string& op_type, int opset) {
-  const OnnxDefinition* def = newer_definition(op_type, opset);
-  const ops::OpRow* row = ops::find_op_row(op_type);
-  if (def == nullptr || (row == nullptr && !can_fold_op(op_type))) return 0;
-  return def->since_version > (row ? row->reads_opset : 0) ? def->since_version : 0;
 }
 
 void check_support(Graph& g) {

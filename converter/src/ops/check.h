@@ -31,4 +31,9 @@ CheckFn find_check(const std::string& op_type);
 // definition at `opset`, or has no step for the op and cannot fold it. Its since_version.
 int unread_definition(const std::string& op_type, int opset);
 
+// Why default-domain `node` is not read at the model's opset (Graph::opset): an op ONNX adds
+// after it, or a definition newer than the one the op's check reads (unread_definition); ""
+// when it is read. Folding honours it as the check does: such a node never folds.
+std::string definition_reason(const Graph& g, const Node& node);
+
 }  // namespace jetplan::converter

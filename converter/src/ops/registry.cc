@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "converter/src/convert.h"
+#include "converter/src/fold/control_flow.h"
 #include "converter/src/import/onnx_definitions.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/lower/lower.h"
@@ -115,6 +116,10 @@ OpSupport describe_op(const std::string& op_type) {
     out.family = fb::EnumNameOpFamily(family);
     out.dtypes = row->dtypes;
     out.notes = row->notes;
+  }
+  if (const char* notes = control_flow_notes(op_type)) {
+    out.folds = true;
+    out.notes = notes;
   }
   for (int opset = kLibOnnxOpset + 1; opset <= kNewestOnnxOpset && out.refused_from == 0; ++opset)
     if (unread_definition(op_type, opset) != 0) out.refused_from = opset;

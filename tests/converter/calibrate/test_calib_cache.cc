@@ -62,6 +62,8 @@ TEST(CalibrationCache, HashCoversModelShapesAndFusion) {
   EXPECT_NE(a, model_hash("m", {{"x", {2, 3}}}, true));
   EXPECT_NE(a, model_hash("m", {}, true));
   EXPECT_NE(a, model_hash("m", {{"x", {1, 3}}}, false));
+  EXPECT_NE(a, model_hash("m", {{"x", {1, 3}}}, true, {{"sr", "16000"}}));
+  EXPECT_NE(model_hash("m", {}, true, {{"sr", "8000"}}), model_hash("m", {}, true, {{"sr", "16000"}}));
 }
 
 TEST(CalibrationCache, RefusesAnotherModelNamingBothHashes) {

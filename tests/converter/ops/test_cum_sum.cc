@@ -1,0 +1,93 @@
+// CumSum (converter/src/ops/cum_sum.cc) end to end in process: the axis input (negative too),
+// exclusive and reverse, int64 data, the refusals, and GPU plans (their kernels selected).
+#include "tests/converter/util/ir_model_util.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+ModelBuilder cum_sum_model(int elem, int64_t axis, int64_t exclusive, int64_t reverse) {
+  ModelBuilder m(14);
+  m.input("x", {2, 3}, elem).output("y", elem);
+  m.initializer_i64("axis", {}, {axis});
+  auto& n = m.node("CumSum", {"x", "axis"}, {"y"}, "cumsum");
+  attr(n, "exclusive", exclusive);
+  attr(n, "reverse", reverse);
+  return m;
+}
+
+TEST(CumSum, AxisExclusiveReverse) {
+  // x = [[1, 2, 3], [4, 5, 6]]
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  const struct {
+    int64_t axis, exclusive, reverse;
+    std::vector<float> want;
+  } cases[] = {
+      {0, 0, 0, {1, 2, 3, 5, 7, 9}},
+      {1, 0, 0, {1, 3, 6, 4, 9, 15}},
+      {-1, 1, 0, {0, 1, 3, 0, 4, 9}},
+      {-1, 0, 1, {6, 5, 3, 15, 11, 6}},
+      {0, 1, 1, {4, 5, 6, 0, 0, 0}},
+  };
+  for (const auto& c : cases) {
+    const std::vector<uint8_t> bytes =
+        converted_plan(cum_sum_model(onnx::TensorProto::FLOAT, c.axis, c.exclusive, c.reverse));
+    const fb::Plan* plan = plan_of(bytes);
+    ASSERT_NE(plan, nullptr);
+    const fb::Step* s = first_step(plan, OpFamily::CumSum);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->inputs()->size(), 1u);  // the axis lives in the params
+    EXPECT_EQ(s->params_as_CumSumParams()->axis(), c.axis < 0 ? c.axis + 2 : c.axis);
+    const std::vector<PlanOutput> out = run_plan(bytes, {x});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_THAT(out[0].as<float>(), ElementsAreArray(c.want)) << "axis " << c.axis;
+  }
+}
+
+TEST(CumSum, Int64Data) {
+  const std::vector<int64_t> x = {1, -2, 3, 40000000000, 5, 6};
+  const std::vector<uint8_t> bytes = converted_plan(cum_sum_model(onnx::TensorProto::INT64, 1, 0, 0));
+  const std::vector<PlanOutput> out = run_plan_inputs(bytes, {{x.data(), x.size() * 8}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].as<int64_t>(), ElementsAre(1, -1, 2, 40000000000, 40000000005, 40000000011));
+}
+
+TEST(CumSum, Refusals) {
+  ModelBuilder runtime_axis(14);
+  runtime_axis.input("x", {2, 3}).input("axis", {}, onnx::TensorProto::INT64).output("y");
+  runtime_axis.node("CumSum", {"x", "axis"}, {"y"}, "cumsum");
+  EXPECT_THAT(convert_error(runtime_axis),
+              HasSubstr("'cumsum' (CumSum): its axis input is computed at run time"));
+  EXPECT_THAT(convert_error(cum_sum_model(onnx::TensorProto::UINT32, 0, 0, 0)),
+              HasSubstr("CumSum on uint32 is not supported"));
+  EXPECT_THAT(convert_error(cum_sum_model(onnx::TensorProto::FLOAT, 2, 0, 0)),
+              HasSubstr("'cumsum' (CumSum)"));
+}
+
+TEST(CumSum, GpuPlansSelectItsKernelsAndRefuseFloat64) {
+  ConvertOptions gpu;
+  gpu.target = "orin-agx";
+  for (int elem : {onnx::TensorProto::FLOAT, onnx::TensorProto::INT32, onnx::TensorProto::INT64}) {
+    // The converter loads every GPU plan it writes through the runtime's device-independent
+    // checks (check_gpu_plan); the CPU plan contract does not apply.
+    ConvertResult r;
+    try {
+      r = convert_onnx(cum_sum_model(elem, 1, 1, 1).bytes(), "model.onnx", gpu);
+    } catch (const ConvertError& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    const fb::Plan* plan = plan_of(r.plan);
+    ASSERT_NE(plan, nullptr);
+    const fb::Step* s = first_step(plan, OpFamily::CumSum);
+    ASSERT_NE(s, nullptr);
+    ASSERT_NE(s->kernel(), nullptr);
+    EXPECT_THAT(s->kernel()->str(), HasSubstr(elem == onnx::TensorProto::FLOAT   ? "cum_sum_f16"
+                                              : elem == onnx::TensorProto::INT32 ? "cum_sum_i32"
+                                                                                 : "cum_sum_i64"));
+  }
+  EXPECT_THAT(convert_error(cum_sum_model(onnx::TensorProto::DOUBLE, 1, 0, 0), gpu),
+              HasSubstr("CumSum"));
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing
