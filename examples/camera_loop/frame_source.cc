@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "mjpeg.h"
 #include "stb_image.h"
 
 namespace camera_loop {
@@ -175,7 +176,8 @@ class RawVideo : public FrameSource {
 };
 
 #if defined(__linux__)
-// A V4L2 capture device streaming YUYV through mmap'ed driver buffers.
+// A V4L2 capture device streaming YUYV (or MJPEG, decoded to RGB24) through mmap'ed driver
+// buffers.
 class V4l2Camera : public FrameSource {
  public:
   ~V4l2Camera() override {
@@ -197,12 +199,21 @@ class V4l2Camera : public FrameSource {
     fmt.fmt.pix.field = V4L2_FIELD_NONE;
     if (ioctl(fd_, VIDIOC_S_FMT, &fmt) < 0) return fail("VIDIOC_S_FMT (YUYV)", error);
     if (fmt.fmt.pix.pixelformat != V4L2_PIX_FMT_YUYV) {
-      *error = "camera " + path_ + " does not stream YUYV (MJPEG-only cameras are not supported)";
-      return false;
+      // An MJPEG-only camera (most UVC webcams above 640x480): frames decoded to RGB24 here.
+      fmt.fmt.pix.width = static_cast<uint32_t>(o.camera_width);
+      fmt.fmt.pix.height = static_cast<uint32_t>(o.camera_height);
+      fmt.fmt.pix.pixelformat = V4L2_PIX_FMT_MJPEG;
+      if (ioctl(fd_, VIDIOC_S_FMT, &fmt) < 0) return fail("VIDIOC_S_FMT (MJPEG)", error);
+      if (fmt.fmt.pix.pixelformat != V4L2_PIX_FMT_MJPEG) {
+        *error = "camera " + path_ + " streams neither YUYV nor MJPEG";
+        return false;
+      }
+      mjpeg_ = true;
     }
     width_ = static_cast<int>(fmt.fmt.pix.width);
     height_ = static_cast<int>(fmt.fmt.pix.height);
-    stride_ = std::max<size_t>(fmt.fmt.pix.bytesperline, size_t(width_) * 2);
+    stride_ = mjpeg_ ? size_t(width_) * 3
+                     : std::max<size_t>(fmt.fmt.pix.bytesperline, size_t(width_) * 2);
     v4l2_requestbuffers req{};
     req.count = 4;
     req.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
@@ -225,7 +236,7 @@ class V4l2Camera : public FrameSource {
   }
   jp_preprocess_desc desc() const override {
     jp_preprocess_desc d{};
-    d.format = JP_PIXEL_YUYV;
+    d.format = mjpeg_ ? JP_PIXEL_RGB8 : JP_PIXEL_YUYV;
     d.width = width_;
     d.height = height_;
     d.row_bytes = stride_;
@@ -248,15 +259,21 @@ class V4l2Camera : public FrameSource {
         if (errno == EAGAIN) continue;
         return fail("VIDIOC_DQBUF", error);
       }
-      std::memcpy(dst, buffers_[buf.index].start, std::min(frame_bytes(), size_t(buf.bytesused)));
+      const auto* frame = static_cast<const uint8_t*>(buffers_[buf.index].start);
+      std::string bad;
+      const bool ok =
+          !mjpeg_ ? (std::memcpy(dst, frame, std::min(frame_bytes(), size_t(buf.bytesused))), true)
+                  : decode_mjpeg(frame, buf.bytesused, width_, height_, dst, &scratch_, &bad);
       if (ioctl(fd_, VIDIOC_QBUF, &buf) < 0) return fail("VIDIOC_QBUF", error);
-      return true;
+      // A frame that does not decode (cameras send a truncated one now and then, mostly while
+      // starting) is skipped: the next one comes within a frame time.
+      if (ok) return true;
     }
     return false;
   }
   std::string name() const override {
     return "camera " + path_ + " (" + std::to_string(width_) + "x" + std::to_string(height_) +
-           " YUYV)";
+           (mjpeg_ ? " MJPEG)" : " YUYV)");
   }
 
  private:
@@ -272,6 +289,8 @@ class V4l2Camera : public FrameSource {
   int fd_ = -1;
   int width_ = 0, height_ = 0;
   size_t stride_ = 0;
+  bool mjpeg_ = false;            // frames are MJPEG, decoded into RGB24
+  std::vector<uint8_t> scratch_;  // an MJPEG frame with its Huffman tables
   std::vector<Buffer> buffers_;
 };
 #endif

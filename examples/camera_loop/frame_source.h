@@ -1,4 +1,4 @@
-// Where camera_loop's frames come from: a V4L2 camera (YUYV), a folder of images or a raw RGB24
+// Where camera_loop's frames come from: a V4L2 camera (YUYV or MJPEG), a folder of images or a raw RGB24
 // video file (both paced at a fixed frame rate, looping). Every source fills caller-owned memory
 // of frame_bytes() per read.
 #pragma once
