@@ -70,9 +70,10 @@ __device__ __forceinline__ YSlice<T> y_slice_of(const StepPointers& ptrs, const 
 // Four consecutive elements of a dense tensor as floats (exact conversions), from element i on;
 // those at or past `count` left alone. One 4- or 8-byte load when all four exist and i is a
 // multiple of 4 (the igemm epilogue's groups start on one; arena tensors are 16-byte aligned).
-template <typename T>
+// FAST: the caller knows both (igemm_epilogue()'s whole, aligned tiles), so nothing is tested.
+template <bool FAST, typename T>
 __device__ __forceinline__ void load4(const T* src, int64_t i, int count, float (&r)[4]) {
-  if (count >= 4 && i % 4 == 0) {
+  if (FAST || (count >= 4 && i % 4 == 0)) {
     if (sizeof(T) == 1) {
       const char4 v = *reinterpret_cast<const char4*>(src + i);
       r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
@@ -85,23 +86,29 @@ __device__ __forceinline__ void load4(const T* src, int64_t i, int count, float 
     }
     return;
   }
+  if constexpr (!FAST) {
 #pragma unroll
-  for (int e = 0; e < 4; ++e)
-    if (e < count) r[e] = sizeof(T) == 1 ? float(src[i + e]) : __half2float(src[i + e]);
+    for (int e = 0; e < 4; ++e)
+      if (e < count) r[e] = sizeof(T) == 1 ? float(src[i + e]) : __half2float(src[i + e]);
+  }
 }
 // Stores the first min(count, 4) of four Int8 or Float16 values at y[o]: one 4- or 8-byte
-// store when all four go and o is a multiple of 4.
+// store when all four go and o is a multiple of 4 (FAST: known to be so).
+template <bool FAST>
 __device__ __forceinline__ void store4_int8(int8_t* y, int64_t o, int count, const int8_t (&q)[4]) {
-  if (count >= 4 && o % 4 == 0) {
+  if (FAST || (count >= 4 && o % 4 == 0)) {
     *reinterpret_cast<char4*>(y + o) = make_char4(q[0], q[1], q[2], q[3]);
     return;
   }
+  if constexpr (!FAST) {
 #pragma unroll
-  for (int e = 0; e < 4; ++e)
-    if (e < count) y[o + e] = q[e];
+    for (int e = 0; e < 4; ++e)
+      if (e < count) y[o + e] = q[e];
+  }
 }
+template <bool FAST>
 __device__ __forceinline__ void store4_half(__half* y, int64_t o, int count, const float (&v)[4]) {
-  if (count >= 4 && o % 4 == 0) {
+  if (FAST || (count >= 4 && o % 4 == 0)) {
     const __half2 lo = __floats2half2_rn(v[0], v[1]), hi = __floats2half2_rn(v[2], v[3]);
     uint2 u;
     u.x = *reinterpret_cast<const uint32_t*>(&lo);
@@ -109,9 +116,11 @@ __device__ __forceinline__ void store4_half(__half* y, int64_t o, int count, con
     *reinterpret_cast<uint2*>(y + o) = u;
     return;
   }
+  if constexpr (!FAST) {
 #pragma unroll
-  for (int e = 0; e < 4; ++e)
-    if (e < count) y[o + e] = __float2half_rn(v[e]);
+    for (int e = 0; e < 4; ++e)
+      if (e < count) y[o + e] = __float2half_rn(v[e]);
+  }
 }
 
 // The FP16 igemm epilogue: bias, residual, activation, FP16 store, into a channel slice of y
@@ -120,9 +129,13 @@ __device__ __forceinline__ void store4_half(__half* y, int64_t o, int count, con
 //   context(ptrs, p, N)           what every output of the tile shares, read once
 //   column(ctx, p, n, N)          what channels n and n + 1 share (nothing past N is read)
 //   staged(p, col, e, acc)        channel n + e's accumulator with its column's part applied
-//   residual(ctx, p, ok, m, n, N, r)  the residual of output row m, channels n..n+3, as floats
-//   store4(ctx, p, m, n, N, v, r)  finishes staged values v of channels n..n+3 (those < N) and
-//                                  stores them
+//   aligned4(ctx, p, N)           every group of four channels n..n+3 (n a multiple of 4) of y
+//                                 and of the residual starts on a multiple of 4 elements
+//   residual<FAST>(ctx, p, ok, m, n, N, r)  the residual of output row m, channels n..n+3, as
+//                                 floats
+//   store4<A, FAST>(ctx, p, m, n, N, v, r)  finishes staged values v of channels n..n+3 (those
+//                                 < N) and stores them
+// FAST: the group is inside y and aligned4() holds, so the accesses go untested.
 struct EpilogueF16 {
   struct Ctx {
     const __half* bias;
@@ -150,11 +163,16 @@ struct EpilogueF16 {
                                                  float acc) {
     return p.has_bias ? acc + col.b[e] : acc;
   }
+  static __device__ __forceinline__ bool aligned4(const Ctx& c, const ConvParams& p, int N) {
+    return c.out.ldy % 4 == 0 && c.out.y0 % 4 == 0 && (!p.has_residual || N % 4 == 0);
+  }
+  template <bool FAST>
   static __device__ __forceinline__ void residual(const Ctx& c, const ConvParams& p, bool ok,
                                                   int m, int n, int N, float (&r)[4]) {
-    if (ok && p.has_residual) load4(c.res, int64_t(m) * N + n, N - n, r);
+    if (ok && p.has_residual) load4<FAST>(c.res, int64_t(m) * N + n, N - n, r);
   }
-  template <int A>  // the activation kind, or -1 (with_activation(), device_math.cuh)
+  // A: the activation kind, or -1 (with_activation(), device_math.cuh).
+  template <int A, bool FAST>
   static __device__ __forceinline__ void store4(const Ctx& c, const ConvParams& p, int m, int n,
                                                 int N, float4 s, const float (&r)[4]) {
     float v[4] = {s.x, s.y, s.z, s.w};
@@ -163,7 +181,7 @@ struct EpilogueF16 {
       if (p.has_residual) v[e] += r[e];
       v[e] = act_value<A>(p.act, v[e]);
     }
-    store4_half(c.out.y, c.out.at(m, n), N - n, v);
+    store4_half<FAST>(c.out.y, c.out.at(m, n), N - n, v);
   }
 };
 
@@ -215,14 +233,20 @@ struct EpilogueI8 {
   static __device__ __forceinline__ float finish(const ConvParams& p, float v, float r) {
     return act_value<A>(p.act, add_residual(p, v, r));
   }
+  static __device__ __forceinline__ bool aligned4(const Ctx& c, const ConvParams& p, int N) {
+    return c.out.ldy % 4 == 0 && c.out.y0 % 4 == 0 && (!p.has_residual || N % 4 == 0);
+  }
+  template <bool FAST>
   static __device__ __forceinline__ void residual(const Ctx& c, const ConvParams& p, bool ok,
                                                   int m, int n, int N, float (&r)[4]) {
     if (!ok || !p.has_residual) return;
     const int64_t i = int64_t(m) * N + n;
-    if (p.int8.residual_dtype == DType::kInt8) load4(static_cast<const int8_t*>(c.res), i, N - n, r);
-    else load4(static_cast<const __half*>(c.res), i, N - n, r);
+    if (p.int8.residual_dtype == DType::kInt8)
+      load4<FAST>(static_cast<const int8_t*>(c.res), i, N - n, r);
+    else
+      load4<FAST>(static_cast<const __half*>(c.res), i, N - n, r);
   }
-  template <int A>
+  template <int A, bool FAST>
   static __device__ __forceinline__ void store4(const Ctx& c, const ConvParams& p, int m, int n,
                                                 int N, float4 s, const float (&r)[4]) {
     float v[4] = {s.x, s.y, s.z, s.w};
@@ -233,9 +257,9 @@ struct EpilogueI8 {
       int8_t q[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) q[e] = int8_quantize(v[e], p.int8.y_inv_scale);
-      store4_int8(static_cast<int8_t*>(c.out.y), o, N - n, q);
+      store4_int8<FAST>(static_cast<int8_t*>(c.out.y), o, N - n, q);
     } else {
-      store4_half(static_cast<__half*>(c.out.y), o, N - n, v);
+      store4_half<FAST>(static_cast<__half*>(c.out.y), o, N - n, v);
     }
   }
   // One element (the depthwise kernel): int32 sum acc of dense element yi, channel epilogue

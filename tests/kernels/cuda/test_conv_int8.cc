@@ -12,8 +12,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -371,11 +373,17 @@ void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<
   *total16 += us16 * double(l.count);
 }
 
+// JP_BENCH_LAYER=i times only kResNet50[i] with the selector's choices (no search): one
+// layer's launches for a profiler (ncu -k regex:jp_conv_igemm -c 1).
 void bench_int8(int64_t batch, std::initializer_list<uint32_t> splits) {
   double t8 = 0, t16 = 0;
-  for (const BenchLayer& l : kResNet50) {
+  const char* only = std::getenv("JP_BENCH_LAYER");
+  for (size_t i = 0; i < std::size(kResNet50); ++i) {
+    const BenchLayer& l = kResNet50[i];
     if (l.cin % 16 != 0) continue;  // the stem stays FP16
-    bench_int8_layer(l, batch, splits, &t8, &t16);
+    if (only != nullptr && std::to_string(i) != only) continue;
+    bench_int8_layer(l, batch, only != nullptr ? std::initializer_list<uint32_t>{} : splits, &t8,
+                     &t16);
     if (::testing::Test::HasFatalFailure()) return;
   }
   std::printf("ResNet-50 batch %lld, conv layers but the stem: INT8 %.1f us, FP16 %.1f us, %.2fx\n",
