@@ -43,9 +43,10 @@ uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
   return uint64_t(ceil_div_u32(m, t.bm)) * ceil_div_u32(n, t.bn);
 }
 
-// The igemm launch for `t`; serial split-K when its tiles alone leave the SMs short of work.
+// The igemm launch for `t`; serial split-K when its tiles alone leave the SMs short of work:
+// fewer than `ctas_per_sm` CTAs an SM.
 bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
-                  LaunchChoice* out, std::string* why) {
+                  LaunchChoice* out, std::string* why, uint32_t ctas_per_sm = 3) {
   out->variant = &kernel_variant(t.id);
   if (out->variant->shared_bytes > target.max_shared_per_block && target.max_shared_per_block) {
     *why = "the target's shared memory per block is too small for the conv tile";
@@ -55,11 +56,11 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
   const uint32_t kt = ceil_div_u32(k, t.bk);
   uint32_t split = 1;
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
-  if (tiles < 3 * uint64_t(sms)) {
-    // About three CTAs per SM, each slice at least 512 bytes of K (256 FP16 or 512 INT8
-    // elements), at most 8 slices (fitted to H100 timings of ResNet-50 at batch 1 and 8, FP16
-    // and INT8: tests/kernels/cuda/test_conv*.cc GpuConv*Bench).
-    split = uint32_t((3 * uint64_t(sms) + tiles / 2) / tiles);
+  if (tiles < ctas_per_sm * uint64_t(sms)) {
+    // About three CTAs per SM (ctas_per_sm), each slice at least 512 bytes of K (256 FP16 or
+    // 512 INT8 elements), at most 8 slices (fitted to H100 timings of ResNet-50 at batch 1 and
+    // 8, FP16 and INT8: tests/kernels/cuda/test_conv*.cc GpuConv*Bench).
+    split = uint32_t((ctas_per_sm * uint64_t(sms) + tiles / 2) / tiles);
     const uint32_t min_slice = ceil_div_u32(512 / t.elem_bytes, t.bk);
     split = std::max<uint32_t>(1, std::min<uint32_t>({split, kt / min_slice, 8}));
     const uint32_t per = ceil_div_u32(kt, split);
@@ -149,8 +150,14 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   if (big_fits && n % 128 == 0 && k >= 128 && tiles_of(t.t128, m, n) >= sms)
     return launch_igemm(t.t128, m, n, k, target, out, why);
   const bool long_k = k >= 256;
-  if (tiles_of(t.t64, m, n) >= 2 * sms)
-    return launch_igemm(long_k ? t.t64k : t.t64, m, n, k, target, out, why);
+  const uint64_t tiles64 = tiles_of(t.t64, m, n);
+  if (tiles64 >= 2 * sms) return launch_igemm(long_k ? t.t64k : t.t64, m, n, k, target, out, why);
+  // From 512 K on, 64x64 tiles with 128 K a stage beat twice as many 32x64 ones down to about
+  // 0.4 of a tile an SM, split over K only below one an SM (H200 layer tables of session 11,
+  // after the igemm's index math went: 8-18% faster on ResNet-50's batch-8 layers with 56 to 224
+  // such tiles; batch 1's long-K layers have fewer and keep the 32x64 rule).
+  if (k >= 512 && tiles64 * 5 >= 2 * sms)
+    return launch_igemm(t.t64k, m, n, k, target, out, why, /*ctas_per_sm=*/1);
   return launch_igemm(long_k ? t.t32k : t.t32, m, n, k, target, out, why);
 }
 
