@@ -19,7 +19,8 @@ namespace jetplan::converter {
 
 // GEMMs of fewer rows than this stay on the Float16 GEMM kernels: at a handful of rows (a
 // classifier head at batch 1..8) the gemv kernels stream the weights faster than an
-// implicit-GEMM tile of 32 or more rows runs them.
+// implicit-GEMM tile of 32 or more rows runs them. Calibrated convs on one pixel an image at
+// fewer images stay Float16 too (int8_precision.cc).
 constexpr int64_t kInt8GemmMinRows = 64;
 
 // Rewrites each Gemm step of `draft` that a 1x1 conv computes (B a constant matrix, A not

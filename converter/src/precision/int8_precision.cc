@@ -144,7 +144,9 @@ class Int8Pass {
   }
 
   // A Conv the INT8 kernels take (2-D NHWC, depthwise or groups 1 with Cin % 16 == 0, constant
-  // weights and bias) whose input and output have scales; `why` says what stops one that is not.
+  // weights and bias) whose input and output have scales, and not a conv on one pixel an image
+  // at fewer than kInt8GemmMinRows images unless the model gives its input a scale (Q/DQ models
+  // are honoured as given); `why` says what stops one that is not.
   bool eligible(size_t si, std::string* why) const {
     const DraftStep& s = d_.steps[si];
     if (s.op.family != fb::OpFamily::Conv) return false;
@@ -164,6 +166,11 @@ class Int8Pass {
       *why = "weights or bias computed at run time";
     else if (y.storage != fb::Storage::Arena || s.op.y_channel_offset != 0)
       *why = "writes a graph output";
+    else if (y.shape.size() == 4 && y.shape[1] * y.shape[2] == 1 &&
+             y.shape[0] < kInt8GemmMinRows && o_.scales.count(graph_name(x.name)) == 0)
+      *why = cat("one output pixel an image and fewer than ", kInt8GemmMinRows,
+                 " images (a squeeze-excitation or head conv on a pooled vector): latency-bound, "
+                 "where INT8 gains nothing and would cost a quantize step");
     else if (scale(s.inputs[0]) == 0.f || scale(s.outputs[0]) == 0.f)
       *why = "input or output has no scale (not calibrated, or no positive finite range)";
     else

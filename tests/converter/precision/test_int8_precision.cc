@@ -325,6 +325,36 @@ ModelBuilder mobile_block() {
   return m;
 }
 
+// A conv on one pixel an image (a squeeze-excitation conv after global pooling) stays Float16
+// where its scales are calibrated: INT8 would only add a quantize step in front of it. Where the
+// model gives them (Q/DQ), it runs in INT8 as given.
+TEST(Int8Precision, ConvsOnAPooledVectorStayFloatUnlessTheModelQuantizesThem) {
+  ModelBuilder m;
+  m.input("x", {2, 16, 8, 8}).output("y");
+  m.random("w1", {16, 16, 3, 3}, -0.2f, 0.2f).random("b1", {16}, -0.1f, 0.1f);
+  m.random("fw", {16, 16, 1, 1}, -0.3f, 0.3f).random("fb", {16}, -0.1f, 0.1f);
+  attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  m.node("GlobalAveragePool", {"r1"}, {"g"}, "gap");
+  m.node("Conv", {"g", "fw", "fb"}, {"y"}, "se_fc");
+  m.node("Relu", {"y"}, {"out"}, "relu2");
+  Int8Options options;
+  options.amax = {{"x", 1.f}, {"r1", 2.f}, {"c1", 2.f}, {"g", 1.f}, {"y", 1.f}, {"out", 1.f}};
+  Int8Summary calibrated;
+  (void)int8_cpu_plan(m.bytes(), options, &calibrated);
+  ASSERT_EQ(calibrated.steps.size(), 1u);
+  EXPECT_EQ(calibrated.steps[0].step.find("conv1"), 0u);
+  ASSERT_EQ(calibrated.kept_fp16.size(), 1u);
+  EXPECT_THAT(calibrated.kept_fp16[0], ::testing::HasSubstr("one output pixel an image"));
+  EXPECT_EQ(calibrated.quantize_steps, 1u);  // x only: nothing quantizes the pooled vector
+
+  options.scales = {{"g", 1.f / 127.f}, {"y", 1.f / 127.f}};
+  Int8Summary given;
+  (void)int8_cpu_plan(m.bytes(), options, &given);
+  EXPECT_EQ(given.steps.size(), 2u);
+  EXPECT_THAT(given.kept_fp16, ::testing::IsEmpty());
+}
+
 TEST(Int8Precision, DepthwiseConvsRunInInt8) {
   std::vector<std::vector<float>> held_out;
   ConvertOptions options = int8_cpu_options({1, 16, 10, 10}, 40, &held_out);
