@@ -82,18 +82,27 @@ bool launch_tiles(const Tile& t128, const Tile& t64, const Tile& t32, const Tile
                   uint64_t m, uint64_t n, uint64_t k, uint64_t kvol, const TargetInfo& target,
                   LaunchChoice* out, std::string* why) {
   const uint64_t k_bytes = 2 * k;
-  // Larger tiles only where they fill the SMs and K is long enough to pipeline; short-K
-  // layers are latency-bound and run fastest as many small tiles (H100 timings).
+  // Larger tiles only where they fill the SMs; 64x64 ones for short K only where they fill them
+  // more than twice: short-K layers are latency-bound and run fastest as many small tiles.
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
   const uint64_t kt = ceil_div_u32(k_bytes, 2 * kBK);
   const KernelVariant* big = &kernel_variant(t128.id);
   const bool big_fits = target.max_shared_per_block == 0 ||
                         big->shared_bytes <= target.max_shared_per_block;
-  if (big_fits && n % 128 == 0 && tiles_of(t128, m, n) >= sms && kt >= 8)
+  // Since the igemm lost its per-tile divisions (session 11), the 128x128 tile wins wherever its
+  // tiles fill the SMs, short K included: ResNet-50's 64->256 and 128->512 1x1 layers at batch
+  // 8 take 23-24% less time than in 64x64 tiles on an H200.
+  if (big_fits && n % 128 == 0 && tiles_of(t128, m, n) >= sms)
     return launch_igemm(t128, m, n, k, target, out, why);
   const uint64_t tiles64 = tiles_of(t64, m, n);
   if (tiles64 * 2 >= 5 * uint64_t(sms) || (tiles64 >= sms && kvol > 1 && kt >= 16))
     return launch_igemm(t64, m, n, k, target, out, why);
+  // Long-K layers take 64x64 tiles from one tile an SM at 512 K, and down to about 0.4 of one
+  // from 1024 K, split over K where they are fewer than the SMs (H200 layer tables of session
+  // 11: 4-12% on ResNet-50's long-K layers at batch 8; at 512 K with fewer tiles, as at batch
+  // 1, 32x64 tiles stay faster).
+  if (tiles64 >= sms ? k >= 512 : (k >= 1024 && tiles64 * 5 >= 2 * uint64_t(sms)))
+    return launch_igemm(t64, m, n, k, target, out, why, tiles64 >= sms ? 1 : 3);
   // Otherwise many 32x64 tiles; from 512 bytes of K on, twice the K a stage halves the
   // pipeline steps of these latency-bound CTAs.
   return launch_igemm(kt >= 8 ? t32k : t32, m, n, k, target, out, why);
