@@ -14,7 +14,11 @@ refuses). Exit status 1 when a model of --require (default: every model run) is 
     /usr/bin/python3 tests/models/export_and_check.py \\
         --convert build/converter/jetplan-convert --run build/runtime/tools/jetplan-run \\
         [--models fast|all|NAME,...] [--require NAME,...|all|none] [--workdir DIR] \\
-        [--target h100 --batch 8]
+        [--target h100 --batch 8] [--exporter dynamo] [--fixtures DIR]
+
+--exporter dynamo exports with torch.export (torch >= 2.9's default exporter, opset 18 to 20 and
+up); --fixtures DIR checks models exported so before, elsewhere (tests/models/fixtures: exported
+on a machine with torch 2.11, for Debian's torch 1.13, which has no such exporter).
 
 With --target naming a GPU (targets/*.json) the plan is FP16 on the GPU: the tolerance is
 GPU_TOLERANCE (FP16 storage with FP32 accumulation: about 1e-2 of the output's scale).
@@ -93,6 +97,32 @@ class SequenceModel(nn.Module):
         return self.fc(y)
 
 
+class SpeechTiny(nn.Module):
+    """A speech-encoder front end: 1-D convs over [N, features, frames], a GroupNorm with one
+    group per channel (exported as InstanceNormalization), GELU, a strided conv, a Linear per
+    frame."""
+
+    def __init__(self, features=40, width=64, classes=12):
+        super().__init__()
+        self.conv1 = nn.Conv1d(features, width, 5, padding=2)
+        self.norm = nn.GroupNorm(width, width)
+        self.conv2 = nn.Conv1d(width, width, 3, stride=2, padding=1)
+        self.fc = nn.Linear(width, classes)
+
+    def forward(self, x):
+        y = nn.functional.gelu(self.norm(self.conv1(x)))
+        y = torch.relu(self.conv2(y))
+        return self.fc(y.transpose(1, 2))
+
+
+def vit_tiny():
+    """torchvision's VisionTransformer at toy size: 32x32 images, 8x8 patches, 2 layers of 4
+    heads of 16 (its attention is nn.MultiheadAttention, scaled_dot_product_attention inside)."""
+    return torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2,
+                                                num_heads=4, hidden_dim=64, mlp_dim=128,
+                                                num_classes=10)
+
+
 def tv(name):
     return lambda: getattr(torchvision.models, name)(weights=None)
 
@@ -109,6 +139,8 @@ MODELS = {
     "vit_b_16": (tv("vit_b_16"), (1, 3, 224, 224), 17),
     "unet_small": (UNetSmall, (1, 3, 64, 64), 13),
     "lstm_gru": (SequenceModel, (1, 20, 16), 13),
+    "speech_tiny": (SpeechTiny, (1, 40, 50), 17),
+    "vit_tiny": (vit_tiny, (1, 3, 32, 32), 17),
 }
 FAST = ["resnet18", "mobilenet_v2", "squeezenet1_1", "unet_small", "lstm_gru"]
 
@@ -144,7 +176,15 @@ def randomize(model):
     return model.eval()
 
 
-def export(model, x, opset, path):
+def export(model, x, opset, path, exporter="legacy"):
+    """legacy: the TorchScript exporter at `opset` (the only one Debian's torch has). dynamo:
+    what torch.onnx.export does by default since torch 2.9 (torch.export, the exporter's own
+    opset: 18 to 20 and up), as a new user calls it, with the weights inside the file."""
+    if exporter == "dynamo":
+        torch.onnx.export(model, (x,), path, dynamo=True, input_names=["input"],
+                          output_names=["output"], external_data=False)
+        onnx.checker.check_model(onnx.load(path))
+        return
     kwargs = dict(opset_version=opset, do_constant_folding=True, input_names=["input"],
                   output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     try:  # torch >= 2.9 exports with dynamo (opset 18+) unless told otherwise
@@ -179,15 +219,22 @@ def check_model(name, args):
     os.makedirs(work, exist_ok=True)
     onnx_path, plan = os.path.join(work, "model.onnx"), os.path.join(work, "model.jplan")
     in_npy, out_dir = os.path.join(work, "input.npy"), os.path.join(work, "out")
-    try:
-        model, x, opset = build(name, args.batch)
-        with torch.no_grad():
-            ref = model(x).numpy()
-        export(model, x, opset, onnx_path)
-        np.save(in_npy, x.numpy())
-    except Exception as e:  # an export failure is a finding, not a crash of the run
-        row["why"] = f"export: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        return row
+    ref_npy = os.path.join(work, "ref.npy")
+    if args.fixtures:  # exported elsewhere (another torch): the model, input and torch's output
+        src = os.path.join(args.fixtures, name)
+        onnx_path, in_npy = os.path.join(src, "model.onnx"), os.path.join(src, "input.npy")
+        x, ref = np.load(in_npy), np.load(os.path.join(src, "ref.npy"))
+    else:
+        try:
+            model, x, opset = build(name, args.batch)
+            with torch.no_grad():
+                ref = model(x).numpy()
+            export(model, x, opset, onnx_path, args.exporter)
+            np.save(in_npy, x.numpy())
+            np.save(ref_npy, ref)
+        except Exception as e:  # an export failure is a finding, not a crash of the run
+            row["why"] = f"export: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            return row
     ops = sorted({n.op_type for n in onnx.load(onnx_path, load_external_data=False).graph.node})
     row["ops"] = ",".join(ops)
 
@@ -250,11 +297,17 @@ def main():
     ap.add_argument("--show-ops", action="store_true", help="print each model's ONNX op types")
     ap.add_argument("--target", default="cpu", help="jetplan-convert --target (default cpu)")
     ap.add_argument("--batch", type=int, default=None, help="batch size (default: the model's)")
+    ap.add_argument("--exporter", choices=["legacy", "dynamo"], default="legacy",
+                    help="torch.onnx.export's TorchScript exporter (legacy, default) or its "
+                         "torch.export one (dynamo: torch >= 2.9's default)")
+    ap.add_argument("--fixtures", default=None,
+                    help="models exported before: DIR/NAME/{model.onnx,input.npy,ref.npy} "
+                         "(--models names them; nothing is exported)")
     args = ap.parse_args()
 
     names = (FAST if args.models == "fast" else list(MODELS) if args.models == "all"
              else [n for n in args.models.split(",") if n])
-    unknown = [n for n in names if n not in MODELS]
+    unknown = [n for n in names if n not in MODELS and not args.fixtures]
     if unknown:
         print(f"unknown model(s) {unknown}; known: {', '.join(MODELS)}", file=sys.stderr)
         return 2
