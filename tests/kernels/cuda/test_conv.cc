@@ -371,6 +371,21 @@ TEST(GpuConvBench, DISABLED_ResNet50Batch8) {
               total_flop * 1e-9, total_flop / total_us * 1e-6);
 }
 
+// Stem convs of RGB input as they are (3 channels: the element-wise `anyc` tile) against the
+// same convs over input padded with zero channels to 8 (the 16-byte cp.async tiles): whether
+// padding the input pays (issue 16). ResNet's 7x7 stem and MobileNet/EfficientNet's 3x3 one.
+TEST(GpuConvBench, DISABLED_StemChannels) {
+  GPU_TEST_OR_SKIP();
+  for (int64_t batch : {1, 8}) {
+    double us = 0, flop = 0;
+    for (const BenchLayer& l : {BenchLayer{3, 64, 224, 7, 2, 1}, BenchLayer{8, 64, 224, 7, 2, 1},
+                                BenchLayer{3, 32, 224, 3, 2, 1}, BenchLayer{8, 32, 224, 3, 2, 1}}) {
+      bench_layer(l, batch, {1, 2, 4}, &us, &flop);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // Depthwise layers of MobileNetV2 / EfficientNet-B0 at batch 1: memory-bound, so GB/s of x + y.
 TEST(GpuConvBench, DISABLED_DepthwiseBatch1) {
   GPU_TEST_OR_SKIP();
