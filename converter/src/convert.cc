@@ -174,8 +174,9 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   }
 
   tell(options, "serialize");
-  result.plan = serialize_plan(draft, target.plan, metadata);
-  if (gpu && options.select_kernels) check_gpu_plan(result.plan, target);
+  // A GPU plan is written only once the runtime's load accepts it without a device.
+  result.plan = gpu && options.select_kernels ? write_gpu_plan(draft, target, metadata)
+                                              : serialize_plan(draft, target.plan, metadata);
   result.summary.steps = draft.steps.size();
   result.summary.tensors = draft.tensors.size();
   result.summary.weight_bytes = draft.weights.size();

@@ -343,6 +343,11 @@ void gpu_precision(PlanDraft* draft) {
           if (i == b.tensor) i = h;
     draft->steps.push_back(make_step(b.name + ":to_f32", fb::OpFamily::Cast, h, b.tensor));
   }
+  // A model's Cast between float32 and float16 now joins two float16 tensors: a byte Copy.
+  for (DraftStep& s : draft->steps)
+    if (s.op.family == fb::OpFamily::Cast && s.inputs.size() == 1 && s.outputs.size() == 1 &&
+        draft->tensors[s.inputs[0]].dtype == draft->tensors[s.outputs[0]].dtype)
+      s.op.family = fb::OpFamily::Copy;
 }
 
 void gpu_check_tensors(const PlanDraft& draft) {

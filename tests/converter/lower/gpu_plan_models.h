@@ -1,0 +1,102 @@
+// A spread of small models whose every op converts for GPU targets (test_gpu_plan_invariant.cc):
+// the op families and forms GPU plans take, each model in the shape exporters write it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tests/converter/util/onnx_builder.h"
+
+namespace jetplan::converter::testing {
+
+struct GpuPlanModel {
+  std::string name;
+  ModelBuilder builder;
+};
+
+// x [1, 8, 8, 8] -> Conv 3x3 + BatchNorm + Relu -> depthwise Conv + residual Add -> MaxPool ->
+// Concat with a 1x1 Conv of it -> GlobalAveragePool -> Flatten -> Gemm -> Softmax.
+inline ModelBuilder gpu_conv_net() {
+  ModelBuilder m(13);
+  m.input("x", {1, 8, 8, 8}).output("y");
+  m.random("w1", {8, 8, 3, 3}).random("b1", {8});
+  m.random("s", {8}, 0.5f, 1.5f).random("o", {8}).random("mu", {8}).random("v", {8}, 0.5f, 1.f);
+  m.random("wd", {8, 1, 3, 3}).random("w2", {8, 8, 1, 1});
+  m.random("gw", {4, 16}).random("gb", {4});
+  const std::vector<int64_t> pad1{1, 1, 1, 1};
+  attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", pad1);
+  m.node("BatchNormalization", {"c1", "s", "o", "mu", "v"}, {"bn"}, "bn");
+  m.node("Relu", {"bn"}, {"r1"}, "relu1");
+  auto& dw = m.node("Conv", {"r1", "wd"}, {"c2"}, "depthwise");
+  attr(dw, "pads", pad1);
+  attr(dw, "group", int64_t{8});
+  m.node("Add", {"c2", "r1"}, {"res"}, "residual");
+  auto& pool = m.node("MaxPool", {"res"}, {"p"}, "pool");
+  attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(pool, "strides", std::vector<int64_t>{2, 2});
+  m.node("Conv", {"p", "w2"}, {"c3"}, "pointwise");
+  attr(m.node("Concat", {"p", "c3"}, {"cat"}, "concat"), "axis", int64_t{1});
+  m.node("GlobalAveragePool", {"cat"}, {"g"}, "gap");
+  m.node("Flatten", {"g"}, {"f"}, "flatten");
+  attr(m.node("Gemm", {"f", "gw", "gb"}, {"logits"}, "fc"), "transB", int64_t{1});
+  attr(m.node("Softmax", {"logits"}, {"y"}, "softmax"), "axis", int64_t{-1});
+  return m;
+}
+
+// An encoder block as transformers exports it: x [1, 8, 32] -> LayerNorm -> MatMul + bias ->
+// Gelu (Erf form) -> scores Softmax guarded by IsNaN/Where -> ReduceMean.
+inline ModelBuilder gpu_encoder() {
+  ModelBuilder m(17);
+  m.input("x", {1, 8, 32}).output("y").output("p");
+  m.random("gamma", {32}).random("beta", {32}).random("w", {32, 32}).random("b", {32});
+  m.initializer("half", {}, {0.5f}).initializer("one", {}, {1.f});
+  m.initializer("rsqrt2", {}, {0.70710678f}).initializer("zero", {}, {0.f});
+  attr(m.node("LayerNormalization", {"x", "gamma", "beta"}, {"ln"}, "ln"), "axis", int64_t{-1});
+  m.node("MatMul", {"ln", "w"}, {"mm"}, "matmul");
+  m.node("Add", {"mm", "b"}, {"h"}, "bias");
+  m.node("Mul", {"h", "rsqrt2"}, {"hs"}, "gelu_scale");
+  m.node("Erf", {"hs"}, {"e"}, "gelu_erf");
+  m.node("Add", {"e", "one"}, {"e1"}, "gelu_add");
+  m.node("Mul", {"h", "e1"}, {"he"}, "gelu_mul");
+  m.node("Mul", {"he", "half"}, {"g"}, "gelu_half");
+  attr(m.node("Softmax", {"g"}, {"sm"}, "softmax"), "axis", int64_t{-1});
+  m.node("IsNaN", {"sm"}, {"nan"}, "isnan");
+  m.node("Where", {"nan", "zero", "sm"}, {"p"}, "where");
+  auto& mean = m.node("ReduceMean", {"g"}, {"y"}, "mean");
+  attr(mean, "axes", std::vector<int64_t>{1});
+  attr(mean, "keepdims", int64_t{0});
+  return m;
+}
+
+// Data movement and integer steps: x [1, 4, 6, 6] -> Resize (nearest, x2) -> Pad -> Slice ->
+// Transpose -> Cast to float16 and back -> CumSum; a Gather of rows beside; an int32 input
+// through integer Add and Cast to float.
+inline ModelBuilder gpu_data_movement() {
+  ModelBuilder m(13);
+  m.input("x", {1, 4, 6, 6}).input("n", {4}, onnx::TensorProto::INT32);
+  m.output("y").output("rows").output("nf");
+  m.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  m.initializer_i64("pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+  m.initializer_i64("starts", {2}, {2, 3}).initializer_i64("ends", {2}, {12, 11});
+  m.initializer_i64("axes", {2}, {2, 3}).initializer_i64("idx", {2}, {3, 0});
+  m.initializer_i64("axis", {}, {3});
+  m.node("Resize", {"x", "", "scales"}, {"up"}, "resize");
+  m.node("Pad", {"up", "pads"}, {"pd"}, "pad");
+  m.node("Slice", {"pd", "starts", "ends", "axes"}, {"sl"}, "slice");
+  attr(m.node("Transpose", {"sl"}, {"tr"}, "transpose"), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  attr(m.node("Cast", {"tr"}, {"h"}, "to_half"), "to", int64_t{onnx::TensorProto::FLOAT16});
+  attr(m.node("Cast", {"h"}, {"f"}, "to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  m.node("Add", {"n", "n"}, {"n2"}, "int_add");
+  attr(m.node("Cast", {"n2"}, {"nf"}, "int_to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  m.node("CumSum", {"f", "axis"}, {"y"}, "cumsum");
+  attr(m.node("Gather", {"x", "idx"}, {"rows"}, "gather"), "axis", int64_t{2});
+  return m;
+}
+
+inline std::vector<GpuPlanModel> gpu_plan_models() {
+  return {{"conv_net", gpu_conv_net()},
+          {"encoder", gpu_encoder()},
+          {"data_movement", gpu_data_movement()}};
+}
+
+}  // namespace jetplan::converter::testing
