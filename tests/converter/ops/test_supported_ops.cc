@@ -90,6 +90,8 @@ TEST(SupportedOps, GpuColumnFollowsTheKernelVariants) {
     }
   }
   EXPECT_EQ(describe_op("Conv").gpu_dtypes, "float32 (as float16)");
+  EXPECT_EQ(describe_op("InstanceNormalization").gpu_dtypes, "float32 (as float16)");
+  EXPECT_EQ(describe_op("GroupNormalization").gpu_dtypes, "float32 (as float16)");
   EXPECT_EQ(describe_op("TopK").gpu_dtypes, "");  // a family without CUDA kernels
   EXPECT_THAT(describe_op("Add").gpu_dtypes, AllOf(HasSubstr("int32"), HasSubstr("int64")));
   EXPECT_THAT(describe_op("Add").gpu_dtypes, ::testing::Not(HasSubstr("uint16")));  // CPU only
