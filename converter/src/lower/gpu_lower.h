@@ -15,11 +15,13 @@ namespace jetplan::converter {
 // ConvertError. Run first, on the draft lower() made.
 void gpu_check_tensors(const PlanDraft& draft);
 
-// NHWC around Conv, Pool and BatchNorm over 4-D tensors: their activations get the physical
-// shape [N, H, W, C] and Layout NHWC, conv weights become [Cout, KH, KW, Cin / groups]. NHWC
-// propagates through Activation, through Binary (other operand the same shape, an [N, C, 1, 1]
-// tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]), through Concat
-// along channels (axis 3) and into Copy where H = W = 1 (the bytes are those of NCHW then).
+// NHWC around Conv (1 to 3 spatial dims: [N, L, C], [N, H, W, C], [N, D, H, W, C]), and Pool
+// and BatchNorm over 4-D tensors: their activations get the channels-last physical shape and
+// Layout NHWC, conv weights become [Cout, *kernel, Cin / groups]. NHWC propagates through
+// Activation, through Binary and Pointwise (other operand the same shape, an [N, C, 1, 1]
+// tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]; any of the
+// conv ranks), through Concat along channels (4-D, axis 3) and into Copy where every spatial
+// dim is 1 (the bytes are those of NCHW then).
 // Everywhere else tensors stay NCHW; a Transpose step goes where a producer and a consumer
 // disagree (one per tensor and direction, before its first such consumer). Bindings keep
 // their NCHW shape. Run on a float32 draft, before gpu_precision.

@@ -93,10 +93,60 @@ inline ModelBuilder gpu_data_movement() {
   return m;
 }
 
+// A speech encoder's front (1-D convs over [N, C, L]): x [2, 4, 50] -> Conv1d 16 k5 s2 + Relu
+// -> grouped Conv1d + residual Add -> per-channel constant Add -> Sigmoid-gated Mul (Pointwise)
+// -> InstanceNormalization -> depthwise Conv1d -> "y" [2, 16, 25]; and GroupNormalization of
+// one group (as wav2vec2's feature extractor) on a branch -> "z".
+inline ModelBuilder gpu_speech_encoder() {
+  ModelBuilder m(18);
+  m.input("x", {2, 4, 50}).output("y").output("z");
+  m.random("w1", {16, 4, 5}, -0.4f, 0.4f).random("b1", {16});
+  m.random("w2", {16, 4, 3}, -0.3f, 0.3f).random("chan", {16, 1});
+  m.random("is", {16}, 0.5f, 1.5f).random("ib", {16}).random("wd", {16, 1, 3}, -0.5f, 0.5f);
+  m.random("gs", {1}, 0.5f, 1.5f).random("gb", {1});
+  auto& c1 = m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
+  attr(c1, "pads", std::vector<int64_t>{2, 2});
+  attr(c1, "strides", std::vector<int64_t>{2});
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& c2 = m.node("Conv", {"r1", "w2"}, {"c2"}, "conv2");
+  attr(c2, "pads", std::vector<int64_t>{1, 1});
+  attr(c2, "group", int64_t{4});
+  m.node("Add", {"c2", "r1"}, {"a2"}, "residual");
+  m.node("Add", {"a2", "chan"}, {"a3"}, "chan_add");
+  m.node("Sigmoid", {"a3"}, {"sg"}, "gate");
+  m.node("Mul", {"a3", "sg"}, {"g"}, "gated");
+  attr(m.node("InstanceNormalization", {"g", "is", "ib"}, {"in"}, "inorm"), "epsilon", 1e-5f);
+  auto& dw = m.node("Conv", {"in", "wd"}, {"y"}, "depthwise");
+  attr(dw, "pads", std::vector<int64_t>{1, 1});
+  attr(dw, "group", int64_t{16});
+  attr(m.node("GroupNormalization", {"r1", "gs", "gb"}, {"z"}, "gnorm"), "num_groups",
+       int64_t{1});
+  return m;
+}
+
+// A video network's stem (3-D convs over [N, C, D, H, W]): x [1, 3, 4, 8, 8] -> Conv3d 6 k3 +
+// bias + Relu -> Conv3d 4 k(1,3,3) s(1,2,2) -> per-channel constant Add -> "y" [1, 4, 4, 4, 4].
+inline ModelBuilder gpu_video_stem() {
+  ModelBuilder m(13);
+  m.input("x", {1, 3, 4, 8, 8}).output("y");
+  m.random("w1", {6, 3, 3, 3, 3}, -0.3f, 0.3f).random("b1", {6});
+  m.random("w2", {4, 6, 1, 3, 3}, -0.3f, 0.3f).random("chan", {4, 1, 1, 1});
+  attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads",
+       std::vector<int64_t>{1, 1, 1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& c2 = m.node("Conv", {"r1", "w2"}, {"c2"}, "conv2");
+  attr(c2, "pads", std::vector<int64_t>{0, 1, 1, 0, 1, 1});
+  attr(c2, "strides", std::vector<int64_t>{1, 2, 2});
+  m.node("Add", {"c2", "chan"}, {"y"}, "chan_add");
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
-          {"data_movement", gpu_data_movement()}};
+          {"data_movement", gpu_data_movement()},
+          {"speech_encoder", gpu_speech_encoder()},
+          {"video_stem", gpu_video_stem()}};
 }
 
 }  // namespace jetplan::converter::testing
