@@ -12,10 +12,14 @@ namespace jetplan::converter::testing {
 struct GpuPlanModel {
   std::string name;
   ModelBuilder builder;
+  // test_gpu_plan_run.cc compares its GPU outputs with the CPU plan's; false where an output
+  // may rightly differ (an argmax of values that FP16 rounding can tie or reorder; its kernel
+  // is checked on equal inputs by tests/kernels/cuda/test_arg_reduce.cc).
+  bool compare_on_gpu = true;
 };
 
 // x [1, 8, 8, 8] -> Conv 3x3 + BatchNorm + Relu -> depthwise Conv + residual Add -> MaxPool ->
-// Concat with a 1x1 Conv of it -> GlobalAveragePool -> Flatten -> Gemm -> Softmax.
+// Concat with a 1x1 Conv of it -> LRN -> GlobalAveragePool -> Flatten -> Gemm -> Softmax.
 inline ModelBuilder gpu_conv_net() {
   ModelBuilder m(13);
   m.input("x", {1, 8, 8, 8}).output("y");
@@ -36,7 +40,8 @@ inline ModelBuilder gpu_conv_net() {
   attr(pool, "strides", std::vector<int64_t>{2, 2});
   m.node("Conv", {"p", "w2"}, {"c3"}, "pointwise");
   attr(m.node("Concat", {"p", "c3"}, {"cat"}, "concat"), "axis", int64_t{1});
-  m.node("GlobalAveragePool", {"cat"}, {"g"}, "gap");
+  attr(m.node("LRN", {"cat"}, {"lrn"}, "lrn"), "size", int64_t{5});
+  m.node("GlobalAveragePool", {"lrn"}, {"g"}, "gap");
   m.node("Flatten", {"g"}, {"f"}, "flatten");
   attr(m.node("Gemm", {"f", "gw", "gb"}, {"logits"}, "fc"), "transB", int64_t{1});
   attr(m.node("Softmax", {"logits"}, {"y"}, "softmax"), "axis", int64_t{-1});
@@ -70,11 +75,11 @@ inline ModelBuilder gpu_encoder() {
 
 // Data movement and integer steps: x [1, 4, 6, 6] -> Resize (nearest, x2) -> Pad -> Slice ->
 // Transpose -> Cast to float16 and back -> CumSum; a Gather of rows beside; an int32 input
-// through integer Add and Cast to float.
+// through integer Add, Cast to float and back to int64, and to int8 and int64.
 inline ModelBuilder gpu_data_movement() {
   ModelBuilder m(13);
   m.input("x", {1, 4, 6, 6}).input("n", {4}, onnx::TensorProto::INT32);
-  m.output("y").output("rows").output("nf");
+  m.output("y").output("rows").output("nf").output("sum64", onnx::TensorProto::INT64);
   m.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
   m.initializer_i64("pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
   m.initializer_i64("starts", {2}, {2, 3}).initializer_i64("ends", {2}, {12, 11});
@@ -88,6 +93,10 @@ inline ModelBuilder gpu_data_movement() {
   attr(m.node("Cast", {"h"}, {"f"}, "to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
   m.node("Add", {"n", "n"}, {"n2"}, "int_add");
   attr(m.node("Cast", {"n2"}, {"nf"}, "int_to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  attr(m.node("Cast", {"nf"}, {"n64"}, "float_to_int64"), "to", int64_t{onnx::TensorProto::INT64});
+  attr(m.node("Cast", {"n"}, {"n8"}, "int32_to_int8"), "to", int64_t{onnx::TensorProto::INT8});
+  attr(m.node("Cast", {"n8"}, {"n8_64"}, "int8_to_int64"), "to", int64_t{onnx::TensorProto::INT64});
+  m.node("Add", {"n64", "n8_64"}, {"sum64"}, "int64_add");
   m.node("CumSum", {"f", "axis"}, {"y"}, "cumsum");
   attr(m.node("Gather", {"x", "idx"}, {"rows"}, "gather"), "axis", int64_t{2});
   return m;
@@ -141,12 +150,41 @@ inline ModelBuilder gpu_video_stem() {
   return m;
 }
 
+// Heads that pick an index: x [1, 3, 16, 16] -> 1x1 Conv to 5 classes -> ArgMax over the
+// classes (keepdims 0, a segmentation map, "classes" [1, 16, 16] int64, and keepdims 1 for
+// GatherElements of each pixel's best score, "score" [1, 1, 16, 16]); GlobalAveragePool ->
+// Flatten -> ArgMin with select_last_index (keepdims 1, "pick" [1, 1] int64) and TopK 3 of the
+// 256 pixels' best scores ("top" and "top_at").
+inline ModelBuilder gpu_index_heads() {
+  ModelBuilder m(13);
+  m.input("x", {1, 3, 16, 16});
+  m.output("classes", onnx::TensorProto::INT64).output("pick", onnx::TensorProto::INT64);
+  m.output("score").output("top").output("top_at", onnx::TensorProto::INT64);
+  m.initializer_i64("k", {1}, {3}).initializer_i64("flat", {2}, {1, 256});
+  m.random("w", {5, 3, 1, 1}).random("b", {5});
+  m.node("Conv", {"x", "w", "b"}, {"logits"}, "head");
+  auto& am = m.node("ArgMax", {"logits"}, {"classes"}, "argmax");
+  attr(am, "axis", int64_t{1});
+  attr(am, "keepdims", int64_t{0});
+  attr(m.node("ArgMax", {"logits"}, {"best"}, "argmax_kept"), "axis", int64_t{1});
+  attr(m.node("GatherElements", {"logits", "best"}, {"score"}, "best_score"), "axis", int64_t{1});
+  m.node("Reshape", {"score", "flat"}, {"scores"}, "flatten_scores");
+  m.node("TopK", {"scores", "k"}, {"top", "top_at"}, "topk");
+  m.node("GlobalAveragePool", {"logits"}, {"g"}, "gap");
+  m.node("Flatten", {"g"}, {"f"}, "flatten");
+  auto& an = m.node("ArgMin", {"f"}, {"pick"}, "argmin");
+  attr(an, "axis", int64_t{1});
+  attr(an, "select_last_index", int64_t{1});
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
           {"data_movement", gpu_data_movement()},
           {"speech_encoder", gpu_speech_encoder()},
-          {"video_stem", gpu_video_stem()}};
+          {"video_stem", gpu_video_stem()},
+          {"index_heads", gpu_index_heads(), false}};
 }
 
 }  // namespace jetplan::converter::testing

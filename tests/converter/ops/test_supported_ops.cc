@@ -92,11 +92,15 @@ TEST(SupportedOps, GpuColumnFollowsTheKernelVariants) {
   EXPECT_EQ(describe_op("Conv").gpu_dtypes, "float32 (as float16)");
   EXPECT_EQ(describe_op("InstanceNormalization").gpu_dtypes, "float32 (as float16)");
   EXPECT_EQ(describe_op("GroupNormalization").gpu_dtypes, "float32 (as float16)");
-  EXPECT_EQ(describe_op("TopK").gpu_dtypes, "");  // a family without CUDA kernels
+  EXPECT_EQ(describe_op("DynamicQuantizeLinear").gpu_dtypes, "");  // no CUDA kernels
+  EXPECT_EQ(describe_op("TopK").gpu_dtypes, "float32 (as float16)");
+  EXPECT_EQ(describe_op("ArgMax").gpu_dtypes, "float32 (as float16)");
+  EXPECT_THAT(describe_op("GatherElements").gpu_dtypes, HasSubstr("int64"));
+  EXPECT_EQ(describe_op("LRN").gpu_dtypes, "float32 (as float16)");
   EXPECT_THAT(describe_op("Add").gpu_dtypes, AllOf(HasSubstr("int32"), HasSubstr("int64")));
   EXPECT_THAT(describe_op("Add").gpu_dtypes, ::testing::Not(HasSubstr("uint16")));  // CPU only
   const std::string md = supported_ops_markdown();
-  EXPECT_THAT(md, HasSubstr("| TopK | runs | TopK | "));
+  EXPECT_THAT(md, HasSubstr("| DynamicQuantizeLinear | runs | DynamicQuantize | "));
   EXPECT_THAT(md, HasSubstr(" | CPU only | "));
 }
 
