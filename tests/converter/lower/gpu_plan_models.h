@@ -104,8 +104,8 @@ inline ModelBuilder gpu_data_movement() {
 
 // A speech encoder's front (1-D convs over [N, C, L]): x [2, 4, 50] -> Conv1d 16 k5 s2 + Relu
 // -> grouped Conv1d + residual Add -> per-channel constant Add -> Sigmoid-gated Mul (Pointwise)
-// -> InstanceNormalization -> depthwise Conv1d -> "y" [2, 16, 25]; and GroupNormalization of
-// one group (as wav2vec2's feature extractor) on a branch -> "z".
+// -> InstanceNormalization -> depthwise Conv1d -> "y" [2, 16, 25]; and MaxPool1d then
+// GroupNormalization of one group (as wav2vec2's feature extractor) on a branch -> "z".
 inline ModelBuilder gpu_speech_encoder() {
   ModelBuilder m(18);
   m.input("x", {2, 4, 50}).output("y").output("z");
@@ -128,7 +128,10 @@ inline ModelBuilder gpu_speech_encoder() {
   auto& dw = m.node("Conv", {"in", "wd"}, {"y"}, "depthwise");
   attr(dw, "pads", std::vector<int64_t>{1, 1});
   attr(dw, "group", int64_t{16});
-  attr(m.node("GroupNormalization", {"r1", "gs", "gb"}, {"z"}, "gnorm"), "num_groups",
+  auto& pool = m.node("MaxPool", {"r1"}, {"p1"}, "pool1d");
+  attr(pool, "kernel_shape", std::vector<int64_t>{2});
+  attr(pool, "strides", std::vector<int64_t>{2});
+  attr(m.node("GroupNormalization", {"p1", "gs", "gb"}, {"z"}, "gnorm"), "num_groups",
        int64_t{1});
   return m;
 }
