@@ -1,5 +1,5 @@
-// The ArgReduce family (ArgMax, ArgMin): parameters and CPU twin (kernels/cpu/arg_reduce.cc).
-// No CUDA kernel yet.
+// The ArgReduce family (ArgMax, ArgMin): parameters and CPU twin (kernels/cpu/arg_reduce.cc);
+// CUDA kernels in kernels/cuda/arg_reduce.cu.
 #pragma once
 
 #include <cstdint>
@@ -27,3 +27,9 @@ namespace jetplan::kernels::cpu {
 void arg_reduce(const ArgReduceParams& p, const float* x, int64_t* y);
 
 }  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/arg_reduce.cu, one row each, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h): Float16 or Float32 x, Int64 y.
+#define JP_CUDA_VARIANTS_arg_reduce(X, F) \
+  X(F, jp_arg_reduce_f16, kF16, 0, kI64) \
+  X(F, jp_arg_reduce_f32, kF32, 0, kI64)

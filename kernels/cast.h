@@ -57,4 +57,35 @@ void cast(const CastParams& p, const void* x, void* y);
   X(F, jp_cast_i64_b8, kI64, 0, kBool) \
   X(F, jp_cast_i32_b8, kI32, 0, kBool) \
   X(F, jp_cast_i8_b8, kI8, 0, kBool) \
-  X(F, jp_cast_u8_b8, kU8, 0, kBool)
+  X(F, jp_cast_u8_b8, kU8, 0, kBool) \
+  JP_CUDA_CASTS_TO_INTEGER(X, F)
+
+// The casts to an integer (kernels/cuda/cast.cu cast_to_integer), rows as above: from Float16 or
+// Float32 (truncated toward zero and saturated, NaN 0), from another integer (its low bits) or
+// from Bool (0 or 1), to Int64, Int32, Int8 or UInt8 (exported index arithmetic: .long() of a
+// float, int64 <-> int32). cast_select.cc reads its table from these rows too.
+#define JP_CUDA_CASTS_TO_INTEGER(X, F) \
+  X(F, jp_cast_f16_i64, kF16, 0, kI64) \
+  X(F, jp_cast_f16_i32, kF16, 0, kI32) \
+  X(F, jp_cast_f16_i8, kF16, 0, kI8) \
+  X(F, jp_cast_f16_u8, kF16, 0, kU8) \
+  X(F, jp_cast_f32_i64, kF32, 0, kI64) \
+  X(F, jp_cast_f32_i32, kF32, 0, kI32) \
+  X(F, jp_cast_f32_i8, kF32, 0, kI8) \
+  X(F, jp_cast_f32_u8, kF32, 0, kU8) \
+  X(F, jp_cast_i64_i32, kI64, 0, kI32) \
+  X(F, jp_cast_i64_i8, kI64, 0, kI8) \
+  X(F, jp_cast_i64_u8, kI64, 0, kU8) \
+  X(F, jp_cast_i32_i64, kI32, 0, kI64) \
+  X(F, jp_cast_i32_i8, kI32, 0, kI8) \
+  X(F, jp_cast_i32_u8, kI32, 0, kU8) \
+  X(F, jp_cast_i8_i64, kI8, 0, kI64) \
+  X(F, jp_cast_i8_i32, kI8, 0, kI32) \
+  X(F, jp_cast_i8_u8, kI8, 0, kU8) \
+  X(F, jp_cast_u8_i64, kU8, 0, kI64) \
+  X(F, jp_cast_u8_i32, kU8, 0, kI32) \
+  X(F, jp_cast_u8_i8, kU8, 0, kI8) \
+  X(F, jp_cast_b8_i64, kBool, 0, kI64) \
+  X(F, jp_cast_b8_i32, kBool, 0, kI32) \
+  X(F, jp_cast_b8_i8, kBool, 0, kI8) \
+  X(F, jp_cast_b8_u8, kBool, 0, kU8)

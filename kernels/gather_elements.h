@@ -1,5 +1,5 @@
-// The GatherElements family: parameters and CPU twin (kernels/cpu/gather_elements.cc). No CUDA
-// kernel yet. Element counts, dims, strides and offsets are in elements; coordinates are row-major
+// The GatherElements family: parameters and CPU twin (kernels/cpu/gather_elements.cc); CUDA
+// kernel in kernels/cuda/gather_elements.cu. Element counts, dims, strides and offsets are in elements; coordinates are row-major
 // with the last dim fastest; only the first `rank` entries of a per-dim array are read (rank 0 is
 // one element).
 #pragma once
@@ -31,3 +31,9 @@ namespace jetplan::kernels::cpu {
 void gather_elements(const GatherElementsParams& p, const void* data, const void* indices, void* y);
 
 }  // namespace jetplan::kernels::cpu
+
+// CUDA kernel of kernels/cuda/gather_elements.cu, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h): elements of 1, 2, 4 or 8 bytes,
+// whatever their dtype.
+#define JP_CUDA_VARIANTS_gather_elements(X, F) \
+  X(F, jp_gather_elements, kAny, 0)

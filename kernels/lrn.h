@@ -1,5 +1,5 @@
-// The Lrn family (LocalResponseNormalization): parameters and CPU twin (kernels/cpu/lrn.cc).
-// No CUDA kernel yet.
+// The Lrn family (LocalResponseNormalization): parameters and CPU twin (kernels/cpu/lrn.cc);
+// CUDA kernels in kernels/cuda/lrn.cu.
 #pragma once
 
 #include <cstdint>
@@ -25,3 +25,9 @@ namespace jetplan::kernels::cpu {
 void lrn(const LrnParams& p, const float* x, float* y);
 
 }  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/lrn.cu, one row each, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h).
+#define JP_CUDA_VARIANTS_lrn(X, F) \
+  X(F, jp_lrn_f16, kF16, 0) \
+  X(F, jp_lrn_f32, kF32, 0)

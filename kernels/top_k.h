@@ -1,4 +1,5 @@
-// The TopK family: parameters and CPU twin (kernels/cpu/top_k.cc). No CUDA kernel yet.
+// The TopK family: parameters and CPU twin (kernels/cpu/top_k.cc); CUDA kernels in
+// kernels/cuda/top_k.cu.
 #pragma once
 
 #include <cstdint>
@@ -27,3 +28,10 @@ int64_t topk_workspace_bytes(const TopKParams& p);
 void topk(const TopKParams& p, const float* x, void* workspace, float* values, int64_t* indices);
 
 }  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/top_k.cu, one row each, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h): values of x's dtype (Float16 or
+// Float32) and Int64 indices; a block of 256 threads per row.
+#define JP_CUDA_VARIANTS_top_k(X, F) \
+  X(F, jp_top_k_f16, kF16, 256) \
+  X(F, jp_top_k_f32, kF32, 256)

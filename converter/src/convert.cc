@@ -174,8 +174,9 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   }
 
   tell(options, "serialize");
-  result.plan = serialize_plan(draft, target.plan, metadata);
-  if (gpu && options.select_kernels) check_gpu_plan(result.plan, target);
+  // A GPU plan is written only once the runtime's load accepts it without a device.
+  result.plan = gpu && options.select_kernels ? write_gpu_plan(draft, target, metadata)
+                                              : serialize_plan(draft, target.plan, metadata);
   result.summary.steps = draft.steps.size();
   result.summary.tensors = draft.tensors.size();
   result.summary.weight_bytes = draft.weights.size();
@@ -203,19 +204,21 @@ std::string supported_ops_markdown() {
       text.replace(at, 1, "\\|");
     return text;
   };
-  size_t runs = 0, folds_only = 0;
+  size_t runs = 0, folds_only = 0, cpu_only = 0;
   std::string rows;
   for (const OnnxOpInfo& op : ops) {
     const OpSupport s = describe_op(op.op_type);
     runs += s.runs;
     folds_only += !s.runs && s.folds;
+    cpu_only += s.runs && s.gpu_dtypes.empty();
     const char* what = s.runs ? (s.folds ? "runs, folds" : "runs") : s.folds ? "folds only" : "-";
     std::string notes = s.notes;
     if (s.refused_from != 0)
       notes += cat(notes.empty() ? "" : "; ", "refused from opset ", s.refused_from,
                    " (its definition there is not read)");
+    const std::string gpu = !s.runs ? "" : s.gpu_dtypes.empty() ? "CPU only" : s.gpu_dtypes;
     rows += cat("| ", op.op_type, op.deprecated ? " (deprecated)" : "", " | ", what, " | ", s.family,
-                " | ", cell(s.dtypes), " | ", cell(notes), " |\n");
+                " | ", cell(s.dtypes), " | ", cell(gpu), " | ", cell(notes), " |\n");
   }
   return cat(
       "# ONNX operators in jetplan\n\n"
@@ -246,13 +249,18 @@ std::string supported_ops_markdown() {
       "- **family**: the plan step's op family, whose file `src/ops/<family>.cc` "
       "(`kernels/op_families.def` names it) holds the op's check; for an op whose family "
       "depends on its inputs (Add: Binary on float32, Elementwise otherwise), the family that "
-      "decides.\n\n",
+      "decides.\n"
+      "- **dtypes**: the element types its steps take on the CPU backend; **GPU**: those a plan "
+      "for a CUDA target runs (float32 in float16 there), from the op family's CUDA kernel "
+      "variants that kernel selection picks from (`kernels/cuda/select.h` has_kernel_for); "
+      "**CPU only**: none (convert for the CPU target). A selector may still refuse a form "
+      "of a listed dtype, naming the step and why.\n\n",
       runs, " of the ", ops.size(), " ops of ONNX's default domain (opsets up to ", kNewestOnnxOpset,
       ") run, ",
-      folds_only,
-      " more fold on constants only.\n\n"
-      "| op | jetplan | family | dtypes | restrictions |\n"
-      "|---|---|---|---|---|\n",
+      folds_only, " more fold on constants only; ", runs - cpu_only, " of those that run have "
+      "CUDA kernels, ", cpu_only, " run on the CPU backend only.\n\n"
+      "| op | jetplan | family | dtypes | GPU | restrictions |\n"
+      "|---|---|---|---|---|---|\n",
       rows);
 }
 

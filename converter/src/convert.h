@@ -114,6 +114,9 @@ struct OpSupport {
   // otherwise) the family that decides.
   const char* family = "";
   const char* dtypes = "";  // element types its steps take ("" where the table gives none)
+  // Those of `dtypes` a GPU plan runs (a float32 one "as float16"), comma-separated; "" where
+  // none: the family has no CUDA kernel reading them (registry.cc gpu_dtypes).
+  std::string gpu_dtypes;
   const char* notes = "";   // restrictions, one line
   // The first opset whose definition of the op jetplan does not read (unread_definition); 0
   // when it reads the op at every opset up to kNewestOnnxOpset.

@@ -1,7 +1,5 @@
 #include "kernels/arg_reduce.h"
 
-#include <cmath>
-
 #include "kernels/cpu/float_ranking.h"
 
 namespace jetplan::kernels::cpu {
@@ -15,7 +13,7 @@ void arg_reduce(const ArgReduceParams& p, const float* x, int64_t* y) {
       for (int64_t j = 1; j < p.axis; ++j) {
         const float v = xr[j * p.inner], b = xr[best * p.inner];
         // NaN is the extreme for both kinds, as numpy's argmin/argmax have it.
-        const bool better = is_max ? ranks_above(v, b) : !std::isnan(b) && (std::isnan(v) || v < b);
+        const bool better = is_max ? ranks_above(v, b) : ranks_below(v, b);
         if (better || (p.select_last_index && same_rank(v, b))) best = j;
       }
       y[o * p.inner + in] = best;

@@ -1,11 +1,13 @@
 // Cast on the GPU between Float32 and Float16 (the casts a GPU plan puts at its float32 inputs
-// and outputs), and from integers and Bool to either float (attention masks, index arithmetic
-// feeding float math). Twin: kernels/cpu/cast.cc. Float to half rounds to nearest even and
+// and outputs), from integers and Bool to either float (attention masks, index arithmetic
+// feeding float math), and from floats, integers and Bool to Int64, Int32, Int8 and UInt8. Twin: kernels/cpu/cast.cc. Float to half rounds to nearest even and
 // overflows to infinity, as the twin does; a NaN stays a NaN (its payload is the hardware's, not
 // the twin's). An integer rounds once, as the twin does: to float32 directly, to half through
 // double (exact for every int32; an int64 past 2^53 is infinity in half anyway); Bool is 0 or 1.
 // Floats and integers to Bool: nonzero is true.
 #include <cuda_fp16.h>
+
+#include <type_traits>
 
 #include "kernels/cast.h"
 #include "kernels/cuda/device_math.cuh"
@@ -73,6 +75,58 @@ __device__ void cast_int(const From* x, To* y, int64_t count, bool boolean) {
   }
 }
 
+// ---------------------------------------------------------------------------- to an integer
+
+// The storage of a DType (the row shorthands of kernels/cast.h).
+constexpr DType kF16 = DType::kFloat16, kF32 = DType::kFloat32, kI64 = DType::kInt64,
+                kI32 = DType::kInt32, kI8 = DType::kInt8, kU8 = DType::kUInt8,
+                kBool = DType::kBool;
+template <DType D> struct Storage;
+template <> struct Storage<DType::kFloat16> { using T = __half; };
+template <> struct Storage<DType::kFloat32> { using T = float; };
+template <> struct Storage<DType::kInt64> { using T = int64_t; static constexpr int digits = 63; };
+template <> struct Storage<DType::kInt32> { using T = int32_t; static constexpr int digits = 31; };
+template <> struct Storage<DType::kInt8> { using T = int8_t; static constexpr int digits = 7; };
+template <> struct Storage<DType::kUInt8> { using T = uint8_t; static constexpr int digits = 8; };
+template <> struct Storage<DType::kBool> { using T = uint8_t; };
+
+// As the twin: truncated toward zero and clamped to To's range ([-2^digits, 2^digits) for the
+// signed, [0, 2^digits) for UInt8, both bounds exact doubles); NaN gives 0.
+template <DType To>
+__device__ __forceinline__ typename Storage<To>::T saturate(double f) {
+  using T = typename Storage<To>::T;
+  constexpr bool is_signed = To != DType::kUInt8;
+  constexpr double top = double(uint64_t{1} << Storage<To>::digits);
+  constexpr double bottom = is_signed ? -top : 0.0;
+  if (isnan(f)) return 0;
+  const double t = trunc(f);
+  if (t >= top) return T(is_signed ? (uint64_t{1} << Storage<To>::digits) - 1 : 0xff);
+  if (t <= bottom) return T(is_signed ? int64_t(bottom) : 0);
+  return T(t);
+}
+
+template <DType From, DType To>
+__device__ __forceinline__ typename Storage<To>::T to_integer(typename Storage<From>::T v) {
+  using T = typename Storage<To>::T;
+  if constexpr (From == DType::kFloat16) {
+    return saturate<To>(double(__half2float(v)));
+  } else if constexpr (From == DType::kFloat32) {
+    return saturate<To>(double(v));
+  } else if constexpr (From == DType::kBool) {
+    return T(v != 0 ? 1 : 0);
+  } else {  // the low bits, two's complement, as the twin's wrap
+    return T(static_cast<std::make_unsigned_t<T>>(static_cast<uint64_t>(int64_t(v))));
+  }
+}
+
+template <DType From, DType To>
+__device__ void cast_to_integer(const StepPointers& ptrs, const CastParams& p) {
+  const auto* x = static_cast<const typename Storage<From>::T*>(ptrs.in[0]);
+  auto* y = static_cast<typename Storage<To>::T*>(ptrs.out[0]);
+  for (int64_t i = global_thread(); i < p.count; i += global_threads())
+    y[i] = to_integer<From, To>(x[i]);
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
@@ -136,3 +190,12 @@ extern "C" __global__ void jp_cast_f32_b8(StepPointers ptrs, const CastParams p)
        i += jetplan::kernels::cuda::global_threads())
     y[i] = x[i] != 0.f ? 1 : 0;
 }
+
+// Every row of JP_CUDA_CASTS_TO_INTEGER (kernels/cast.h).
+#define JP_CAST_TO_INTEGER_KERNEL(F, symbol, from, threads, to)                        \
+  extern "C" __global__ void symbol(StepPointers ptrs, const CastParams p) {           \
+    namespace jk = jetplan::kernels::cuda;                                             \
+    jk::cast_to_integer<jk::from, jk::to>(ptrs, p);                                    \
+  }
+JP_CUDA_CASTS_TO_INTEGER(JP_CAST_TO_INTEGER_KERNEL, Cast)
+#undef JP_CAST_TO_INTEGER_KERNEL

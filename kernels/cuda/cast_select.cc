@@ -23,11 +23,29 @@ constexpr IntegerCast kIntegerCasts[] = {
      {VariantId::jp_cast_b8_f16, VariantId::jp_cast_b8_f32, VariantId::jp_cast_b8_f16}},
 };
 
+// The casts to an integer, from their rows (kernels/cast.h JP_CUDA_CASTS_TO_INTEGER).
+struct ToInteger {
+  DType from, to;
+  VariantId id;
+};
+constexpr DType kF16 = DType::kFloat16, kF32 = DType::kFloat32, kI64 = DType::kInt64,
+                kI32 = DType::kInt32, kI8 = DType::kInt8, kU8 = DType::kUInt8,
+                kBool = DType::kBool;
+#define JP_CAST_TO_INTEGER_ROW(F, symbol, from, threads, to) {from, to, VariantId::symbol},
+constexpr ToInteger kToInteger[] = {JP_CUDA_CASTS_TO_INTEGER(JP_CAST_TO_INTEGER_ROW, Cast)};
+#undef JP_CAST_TO_INTEGER_ROW
+
 }  // namespace
 
 bool select_cast(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                  std::string* why) {
   const auto* p = static_cast<const CastParams*>(step.params);
+  for (const ToInteger& c : kToInteger) {
+    if (c.from != p->from || c.to != p->to) continue;
+    out->variant = &kernel_variant(c.id);  // one element per thread
+    launch_1d(static_cast<uint64_t>(p->count), 256, target.sm_count * 8, out);
+    return true;
+  }
   if (p->from == DType::kFloat32 && p->to == DType::kFloat16) {
     out->variant = &kernel_variant(VariantId::jp_cast_f32_f16);
   } else if (p->from == DType::kFloat16 && p->to == DType::kFloat32) {
@@ -45,8 +63,8 @@ bool select_cast(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     if (row == nullptr || (p->to != DType::kFloat16 && p->to != DType::kFloat32 &&
                            (p->to != DType::kBool || p->from == DType::kBool))) {
       *why =
-          "the CUDA Cast kernels convert Float32 <-> Float16, integers or Bool to either "
-          "float, and floats or integers to Bool, only";
+          "the CUDA Cast kernels convert among Float32, Float16, Int64, Int32, Int8, UInt8 and "
+          "Bool only";
       return false;
     }
     out->variant = &kernel_variant(row[to]);

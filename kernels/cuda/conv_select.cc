@@ -195,12 +195,15 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   // The igemm kernels count GEMM rows, columns and K in 32-bit ints (offsets are 64-bit).
   const bool fits32 = m < (1ull << 31) && n < (1ull << 31) && k < (1ull << 31) - kBK;
 
-  if (p.groups == 1 && p.spatial_rank == 2 && fits32) {
+  // 1-D convs take the 2-D kernels as convs of height 1 (geo2 in conv_igemm.cuh maps rank 1
+  // to H = 1); 3-D ones the direct kernel.
+  const bool planar = p.spatial_rank == 1 || p.spatial_rank == 2;
+  if (p.groups == 1 && planar && fits32) {
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
     return launch_tiles(kTile128, kTile64, kTile32, kTile32K64, m, n, k, kvol, target, out, why);
   }
   const uint64_t total = m * n;
-  if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
+  if (planar && p.groups == p.in_channels && p.groups == p.out_channels) {
     out->variant = &kernel_variant(VariantId::jp_conv_depthwise_f16);
   } else {
     out->variant = &kernel_variant(VariantId::jp_conv_direct_f16);

@@ -78,6 +78,17 @@ uint64_t count_elements(int32_t rank, const int64_t* dims) {
 
 bool has_selector(uint16_t family) { return family < kFamilies && kSelectors[family] != nullptr; }
 
+bool has_kernel_for(uint16_t family, DType dtype) {
+  if (!has_selector(family)) return false;
+  size_t count = 0;
+  const KernelVariant* variants = kernel_variants(&count);
+  for (size_t i = 0; i < count; ++i)
+    if (variants[i].family == family &&
+        (variants[i].dtype == kAnyDType || variants[i].dtype == static_cast<uint8_t>(dtype)))
+      return true;
+  return false;
+}
+
 bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                    std::string* why) {
   *out = LaunchChoice{};

@@ -53,6 +53,12 @@ bool select_kernel(const StepDesc& step, const TargetInfo& target, LaunchChoice*
 // prepare of such a family would refuse first).
 bool has_selector(uint16_t family);
 
+// True when the family has a selector and a kernel variant that reads `dtype` (its input 0's
+// dtype, or kAnyDType: byte movers and kernels that read their types from the params): the
+// variants select_kernel picks from. What `jetplan-convert --list-ops` shows as GPU support;
+// a selector may still refuse a step of such a dtype for its form, naming why.
+bool has_kernel_for(uint16_t family, DType dtype);
+
 // Family selectors: select_<file> in kernels/cuda/<file>_select.cc for every CUDA row of
 // kernels/op_families.def, dispatched by select_kernel.
 using SelectFn = bool (*)(const StepDesc&, const TargetInfo&, LaunchChoice*, std::string*);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "converter/src/ir/error.h"
 #include "converter/src/ops/registry.h"
@@ -12,8 +13,28 @@
 namespace jetplan::converter {
 namespace {
 
-Shape to_nhwc(const Shape& s) { return {s[0], s[2], s[3], s[1]}; }
-Shape to_nchw(const Shape& s) { return {s[0], s[3], s[1], s[2]}; }
+// Channels last and back for any rank from 3 ([N, C, L] <-> [N, L, C], [N, C, D, H, W] <->
+// [N, D, H, W, C]); Layout NHWC marks a channels-last tensor of any such rank.
+Shape to_nhwc(const Shape& s) {
+  Shape out{s[0]};
+  out.insert(out.end(), s.begin() + 2, s.end());
+  out.push_back(s[1]);
+  return out;
+}
+Shape to_nchw(const Shape& s) {
+  Shape out{s[0], s.back()};
+  out.insert(out.end(), s.begin() + 1, s.end() - 1);
+  return out;
+}
+// The Transpose permutation into channels last (or back) of a rank-r tensor.
+std::vector<int32_t> channels_last_perm(size_t r, bool into_nhwc) {
+  std::vector<int32_t> perm{0};
+  if (!into_nhwc) perm.push_back(static_cast<int32_t>(r - 1));
+  for (size_t d = into_nhwc ? 2 : 1; d < (into_nhwc ? r : r - 1); ++d)
+    perm.push_back(static_cast<int32_t>(d));
+  if (into_nhwc) perm.push_back(1);
+  return perm;
+}
 
 DraftStep make_step(const std::string& name, fb::OpFamily family, uint32_t in, uint32_t out) {
   DraftStep s;
@@ -45,6 +66,11 @@ class LayoutPass {
   bool activation4d(uint32_t i) {
     return d_.tensors[i].shape.size() == 4 && d_.tensors[i].storage != fb::Storage::Weight;
   }
+  // An activation of rank 3 to 5 (1 to 3 spatial dims), the ranks a Conv takes channels last.
+  bool activation_nd(uint32_t i) {
+    const size_t r = d_.tensors[i].shape.size();
+    return r >= 3 && r <= 5 && d_.tensors[i].storage != fb::Storage::Weight;
+  }
   bool nhwc(uint32_t i) { return d_.tensors[i].layout == fb::Layout::NHWC; }
   // The NCHW shape a tensor stands for.
   Shape logical(uint32_t i) { return nhwc(i) ? to_nchw(t(i).shape) : t(i).shape; }
@@ -62,12 +88,11 @@ class LayoutPass {
 
   DraftStep transpose(const std::string& name, uint32_t in, uint32_t out, bool into_nhwc) {
     DraftStep s = make_step(name, fb::OpFamily::Transpose, in, out);
-    s.op.perm = into_nhwc ? std::vector<int32_t>{0, 2, 3, 1}
-                                 : std::vector<int32_t>{0, 3, 1, 2};
+    s.op.perm = channels_last_perm(t(in).shape.size(), into_nhwc);
     return s;
   }
 
-  // The NHWC twin of a 4-D activation (a Transpose before the current step makes it).
+  // The NHWC twin of an activation (a Transpose before the current step makes it).
   uint32_t as_nhwc(uint32_t i) {
     if (nhwc(i)) return i;
     if (auto it = nhwc_of_.find(i); it != nhwc_of_.end()) return it->second;
@@ -100,7 +125,7 @@ class LayoutPass {
     t(o).layout = fb::Layout::NHWC;
   }
 
-  // Conv weights [Cout, Cin/g, KH, KW] -> [Cout, KH, KW, Cin/g] (data permuted, any dtype).
+  // Conv weights [Cout, Cin/g, *kernel] -> [Cout, *kernel, Cin/g] (data permuted, any dtype).
   uint32_t conv_weight(uint32_t w) {
     if (t(w).storage != fb::Storage::Weight) return as_nhwc(w);  // a run-time weight
     if (auto it = weight_of_.find(w); it != weight_of_.end()) return it->second;
@@ -108,16 +133,17 @@ class LayoutPass {
     const size_t elem = dtype_size(t(w).dtype);
     const std::vector<uint8_t>& src = *t(w).data;
     std::vector<uint8_t>& dst = d_.owned_data.emplace_back(src.size());
-    const int64_t co = s[0], ci = s[1], kh = s[2], kw = s[3];
+    const int64_t co = s[0], ci = s[1];
+    int64_t kvol = 1;
+    for (size_t d = 2; d < s.size(); ++d) kvol *= s[d];
     for (int64_t o = 0; o < co; ++o)
       for (int64_t c = 0; c < ci; ++c)
-        for (int64_t y = 0; y < kh; ++y)
-          for (int64_t x = 0; x < kw; ++x)
-            std::memcpy(&dst[static_cast<size_t>(((o * kh + y) * kw + x) * ci + c) * elem],
-                        &src[static_cast<size_t>(((o * ci + c) * kh + y) * kw + x) * elem], elem);
+        for (int64_t k = 0; k < kvol; ++k)
+          std::memcpy(&dst[static_cast<size_t>((o * kvol + k) * ci + c) * elem],
+                      &src[static_cast<size_t>((o * ci + c) * kvol + k) * elem], elem);
     DraftTensor n = t(w);
     n.name += ":ohwi";
-    n.shape = {co, kh, kw, ci};
+    n.shape = to_nhwc(s);
     n.data = &dst;
     d_.tensors.push_back(std::move(n));
     weight_of_[w] = static_cast<uint32_t>(d_.tensors.size() - 1);
@@ -128,7 +154,8 @@ class LayoutPass {
     const OpDesc& op = s.op;
     switch (ops::family_rules(op.family).nhwc) {
       case ops::NhwcRule::kConv:
-        if (!activation4d(s.inputs[0]) || op.kernel.size() != 2) break;
+        if (!activation_nd(s.inputs[0]) || op.kernel.size() + 2 != t(s.inputs[0]).shape.size())
+          break;
         s.inputs[0] = as_nhwc(s.inputs[0]);
         s.inputs[1] = conv_weight(s.inputs[1]);
         if (op.has_residual) s.inputs.back() = as_nhwc(s.inputs.back());
@@ -163,9 +190,13 @@ class LayoutPass {
         return;
       }
       case ops::NhwcRule::kCopy: {
-        // [N, 1, 1, C] NHWC holds the bytes of [N, C, 1, 1] NCHW: a byte copy reads it as is.
+        // [N, 1, 1, C] NHWC holds the bytes of [N, C, 1, 1] NCHW (any rank whose spatial dims
+        // are all 1): a byte copy reads it as is.
         const uint32_t i = s.inputs[0];
-        if (nhwc(i) && t(i).shape[1] == 1 && t(i).shape[2] == 1) return;
+        const Shape& shape = t(i).shape;
+        if (nhwc(i) && std::all_of(shape.begin() + 1, shape.end() - 1,
+                                   [](int64_t d) { return d == 1; }))
+          return;
         break;
       }
       case ops::NhwcRule::kNchwOnly:
@@ -178,28 +209,33 @@ class LayoutPass {
   bool binary_nhwc(DraftStep& s) { return s.inputs.size() == 2 && operands_nhwc(s); }
 
   // A broadcasting elementwise step (Binary, Pointwise) runs NHWC when one operand is an NHWC
-  // tensor of the output's shape and every other one is a 4-D activation of the output's shape
-  // or per channel ([N or 1, C, 1, 1], read as [N or 1, 1, 1, C]), or a constant per channel or
-  // scalar (as [1, 1, 1, C]). All operands are checked before any Transpose is added.
+  // tensor of the output's shape (rank 3 to 5) and every other one is an activation of the
+  // output's shape or per channel ([N or 1, C, 1, 1], read as [N or 1, 1, 1, C]), or a constant
+  // per channel or scalar (as [1, 1, 1, C]); shown for rank 4. All operands are checked before
+  // any Transpose is added.
   bool operands_nhwc(DraftStep& s) {
     const Shape out = t(s.outputs[0]).shape;
-    if (out.size() != 4) return false;
+    const size_t r = out.size();
+    if (r < 3 || r > 5) return false;
+    auto ones_past_channel = [](const Shape& sh) {
+      return std::all_of(sh.begin() + 2, sh.end(), [](int64_t d) { return d == 1; });
+    };
     bool anchored = false;
     std::vector<int64_t> channels(s.inputs.size(), 0);  // > 1: a per-channel constant
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       const uint32_t b = s.inputs[k];
       anchored |= nhwc(b) && logical(b) == out;
-      if (activation4d(b)) {
+      if (activation_nd(b) && t(b).shape.size() == r) {
         const Shape lb = logical(b);
-        const bool per_channel = (lb[0] == 1 || lb[0] == out[0]) && lb[1] == out[1] &&
-                                 lb[2] == 1 && lb[3] == 1;
+        const bool per_channel =
+            (lb[0] == 1 || lb[0] == out[0]) && lb[1] == out[1] && ones_past_channel(lb);
         if (lb != out && !per_channel) return false;
       } else if (t(b).storage == fb::Storage::Weight) {
-        if (t(b).shape.size() > 4) return false;
-        Shape s4(4 - t(b).shape.size(), 1);
-        s4.insert(s4.end(), t(b).shape.begin(), t(b).shape.end());
-        if (s4[0] != 1 || s4[2] != 1 || s4[3] != 1) return false;
-        channels[k] = s4[1];
+        if (t(b).shape.size() > r) return false;
+        Shape sr(r - t(b).shape.size(), 1);
+        sr.insert(sr.end(), t(b).shape.begin(), t(b).shape.end());
+        if (sr[0] != 1 || !ones_past_channel(sr)) return false;
+        channels[k] = sr[1];
       } else {
         return false;
       }
@@ -207,30 +243,32 @@ class LayoutPass {
     if (!anchored) return false;
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       const uint32_t b = s.inputs[k];
-      if (activation4d(b)) {
+      if (activation_nd(b)) {
         s.inputs[k] = as_nhwc(b);
       } else if (channels[k] > 1) {
-        s.inputs[k] = channel_constant(b, channels[k]);
+        s.inputs[k] = channel_constant(b, channels[k], r);
       }
     }
     output_nhwc(s, 0);
     return true;
   }
 
-  // A per-channel constant as [1, 1, 1, C]: the same bytes, another shape.
-  uint32_t channel_constant(uint32_t b, int64_t c) {
-    if (auto it = channel_of_.find(b); it != channel_of_.end()) return it->second;
+  // A per-channel constant as [1, 1, 1, C] (rank r): the same bytes, another shape.
+  uint32_t channel_constant(uint32_t b, int64_t c, size_t r) {
+    if (auto it = channel_of_.find({b, r}); it != channel_of_.end()) return it->second;
     DraftTensor n = t(b);
     n.name += ":nhwc";
-    n.shape = {1, 1, 1, c};
+    n.shape = Shape(r, 1);
+    n.shape.back() = c;
     d_.tensors.push_back(std::move(n));
-    channel_of_[b] = static_cast<uint32_t>(d_.tensors.size() - 1);
-    return channel_of_[b];
+    channel_of_[{b, r}] = static_cast<uint32_t>(d_.tensors.size() - 1);
+    return channel_of_[{b, r}];
   }
 
   PlanDraft& d_;
   std::vector<DraftStep> after_;  // steps that follow the current one
-  std::map<uint32_t, uint32_t> nhwc_of_, nchw_of_, weight_of_, channel_of_;
+  std::map<uint32_t, uint32_t> nhwc_of_, nchw_of_, weight_of_;
+  std::map<std::pair<uint32_t, size_t>, uint32_t> channel_of_;  // by constant and rank
 };
 
 }  // namespace
@@ -343,6 +381,11 @@ void gpu_precision(PlanDraft* draft) {
           if (i == b.tensor) i = h;
     draft->steps.push_back(make_step(b.name + ":to_f32", fb::OpFamily::Cast, h, b.tensor));
   }
+  // A model's Cast between float32 and float16 now joins two float16 tensors: a byte Copy.
+  for (DraftStep& s : draft->steps)
+    if (s.op.family == fb::OpFamily::Cast && s.inputs.size() == 1 && s.outputs.size() == 1 &&
+        draft->tensors[s.inputs[0]].dtype == draft->tensors[s.outputs[0]].dtype)
+      s.op.family = fb::OpFamily::Copy;
 }
 
 void gpu_check_tensors(const PlanDraft& draft) {

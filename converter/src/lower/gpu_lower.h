@@ -15,11 +15,13 @@ namespace jetplan::converter {
 // ConvertError. Run first, on the draft lower() made.
 void gpu_check_tensors(const PlanDraft& draft);
 
-// NHWC around Conv, Pool and BatchNorm over 4-D tensors: their activations get the physical
-// shape [N, H, W, C] and Layout NHWC, conv weights become [Cout, KH, KW, Cin / groups]. NHWC
-// propagates through Activation, through Binary (other operand the same shape, an [N, C, 1, 1]
-// tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]), through Concat
-// along channels (axis 3) and into Copy where H = W = 1 (the bytes are those of NCHW then).
+// NHWC around Conv (1 to 3 spatial dims: [N, L, C], [N, H, W, C], [N, D, H, W, C]), and Pool
+// and BatchNorm over 4-D tensors: their activations get the channels-last physical shape and
+// Layout NHWC, conv weights become [Cout, *kernel, Cin / groups]. NHWC propagates through
+// Activation, through Binary and Pointwise (other operand the same shape, an [N, C, 1, 1]
+// tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]; any of the
+// conv ranks), through Concat along channels (4-D, axis 3) and into Copy where every spatial
+// dim is 1 (the bytes are those of NCHW then).
 // Everywhere else tensors stay NCHW; a Transpose step goes where a producer and a consumer
 // disagree (one per tensor and direction, before its first such consumer). Bindings keep
 // their NCHW shape. Run on a float32 draft, before gpu_precision.
@@ -31,7 +33,7 @@ void gpu_layout(PlanDraft* draft);
 // ends the plan for each float output, except where a step of a family that can
 // (writes_output_cast) alone writes a float output no step reads: that step writes it in
 // float32 itself (the output-cast epilogue; gpu_select falls back to the Cast where no kernel
-// does).
+// does). A model's Cast between float32 and float16, float16 to float16 now, becomes a Copy.
 void gpu_precision(PlanDraft* draft);
 
 // The families whose steps may read float16 and write a float32 graph output themselves: Conv,
@@ -58,6 +60,13 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
 // verifier, each step's prepare, and each step's kernel against the step's dtypes and launch
 // (what binding it on a device checks short of the device itself). ConvertError with the
 // runtime's message: the converter never writes a GPU plan its runtime refuses.
+// Also what binding checks against the device, against the target's description: its SM
+// architecture and shared memory per block.
 void check_gpu_plan(const std::vector<uint8_t>& plan, const Target& target);
+
+// The only way convert_onnx turns a GPU draft (kernels selected) into bytes: serialize_plan,
+// then check_gpu_plan; ConvertError and no bytes for a plan the runtime would refuse.
+std::vector<uint8_t> write_gpu_plan(const PlanDraft& draft, const Target& target,
+                                    const PlanMetadata& metadata);
 
 }  // namespace jetplan::converter

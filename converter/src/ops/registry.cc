@@ -3,7 +3,9 @@
 #include "converter/src/ops/registry.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
+#include <sstream>
 #include <vector>
 
 #include "converter/src/convert.h"
@@ -12,6 +14,7 @@
 #include "converter/src/ir/error.h"
 #include "converter/src/lower/lower.h"
 #include "converter/src/passes/passes.h"
+#include "kernels/cuda/select.h"
 
 namespace jetplan::converter {
 namespace ops {
@@ -107,6 +110,79 @@ CheckFn find_check(const std::string& op_type) {
   return row != nullptr ? row->check : nullptr;
 }
 
+namespace {
+
+// The dtypes an op row's text names for both backends (OpRow::dtypes: "float32, float16 (in float32)",
+// "int8, uint8 -> int32; float32", "any plan dtype but bfloat16 -> bool"), in order, once each:
+// per ';' group, the plan dtypes named outside parentheses (which say how a dtype is computed)
+// and before a "->" (the output dtypes); "any plan dtype" names all of them but those after a
+// "but". A dtype followed by a parenthesis that says "CPU" ("float64 (CPU backend only)") is
+// left out: the row runs it on the CPU backend only.
+std::vector<DataType> row_dtypes(const std::string& text) {
+  std::vector<DataType> all, out;
+  for (int32_t d = 1; d <= static_cast<int32_t>(DataType::kBFloat16); ++d)
+    if (is_plan_dtype(static_cast<DataType>(d))) all.push_back(static_cast<DataType>(d));
+  auto add = [&](DataType d) {
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  };
+  std::stringstream groups(text);
+  for (std::string group; std::getline(groups, group, ';');) {
+    std::vector<std::string> words;  // outside parentheses, before "->"
+    int depth = 0;
+    std::string word, note;  // note: the text of the parenthesis being read
+    for (char c : group.substr(0, group.find("->")) + " ") {
+      if (depth > 0 && c != ')') note += c;
+      if (std::isalnum(static_cast<unsigned char>(c)) && depth == 0) {
+        word += c;
+        continue;
+      }
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+      // "float64 (CPU backend only)": the row itself keeps the dtype before it off the GPU.
+      if (c == ')' && depth == 0) {
+        if (note.find("CPU") != std::string::npos && !words.empty()) words.back() = "(cpu)";
+        note.clear();
+      }
+    }
+    const auto named = [&](DataType d) {
+      return std::find(words.begin(), words.end(), dtype_name(d)) != words.end();
+    };
+    if (group.find(ops::kAnyPlanDtype) != std::string::npos) {
+      const bool but = std::find(words.begin(), words.end(), "but") != words.end();
+      for (DataType d : all)
+        if (!but || !named(d)) add(d);
+      continue;
+    }
+    for (const std::string& w : words)
+      for (DataType d : all)
+        if (w == dtype_name(d)) add(d);
+  }
+  return out;
+}
+
+// The dtypes of `dtypes` (row_dtypes) a GPU plan runs a step of `family` with: a float32 tensor
+// becomes float16 there (gpu_precision), int16, uint16, uint32, uint64 and bfloat16 stay on the
+// CPU backend (gpu_check_tensors), and the family must have a CUDA kernel variant reading the
+// dtype (kernels::cuda::has_kernel_for, what kernel selection picks from).
+std::string gpu_dtypes(fb::OpFamily family, const std::vector<DataType>& dtypes) {
+  std::string out;
+  for (DataType d : dtypes) {
+    if (is_cpu_only_dtype(d)) continue;
+    const DataType stored = d == DataType::kFloat32 ? DataType::kFloat16 : d;
+    fb::DType plan_dtype;
+    if (!to_plan_dtype(stored, &plan_dtype) ||
+        !kernels::cuda::has_kernel_for(static_cast<uint16_t>(family),
+                                       static_cast<kernels::DType>(plan_dtype)))
+      continue;
+    out += cat(out.empty() ? "" : ", ", dtype_name(d),
+               d == DataType::kFloat32 ? " (as float16)" : "");
+  }
+  return out;
+}
+
+}  // namespace
+
 OpSupport describe_op(const std::string& op_type) {
   OpSupport out;
   out.folds = can_fold_op(op_type);
@@ -116,6 +192,7 @@ OpSupport describe_op(const std::string& op_type) {
     out.family = fb::EnumNameOpFamily(family);
     out.dtypes = row->dtypes;
     out.notes = row->notes;
+    out.gpu_dtypes = gpu_dtypes(family, row_dtypes(row->dtypes));
   }
   if (const char* notes = control_flow_notes(op_type)) {
     out.folds = true;

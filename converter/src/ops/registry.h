@@ -60,7 +60,8 @@ using ExpandFn = bool (*)(Graph& g, Node& node, std::vector<Node>* out);
 // activations (and how), or NCHW only (their NHWC inputs are transposed back first).
 enum class NhwcRule : uint8_t {
   kNchwOnly,
-  kConv,          // 2-D Conv: NHWC input, residual and output, weights as [Cout, KH, KW, Cin/g]
+  kConv,          // Conv of 1 to 3 spatial dims: channels-last input, residual and output,
+                  // weights as [Cout, *kernel, Cin/g]
   kPerPixel,      // Pool, BatchNorm: a 4-D activation in and one output, NHWC
   kFollowsInput,  // Activation: NHWC when its input is
   kBinary,        // Binary: where its operands allow (gpu_lower's binary_nhwc)

@@ -17,10 +17,11 @@ struct PlanDeleter {
 };
 using LoadedPlan = std::unique_ptr<jp_plan, PlanDeleter>;
 
-// Loads plan bytes with the runtime's verifier and prepare functions (no device involved).
-LoadedPlan load(const std::vector<uint8_t>& bytes, const std::string& target) {
+// Loads plan bytes with the runtime's verifier and prepare functions (no device involved);
+// `flags` adds JP_LOAD_KERNELS_PENDING where the steps' kernels are not chosen yet.
+LoadedPlan load(const std::vector<uint8_t>& bytes, const std::string& target, uint32_t flags) {
   jp_plan* plan = nullptr;
-  if (jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_NO_DEVICE, &plan) != JP_OK)
+  if (jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_NO_DEVICE | flags, &plan) != JP_OK)
     fail("target ", target, ": the runtime's loader refuses the GPU plan: ", jp_last_error());
   return LoadedPlan(plan);
 }
@@ -60,7 +61,8 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
       missing.push_back(step_label(step) + ": no CUDA kernel for this op family yet");
   if (!missing.empty()) fail_missing(target, missing);
 
-  const LoadedPlan plan = load(serialize_plan(*draft, target.plan, metadata), target.plan.name);
+  const LoadedPlan plan = load(serialize_plan(*draft, target.plan, metadata), target.plan.name,
+                               JP_LOAD_KERNELS_PENDING);
   const auto loaded_steps = static_cast<size_t>(jp_plan_num_steps(plan.get()));
   if (loaded_steps != draft->steps.size())
     fail("internal error: the loaded GPU plan has ", loaded_steps, " steps, the draft ",
@@ -107,7 +109,25 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
 }
 
 void check_gpu_plan(const std::vector<uint8_t>& plan, const Target& target) {
-  load(plan, target.plan.name);
+  load(plan, target.plan.name, 0);
+  // What binding checks against the device, checked against the target's description of it.
+  const fb::Plan* p = fb::GetPlan(plan.data());
+  if (p->target() == nullptr || p->target()->sm_arch() != target.plan.sm_arch)
+    fail("internal error: the GPU plan names another SM architecture than target ",
+         target.plan.name, "'s sm_", target.plan.sm_arch);
+  const uint32_t max_shared = target.device.max_shared_per_block;
+  for (const fb::Step* step : *p->steps())
+    if (max_shared != 0 && step->launch() != nullptr && step->launch()->shared_bytes() > max_shared)
+      fail("target ", target.plan.name, ": step '", step->name()->str(), "' asks ",
+           step->launch()->shared_bytes(), " bytes of shared memory a block; the target allows ",
+           max_shared);
+}
+
+std::vector<uint8_t> write_gpu_plan(const PlanDraft& draft, const Target& target,
+                                    const PlanMetadata& metadata) {
+  std::vector<uint8_t> plan = serialize_plan(draft, target.plan, metadata);
+  check_gpu_plan(plan, target);
+  return plan;
 }
 
 }  // namespace jetplan::converter

@@ -123,8 +123,10 @@ JP_NODISCARD JP_API jp_status jp_plan_load_file(const char* path, jp_plan** out)
 #define JP_LOAD_BORROW 1u /* use the caller's buffer in place (e.g. a plan in flash): it must be
                              256-byte aligned and outlive the plan */
 #define JP_LOAD_NO_DEVICE 2u /* (or-ed with COPY/BORROW) verify a CUDA plan without touching a
-                                GPU (each step's named kernel, its dtypes and launch
-                                included): its descriptions can be read, no context created */
+                                GPU: every check binding makes that needs no device (each
+                                step names a kernel of this library, of its dtypes and launch;
+                                no output of run-time extent): its descriptions can be read,
+                                no context created */
 JP_NODISCARD JP_API jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags,
                                                   jp_plan** out);
 JP_API void jp_plan_destroy(jp_plan* plan);

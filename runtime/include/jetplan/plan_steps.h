@@ -17,6 +17,11 @@
 
 #include "jetplan/jetplan.h"
 
+// A load flag for the converter (or-ed with JP_LOAD_NO_DEVICE; jp_plan_load_buffer refuses it
+// alone): the steps of the CUDA plan being built may name no kernel yet. Its kernel selection
+// loads the plan so to read the prepared params; every other check of JP_LOAD_NO_DEVICE runs.
+#define JP_LOAD_KERNELS_PENDING 4u
+
 namespace jetplan::kernels::cuda {
 struct StepDesc;
 }  // namespace jetplan::kernels::cuda

@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include "jetplan/plan_steps.h"
 #include "runtime/src/cuda/backend_cuda.h"
 #include "runtime/src/execute/context.h"
 #include "runtime/src/load/plan.h"
@@ -17,8 +18,9 @@ namespace {
 Status finish_load(jp_plan* plan, jp_plan** out, uint32_t flags) {
   Status status = jetplan::rt::load_plan(plan);
   if (status == JP_OK && plan->backend == JP_BACKEND_CUDA) {
-    status = (flags & JP_LOAD_NO_DEVICE) != 0 ? jetplan::rt::check_cuda_steps(*plan)
-                                              : jetplan::rt::bind_cuda_plan(plan);
+    status = (flags & JP_LOAD_NO_DEVICE) != 0
+                 ? jetplan::rt::check_cuda_steps(*plan, (flags & JP_LOAD_KERNELS_PENDING) != 0)
+                 : jetplan::rt::bind_cuda_plan(plan);
   }
   if (status != JP_OK) {
     jetplan::rt::destroy(plan);
@@ -140,8 +142,12 @@ jp_status jp_plan_load_buffer(const void* data, size_t size, uint32_t flags, jp_
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_load_buffer: null buffer or output");
   }
   *out = nullptr;
-  if ((flags & ~(JP_LOAD_BORROW | JP_LOAD_NO_DEVICE)) != 0) {
+  if ((flags & ~(JP_LOAD_BORROW | JP_LOAD_NO_DEVICE | JP_LOAD_KERNELS_PENDING)) != 0) {
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_plan_load_buffer: unknown flags 0x%x", flags);
+  }
+  if ((flags & JP_LOAD_KERNELS_PENDING) != 0 && (flags & JP_LOAD_NO_DEVICE) == 0) {
+    return fail(JP_ERROR_INVALID_ARGUMENT,
+                "jp_plan_load_buffer: JP_LOAD_KERNELS_PENDING needs JP_LOAD_NO_DEVICE");
   }
   jp_plan* plan = jetplan::rt::create<jp_plan>();
   if (plan == nullptr) return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory loading a plan");

@@ -219,6 +219,17 @@ Status bind_step(const jp_plan& plan, size_t index, CudaStep* out) {
   return JP_OK;
 }
 
+// What a CUDA plan's outputs ask that needs no device: none has a run-time extent.
+Status check_cuda_outputs(const jp_plan& plan) {
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    if (plan.outputs[i].count_tensor >= 0) {
+      return fail(JP_ERROR_UNSUPPORTED, "output '%s' has a run-time extent; CUDA plans do not "
+                  "support such outputs yet", plan.outputs[i].name);
+    }
+  }
+  return JP_OK;
+}
+
 Status bind(jp_plan* plan) {
   CudaPlan& cp = *plan->cuda;
   const cu::Driver* d = nullptr;
@@ -231,12 +242,7 @@ Status bind(jp_plan* plan) {
                 "is sm_%d: convert the model again with a --target for this GPU",
                 target->sm_arch(), target_name, cp.device.name, cp.device.sm_arch);
   }
-  for (size_t i = 0; i < plan->outputs.size(); ++i) {
-    if (plan->outputs[i].count_tensor >= 0) {
-      return fail(JP_ERROR_UNSUPPORTED, "output '%s' has a run-time extent; CUDA plans do not "
-                  "support such outputs yet", plan->outputs[i].name);
-    }
-  }
+  JP_RETURN_IF_ERROR(check_cuda_outputs(*plan));
   cp.primary.d = d;
   cp.primary.device = cp.device.device;
   JP_RETURN_IF_ERROR(cu::check(*d, d->DevicePrimaryCtxRetain(&cp.primary.ctx, cp.device.device),
@@ -386,10 +392,12 @@ Status bind_cuda_plan(jp_plan* plan) {
   return status;
 }
 
-Status check_cuda_steps(const jp_plan& plan) {
+Status check_cuda_steps(const jp_plan& plan, bool kernels_pending) {
+  JP_RETURN_IF_ERROR(check_cuda_outputs(plan));
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const fb::Step& step = *plan.fb->steps()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    if (step.kernel() == nullptr || step.kernel()->size() == 0) continue;  // bind refuses it
+    const bool named = step.kernel() != nullptr && step.kernel()->size() > 0;
+    if (!named && kernels_pending) continue;
     const kernels::cuda::KernelVariant* v = nullptr;
     JP_RETURN_IF_ERROR(check_step_kernel(plan, i, &v));
   }

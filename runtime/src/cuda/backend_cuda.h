@@ -17,12 +17,13 @@ struct CudaContext;
 // allocated on the device (plan->cuda stays null).
 [[nodiscard]] Status bind_cuda_plan(jp_plan* plan);
 // After load_plan verified a CUDA plan that is loaded without a device (JP_LOAD_NO_DEVICE): the
-// checks bind_cuda_plan makes of each step that need no device (its kernel exists, is of the
-// step's family, reads and writes the step's dtypes, and takes its launch), so a plan such a
-// load accepts fails on a device only for what the device lacks. A step that names no kernel
-// passes here (the converter loads its plans so before it picks their kernels) and is refused
-// at bind.
-[[nodiscard]] Status check_cuda_steps(const jp_plan& plan);
+// checks bind_cuda_plan makes that need no device (no output has a run-time extent; each step
+// names a kernel that exists, is of the step's family, reads and writes the step's dtypes, and
+// takes its launch), so a plan such a load accepts fails on a device only for what the device
+// lacks (its SM architecture, shared memory, how many cooperative blocks it holds at once).
+// kernels_pending (JP_LOAD_KERNELS_PENDING, plan_steps.h): a step that names no kernel passes
+// (the converter loads its plans so before it picks their kernels).
+[[nodiscard]] Status check_cuda_steps(const jp_plan& plan, bool kernels_pending);
 void destroy_cuda_plan(CudaPlan* cuda);
 
 [[nodiscard]] Status create_cuda_context(const jp_plan& plan, const jp_context_options* options,

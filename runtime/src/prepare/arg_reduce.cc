@@ -6,8 +6,12 @@
 namespace jetplan::rt {
 
 Status prepare_arg_reduce(const jp_plan& plan, const fb::ArgReduceParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(
-      check_kernel_dtypes(plan, *s, "ArgReduce", {fb::DType::Float32}, {fb::DType::Int64}));
+  // x Float32, or Float16 in CUDA plans (their float tensors); y Int64.
+  const bool f16 = plan.backend == JP_BACKEND_CUDA && s->inputs->size() == 1 &&
+                   input_at(plan, *s, 0).dtype == fb::DType::Float16;
+  JP_RETURN_IF_ERROR(check_kernel_dtypes(plan, *s, "ArgReduce",
+                                         {f16 ? fb::DType::Float16 : fb::DType::Float32},
+                                         {fb::DType::Int64}));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
   if (p.kind() != fb::ArgKind::Max && p.kind() != fb::ArgKind::Min) {

@@ -6,8 +6,12 @@
 namespace jetplan::rt {
 
 Status prepare_top_k(const jp_plan& plan, const fb::TopKParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_kernel_dtypes(plan, *s, "TopK", {fb::DType::Float32},
-                                         {fb::DType::Float32, fb::DType::Int64}));
+  // x and values Float32, or Float16 in CUDA plans (their float tensors); indices Int64.
+  const fb::DType f = plan.backend == JP_BACKEND_CUDA && s->inputs->size() == 1 &&
+                              input_at(plan, *s, 0).dtype == fb::DType::Float16
+                          ? fb::DType::Float16
+                          : fb::DType::Float32;
+  JP_RETURN_IF_ERROR(check_kernel_dtypes(plan, *s, "TopK", {f}, {f, fb::DType::Int64}));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& values = output_at(plan, *s, 0);
   const TensorInfo& indices = output_at(plan, *s, 1);

@@ -361,20 +361,22 @@ TEST(GpuConvert, IntegerMaskCastAndSaturatedConstants) {
   EXPECT_TRUE(saturated);
 }
 
-// LRN (Lrn) is a family kernels/op_families.def marks CPU_ONLY: every step of such a family is
-// named in one error, not only the first the loader would refuse.
+// DynamicQuantize is a family kernels/op_families.def marks CPU_ONLY: every step of such a
+// family is named in one error, not only the first the loader would refuse.
 TEST(GpuConvert, OneErrorNamesEveryStepWithoutACudaKernel) {
-  ASSERT_FALSE(kernels::cuda::has_selector(static_cast<uint16_t>(fb::OpFamily::Lrn)))
-      << "Lrn has CUDA kernels now: pick another CPU_ONLY family of kernels/op_families.def";
+  ASSERT_FALSE(kernels::cuda::has_selector(static_cast<uint16_t>(fb::OpFamily::DynamicQuantize)))
+      << "DynamicQuantize has CUDA kernels now: pick another CPU_ONLY family of "
+         "kernels/op_families.def";
   ModelBuilder m;
-  m.input("x", {1, 4, 8, 8}).output("y");
+  m.input("x", {1, 4, 8, 8}).output("y", onnx::TensorProto::UINT8).output("s").output("z", onnx::TensorProto::UINT8);
+  m.output("y2", onnx::TensorProto::UINT8).output("s2").output("z2", onnx::TensorProto::UINT8);
   m.node("Relu", {"x"}, {"r"}, "relu");
-  attr(m.node("LRN", {"r"}, {"l"}, "lrn"), "size", int64_t{3});
-  m.node("Sin", {"l"}, {"s"}, "sin");
-  attr(m.node("LRN", {"s"}, {"y"}, "lrn2"), "size", int64_t{3});
+  m.node("DynamicQuantizeLinear", {"r"}, {"y", "s", "z"}, "dq");
+  m.node("Sin", {"r"}, {"t"}, "sin");
+  m.node("DynamicQuantizeLinear", {"t"}, {"y2", "s2", "z2"}, "dq2");
   EXPECT_EQ(convert_error(m, gpu("h100")),
-            "target h100: no CUDA kernel for 2 steps: 'lrn' (Lrn): no CUDA kernel for this op "
-            "family yet; 'lrn2' (Lrn): no CUDA kernel for this op family yet");
+            "target h100: no CUDA kernel for 2 steps: 'dq' (DynamicQuantize): no CUDA kernel for "
+            "this op family yet; 'dq2' (DynamicQuantize): no CUDA kernel for this op family yet");
 }
 
 // The output-cast epilogue: a plan ending in a Gemm (a classifier head) has no Cast back to

@@ -10,6 +10,7 @@
 
 #include "tests/converter/util/plan_runner.h"
 #include "tests/converter/util/convert_util.h"
+#include "tests/converter/lower/gpu_plan_models.h"
 #include "tests/converter/util/gpu_pipeline.h"
 
 namespace jetplan::converter::testing {
@@ -83,6 +84,19 @@ ModelBuilder net() {
   return m;
 }
 
+// The NHWC plan's outputs against the NCHW plan's: the same to 1e-4 (relative and absolute;
+// only the order of float32 sums may differ).
+void expect_same_outputs(const std::vector<std::vector<float>>& got,
+                         const std::vector<std::vector<float>>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(got[o].size(), want[o].size()) << o;
+    for (size_t i = 0; i < want[o].size(); ++i)
+      ASSERT_NEAR(got[o][i], want[o][i], 1e-4f + 1e-4f * std::fabs(want[o][i]))
+          << "output " << o << " element " << i;
+  }
+}
+
 TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
   const std::string bytes = net().bytes();
   std::vector<float> input(2 * 3 * 16 * 16);
@@ -111,14 +125,41 @@ TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
     EXPECT_EQ(slices, fuse_nodes ? 1u : 0u);
     // x in, feat out (a 4-D output binding), se into the channel Softmax (NCHW only).
     EXPECT_EQ(transposes, 3u) << "fuse " << fuse_nodes;
-    const auto got = float_outputs(run_plan(nhwc, {input}));
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t o = 0; o < want.size(); ++o) {
-      ASSERT_EQ(got[o].size(), want[o].size()) << o;
-      for (size_t i = 0; i < want[o].size(); ++i)
-        ASSERT_NEAR(got[o][i], want[o][i], 1e-4f + 1e-4f * std::fabs(want[o][i]))
-            << "output " << o << " element " << i << " fuse " << fuse_nodes;
+    SCOPED_TRACE("fuse " + std::to_string(fuse_nodes));
+    expect_same_outputs(float_outputs(run_plan(nhwc, {input})), want);
+  }
+}
+
+// 1-D and 3-D convs run channels last as well ([N, L, C] and [N, D, H, W, C], weights [Cout,
+// *kernel, Cin / groups]), the Binary and Pointwise steps between them follow (a per-channel
+// constant as [1, 1, C] or [1, 1, 1, 1, C]), and the normalizations, NCHW only, get
+// Transposes: the same outputs as the NCHW plan.
+TEST(GpuLayoutOnCpuTwins, OneAndThreeDimensionalConvsRunChannelsLast) {
+  struct Model {
+    ModelBuilder builder;
+    size_t input_elements, rank;
+  };
+  const Model models[] = {{gpu_speech_encoder(), 2 * 4 * 50, 3},
+                          {gpu_video_stem(), 1 * 3 * 4 * 8 * 8, 5}};
+  for (const Model& model : models) {
+    SCOPED_TRACE("rank " + std::to_string(model.rank));
+    std::vector<float> input(model.input_elements);
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    for (float& v : input) v = dist(rng);
+    const auto want = float_outputs(run_plan(convert_ok(model.builder).plan, {input}));
+    const std::vector<uint8_t> nhwc = nhwc_cpu_plan(model.builder.bytes(), GpuPipeline{});
+    const fb::Plan* plan = fb::GetPlan(nhwc.data());
+    size_t convs = 0;
+    for (const auto* s : *plan->steps()) {
+      if (s->op() != fb::OpFamily::Conv) continue;
+      const auto* x = plan->tensors()->Get(s->inputs()->Get(0));
+      EXPECT_EQ(x->layout(), fb::Layout::NHWC) << s->name()->str();
+      EXPECT_EQ(x->shape()->size(), model.rank) << s->name()->str();
+      ++convs;
     }
+    EXPECT_GE(convs, 2u);
+    expect_same_outputs(float_outputs(run_plan(nhwc, {input})), want);
   }
 }
 

@@ -28,7 +28,8 @@ TEST(SupportedOps, CommittedTableIsCurrent) {
 
 TEST(SupportedOps, TableNamesEachOpsFamilyAndRestrictions) {
   const std::string md = supported_ops_markdown();
-  EXPECT_THAT(md, HasSubstr("| Conv | runs | Conv | float32 | 1 to 3 spatial dims"));
+  EXPECT_THAT(md, HasSubstr("| Conv | runs | Conv | float32 | float32 (as float16) | 1 to 3 "
+                            "spatial dims"));
   EXPECT_THAT(md, HasSubstr("| Shape | "));
   EXPECT_TRUE(describe_op("Shape").folds);
   EXPECT_THAT(md, HasSubstr("| Upsample (deprecated) |"));
@@ -62,6 +63,45 @@ TEST(SupportedOps, EveryRunningOpHasItsDtypes) {
   EXPECT_THAT(add.notes, HasSubstr("fused into the preceding Conv/Gemm"));
   EXPECT_THAT(describe_op("TopK").dtypes, HasSubstr("int64"));
   EXPECT_THAT(describe_op("DynamicQuantizeLinear").dtypes, HasSubstr("uint8"));
+}
+
+// The GPU column: per op, the dtypes of its CPU column that the family's CUDA kernel variants
+// read (float32 as float16), "CPU only" where there are none.
+TEST(SupportedOps, GpuColumnFollowsTheKernelVariants) {
+  for (const OnnxOpInfo& op : onnx_default_domain_ops()) {
+    const OpSupport s = describe_op(op.op_type);
+    if (!s.runs) {
+      EXPECT_EQ(s.gpu_dtypes, "") << op.op_type;
+      continue;
+    }
+    // Every dtype listed for the GPU is one the CPU column names.
+    std::string listed = s.gpu_dtypes;
+    for (size_t at = listed.find(" (as float16)"); at != std::string::npos;
+         at = listed.find(" (as float16)"))
+      listed.erase(at, 13);
+    std::stringstream items(listed);
+    for (std::string d; std::getline(items, d, ',');) {
+      if (!d.empty() && d[0] == ' ') d.erase(0, 1);
+      const std::string cpu = s.dtypes;
+      const bool any = cpu.find("any plan dtype") != std::string::npos;
+      EXPECT_THAT(any ? plan_dtype_list() : cpu, HasSubstr(d)) << op.op_type;
+      // Never one the row itself keeps on the CPU backend ("float64 (CPU backend only)").
+      if (!any) EXPECT_THAT(", " + cpu, ::testing::Not(HasSubstr(", " + d + " (CPU"))) << op.op_type;
+    }
+  }
+  EXPECT_EQ(describe_op("Conv").gpu_dtypes, "float32 (as float16)");
+  EXPECT_EQ(describe_op("InstanceNormalization").gpu_dtypes, "float32 (as float16)");
+  EXPECT_EQ(describe_op("GroupNormalization").gpu_dtypes, "float32 (as float16)");
+  EXPECT_EQ(describe_op("DynamicQuantizeLinear").gpu_dtypes, "");  // no CUDA kernels
+  EXPECT_EQ(describe_op("TopK").gpu_dtypes, "float32 (as float16)");
+  EXPECT_EQ(describe_op("ArgMax").gpu_dtypes, "float32 (as float16)");
+  EXPECT_THAT(describe_op("GatherElements").gpu_dtypes, HasSubstr("int64"));
+  EXPECT_EQ(describe_op("LRN").gpu_dtypes, "float32 (as float16)");
+  EXPECT_THAT(describe_op("Add").gpu_dtypes, AllOf(HasSubstr("int32"), HasSubstr("int64")));
+  EXPECT_THAT(describe_op("Add").gpu_dtypes, ::testing::Not(HasSubstr("uint16")));  // CPU only
+  const std::string md = supported_ops_markdown();
+  EXPECT_THAT(md, HasSubstr("| DynamicQuantizeLinear | runs | DynamicQuantize | "));
+  EXPECT_THAT(md, HasSubstr(" | CPU only | "));
 }
 
 }  // namespace

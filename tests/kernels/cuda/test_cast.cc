@@ -1,5 +1,5 @@
 // CUDA Cast (kernels/cuda/cast.cu) against its CPU twin (kernels/cpu/cast.cc), Float32 <->
-// Float16 and integers/Bool to either float. Tolerance: none, bit-exact (both round to nearest even; half to float is exact),
+// Float16, integers/Bool to either float, and floats, integers and Bool to integers. Tolerance: none, bit-exact (both round to nearest even; half to float is exact),
 // except that a NaN need only stay a NaN. Outputs poisoned, guards checked; odd counts and
 // pointers one element off the vector alignment take the scalar path.
 #include <gtest/gtest.h>
@@ -136,7 +136,7 @@ void check_int_cast(DType from, DType to, test_util::SeededRng& rng) {
     p.from = from;
     p.to = to;
     p.count = count;
-    const size_t out_bytes = to == DType::kFloat16 ? 2 : to == DType::kBool ? 1 : 4;
+    const auto out_bytes = static_cast<size_t>(dtype_bytes(to));
     std::vector<uint8_t> want(size_t(count) * out_bytes);
     cpu::cast(p, x.data(), want.data());
     DeviceBuffer dx(size_t(count) * sizeof(T)), dy(size_t(count) * out_bytes);
@@ -162,6 +162,61 @@ TEST(GpuCast, IntegersAndBoolToFloatMatchCpuTwinBitExact) {
     check_int_cast<int8_t>(DType::kInt8, to, rng);
     check_int_cast<uint8_t>(DType::kUInt8, to, rng);
     check_int_cast<uint8_t>(DType::kBool, to, rng);
+  }
+}
+
+// Integers and Bool to Int64, Int32, Int8 and UInt8: the low bits (wrapping past the narrower
+// type's range, the probes hold its extremes and odd values past 2^8, 2^16 and 2^32); Bool is 0
+// or 1. Bit-exact.
+TEST(GpuCast, IntegersAndBoolToIntegersMatchCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (DType to : {DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8}) {
+    if (to != DType::kInt64) check_int_cast<int64_t>(DType::kInt64, to, rng);
+    if (to != DType::kInt32) check_int_cast<int32_t>(DType::kInt32, to, rng);
+    if (to != DType::kInt8) check_int_cast<int8_t>(DType::kInt8, to, rng);
+    if (to != DType::kUInt8) check_int_cast<uint8_t>(DType::kUInt8, to, rng);
+    check_int_cast<uint8_t>(DType::kBool, to, rng);
+  }
+}
+
+// Float16 and Float32 to Int64, Int32, Int8 and UInt8: truncated toward zero and saturated at
+// the type's range, NaN 0 (the twin's rules). The probes: fractions of both signs, values past
+// every type's range, infinities, NaN, and float16's rounding of the float32 probes. Bit-exact.
+TEST(GpuCast, FloatsToIntegersMatchCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (DType from : {DType::kFloat16, DType::kFloat32}) {
+    for (DType to : {DType::kInt64, DType::kInt32, DType::kInt8, DType::kUInt8}) {
+      for (int64_t count : {1, 1001, 65539}) {
+        std::vector<float> xf = probe_floats(rng, count);
+        const float wide[] = {-0.99f, 0.99f, -1.5f, 127.9f, 128.f, -128.9f, -129.f, 255.5f,
+                              256.f, 3e9f, -3e9f, 2147483520.f, 9.3e18f, -9.3e18f, 1e30f};
+        for (int64_t i = 1; i < count; i += 5) xf[size_t(i)] = wide[size_t(i / 5) % std::size(wide)];
+        CastParams p;
+        p.from = from;
+        p.to = to;
+        p.count = count;
+        const std::vector<uint16_t> xh = gpu_test::to_half(xf);
+        const void* host = from == DType::kFloat16 ? static_cast<const void*>(xh.data())
+                                                   : static_cast<const void*>(xf.data());
+        const size_t in_bytes = size_t(count) * size_t(dtype_bytes(from));
+        const size_t out_bytes = size_t(count) * size_t(dtype_bytes(to));
+        std::vector<uint8_t> want(out_bytes);
+        cpu::cast(p, host, want.data());
+        DeviceBuffer dx(in_bytes), dy(out_bytes);
+        dx.upload(host, in_bytes);
+        dy.poison32(gpu_test::kFloatPoison);
+        cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
+        ASSERT_EQ(gpu_test::select_and_launch(kCast, from, ptrs, p), "");
+        const std::vector<uint8_t> got = dy.download_all();
+        const size_t elem = size_t(dtype_bytes(to));
+        for (int64_t i = 0; i < count; ++i)
+          ASSERT_EQ(std::memcmp(got.data() + size_t(i) * elem, want.data() + size_t(i) * elem, elem), 0)
+              << int(from) << " -> " << int(to) << " element " << i << " value " << xf[size_t(i)];
+        EXPECT_TRUE(dy.guard_intact()) << int(from) << " -> " << int(to) << " count " << count;
+      }
+    }
   }
 }
 
@@ -198,15 +253,14 @@ TEST(GpuCast, FloatsToBoolMatchCpuTwin) {
 
 TEST(GpuCast, OtherPairsAreRefusedBySelection) {
   CastParams p;
-  p.from = DType::kFloat32;
+  p.from = DType::kFloat64;
   p.to = DType::kInt64;
   cuda::StepDesc step = gpu_test::step_of(kCast, &p);
   cuda::TargetInfo t = gpu_test::target_with(8);
   cuda::LaunchChoice choice;
   std::string why;
   EXPECT_FALSE(cuda::select_kernel(step, t, &choice, &why));
-  EXPECT_NE(why.find("Float32 <-> Float16, integers or Bool to either float, and floats or "
-                     "integers to Bool, only"),
+  EXPECT_NE(why.find("convert among Float32, Float16, Int64, Int32, Int8, UInt8 and Bool only"),
             std::string::npos)
       << why;
 }

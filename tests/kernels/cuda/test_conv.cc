@@ -1,7 +1,8 @@
 // CUDA conv kernels (kernels/cuda/conv.cu) against the CPU twin (kernels/cpu/conv.cc) with
 // channels_last: every variant forced on every case it accepts (igemm tiles with and without
-// split-K, depthwise, direct), plus the selector's own choice, over ResNet-like and odd shapes,
-// batch 1 and 8, with the epilogue (bias, residual, activation) off and on.
+// split-K, depthwise, direct; 1-D convs on the 2-D ones too), plus the selector's own choice,
+// over ResNet-like, speech-encoder (1-D), 3-D and odd shapes, batch 1 and 8, with the epilogue
+// (bias, residual, activation) off and on.
 // The twin runs on the FP16-rounded inputs, so only the kernel's FP32 accumulation order and its
 // FP16 output rounding differ. Tolerance (K = the reduction length Cin/groups * kernel volume,
 // inputs in [-1, 1]): |got - want| <= 1e-2 * |want| + 1e-2 * sqrt(K) / 8. NaN never passes;
@@ -127,6 +128,11 @@ std::vector<Case> cases() {
       {"depthwise 3x3 dil 2 C 7", 2, 7, 7, 7, {9, 9}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
       {"grouped 4", 2, 16, 8, 4, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {"1-D", 2, 12, 10, 1, {20}, {5}, {2}, {1}, {2}, {1}},
+      // 1-D convs run on the 2-D kernels as height 1 (speech encoders: wide C, long L).
+      {"1-D k3 s1 C 80x256", 2, 80, 256, 1, {150}, {3}, {1}, {1}, {1}, {1}},
+      {"1-D k10 s5 cin 1", 1, 1, 64, 1, {400}, {10}, {5}, {1}, {0}, {0}},
+      {"1-D depthwise k5 dil 2", 2, 24, 24, 24, {33}, {5}, {1}, {2}, {4}, {4}},
+      {"1-D grouped 8", 1, 64, 32, 8, {40}, {3}, {1}, {1}, {1}, {1}},
       {"3-D", 1, 6, 9, 3, {5, 6, 4}, {3, 3, 2}, {1, 2, 1}, {1, 1, 1}, {1, 1, 0}, {1, 0, 1}},
   };
 }
@@ -164,7 +170,7 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
     ptrs.out[0] = dy.get();
 
     std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
-    const bool igemm_ok = p.groups == 1 && p.spatial_rank == 2;
+    const bool igemm_ok = p.groups == 1 && p.spatial_rank <= 2;
     const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
     for (const IgemmTile& t : kTiles) {
       if (!igemm_ok || (!t.any_channels && p.in_channels % 8 != 0)) continue;
@@ -174,7 +180,7 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
     }
     cuda::LaunchChoice one;
     const uint64_t total = uint64_t(ny);
-    if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
+    if (p.spatial_rank <= 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
       one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
       cuda::launch_1d(total, 256, 1024, &one);
       runs.push_back({"depthwise", one});
@@ -235,13 +241,13 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
     std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
     const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
     for (const IgemmTile& t : kTiles) {
-      if (p.groups != 1 || p.spatial_rank != 2 || (!t.any_channels && p.in_channels % 8 != 0))
+      if (p.groups != 1 || p.spatial_rank > 2 || (!t.any_channels && p.in_channels % 8 != 0))
         continue;
       runs.push_back({t.name, igemm_choice(t, p, 1)});
       if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
     }
     cuda::LaunchChoice one;
-    if (p.spatial_rank == 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
+    if (p.spatial_rank <= 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
       one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
       cuda::launch_1d(uint64_t(pixels * p.out_channels), 256, 1024, &one);
       runs.push_back({"depthwise", one});

@@ -1,6 +1,7 @@
 // The loader treats a plan as untrusted input: every malformed plan gets a clear status and
 // message, never a crash. Plans here are built by hand (plan_builder.h), including broken ones.
 #include <gtest/gtest.h>
+#include <jetplan/plan_steps.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -352,9 +353,21 @@ TEST(PlanLoader, RefusesCudaPlansItCannotRun) {
               message.find("no usable NVIDIA GPU") != std::string::npos ||
               message.find("built for sm_1 (target 'test-gpu')") != std::string::npos)
       << message;
-  // Verified without a device: descriptions are readable, contexts are refused.
-  ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY | JP_LOAD_NO_DEVICE,
+  // Without a device the kernel-less steps are refused as binding refuses them; the
+  // converter's flag for plans whose kernels are still to be chosen lets them pass, and only
+  // with JP_LOAD_NO_DEVICE.
+  EXPECT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY | JP_LOAD_NO_DEVICE,
                                 &plan),
+            JP_ERROR_INVALID_PLAN);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_NE(std::string(jp_last_error()).find("(Conv) names no CUDA kernel"), std::string::npos)
+      << jp_last_error();
+  EXPECT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_KERNELS_PENDING, &plan),
+            JP_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(jp_last_error()).find("needs JP_LOAD_NO_DEVICE"), std::string::npos);
+  // Verified without a device: descriptions are readable, contexts are refused.
+  ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(),
+                                JP_LOAD_COPY | JP_LOAD_NO_DEVICE | JP_LOAD_KERNELS_PENDING, &plan),
             JP_OK)
       << jp_last_error();
   EXPECT_EQ(jp_plan_backend(plan), JP_BACKEND_CUDA);
@@ -373,7 +386,7 @@ TEST(PlanLoader, ReportsFileErrors) {
   EXPECT_EQ(jp_plan_load_file(nullptr, &plan), JP_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(jp_plan_load_buffer(nullptr, 10, JP_LOAD_COPY, &plan), JP_ERROR_INVALID_ARGUMENT);
   const auto bytes = build_plan(conv_relu_plan());
-  EXPECT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), 7u, &plan),
+  EXPECT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), 8u, &plan),  // the first unknown flag
             JP_ERROR_INVALID_ARGUMENT);
 }
 

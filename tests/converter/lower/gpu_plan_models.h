@@ -1,0 +1,193 @@
+// A spread of small models whose every op converts for GPU targets (test_gpu_plan_invariant.cc):
+// the op families and forms GPU plans take, each model in the shape exporters write it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tests/converter/util/onnx_builder.h"
+
+namespace jetplan::converter::testing {
+
+struct GpuPlanModel {
+  std::string name;
+  ModelBuilder builder;
+  // test_gpu_plan_run.cc compares its GPU outputs with the CPU plan's; false where an output
+  // may rightly differ (an argmax of values that FP16 rounding can tie or reorder; its kernel
+  // is checked on equal inputs by tests/kernels/cuda/test_arg_reduce.cc).
+  bool compare_on_gpu = true;
+};
+
+// x [1, 8, 8, 8] -> Conv 3x3 + BatchNorm + Relu -> depthwise Conv + residual Add -> MaxPool ->
+// Concat with a 1x1 Conv of it -> LRN -> GlobalAveragePool -> Flatten -> Gemm -> Softmax.
+inline ModelBuilder gpu_conv_net() {
+  ModelBuilder m(13);
+  m.input("x", {1, 8, 8, 8}).output("y");
+  m.random("w1", {8, 8, 3, 3}).random("b1", {8});
+  m.random("s", {8}, 0.5f, 1.5f).random("o", {8}).random("mu", {8}).random("v", {8}, 0.5f, 1.f);
+  m.random("wd", {8, 1, 3, 3}).random("w2", {8, 8, 1, 1});
+  m.random("gw", {4, 16}).random("gb", {4});
+  const std::vector<int64_t> pad1{1, 1, 1, 1};
+  attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", pad1);
+  m.node("BatchNormalization", {"c1", "s", "o", "mu", "v"}, {"bn"}, "bn");
+  m.node("Relu", {"bn"}, {"r1"}, "relu1");
+  auto& dw = m.node("Conv", {"r1", "wd"}, {"c2"}, "depthwise");
+  attr(dw, "pads", pad1);
+  attr(dw, "group", int64_t{8});
+  m.node("Add", {"c2", "r1"}, {"res"}, "residual");
+  auto& pool = m.node("MaxPool", {"res"}, {"p"}, "pool");
+  attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(pool, "strides", std::vector<int64_t>{2, 2});
+  m.node("Conv", {"p", "w2"}, {"c3"}, "pointwise");
+  attr(m.node("Concat", {"p", "c3"}, {"cat"}, "concat"), "axis", int64_t{1});
+  attr(m.node("LRN", {"cat"}, {"lrn"}, "lrn"), "size", int64_t{5});
+  m.node("GlobalAveragePool", {"lrn"}, {"g"}, "gap");
+  m.node("Flatten", {"g"}, {"f"}, "flatten");
+  attr(m.node("Gemm", {"f", "gw", "gb"}, {"logits"}, "fc"), "transB", int64_t{1});
+  attr(m.node("Softmax", {"logits"}, {"y"}, "softmax"), "axis", int64_t{-1});
+  return m;
+}
+
+// An encoder block as transformers exports it: x [1, 8, 32] -> LayerNorm -> MatMul + bias ->
+// Gelu (Erf form) -> scores Softmax guarded by IsNaN/Where -> ReduceMean.
+inline ModelBuilder gpu_encoder() {
+  ModelBuilder m(17);
+  m.input("x", {1, 8, 32}).output("y").output("p");
+  m.random("gamma", {32}).random("beta", {32}).random("w", {32, 32}).random("b", {32});
+  m.initializer("half", {}, {0.5f}).initializer("one", {}, {1.f});
+  m.initializer("rsqrt2", {}, {0.70710678f}).initializer("zero", {}, {0.f});
+  attr(m.node("LayerNormalization", {"x", "gamma", "beta"}, {"ln"}, "ln"), "axis", int64_t{-1});
+  m.node("MatMul", {"ln", "w"}, {"mm"}, "matmul");
+  m.node("Add", {"mm", "b"}, {"h"}, "bias");
+  m.node("Mul", {"h", "rsqrt2"}, {"hs"}, "gelu_scale");
+  m.node("Erf", {"hs"}, {"e"}, "gelu_erf");
+  m.node("Add", {"e", "one"}, {"e1"}, "gelu_add");
+  m.node("Mul", {"h", "e1"}, {"he"}, "gelu_mul");
+  m.node("Mul", {"he", "half"}, {"g"}, "gelu_half");
+  attr(m.node("Softmax", {"g"}, {"sm"}, "softmax"), "axis", int64_t{-1});
+  m.node("IsNaN", {"sm"}, {"nan"}, "isnan");
+  m.node("Where", {"nan", "zero", "sm"}, {"p"}, "where");
+  auto& mean = m.node("ReduceMean", {"g"}, {"y"}, "mean");
+  attr(mean, "axes", std::vector<int64_t>{1});
+  attr(mean, "keepdims", int64_t{0});
+  return m;
+}
+
+// Data movement and integer steps: x [1, 4, 6, 6] -> Resize (nearest, x2) -> Pad -> Slice ->
+// Transpose -> Cast to float16 and back -> CumSum; a Gather of rows beside; an int32 input
+// through integer Add, Cast to float and back to int64, and to int8 and int64.
+inline ModelBuilder gpu_data_movement() {
+  ModelBuilder m(13);
+  m.input("x", {1, 4, 6, 6}).input("n", {4}, onnx::TensorProto::INT32);
+  m.output("y").output("rows").output("nf").output("sum64", onnx::TensorProto::INT64);
+  m.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  m.initializer_i64("pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+  m.initializer_i64("starts", {2}, {2, 3}).initializer_i64("ends", {2}, {12, 11});
+  m.initializer_i64("axes", {2}, {2, 3}).initializer_i64("idx", {2}, {3, 0});
+  m.initializer_i64("axis", {}, {3});
+  m.node("Resize", {"x", "", "scales"}, {"up"}, "resize");
+  m.node("Pad", {"up", "pads"}, {"pd"}, "pad");
+  m.node("Slice", {"pd", "starts", "ends", "axes"}, {"sl"}, "slice");
+  attr(m.node("Transpose", {"sl"}, {"tr"}, "transpose"), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  attr(m.node("Cast", {"tr"}, {"h"}, "to_half"), "to", int64_t{onnx::TensorProto::FLOAT16});
+  attr(m.node("Cast", {"h"}, {"f"}, "to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  m.node("Add", {"n", "n"}, {"n2"}, "int_add");
+  attr(m.node("Cast", {"n2"}, {"nf"}, "int_to_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+  attr(m.node("Cast", {"nf"}, {"n64"}, "float_to_int64"), "to", int64_t{onnx::TensorProto::INT64});
+  attr(m.node("Cast", {"n"}, {"n8"}, "int32_to_int8"), "to", int64_t{onnx::TensorProto::INT8});
+  attr(m.node("Cast", {"n8"}, {"n8_64"}, "int8_to_int64"), "to", int64_t{onnx::TensorProto::INT64});
+  m.node("Add", {"n64", "n8_64"}, {"sum64"}, "int64_add");
+  m.node("CumSum", {"f", "axis"}, {"y"}, "cumsum");
+  attr(m.node("Gather", {"x", "idx"}, {"rows"}, "gather"), "axis", int64_t{2});
+  return m;
+}
+
+// A speech encoder's front (1-D convs over [N, C, L]): x [2, 4, 50] -> Conv1d 16 k5 s2 + Relu
+// -> grouped Conv1d + residual Add -> per-channel constant Add -> Sigmoid-gated Mul (Pointwise)
+// -> InstanceNormalization -> depthwise Conv1d -> "y" [2, 16, 25]; and MaxPool1d then
+// GroupNormalization of one group (as wav2vec2's feature extractor) on a branch -> "z".
+inline ModelBuilder gpu_speech_encoder() {
+  ModelBuilder m(18);
+  m.input("x", {2, 4, 50}).output("y").output("z");
+  m.random("w1", {16, 4, 5}, -0.4f, 0.4f).random("b1", {16});
+  m.random("w2", {16, 4, 3}, -0.3f, 0.3f).random("chan", {16, 1});
+  m.random("is", {16}, 0.5f, 1.5f).random("ib", {16}).random("wd", {16, 1, 3}, -0.5f, 0.5f);
+  m.random("gs", {1}, 0.5f, 1.5f).random("gb", {1});
+  auto& c1 = m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
+  attr(c1, "pads", std::vector<int64_t>{2, 2});
+  attr(c1, "strides", std::vector<int64_t>{2});
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& c2 = m.node("Conv", {"r1", "w2"}, {"c2"}, "conv2");
+  attr(c2, "pads", std::vector<int64_t>{1, 1});
+  attr(c2, "group", int64_t{4});
+  m.node("Add", {"c2", "r1"}, {"a2"}, "residual");
+  m.node("Add", {"a2", "chan"}, {"a3"}, "chan_add");
+  m.node("Sigmoid", {"a3"}, {"sg"}, "gate");
+  m.node("Mul", {"a3", "sg"}, {"g"}, "gated");
+  attr(m.node("InstanceNormalization", {"g", "is", "ib"}, {"in"}, "inorm"), "epsilon", 1e-5f);
+  auto& dw = m.node("Conv", {"in", "wd"}, {"y"}, "depthwise");
+  attr(dw, "pads", std::vector<int64_t>{1, 1});
+  attr(dw, "group", int64_t{16});
+  auto& pool = m.node("MaxPool", {"r1"}, {"p1"}, "pool1d");
+  attr(pool, "kernel_shape", std::vector<int64_t>{2});
+  attr(pool, "strides", std::vector<int64_t>{2});
+  attr(m.node("GroupNormalization", {"p1", "gs", "gb"}, {"z"}, "gnorm"), "num_groups",
+       int64_t{1});
+  return m;
+}
+
+// A video network's stem (3-D convs over [N, C, D, H, W]): x [1, 3, 4, 8, 8] -> Conv3d 6 k3 +
+// bias + Relu -> Conv3d 4 k(1,3,3) s(1,2,2) -> per-channel constant Add -> "y" [1, 4, 4, 4, 4].
+inline ModelBuilder gpu_video_stem() {
+  ModelBuilder m(13);
+  m.input("x", {1, 3, 4, 8, 8}).output("y");
+  m.random("w1", {6, 3, 3, 3, 3}, -0.3f, 0.3f).random("b1", {6});
+  m.random("w2", {4, 6, 1, 3, 3}, -0.3f, 0.3f).random("chan", {4, 1, 1, 1});
+  attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads",
+       std::vector<int64_t>{1, 1, 1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& c2 = m.node("Conv", {"r1", "w2"}, {"c2"}, "conv2");
+  attr(c2, "pads", std::vector<int64_t>{0, 1, 1, 0, 1, 1});
+  attr(c2, "strides", std::vector<int64_t>{1, 2, 2});
+  m.node("Add", {"c2", "chan"}, {"y"}, "chan_add");
+  return m;
+}
+
+// Heads that pick an index: x [1, 3, 16, 16] -> 1x1 Conv to 5 classes -> ArgMax over the
+// classes (keepdims 0, a segmentation map, "classes" [1, 16, 16] int64, and keepdims 1 for
+// GatherElements of each pixel's best score, "score" [1, 1, 16, 16]); GlobalAveragePool ->
+// Flatten -> ArgMin with select_last_index (keepdims 1, "pick" [1, 1] int64) and TopK 3 of the
+// 256 pixels' best scores ("top" and "top_at").
+inline ModelBuilder gpu_index_heads() {
+  ModelBuilder m(13);
+  m.input("x", {1, 3, 16, 16});
+  m.output("classes", onnx::TensorProto::INT64).output("pick", onnx::TensorProto::INT64);
+  m.output("score").output("top").output("top_at", onnx::TensorProto::INT64);
+  m.initializer_i64("k", {1}, {3}).initializer_i64("flat", {2}, {1, 256});
+  m.random("w", {5, 3, 1, 1}).random("b", {5});
+  m.node("Conv", {"x", "w", "b"}, {"logits"}, "head");
+  auto& am = m.node("ArgMax", {"logits"}, {"classes"}, "argmax");
+  attr(am, "axis", int64_t{1});
+  attr(am, "keepdims", int64_t{0});
+  attr(m.node("ArgMax", {"logits"}, {"best"}, "argmax_kept"), "axis", int64_t{1});
+  attr(m.node("GatherElements", {"logits", "best"}, {"score"}, "best_score"), "axis", int64_t{1});
+  m.node("Reshape", {"score", "flat"}, {"scores"}, "flatten_scores");
+  m.node("TopK", {"scores", "k"}, {"top", "top_at"}, "topk");
+  m.node("GlobalAveragePool", {"logits"}, {"g"}, "gap");
+  m.node("Flatten", {"g"}, {"f"}, "flatten");
+  auto& an = m.node("ArgMin", {"f"}, {"pick"}, "argmin");
+  attr(an, "axis", int64_t{1});
+  attr(an, "select_last_index", int64_t{1});
+  return m;
+}
+
+inline std::vector<GpuPlanModel> gpu_plan_models() {
+  return {{"conv_net", gpu_conv_net()},
+          {"encoder", gpu_encoder()},
+          {"data_movement", gpu_data_movement()},
+          {"speech_encoder", gpu_speech_encoder()},
+          {"video_stem", gpu_video_stem()},
+          {"index_heads", gpu_index_heads(), false}};
+}
+
+}  // namespace jetplan::converter::testing
