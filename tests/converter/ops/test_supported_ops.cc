@@ -86,7 +86,9 @@ TEST(SupportedOps, GpuColumnFollowsTheKernelVariants) {
       const bool any = cpu.find("any plan dtype") != std::string::npos;
       EXPECT_THAT(any ? plan_dtype_list() : cpu, HasSubstr(d)) << op.op_type;
       // Never one the row itself keeps on the CPU backend ("float64 (CPU backend only)").
-      if (!any) EXPECT_THAT(", " + cpu, ::testing::Not(HasSubstr(", " + d + " (CPU"))) << op.op_type;
+      if (!any) {
+        EXPECT_THAT(", " + cpu, ::testing::Not(HasSubstr(", " + d + " (CPU"))) << op.op_type;
+      }
     }
   }
   EXPECT_EQ(describe_op("Conv").gpu_dtypes, "float32 (as float16)");
