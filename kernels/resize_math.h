@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/host_device.h"
+#include "kernels/int8_epilogue.h"
 #include "kernels/resize.h"
 
 namespace jetplan::kernels::resize_math {
@@ -137,6 +138,34 @@ JP_HD inline Weight tap_product_sum(int rank, const Taps<Weight>* taps, const in
     if (d < 0) break;
   }
   return acc;
+}
+
+// An Int8 output of Int8 x in x's scale (an INT8 plan's nearest or linear Resize; not
+// tf_crop_and_resize, whose extrapolation value has no Int8 form): the taps' float weights (each
+// the double weight rounded once) multiplied over the dims left to right, each product times
+// its input integer added with fmaf, dim 0 outermost and each dim's taps in increasing index
+// order, then rounded half to even and saturated to [-128, 127]. Every operation is correctly
+// rounded on both sides and written out (no contraction left to a compiler), so the CPU twin
+// and the CUDA kernel give the same bits. Nearest has one tap of weight 1: the input integer
+// exactly. Linear weights are in [0, 1] and sum to 1, so the output stays in the input's range
+// (the scale needs no change) and differs from the exact interpolation by float rounding only.
+JP_HD inline int8_t int8_tap_sum(int rank, const Taps<float>* taps, const int64_t* in_stride,
+                                 const int8_t* x) {
+  float acc = 0.f;
+  int pick[kMaxRank] = {};
+  for (;;) {
+    float weight = 1.f;
+    int64_t offset = 0;
+    for (int d = 0; d < rank; ++d) {
+      weight *= taps[d].weight[pick[d]];
+      offset += taps[d].index[pick[d]] * in_stride[d];
+    }
+    acc = fmaf(weight, static_cast<float>(x[offset]), acc);
+    int d = rank - 1;
+    while (d >= 0 && ++pick[d] == taps[d].count) pick[d--] = 0;
+    if (d < 0) break;
+  }
+  return int8_quantize(acc, 1.f);
 }
 
 }  // namespace jetplan::kernels::resize_math

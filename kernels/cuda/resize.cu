@@ -1,4 +1,4 @@
-// Resize on the GPU, FP16 or FP32 storage, any rank (NHWC and NCHW alike: a dim that is not
+// Resize on the GPU, FP16, FP32 or (nearest and linear) Int8 storage, any rank (NHWC and NCHW alike: a dim that is not
 // resized has scale 1): nearest (every rounding), linear and cubic, every ONNX coordinate
 // transform. The twin is kernels/cpu/resize.cc; both take their taps from kernels/resize_math.h
 // (source coordinates in double: nearest picks at exact halves depend on it); here the weights
@@ -52,7 +52,37 @@ __device__ void resize(const StepPointers& ptrs, const ResizeParams& p) {
   }
 }
 
+// Int8 in x's scale (an INT8 plan's nearest or linear Resize): one output element per thread,
+// the twin's resize_math::int8_tap_sum (the same bits). tf_crop_and_resize has no Int8 form
+// (the selector refuses it); an element outside the input would be 0.
+__device__ void resize_i8(const StepPointers& ptrs, const ResizeParams& p) {
+  if (p.rank < 1 || p.rank > kMaxRank) return;
+  const int8_t* x = static_cast<const int8_t*>(ptrs.in[0]);
+  int8_t* y = static_cast<int8_t*>(ptrs.out[0]);
+  const int rank = p.rank;
+  int64_t in_stride[kMaxRank];
+  int64_t stride = 1, out_count = 1;
+  for (int d = rank; d-- > 0;) {
+    in_stride[d] = stride;
+    stride *= p.in_dims[d];
+    out_count *= p.out_dims[d];
+  }
+  for (int64_t o = global_thread(); o < out_count; o += global_threads()) {
+    Taps taps[kMaxRank];
+    bool inside = true;
+    int64_t rest = o;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t c = rest % p.out_dims[d];
+      rest /= p.out_dims[d];
+      inside = dim_taps(p, d, c, &taps[d]) && inside;
+      if (taps[d].count == 0) inside = false;
+    }
+    y[o] = inside ? resize_math::int8_tap_sum(rank, taps, in_stride, x) : int8_t{0};
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
 JP_HALF_AND_FLOAT_KERNELS(jp_resize, ResizeParams, jetplan::kernels::cuda::resize)
+JP_STEP_KERNEL(jp_resize_i8, ResizeParams, jetplan::kernels::cuda::resize_i8)

@@ -19,7 +19,8 @@ void gpu_check_tensors(const PlanDraft& draft);
 // shape [N, H, W, C] and Layout NHWC, conv weights become [Cout, KH, KW, Cin / groups]. NHWC
 // propagates through Activation, through Binary (other operand the same shape, an [N, C, 1, 1]
 // tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]), through Concat
-// along channels (axis 3) and into Copy where H = W = 1 (the bytes are those of NCHW then).
+// along channels (axis 3), through a Resize that keeps N and C (its per-dim lists permuted) and
+// into Copy where H = W = 1 (the bytes are those of NCHW then).
 // Everywhere else tensors stay NCHW; a Transpose step goes where a producer and a consumer
 // disagree (one per tensor and direction, before its first such consumer). Bindings keep
 // their NCHW shape. Run on a float32 draft, before gpu_precision.

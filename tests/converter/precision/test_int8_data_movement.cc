@@ -77,7 +77,7 @@ std::vector<fb::DType> input_dtypes(const fb::Plan* p, fb::OpFamily family) {
   return dtypes;
 }
 
-TEST(Int8DataMovement, UNetConcatsAndPoolsMoveInt8WithOneScale) {
+TEST(Int8DataMovement, UNetConcatsPoolsAndResizesMoveInt8WithOneScale) {
   std::vector<std::vector<float>> held_out;
   ConvertOptions options = int8_cpu_options({1, 16, 16, 16}, 1300, &held_out);
   // Before: Concats and Resizes in float, as the pass left them (a quantize step after each).
@@ -90,7 +90,9 @@ TEST(Int8DataMovement, UNetConcatsAndPoolsMoveInt8WithOneScale) {
   EXPECT_EQ(r.summary.int8_steps, 9u) << line;  // every conv
   EXPECT_EQ(r.summary.int8_concats, 3u) << line;
   EXPECT_EQ(r.summary.int8_pools, 2u) << line;
-  EXPECT_THAT(line, ::testing::HasSubstr("3 concats on Int8"));
+  EXPECT_EQ(r.summary.int8_resizes, 2u) << line;  // nearest and linear
+  EXPECT_EQ(r.summary.quantize_steps, 1u) << line;  // x only
+  EXPECT_THAT(line, ::testing::HasSubstr("3 concats on Int8, 2 resizes on Int8"));
   EXPECT_EQ(old.summary.int8_concats, 0u);
   EXPECT_LT(r.summary.quantize_steps, old.summary.quantize_steps)
       << line << "\nbefore: " << format_summary("p", old.summary);
@@ -99,6 +101,8 @@ TEST(Int8DataMovement, UNetConcatsAndPoolsMoveInt8WithOneScale) {
   const fb::Plan* p = fb::GetPlan(r.plan.data());
   for (fb::DType d : input_dtypes(p, fb::OpFamily::Concat)) EXPECT_EQ(d, fb::DType::Int8);
   for (fb::DType d : input_dtypes(p, fb::OpFamily::Pool)) EXPECT_EQ(d, fb::DType::Int8);
+  for (fb::DType d : input_dtypes(p, fb::OpFamily::Resize)) EXPECT_EQ(d, fb::DType::Int8);
+  EXPECT_TRUE(input_dtypes(p, fb::OpFamily::Transpose).size() <= 2u);  // x's and y's layout only
   // The head's Concat is written in place by its two convs (Int8 into channel slices), with
   // the same y_scale; every Concat's inputs and output share theirs, so nothing requantizes.
   std::set<float> head_scales;
@@ -131,6 +135,11 @@ TEST(Int8DataMovement, UNetConcatsAndPoolsMoveInt8WithOneScale) {
   options.target = "h100";
   const ConvertResult gpu = convert_int8(unet(), options);
   EXPECT_EQ(gpu.summary.int8_concats, 3u);
+  EXPECT_EQ(gpu.summary.int8_resizes, 2u);
+  size_t i8_resizes = 0;
+  for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
+    i8_resizes += s->op() == fb::OpFamily::Resize && s->kernel()->str() == "jp_resize_i8";
+  EXPECT_EQ(i8_resizes, 2u);
 }
 
 }  // namespace
