@@ -13,8 +13,9 @@ namespace {
 
 constexpr float kQMax = 127.f;
 
-// Data movement that may run on Int8 between INT8 steps (Int8Pass::mover_candidate).
-enum class Mover : uint8_t { kNone, kMaxPool, kConcat, kResize };
+// Steps between INT8 steps that may run on Int8 (Int8Pass::mover_candidate): data movement,
+// which keeps its input's scale, and the Add, which requantizes.
+enum class Mover : uint8_t { kNone, kMaxPool, kConcat, kResize, kAdd };
 
 bool positive_finite(float v) { return v > 0.f && std::isfinite(v); }
 
@@ -43,6 +44,7 @@ class Int8Pass {
       summary_.int8_pools += mover_[s] == Mover::kMaxPool ? 1 : 0;
       summary_.int8_concats += mover_[s] == Mover::kConcat ? 1 : 0;
       summary_.int8_resizes += mover_[s] == Mover::kResize ? 1 : 0;
+      summary_.int8_adds += mover_[s] == Mover::kAdd ? 1 : 0;
     }
     input_twin_.assign(d_.tensors.size(), false);
     for (const DraftStep& w : d_.steps) {
@@ -62,6 +64,7 @@ class Int8Pass {
       // An Int8 Concat's Float inputs are quantized with the Concat's scale in front of it.
       if (mover_[s] == Mover::kConcat)
         for (uint32_t& i : steps[s].inputs) i = quantized(i);
+      if (mover_[s] == Mover::kAdd) add_scales(steps[s]);
       d_.steps.push_back(std::move(steps[s]));
     }
     for (uint32_t t = 0; t < int8_.size(); ++t) {
@@ -185,9 +188,12 @@ class Int8Pass {
   //   kConcat   a Concat (a byte copy once its inputs and output share one scale)
   //   kResize   a nearest or linear Resize (resize_int8), not tf_crop_and_resize (whose
   //             extrapolation value has no Int8 form)
-  // none of them excluded, and where the model gives their tensors scales, one scale (moving
-  // the integers as they are keeps every given scale only then; TensorRT asks the same of
-  // Q/DQ models).
+  //   kAdd      an Add of two tensors of its output's shape (a residual Add no conv epilogue
+  //             took), with no activation or a piecewise-linear one (binary_add_int8: the
+  //             GPU's bits); it requantizes, so its tensors keep their own scales
+  // none of them excluded, and for data movement, where the model gives its tensors scales,
+  // one scale (moving the integers as they are keeps every given scale only then; TensorRT
+  // asks the same of Q/DQ models).
   Mover mover_candidate(size_t si) {
     const DraftStep& s = d_.steps[si];
     mover_input_[si] = s.inputs.empty() ? 0 : s.inputs[0];
@@ -198,6 +204,8 @@ class Int8Pass {
       kind = Mover::kMaxPool;
     else if (s.op.family == fb::OpFamily::Concat)
       kind = Mover::kConcat;
+    else if (add_candidate(s))
+      return Mover::kAdd;
     else if (s.op.family == fb::OpFamily::Resize && s.inputs.size() == 1 &&
              (s.op.resize.mode == fb::ResizeMode::Nearest ||
               s.op.resize.mode == fb::ResizeMode::Linear) &&
@@ -233,8 +241,23 @@ class Int8Pass {
     }
   }
 
+  bool add_candidate(const DraftStep& s) const {
+    if (s.op.family != fb::OpFamily::Binary || s.op.binary != fb::BinaryOp::Add ||
+        s.inputs.size() != 2)
+      return false;
+    const fb::ActivationKind act = s.op.act.kind;
+    if (act != fb::ActivationKind::None && act != fb::ActivationKind::Relu &&
+        act != fb::ActivationKind::Clip && act != fb::ActivationKind::LeakyRelu)
+      return false;
+    const Shape& y = d_.tensors[s.outputs[0]].shape;
+    return d_.tensors[s.inputs[0]].shape == y && d_.tensors[s.inputs[1]].shape == y;
+  }
+
   bool mover_ok(const DraftStep& s, Mover kind) const {
     if (!int8_[s.outputs[0]]) return false;
+    if (kind == Mover::kAdd)  // the runtime needs 1 / y's scale finite
+      return int8_[s.inputs[0]] && int8_[s.inputs[1]] &&
+             std::isfinite(1.f / own_scale(s.outputs[0]));
     if (kind != Mover::kConcat) return int8_[s.inputs[0]];
     bool any = false;
     for (uint32_t i : s.inputs) {
@@ -264,14 +287,14 @@ class Int8Pass {
       return t;
     };
     for (size_t s = 0; s < d_.steps.size(); ++s) {
-      if (mover_[s] == Mover::kNone) continue;
+      if (mover_[s] == Mover::kNone || mover_[s] == Mover::kAdd) continue;
       for (uint32_t i : d_.steps[s].inputs) root[find(i)] = find(d_.steps[s].outputs[0]);
     }
     std::map<uint32_t, size_t> index;  // class root -> class
     std::vector<std::set<float>> given;
     class_scale_.clear();
     for (size_t s = 0; s < d_.steps.size(); ++s) {
-      if (mover_[s] == Mover::kNone) continue;
+      if (mover_[s] == Mover::kNone || mover_[s] == Mover::kAdd) continue;
       for (const std::vector<uint32_t>* list : {&d_.steps[s].inputs, &d_.steps[s].outputs})
         for (uint32_t i : *list) {
           const auto [it, fresh] = index.emplace(find(i), class_scale_.size());
@@ -289,7 +312,8 @@ class Int8Pass {
       if (given[c].size() == 1) class_scale_[c] = *given[c].begin();
     bool agree = true;
     for (size_t s = 0; s < d_.steps.size(); ++s) {
-      if (mover_[s] == Mover::kNone || given[class_of_[d_.steps[s].outputs[0]]].size() <= 1)
+      if (mover_[s] == Mover::kNone || mover_[s] == Mover::kAdd ||
+          given[class_of_[d_.steps[s].outputs[0]]].size() <= 1)
         continue;
       mover_[s] = Mover::kNone;
       agree = false;
@@ -359,6 +383,15 @@ class Int8Pass {
     quantized_[x] = qi;
     ++summary_.quantize_steps;
     return qi;
+  }
+
+  // An Int8 Add's third input: the Float32 scales a's, b's and 1 / y's (binary_add_int8).
+  void add_scales(DraftStep& s) {
+    const float scales[3] = {scale(s.inputs[0]), scale(s.inputs[1]), 1.f / scale(s.outputs[0])};
+    std::vector<uint8_t> bytes(sizeof scales);
+    std::memcpy(bytes.data(), scales, sizeof scales);
+    s.inputs.push_back(
+        add_weight(s.name + ":i8_scales", DataType::kFloat32, {3}, std::move(bytes), true));
   }
 
   // Per output channel: w's Int8 weights into `q`, returning the scales: the model's own where

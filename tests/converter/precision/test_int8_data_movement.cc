@@ -1,6 +1,7 @@
 // Data movement between INT8 steps (converter/src/precision/int8_precision.h): Concats, max
 // pools and Resizes move Int8 with one scale shared by the tensors they join, so a U-Net's skip
-// connections, pools and upsampling need no quantize step. Checked by numbers without a GPU:
+// connections, pools and upsampling need no quantize step; an Add of two Int8 tensors
+// requantizes into Int8. Checked by numbers without a GPU:
 // the INT8 reference plan (--target cpu --precision int8) runs the CPU twins.
 #include <gmock/gmock.h>
 #include <jetplan/jetplan.h>
@@ -58,15 +59,6 @@ ModelBuilder unet() {
   attr(m.node("Concat", {"ha", "hb"}, {"h"}, "head_cat"), "axis", int64_t{1});
   conv(m, "h", "y", "head", 32, 3, 1, false);
   return m;
-}
-
-ConvertResult convert_int8(const ModelBuilder& model, const ConvertOptions& options) {
-  try {
-    return convert_onnx(model.bytes(), "model.onnx", options);
-  } catch (const ConvertError& e) {
-    ADD_FAILURE() << e.what();
-    return ConvertResult{};
-  }
 }
 
 // The dtype of every step's input 0 of `family`.
@@ -140,6 +132,62 @@ TEST(Int8DataMovement, UNetConcatsPoolsAndResizesMoveInt8WithOneScale) {
   for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
     i8_resizes += s->op() == fb::OpFamily::Resize && s->kernel()->str() == "jp_resize_i8";
   EXPECT_EQ(i8_resizes, 2u);
+}
+
+// An Add no conv epilogue takes (both operands have other readers): a = conv1(x), b = conv2(a),
+// s = relu(a + b), then concat(s, b) -> conv3. The Add runs on Int8 with its own output scale
+// (binary_add_int8, requantized), so nothing between the convs is quantized again.
+ModelBuilder add_block() {
+  ModelBuilder m;
+  m.input("x", {1, 16, 10, 10}).output("y");
+  conv(m, "x", "a", "conv1", 16, 16, 3, true);
+  conv(m, "a", "b", "conv2", 16, 16, 3, true);
+  m.node("Add", {"a", "b"}, {"s_pre"}, "add");
+  m.node("Relu", {"s_pre"}, {"s"}, "add_relu");
+  attr(m.node("Concat", {"s", "b"}, {"c"}, "cat"), "axis", int64_t{1});
+  conv(m, "c", "y", "conv3", 32, 8, 1, false);
+  return m;
+}
+
+TEST(Int8DataMovement, UnfusedAddRunsOnInt8WithItsOwnScale) {
+  std::vector<std::vector<float>> held_out;
+  ConvertOptions options = int8_cpu_options({1, 16, 10, 10}, 1400, &held_out);
+  ConvertOptions before = options;
+  before.int8_exclude = {"add"};
+  const ConvertResult old = convert_int8(add_block(), before);
+  const ConvertResult r = convert_int8(add_block(), options);
+  ASSERT_FALSE(r.plan.empty());
+  const std::string line = format_summary("p", r.summary);
+  EXPECT_EQ(r.summary.int8_adds, 1u) << line;
+  EXPECT_EQ(r.summary.int8_concats, 1u) << line;
+  EXPECT_EQ(r.summary.quantize_steps, 1u) << line;  // x only
+  EXPECT_LT(r.summary.quantize_steps, old.summary.quantize_steps) << format_summary("p", old.summary);
+  EXPECT_THAT(line, ::testing::HasSubstr("1 adds on Int8"));
+  const fb::Plan* p = fb::GetPlan(r.plan.data());
+  size_t adds = 0;
+  for (const auto* s : *p->steps()) {
+    if (s->op() != fb::OpFamily::Binary) continue;
+    ++adds;
+    ASSERT_EQ(s->inputs()->size(), 3u);
+    EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(0))->dtype(), fb::DType::Int8);
+    EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(1))->dtype(), fb::DType::Int8);
+    EXPECT_EQ(p->tensors()->Get(s->outputs()->Get(0))->dtype(), fb::DType::Int8);
+    EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(2))->dtype(), fb::DType::Float32);
+  }
+  EXPECT_EQ(adds, 1u);
+  const std::vector<uint8_t> fp32 = convert_ok(add_block()).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    for (float v : got) ASSERT_FALSE(std::isnan(v));
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+  options.target = "h100";
+  const ConvertResult gpu = convert_int8(add_block(), options);
+  size_t i8_adds = 0;
+  for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
+    i8_adds += s->op() == fb::OpFamily::Binary && s->kernel()->str() == "jp_binary_add_i8";
+  EXPECT_EQ(i8_adds, 1u);
 }
 
 }  // namespace
