@@ -1,4 +1,5 @@
-// The Binary family (float Add, Sub, Mul, Div, Max, Min, Pow, PRelu with numpy broadcasting):
+// The Binary family (float Add, Sub, Mul, Div, Max, Min, Pow, PRelu with numpy broadcasting;
+// Add also of Int8 with requantization):
 // parameters and CPU twin (kernels/cpu/binary.cc); CUDA kernels in kernels/cuda/binary.cu. The
 // per-element formula is BinaryOp's in kernels/scalar_ops.h.
 #pragma once
@@ -31,10 +32,19 @@ void binary(const BinaryParams& p, const float* a, const float* b, float* y);
 // One Binary op on two values (the Binary kernel's formula, for the fused pointwise chain).
 float apply_binary(BinaryOp op, float a, float b);
 
+// An INT8 plan's Add of two Int8 tensors into an Int8 one, each with its scale (scales: a's,
+// b's and the inverse of y's, a Float32 weight of the step): y = saturate(round_half_even(
+// act(a * sa + b * sb) / sy)), the real value by int8_add_real (kernels/int8_epilogue.h), the
+// activation on it, then int8_quantize: the CUDA kernel's operations, so the same bits for the
+// piecewise-linear activations.
+void binary_add_int8(const BinaryParams& p, const int8_t* a, const int8_t* b, const float* scales,
+                     int8_t* y);
+
 }  // namespace jetplan::kernels::cpu
 
 // CUDA kernels of kernels/cuda/binary.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_binary(X, F) \
   X(F, jp_binary_f16, kF16, 0) \
-  X(F, jp_binary_f32, kF32, 0)
+  X(F, jp_binary_f32, kF32, 0) \
+  X(F, jp_binary_add_i8, kI8, 0)

@@ -25,6 +25,12 @@ JP_HD_INLINE float int8_add_residual(float real, int32_t r, float scale) {
   return fmaf(static_cast<float>(r), scale, real);
 }
 
+// An Int8 Add's real value (kernels/binary.h binary_add_int8): a * a_scale + b * b_scale, the
+// product b * b_scale rounded once and the rest in one fmaf.
+JP_HD_INLINE float int8_add_real(int32_t a, float a_scale, int32_t b, float b_scale) {
+  return fmaf(static_cast<float>(a), a_scale, static_cast<float>(b) * b_scale);
+}
+
 // saturate(round_half_even(real * inv_scale)) into [-128, 127]; NaN gives 0. The host rounds
 // without consulting the floating-point environment (scalar_ops.h). The device does all of it in
 // one instruction, PTX's cvt.rni.sat.s8.f32 (round to nearest even, saturate to s8, NaN to 0:

@@ -1,5 +1,6 @@
 // The Resize family (Resize, Upsample): parameters and CPU twin (kernels/cpu/resize.cc); CUDA
-// kernels in kernels/cuda/resize.cu (coordinate math shared: kernels/resize_math.h). Float32 data.
+// kernels in kernels/cuda/resize.cu (coordinate math shared: kernels/resize_math.h). Float32 data,
+// and Int8 in its input's scale for an INT8 plan's nearest and linear Resizes.
 #pragma once
 
 #include <cstdint>
@@ -77,10 +78,15 @@ namespace jetplan::kernels::cpu {
 
 void resize(const ResizeParams& p, const float* x, float* y);
 
+// Int8 x and y in one scale, nearest or linear, not tf_crop_and_resize (resize_math.h
+// int8_tap_sum: the CUDA kernel's arithmetic, bit for bit).
+void resize_int8(const ResizeParams& p, const int8_t* x, int8_t* y);
+
 }  // namespace jetplan::kernels::cpu
 
 // CUDA kernels of kernels/cuda/resize.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_resize(X, F) \
   X(F, jp_resize_f16, kF16, 0) \
-  X(F, jp_resize_f32, kF32, 0)
+  X(F, jp_resize_f32, kF32, 0) \
+  X(F, jp_resize_i8, kI8, 0)

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/host_device.h"
+#include "kernels/int8_epilogue.h"
 #include "kernels/resize.h"
 
 namespace jetplan::kernels::resize_math {
@@ -116,12 +117,13 @@ JP_HD inline bool dim_taps(const ResizeParams& p, int d, int64_t o, Taps<Weight>
   return true;
 }
 
-// The sum over the product of every dim's taps of weight * x at the tapped offset (in_stride:
-// x's element strides), dim 0 outermost and each dim's taps in increasing index order: the twin's
-// and the kernel's one order. Weight is also the sum's type; load(offset) reads x.
-template <typename Weight, typename Load>
-JP_HD inline Weight tap_product_sum(int rank, const Taps<Weight>* taps, const int64_t* in_stride,
-                                    Load load) {
+// Folds the product of every dim's taps, dim 0 outermost and each dim's taps in increasing
+// index order (the twin's and the kernel's one order): acc = add(acc, weight, offset) from 0,
+// where weight is the taps' weights multiplied left to right over the dims and offset the
+// tapped element's (in_stride: x's element strides).
+template <typename Weight, typename Add>
+JP_HD inline Weight tap_product_fold(int rank, const Taps<Weight>* taps, const int64_t* in_stride,
+                                     Add add) {
   Weight acc = 0;
   int pick[kMaxRank] = {};  // tap chosen in each dim, odometer over the tap product
   for (;;) {
@@ -131,12 +133,40 @@ JP_HD inline Weight tap_product_sum(int rank, const Taps<Weight>* taps, const in
       weight *= taps[d].weight[pick[d]];
       offset += taps[d].index[pick[d]] * in_stride[d];
     }
-    acc += weight * load(offset);
+    acc = add(acc, weight, offset);
     int d = rank - 1;
     while (d >= 0 && ++pick[d] == taps[d].count) pick[d--] = 0;
     if (d < 0) break;
   }
   return acc;
+}
+
+// The sum over the tap product of weight * x at the tapped offset. Weight is also the sum's
+// type; load(offset) reads x.
+template <typename Weight, typename Load>
+JP_HD inline Weight tap_product_sum(int rank, const Taps<Weight>* taps, const int64_t* in_stride,
+                                    Load load) {
+  return tap_product_fold(rank, taps, in_stride, [&load](Weight acc, Weight w, int64_t offset) {
+    return acc + w * load(offset);
+  });
+}
+
+// An Int8 output of Int8 x in x's scale (an INT8 plan's nearest or linear Resize; not
+// tf_crop_and_resize, whose extrapolation value has no Int8 form): over the tap product, the
+// taps' float weights (each the double weight rounded once) multiplied over the dims, each
+// product times its input integer added with fmaf, then rounded half to even and saturated to
+// [-128, 127]. Every operation is correctly rounded on both sides and written out (no
+// contraction left to a compiler), so the CPU twin and the CUDA kernel give the same bits.
+// Nearest has one tap of weight 1: the input integer exactly. Linear weights are in [0, 1] and
+// sum to 1, so the output stays in the input's range (the scale needs no change) and differs
+// from the exact interpolation by float rounding only.
+JP_HD inline int8_t int8_tap_sum(int rank, const Taps<float>* taps, const int64_t* in_stride,
+                                 const int8_t* x) {
+  const float acc =
+      tap_product_fold(rank, taps, in_stride, [x](float sum, float w, int64_t offset) {
+        return fmaf(w, static_cast<float>(x[offset]), sum);
+      });
+  return int8_quantize(acc, 1.f);
 }
 
 }  // namespace jetplan::kernels::resize_math

@@ -76,6 +76,8 @@ struct ConvertSummary {
   size_t int8_gemms = 0;  // of int8_steps, the GEMMs (run as 1x1 convs)
   size_t saturation_steps = 0;  // Clip steps keeping removed Q/DQ pairs' int8 range
   size_t int8_pools = 0;        // max pools on Int8 between INT8 convs
+  size_t int8_concats = 0, int8_resizes = 0;  // Concats and Resizes on Int8 between them
+  size_t int8_adds = 0;                       // Adds of Int8 tensors (requantized)
   bool calibration_from_cache = false;
   // Explicit quantization (precision/explicit_qdq.h): the model's activation Q/DQ pairs and
   // quantized weights whose scales the plan uses.

@@ -2,6 +2,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/cpu/dense_index.h"
+#include "kernels/int8_epilogue.h"
 
 namespace jetplan::kernels::cpu {
 
@@ -13,6 +14,16 @@ void binary(const BinaryParams& p, const float* a, const float* b, float* y) {
   for (int64_t i = 0; i < count; ++i) {
     const OperandOffsets off = operand_offsets(i, p.rank, p.out_dims, p.a_strides, p.b_strides);
     y[i] = apply_activation(p.act, apply_binary(p.op, a[off.a], b[off.b]));
+  }
+}
+
+void binary_add_int8(const BinaryParams& p, const int8_t* a, const int8_t* b, const float* scales,
+                     int8_t* y) {
+  const int64_t count = dense_count(p.rank, p.out_dims);
+  for (int64_t i = 0; i < count; ++i) {
+    const OperandOffsets off = operand_offsets(i, p.rank, p.out_dims, p.a_strides, p.b_strides);
+    const float real = int8_add_real(a[off.a], scales[0], b[off.b], scales[1]);
+    y[i] = int8_quantize(activation_value(p.act, real), scales[2]);
   }
 }
 

@@ -1,12 +1,13 @@
 // The Binary family on the GPU (numpy broadcasting by strides), FP16 and FP32 storage, FP32
-// arithmetic with binary_value and the fused activation_value (kernels/scalar_ops.h). Twin:
-// kernels/cpu/binary.cc.
+// arithmetic with binary_value and the fused activation_value (kernels/scalar_ops.h); an Add of
+// Int8 tensors with requantization. Twin: kernels/cpu/binary.cc.
 #include <cuda_fp16.h>
 
 #include "kernels/binary.h"
 #include "kernels/cuda/elementwise_loops.cuh"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/int8_epilogue.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
@@ -18,7 +19,18 @@ __device__ void binary(const StepPointers& ptrs, const BinaryParams& p) {
   });
 }
 
+// An INT8 plan's Add of Int8 tensors (ptrs.in[2]: a's scale, b's, 1 / y's): the twin's
+// cpu::binary_add_int8 operations (kernels/int8_epilogue.h), so the same bits.
+__device__ void binary_add_i8(const StepPointers& ptrs, const BinaryParams& p) {
+  const float* scales = static_cast<const float*>(ptrs.in[2]);
+  const float sa = scales[0], sb = scales[1], inv_y = scales[2];
+  broadcast2<int8_t, int8_t>(ptrs, p, [&p, sa, sb, inv_y](int8_t a, int8_t b) {
+    return int8_quantize(activation_value(p.act, int8_add_real(a, sa, b, sb)), inv_y);
+  });
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
 JP_HALF_AND_FLOAT_KERNELS(jp_binary, BinaryParams, jetplan::kernels::cuda::binary)
+JP_STEP_KERNEL(jp_binary_add_i8, BinaryParams, jetplan::kernels::cuda::binary_add_i8)

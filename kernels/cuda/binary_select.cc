@@ -6,6 +6,17 @@ namespace jetplan::kernels::cuda {
 bool select_binary(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                    std::string* why) {
   const auto* p = static_cast<const BinaryParams*>(step.params);
+  // An Int8 Add's step dtype is its Float32 scales' (the converter picks a floating tensor's):
+  // input 0 tells.
+  if (step.dtype == DType::kInt8 || (step.num_inputs > 0 && step.input_dtypes[0] == DType::kInt8)) {
+    if (p->op != BinaryOp::kAdd) {
+      *why = "the CUDA Int8 Binary kernel takes Add only";
+      return false;
+    }
+    out->variant = &kernel_variant(VariantId::jp_binary_add_i8);
+    launch_1d(count_elements(p->rank, p->out_dims), 256, target.sm_count * 8, out);
+    return true;
+  }
   // Grid-stride kernels: enough blocks to fill every SM a few times over.
   return select_float_pair(step, "pointwise", VariantId::jp_binary_f16, VariantId::jp_binary_f32,
                            count_elements(p->rank, p->out_dims), 256, target.sm_count * 8, out,

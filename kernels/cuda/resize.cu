@@ -1,4 +1,4 @@
-// Resize on the GPU, FP16 or FP32 storage, any rank (NHWC and NCHW alike: a dim that is not
+// Resize on the GPU, FP16, FP32 or (nearest and linear) Int8 storage, any rank (NHWC and NCHW alike: a dim that is not
 // resized has scale 1): nearest (every rounding), linear and cubic, every ONNX coordinate
 // transform. The twin is kernels/cpu/resize.cc; both take their taps from kernels/resize_math.h
 // (source coordinates in double: nearest picks at exact halves depend on it); here the weights
@@ -17,13 +17,12 @@ using resize_math::dim_taps;
 using resize_math::tap_product_sum;
 using Taps = resize_math::Taps<float>;  // weights in FP32, as the sum
 
-// One output element per thread: the taps of every dim, then the sum over their product, dim 0
-// outermost (the twin's order). Dims with a single weight-1 tap (not resized) cost nothing.
-template <typename T>
-__device__ void resize(const StepPointers& ptrs, const ResizeParams& p) {
+// One output element per thread: element(o, taps, in_stride) with the taps of every dim, or
+// outside(o) where tf_crop_and_resize puts the element outside the input. Dims with a single
+// weight-1 tap (not resized) cost nothing.
+template <typename Element, typename Outside>
+__device__ void for_each_output(const ResizeParams& p, Element element, Outside outside) {
   if (p.rank < 1 || p.rank > kMaxRank) return;
-  const T* x = static_cast<const T*>(ptrs.in[0]);
-  T* y = static_cast<T*>(ptrs.out[0]);
   const int rank = p.rank;
   int64_t in_stride[kMaxRank];
   int64_t stride = 1, out_count = 1;
@@ -42,17 +41,41 @@ __device__ void resize(const StepPointers& ptrs, const ResizeParams& p) {
       inside = dim_taps(p, d, c, &taps[d]) && inside;
       if (taps[d].count == 0) inside = false;  // no tap: only from absurd weights
     }
-    if (!inside) {
-      store_float(y, o, p.extrapolation_value);
-      continue;
-    }
-    const float acc = tap_product_sum(rank, taps, in_stride,
-                                      [x](int64_t offset) { return load_float(x, offset); });
-    store_float(y, o, acc);
+    if (inside) element(o, static_cast<const Taps*>(taps), static_cast<const int64_t*>(in_stride));
+    else outside(o);
   }
+}
+
+// The sum over the taps' product, dim 0 outermost (the twin's order).
+template <typename T>
+__device__ void resize(const StepPointers& ptrs, const ResizeParams& p) {
+  const T* x = static_cast<const T*>(ptrs.in[0]);
+  T* y = static_cast<T*>(ptrs.out[0]);
+  for_each_output(
+      p,
+      [&](int64_t o, const Taps* taps, const int64_t* in_stride) {
+        store_float(y, o, tap_product_sum(p.rank, taps, in_stride,
+                                          [x](int64_t offset) { return load_float(x, offset); }));
+      },
+      [&](int64_t o) { store_float(y, o, p.extrapolation_value); });
+}
+
+// Int8 in x's scale (an INT8 plan's nearest or linear Resize): the twin's
+// resize_math::int8_tap_sum (the same bits). tf_crop_and_resize has no Int8 form (the selector
+// refuses it); an element outside the input would be 0.
+__device__ void resize_i8(const StepPointers& ptrs, const ResizeParams& p) {
+  const int8_t* x = static_cast<const int8_t*>(ptrs.in[0]);
+  int8_t* y = static_cast<int8_t*>(ptrs.out[0]);
+  for_each_output(
+      p,
+      [&](int64_t o, const Taps* taps, const int64_t* in_stride) {
+        y[o] = resize_math::int8_tap_sum(p.rank, taps, in_stride, x);
+      },
+      [&](int64_t o) { y[o] = 0; });
 }
 
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
 JP_HALF_AND_FLOAT_KERNELS(jp_resize, ResizeParams, jetplan::kernels::cuda::resize)
+JP_STEP_KERNEL(jp_resize_i8, ResizeParams, jetplan::kernels::cuda::resize_i8)

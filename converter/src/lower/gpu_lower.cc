@@ -199,10 +199,38 @@ class LayoutPass {
           return;
         break;
       }
+      case ops::NhwcRule::kResize:
+        if (resize_nhwc(s)) return;
+        break;
       case ops::NhwcRule::kNchwOnly:
         break;
     }
     for (uint32_t& i : s.inputs) i = as_nchw(i);
+  }
+
+  // A Resize of an NHWC activation that keeps N and C runs NHWC: the kernels resize every dim by
+  // its own entries of the per-dim lists, so these move with their dims. A kept dim (scale 1,
+  // resized length its extent) maps each output coordinate to itself exactly in the coordinate
+  // modes allowed here, one tap of weight 1, so the sum over the other dims' taps, and every
+  // output bit, is the NCHW step's (tf_crop_and_resize moves a kept dim by its roi, and
+  // tf_half_pixel_for_nn by half a pixel).
+  bool resize_nhwc(DraftStep& s) {
+    ResizeDesc& r = s.op.resize;
+    const uint32_t x = s.inputs[0];
+    if (s.inputs.size() != 1 || s.outputs.size() != 1 || !activation4d(x) || !nhwc(x) ||
+        r.scale.size() != 4 || r.resized_length.size() != 4 || r.roi_start.size() != 4 ||
+        r.roi_end.size() != 4 || r.coord == fb::ResizeCoord::TfCropAndResize ||
+        r.coord == fb::ResizeCoord::TfHalfPixelForNn)
+      return false;
+    const Shape in = logical(x);
+    for (size_t d : {0, 1})
+      if (r.scale[d] != 1.0 || r.resized_length[d] != static_cast<double>(in[d])) return false;
+    for (std::vector<double>* list : {&r.scale, &r.resized_length, &r.roi_start, &r.roi_end}) {
+      const std::vector<double> v = *list;
+      *list = {v[0], v[2], v[3], v[1]};
+    }
+    output_nhwc(s, 0);
+    return true;
   }
 
   // Binary over an NHWC operand of the output's shape: NHWC when the other operand allows.

@@ -20,8 +20,9 @@ void gpu_check_tensors(const PlanDraft& draft);
 // Layout NHWC, conv weights become [Cout, *kernel, Cin / groups]. NHWC propagates through
 // Activation, through Binary and Pointwise (other operand the same shape, an [N, C, 1, 1]
 // tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]; any of the
-// conv ranks), through Concat along channels (4-D, axis 3) and into Copy where every spatial
-// dim is 1 (the bytes are those of NCHW then).
+// conv ranks), through Concat along channels (4-D, axis 3), through a 4-D Resize that keeps N
+// and C (its per-dim lists permuted) and into Copy where every spatial dim is 1 (the bytes are
+// those of NCHW then).
 // Everywhere else tensors stay NCHW; a Transpose step goes where a producer and a consumer
 // disagree (one per tensor and direction, before its first such consumer). Bindings keep
 // their NCHW shape. Run on a float32 draft, before gpu_precision.

@@ -68,6 +68,7 @@ enum class NhwcRule : uint8_t {
   kPointwise,     // Pointwise: where its operands allow
   kConcat,        // Concat of 4-D activations on channels
   kCopy,          // Copy of [N, 1, 1, C] NHWC: the bytes of [N, C, 1, 1] NCHW
+  kResize,        // Resize of an NHWC activation that keeps N and C (gpu_lower's resize_nhwc)
 };
 
 struct FamilyRules {

@@ -244,6 +244,7 @@ StepParamsOffset serialize_resize(flatbuffers::FlatBufferBuilder& fbb, const Dra
 
 }  // namespace
 
-const FamilyRules resize_rules = {serialize_resize, nullptr, rows_of(kRows)};
+const FamilyRules resize_rules = {serialize_resize, nullptr, rows_of(kRows),
+                                   fb::PointwiseInstrKind::Load, NhwcRule::kResize};
 
 }  // namespace jetplan::converter::ops

@@ -13,6 +13,10 @@ namespace {
 
 constexpr float kQMax = 127.f;
 
+// Steps between INT8 steps that may run on Int8 (Int8Pass::mover_candidate): data movement,
+// which keeps its input's scale, and the Add, which requantizes.
+enum class Mover : uint8_t { kNone, kMaxPool, kConcat, kResize, kAdd };
+
 bool positive_finite(float v) { return v > 0.f && std::isfinite(v); }
 
 class Int8Pass {
@@ -33,20 +37,15 @@ class Int8Pass {
     for (size_t s = 0; s < d_.steps.size(); ++s)
       if (d_.steps[s].op.family == fb::OpFamily::Conv && !candidate_[s])
         summary_.kept_fp16.push_back(cat("'", d_.steps[s].name, "': ", why[s]));
-    // Max pools run on Int8 where their input is Int8 and their readers take Int8: start with
-    // every candidate and drop those whose tensors cannot be Int8 until none changes (each
-    // round only drops, so this ends).
-    for (size_t s = 0; s < d_.steps.size(); ++s) pool_[s] = max_pool_candidate(s);
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t t = 0; t < d_.tensors.size(); ++t) int8_[t] = stays_int8(t);
-      for (size_t s = 0; s < d_.steps.size(); ++s)
-        if (pool_[s] && !(int8_[d_.steps[s].inputs[0]] && int8_[d_.steps[s].outputs[0]])) {
-          pool_[s] = false;
-          changed = true;
-        }
+    // Data movement runs on Int8 where its tensors can be Int8 (decide_movers()), and those
+    // tensors then share one scale (scale_classes()).
+    decide_movers();
+    for (size_t s = 0; s < d_.steps.size(); ++s) {
+      summary_.int8_pools += mover_[s] == Mover::kMaxPool ? 1 : 0;
+      summary_.int8_concats += mover_[s] == Mover::kConcat ? 1 : 0;
+      summary_.int8_resizes += mover_[s] == Mover::kResize ? 1 : 0;
+      summary_.int8_adds += mover_[s] == Mover::kAdd ? 1 : 0;
     }
-    for (size_t s = 0; s < d_.steps.size(); ++s) summary_.int8_pools += pool_[s] ? 1 : 0;
     input_twin_.assign(d_.tensors.size(), false);
     for (const DraftStep& w : d_.steps) {
       if (w.op.family != fb::OpFamily::Transpose || w.inputs.size() != 1 ||
@@ -62,6 +61,10 @@ class Int8Pass {
     d_.steps.clear();
     for (size_t s = 0; s < steps.size(); ++s) {
       if (candidate_[s]) rewrite(steps[s]);
+      // An Int8 Concat's Float inputs are quantized with the Concat's scale in front of it.
+      if (mover_[s] == Mover::kConcat)
+        for (uint32_t& i : steps[s].inputs) i = quantized(i);
+      if (mover_[s] == Mover::kAdd) add_scales(steps[s]);
       d_.steps.push_back(std::move(steps[s]));
     }
     for (uint32_t t = 0; t < int8_.size(); ++t) {
@@ -82,8 +85,9 @@ class Int8Pass {
     readers_.assign(d_.tensors.size(), {});
     writer_.assign(d_.tensors.size(), -1);
     candidate_.assign(d_.steps.size(), false);
-    pool_.assign(d_.steps.size(), false);
-    pool_input_.assign(d_.steps.size(), 0);
+    mover_.assign(d_.steps.size(), Mover::kNone);
+    mover_input_.assign(d_.steps.size(), 0);
+    class_of_.clear();
     view_input_.assign(d_.steps.size(), -1);
     int8_.assign(d_.tensors.size(), false);
     for (size_t s = 0; s < d_.steps.size(); ++s) {
@@ -111,17 +115,25 @@ class Int8Pass {
     return name;
   }
 
-  // An activation tensor's scale: the model's own (explicit quantization), else its calibrated
-  // amax / 127; 0 where it has neither. An Int8 max pool's output has its input's: max commutes
-  // with quantization, so the pool moves the integers as they are. A view without a range of its
-  // own (a Reshape's output: the calibration's FP32 plan reads it in place of its input) has its
-  // input's, the same values (a Transpose that moves only dims of 1 is such a view as well).
+  // An activation tensor's scale. Tensors joined by Int8 data movement (decide_movers()) share
+  // their class's (scale_classes()). Otherwise the model's own (explicit quantization), else its
+  // calibrated amax / 127; 0 where it has neither. An Int8 max pool's or resize's output has
+  // its input's: it moves (or, linear, interpolates) the input's integers in the same units.
+  // A view without a range of its own (a Reshape's output: the calibration's FP32 plan reads it
+  // in place of its input) has its input's, the same values (a Transpose that moves only dims
+  // of 1 is such a view as well).
   float scale(uint32_t i) const {
+    if (const auto c = class_of_.find(i); c != class_of_.end()) return class_scale_[c->second];
+    return own_scale(i);
+  }
+  float own_scale(uint32_t i) const {
     const int w = writer_[i];
-    if (w >= 0 && pool_[static_cast<size_t>(w)]) return scale(pool_input_[static_cast<size_t>(w)]);
+    if (w >= 0 && (mover_[static_cast<size_t>(w)] == Mover::kMaxPool ||
+                   mover_[static_cast<size_t>(w)] == Mover::kResize))
+      return own_scale(mover_input_[static_cast<size_t>(w)]);
     const float named = named_scale(d_.tensors[i].name);
     if (named != 0.f || w < 0 || view_input_[static_cast<size_t>(w)] < 0) return named;
-    return scale(static_cast<uint32_t>(view_input_[static_cast<size_t>(w)]));
+    return own_scale(static_cast<uint32_t>(view_input_[static_cast<size_t>(w)]));
   }
   float named_scale(const std::string& tensor_name) const {
     const std::string name = graph_name(tensor_name);
@@ -178,33 +190,157 @@ class Int8Pass {
     return false;
   }
 
-  // A MaxPool that may run on Int8 (max_pool_int8): one input and output, channels_last, not
-  // excluded, and where the model gives its output a scale, the input's (no requantization).
-  bool max_pool_candidate(size_t si) {
+  // Which data movement may run on Int8, before its tensors are decided (decide_movers()):
+  //   kMaxPool  a MaxPool, channels_last (max_pool_int8)
+  //   kConcat   a Concat (a byte copy once its inputs and output share one scale)
+  //   kResize   a nearest or linear Resize (resize_int8), not tf_crop_and_resize (whose
+  //             extrapolation value has no Int8 form)
+  //   kAdd      an Add of two tensors of its output's shape (a residual Add no conv epilogue
+  //             took), with no activation or a piecewise-linear one (binary_add_int8: the
+  //             GPU's bits); it requantizes, so its tensors keep their own scales
+  // none of them excluded, and for data movement, where the model gives its tensors scales,
+  // one scale (moving the integers as they are keeps every given scale only then; TensorRT
+  // asks the same of Q/DQ models).
+  Mover mover_candidate(size_t si) {
     const DraftStep& s = d_.steps[si];
-    pool_input_[si] = s.inputs.empty() ? 0 : s.inputs[0];
-    if (s.op.family != fb::OpFamily::Pool || s.op.pool_kind != fb::PoolKind::Max ||
-        s.inputs.size() != 1 || s.outputs.size() != 1 || excluded(s) ||
-        d_.tensors[s.inputs[0]].layout != fb::Layout::NHWC)
-      return false;
-    const auto given = o_.scales.find(graph_name(d_.tensors[s.outputs[0]].name));
-    const auto given_in = o_.scales.find(graph_name(d_.tensors[s.inputs[0]].name));
-    return given == o_.scales.end() ||
-           (given_in != o_.scales.end() && given->second == given_in->second);
+    mover_input_[si] = s.inputs.empty() ? 0 : s.inputs[0];
+    if (s.inputs.empty() || s.outputs.size() != 1 || excluded(s)) return Mover::kNone;
+    Mover kind = Mover::kNone;
+    if (s.op.family == fb::OpFamily::Pool && s.op.pool_kind == fb::PoolKind::Max &&
+        s.inputs.size() == 1 && d_.tensors[s.inputs[0]].layout == fb::Layout::NHWC)
+      kind = Mover::kMaxPool;
+    else if (s.op.family == fb::OpFamily::Concat)
+      kind = Mover::kConcat;
+    else if (add_candidate(s))
+      return Mover::kAdd;
+    else if (s.op.family == fb::OpFamily::Resize && s.inputs.size() == 1 &&
+             (s.op.resize.mode == fb::ResizeMode::Nearest ||
+              s.op.resize.mode == fb::ResizeMode::Linear) &&
+             s.op.resize.coord != fb::ResizeCoord::TfCropAndResize)
+      kind = Mover::kResize;
+    std::set<float> given;
+    for (const std::vector<uint32_t>* list : {&s.inputs, &s.outputs})
+      for (uint32_t i : *list)
+        if (const auto it = o_.scales.find(graph_name(d_.tensors[i].name)); it != o_.scales.end())
+          given.insert(it->second);
+    return given.size() <= 1 ? kind : Mover::kNone;
   }
 
-  // An activation is stored as Int8 when an INT8 conv (or an Int8 max pool) writes it and
-  // every reader is an INT8 conv taking it as input or residual, or an Int8 max pool.
+  // Decides the Int8 data movement and the Int8 tensors together: every candidate to start
+  // with, then those whose tensors cannot be Int8 are dropped until none changes (each round
+  // only drops, so this ends). A pool or resize needs its input and output Int8; a Concat its
+  // output and at least one input (a Float input is quantized in front of it: smaller than
+  // quantizing the Concat's output for its readers, and its Int8 inputs stay Int8 for their
+  // other readers, as a U-Net's skip connections and pools). Where the model gives the tensors
+  // of one scale class two scales, the class's movers are dropped too.
+  void decide_movers() {
+    for (size_t s = 0; s < d_.steps.size(); ++s) mover_[s] = mover_candidate(s);
+    for (bool changed = true; changed;) {
+      changed = false;
+      class_of_.clear();
+      for (uint32_t t = 0; t < d_.tensors.size(); ++t) int8_[t] = stays_int8(t);
+      for (size_t s = 0; s < d_.steps.size(); ++s) {
+        if (mover_[s] == Mover::kNone || mover_ok(d_.steps[s], mover_[s])) continue;
+        mover_[s] = Mover::kNone;
+        changed = true;
+      }
+      if (!changed) changed = !scale_classes();
+    }
+  }
+
+  bool add_candidate(const DraftStep& s) const {
+    if (s.op.family != fb::OpFamily::Binary || s.op.binary != fb::BinaryOp::Add ||
+        s.inputs.size() != 2)
+      return false;
+    const fb::ActivationKind act = s.op.act.kind;
+    if (act != fb::ActivationKind::None && act != fb::ActivationKind::Relu &&
+        act != fb::ActivationKind::Clip && act != fb::ActivationKind::LeakyRelu)
+      return false;
+    const Shape& y = d_.tensors[s.outputs[0]].shape;
+    return d_.tensors[s.inputs[0]].shape == y && d_.tensors[s.inputs[1]].shape == y;
+  }
+
+  bool mover_ok(const DraftStep& s, Mover kind) const {
+    if (!int8_[s.outputs[0]]) return false;
+    if (kind == Mover::kAdd)  // the runtime needs 1 / y's scale finite
+      return int8_[s.inputs[0]] && int8_[s.inputs[1]] &&
+             std::isfinite(1.f / own_scale(s.outputs[0]));
+    if (kind != Mover::kConcat) return int8_[s.inputs[0]];
+    bool any = false;
+    for (uint32_t i : s.inputs) {
+      any = any || int8_[i];
+      const DraftTensor& x = d_.tensors[i];
+      if (!int8_[i] && (x.storage == fb::Storage::Weight || x.dtype != DataType::kFloat32 ||
+                        own_scale(i) == 0.f))
+        return false;
+    }
+    return any;
+  }
+
+  // The tensors each Int8 mover joins share one scale, so the movers copy integers and never
+  // requantize: an INT8 conv writing one of them (a Concat's input, a pool's input) writes with
+  // it, a quantize step in front of a Concat quantizes with it. A class's scale is the largest
+  // of its tensors' own scales, so no calibrated range clips: a Concat's output holds all its
+  // inputs' values, so its range bounds theirs and the inputs of smaller range only get a
+  // coarser step, where the smallest scale would saturate the others (a pool's or resize's
+  // output never leaves its input's range, so its own range counts as its input's). A scale
+  // the model gives wins. False (and the class's movers dropped) where the model gives one
+  // class two scales.
+  bool scale_classes() {
+    std::vector<uint32_t> root(d_.tensors.size());
+    for (uint32_t t = 0; t < root.size(); ++t) root[t] = t;
+    auto find = [&](uint32_t t) {
+      while (root[t] != t) t = root[t] = root[root[t]];
+      return t;
+    };
+    for (size_t s = 0; s < d_.steps.size(); ++s) {
+      if (mover_[s] == Mover::kNone || mover_[s] == Mover::kAdd) continue;
+      for (uint32_t i : d_.steps[s].inputs) root[find(i)] = find(d_.steps[s].outputs[0]);
+    }
+    std::map<uint32_t, size_t> index;  // class root -> class
+    std::vector<std::set<float>> given;
+    class_scale_.clear();
+    for (size_t s = 0; s < d_.steps.size(); ++s) {
+      if (mover_[s] == Mover::kNone || mover_[s] == Mover::kAdd) continue;
+      for (const std::vector<uint32_t>* list : {&d_.steps[s].inputs, &d_.steps[s].outputs})
+        for (uint32_t i : *list) {
+          const auto [it, fresh] = index.emplace(find(i), class_scale_.size());
+          if (fresh) {
+            class_scale_.push_back(0.f);
+            given.emplace_back();
+          }
+          class_of_[i] = it->second;
+          class_scale_[it->second] = std::max(class_scale_[it->second], own_scale(i));
+          if (const auto g = o_.scales.find(graph_name(d_.tensors[i].name)); g != o_.scales.end())
+            given[it->second].insert(g->second);
+        }
+    }
+    for (size_t c = 0; c < class_scale_.size(); ++c)
+      if (given[c].size() == 1) class_scale_[c] = *given[c].begin();
+    bool agree = true;
+    for (size_t s = 0; s < d_.steps.size(); ++s) {
+      if (mover_[s] == Mover::kNone || mover_[s] == Mover::kAdd ||
+          given[class_of_[d_.steps[s].outputs[0]]].size() <= 1)
+        continue;
+      mover_[s] = Mover::kNone;
+      agree = false;
+    }
+    if (!agree) class_of_.clear();
+    return agree;
+  }
+
+  // An activation is stored as Int8 when an INT8 conv (or Int8 data movement) writes it and
+  // every reader is an INT8 conv taking it as input or residual, or Int8 data movement.
   bool stays_int8(uint32_t i) const {
     const DraftTensor& tensor = d_.tensors[i];
     if (tensor.storage != fb::Storage::Arena || tensor.alias_of >= 0 || writer_[i] < 0 ||
         readers_[i].empty())
       return false;
     const size_t w = static_cast<size_t>(writer_[i]);
-    if ((!candidate_[w] && !pool_[w]) || scale(i) == 0.f) return false;
+    if ((!candidate_[w] && mover_[w] == Mover::kNone) || own_scale(i) == 0.f) return false;
     for (const auto& [step, k] : readers_[i]) {
       const DraftStep& r = d_.steps[step];
-      if (pool_[step]) continue;
+      if (mover_[step] != Mover::kNone) continue;
       const bool residual = r.op.has_residual && k + 1 == r.inputs.size();
       if (!candidate_[step] || (k != 0 && !residual)) return false;
     }
@@ -254,6 +390,15 @@ class Int8Pass {
     quantized_[x] = qi;
     ++summary_.quantize_steps;
     return qi;
+  }
+
+  // An Int8 Add's third input: the Float32 scales a's, b's and 1 / y's (binary_add_int8).
+  void add_scales(DraftStep& s) {
+    const float scales[3] = {scale(s.inputs[0]), scale(s.inputs[1]), 1.f / scale(s.outputs[0])};
+    std::vector<uint8_t> bytes(sizeof scales);
+    std::memcpy(bytes.data(), scales, sizeof scales);
+    s.inputs.push_back(
+        add_weight(s.name + ":i8_scales", DataType::kFloat32, {3}, std::move(bytes), true));
   }
 
   // Per output channel: w's Int8 weights into `q`, returning the scales: the model's own where
@@ -410,12 +555,15 @@ class Int8Pass {
   std::vector<std::vector<std::pair<size_t, size_t>>> readers_;  // per tensor: (step, input)
   std::vector<int> writer_;
   std::vector<bool> candidate_, int8_;
-  std::vector<bool> pool_;             // per step: a max pool that runs on Int8
+  std::vector<Mover> mover_;           // per step: data movement that runs on Int8
   // Per tensor: a graph input's layout twin that only INT8 convs read. It stays Float32 in a
   // GPU plan: the quantize step then rounds the input's own values, not their FP16 roundings
   // (which move a value near a rounding tie by one unit, and the error on through every conv).
   std::vector<bool> input_twin_;
-  std::vector<uint32_t> pool_input_;   // per step: input 0 (for scale(), while steps move)
+  std::vector<uint32_t> mover_input_;  // per step: input 0 (for own_scale(), while steps move)
+  // The scale classes of the tensors Int8 movers join (scale_classes()): tensor -> class.
+  std::map<uint32_t, size_t> class_of_;
+  std::vector<float> class_scale_;
   std::vector<int64_t> view_input_;    // per step: a view's input (Copy, unit-dim Transpose), else -1
   std::map<uint32_t, uint32_t> quantized_;
   std::set<std::string> gemms_;  // the steps that were Gemm steps (gemms_as_convs)

@@ -7,7 +7,10 @@
 // producer's Int8 output where every reader of that tensor is an INT8 conv, otherwise a Quantize
 // step from Float16 in front of it) and Int8 weights; its channel epilogue (x's scale times the
 // weight's, then the bias) turns the int32 sums into real values, which it writes as Int8 (where
-// every reader is again an INT8 conv) or as Float16. Nothing else changes: every other step
+// every reader is again an INT8 conv) or as Float16. Data movement between INT8 steps moves
+// Int8 without requantizing: max pools, Concats and nearest or linear Resizes, whose tensors
+// then share one scale (the largest of their ranges); an Add of two Int8 tensors requantizes
+// into an Int8 output. Nothing else changes: every other step
 // stays FP16, so a plan mixes precisions step by step (kernels/conv.h ConvInt8).
 #pragma once
 
@@ -49,6 +52,9 @@ struct Int8Summary {
   size_t quantize_steps = 0;  // Float16 -> Int8 steps added in front of them
   size_t int8_tensors = 0;    // activations stored as Int8 between INT8 convs
   size_t int8_pools = 0;      // max pools between them that move Int8 (no requantization)
+  size_t int8_concats = 0;    // Concats on Int8: their inputs and output share one scale
+  size_t int8_resizes = 0;    // Resizes on Int8 (nearest or linear, the input's scale)
+  size_t int8_adds = 0;       // Adds of Int8 tensors into Int8 (requantized, binary_add_int8)
   // Clip steps that give a float tensor its removed Q/DQ pair's saturation (where no producer's
   // fused activation could take the clip).
   size_t saturation_steps = 0;

@@ -1,4 +1,5 @@
-// Resize: nearest, linear or cubic resampling of every dim by ONNX's coordinate modes.
+// Resize: nearest, linear or cubic resampling of every dim by ONNX's coordinate modes; nearest
+// and linear also of Int8 (an INT8 plan's, in the input's scale).
 #include <cinttypes>
 #include <cmath>
 
@@ -50,12 +51,35 @@ Status check_extents(const PreparedStep& s, const TensorInfo& x, const TensorInf
   return JP_OK;
 }
 
+void run_resize_int8_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  kernels::cpu::resize_int8(s.params.resize, static_cast<const int8_t*>(in(s, tensors, 0)),
+                            static_cast<int8_t*>(out(s, tensors)));
+}
+
+// Int8: an INT8 plan's nearest or linear Resize between INT8 steps (y in x's scale).
+Status check_int8(const PreparedStep& s, const fb::ResizeParams& p, const TensorInfo& y) {
+  if (y.dtype != fb::DType::Int8 ||
+      (p.mode() != fb::ResizeMode::Nearest && p.mode() != fb::ResizeMode::Linear) ||
+      p.coord() == fb::ResizeCoord::TfCropAndResize) {
+    return fail(JP_ERROR_UNSUPPORTED,
+                "step '%s': an Int8 Resize must be nearest or linear, not tf_crop_and_resize, "
+                "with an Int8 output",
+                s.name);
+  }
+  return JP_OK;
+}
+
 }  // namespace
 
 Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_all_float_arity(plan, *s, "Resize", 1, 1));
+  JP_RETURN_IF_ERROR(check_arity(*s, "Resize", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
+  const bool int8 = x.dtype == fb::DType::Int8;
+  if (int8)
+    JP_RETURN_IF_ERROR(check_int8(*s, p, y));
+  else
+    JP_RETURN_IF_ERROR(check_all_float32(plan, *s));
   if (x.rank < 1 || x.rank != y.rank) return invalid(*s, "input and output need one rank >= 1");
   const int mode = static_cast<int>(p.mode()), coord = static_cast<int>(p.coord());
   const int nearest = static_cast<int>(p.nearest());
@@ -85,6 +109,7 @@ Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedSt
   k.coord = static_cast<kernels::ResizeCoord>(coord);
   k.nearest = static_cast<kernels::ResizeNearest>(nearest);
   k.rank = x.rank;
+  if (int8) s->run_cpu = run_resize_int8_cpu;
   return check_extents(*s, x, y, &k);
 }
 

@@ -1,5 +1,5 @@
-// Shared by the INT8 precision tests: calibration folders of random inputs and the SNR of an
-// INT8 plan's output against FP32.
+// Shared by the INT8 precision tests: calibration folders of random inputs, the SNR of an INT8
+// plan's output against FP32, and conversion with its failure reported.
 #pragma once
 
 #include <algorithm>
@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "converter/src/convert.h"
+#include "converter/src/ir/error.h"
+#include "tests/converter/util/onnx_builder.h"
 #include "tests/converter/calibrate/calib_test_util.h"
 
 namespace jetplan::converter::testing {
@@ -45,6 +49,18 @@ inline ConvertOptions int8_cpu_options(const Shape& shape, uint32_t seed,
   options.calibration.dir = dir;
   options.calibration.method = CalibrationMethod::kMinMax;
   return options;
+}
+
+// A GPU plan, or an INT8 CPU plan (channels_last, Int8 convs): the runtime's loader is their
+// contract (the test suite's reading of the CPU plan contract covers NCHW float plans only).
+// An empty result, and a test failure, where the conversion fails.
+inline ConvertResult convert_int8(const ModelBuilder& model, const ConvertOptions& options) {
+  try {
+    return convert_onnx(model.bytes(), "model.onnx", options);
+  } catch (const ConvertError& e) {
+    ADD_FAILURE() << e.what();
+    return ConvertResult{};
+  }
 }
 
 }  // namespace jetplan::converter::testing

@@ -137,17 +137,6 @@ ConvertOptions int8_h100(const std::string& dir, uint32_t count, uint32_t seed) 
   return options;
 }
 
-// A GPU plan, or an INT8 CPU plan (channels_last, Int8 convs): the runtime's loader is their
-// contract (the test suite's reading of the CPU plan contract covers NCHW float plans only).
-ConvertResult convert_int8(const ModelBuilder& model, const ConvertOptions& options) {
-  try {
-    return convert_onnx(model.bytes(), "model.onnx", options);
-  } catch (const ConvertError& e) {
-    ADD_FAILURE() << e.what();
-    return ConvertResult{};
-  }
-}
-
 // The whole conversion: calibration over .npy samples, the INT8 pass, kernel selection for an
 // H100. The plan loads (without a device) and names INT8 conv and quantize kernels.
 TEST(Int8Precision, GpuConversionCalibratesAndSelectsInt8Kernels) {

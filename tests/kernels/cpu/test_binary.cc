@@ -222,5 +222,51 @@ TEST(OnnxNodeData, PReluAndSelu) {
   }
 }
 
+// An INT8 plan's Add (cpu::binary_add_int8): against the same formula in double, with
+// broadcasting and the piecewise-linear activations. The float arithmetic (one product, one
+// fmaf, a multiply by the inverse scale) moves the value by ~1e-6 units, so the result is the
+// double formula rounded half to even and saturated, but for a value within 1e-3 of a tie,
+// where it may be either neighbour.
+TEST(Binary, Int8AddMatchesTheDoubleFormula) {
+  SEEDED_RNG(rng);
+  struct Case { Shape a, b; };
+  const Case cases[] = {{{2, 5, 7, 16}, {2, 5, 7, 16}}, {{1, 4, 4, 8}, {1, 1, 1, 8}}, {{3}, {1}}};
+  const Activation acts[] = {{}, {ActivationKind::kRelu, 0, 0}, {ActivationKind::kClip, -1.f, 2.f},
+                             {ActivationKind::kLeakyRelu, 0.1f, 0}};
+  size_t ties = 0, checked = 0;
+  for (const Case& c : cases)
+    for (const Activation& act : acts) {
+      const BinaryParams p = binary_params(BinaryOp::kAdd, c.a, c.b, act);
+      const Shape out = broadcast(c.a, c.b);
+      std::vector<int8_t> a(size_t(volume(c.a))), b(size_t(volume(c.b)));
+      for (int8_t& v : a) v = int8_t(rng.integer(-128, 127));
+      for (int8_t& v : b) v = int8_t(rng.integer(-128, 127));
+      const float scales[3] = {rng.uniform(0.005f, 0.05f), rng.uniform(0.005f, 0.05f),
+                               1.f / rng.uniform(0.01f, 0.05f)};
+      std::vector<int8_t> y(size_t(volume(out)), int8_t{0x5a});
+      cpu::binary_add_int8(p, a.data(), b.data(), scales, y.data());
+      for (int64_t i = 0; i < volume(out); ++i) {
+        const Shape co = unravel(i, out);
+        double v = double(a[size_t(modulo_broadcast_index(co, c.a))]) * scales[0] +
+                   double(b[size_t(modulo_broadcast_index(co, c.b))]) * scales[1];
+        if (act.kind == ActivationKind::kRelu) v = std::max(v, 0.0);
+        if (act.kind == ActivationKind::kClip) v = std::min(std::max(v, double(act.alpha)), double(act.beta));
+        if (act.kind == ActivationKind::kLeakyRelu && v < 0) v *= double(act.alpha);
+        const double q = v * double(scales[2]);
+        const double want = std::min(127.0, std::max(-128.0, std::nearbyint(q)));
+        ++checked;
+        if (std::fabs(std::fabs(q - std::floor(q)) - 0.5) < 1e-3 && std::fabs(q) < 127) {
+          ++ties;
+          ASSERT_LE(std::fabs(double(y[size_t(i)]) - q), 0.5 + 1e-3) << i;
+        } else {
+          ASSERT_EQ(double(y[size_t(i)]), want) << "element " << i << " q " << q;
+        }
+      }
+    }
+  // The exact comparison decides nearly every element (a clipped value repeats one q, which
+  // may lie near a tie).
+  EXPECT_LT(ties * 10, checked);
+}
+
 }  // namespace
 }  // namespace jetplan::kernels

@@ -226,6 +226,35 @@ TEST(Resize, RandomEveryModeAndCoordMatchesOnnxReference) {
         }
 }
 
+// Int8 in the input's scale (an INT8 plan's nearest and linear Resizes, cpu::resize_int8, the
+// GPU's arithmetic): against the ONNX reference over the integers (in double), nearest exactly,
+// linear rounded to the nearest integer: within 0.5 + 1e-3 of the reference (the float weights
+// and sums move it by ~1e-5, which can flip only a near-exact tie).
+TEST(Resize, Int8NearestAndLinearMatchOnnxReference) {
+  SEEDED_RNG(rng);
+  for (ResizeMode mode : {kNearest, kLinear})
+    for (int coord = 0; coord < kResizeCoordCount; ++coord) {
+      if (ResizeCoord(coord) == ResizeCoord::kTfCropAndResize) continue;  // no Int8 form
+      for (int rank = 1; rank <= 4; ++rank)
+        for (int rep = 0; rep < 6; ++rep) {
+          const ResizeCase c = random_case(rng, rank, mode, ResizeCoord(coord));
+          SCOPED_TRACE("mode " + std::to_string(int(mode)) + " coord " + std::to_string(coord) +
+                       " nearest " + std::to_string(int(c.nearest)) + " rank " +
+                       std::to_string(rank));
+          std::vector<int8_t> xq(static_cast<size_t>(volume(c.in)));
+          std::vector<float> xf(xq.size());
+          for (size_t i = 0; i < xq.size(); ++i) xf[i] = xq[i] = int8_t(rng.integer(-128, 127));
+          const std::vector<double> want = resize_reference(c, xf);
+          std::vector<int8_t> y(want.size(), int8_t{0x5a});
+          cpu::resize_int8(resize_params(c), xq.data(), y.data());
+          for (size_t i = 0; i < want.size(); ++i) {
+            if (mode == kNearest) ASSERT_EQ(double(y[i]), want[i]) << i;
+            else ASSERT_LE(std::fabs(double(y[i]) - want[i]), 0.5 + 1e-3) << i;
+          }
+        }
+    }
+}
+
 TEST(Resize, Rank8EveryDimResized) {
   SEEDED_RNG(rng);
   for (ResizeMode mode : {kNearest, kLinear, kCubic}) {

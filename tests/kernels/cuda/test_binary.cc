@@ -1,7 +1,8 @@
 // CUDA Activation and Binary kernels (kernels/cuda/activation.cu, binary.cu) against their CPU twins
 // (kernels/cpu/activation.cc, binary.cc): FP16 storage, fresh random inputs, poisoned outputs.
 // Tolerance: FP16 output rounding (2^-11 relative) plus the twin's FP32 on FP16-rounded inputs:
-// |got - want| <= 2e-3 * |want| + 2e-3 (transcendentals use fast exp in FP32).
+// |got - want| <= 2e-3 * |want| + 2e-3 (transcendentals use fast exp in FP32). The Int8 Add:
+// bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -52,6 +53,54 @@ TEST(GpuBinary, BroadcastMatchesCpuTwin) {
       EXPECT_TRUE(dy.guard_intact());
     }
   }
+}
+
+// An INT8 plan's Add (jp_binary_add_i8) against cpu::binary_add_int8: bit for bit (the same
+// float operations, kernels/int8_epilogue.h), with broadcasting and ReLU; fresh random bytes,
+// outputs poisoned, the guard checked. Another op on Int8 is refused.
+TEST(GpuBinary, Int8AddMatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { Shape a, b; };
+  const Case cases[] = {{{8, 28, 28, 64}, {8, 28, 28, 64}}, {{1, 7, 7, 48}, {1, 1, 1, 48}},
+                        {{3, 5, 17}, {3, 5, 17}}};
+  for (const Case& c : cases) {
+    for (ActivationKind act : {ActivationKind::kNone, ActivationKind::kRelu}) {
+      const Shape out = test_util::broadcast_shapes({c.a, c.b});
+      BinaryParams p;
+      p.op = BinaryOp::kAdd;
+      p.rank = static_cast<int32_t>(out.size());
+      for (size_t d = 0; d < out.size(); ++d) p.out_dims[d] = out[d];
+      test_util::broadcast_strides(c.a, out, p.a_strides);
+      test_util::broadcast_strides(c.b, out, p.b_strides);
+      p.act = Activation{act, 0, 0};
+      const int64_t na = test_util::volume(c.a), nb = test_util::volume(c.b),
+                    ny = test_util::volume(out);
+      const std::vector<uint8_t> a = rng.bytes(na), b = rng.bytes(nb);
+      const std::vector<float> scales = {rng.uniform(0.005f, 0.05f), rng.uniform(0.005f, 0.05f),
+                                         1.f / rng.uniform(0.01f, 0.05f)};
+      std::vector<uint8_t> want(static_cast<size_t>(ny), 0x5a);
+      cpu::binary_add_int8(p, reinterpret_cast<const int8_t*>(a.data()),
+                           reinterpret_cast<const int8_t*>(b.data()), scales.data(),
+                           reinterpret_cast<int8_t*>(want.data()));
+      DeviceBuffer da(na), db(nb), dy(ny);
+      da.upload(a.data(), na);
+      db.upload(b.data(), nb);
+      const auto ds = gpu_test::to_device(scales, DType::kFloat32);
+      dy.poison16(gpu_test::kHalfPoison);
+      cuda::StepPointers ptrs = gpu_test::step_pointers({&da, &db, ds.get()}, dy);
+      cuda::LaunchChoice chosen;
+      ASSERT_EQ(gpu_test::select_and_launch(kBinary, DType::kInt8, ptrs, p, &chosen), "");
+      EXPECT_STREQ(chosen.variant->name, "jp_binary_add_i8");
+      EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, ny), want), -1)
+          << test_util::shape_str(c.a) << " act " << static_cast<int>(act);
+      EXPECT_TRUE(dy.guard_intact());
+    }
+  }
+  BinaryParams mul;
+  mul.op = BinaryOp::kMul;
+  DeviceBuffer d1(16), d2(16);
+  EXPECT_NE(gpu_test::select_and_launch(kBinary, DType::kInt8, gpu_test::step_pointers({&d1, &d1, &d1}, d2), mul), "");
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ TEST(GpuConcat, MatchesCpuTwinBitExact) {
   const Case cases[] = {
       {1, 56 * 56, {64, 64}},          // NCHW channel concat, batch 1
       {8 * 13 * 13, 1, {67, 3, 128}},  // NHWC channel concat: inner 1, odd lengths
+      {8 * 16 * 16, 1, {16, 32}},      // a U-Net skip connection's (Int8 with elem 1)
       {8, 7, {3, 0, 5, 1}},            // an empty input (null pointer)
       {2, 16, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
       {1, 1, {1}},
@@ -63,7 +64,9 @@ TEST(GpuConcat, MatchesCpuTwinBitExact) {
       DeviceBuffer dy(out_bytes);
       dy.poison16(gpu_test::kHalfPoison);
       ptrs.out[0] = dy.get();
-      ASSERT_EQ(gpu_test::select_and_launch(kConcat, DType::kFloat16, ptrs, p), "");
+      // 1-byte elements as an INT8 plan's Concat of Int8 tensors names them.
+      const DType dtype = elem == 1 ? DType::kInt8 : DType::kFloat16;
+      ASSERT_EQ(gpu_test::select_and_launch(kConcat, dtype, ptrs, p), "");
       EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, out_bytes), want), -1)
           << "outer " << c.outer << " inner " << c.inner << " elem " << elem;
       EXPECT_TRUE(dy.guard_intact());

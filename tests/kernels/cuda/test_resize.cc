@@ -1,8 +1,8 @@
 // CUDA Resize (kernels/cuda/resize.cu) against its CPU twin (kernels/cpu/resize.cc): NHWC
 // U-Net style upsampling and odd scales, every mode and coordinate transform. Tolerance: nearest
 // is exact (it copies an input); linear and cubic |got - want| <= 2e-3 * |want| + 2e-3 in FP16
-// (output rounding 2^-11 plus FP32 weights), 1e-5 * |want| + 1e-5 in FP32. NaN never passes;
-// outputs poisoned, guards checked.
+// (output rounding 2^-11 plus FP32 weights), 1e-5 * |want| + 1e-5 in FP32; Int8 (nearest and
+// linear) bit for bit. NaN never passes; outputs poisoned, guards checked.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -93,6 +93,53 @@ TEST(GpuResize, MatchesCpuTwin) {
   p.roi_end[2] = 1.3;
   p.extrapolation_value = 7.5f;
   check(rng, p, DType::kFloat16);
+}
+
+// Int8 in the input's scale (an INT8 plan's nearest and linear Resizes, jp_resize_i8): bit for
+// bit the twin (cpu::resize_int8; both run resize_math::int8_tap_sum), on fresh random bytes,
+// outputs poisoned, the guard checked. The selector refuses cubic and tf_crop_and_resize.
+TEST(GpuResize, Int8MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { Shape in, out; };
+  const Case cases[] = {
+      {{1, 28, 28, 64}, {1, 56, 56, 64}},  // U-Net x2 upsample, NHWC
+      {{8, 7, 9, 16}, {8, 14, 18, 16}},    // batch 8
+      {{2, 13, 11, 3}, {2, 5, 23, 3}},     // down and up, odd scales
+      {{1, 5, 1}, {1, 12, 1}},             // 1-D
+  };
+  for (const Case& c : cases) {
+    for (ResizeCoord coord : {ResizeCoord::kHalfPixel, ResizeCoord::kAlignCorners,
+                              ResizeCoord::kAsymmetric, ResizeCoord::kPytorchHalfPixel,
+                              ResizeCoord::kTfHalfPixelForNn}) {
+      for (ResizeMode mode : {ResizeMode::kNearest, ResizeMode::kLinear}) {
+        const ResizeParams p = make_params(c.in, c.out, mode, coord, ResizeNearest::kRoundPreferCeil);
+        int64_t nx = 1, ny = 1;
+        for (int d = 0; d < p.rank; ++d) {
+          nx *= p.in_dims[d];
+          ny *= p.out_dims[d];
+        }
+        const std::vector<uint8_t> x = rng.bytes(nx);
+        std::vector<uint8_t> want(static_cast<size_t>(ny), 0x5a);
+        cpu::resize_int8(p, reinterpret_cast<const int8_t*>(x.data()),
+                         reinterpret_cast<int8_t*>(want.data()));
+        gpu_test::ByteStep step(x, static_cast<size_t>(ny));
+        cuda::LaunchChoice chosen;
+        ASSERT_EQ(gpu_test::select_and_launch(kResize, DType::kInt8, step.ptrs, p, &chosen), "");
+        EXPECT_STREQ(chosen.variant->name, "jp_resize_i8");
+        EXPECT_EQ(step.first_difference(want), -1)
+            << "mode " << int(mode) << " coord " << int(coord) << " in " << c.in[1];
+        EXPECT_TRUE(step.dy.guard_intact());
+      }
+    }
+  }
+  gpu_test::ByteStep step(std::vector<uint8_t>(16), 64);
+  ResizeParams cubic = make_params({1, 4, 4, 1}, {1, 8, 8, 1}, ResizeMode::kCubic,
+                                   ResizeCoord::kHalfPixel, ResizeNearest::kFloor);
+  EXPECT_NE(gpu_test::select_and_launch(kResize, DType::kInt8, step.ptrs, cubic), "");
+  ResizeParams crop = make_params({1, 4, 4, 1}, {1, 8, 8, 1}, ResizeMode::kLinear,
+                                  ResizeCoord::kTfCropAndResize, ResizeNearest::kFloor);
+  EXPECT_NE(gpu_test::select_and_launch(kResize, DType::kInt8, step.ptrs, crop), "");
 }
 
 }  // namespace
