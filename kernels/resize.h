@@ -89,4 +89,7 @@ void resize_int8(const ResizeParams& p, const int8_t* x, int8_t* y);
 #define JP_CUDA_VARIANTS_resize(X, F) \
   X(F, jp_resize_f16, kF16, 0) \
   X(F, jp_resize_f32, kF32, 0) \
-  X(F, jp_resize_i8, kI8, 0)
+  X(F, jp_resize_i8, kI8, 0) \
+  X(F, jp_resize_pixels_f16, kF16, 0) \
+  X(F, jp_resize_pixels_f32, kF32, 0) \
+  X(F, jp_resize_pixels_i8, kI8, 0)

@@ -95,7 +95,8 @@ TEST(GpuResize, MatchesCpuTwin) {
   check(rng, p, DType::kFloat16);
 }
 
-// Int8 in the input's scale (an INT8 plan's nearest and linear Resizes, jp_resize_i8): bit for
+// Int8 in the input's scale (an INT8 plan's nearest and linear Resizes, jp_resize_pixels_i8 at
+// rank 4, jp_resize_i8 otherwise): bit for
 // bit the twin (cpu::resize_int8; both run resize_math::int8_tap_sum), on fresh random bytes,
 // outputs poisoned, the guard checked. The selector refuses cubic and tf_crop_and_resize.
 TEST(GpuResize, Int8MatchesCpuTwinBitExact) {
@@ -126,7 +127,8 @@ TEST(GpuResize, Int8MatchesCpuTwinBitExact) {
         gpu_test::ByteStep step(x, static_cast<size_t>(ny));
         cuda::LaunchChoice chosen;
         ASSERT_EQ(gpu_test::select_and_launch(kResize, DType::kInt8, step.ptrs, p, &chosen), "");
-        EXPECT_STREQ(chosen.variant->name, "jp_resize_i8");
+        // Rank 4 takes the pixel-run kernel (a thread per pixel and 8 elements of dim 3).
+        EXPECT_STREQ(chosen.variant->name, p.rank == 4 ? "jp_resize_pixels_i8" : "jp_resize_i8");
         EXPECT_EQ(step.first_difference(want), -1)
             << "mode " << int(mode) << " coord " << int(coord) << " in " << c.in[1];
         EXPECT_TRUE(step.dy.guard_intact());
