@@ -58,6 +58,9 @@ struct ConvParams {
   // place). 0: y_channels = out_channels, the dense output.
   int64_t y_channels = 0;
   int64_t y_channel_offset = 0;
+  // w is a weight of the plan (written once at load, by no step): a kernel launched early
+  // (KernelVariant::early_launch) may read it before it waits for the previous kernel.
+  bool w_constant = false;
 };
 
 }  // namespace jetplan::kernels

@@ -290,6 +290,7 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
 #define JP_ATTENTION_KERNEL(d, m)                                                              \
   extern "C" __global__ void __launch_bounds__(m * 2) jp_attention_f16_d##d##_m##m(           \
       jetplan::kernels::cuda::StepPointers ptrs, const jetplan::kernels::AttentionParams p) { \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     jetplan::kernels::cuda::attention::attention<d, m>(ptrs, p);                              \
   }
 JP_ATTENTION_KERNEL(32, 64)

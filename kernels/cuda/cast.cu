@@ -134,10 +134,12 @@ using jetplan::kernels::CastParams;
 using jetplan::kernels::cuda::StepPointers;
 
 extern "C" __global__ void jp_cast_f32_f16(StepPointers ptrs, const CastParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   jetplan::kernels::cuda::cast_f32_f16(static_cast<const float*>(ptrs.in[0]),
                                        static_cast<__half*>(ptrs.out[0]), p.count);
 }
 extern "C" __global__ void jp_cast_f16_f32(StepPointers ptrs, const CastParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   jetplan::kernels::cuda::cast_f16_f32(static_cast<const __half*>(ptrs.in[0]),
                                        static_cast<float*>(ptrs.out[0]), p.count);
 }
@@ -145,6 +147,7 @@ extern "C" __global__ void jp_cast_f16_f32(StepPointers ptrs, const CastParams p
 // Integers and Bool to float: jp_cast_<from>_<to>.
 #define JP_CAST_INT(name, From, To, boolean)                                               \
   extern "C" __global__ void name(StepPointers ptrs, const CastParams p) {                 \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     jetplan::kernels::cuda::cast_int(static_cast<const From*>(ptrs.in[0]),                 \
                                      static_cast<To*>(ptrs.out[0]), p.count, boolean);     \
   }
@@ -163,6 +166,7 @@ JP_CAST_INT(jp_cast_b8_f32, uint8_t, float, true)
 // Integers to Bool: nonzero is 1 (BERT's int64 attention mask, cast to bool).
 #define JP_CAST_BOOL(name, From)                                                        \
   extern "C" __global__ void name(StepPointers ptrs, const CastParams p) {              \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     const auto* x = static_cast<const From*>(ptrs.in[0]);                               \
     auto* y = static_cast<uint8_t*>(ptrs.out[0]);                                       \
     for (int64_t i = jetplan::kernels::cuda::global_thread(); i < p.count;              \
@@ -177,6 +181,7 @@ JP_CAST_BOOL(jp_cast_u8_b8, uint8_t)
 
 // Floats to Bool: nonzero (NaN included) is 1, as the twin does (masked_fill's mask in BERT).
 extern "C" __global__ void jp_cast_f16_b8(StepPointers ptrs, const CastParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   const auto* x = static_cast<const __half*>(ptrs.in[0]);
   auto* y = static_cast<uint8_t*>(ptrs.out[0]);
   for (int64_t i = jetplan::kernels::cuda::global_thread(); i < p.count;
@@ -184,6 +189,7 @@ extern "C" __global__ void jp_cast_f16_b8(StepPointers ptrs, const CastParams p)
     y[i] = __half2float(x[i]) != 0.f ? 1 : 0;
 }
 extern "C" __global__ void jp_cast_f32_b8(StepPointers ptrs, const CastParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   const auto* x = static_cast<const float*>(ptrs.in[0]);
   auto* y = static_cast<uint8_t*>(ptrs.out[0]);
   for (int64_t i = jetplan::kernels::cuda::global_thread(); i < p.count;
@@ -194,6 +200,7 @@ extern "C" __global__ void jp_cast_f32_b8(StepPointers ptrs, const CastParams p)
 // Every row of JP_CUDA_CASTS_TO_INTEGER (kernels/cast.h).
 #define JP_CAST_TO_INTEGER_KERNEL(F, symbol, from, threads, to)                        \
   extern "C" __global__ void symbol(StepPointers ptrs, const CastParams p) {           \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     namespace jk = jetplan::kernels::cuda;                                             \
     jk::cast_to_integer<jk::from, jk::to>(ptrs, p);                                    \
   }

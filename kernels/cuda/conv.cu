@@ -495,7 +495,11 @@ JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, int8_t, 32, 64, 128, 1, 4,
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
+// The depthwise and direct kernels launch early (their rows: early_launch) and wait for the
+// previous kernel first thing: their weights are small next to x.
 extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvParams p) {
+  jk::pdl_wait();
+  jk::pdl_trigger();
   if (!p.channels_last || p.groups != p.in_channels || p.out_channels != p.in_channels ||
       p.spatial_rank > 2)
     return;  // not a step this kernel fits (an untrusted plan)
@@ -506,12 +510,18 @@ extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvPa
   else jk::depthwise<0, 0>(ptrs, p);
 }
 extern "C" __global__ void jp_conv_depthwise_i8(StepPointers ptrs, const ConvParams p) {
+  jk::pdl_wait();
+  jk::pdl_trigger();
   jk::depthwise_i8_step<true>(ptrs, p);
 }
 extern "C" __global__ void jp_conv_depthwise_i8_f16out(StepPointers ptrs, const ConvParams p) {
+  jk::pdl_wait();
+  jk::pdl_trigger();
   jk::depthwise_i8_step<false>(ptrs, p);
 }
 extern "C" __global__ void jp_conv_direct_f16(StepPointers ptrs, const ConvParams p) {
+  jk::pdl_wait();
+  jk::pdl_trigger();
   if (!p.channels_last) return;  // NCHW steps are not this kernel's (an untrusted plan)
   jk::direct(ptrs, p);
 }

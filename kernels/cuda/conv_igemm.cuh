@@ -159,11 +159,11 @@ struct KPos {
 };
 
 // One pipeline stage's loads: K tile kt of A (the im2col rows of x) into sa, of B (the rows of
-// w, already [Cout, K]) after it. VEC: 16-byte cp.async chunks (Cin a multiple of the chunk: a
-// chunk never straddles a (kh, kw) boundary), at K position kp (the tile's, this thread's
-// chunk j); otherwise element-wise loads through registers. Each thread loads K chunk j of its
-// rows.
-template <typename T, typename E = typename T::Elem>
+// w, already [Cout, K]) after it; LOAD_A and LOAD_B say which of the two. VEC: 16-byte cp.async
+// chunks (Cin a multiple of the chunk: a chunk never straddles a (kh, kw) boundary), at K
+// position kp (the tile's, this thread's chunk j); otherwise element-wise loads through
+// registers. Each thread loads K chunk j of its rows.
+template <typename T, bool LOAD_A = true, bool LOAD_B = true, typename E = typename T::Elem>
 __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, const Geo2& g,
                                                 const E* x, const E* w, int N, int K, int n0,
                                                 int tid, int j,
@@ -175,7 +175,7 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
     const bool k_ok = kp.k < K;
     const int c = kp.c, kh = kp.kh, kw = kp.kw;
 #pragma unroll
-    for (int i = 0; i < T::kAChunks; ++i) {
+    for (int i = 0; i < (LOAD_A ? T::kAChunks : 0); ++i) {
       const int row = tid / T::kChunksPerRow + i * kRowStep;
       const int ih = a.ih[i] + kh * g.dh, iw = a.iw[i] + kw * g.dw;
       const bool ok = k_ok && a.ok[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
@@ -183,7 +183,7 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
       cp_async16(smem_u32(sa + row * T::kPitch + j * kC), src, ok);
     }
 #pragma unroll
-    for (int i = 0; i < T::kBChunks; ++i) {
+    for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i) {
       const int row = tid / T::kChunksPerRow + i * kRowStep;
       const bool ok = k_ok && n0 + row < N;
       const E* src = ok ? w + int64_t(n0 + row) * K + kp.k : w;
@@ -212,7 +212,7 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
       }
     }
 #pragma unroll
-    for (int i = 0; i < T::kAChunks; ++i) {
+    for (int i = 0; i < (LOAD_A ? T::kAChunks : 0); ++i) {
       const int row = tid / T::kChunksPerRow + i * kRowStep;
       __align__(16) E v[kC];
 #pragma unroll
@@ -225,7 +225,7 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
       *reinterpret_cast<uint4*>(sa + row * T::kPitch + j * kC) = *reinterpret_cast<uint4*>(v);
     }
 #pragma unroll
-    for (int i = 0; i < T::kBChunks; ++i) {
+    for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i) {
       const int row = tid / T::kChunksPerRow + i * kRowStep;
       __align__(16) E v[kC];
 #pragma unroll
@@ -374,8 +374,10 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
       (T::kVec && p.in_channels % kC != 0) ||
       p.batch * p.out_size[0] * p.out_size[1] >= (int64_t{1} << 31) ||
       p.out_channels >= (int64_t{1} << 31) ||
-      p.kernel[0] * p.kernel[1] * p.in_channels >= (int64_t{1} << 31))
+      p.kernel[0] * p.kernel[1] * p.in_channels >= (int64_t{1} << 31)) {
+    pdl_wait();
     return;
+  }
   Geo2 g = geo2(p);
   const int M = int(p.batch) * g.OH * g.OW;
   // A 1x1 conv with stride 1 and no padding reads x as the [M, C] matrix it is: as one image of
@@ -401,8 +403,10 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
   const int kt_end = min(KT, kt_begin + per);
   const uint64_t tiles = uint64_t(gridDim.x) * gridDim.y;
   if (splits > 1 && (ptrs.workspace == nullptr ||
-                     ptrs.workspace_bytes < tiles * (uint64_t(splits) * kBM * kBN * 4 + 4)))
+                     ptrs.workspace_bytes < tiles * (uint64_t(splits) * kBM * kBN * 4 + 4))) {
+    pdl_wait();
     return;  // a plan with too little workspace computes nothing rather than overrun it
+  }
 
   // Rows this thread loads for A: fixed output pixels, K chunk j fixed per thread.
   const int j = tid % T::kChunksPerRow;
@@ -430,6 +434,21 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
     igemm_load_tile<T>(smem + stage * T::kStageElems, kt, kp, g, x, w, N, K, n0, tid, j, rows);
     if (T::kVec) kp.advance(kBK, g);
   };
+  // The prologue's stages: a constant w's tiles first, then the wait for the previous kernel
+  // (an early launch, see pdl_wait()), then x's. Each stage's A chunks commit as its group, so
+  // the first group holds every prologue B tile and the groups still complete in stage order.
+  if (p.w_constant) {
+    KPos kb = kp;
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s)
+      if (kt_begin + s < kt_end) {
+        igemm_load_tile<T, false, true>(smem + s * T::kStageElems, kt_begin + s, kb, g, x, w, N,
+                                        K, n0, tid, j, rows);
+        if (T::kVec) kb.advance(kBK, g);
+      }
+  }
+  pdl_wait();
+  pdl_trigger();
 
   A acc[T::kMI][T::kNI][4];
 #pragma unroll
@@ -442,7 +461,15 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
   const int wm = (warp / T::kWarpsN) * T::kWM, wn = (warp % T::kWarpsN) * T::kWN;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (kt_begin + s < kt_end) load_tile(s, kt_begin + s);
+    if (kt_begin + s < kt_end) {
+      if (p.w_constant) {
+        igemm_load_tile<T, true, false>(smem + s * T::kStageElems, kt_begin + s, kp, g, x, w, N,
+                                        K, n0, tid, j, rows);
+        if (T::kVec) kp.advance(kBK, g);
+      } else {
+        load_tile(s, kt_begin + s);
+      }
+    }
     cp_async_commit();
   }
   for (int kt = kt_begin; kt < kt_end; ++kt) {

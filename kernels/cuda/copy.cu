@@ -47,5 +47,6 @@ using jetplan::kernels::CopyParams;
 using jetplan::kernels::cuda::StepPointers;
 
 extern "C" __global__ void jp_copy(StepPointers ptrs, const CopyParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   jetplan::kernels::cuda::copy_bytes(ptrs.in[0], ptrs.out[0], p.bytes);
 }

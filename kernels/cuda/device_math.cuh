@@ -12,6 +12,29 @@
 
 namespace jetplan::kernels::cuda {
 
+// ------------------------------------------------------------- early (programmatic) launches
+// A variant whose row sets early_launch (variants.h) may start while the previous kernel on the
+// stream is still running (sm_90+, programmatic dependent launch): its launch and its reads of
+// the weights overlap that kernel's tail. pdl_wait() blocks until the previous kernel has
+// finished and its writes are visible: call it before the first read or write of any step
+// tensor or workspace (weights, written once at load, may be read before it), on every path,
+// early returns included (a kernel that finished without waiting would let the next one run
+// ahead of the one before it). pdl_trigger() lets the next kernel launch once every block of
+// this one has called it (so all of them are on the GPU already: the next one's blocks take
+// only what is left, and wait): call it right after pdl_wait(), never before (then at most two
+// kernels overlap, the newer one waiting). Without sm_90 both compile to nothing, and on a plain
+// launch the wait returns at once.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 // ------------------------------------------------------------- activations of fused epilogues
 // activation_value() inlined where a kernel applies it to many elements brings every
 // activation's formula (erff, tanhf, ...) once per element into the kernel's code: hundreds of
@@ -81,6 +104,8 @@ __device__ __forceinline__ int64_t global_threads() {
 #define JP_STEP_KERNEL(name, Params, fn)                                      \
   extern "C" __global__ void name(jetplan::kernels::cuda::StepPointers ptrs, \
                                   const jetplan::kernels::Params p) {       \
+    jetplan::kernels::cuda::pdl_wait();                                      \
+    jetplan::kernels::cuda::pdl_trigger();                                   \
     fn(ptrs, p);                                                             \
   }
 
@@ -89,9 +114,13 @@ __device__ __forceinline__ int64_t global_threads() {
 #define JP_HALF_AND_FLOAT_KERNELS(name, Params, fn)                                \
   extern "C" __global__ void name##_f16(jetplan::kernels::cuda::StepPointers ptrs, \
                                         const jetplan::kernels::Params p) {       \
+    jetplan::kernels::cuda::pdl_wait();                                            \
+    jetplan::kernels::cuda::pdl_trigger();                                         \
     fn<__half>(ptrs, p);                                                           \
   }                                                                                \
   extern "C" __global__ void name##_f32(jetplan::kernels::cuda::StepPointers ptrs, \
                                         const jetplan::kernels::Params p) {       \
+    jetplan::kernels::cuda::pdl_wait();                                            \
+    jetplan::kernels::cuda::pdl_trigger();                                         \
     fn<float>(ptrs, p);                                                            \
   }

@@ -35,6 +35,7 @@ namespace k = jetplan::kernels::cuda;
 #define JP_CMP(name, T)                                                               \
   extern "C" __global__ void jp_elementwise_cmp_##name(StepPointers ptrs,               \
                                                        const ElementwiseParams p) {     \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     k::compare_kernel<T>(ptrs, p);                                                      \
   }
 JP_CMP(f32, float)
@@ -52,10 +53,12 @@ JP_STEP_KERNEL(jp_elementwise_i32, ElementwiseParams,
 JP_STEP_KERNEL(jp_elementwise_i64, ElementwiseParams,
                jetplan::kernels::cuda::integer_kernel<int64_t>)
 extern "C" __global__ void jp_elementwise_fmod_f32(StepPointers ptrs, const ElementwiseParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   k::broadcast2<float, float>(
       ptrs, p, [](float u, float v) { return jetplan::kernels::fmod_value(u, v); });
 }
 extern "C" __global__ void jp_elementwise_fmod_f64(StepPointers ptrs, const ElementwiseParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   k::broadcast2<double, double>(
       ptrs, p, [](double u, double v) { return jetplan::kernels::fmod_value(u, v); });
 }

@@ -221,6 +221,7 @@ namespace g = jetplan::kernels::cuda::gemm;
 #define JP_GEMM_MMA(name, bm, min_blocks, ta, tb, split, Out)                \
   extern "C" __global__ void __launch_bounds__(g::kMmaThreads, min_blocks) \
       name(StepPointers ptrs, const GemmParams p) {                          \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     g::gemm_mma<bm, ta, tb, split, Out>(ptrs, p);                            \
   }
 JP_GEMM_MMA(jp_gemm_f16_mma64_nn, 64, 3, false, false, false, __half)
@@ -245,6 +246,7 @@ JP_GEMM_MMA(jp_gemm_f16_mma32_nt_f32out, 32, 4, false, true, false, float)
 #define JP_GEMV(name, kernel, Out)                                         \
   extern "C" __global__ void __launch_bounds__(256) name(StepPointers ptrs, \
                                                          const GemmParams p) { \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     g::kernel<Out>(ptrs, p);                                                \
   }
 JP_GEMV(jp_gemm_f16_gemv_bt, gemv_bt, __half)

@@ -130,6 +130,7 @@ namespace k = jetplan::kernels::cuda;
 #define JP_POINTWISE_CHAIN(name, T, V)                                        \
   extern "C" __global__ void __launch_bounds__(k::kBlock)                     \
       name(StepPointers ptrs, const PointwiseParams p) {                      \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     k::pointwise_chain<T, V>(ptrs, p);                                        \
   }
 JP_POINTWISE_CHAIN(jp_pointwise_chain_f16, __half, 1)

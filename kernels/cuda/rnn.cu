@@ -520,9 +520,11 @@ using jetplan::kernels::RnnParams;
 using jetplan::kernels::cuda::StepPointers;
 
 extern "C" __global__ void __launch_bounds__(256) jp_rnn_f16(StepPointers ptrs, const RnnParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   jetplan::kernels::cuda::rnn<__half>(ptrs, p);
 }
 extern "C" __global__ void __launch_bounds__(256) jp_rnn_f32(StepPointers ptrs, const RnnParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   jetplan::kernels::cuda::rnn<float>(ptrs, p);
 }
 
@@ -531,9 +533,11 @@ extern "C" __global__ void __launch_bounds__(256) jp_rnn_f32(StepPointers ptrs, 
 // is all the grid uses, so the registers need not fit more.
 extern "C" __global__ void __launch_bounds__(256, 1)
     jp_rnn_persist_f16(StepPointers ptrs, const RnnParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   jetplan::kernels::cuda::rnn_persist<__half>(ptrs, p);
 }
 extern "C" __global__ void __launch_bounds__(256, 1)
     jp_rnn_persist_f32(StepPointers ptrs, const RnnParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   jetplan::kernels::cuda::rnn_persist<float>(ptrs, p);
 }

@@ -37,6 +37,7 @@ using jetplan::kernels::cuda::StepPointers;
 namespace jk = jetplan::kernels::cuda;
 
 extern "C" __global__ void jp_slice(StepPointers ptrs, const SliceParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   switch (p.elem_bytes) {  // an element size, not an enum: other sizes are refused at selection
     case 1: jk::slice<1>(p, ptrs.in[0], ptrs.out[0]); break;
     case 2: jk::slice<2>(p, ptrs.in[0], ptrs.out[0]); break;

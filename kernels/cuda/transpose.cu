@@ -144,12 +144,14 @@ namespace jk = jetplan::kernels::cuda;
 // The byte-moving variants never run a converting transpose (y's elements are not x's).
 #define JP_TRANSPOSE(N)                                                                  \
   extern "C" __global__ void jp_transpose_b##N(StepPointers ptrs, const TransposeParams p) { \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     using T = jk::Unit<N>::T;                                                            \
     if (p.elem_bytes == N && !p.half_to_float && !p.float_to_half)                       \
       jk::transpose_generic<T, T>(p, ptrs.in[0], ptrs.out[0]);                           \
   }                                                                                      \
   extern "C" __global__ void jp_transpose_tiled_b##N(StepPointers ptrs,                  \
                                                      const TransposeParams p) {          \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     using T = jk::Unit<N>::T;                                                            \
     if (p.elem_bytes == N && !p.half_to_float && !p.float_to_half)                       \
       jk::transpose_tiled<T, T>(p, ptrs.in[0], ptrs.out[0]);                             \
@@ -164,11 +166,13 @@ JP_TRANSPOSE(8)
 // first); each runs only params that ask for its conversion.
 #define JP_CONVERTING_TRANSPOSE(suffix, TI, TO, flag)                                        \
   extern "C" __global__ void jp_transpose_##suffix(StepPointers ptrs, const TransposeParams p) { \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     if (p.elem_bytes == int64_t(sizeof(TI)) && p.flag)                                       \
       jk::transpose_generic<TI, TO>(p, ptrs.in[0], ptrs.out[0]);                             \
   }                                                                                          \
   extern "C" __global__ void jp_transpose_tiled_##suffix(StepPointers ptrs,                  \
                                                          const TransposeParams p) {          \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     if (p.elem_bytes == int64_t(sizeof(TI)) && p.flag)                                       \
       jk::transpose_tiled<TI, TO>(p, ptrs.in[0], ptrs.out[0]);                               \
   }

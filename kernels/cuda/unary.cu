@@ -45,6 +45,7 @@ JP_HALF_AND_FLOAT_KERNELS(jp_unary_pred, UnaryParams, jetplan::kernels::cuda::un
 JP_STEP_KERNEL(jp_unary_i32, UnaryParams, jetplan::kernels::cuda::unary_int<int32_t>)
 JP_STEP_KERNEL(jp_unary_i64, UnaryParams, jetplan::kernels::cuda::unary_int<int64_t>)
 extern "C" __global__ void jp_unary_not(StepPointers ptrs, const UnaryParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   k::map_elements<unsigned char, unsigned char>(
       ptrs, p.count, [](unsigned char v) -> unsigned char { return v == 0; });
 }

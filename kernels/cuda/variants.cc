@@ -19,8 +19,10 @@ constexpr uint8_t kU8 = static_cast<uint8_t>(DType::kUInt8);
 // One row: the trailing columns a row leaves out take these defaults (variants.h).
 constexpr KernelVariant variant_row(const char* symbol, OpFamilyId family, uint8_t dtype,
                                     uint32_t threads, uint8_t out = kAny, uint32_t shared = 0,
-                                    bool zero_ws = false, bool coop = false) {
-  return {symbol, static_cast<uint16_t>(family), dtype, threads, shared, zero_ws, out, coop};
+                                    bool zero_ws = false, bool coop = false,
+                                    bool early = true) {
+  return {symbol, static_cast<uint16_t>(family), dtype, threads, shared, zero_ws, out, coop,
+          early && !coop};
 }
 
 // In KernelVariantId order (both come from the same rows).

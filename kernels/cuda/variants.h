@@ -34,6 +34,14 @@ struct KernelVariant {
   // launches it cooperatively, so every block is resident at once, and load refuses a grid
   // larger than the GPU holds at once.
   bool cooperative = false;
+  // The kernel may be launched early (programmatic dependent launch, sm_90+): before its first
+  // access to any step tensor or workspace it waits for the previous kernel on the stream to
+  // finish (pdl_wait(), kernels/cuda/device_math.cuh; before it only weights, which no step
+  // writes, may be read), and then lets the next kernel launch (pdl_trigger()). Every step
+  // kernel does (the JP_STEP_KERNEL macros and each extern "C" kernel call both first thing;
+  // the conv igemm loads its first weight tiles before the wait), so rows default to true;
+  // cooperative ones are launched the plain way. On other GPUs both calls compile to nothing.
+  bool early_launch = true;
 };
 
 // Null when no variant has that name.
@@ -41,11 +49,11 @@ const KernelVariant* find_kernel_variant(const char* name);
 const KernelVariant* kernel_variants(size_t* count);
 
 // The columns of a family's JP_CUDA_VARIANTS_<file>(X, F) rows, X(F, symbol, dtype,
-// block_threads[, out_dtype[, shared_bytes[, zero_workspace[, cooperative]]]]): F is the family
-// (passed through), symbol the extern "C" kernel name as a bare identifier (its string is
-// #symbol), the rest KernelVariant's fields; dtypes are written kF32, kF16, kF64, kI8, kU8, kI32,
-// kI64, kBool or kAny. The trailing columns, which most rows leave at KernelVariant's defaults
-// (kAny, 0, false, false), may be left out. JP_CUDA_VARIANT_ROWS(X) lists every family's rows in op_families.def order.
+// block_threads[, out_dtype[, shared_bytes[, zero_workspace[, cooperative[, early_launch]]]]]):
+// F is the family (passed through), symbol the extern "C" kernel name as a bare identifier (its
+// string is #symbol), the rest KernelVariant's fields; dtypes are written kF32, kF16, kF64, kI8,
+// kU8, kI32, kI64, kBool or kAny. The trailing columns, which most rows leave at KernelVariant's
+// defaults (kAny, 0, false, false, true), may be left out. JP_CUDA_VARIANT_ROWS(X) lists every family's rows in op_families.def order.
 #define JP_CUDA_VARIANT_ROWS_CUDA(Name, file, X) JP_CUDA_VARIANTS_##file(X, Name)
 #define JP_CUDA_VARIANT_ROWS_CPU_ONLY(Name, file, X)
 

@@ -32,6 +32,7 @@ struct Options {
   uint32_t seed = 0;
   bool profile = false;
   bool no_graph = false;
+  bool no_early = false;
   bool samples = false;
 };
 
@@ -52,7 +53,10 @@ void usage(FILE* out) {
       "  --profile           time every step on its own (GPU: CUDA events; CPU: the clock) and\n"
       "                      print name, op, kernel, time and share of each\n"
       "  --no-graph          GPU plans: launch the steps one by one instead of replaying the\n"
-      "                      CUDA graph captured at context creation (the default)\n");
+      "                      CUDA graph captured at context creation (the default)\n"
+      "  --no-early-launch   GPU plans: start every kernel after the previous one has finished\n"
+      "                      (by default, on sm_90+, kernels that allow it launch early and wait\n"
+      "                      on the GPU: programmatic dependent launch)\n");
 }
 
 // Released by die() too, so that an error exit leaks nothing.
@@ -136,6 +140,8 @@ Options parse(int argc, char** argv) {
       o.profile = true;
     } else if (arg == "--no-graph") {
       o.no_graph = true;
+    } else if (arg == "--no-early-launch") {
+      o.no_early = true;
     } else if (arg == "--samples") {
       o.samples = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -403,6 +409,7 @@ void write_json(const Options& opt, const jp_plan* plan, bool gpu, const std::ve
   json << "{\"plan\": \"" << json_escape(opt.plan) << "\", \"backend\": \""
        << (gpu ? "cuda" : "cpu") << "\", \"device\": \"" << json_escape(jp_plan_device_name(plan))
        << "\", \"cuda_graph\": " << (gpu && !opt.no_graph ? "true" : "false")
+       << ", \"early_launch\": " << (gpu && !opt.no_early ? "true" : "false")
        << ", \"warmup\": " << opt.warmup << ", \"iterations\": " << ms.size()
        << ", \"median_ms\": " << wall.median << ", \"p90_ms\": " << wall.p90
        << ", \"p99_ms\": " << wall.p99 << ", \"max_ms\": " << wall.max
@@ -451,7 +458,8 @@ int main(int argc, char** argv) {
               jp_plan_arena_bytes(plan), gpu ? "cuda" : "cpu", jp_plan_device_name(plan));
 
   jp_context_options options{};
-  options.flags = opt.no_graph ? JP_CONTEXT_NO_CUDA_GRAPH : 0u;
+  options.flags = (opt.no_graph ? JP_CONTEXT_NO_CUDA_GRAPH : 0u) |
+                  (opt.no_early ? JP_CONTEXT_NO_EARLY_LAUNCH : 0u);
   check(jp_context_create(plan, &options, &g_ctx));
   jp_context* ctx = g_ctx;
   set_inputs(opt, plan, ctx);

@@ -5,7 +5,9 @@ For a change that must not move performance (a refactor, a build change): both b
 every plan in alternating rounds (A, B, A, B, ...), so drift of clocks or temperature falls on
 both alike. Each run is `jetplan-run PLAN --warmup W --iterations N --json F` (CUDA-graph replays
 timed by CUDA events); a plan's figure is the median over rounds of each run's GPU median, and
-the spread is the range of those medians. The table's last column is B/A.
+the spread is the range of those medians. The table's last column is B/A. --a-args / --b-args
+add jetplan-run options to one side: the same binary with and without an option is an A/B too
+(`--a BIN/jetplan-run --a-args=--no-early-launch --b BIN/jetplan-run`).
 
     python3 tests/perf/ab_runtime.py --a OLD/jetplan-run --b NEW/jetplan-run PLAN... \
         [--rounds 3] [--iterations 300] [--warmup 50] [--json OUT.json]
@@ -19,14 +21,14 @@ import sys
 import tempfile
 
 
-def run_once(binary, plan, args, lib_path):
+def run_once(binary, plan, args, lib_path, extra=''):
     with tempfile.NamedTemporaryFile(suffix='.json', delete=False) as f:
         out = f.name
     env = dict(os.environ)
     if lib_path:
         env['LD_LIBRARY_PATH'] = lib_path
     cmd = [binary, plan, '--warmup', str(args.warmup), '--iterations', str(args.iterations),
-           '--seed', '1', '--json', out]
+           '--seed', '1', '--json', out] + extra.split()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     try:
         if proc.returncode != 0:
@@ -40,11 +42,14 @@ def run_once(binary, plan, args, lib_path):
 
 
 def label(plan):
-    """The plan's file name, or its folder's where the file name says nothing (model.jplan)."""
+    """The plan's file name, with its folder's where the file name says nothing (model.jplan, or
+    int8_check.py's fp16.jplan and int8.jplan in a folder per model and batch)."""
     name = os.path.basename(plan)
     if name == 'model.jplan':
         return os.path.join(os.path.basename(os.path.dirname(os.path.dirname(plan))),
                             os.path.basename(os.path.dirname(plan)))
+    if name in ('fp16.jplan', 'int8.jplan'):
+        return os.path.join(os.path.basename(os.path.dirname(plan)), name)
     return name
 
 
@@ -54,6 +59,8 @@ def main():
     ap.add_argument('--b', required=True, help='the jetplan-run under test')
     ap.add_argument('--a-lib', default='', help='LD_LIBRARY_PATH for --a')
     ap.add_argument('--b-lib', default='', help='LD_LIBRARY_PATH for --b')
+    ap.add_argument('--a-args', default='', help='extra jetplan-run options for --a')
+    ap.add_argument('--b-args', default='', help='extra jetplan-run options for --b')
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--iterations', type=int, default=300)
     ap.add_argument('--warmup', type=int, default=50)
@@ -65,8 +72,8 @@ def main():
     for plan in args.plans:
         a_ms, b_ms = [], []
         for _ in range(args.rounds):
-            a_ms.append(run_once(args.a, plan, args, args.a_lib))
-            b_ms.append(run_once(args.b, plan, args, args.b_lib))
+            a_ms.append(run_once(args.a, plan, args, args.a_lib, args.a_args))
+            b_ms.append(run_once(args.b, plan, args, args.b_lib, args.b_args))
         results.append({'plan': plan, 'a_ms': a_ms, 'b_ms': b_ms,
                         'a_median': statistics.median(a_ms), 'b_median': statistics.median(b_ms)})
 
@@ -78,7 +85,8 @@ def main():
               f"({min(r['b_ms']):.4f}-{max(r['b_ms']):.4f}) | {r['b_median'] / r['a_median']:.3f} |")
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump({'a': args.a, 'b': args.b, 'rounds': args.rounds,
+            json.dump({'a': args.a, 'b': args.b, 'a_args': args.a_args, 'b_args': args.b_args,
+                       'rounds': args.rounds,
                        'iterations': args.iterations, 'warmup': args.warmup,
                        'results': results}, f, indent=1)
     return 0

@@ -167,6 +167,12 @@ JP_API const char* jp_plan_device_name(const jp_plan* plan);
                                        and reads them at jp_context_device_input/_output (on the
                                        context's stream or before enqueue); set_input/get_output
                                        are refused */
+#define JP_CONTEXT_NO_EARLY_LAUNCH 4u /* every kernel starts after the previous one has finished.
+                                         By default, on sm_90 and newer GPUs, the kernels that
+                                         allow it launch while the one before them finishes
+                                         (programmatic dependent launch) and wait for it on the
+                                         GPU: the same results, less time between steps. For
+                                         timing the difference, or ruling it out */
 
 typedef struct jp_context_options {
   /* Optional caller-owned arena of at least jp_plan_arena_bytes bytes, aligned to

@@ -49,6 +49,8 @@ void load_once() {
       reinterpret_cast<decltype(d.EventElapsedTime)>(dlsym(lib, "cuEventElapsedTime_v2"));
   if (d.EventElapsedTime == nullptr && !bind(lib, "cuEventElapsedTime", &d.EventElapsedTime, l))
     return;
+  d.LaunchKernelEx =
+      reinterpret_cast<decltype(d.LaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
   const CUresult r = d.Init(0);
   if (r != kSuccess) {
     char text[128];
@@ -62,6 +64,7 @@ void load_once() {
     std::snprintf(l->message, sizeof(l->message), "the CUDA driver reports no GPU");
     return;
   }
+  if (d.DriverGetVersion(&d.version) != kSuccess) d.version = 0;
   l->status = JP_OK;
 }
 
@@ -75,13 +78,26 @@ Status driver(const Driver** out) {
 }
 
 CUresult launch(const Driver& d, CUfunction fn, bool cooperative, const uint32_t grid[3],
-                const uint32_t block[3], uint32_t shared_bytes, CUstream stream, void** args) {
+                const uint32_t block[3], uint32_t shared_bytes, CUstream stream, void** args,
+                bool early) {
+  if (early && !cooperative && d.LaunchKernelEx != nullptr) {
+    LaunchAttribute attr{};
+    attr.id = kLaunchAttrProgrammaticStreamSerialization;
+    attr.value.value = 1;
+    const LaunchConfig config{grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                              shared_bytes, stream, &attr, 1};
+    return d.LaunchKernelEx(&config, fn, args, nullptr);
+  }
   if (cooperative) {
     return d.LaunchCooperativeKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                      shared_bytes, stream, args);
   }
   return d.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
                         stream, args, nullptr);
+}
+
+bool early_launch(const Driver& d, int sm_arch) {
+  return sm_arch >= 90 && d.LaunchKernelEx != nullptr && d.version >= 12030;
 }
 
 const char* error_text(const Driver& d, CUresult r, char* buffer, size_t size) {

@@ -38,6 +38,28 @@ constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDefault = 0;
 constexpr unsigned kEventDisableTiming = 2;
 constexpr int kCaptureModeThreadLocal = 1;
+constexpr int kLaunchAttrProgrammaticStreamSerialization = 6;
+
+// cuLaunchKernelEx's CUlaunchAttribute and CUlaunchConfig, with cuda.h's layout (CUDA 12/13):
+// the attribute's value is a 64-byte union aligned as a pointer, after the id and 4 bytes of
+// padding.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int value;  // programmaticStreamSerializationAllowed, cooperative, ...
+    void* align;
+  } value;
+};
+struct LaunchConfig {
+  unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  CUstream stream;
+  LaunchAttribute* attrs;
+  unsigned num_attrs;
+};
+static_assert(sizeof(LaunchAttribute) == 72 && alignof(LaunchAttribute) == 8, "cuda.h's layout");
+static_assert(sizeof(LaunchConfig) == 56 && alignof(LaunchConfig) == 8, "cuda.h's layout");
 
 // Every driver call jetplan makes, listed once: X(member, symbol, parameters), symbol the
 // versioned one cuda.h maps the call to. Driver declares a member of each and cuda_driver.cc binds
@@ -100,6 +122,10 @@ struct Driver {
   JP_CU_DRIVER_CALLS(JP_CU_DRIVER_MEMBER)
 #undef JP_CU_DRIVER_MEMBER
   CUresult (*EventElapsedTime)(float*, CUevent, CUevent);  // cuEventElapsedTime[_v2]
+  // cuLaunchKernelEx (CUDA 12.0+), bound when the driver has it: null on older drivers, which
+  // then launch every kernel the plain way.
+  CUresult (*LaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**);
+  int version = 0;  // cuDriverGetVersion: 12030 for CUDA 12.3
 };
 
 // The driver, loaded and initialized once per process (thread-safe). JP_ERROR_DEVICE naming the
@@ -109,9 +135,18 @@ struct Driver {
 
 // Launches `fn` on `stream` with `args`; a cooperative launch (cuLaunchCooperativeKernel: the
 // driver starts every block of the grid at once, or fails) for kernels whose blocks wait for each
-// other (the KernelVariant row says so).
+// other (the KernelVariant row says so). `early`: a programmatic dependent launch
+// (cuLaunchKernelEx with programmatic stream serialization, sm_90+: see early_launch()): the
+// kernel may start before the previous kernel on the stream has finished, and waits for it
+// itself (griddepcontrol.wait) before it touches any tensor.
 CUresult launch(const Driver& d, CUfunction fn, bool cooperative, const uint32_t grid[3],
-                const uint32_t block[3], uint32_t shared_bytes, CUstream stream, void** args);
+                const uint32_t block[3], uint32_t shared_bytes, CUstream stream, void** args,
+                bool early = false);
+
+// Whether early (programmatic dependent) launches work on a device of `sm_arch` with this
+// driver: sm_90 or newer (griddepcontrol), cuLaunchKernelEx bound, and a driver of CUDA 12.3 or
+// later (launches of this kind inside stream capture become the graph's programmatic edges).
+bool early_launch(const Driver& d, int sm_arch);
 
 // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for messages.
 const char* error_text(const Driver& d, CUresult r, char* buffer, size_t size);

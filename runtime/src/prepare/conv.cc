@@ -122,6 +122,7 @@ Status prepare_conv(const jp_plan& plan, const fb::ConvParams& p, PreparedStep* 
   k.y_channels = channel_dim(y);
   k.y_channel_offset = p.y_channel_offset();
   k.int8 = q;
+  k.w_constant = input_at(plan, *s, 1).storage == fb::Storage::Weight;
   return to_activation(*s, p.activation(), &k.act);
 }
 

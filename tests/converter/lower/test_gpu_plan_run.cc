@@ -84,5 +84,35 @@ TEST(GpuPlanRun, SpreadMatchesTheCpuPlanOnThisGpu) {
   }
 }
 
+// Early (programmatic dependent) launches, the default on sm_90+, change only when a kernel
+// starts, never what it computes: every output equals, bit for bit, that of the same plan with
+// every kernel started after the one before (JP_CONTEXT_NO_EARLY_LAUNCH), run after run. A
+// kernel that touched a tensor before waiting for its predecessor would read half-written
+// inputs or overwrite bytes still being read (the arena reuses them) and differ in some run.
+TEST(GpuPlanRun, EarlyLaunchesGiveTheSameBits) {
+  for (const GpuPlanModel& model : gpu_plan_models()) {
+    if (!model.compare_on_gpu) continue;
+    SCOPED_TRACE(model.name);
+    ConvertOptions gpu;
+    gpu.target = "h100";
+    const ConvertResult g = convert_onnx(model.builder.bytes(), "model.onnx", gpu);
+    jp_plan* loaded = nullptr;
+    if (jp_plan_load_buffer(g.plan.data(), g.plan.size(), JP_LOAD_COPY, &loaded) != JP_OK)
+      GTEST_SKIP() << "no sm_90 GPU takes the plan here: " << jp_last_error();
+    const std::vector<std::vector<uint8_t>> inputs = random_inputs(loaded, 23);
+    jp_plan_destroy(loaded);
+    std::vector<PlanInput> in;
+    for (const auto& b : inputs) in.push_back({b.data(), b.size()});
+    const std::vector<PlanOutput> want = run_plan_inputs(g.plan, in, JP_CONTEXT_NO_EARLY_LAUNCH);
+    ASSERT_FALSE(want.empty());
+    for (int run = 0; run < 10; ++run) {
+      const std::vector<PlanOutput> got = run_plan_inputs(g.plan, in);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t o = 0; o < want.size(); ++o)
+        ASSERT_EQ(got[o].bytes, want[o].bytes) << "output " << o << ", run " << run;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::converter::testing

@@ -56,11 +56,12 @@ struct PlanInput {
   size_t bytes;
 };
 
-// Loads `plan`, runs it once on `inputs` and returns every output. Each failing call fails the
-// test with the runtime's message; nothing is returned when the plan does not load or no
-// context can be made.
+// Loads `plan`, runs it once on `inputs` (a context made with `context_flags`, JP_CONTEXT_*)
+// and returns every output. Each failing call fails the test with the runtime's message; nothing
+// is returned when the plan does not load or no context can be made.
 inline std::vector<PlanOutput> run_plan_inputs(const std::vector<uint8_t>& plan,
-                                               const std::vector<PlanInput>& inputs) {
+                                               const std::vector<PlanInput>& inputs,
+                                               uint32_t context_flags = 0) {
   std::vector<PlanOutput> outs;
   jp_plan* p = nullptr;
   if (jp_plan_load_buffer(plan.data(), plan.size(), JP_LOAD_COPY, &p) != JP_OK) {
@@ -68,7 +69,9 @@ inline std::vector<PlanOutput> run_plan_inputs(const std::vector<uint8_t>& plan,
     return outs;
   }
   jp_context* ctx = nullptr;
-  if (jp_context_create(p, nullptr, &ctx) != JP_OK) {
+  jp_context_options options{};
+  options.flags = context_flags;
+  if (jp_context_create(p, &options, &ctx) != JP_OK) {
     ADD_FAILURE() << "context: " << jp_last_error();
     jp_plan_destroy(p);
     return outs;
