@@ -10,6 +10,7 @@
 #include "converter/src/precision/int8_precision.h"
 #include "converter/src/precision/explicit_qdq.h"
 #include "converter/src/precision/int8_error.h"
+#include "converter/src/precision/int8_gemm.h"
 #include "converter/src/precision/int8_report.h"
 #include "converter/src/lower/gpu_lower.h"
 #include "converter/src/lower/lower.h"
@@ -138,6 +139,12 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   if (gpu || int8) tell(options, "precision");
   if (gpu || int8) gpu_layout(&draft);
   if (int8) int8_summary = int8_precision(&draft, int8_options);
+  // FP16 GPU plans run their GEMMs of constant weights and many rows (transformers'
+  // projections and MLPs) as 1x1 convs too (int8_gemm.h), on the conv implicit-GEMM kernels:
+  // larger tiles and deeper pipelines than the GEMM kernels', the same fused epilogue.
+  if (gpu && !int8)
+    result.summary.gemms_as_convs =
+        gemms_as_convs(&draft, [](const DraftStep&, uint32_t, uint32_t) { return true; }).size();
   if (gpu) gpu_precision(&draft);
   if (gpu || int8) {
     concat_in_place(&draft);
@@ -279,6 +286,7 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
   std::string line = cat(plan_name, ": ", s.steps, " steps, ", s.tensors, " tensors, weights ",
                          weights, ", arena ", s.arena_bytes, " bytes (lower bound ",
                          s.arena_lower_bound, " bytes)");
+  if (s.gemms_as_convs > 0) line += cat("\n", s.gemms_as_convs, " GEMMs run as 1x1 convs");
   if (!s.int8) return line;
   line += cat("\nINT8: ", s.int8_steps - s.int8_gemms, " convs in INT8, ");
   if (s.int8_gemms > 0) line += cat(s.int8_gemms, " GEMMs in INT8 (as 1x1 convs), ");

@@ -74,6 +74,7 @@ struct ConvertSummary {
   bool int8 = false;
   size_t int8_steps = 0, quantize_steps = 0, int8_tensors = 0, calibration_samples = 0;
   size_t int8_gemms = 0;  // of int8_steps, the GEMMs (run as 1x1 convs)
+  size_t gemms_as_convs = 0;  // FP16 GPU plans: GEMMs run on the conv kernels (int8_gemm.h)
   size_t saturation_steps = 0;  // Clip steps keeping removed Q/DQ pairs' int8 range
   size_t int8_pools = 0;        // max pools on Int8 between INT8 convs
   size_t int8_concats = 0, int8_resizes = 0;  // Concats and Resizes on Int8 between them

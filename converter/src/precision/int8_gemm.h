@@ -6,7 +6,8 @@
 // implicit-GEMM kernels (mma.sync s8, the fused requantizing epilogue, kernels/cuda/
 // conv_igemm.cuh) and their CPU twins serve GEMMs unchanged, scales and all, and everything the
 // INT8 pass does for convs (Int8 between INT8 steps, one Quantize step in front of a Float16
-// input, the error report, --int8-exclude) holds for these steps as well.
+// input, the error report, --int8-exclude) holds for these steps as well. FP16 GPU plans take
+// the same rewrite (convert.cc), for the FP16 conv kernels' larger tiles and deeper pipelines.
 #pragma once
 
 #include <functional>
@@ -17,7 +18,7 @@
 
 namespace jetplan::converter {
 
-// GEMMs of fewer rows than this stay on the Float16 GEMM kernels: at a handful of rows (a
+// GEMMs of fewer rows than this stay on the Float16 GEMM kernels (INT8 and FP16 plans alike): at a handful of rows (a
 // classifier head at batch 1..8) the gemv kernels stream the weights faster than an
 // implicit-GEMM tile of 32 or more rows runs them. Calibrated convs on one pixel an image at
 // fewer images stay Float16 too (int8_precision.cc).
