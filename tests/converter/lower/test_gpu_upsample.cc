@@ -1,0 +1,134 @@
+// The U-Net's and FPN's upsampling in GPU plans, without a GPU: a ConvTranspose of the
+// upsampling form (2x2 stride 2) runs NHWC between NHWC convs with no Transpose around it
+// (weights as [KH, KW, Cout, Cin]), checked by numbers on the CPU twins against the NCHW plan,
+// and the h200 and orin-agx plans take the tensor-core GEMM for it and the row-tile kernel for
+// the bilinear Resize (each plan passes the deviceless load the converter runs on it).
+#include <gmock/gmock.h>
+#include <jetplan/jetplan.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/gpu_pipeline.h"
+#include "tests/converter/util/plan_runner.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+// x [2, 3, 12, 10] -> Conv 3x3 (8) + Relu -> MaxPool 2 -> Conv 3x3 (16) + Relu ->
+// ConvTranspose 2x2 stride 2 (16 -> 8, bias) + Relu -> Concat with the first conv -> Conv 3x3
+// (8) -> Resize bilinear x2 (half_pixel) -> Conv 1x1 (4) -> y; a ConvTranspose 3x3 stride 2
+// (not the upsampling form) -> z.
+ModelBuilder unet_like() {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 12, 10}).output("y").output("z");
+  const auto pads = std::vector<int64_t>{1, 1, 1, 1};
+  m.random("w1", {8, 3, 3, 3}, -0.4f, 0.4f).random("b1", {8});
+  m.random("w2", {16, 8, 3, 3}, -0.2f, 0.2f).random("b2", {16});
+  m.random("wt", {16, 8, 2, 2}, -0.3f, 0.3f).random("bt", {8});
+  m.random("w3", {8, 16, 3, 3}, -0.2f, 0.2f).random("b3", {8});
+  m.random("w4", {4, 8, 1, 1}, -0.4f, 0.4f).random("b4", {4});
+  m.random("wz", {16, 5, 3, 3}, -0.3f, 0.3f);
+  m.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", pads);
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& pool = m.node("MaxPool", {"r1"}, {"p"}, "pool");
+  attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(pool, "strides", std::vector<int64_t>{2, 2});
+  attr(m.node("Conv", {"p", "w2", "b2"}, {"c2"}, "conv2"), "pads", pads);
+  m.node("Relu", {"c2"}, {"r2"}, "relu2");
+  attr(m.node("ConvTranspose", {"r2", "wt", "bt"}, {"u"}, "up"), "strides",
+       std::vector<int64_t>{2, 2});
+  m.node("Relu", {"u"}, {"ur"}, "up_relu");
+  attr(m.node("Concat", {"ur", "r1"}, {"cat"}, "cat"), "axis", int64_t{1});
+  attr(m.node("Conv", {"cat", "w3", "b3"}, {"c3"}, "conv3"), "pads", pads);
+  auto& rs = m.node("Resize", {"c3", "", "scales"}, {"big"}, "resize");
+  attr(rs, "mode", std::string("linear"));
+  attr(rs, "coordinate_transformation_mode", std::string("half_pixel"));
+  m.node("Conv", {"big", "w4", "b4"}, {"y"}, "head");
+  auto& zt = m.node("ConvTranspose", {"r2", "wz"}, {"z"}, "up3x3");
+  attr(zt, "strides", std::vector<int64_t>{2, 2});
+  attr(zt, "pads", pads);
+  return m;
+}
+
+const fb::Step* step_named(const fb::Plan* plan, const std::string& name) {
+  for (const auto* s : *plan->steps())
+    if (s->name()->str() == name) return s;
+  return nullptr;
+}
+
+TEST(GpuUpsample, NhwcOnCpuTwinsMatchesTheNchwPlan) {
+  const ModelBuilder m = unet_like();
+  std::vector<float> input(2 * 3 * 12 * 10);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& v : input) v = dist(rng);
+  const auto want = float_outputs(run_plan(convert_ok(m).plan, {input}));
+  const std::vector<uint8_t> nhwc = nhwc_cpu_plan(m.bytes(), GpuPipeline{true, true});
+  const fb::Plan* plan = fb::GetPlan(nhwc.data());
+  // Fused, the upsampling step is "up+up_relu" or so: find it by family and form.
+  const fb::Step* up = nullptr;
+  const fb::Step* up3 = nullptr;
+  size_t transposes = 0;
+  for (const auto* s : *plan->steps()) {
+    transposes += s->op() == fb::OpFamily::Transpose;
+    if (s->op() != fb::OpFamily::ConvTranspose) continue;
+    (s->params_as_ConvTransposeParams()->pad_begin()->Get(0) == 0 ? up : up3) = s;
+  }
+  ASSERT_NE(up, nullptr);
+  ASSERT_NE(up3, nullptr);
+  const auto* tensors = plan->tensors();
+  EXPECT_EQ(tensors->Get(up->inputs()->Get(0))->layout(), fb::Layout::NHWC);
+  EXPECT_EQ(tensors->Get(up->outputs()->Get(0))->layout(), fb::Layout::NHWC);
+  const auto* w = tensors->Get(up->inputs()->Get(1))->shape();
+  EXPECT_EQ(std::vector<int64_t>(w->begin(), w->end()), (std::vector<int64_t>{2, 2, 8, 16}));
+  // The 3x3 one stays NCHW: its input is transposed back.
+  EXPECT_EQ(tensors->Get(up3->inputs()->Get(0))->layout(), fb::Layout::NCHW);
+  // x in, y out, and r2 back to NCHW for the 3x3 ConvTranspose: none around the upsampling.
+  EXPECT_EQ(transposes, 3u);
+  const auto got = float_outputs(run_plan(nhwc, {input}));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(got[o].size(), want[o].size()) << o;
+    for (size_t i = 0; i < want[o].size(); ++i)
+      ASSERT_NEAR(got[o][i], want[o][i], 1e-4f + 1e-4f * std::fabs(want[o][i]))
+          << "output " << o << " element " << i;
+  }
+}
+
+TEST(GpuUpsample, GpuPlansTakeTheGemmAndTheRowTileResize) {
+  for (const std::string target : {"h200", "orin-agx"}) {
+    ConvertOptions o;
+    o.target = target;
+    o.select_kernels = true;
+    // convert_onnx writes GPU plans through write_gpu_plan: the runtime's deviceless load.
+    const ConvertResult r = convert_onnx(unet_like().bytes(), "model.onnx", o);
+    const fb::Plan* plan = plan_of(r);
+    size_t upsample = 0, transposes = 0;
+    for (const auto* s : *plan->steps()) {
+      const std::string kernel = s->kernel()->str();
+      transposes += s->op() == fb::OpFamily::Transpose;
+      if (s->op() == fb::OpFamily::ConvTranspose) {
+        const bool form = s->params_as_ConvTransposeParams()->pad_begin()->Get(0) == 0;
+        upsample += form;
+        if (form) {
+          EXPECT_THAT(kernel, ::testing::StartsWith("jp_conv_transpose_upsample_igemm_"))
+              << target;
+        } else {
+          EXPECT_EQ(kernel, "jp_conv_transpose_f16") << target;
+        }
+      }
+      if (s->op() == fb::OpFamily::Resize) EXPECT_EQ(kernel, "jp_resize_hw_f16") << target;
+    }
+    EXPECT_EQ(upsample, 1u) << target;
+    // x in, y out (or its output cast), r2 to NCHW for the 3x3 ConvTranspose.
+    EXPECT_LE(transposes, 3u) << target;
+    ASSERT_NE(step_named(plan, "resize"), nullptr) << target;
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing
