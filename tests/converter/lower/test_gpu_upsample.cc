@@ -7,6 +7,7 @@
 #include <jetplan/jetplan.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -121,13 +122,46 @@ TEST(GpuUpsample, GpuPlansTakeTheGemmAndTheRowTileResize) {
           EXPECT_EQ(kernel, "jp_conv_transpose_f16") << target;
         }
       }
-      if (s->op() == fb::OpFamily::Resize) EXPECT_EQ(kernel, "jp_resize_hw_f16") << target;
+      if (s->op() == fb::OpFamily::Resize) {
+        EXPECT_EQ(kernel, "jp_resize_hw_f16") << target;
+      }
     }
     EXPECT_EQ(upsample, 1u) << target;
     // x in, y out (or its output cast), r2 to NCHW for the 3x3 ConvTranspose.
     EXPECT_LE(transposes, 3u) << target;
     ASSERT_NE(step_named(plan, "resize"), nullptr) << target;
   }
+}
+
+// Load refuses an NHWC ConvTranspose outside the upsampling form, naming the step: the plan of
+// the NHWC pipeline with one ConvTranspose's pad_end and output_padding both set to 1 (the
+// window still gives the output's extent, so only the NHWC check can notice).
+TEST(GpuUpsample, LoadRefusesAnNhwcConvTransposeOfAnotherForm) {
+  ModelBuilder m(13);
+  m.input("x", {1, 4, 5, 6}).output("y");
+  m.random("w1", {8, 4, 1, 1}).random("wt", {8, 3, 2, 2});
+  m.node("Conv", {"x", "w1"}, {"c"}, "conv");
+  attr(m.node("ConvTranspose", {"c", "wt"}, {"y"}, "up"), "strides", std::vector<int64_t>{2, 2});
+  std::vector<uint8_t> bytes = nhwc_cpu_plan(m.bytes(), GpuPipeline{});
+  jp_plan* plan = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), JP_OK)
+      << jp_last_error();
+  jp_plan_destroy(plan);
+  const fb::Step* up = step_named(fb::GetPlan(bytes.data()), "up");
+  ASSERT_NE(up, nullptr);
+  const auto* p = up->params_as_ConvTransposeParams();
+  ASSERT_EQ(fb::GetPlan(bytes.data())->tensors()->Get(up->inputs()->Get(0))->layout(),
+            fb::Layout::NHWC);
+  for (const flatbuffers::Vector<int64_t>* v : {p->pad_end(), p->output_padding()}) {
+    ASSERT_NE(v, nullptr);
+    const int64_t one = 1;
+    std::memcpy(bytes.data() + (reinterpret_cast<const uint8_t*>(v->data()) - bytes.data()),
+                &one, sizeof one);
+  }
+  ASSERT_NE(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY, &plan), JP_OK);
+  EXPECT_THAT(std::string(jp_last_error()),
+              ::testing::AllOf(::testing::HasSubstr("step 'up'"),
+                               ::testing::HasSubstr("kernel == stride")));
 }
 
 }  // namespace
