@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -203,6 +204,45 @@ TEST(GpuResize, Int8MatchesCpuTwinBitExact) {
   ResizeParams crop = make_params({1, 4, 4, 1}, {1, 8, 8, 1}, ResizeMode::kLinear,
                                   ResizeCoord::kTfCropAndResize, ResizeNearest::kFloor);
   EXPECT_NE(gpu_test::select_and_launch(kResize, DType::kInt8, step.ptrs, crop), "");
+}
+
+// Timing only (run with --gtest_also_run_disabled_tests): the bench U-Net's two bilinear x2
+// upsamples (NHWC FP16, 128 channels to 128x128 and 64 to 256x256) at batch 1 and 8, in the
+// kernel the selector picks (jp_resize_hw_f16) and in the pixel-run kernel it replaced, with
+// the bytes moved per microsecond (output written plus input read once).
+TEST(GpuResizeBench, DISABLED_UNetUpsampling) {
+  GPU_TEST_OR_SKIP();
+  struct Shape4 {
+    int64_t n, h, w, c;
+  };
+  const Shape4 shapes[] = {{1, 64, 64, 128}, {1, 128, 128, 64}, {8, 64, 64, 128},
+                           {8, 128, 128, 64}};
+  std::printf("device: %s\n", gpu_test::device()->info.name);
+  for (const Shape4& s : shapes) {
+    const ResizeParams p =
+        make_params({s.n, s.h, s.w, s.c}, {s.n, 2 * s.h, 2 * s.w, s.c}, ResizeMode::kLinear,
+                    ResizeCoord::kHalfPixel, ResizeNearest::kFloor);
+    const int64_t nx = s.n * s.h * s.w * s.c, ny = 4 * nx;
+    gpu_test::DeviceBuffer dx(nx * 2), dy(ny * 2);
+    dx.zero();
+    const cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
+    cuda::LaunchChoice picked;
+    ASSERT_EQ(gpu_test::select_and_launch(kResize, DType::kFloat16, ptrs, p, &picked), "");
+    // The pixel-run kernel with the launch its selector gave it (a thread per 8 channels).
+    cuda::LaunchChoice pixels;
+    cuda::launch_1d(uint64_t(ny / s.c) * uint64_t((s.c + 7) / 8), 256,
+                    gpu_test::device_target().sm_count * 8, &pixels);
+    pixels.variant = &cuda::kernel_variant(cuda::VariantId::jp_resize_pixels_f16);
+    for (const cuda::LaunchChoice& l : {picked, pixels}) {
+      gpu_test::RepeatLaunch go;
+      ASSERT_EQ(gpu_test::repeat_launch(l, ptrs, p, &go), "");
+      const double us = gpu_test::mean_us(5, 50, go);
+      ASSERT_GT(us, 0);
+      std::printf("resize x2 n%ld %3ldx%-3ld c%-4ld %-22s %9.1f us  %7.1f GB/s\n",
+                  static_cast<long>(s.n), static_cast<long>(s.h), static_cast<long>(s.w),
+                  static_cast<long>(s.c), l.variant->name, us, 2.0 * (nx + ny) / us * 1e-3);
+    }
+  }
 }
 
 }  // namespace
