@@ -92,4 +92,7 @@ void resize_int8(const ResizeParams& p, const int8_t* x, int8_t* y);
   X(F, jp_resize_i8, kI8, 0) \
   X(F, jp_resize_pixels_f16, kF16, 0) \
   X(F, jp_resize_pixels_f32, kF32, 0) \
-  X(F, jp_resize_pixels_i8, kI8, 0)
+  X(F, jp_resize_pixels_i8, kI8, 0) \
+  X(F, jp_resize_hw_f16, kF16, 0) \
+  X(F, jp_resize_hw_f32, kF32, 0) \
+  X(F, jp_resize_hw_i8, kI8, 0)

@@ -66,37 +66,87 @@ JP_HD inline void add_tap(Taps<Weight>* t, int64_t index, double weight, int64_t
   ++t->count;
 }
 
-// The taps of output coordinate o of dim d. False when tf_crop_and_resize puts the coordinate
-// outside the input: the output element is then the extrapolation value (and t->count is 0).
+// The at most two taps of nearest and linear modes in fixed slots (what dim_taps keeps for
+// them, in its order): a kernel indexing them by constants keeps them in registers, where
+// Taps' arrays, filled at run-time positions, go to local memory.
 template <typename Weight>
-JP_HD inline bool dim_taps(const ResizeParams& p, int d, int64_t o, Taps<Weight>* t) {
+struct TapPair {
+  int64_t index[2];
+  Weight weight[2];
+  int count;  // 1 or 2 (a tap of weight exactly 0 is dropped, as add_tap drops it)
+};
+
+// Where output coordinate o of dim d reads: the source coordinate, clamped, as its floor *i
+// and the fraction *r in [0, 1). False when tf_crop_and_resize puts the coordinate outside the
+// input (the output element is then the extrapolation value).
+JP_HD inline bool source_cell(const ResizeParams& p, int d, int64_t o, int64_t* i, double* r) {
   const int64_t size = p.in_dims[d];
   double c = source_coordinate(p, d, o);
-  t->count = 0;
   if (p.coord == ResizeCoord::kTfCropAndResize && (c < 0 || c > static_cast<double>(size - 1)))
     return false;
   // For valid parameters c lies in [-0.5, size]; the clamp only keeps the conversion to int64
   // defined for absurd ones (every tap then reads the same edge element).
   c = std::fmin(std::fmax(c, -4.0), static_cast<double>(size) + 4.0);
   const double base = std::floor(c);
-  const double r = c - base;  // in [0, 1)
-  const int64_t i = static_cast<int64_t>(base);
+  *r = c - base;
+  *i = static_cast<int64_t>(base);
+  return true;
+}
+
+// The nearest (p.mode kNearest) or linear (otherwise) taps of cell (i, r) of dim d.
+template <typename Weight>
+JP_HD inline void pair_taps(const ResizeParams& p, int d, int64_t i, double r,
+                            TapPair<Weight>* t) {
+  const int64_t size = p.in_dims[d];
+  t->count = 0;
+  auto add = [&](int64_t index, double weight) {  // add_tap, into slot 0 or 1
+    if (weight == 0.0) return;
+    const int64_t clamped = index < 0 ? 0 : (index >= size ? size - 1 : index);
+    if (t->count == 0) {
+      t->index[0] = clamped;
+      t->weight[0] = static_cast<Weight>(weight);
+    } else {
+      t->index[1] = clamped;
+      t->weight[1] = static_cast<Weight>(weight);
+    }
+    ++t->count;
+  };
+  if (p.mode == ResizeMode::kNearest) {
+    bool up = false;
+    switch (p.nearest) {
+      case ResizeNearest::kRoundPreferFloor: up = r > 0.5; break;
+      case ResizeNearest::kRoundPreferCeil: up = r >= 0.5; break;
+      case ResizeNearest::kFloor: up = false; break;
+      case ResizeNearest::kCeil: up = r > 0; break;
+    }
+    add(up ? i + 1 : i, 1.0);
+    return;
+  }
+  add(i, 1.0 - r);
+  add(i + 1, r);
+}
+
+// The taps of output coordinate o of dim d. False when tf_crop_and_resize puts the coordinate
+// outside the input: the output element is then the extrapolation value (and t->count is 0).
+template <typename Weight>
+JP_HD inline bool dim_taps(const ResizeParams& p, int d, int64_t o, Taps<Weight>* t) {
+  const int64_t size = p.in_dims[d];
+  t->count = 0;
+  int64_t i = 0;
+  double r = 0.0;
+  if (!source_cell(p, d, o, &i, &r)) return false;
   switch (p.mode) {
-    case ResizeMode::kNearest: {
-      bool up = false;
-      switch (p.nearest) {
-        case ResizeNearest::kRoundPreferFloor: up = r > 0.5; break;
-        case ResizeNearest::kRoundPreferCeil: up = r >= 0.5; break;
-        case ResizeNearest::kFloor: up = false; break;
-        case ResizeNearest::kCeil: up = r > 0; break;
+    case ResizeMode::kNearest:
+    case ResizeMode::kLinear: {
+      TapPair<Weight> pair;
+      pair_taps(p, d, i, r, &pair);
+      for (int k = 0; k < pair.count; ++k) {
+        t->index[k] = pair.index[k];
+        t->weight[k] = pair.weight[k];
       }
-      add_tap(t, up ? i + 1 : i, 1.0, size);
+      t->count = pair.count;
       return true;
     }
-    case ResizeMode::kLinear:
-      add_tap(t, i, 1.0 - r, size);
-      add_tap(t, i + 1, r, size);
-      return true;
     case ResizeMode::kCubic: {
       const double a = p.cubic_coeff_a;
       const double w[kMaxTaps] = {cubic_weight(r + 1, a), cubic_weight(r, a),
@@ -114,6 +164,28 @@ JP_HD inline bool dim_taps(const ResizeParams& p, int d, int64_t o, Taps<Weight>
       return true;
     }
   }
+  return true;
+}
+
+// A rank-4 Resize of dims 1 and 2 only (an NHWC image's H and W), nearest or linear: dims 0
+// and 3 keep their extent with scale 1 and resized_length their extent, in a coordinate mode
+// that maps a kept dim onto itself (c = x exactly in double: not tf_crop_and_resize, which moves
+// it by its roi, nor tf_half_pixel_for_nn, by half a pixel), so each has one tap, the output
+// coordinate itself, of weight 1; extents below 2^31. The CUDA jp_resize_hw_* kernels take
+// these steps (the same bits as the rank-generic fold: 1 * 1 * wy * wx * 1 is wy * wx).
+JP_HD inline bool resizes_hw_only(const ResizeParams& p) {
+  if (p.rank != 4 || (p.mode != ResizeMode::kNearest && p.mode != ResizeMode::kLinear) ||
+      p.coord == ResizeCoord::kTfCropAndResize || p.coord == ResizeCoord::kTfHalfPixelForNn)
+    return false;
+  for (int d = 0; d < 4; ++d)
+    if (p.in_dims[d] < 1 || p.out_dims[d] < 1 || p.in_dims[d] >= (int64_t{1} << 31) ||
+        p.out_dims[d] >= (int64_t{1} << 31))
+      return false;
+  const int kept[2] = {0, 3};
+  for (int d : kept)
+    if (p.out_dims[d] != p.in_dims[d] || p.scale[d] != 1.0 ||
+        p.resized_length[d] != static_cast<double>(p.in_dims[d]))
+      return false;
   return true;
 }
 

@@ -8,11 +8,42 @@ using conv_transpose_math::Geometry;
 using conv_transpose_math::for_each_source_tap;
 using conv_transpose_math::to_3d;
 
+namespace {
+
+// channels_last (the upsampling form only, conv_transpose_upsamples; prepare checks it): each
+// output (n, oy, ox, oc) takes the one tap (oy % KH, ox % KW) of input pixel (oy / KH, ox / KW);
+// the same sum order and epilogue as the NCHW gather below.
+void conv_transpose_upsample_nhwc(const ConvTransposeParams& p, const float* x, const float* w,
+                                  const float* bias, const float* residual, float* y) {
+  if (!conv_transpose_upsamples(p)) return;
+  const int64_t kh = p.kernel[0], kw = p.kernel[1], cin = p.in_channels, cout = p.out_channels;
+  const int64_t ih = p.in_size[0], iw = p.in_size[1], oh = p.out_size[0], ow = p.out_size[1];
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const float* xp = x + ((n * ih + oy / kh) * iw + ox / kw) * cin;
+        const float* wt = w + ((oy % kh) * kw + ox % kw) * cout * cin;
+        for (int64_t oc = 0; oc < cout; ++oc) {
+          double acc = 0.0;
+          for (int64_t ic = 0; ic < cin; ++ic)
+            acc += static_cast<double>(xp[ic]) * static_cast<double>(wt[oc * cin + ic]);
+          if (p.has_bias) acc += bias[oc];
+          const int64_t yi = ((n * oh + oy) * ow + ox) * cout + oc;
+          float v = static_cast<float>(acc);
+          if (p.has_residual) v += residual[yi];
+          y[yi] = apply_activation(p.act, v);
+        }
+      }
+}
+
+}  // namespace
+
 // Written as a gather, one output at a time, so each output has a fixed summation order (input
 // channel, k0, k1, k2) in double and no two outputs share an accumulator; then the bias, one
 // rounding to float, the residual and the activation, as conv does.
 void conv_transpose(const ConvTransposeParams& p, const float* x, const float* w,
                     const float* bias, const float* residual, float* y) {
+  if (p.channels_last) return conv_transpose_upsample_nhwc(p, x, w, bias, residual, y);
   const Geometry g = to_3d(p);
   const ConvVolumes vol = conv_volumes(p, g);
 

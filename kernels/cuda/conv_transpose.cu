@@ -1,12 +1,23 @@
-// ConvTranspose on the GPU, NCHW (1-D, 2-D and 3-D), FP16 storage with FP32 accumulation and
-// FP32: a direct gather, one thread per output element, y = act(convT(x, w) + bias + residual).
-// Inputs: x, w [Cin, Cout / groups, *kernel], then bias (has_bias), then residual (has_residual).
-// Twin: kernels/cpu/conv_transpose.cc (same gather; it sums in double, this in FP32, taps
-// outer and input channels inner). The U-Net's 2x2 stride-2 upsampling reads one tap per output.
+// ConvTranspose on the GPU, y = act(convT(x, w) + bias + residual); inputs x, w, then bias
+// (has_bias), then residual (has_residual). Twin: kernels/cpu/conv_transpose.cc (a gather that
+// sums in double; these sum in FP32).
+//
+//   jp_conv_transpose_upsample_igemm_<tile>_f16  channels_last, the upsampling form
+//                     (conv_transpose_upsamples: the U-Net's and FPN's 2x2 stride 2): Conv's
+//                     implicit GEMM on the tensor cores (conv_igemm.cuh) over [N*H*W, Cin] x
+//                     [Cin, KH*KW*Cout], its epilogue scattering each row to its KH x KW output
+//                     pixels. _anyc: any Cin; the others Cin % 8 == 0.
+//   jp_conv_transpose_upsample_{f16,f32}  NCHW upsampling form: a thread per 8 output channels x 4
+//                     input columns.
+//   jp_conv_transpose_{f16,f32}  NCHW, 1-D to 3-D, any form: a direct gather, a thread per
+//                     output element.
 #include <cuda_fp16.h>
+
+#include <new>
 
 #include "kernels/conv_transpose.h"
 #include "kernels/conv_transpose_math.h"
+#include "kernels/cuda/conv_igemm.cuh"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -20,7 +31,7 @@ using conv_transpose_math::to_3d;
 
 template <typename T>
 __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposeParams& p) {
-  if (p.spatial_rank < 1 || p.spatial_rank > 3 || p.groups < 1) return;
+  if (p.channels_last || p.spatial_rank < 1 || p.spatial_rank > 3 || p.groups < 1) return;
   const T* x = static_cast<const T*>(ptrs.in[0]);
   const T* w = static_cast<const T*>(ptrs.in[1]);
   const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
@@ -67,19 +78,9 @@ __device__ void conv_transpose(const StepPointers& ptrs, const ConvTransposePara
 // kOcTile * kPxTile FMAs. Any other geometry computes nothing (the selector never picks it).
 constexpr int kOcTile = 8, kPxTile = 4;
 
-__device__ __forceinline__ bool is_upsampling(const ConvTransposeParams& p) {
-  if (p.spatial_rank != 2 || p.groups != 1) return false;
-  for (int d = 0; d < 2; ++d) {
-    if (p.stride[d] < 1 || p.kernel[d] != p.stride[d] || p.dilation[d] != 1 ||
-        p.pad_begin[d] != 0 || p.out_size[d] != p.in_size[d] * p.stride[d])
-      return false;
-  }
-  return true;
-}
-
 template <typename T>
 __device__ void conv_transpose_upsample(const StepPointers& ptrs, const ConvTransposeParams& p) {
-  if (!is_upsampling(p)) return;
+  if (p.channels_last || !conv_transpose_upsamples(p)) return;
   const T* x = static_cast<const T*>(ptrs.in[0]);
   const T* w = static_cast<const T*>(ptrs.in[1]);
   const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
@@ -134,8 +135,159 @@ __device__ void conv_transpose_upsample(const StepPointers& ptrs, const ConvTran
   }
 }
 
+// ------------------------------------------------------- NHWC upsampling on the tensor cores
+// The GEMM view of a channels_last upsampling step, as igemm<T, Epi>() (conv_igemm.cuh) takes
+// it: a 1x1 stride-1 conv over x as [N*H*W, Cin] (igemm's pointwise form: x read as the matrix
+// it is) with KH*KW*Cout output channels, whose B matrix is w, [KH, KW, Cout, Cin]. The epilogue
+// needs what a 1x1 conv does not hold, the scatter's geometry: igemm hands the params it was
+// given, this struct, to EpilogueUpsample by reference, which reads them back.
+struct UpsampleGemm : ConvParams {
+  int32_t kh, kw, cout;  // the kernel (== stride) and the output channels
+};
+
+__device__ __forceinline__ UpsampleGemm upsample_gemm(const ConvTransposeParams& t) {
+  UpsampleGemm g;
+  g.spatial_rank = 2;
+  g.batch = t.batch;
+  g.in_channels = t.in_channels;
+  g.out_channels = t.kernel[0] * t.kernel[1] * t.out_channels;
+  g.groups = 1;
+  for (int d = 0; d < 2; ++d) g.in_size[d] = g.out_size[d] = t.in_size[d];
+  g.has_bias = t.has_bias;
+  g.has_residual = t.has_residual;
+  g.act = t.act;
+  g.channels_last = true;
+  g.kh = int32_t(t.kernel[0]);
+  g.kw = int32_t(t.kernel[1]);
+  g.cout = int32_t(t.out_channels);
+  return g;
+}
+
+// The igemm epilogue of the upsampling GEMM (EpilogueF16's interface and order, conv.cu: bias,
+// residual, activation, FP16 store). GEMM row m is input pixel (n, h, w), column j = (kh * KW +
+// kw) * Cout + c; the value lands at output pixel (n, h * KH + kh, w * KW + kw), channel c. A
+// group of four columns from a multiple of 4 stays in one (kh, kw) and is four consecutive
+// channels of one output pixel when Cout % 4 == 0 (aligned4): one 8-byte access.
+struct EpilogueUpsample {
+  struct Ctx {
+    const __half* bias;
+    const __half* res;
+    __half* y;
+    int H, W, kh, kw, cout;
+  };
+  static __device__ __forceinline__ const UpsampleGemm& gemm(const ConvParams& p) {
+    return static_cast<const UpsampleGemm&>(p);
+  }
+  static __device__ __forceinline__ bool fits(const ConvParams& p) { return !p.int8.enabled; }
+  static __device__ __forceinline__ Ctx context(const StepPointers& ptrs, const ConvParams& p,
+                                                int) {
+    const UpsampleGemm& g = gemm(p);
+    return {p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr,
+            p.has_residual ? static_cast<const __half*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr,
+            static_cast<__half*>(ptrs.out[0]),
+            int(p.in_size[0]),
+            int(p.in_size[1]),
+            g.kh,
+            g.kw,
+            g.cout};
+  }
+  // Where GEMM element (m, j) lands in y (and the residual).
+  static __device__ __forceinline__ int64_t at(const Ctx& c, int m, int j) {
+    const int w = m % c.W, t = m / c.W, h = t % c.H, n = t / c.H;
+    const int ch = j % c.cout, tap = j / c.cout, kx = tap % c.kw, ky = tap / c.kw;
+    const int64_t oy = int64_t(h) * c.kh + ky, ox = int64_t(w) * c.kw + kx;
+    return ((int64_t(n) * c.H * c.kh + oy) * (int64_t(c.W) * c.kw) + ox) * c.cout + ch;
+  }
+  struct Col {
+    float b[2];  // the bias of columns j and j + 1 (0 without one or past N)
+  };
+  static __device__ __forceinline__ Col column(const Ctx& c, const ConvParams& p, int j, int N) {
+    Col col{{0.f, 0.f}};
+    if (p.has_bias) {
+      if (j < N) col.b[0] = __half2float(c.bias[j % c.cout]);
+      if (j + 1 < N) col.b[1] = __half2float(c.bias[(j + 1) % c.cout]);
+    }
+    return col;
+  }
+  static __device__ __forceinline__ float staged(const ConvParams& p, const Col& col, int e,
+                                                 float acc) {
+    return p.has_bias ? acc + col.b[e] : acc;
+  }
+  static __device__ __forceinline__ bool aligned4(const Ctx& c, const ConvParams&, int) {
+    return c.cout % 4 == 0;
+  }
+  template <bool FAST>
+  static __device__ __forceinline__ void residual(const Ctx& c, const ConvParams& p, bool ok,
+                                                  int m, int j, int N, float (&r)[4]) {
+    if (!ok || !p.has_residual) return;
+    if constexpr (FAST) {
+      const uint2 v = *reinterpret_cast<const uint2*>(c.res + at(c, m, j));
+      const __half2 lo = *reinterpret_cast<const __half2*>(&v.x);
+      const __half2 hi = *reinterpret_cast<const __half2*>(&v.y);
+      r[0] = __low2float(lo), r[1] = __high2float(lo), r[2] = __low2float(hi),
+      r[3] = __high2float(hi);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (j + e < N) r[e] = __half2float(c.res[at(c, m, j + e)]);
+    }
+  }
+  template <int A, bool FAST>
+  static __device__ __forceinline__ void store4(const Ctx& c, const ConvParams& p, int m, int j,
+                                                int N, float4 s, const float (&r)[4]) {
+    float v[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if (p.has_residual) v[e] += r[e];
+      v[e] = act_value<A>(p.act, v[e]);
+    }
+    if constexpr (FAST) {
+      const __half2 lo = __floats2half2_rn(v[0], v[1]), hi = __floats2half2_rn(v[2], v[3]);
+      uint2 u;
+      u.x = *reinterpret_cast<const uint32_t*>(&lo);
+      u.y = *reinterpret_cast<const uint32_t*>(&hi);
+      *reinterpret_cast<uint2*>(c.y + at(c, m, j)) = u;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (j + e < N) c.y[at(c, m, j + e)] = __float2half_rn(v[e]);
+    }
+  }
+};
+
+// One channels_last upsampling step through igemm tile T; anything else computes nothing (the
+// selector never picks it; a plan is untrusted). Never split over K: the launch has no workspace.
+// The GEMM's params live in shared memory: igemm indexes their arrays at run time (geo2), which
+// in a thread's own copy would put all of them in local memory (248 bytes of stack a thread).
+template <typename T>
+__device__ __forceinline__ void upsample_igemm(const StepPointers& ptrs,
+                                               const ConvTransposeParams& p) {
+  if (!p.channels_last || !conv_transpose_upsamples(p) || gridDim.z != 1 ||
+      p.out_channels * p.kernel[0] * p.kernel[1] >= (int64_t{1} << 31))
+    return;
+  __shared__ __align__(16) unsigned char gemm_bytes[sizeof(UpsampleGemm)];
+  UpsampleGemm* gemm = reinterpret_cast<UpsampleGemm*>(gemm_bytes);
+  if (threadIdx.x == 0) new (gemm) UpsampleGemm(upsample_gemm(p));
+  __syncthreads();
+  igemm<T, EpilogueUpsample>(ptrs, *gemm);
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
+
+// The tiles are conv.cu's of the same names (kernels/conv.h rows: block, shared memory).
+#define JP_CONV_TRANSPOSE_IGEMM(name, threads, BM, BN, BK, WM, WN, ST, VEC)               \
+  extern "C" __global__ void __launch_bounds__(threads)                                  \
+      name(jetplan::kernels::cuda::StepPointers ptrs,                                     \
+           const jetplan::kernels::ConvTransposeParams p) {                               \
+    jetplan::kernels::cuda::upsample_igemm<                                               \
+        jetplan::kernels::cuda::Igemm<__half, BM, BN, BK, WM, WN, ST, VEC>>(ptrs, p);      \
+  }
+JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_128x128_f16, 256, 128, 128, 32, 2, 4, 3, true)
+JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_64x64_f16, 128, 64, 64, 32, 2, 2, 4, true)
+JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_32x64_f16, 128, 32, 64, 32, 1, 4, 4, true)
+JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_64x64_anyc_f16, 128, 64, 64, 32, 2, 2, 4, false)
+#undef JP_CONV_TRANSPOSE_IGEMM
 
 JP_HALF_AND_FLOAT_KERNELS(jp_conv_transpose, ConvTransposeParams,
                           jetplan::kernels::cuda::conv_transpose)

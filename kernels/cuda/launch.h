@@ -21,8 +21,9 @@
 //   - The workspace (ptrs.workspace, Step.workspace_bytes of the arena) holds garbage on entry,
 //     unless the variant's row sets zero_workspace (then it is all zero bytes).
 //   - Activation tensors of GPU plans are FP16 (storage) with FP32 arithmetic; 4-D tensors the
-//     converter marked NHWC have shape [N, H, W, C] and the Conv/Pool/BatchNorm params say
-//     channels_last (conv weights are then [Cout, KH, KW, Cin / groups]).
+//     converter marked NHWC have shape [N, H, W, C] and the Conv/Pool/BatchNorm/ConvTranspose
+//     params say channels_last (conv weights are then [Cout, KH, KW, Cin / groups], upsampling
+//     ConvTranspose weights [KH, KW, Cout, Cin]).
 #pragma once
 
 #include <cstdint>

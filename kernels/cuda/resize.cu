@@ -3,6 +3,11 @@
 // transform. The twin is kernels/cpu/resize.cc; both take their taps from kernels/resize_math.h
 // (source coordinates in double: nearest picks at exact halves depend on it); here the weights
 // and the sum are FP32.
+//
+//   jp_resize_hw_*      rank 4, H and W of an NHWC image, nearest or linear
+//                       (resize_math::resizes_hw_only): row tiles, taps in registers
+//   jp_resize_pixels_*  the other rank-4 steps: a thread per output pixel and 8 elements
+//   jp_resize_*         every rank: a thread per output element
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
@@ -50,10 +55,10 @@ __device__ void for_each_output(const ResizeParams& p, Element element, Outside 
 // 0-2 and run of kRun elements of dim 3. The pixel is placed and its dims' taps computed once,
 // not for every element as above (four 64-bit divisions and four dims' taps an element); dim
 // 3's taps come from the same dim_taps per element, and every element goes through the same
-// element() call with the same taps: the generic kernel's bits, and the twin's. A first step:
-// the U-Net's last bilinear x2 upsample (128 channels to 256x256, H200) 0.253 -> 0.186 ms,
-// still far from memory speed; the taps live in local memory (dim_taps and the rank-generic
-// fold index them at run time), which a fold written out for rank 4 would avoid.
+// element() call with the same taps: the generic kernel's bits, and the twin's. The rank-4
+// steps resize_hw below does not take (cubic, tf_crop_and_resize, tf_half_pixel_for_nn, N or C
+// resized) come here; their taps live in local memory (dim_taps and the rank-generic fold index
+// them at run time).
 constexpr int64_t kRun = 8;
 template <typename Element, typename Outside>
 __device__ void for_each_pixel_run(const ResizeParams& p, Element element, Outside outside) {
@@ -139,6 +144,133 @@ __device__ void resize_pixels_i8(const StepPointers& ptrs, const ResizeParams& p
       [&](int64_t o) { y[o] = 0; });
 }
 
+// ------------------------------------------------ H and W of an NHWC image (resizes_hw_only)
+// The steps resize_math::resizes_hw_only takes (every GPU plan's nearest and bilinear image
+// Resize). The pixel-run kernel above keeps its taps in arrays indexed at run time, which nvcc
+// puts in local memory (288 bytes of stack a thread), and computes them in double for every
+// pixel and element. Here a block takes tiles of one output row, (n, oy) and up to kMaxCols
+// consecutive output columns with all their channels: the row's taps and each column's are
+// computed once into shared memory (TapPair: fixed slots), then every thread makes 16 bytes of
+// channels (8 FP16, 4 FP32 or 16 Int8: one 16-byte load a tap and one store) where C and the
+// pointers allow, else one element, with the taps in registers. The arithmetic is the
+// rank-generic fold's for these steps: weight wy * wx (its 1 * 1 * wy * wx * 1), fmaf over the
+// taps in (y, x) order from 0, so the bits are the other kernels' (Int8: int8_tap_sum's).
+constexpr int kMaxCols = 256;
+
+// One axis's taps of one output coordinate, as the kernel reads them.
+struct AxisTaps {
+  int32_t index[2];
+  float weight[2];
+  int32_t count;
+};
+__device__ __forceinline__ AxisTaps axis_taps(const ResizeParams& p, int d, int64_t o) {
+  int64_t i = 0;
+  double r = 0.0;
+  resize_math::TapPair<float> pair;
+  (void)resize_math::source_cell(p, d, o, &i, &r);  // never outside: no tf_crop_and_resize
+  resize_math::pair_taps(p, d, i, r, &pair);
+  AxisTaps t;
+  t.count = pair.count;
+  t.index[0] = int32_t(pair.index[0]);
+  t.weight[0] = pair.weight[0];
+  t.index[1] = int32_t(pair.count > 1 ? pair.index[1] : pair.index[0]);
+  t.weight[1] = pair.count > 1 ? pair.weight[1] : 0.f;
+  return t;
+}
+
+// V elements of T from or to 16 bytes (V = 16 / sizeof(T)) or one element, as floats; Int8
+// stores round and saturate as int8_tap_sum does.
+template <typename T, int V>
+struct Elems {
+  static __device__ __forceinline__ void load(const T* p, float (&v)[V]) {
+    if constexpr (V == 1) {
+      if constexpr (sizeof(T) == 1) v[0] = float(*p);
+      else v[0] = load_float(p, 0);
+    } else {
+      const uint4 u = *reinterpret_cast<const uint4*>(p);
+      const T* e = reinterpret_cast<const T*>(&u);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        if constexpr (sizeof(T) == 1) v[k] = float(e[k]);
+        else v[k] = load_float(e, k);
+      }
+    }
+  }
+  static __device__ __forceinline__ void store(T* p, const float (&v)[V]) {
+    __align__(16) T e[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if constexpr (sizeof(T) == 1) e[k] = int8_quantize(v[k], 1.f);
+      else store_float(e, k, v[k]);
+    }
+    if constexpr (V == 1) *p = e[0];
+    else *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(e);
+  }
+};
+
+// V channels from c0 of output pixel (row, column taps cx) at y + yo; x_row: x's element offset
+// of pixel (n, 0, 0).
+template <typename T, int V>
+__device__ __forceinline__ void resize_hw_elems(const T* x, T* y, const AxisTaps& ry,
+                                                const AxisTaps& cx, int64_t x_row, int64_t W,
+                                                int64_t C, int64_t c0, int64_t yo) {
+  float acc[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) acc[k] = 0.f;
+#pragma unroll
+  for (int a = 0; a < 2; ++a) {
+    if (a >= ry.count) break;
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      if (b >= cx.count) break;
+      const float w = ry.weight[a] * cx.weight[b];
+      float v[V];
+      Elems<T, V>::load(x + x_row + (int64_t(ry.index[a]) * W + cx.index[b]) * C + c0, v);
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[k] = fmaf(w, v[k], acc[k]);
+    }
+  }
+  Elems<T, V>::store(y + yo, acc);
+}
+
+template <typename T>
+__device__ void resize_hw(const StepPointers& ptrs, const ResizeParams& p) {
+  __shared__ AxisTaps col_taps[kMaxCols];
+  __shared__ AxisTaps row_taps;
+  if (!resize_math::resizes_hw_only(p)) return;  // not a step this kernel fits
+  const T* x = static_cast<const T*>(ptrs.in[0]);
+  T* y = static_cast<T*>(ptrs.out[0]);
+  const int64_t H = p.in_dims[1], W = p.in_dims[2], C = p.in_dims[3];
+  const int64_t OH = p.out_dims[1], OW = p.out_dims[2];
+  constexpr int kVec = 16 / int(sizeof(T));
+  const bool vec = C % kVec == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                   reinterpret_cast<uintptr_t>(y) % 16 == 0;
+  const int64_t groups = vec ? C / kVec : C;
+  int64_t cols = int64_t(blockDim.x) / groups;
+  cols = cols < 1 ? 1 : (cols > kMaxCols ? kMaxCols : cols);
+  const int64_t col_tiles = (OW + cols - 1) / cols;
+  const int64_t tiles = p.out_dims[0] * OH * col_tiles;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t row = tile / col_tiles, ox0 = (tile - row * col_tiles) * cols;
+    const int64_t ncols = OW - ox0 < cols ? OW - ox0 : cols;
+    __syncthreads();  // the previous tile's taps are read
+    for (int64_t c = threadIdx.x; c < ncols; c += blockDim.x)
+      col_taps[c] = axis_taps(p, 2, ox0 + c);
+    if (threadIdx.x == blockDim.x - 1) row_taps = axis_taps(p, 1, row % OH);
+    __syncthreads();
+    const AxisTaps ry = row_taps;
+    const int64_t x_row = (row / OH) * H * W * C, y0 = (row * OW + ox0) * C;
+    for (int64_t item = threadIdx.x; item < ncols * groups; item += blockDim.x) {
+      const int64_t c = item / groups, g = item - c * groups;
+      const AxisTaps cx = col_taps[c];
+      if (vec)
+        resize_hw_elems<T, kVec>(x, y, ry, cx, x_row, W, C, g * kVec, y0 + c * C + g * kVec);
+      else
+        resize_hw_elems<T, 1>(x, y, ry, cx, x_row, W, C, g, y0 + c * C + g);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
@@ -146,3 +278,5 @@ JP_HALF_AND_FLOAT_KERNELS(jp_resize, ResizeParams, jetplan::kernels::cuda::resiz
 JP_STEP_KERNEL(jp_resize_i8, ResizeParams, jetplan::kernels::cuda::resize_i8)
 JP_HALF_AND_FLOAT_KERNELS(jp_resize_pixels, ResizeParams, jetplan::kernels::cuda::resize_pixels)
 JP_STEP_KERNEL(jp_resize_pixels_i8, ResizeParams, jetplan::kernels::cuda::resize_pixels_i8)
+JP_HALF_AND_FLOAT_KERNELS(jp_resize_hw, ResizeParams, jetplan::kernels::cuda::resize_hw)
+JP_STEP_KERNEL(jp_resize_hw_i8, ResizeParams, jetplan::kernels::cuda::resize_hw<int8_t>)

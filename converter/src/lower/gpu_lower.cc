@@ -150,6 +150,43 @@ class LayoutPass {
     return weight_of_[w];
   }
 
+  // A ConvTranspose the CUDA upsampling GEMM takes (kernels/conv_transpose.h
+  // conv_transpose_upsamples): 2-D, kernel == stride, no pads, no output padding, dilation 1,
+  // groups 1.
+  static bool upsampling(const OpDesc& op) {
+    if (op.kernel.size() != 2 || op.groups != 1) return false;
+    for (size_t d = 0; d < 2; ++d)
+      if (op.stride.size() != 2 || op.stride[d] != op.kernel[d] || op.dilation.size() != 2 ||
+          op.dilation[d] != 1 || op.pad_begin.size() != 2 || op.pad_begin[d] != 0 ||
+          op.pad_end.size() != 2 || op.pad_end[d] != 0 ||
+          (!op.output_padding.empty() && op.output_padding[d] != 0))
+        return false;
+    return true;
+  }
+
+  // ConvTranspose weights [Cin, Cout, KH, KW] -> [KH, KW, Cout, Cin]: the upsampling GEMM's B
+  // matrix [KH * KW * Cout, Cin] (data permuted, any dtype).
+  uint32_t upsample_weight(uint32_t w) {
+    if (auto it = upsample_weight_of_.find(w); it != upsample_weight_of_.end()) return it->second;
+    const Shape& s = t(w).shape;
+    const size_t elem = dtype_size(t(w).dtype);
+    const std::vector<uint8_t>& src = *t(w).data;
+    std::vector<uint8_t>& dst = d_.owned_data.emplace_back(src.size());
+    const int64_t ci = s[0], co = s[1], kvol = s[2] * s[3];
+    for (int64_t c = 0; c < ci; ++c)
+      for (int64_t o = 0; o < co; ++o)
+        for (int64_t k = 0; k < kvol; ++k)
+          std::memcpy(&dst[static_cast<size_t>((k * co + o) * ci + c) * elem],
+                      &src[static_cast<size_t>((c * co + o) * kvol + k) * elem], elem);
+    DraftTensor n = t(w);
+    n.name += ":hwoi";
+    n.shape = {s[2], s[3], co, ci};
+    n.data = &dst;
+    d_.tensors.push_back(std::move(n));
+    upsample_weight_of_[w] = static_cast<uint32_t>(d_.tensors.size() - 1);
+    return upsample_weight_of_[w];
+  }
+
   void lower_step(DraftStep& s) {
     const OpDesc& op = s.op;
     switch (ops::family_rules(op.family).nhwc) {
@@ -202,6 +239,15 @@ class LayoutPass {
       case ops::NhwcRule::kResize:
         if (resize_nhwc(s)) return;
         break;
+      case ops::NhwcRule::kUpsample:
+        if (!upsampling(op) || !activation4d(s.inputs[0]) ||
+            t(s.inputs[1]).storage != fb::Storage::Weight)
+          break;
+        s.inputs[0] = as_nhwc(s.inputs[0]);
+        s.inputs[1] = upsample_weight(s.inputs[1]);
+        if (op.has_residual) s.inputs.back() = as_nhwc(s.inputs.back());
+        output_nhwc(s, 0);
+        return;
       case ops::NhwcRule::kNchwOnly:
         break;
     }
@@ -295,7 +341,7 @@ class LayoutPass {
 
   PlanDraft& d_;
   std::vector<DraftStep> after_;  // steps that follow the current one
-  std::map<uint32_t, uint32_t> nhwc_of_, nchw_of_, weight_of_;
+  std::map<uint32_t, uint32_t> nhwc_of_, nchw_of_, weight_of_, upsample_weight_of_;
   std::map<std::pair<uint32_t, size_t>, uint32_t> channel_of_;  // by constant and rank
 };
 

@@ -15,9 +15,11 @@ namespace jetplan::converter {
 // ConvertError. Run first, on the draft lower() made.
 void gpu_check_tensors(const PlanDraft& draft);
 
-// NHWC around Conv (1 to 3 spatial dims: [N, L, C], [N, H, W, C], [N, D, H, W, C]), and Pool
-// and BatchNorm over 4-D tensors: their activations get the channels-last physical shape and
-// Layout NHWC, conv weights become [Cout, *kernel, Cin / groups]. NHWC propagates through
+// NHWC around Conv (1 to 3 spatial dims: [N, L, C], [N, H, W, C], [N, D, H, W, C]), around
+// ConvTranspose in the upsampling form (2-D, kernel == stride, no pads, groups 1, constant
+// weights: the U-Net's and FPN's), and Pool and BatchNorm over 4-D tensors: their activations get
+// the channels-last physical shape and Layout NHWC, conv weights become [Cout, *kernel, Cin /
+// groups], upsampling weights [KH, KW, Cout, Cin]. NHWC propagates through
 // Activation, through Binary and Pointwise (other operand the same shape, an [N, C, 1, 1]
 // tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]; any of the
 // conv ranks), through Concat along channels (4-D, axis 3), through a 4-D Resize that keeps N

@@ -115,6 +115,7 @@ StepParamsOffset serialize_conv_transpose(flatbuffers::FlatBufferBuilder& fbb, c
 
 }  // namespace
 
-const FamilyRules conv_transpose_rules = {serialize_conv_transpose, nullptr, rows_of(kRows)};
+const FamilyRules conv_transpose_rules = {serialize_conv_transpose, nullptr, rows_of(kRows),
+                                           fb::PointwiseInstrKind::Load, NhwcRule::kUpsample};
 
 }  // namespace jetplan::converter::ops

@@ -69,6 +69,9 @@ enum class NhwcRule : uint8_t {
   kConcat,        // Concat of 4-D activations on channels
   kCopy,          // Copy of [N, 1, 1, C] NHWC: the bytes of [N, C, 1, 1] NCHW
   kResize,        // Resize of an NHWC activation that keeps N and C (gpu_lower's resize_nhwc)
+  kUpsample,      // ConvTranspose in the upsampling form (2-D, kernel == stride, no pads or
+                  // output padding, dilation 1, groups 1) with constant weights: channels-last
+                  // input, residual and output, weights as [KH, KW, Cout, Cin]
 };
 
 struct FamilyRules {

@@ -1,5 +1,5 @@
 // ConvTranspose: a 1- to 3-D transposed convolution (NCHW) with bias, residual add and a fused
-// activation.
+// activation; also NHWC (GPU plans), in the upsampling form only (kernels/conv_transpose.h).
 #include <cinttypes>
 
 #include "runtime/src/cpu/step_tensors.h"
@@ -10,12 +10,13 @@ namespace jetplan::rt {
 namespace {
 
 // The output extent of every spatial dim is the transposed window's: weight [Cin, Cout / groups,
-// *kernel].
+// *kernel], or [KH, KW, Cout, Cin] channels_last.
 Status check_transposed_window(const PreparedStep& s, const TensorInfo& w, const TensorInfo& y,
                                const int64_t* pad_end, const int64_t* output_padding,
                                const kernels::ConvTransposeParams& k) {
   for (int32_t i = 0; i < k.spatial_rank; ++i) {
-    if (w.dims[2 + i] != k.kernel[i]) return invalid(s, "weight and kernel size differ");
+    if (w.dims[(k.channels_last ? 0 : 2) + i] != k.kernel[i])
+      return invalid(s, "weight and kernel size differ");
     const __int128 expected =
         static_cast<__int128>(k.stride[i]) * (k.in_size[i] - 1) + output_padding[i] +
         static_cast<__int128>(k.dilation[i]) * (k.kernel[i] - 1) + 1 - k.pad_begin[i] - pad_end[i];
@@ -25,6 +26,21 @@ Status check_transposed_window(const PreparedStep& s, const TensorInfo& w, const
                   ", the transposed window gives another size",
                   s.name, y.name, i, k.out_size[i]);
     }
+  }
+  return JP_OK;
+}
+
+// NHWC (x channels_last): the upsampling form only (the CUDA GEMM's; the CPU twin takes it
+// too), y NHWC too, no pad_end or output_padding.
+Status check_channels_last(const PreparedStep& s, const TensorInfo& y, const int64_t* pad_end,
+                           const int64_t* output_padding, const kernels::ConvTransposeParams& k) {
+  if (!channels_last(y)) return invalid(s, "input and output layouts differ");
+  bool no_pads = true;
+  for (int32_t i = 0; i < k.spatial_rank; ++i)
+    no_pads = no_pads && pad_end[i] == 0 && output_padding[i] == 0;
+  if (!no_pads || !kernels::conv_transpose_upsamples(k)) {
+    return invalid(s, "an NHWC ConvTranspose must be 2-D with kernel == stride, no pads or "
+                      "output padding, dilation 1 and groups 1");
   }
   return JP_OK;
 }
@@ -56,33 +72,39 @@ Status prepare_conv_transpose(const jp_plan& plan, const fb::ConvTransposeParams
   if (x.rank != rank + 2 || y.rank != rank + 2 || w.rank != rank + 2) {
     return invalid(*s, "input, weight and output rank must be 2 + the kernel's spatial rank");
   }
-  const int64_t channels = x.dims[1], groups = p.groups();
-  if (groups < 1 || w.dims[0] != channels || channels % groups != 0) {
+  // NCHW: x [N, C, *in], w [C, Cout / groups, *kernel]; NHWC: x [N, *in, C], w [*kernel, Cout,
+  // C] (groups 1, checked below).
+  const bool cl = channels_last(x);
+  const int64_t channels = channel_dim(x), groups = p.groups();
+  if (groups < 1 || w.dims[cl ? w.rank - 1 : 0] != channels || channels % groups != 0 ||
+      (cl && groups != 1)) {
     return invalid(*s, "weight channels do not match the input channels and groups");
   }
   // w.dims[1] * groups <= w.dims[1] * w.dims[0] <= w.elements: no overflow.
-  const int64_t out_channels = w.dims[1] * groups;
-  if (y.dims[0] != x.dims[0] || y.dims[1] != out_channels) {
+  const int64_t out_channels = cl ? w.dims[w.rank - 2] : w.dims[1] * groups;
+  if (y.dims[0] != x.dims[0] || channel_dim(y) != out_channels) {
     return invalid(*s, "output batch or channels do not match");
   }
   k.spatial_rank = rank;
+  k.channels_last = cl;
+  k.groups = groups;
   for (int32_t i = 0; i < kernels::kMaxSpatial; ++i) {
-    k.in_size[i] = i < rank ? x.dims[2 + i] : 1;
-    k.out_size[i] = i < rank ? y.dims[2 + i] : 1;
+    k.in_size[i] = i < rank ? x.dims[(cl ? 1 : 2) + i] : 1;
+    k.out_size[i] = i < rank ? y.dims[(channels_last(y) ? 1 : 2) + i] : 1;
   }
   JP_RETURN_IF_ERROR(check_transposed_window(*s, w, y, pad_end, output_padding, k));
+  if (cl) JP_RETURN_IF_ERROR(check_channels_last(*s, y, pad_end, output_padding, k));
+  else if (channels_last(y)) return invalid(*s, "input and output layouts differ");
   uint32_t next = 2;
   if (p.has_bias()) {
     JP_RETURN_IF_ERROR(check_elements(*s, input_at(plan, *s, next++), out_channels,
                                       "bias must have one value per output channel"));
   }
-  if (p.has_residual() && !same_shape(input_at(plan, *s, next), y)) {
-    return invalid(*s, "residual must have the output's shape");
-  }
+  JP_RETURN_IF_ERROR(check_residual(plan, *s, p.has_residual(), next,
+                                    "residual must have the output's shape and layout"));
   k.batch = x.dims[0];
   k.in_channels = channels;
   k.out_channels = out_channels;
-  k.groups = groups;
   k.has_bias = p.has_bias();
   k.has_residual = p.has_residual();
   return to_activation(*s, p.activation(), &k.act);

@@ -181,13 +181,51 @@ inline ModelBuilder gpu_index_heads() {
   return m;
 }
 
+// x [2, 3, 12, 10] -> Conv 3x3 (8) + Relu -> MaxPool 2 -> Conv 3x3 (16) + Relu ->
+// ConvTranspose 2x2 stride 2 (16 -> 8, bias) + Relu -> Concat with the first conv -> Conv 3x3
+// (8) -> Resize bilinear x2 (half_pixel) -> Conv 1x1 (4) -> y; a ConvTranspose 3x3 stride 2
+// (not the upsampling form) -> z.
+inline ModelBuilder gpu_unet_decoder() {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 12, 10}).output("y").output("z");
+  const auto pads = std::vector<int64_t>{1, 1, 1, 1};
+  m.random("w1", {8, 3, 3, 3}, -0.4f, 0.4f).random("b1", {8});
+  m.random("w2", {16, 8, 3, 3}, -0.2f, 0.2f).random("b2", {16});
+  m.random("wt", {16, 8, 2, 2}, -0.3f, 0.3f).random("bt", {8});
+  m.random("w3", {8, 16, 3, 3}, -0.2f, 0.2f).random("b3", {8});
+  m.random("w4", {4, 8, 1, 1}, -0.4f, 0.4f).random("b4", {4});
+  m.random("wz", {16, 5, 3, 3}, -0.3f, 0.3f);
+  m.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", pads);
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& pool = m.node("MaxPool", {"r1"}, {"p"}, "pool");
+  attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  attr(pool, "strides", std::vector<int64_t>{2, 2});
+  attr(m.node("Conv", {"p", "w2", "b2"}, {"c2"}, "conv2"), "pads", pads);
+  m.node("Relu", {"c2"}, {"r2"}, "relu2");
+  attr(m.node("ConvTranspose", {"r2", "wt", "bt"}, {"u"}, "up"), "strides",
+       std::vector<int64_t>{2, 2});
+  m.node("Relu", {"u"}, {"ur"}, "up_relu");
+  attr(m.node("Concat", {"ur", "r1"}, {"cat"}, "cat"), "axis", int64_t{1});
+  attr(m.node("Conv", {"cat", "w3", "b3"}, {"c3"}, "conv3"), "pads", pads);
+  auto& rs = m.node("Resize", {"c3", "", "scales"}, {"big"}, "resize");
+  attr(rs, "mode", std::string("linear"));
+  attr(rs, "coordinate_transformation_mode", std::string("half_pixel"));
+  m.node("Conv", {"big", "w4", "b4"}, {"y"}, "head");
+  auto& zt = m.node("ConvTranspose", {"r2", "wz"}, {"z"}, "up3x3");
+  attr(zt, "strides", std::vector<int64_t>{2, 2});
+  attr(zt, "pads", pads);
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
           {"data_movement", gpu_data_movement()},
           {"speech_encoder", gpu_speech_encoder()},
           {"video_stem", gpu_video_stem()},
-          {"index_heads", gpu_index_heads(), false}};
+          {"index_heads", gpu_index_heads(), false},
+          {"unet_decoder", gpu_unet_decoder()}};
 }
 
 }  // namespace jetplan::converter::testing

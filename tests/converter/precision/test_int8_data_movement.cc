@@ -130,7 +130,7 @@ TEST(Int8DataMovement, UNetConcatsPoolsAndResizesMoveInt8WithOneScale) {
   EXPECT_EQ(gpu.summary.int8_resizes, 2u);
   size_t i8_resizes = 0;
   for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
-    i8_resizes += s->op() == fb::OpFamily::Resize && s->kernel()->str() == "jp_resize_pixels_i8";
+    i8_resizes += s->op() == fb::OpFamily::Resize && s->kernel()->str() == "jp_resize_hw_i8";
   EXPECT_EQ(i8_resizes, 2u);
 }
 

@@ -188,6 +188,63 @@ TEST(ConvTranspose, MatrixAgainstScatter) {
     }
 }
 
+// channels_last (the upsampling form: x [N, H, W, Cin], w [KH, KW, Cout, Cin], y [N, OH, OW,
+// Cout]) is the NCHW twin's result on the same numbers permuted, exactly (same sums in the same
+// order); every other form computes nothing (prepare refuses it).
+TEST(ConvTranspose, ChannelsLastUpsamplingIsTheNchwResultPermuted) {
+  SEEDED_RNG(rng);
+  struct Case {
+    int64_t batch, cin, cout, h, w, kh, kw;
+  };
+  const Case cases[] = {{1, 3, 5, 4, 3, 2, 2}, {2, 8, 3, 3, 5, 3, 1}, {3, 1, 2, 1, 1, 2, 3}};
+  for (const Case& c : cases) {
+    ConvTransposeParams p;
+    p.spatial_rank = 2;
+    p.batch = c.batch;
+    p.in_channels = c.cin;
+    p.out_channels = c.cout;
+    p.in_size[0] = c.h, p.in_size[1] = c.w;
+    p.kernel[0] = p.stride[0] = c.kh, p.kernel[1] = p.stride[1] = c.kw;
+    p.out_size[0] = c.h * c.kh, p.out_size[1] = c.w * c.kw;
+    p.has_bias = p.has_residual = true;
+    p.act = Activation{ActivationKind::kLeakyRelu, 0.1f, 0.f};
+    const int64_t in_plane = c.h * c.w, kvol = c.kh * c.kw, out_plane = in_plane * kvol;
+    const std::vector<float> x = rng.uniform(c.batch * c.cin * in_plane, -1.f, 1.f);
+    const std::vector<float> w = rng.uniform(c.cin * c.cout * kvol, -1.f, 1.f);
+    const std::vector<float> bias = rng.uniform(c.cout, -1.f, 1.f);
+    const std::vector<float> res = rng.uniform(c.batch * c.cout * out_plane, -1.f, 1.f);
+    std::vector<float> want(res.size()), got(res.size(), std::nanf("")), wl(w.size());
+    cpu::conv_transpose(p, x.data(), w.data(), bias.data(), res.data(), want.data());
+    for (int64_t i = 0; i < c.cin; ++i)
+      for (int64_t o = 0; o < c.cout; ++o)
+        for (int64_t k = 0; k < kvol; ++k)
+          wl[(k * c.cout + o) * c.cin + i] = w[(i * c.cout + o) * kvol + k];
+    // [N, C, P] <-> [N, P, C]
+    auto last = [](const std::vector<float>& v, int64_t n, int64_t ch, int64_t px) {
+      std::vector<float> out(v.size());
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t k = 0; k < ch; ++k)
+          for (int64_t i = 0; i < px; ++i) out[(b * px + i) * ch + k] = v[(b * ch + k) * px + i];
+      return out;
+    };
+    p.channels_last = true;
+    cpu::conv_transpose(p, last(x, c.batch, c.cin, in_plane).data(), wl.data(), bias.data(),
+                        last(res, c.batch, c.cout, out_plane).data(), got.data());
+    EXPECT_EQ(got, last(want, c.batch, c.cout, out_plane)) << c.cin << "x" << c.cout;
+  }
+  ConvTransposeParams padded;
+  padded.channels_last = true;
+  padded.kernel[0] = padded.kernel[1] = 3;  // kernel 3, stride 1: not the upsampling form
+  padded.in_channels = padded.out_channels = 1;
+  padded.in_size[0] = padded.in_size[1] = 1;
+  padded.out_size[0] = padded.out_size[1] = 3;
+  std::vector<float> y(9, 7.f);
+  const float one = 1.f;
+  const std::vector<float> w9(9, 1.f);
+  cpu::conv_transpose(padded, &one, w9.data(), nullptr, nullptr, y.data());
+  EXPECT_EQ(y, std::vector<float>(9, 7.f));
+}
+
 // conv maps [cin] x [in] to [cout] x [out]; convT with the same weights, strides, dilations and
 // pad_begin maps [cout] x [out] back to [cin] x [in], and is its adjoint.
 TEST(ConvTranspose, AdjointOfConv) {

@@ -1,14 +1,18 @@
 // CUDA Resize (kernels/cuda/resize.cu) against its CPU twin (kernels/cpu/resize.cc): NHWC
-// U-Net style upsampling and odd scales, every mode and coordinate transform. Tolerance: nearest
-// is exact (it copies an input); linear and cubic |got - want| <= 2e-3 * |want| + 2e-3 in FP16
+// U-Net style upsampling and odd scales, every mode and coordinate transform, each of the
+// three kernels (row tiles for NHWC H and W, pixel runs, elements) as the selector picks it.
+// Tolerance: nearest is exact (it copies an input); linear and cubic |got - want| <= 2e-3 * |want| + 2e-3 in FP16
 // (output rounding 2^-11 plus FP32 weights), 1e-5 * |want| + 1e-5 in FP32; Int8 (nearest and
 // linear) bit for bit. NaN never passes; outputs poisoned, guards checked.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "kernels/kernels.h"
+#include "kernels/resize_math.h"
 #include "tests/kernels/cuda/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -35,6 +39,15 @@ ResizeParams make_params(const Shape& in, const Shape& out, ResizeMode mode, Res
   return p;
 }
 
+// The variant the selector picks for p: jp_resize_hw_* for an NHWC image's H and W in nearest
+// or linear mode, jp_resize_pixels_* for the other rank-4 steps, jp_resize_* otherwise.
+std::string expected_variant(const ResizeParams& p, const char* dtype) {
+  const char* kind = resize_math::resizes_hw_only(p) ? "jp_resize_hw_"
+                     : p.rank == 4                  ? "jp_resize_pixels_"
+                                                    : "jp_resize_";
+  return std::string(kind) + dtype;
+}
+
 void check(test_util::SeededRng& rng, const ResizeParams& p, DType dtype) {
   const bool f16 = dtype == DType::kFloat16;
   int64_t nx = 1, ny = 1;
@@ -47,11 +60,49 @@ void check(test_util::SeededRng& rng, const ResizeParams& p, DType dtype) {
   cpu::resize(p, x.data(), want.data());
   const gpu_test::FloatStepResult got = gpu_test::run_float_step(kResize, dtype, p, x, ny);
   ASSERT_EQ(got.status, "");
+  EXPECT_EQ(got.chosen.variant->name, expected_variant(p, f16 ? "f16" : "f32"));
   const bool exact = p.mode == ResizeMode::kNearest;
   const double rel = exact ? 0 : (f16 ? 2e-3 : 1e-5), abs = exact ? 0 : (f16 ? 2e-3 : 1e-5);
   ASSERT_TRUE(gpu_test::all_close(got.y, want, rel, abs))
       << "mode " << int(p.mode) << " coord " << int(p.coord) << " nearest " << int(p.nearest);
   EXPECT_TRUE(got.guard_intact);
+}
+
+// Selection alone (no GPU needed): the row-tile kernel takes exactly the NHWC H-and-W steps in
+// nearest and linear modes.
+TEST(GpuResizeSelect, RowTilesTakeNhwcImageResizes) {
+  const cuda::TargetInfo t = gpu_test::target_with(4);
+  struct Case {
+    Shape in, out;
+    ResizeMode mode;
+    ResizeCoord coord;
+    const char* want;
+  };
+  const Case cases[] = {
+      {{1, 28, 28, 64}, {1, 56, 56, 64}, ResizeMode::kLinear, ResizeCoord::kHalfPixel,
+       "jp_resize_hw_f16"},
+      {{2, 5, 6, 3}, {2, 3, 13, 3}, ResizeMode::kNearest, ResizeCoord::kAsymmetric,
+       "jp_resize_hw_f16"},
+      {{1, 4, 4, 8}, {1, 8, 8, 8}, ResizeMode::kLinear, ResizeCoord::kAlignCorners,
+       "jp_resize_hw_f16"},
+      {{1, 4, 4, 8}, {1, 8, 8, 8}, ResizeMode::kCubic, ResizeCoord::kHalfPixel,
+       "jp_resize_pixels_f16"},
+      {{1, 4, 4, 8}, {1, 8, 8, 8}, ResizeMode::kNearest, ResizeCoord::kTfHalfPixelForNn,
+       "jp_resize_pixels_f16"},
+      {{1, 4, 4, 8}, {1, 8, 8, 16}, ResizeMode::kLinear, ResizeCoord::kHalfPixel,
+       "jp_resize_pixels_f16"},  // C resized
+      {{1, 4, 4, 8}, {2, 8, 8, 8}, ResizeMode::kNearest, ResizeCoord::kAsymmetric,
+       "jp_resize_pixels_f16"},  // N resized
+      {{1, 8, 4}, {1, 8, 8}, ResizeMode::kLinear, ResizeCoord::kHalfPixel, "jp_resize_f16"},
+  };
+  for (const Case& c : cases) {
+    const ResizeParams p = make_params(c.in, c.out, c.mode, c.coord, ResizeNearest::kFloor);
+    const cuda::StepDesc step = gpu_test::step_of(kResize, &p, DType::kFloat16);
+    cuda::LaunchChoice l;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, t, &l, &why)) << why;
+    EXPECT_STREQ(l.variant->name, c.want) << c.want;
+  }
 }
 
 TEST(GpuResize, MatchesCpuTwin) {
@@ -63,6 +114,14 @@ TEST(GpuResize, MatchesCpuTwin) {
       {{8, 7, 9, 3}, {8, 14, 18, 3}},      // batch 8, odd sizes
       {{2, 3, 13, 11}, {2, 3, 5, 23}},     // NCHW, down and up, odd scales
       {{1, 5, 1}, {1, 12, 1}},             // 1-D
+      // NHWC H and W only (jp_resize_hw_*): 16-byte channel groups in FP16 and FP32 (24), in
+      // FP32 only (12), one element a thread (5, 1); downscales, odd extents, one row, more
+      // channel groups than a block has threads (2056 FP16 channels: one column a tile).
+      {{3, 9, 7, 24}, {3, 20, 15, 24}},
+      {{2, 17, 15, 12}, {2, 8, 7, 12}},
+      {{2, 5, 6, 5}, {2, 11, 13, 5}},
+      {{1, 1, 9, 1}, {1, 4, 31, 1}},
+      {{1, 3, 2, 2056}, {1, 6, 5, 2056}},
   };
   for (const Case& c : cases) {
     for (ResizeCoord coord : {ResizeCoord::kHalfPixel, ResizeCoord::kAlignCorners,
@@ -108,6 +167,8 @@ TEST(GpuResize, Int8MatchesCpuTwinBitExact) {
       {{8, 7, 9, 16}, {8, 14, 18, 16}},    // batch 8
       {{2, 13, 11, 3}, {2, 5, 23, 3}},     // down and up, odd scales
       {{1, 5, 1}, {1, 12, 1}},             // 1-D
+      {{3, 9, 7, 48}, {3, 20, 15, 48}},    // 16-byte channel groups, odd extents
+      {{2, 17, 15, 24}, {2, 8, 7, 24}},    // one element a thread (24 % 16), downscale
   };
   for (const Case& c : cases) {
     for (ResizeCoord coord : {ResizeCoord::kHalfPixel, ResizeCoord::kAlignCorners,
@@ -127,8 +188,9 @@ TEST(GpuResize, Int8MatchesCpuTwinBitExact) {
         gpu_test::ByteStep step(x, static_cast<size_t>(ny));
         cuda::LaunchChoice chosen;
         ASSERT_EQ(gpu_test::select_and_launch(kResize, DType::kInt8, step.ptrs, p, &chosen), "");
-        // Rank 4 takes the pixel-run kernel (a thread per pixel and 8 elements of dim 3).
-        EXPECT_STREQ(chosen.variant->name, p.rank == 4 ? "jp_resize_pixels_i8" : "jp_resize_i8");
+        // H and W of NHWC take the row-tile kernel; other rank-4 steps (tf_half_pixel_for_nn)
+        // the pixel-run one (a thread per pixel and 8 elements of dim 3).
+        EXPECT_EQ(chosen.variant->name, expected_variant(p, "i8"));
         EXPECT_EQ(step.first_difference(want), -1)
             << "mode " << int(mode) << " coord " << int(coord) << " in " << c.in[1];
         EXPECT_TRUE(step.dy.guard_intact());
@@ -142,6 +204,45 @@ TEST(GpuResize, Int8MatchesCpuTwinBitExact) {
   ResizeParams crop = make_params({1, 4, 4, 1}, {1, 8, 8, 1}, ResizeMode::kLinear,
                                   ResizeCoord::kTfCropAndResize, ResizeNearest::kFloor);
   EXPECT_NE(gpu_test::select_and_launch(kResize, DType::kInt8, step.ptrs, crop), "");
+}
+
+// Timing only (run with --gtest_also_run_disabled_tests): the bench U-Net's two bilinear x2
+// upsamples (NHWC FP16, 128 channels to 128x128 and 64 to 256x256) at batch 1 and 8, in the
+// kernel the selector picks (jp_resize_hw_f16) and in the pixel-run kernel it replaced, with
+// the bytes moved per microsecond (output written plus input read once).
+TEST(GpuResizeBench, DISABLED_UNetUpsampling) {
+  GPU_TEST_OR_SKIP();
+  struct Shape4 {
+    int64_t n, h, w, c;
+  };
+  const Shape4 shapes[] = {{1, 64, 64, 128}, {1, 128, 128, 64}, {8, 64, 64, 128},
+                           {8, 128, 128, 64}};
+  std::printf("device: %s\n", gpu_test::device()->info.name);
+  for (const Shape4& s : shapes) {
+    const ResizeParams p =
+        make_params({s.n, s.h, s.w, s.c}, {s.n, 2 * s.h, 2 * s.w, s.c}, ResizeMode::kLinear,
+                    ResizeCoord::kHalfPixel, ResizeNearest::kFloor);
+    const int64_t nx = s.n * s.h * s.w * s.c, ny = 4 * nx;
+    gpu_test::DeviceBuffer dx(nx * 2), dy(ny * 2);
+    dx.zero();
+    const cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
+    cuda::LaunchChoice picked;
+    ASSERT_EQ(gpu_test::select_and_launch(kResize, DType::kFloat16, ptrs, p, &picked), "");
+    // The pixel-run kernel with the launch its selector gave it (a thread per 8 channels).
+    cuda::LaunchChoice pixels;
+    cuda::launch_1d(uint64_t(ny / s.c) * uint64_t((s.c + 7) / 8), 256,
+                    gpu_test::device_target().sm_count * 8, &pixels);
+    pixels.variant = &cuda::kernel_variant(cuda::VariantId::jp_resize_pixels_f16);
+    for (const cuda::LaunchChoice& l : {picked, pixels}) {
+      gpu_test::RepeatLaunch go;
+      ASSERT_EQ(gpu_test::repeat_launch(l, ptrs, p, &go), "");
+      const double us = gpu_test::mean_us(5, 50, go);
+      ASSERT_GT(us, 0);
+      std::printf("resize x2 n%ld %3ldx%-3ld c%-4ld %-22s %9.1f us  %7.1f GB/s\n",
+                  static_cast<long>(s.n), static_cast<long>(s.h), static_cast<long>(s.w),
+                  static_cast<long>(s.c), l.variant->name, us, 2.0 * (nx + ny) / us * 1e-3);
+    }
+  }
 }
 
 }  // namespace
