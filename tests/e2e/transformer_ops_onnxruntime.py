@@ -26,7 +26,10 @@ the plan (write_gpu_plan).
 Float outputs within e2e_common's tolerance of ONNX Runtime's. Needs the newest onnx and
 onnxruntime (JETPLAN_ONNX_PYTHON); a few seconds.
     transformer_ops_onnxruntime.py --convert BIN/jetplan-convert --run BIN/jetplan-run --workdir DIR
+With --gpu-run (on a machine with the --gpu-target GPU, default h100) each model is also converted
+for that target and run there: float16 tensors, so within 3e-2 + 3e-2 |want| of ONNX Runtime.
 """
+import argparse
 import os
 import struct
 import sys
@@ -36,10 +39,12 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (PLAN_STEPS, Suite, check_error, fb_field, fb_root,  # noqa: E402
-                        fb_table_vector, onnx_model, run_model, run_tool, tool_args)
+from e2e_common import (PLAN_STEPS, Suite, check_error, compare_output, fb_field,  # noqa: E402
+                        fb_root, fb_table_vector, onnx_model, run_model, run_tool, sanitize,
+                        tool_args)
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+GPU_TOL = 3e-2  # float16 storage, float32 arithmetic
 OPSET = 23
 STEP_OP = 1  # Step.op's field id
 OP_LAYER_NORM, OP_ATTENTION = 15, 36  # schemas/plan.fbs OpFamily
@@ -174,11 +179,36 @@ def ort_outputs(model, feeds):
     return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
 
 
-def check_case(suite, tools, name, make, rng):
+def gpu_problems(tools, gpu_target, work, feeds, expected):
+    """Converts work/model.onnx for gpu_target, runs it on this machine's GPU, compares."""
+    plan, out = os.path.join(work, f"model.{gpu_target}.jplan"), os.path.join(work, "gpu_out")
+    res = run_tool([tools.convert, os.path.join(work, "model.onnx"), "--target", gpu_target,
+                    "-o", plan])
+    if res.returncode != 0 or res.timed_out:
+        return [f"jetplan-convert --target {gpu_target} failed: {res.first_error()}"]
+    args = [tools.run, plan, "--warmup", "0", "--iterations", "1", "--save-outputs", out]
+    for name in feeds:
+        args += ["--input", f"{name}={os.path.join(work, sanitize(name) + '.in.npy')}"]
+    res = run_tool(args)
+    if res.returncode != 0 or res.timed_out:
+        return [f"jetplan-run of the {gpu_target} plan failed: {res.first_error()}"]
+    problems = []
+    for name, want in expected.items():
+        why = compare_output(name, np.load(os.path.join(out, sanitize(name) + ".npy")),
+                             np.asarray(want), rtol=GPU_TOL, atol=GPU_TOL)
+        if why:
+            problems.append(f"{gpu_target}: {why}")
+    return problems
+
+
+def check_case(suite, tools, name, make, rng, gpu_target=None):
     model, feeds, want_steps = make(rng)
     work = os.path.join(tools.workdir, name)
+    expected = ort_outputs(model, feeds)
     try:
-        problems = run_model(tools, work, model, feeds, ort_outputs(model, feeds))
+        problems = run_model(tools, work, model, feeds, expected)
+        if gpu_target:
+            problems += gpu_problems(tools, gpu_target, work, feeds, expected)
     except Exception as e:  # a broken case must not hide the others
         problems = [f"{type(e).__name__}: {e}"]
     cpu_plan = os.path.join(work, "model.jplan")
@@ -200,12 +230,21 @@ def check_case(suite, tools, name, make, rng):
 
 
 def main():
+    # --gpu-run and --gpu-target are this script's; tool_args reads the rest.
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--gpu-run", action="store_true")
+    ap.add_argument("--gpu-target", default="h100")
+    gpu, sys.argv[1:] = ap.parse_known_args()
     tools = tool_args(__doc__)
     suite = Suite()
     rng = np.random.default_rng(23)
     for make in (llama_block, attention_4d_softcap, attention_3d_bool_mask, attention_past,
                  rotary_4d_interleaved_partial, rms_axis1):
-        check_case(suite, tools, make.__name__, make, rng)
+        if tools.only and make.__name__ not in tools.only:
+            continue
+        check_case(suite, tools, make.__name__, make, rng, gpu.gpu_target if gpu.gpu_run else None)
+    if tools.only and "refused" not in tools.only:
+        return suite.summary("transformer ops against ONNX Runtime")
     work = os.path.join(tools.workdir, "refused")
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "model.onnx")

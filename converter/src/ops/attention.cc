@@ -44,15 +44,18 @@ std::vector<float> position_bias(int64_t sq, int64_t skv, int64_t offset, bool c
 
 }  // namespace
 
-// Q, K, V of rank 4 ([batch, heads, seq, head dim]) or 3 ([batch, seq, heads * head dim] with
-// q_num_heads and kv_num_heads): S = scale * Q Kt (softcap: c * tanh(S / c)), plus the mask and
-// the causal and window bias, softmax over the keys, times V. Grouped-query attention repeats
-// each K and V head for its group of Q heads (Expand); past_key and past_value are concatenated
-// before the new keys (present_key and present_value are those), and qk_matmul_output (mode 0)
-// is the scaled scores. The 3-D form keeps its heads
-// as [batch, seq, heads, head dim] views read through the Transposes, which fuse_attention folds
-// into the fused step's axes.
-std::string decompose_attention(Graph& g, const Node& node, std::vector<Node>* out) {
+namespace {
+
+// The sizes of an Attention node's inputs (past keys not counted in skv).
+struct AttentionForm {
+  size_t rank = 4;
+  int64_t batch = 0, hq = 0, hkv = 0, sq = 0, skv = 0, d = 0, dv = 0;
+  bool qk_output = false;  // qk_matmul_output (mode 0) is read
+};
+
+// Reads and checks `node`'s shapes and attributes into *f: "" or the reason jetplan does not run
+// it (every such form named at once); ConvertError for an invalid node.
+std::string read_attention(const Graph& g, const Node& node, AttentionForm* f) {
   if (std::string r = float_inputs(g, node, {0, 1, 2, 4, 5}); !r.empty()) return r;
   const Shape q = input(g, node, 0).shape, k = input(g, node, 1).shape,
               v = input(g, node, 2).shape;
@@ -64,15 +67,14 @@ std::string decompose_attention(Graph& g, const Node& node, std::vector<Node>* o
     fail("node ", node_label(node), ": ", what, " (Q ", shape_str(q), ", K ", shape_str(k),
          ", V ", shape_str(v), ")");
   };
-  // What jetplan does not run, all named at once.
   std::vector<std::string> refused;
   if (has_input(node, 6))
     refused.push_back("the nonpad_kv_seqlen input (padded key/value caches)");
   // qk_matmul_output: written for mode 0 (scale * Q Kt) without softcap; the other modes and
   // softcap's form are not (ONNX's text and its reference differ on which value each is).
-  const bool qk_output = node.outputs.size() > 3 && is_used(g, node.outputs[3]);
+  f->qk_output = node.outputs.size() > 3 && is_used(g, node.outputs[3]);
   const int64_t qk_mode = attr_int(node, "qk_matmul_output_mode", 0);
-  if (qk_output && (qk_mode != 0 || attr_float(node, "softcap", 0.f) > 0.f))
+  if (f->qk_output && (qk_mode != 0 || attr_float(node, "softcap", 0.f) > 0.f))
     refused.push_back(cat("the qk_matmul_output output (output 3) of qk_matmul_output_mode ",
                           qk_mode, qk_mode == 0 ? " with softcap" : ""));
   if (has_input(node, 3)) {
@@ -82,41 +84,95 @@ std::string decompose_attention(Graph& g, const Node& node, std::vector<Node>* o
   }
   if (has_input(node, 4) != has_input(node, 5))
     fail("node ", node_label(node), ": past_key and past_value come together or not at all");
+  if (has_input(node, 4) && input(g, node, 4).shape.size() != 4) bad("past_key must have rank 4");
   if (!refused.empty()) {
     std::string list;
     for (const std::string& r : refused) list += (list.empty() ? "" : "; ") + r;
     return cat(list, " ", refused.size() == 1 ? "is" : "are", " not supported");
   }
-
-  const int64_t batch = q[0];
-  int64_t hq = 0, hkv = 0, sq = 0, skv = 0, d = 0, dv = 0;
+  f->rank = rank;
+  f->batch = q[0];
   if (rank == 3) {
-    hq = attr_int(node, "q_num_heads", 0);
-    hkv = attr_int(node, "kv_num_heads", 0);
-    if (hq <= 0 || hkv <= 0) bad("3-D inputs need q_num_heads and kv_num_heads above 0");
-    if (q[2] % hq != 0 || k[2] % hkv != 0 || v[2] % hkv != 0)
+    f->hq = attr_int(node, "q_num_heads", 0);
+    f->hkv = attr_int(node, "kv_num_heads", 0);
+    if (f->hq <= 0 || f->hkv <= 0) bad("3-D inputs need q_num_heads and kv_num_heads above 0");
+    if (q[2] % f->hq != 0 || k[2] % f->hkv != 0 || v[2] % f->hkv != 0)
       bad("the hidden sizes are not multiples of the head counts");
-    sq = q[1];
-    skv = k[1];
-    d = q[2] / hq;
-    dv = v[2] / hkv;
-    if (k[2] / hkv != d) bad("Q and K have different head sizes");
+    f->sq = q[1];
+    f->skv = k[1];
+    f->d = q[2] / f->hq;
+    f->dv = v[2] / f->hkv;
+    if (k[2] / f->hkv != f->d) bad("Q and K have different head sizes");
   } else {
-    hq = q[1];
-    hkv = k[1];
-    sq = q[2];
-    skv = k[2];
-    d = q[3];
-    dv = v[3];
-    if (k[3] != d) bad("Q and K have different head sizes");
+    f->hq = q[1];
+    f->hkv = k[1];
+    f->sq = q[2];
+    f->skv = k[2];
+    f->d = q[3];
+    f->dv = v[3];
+    if (k[3] != f->d) bad("Q and K have different head sizes");
     for (const char* a : {"q_num_heads", "kv_num_heads"})
-      if (node.attrs.count(a) && attr_int(node, a, 0) != (a[0] == 'q' ? hq : hkv))
+      if (node.attrs.count(a) && attr_int(node, a, 0) != (a[0] == 'q' ? f->hq : f->hkv))
         bad(cat(a, " differs from the inputs' head count"));
   }
-  if (k[0] != batch || v[0] != batch || v[rank - 2] != k[rank - 2] || (rank == 4 && v[1] != hkv))
+  if (k[0] != f->batch || v[0] != f->batch || v[rank - 2] != k[rank - 2] ||
+      (rank == 4 && v[1] != f->hkv))
     bad("K and V do not match Q's batch or each other's sequence and heads");
-  if (hkv <= 0 || hq % hkv != 0) bad("q heads are not a multiple of kv heads");
+  if (f->hkv <= 0 || f->hq % f->hkv != 0) bad("q heads are not a multiple of kv heads");
+  return "";
+}
 
+// The additive bias of the scores [.., Sq, Skv]: the mask (bool: false masks; padded with masked
+// keys to Skv when shorter, as ONNX does) plus the causal and window bias; -1 when none.
+int attention_bias(Graph& g, const Node& node, OnnxNodes& b, int64_t sq, int64_t skv,
+                   int64_t past_len) {
+  int bias = -1;
+  if (has_input(node, 3)) {
+    bias = node.inputs[3];
+    const Value& m = g.values[bias];
+    const bool boolean = m.dtype == DataType::kBool;
+    if (m.shape.empty() || m.shape.back() > skv)
+      fail("node ", node_label(node), ": attn_mask ", shape_str(m.shape),
+           " is longer than the keys (", skv, ")");
+    if (m.shape.back() < skv) {
+      std::vector<int64_t> pads(m.shape.size() * 2, 0);
+      pads.back() = skv - m.shape.back();
+      const int pad_value =
+          boolean ? b.constant("mask_pad_value", DataType::kBool, {}, {0})
+                  : b.scalar("mask_pad_value", -std::numeric_limits<float>::infinity());
+      bias = b.add("Pad", "mask_padded", {bias, b.ints("mask_pads", pads), pad_value});
+    }
+    if (boolean)
+      bias = b.add("Where", "mask_bias",
+                   {bias, b.scalar("mask_zero", 0.f),
+                    b.scalar("mask_neg_inf", -std::numeric_limits<float>::infinity())});
+  }
+  const bool causal = attr_int(node, "is_causal", 0) != 0;
+  const int64_t left = attr_int(node, "left_window_size", -1),
+                right = attr_int(node, "right_window_size", -1);
+  if (causal || left >= 0 || right >= 0) {
+    const int pos = b.floats("position_bias", {sq, skv},
+                             position_bias(sq, skv, past_len, causal, left, right));
+    bias = bias < 0 ? pos : b.add("Add", "mask_and_position", {bias, pos});
+  }
+  return bias;
+}
+
+}  // namespace
+
+// Q, K, V of rank 4 ([batch, heads, seq, head dim]) or 3 ([batch, seq, heads * head dim] with
+// q_num_heads and kv_num_heads): S = scale * Q Kt (softcap: c * tanh(S / c)), plus the mask and
+// the causal and window bias, softmax over the keys, times V. Grouped-query attention repeats
+// each K and V head for its group of Q heads (Expand); past_key and past_value are concatenated
+// before the new keys (present_key and present_value are those), and qk_matmul_output (mode 0)
+// is the scaled scores. The 3-D form keeps its heads as [batch, seq, heads, head dim] views read
+// through the Transposes, which fuse_attention folds into the fused step's axes.
+std::string decompose_attention(Graph& g, const Node& node, std::vector<Node>* out) {
+  AttentionForm f;
+  if (std::string r = read_attention(g, node, &f); !r.empty()) return r;
+  const size_t rank = f.rank;
+  const int64_t batch = f.batch, hq = f.hq, hkv = f.hkv, sq = f.sq, d = f.d, dv = f.dv;
+  int64_t skv = f.skv;
   OnnxNodes b(g, node, out);
   using A = OnnxNodes;
   // The heads: [B, S, H, D] for the 3-D form (heads at dim 2), [B, H, S, D] for the 4-D;
@@ -141,8 +197,7 @@ std::string decompose_attention(Graph& g, const Node& node, std::vector<Node>* o
       head_dim = 1;
     }
     if (past) {
-      past_len = input(g, node, 4).shape.size() == 4 ? input(g, node, 4).shape[2] : -1;
-      if (past_len < 0) bad("past_key must have rank 4");
+      past_len = input(g, node, 4).shape[2];
       kh = b.add("Concat", "present_key", {node.inputs[4], kh}, {{"axis", A::int_attr(2)}});
       vh = b.add("Concat", "present_value", {node.inputs[5], vh}, {{"axis", A::int_attr(2)}});
       skv += past_len;
@@ -187,7 +242,7 @@ std::string decompose_attention(Graph& g, const Node& node, std::vector<Node>* o
   const float scale = node.attrs.count("scale") ? attr_float(node, "scale", 1.f)
                                                 : static_cast<float>(1.0 / std::sqrt(double(d)));
   if (scale != 1.f) s = b.add("Mul", "scale", {s, b.scalar("scale_value", scale)});
-  if (qk_output) b.add("Identity", "qk_matmul_output", {s}, {}, node.outputs[3]);
+  if (f.qk_output) b.add("Identity", "qk_matmul_output", {s}, {}, node.outputs[3]);
   const float softcap = attr_float(node, "softcap", 0.f);
   if (softcap > 0.f) {
     const int c = b.scalar("softcap_value", softcap);
@@ -195,35 +250,7 @@ std::string decompose_attention(Graph& g, const Node& node, std::vector<Node>* o
     s = b.add("Tanh", "softcap_tanh", {s});
     s = b.add("Mul", "softcap_mul", {s, c});
   }
-  // The mask (bool: false masks) padded with masked keys to the keys' count, as ONNX does when
-  // it is shorter, then the position bias.
-  int bias = -1;
-  if (has_input(node, 3)) {
-    bias = node.inputs[3];
-    const Value& m = g.values[bias];
-    const bool boolean = m.dtype == DataType::kBool;
-    if (m.shape.empty() || m.shape.back() > skv) bad("attn_mask is longer than the keys");
-    if (m.shape.back() < skv) {
-      std::vector<int64_t> pads(m.shape.size() * 2, 0);
-      pads.back() = skv - m.shape.back();
-      const int pad_value =
-          boolean ? b.constant("mask_pad_value", DataType::kBool, {}, {0})
-                  : b.scalar("mask_pad_value", -std::numeric_limits<float>::infinity());
-      bias = b.add("Pad", "mask_padded", {bias, b.ints("mask_pads", pads), pad_value});
-    }
-    if (boolean)
-      bias = b.add("Where", "mask_bias",
-                   {bias, b.scalar("mask_zero", 0.f),
-                    b.scalar("mask_neg_inf", -std::numeric_limits<float>::infinity())});
-  }
-  const bool causal = attr_int(node, "is_causal", 0) != 0;
-  const int64_t left = attr_int(node, "left_window_size", -1),
-                right = attr_int(node, "right_window_size", -1);
-  if (causal || left >= 0 || right >= 0) {
-    const int pos = b.floats("position_bias", {sq, skv},
-                             position_bias(sq, skv, past_len, causal, left, right));
-    bias = bias < 0 ? pos : b.add("Add", "mask_and_position", {bias, pos});
-  }
+  const int bias = attention_bias(g, node, b, sq, skv, past_len);
   if (bias >= 0) s = b.add("Add", "masked", {s, bias});
   const int p = b.add("Softmax", "softmax", {s}, {{"axis", A::int_attr(-1)}});
   if (rank == 4) {
