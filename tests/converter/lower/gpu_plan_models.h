@@ -181,13 +181,38 @@ inline ModelBuilder gpu_index_heads() {
   return m;
 }
 
+// A decoder block as opset-23 exporters write it: x [1, 6, 64] -> RMSNormalization -> Q, K, V
+// projections -> RotaryEmbedding of Q and K (3-D, position_ids a graph input) -> Attention 3-D
+// with grouped-query heads (2 Q heads, 1 KV head of 32) and is_causal -> output projection.
+inline ModelBuilder gpu_transformer_block() {
+  ModelBuilder m(23);
+  m.input("x", {1, 6, 64}).input("pos", {1, 6}, onnx::TensorProto::INT64).output("y");
+  m.random("g", {64}, 0.5f, 1.5f).random("wq", {64, 64}).random("wk", {64, 32});
+  m.random("wv", {64, 32}).random("wo", {64, 64}).random("cos", {8, 16}).random("sin", {8, 16});
+  m.node("RMSNormalization", {"x", "g"}, {"n"}, "rms");
+  m.node("MatMul", {"n", "wq"}, {"q"}, "q_proj");
+  m.node("MatMul", {"n", "wk"}, {"k"}, "k_proj");
+  m.node("MatMul", {"n", "wv"}, {"v"}, "v_proj");
+  attr(m.node("RotaryEmbedding", {"q", "cos", "sin", "pos"}, {"qr"}, "rope_q"), "num_heads",
+       int64_t{2});
+  attr(m.node("RotaryEmbedding", {"k", "cos", "sin", "pos"}, {"kr"}, "rope_k"), "num_heads",
+       int64_t{1});
+  auto& a = m.node("Attention", {"qr", "kr", "v"}, {"a"}, "attention");
+  attr(a, "q_num_heads", int64_t{2});
+  attr(a, "kv_num_heads", int64_t{1});
+  attr(a, "is_causal", int64_t{1});
+  m.node("MatMul", {"a", "wo"}, {"y"}, "o_proj");
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
           {"data_movement", gpu_data_movement()},
           {"speech_encoder", gpu_speech_encoder()},
           {"video_stem", gpu_video_stem()},
-          {"index_heads", gpu_index_heads(), false}};
+          {"index_heads", gpu_index_heads(), false},
+          {"transformer_block", gpu_transformer_block()}};
 }
 
 }  // namespace jetplan::converter::testing
