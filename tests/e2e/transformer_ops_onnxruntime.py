@@ -95,7 +95,8 @@ def llama_block(rng):
                               q_num_heads=hq, kv_num_heads=hkv),
              helper.make_node("MatMul", ["a", "wo"], ["o"]),
              helper.make_node("Add", ["x", "o"], ["y"])]
-    model = onnx_model("llama_block", nodes, [vi("x", F, [1, seq, hidden]), vi("pos", I64, [1, seq])],
+    model = onnx_model("llama_block", nodes,
+                       [vi("x", F, [1, seq, hidden]), vi("pos", I64, [1, seq])],
                        [vi("y", F, [1, seq, hidden])], inits, opset=OPSET)
     feeds = {"x": rng.standard_normal((1, seq, hidden)).astype(np.float32),
              "pos": np.arange(3, 3 + seq, dtype=np.int64).reshape(1, seq)}

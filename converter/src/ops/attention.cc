@@ -80,7 +80,8 @@ std::string read_attention(const Graph& g, const Node& node, AttentionForm* f) {
   if (has_input(node, 3)) {
     const DataType m = input(g, node, 3).dtype;
     if (m != DataType::kFloat32 && m != DataType::kBool)
-      refused.push_back(cat("an attn_mask of ", dtype_name(m), " (jetplan takes bool and float32)"));
+      refused.push_back(
+          cat("an attn_mask of ", dtype_name(m), " (jetplan takes bool and float32)"));
   }
   if (has_input(node, 4) != has_input(node, 5))
     fail("node ", node_label(node), ": past_key and past_value come together or not at all");

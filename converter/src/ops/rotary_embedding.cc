@@ -12,9 +12,10 @@
 namespace jetplan::converter::ops {
 
 // X [B, H, S, D] or [B, S, H * D] (num_heads H), cos_cache and sin_cache [B, S, R/2] or, with
-// position_ids [B, S], [max position, R/2] rows gathered by them. The first R = rotary_embedding_dim
-// (0: D) elements of each head rotate: halves (x1, x2) = (x[:R/2], x[R/2:R]), or the even and odd
-// elements when interleaved, become (cos x1 - sin x2, sin x1 + cos x2); the rest pass.
+// position_ids [B, S], [max position, R/2] rows gathered by them. The first R =
+// rotary_embedding_dim (0: D) elements of each head rotate: halves (x1, x2) = (x[:R/2],
+// x[R/2:R]), or the even and odd elements when interleaved, become (cos x1 - sin x2, sin x1 +
+// cos x2); the rest pass.
 std::string decompose_rotary_embedding(Graph& g, const Node& node, std::vector<Node>* out) {
   if (std::string r = float_inputs(g, node, {0, 1, 2}); !r.empty()) return r;
   const Shape x = input(g, node, 0).shape;

@@ -20,7 +20,8 @@ std::vector<float> brute_attention(const std::vector<float>& q, const std::vecto
       double m = -INFINITY, sum = 0;
       for (int64_t j = 0; j <= i; ++j) {
         double dot = 0;
-        for (int64_t e = 0; e < d; ++e) dot += double(q[(b * s + i) * d + e]) * k[(b * s + j) * d + e];
+        for (int64_t e = 0; e < d; ++e)
+          dot += double(q[(b * s + i) * d + e]) * k[(b * s + j) * d + e];
         p[size_t(j)] = dot / std::sqrt(double(d));
         m = std::max(m, p[size_t(j)]);
       }

@@ -1,8 +1,8 @@
 // CUDA BatchNorm and LayerNorm (kernels/cuda/batch_norm.cu, layer_norm.cu; LayerNorm also in its
-// RMS form) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of the step has the step's dtype (the
-// twin reads the same values rounded to FP16). Tolerance: FP16 |got - want| <= 2e-3 * |want| +
-// 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32 1e-5 * |want| + 1e-5. NaN never
-// passes; outputs poisoned, guards checked.
+// RMS form) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of
+// the step has the step's dtype (the twin reads the same values rounded to FP16). Tolerance:
+// FP16 |got - want| <= 2e-3 * |want| + 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32
+// 1e-5 * |want| + 1e-5. NaN never passes; outputs poisoned, guards checked.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,7 +56,8 @@ TEST(GpuLayerNorm, MatchesCpuTwin) {
       if (c.bias) ptrs.in[2] = db->get();
       ptrs.out[0] = dy.get();
       ASSERT_EQ(gpu_test::select_and_launch(kLayerNorm, dtype, ptrs, p), "");
-      EXPECT_TRUE(gpu_test::close_to_twin(dy, want, dtype)) << c.outer << "x" << c.inner << " rms " << c.rms;
+      EXPECT_TRUE(gpu_test::close_to_twin(dy, want, dtype))
+          << c.outer << "x" << c.inner << " rms " << c.rms;
       EXPECT_TRUE(dy.guard_intact());
     }
   }
