@@ -2,7 +2,8 @@
 // kernels/cuda/layer_norm.cu.
 // Statistics are the population mean and variance (divide by the count), in double, two passes
 // in increasing index order (kernels/cpu/moments.h); y = act(scale * (x - mean) / sqrt(var +
-// epsilon) + bias).
+// epsilon) + bias). With rms (ONNX RMSNormalization) the mean is taken as 0: y = act(scale * x /
+// sqrt(mean(x^2) + epsilon) + bias).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@ struct LayerNormParams {
   float epsilon = 1e-5f;
   bool has_bias = false;
   Activation act;
+  bool rms = false;  // root mean square: no mean subtracted (a step with it writes no mean)
 };
 
 }  // namespace jetplan::kernels

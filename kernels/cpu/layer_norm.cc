@@ -8,7 +8,7 @@ void layer_norm(const LayerNormParams& p, const float* x, const float* scale, co
                 float* y, float* mean, float* inv_std_dev) {
   for (int64_t o = 0; o < p.outer; ++o) {
     const float* xr = x + o * p.inner;
-    const Moments m = moments(xr, p.inner, p.epsilon);
+    const Moments m = moments(xr, p.inner, p.epsilon, p.rms);
     for (int64_t i = 0; i < p.inner; ++i)
       y[o * p.inner + i] = normalize(m, xr[i], scale[i], p.has_bias ? bias[i] : 0.0, p.act);
     if (mean) mean[o] = static_cast<float>(m.mean);

@@ -10,15 +10,16 @@
 namespace jetplan::kernels::cpu {
 
 // Population mean and 1 / sqrt(var + epsilon) of `count` elements at x[0], x[stride], ...,
-// two passes in double in increasing index order (no E[x^2] - E[x]^2 cancellation).
+// two passes in double in increasing index order (no E[x^2] - E[x]^2 cancellation). rms: the
+// mean is taken as 0 (RMSNormalization: 1 / sqrt(mean(x^2) + epsilon)).
 struct Moments {
   double mean;
   double inv_std;
 };
 
-inline Moments moments(const float* x, int64_t count, float epsilon) {
+inline Moments moments(const float* x, int64_t count, float epsilon, bool rms = false) {
   double sum = 0.0;
-  for (int64_t i = 0; i < count; ++i) sum += x[i];
+  for (int64_t i = 0; i < count && !rms; ++i) sum += x[i];
   const double mean = sum / static_cast<double>(count);
   double sq = 0.0;
   for (int64_t i = 0; i < count; ++i) {

@@ -1,6 +1,7 @@
 // LayerNorm (statistics over the last `inner` elements of each row) on the GPU, FP16 or FP32
 // storage, every tensor of the step in that dtype, FP32 arithmetic. Statistics are two-pass (mean,
-// then the mean of squared deviations) with block reductions in a fixed order. Twin:
+// then the mean of squared deviations) with block reductions in a fixed order; RMS steps skip the
+// mean (normalize_row's rms). Twin:
 // kernels/cpu/layer_norm.cc.
 #include <cuda_fp16.h>
 
@@ -27,7 +28,8 @@ __device__ void layer_norm(const StepPointers& ptrs, const LayerNormParams& p) {
                   [&](int64_t i) {
                     return make_float2(load_float(scale, i),
                                        bias != nullptr ? load_float(bias, i) : 0.f);
-                  });
+                  },
+                  p.rms);
   }
 }
 

@@ -25,15 +25,19 @@ __device__ __forceinline__ float block_sum(float v, float* shared) {
 // y[i] = act(scale * (x[i] - mean) / sqrt(var + epsilon) + bias) over one row of `count`
 // elements, (scale, bias) of element i from affine(i) as a float2. Every thread of the block
 // calls it for the same row. The row is read three times (mean, deviations, output), from L1/L2
-// after the first for rows that fit there.
+// after the first for rows that fit there. rms (RMSNormalization): the mean is taken as 0 and
+// its pass skipped, so the deviations are x itself.
 template <typename T, typename Affine>
 __device__ __forceinline__ void normalize_row(const T* x, T* y, int64_t count, float epsilon,
                                               const Activation& act, float* shared,
-                                              Affine affine) {
+                                              Affine affine, bool rms = false) {
   const float n = static_cast<float>(count);
-  float s = 0.f;
-  for (int64_t i = threadIdx.x; i < count; i += kNormThreads) s += load_float(x, i);
-  const float mean = block_sum(s, shared) / n;
+  float mean = 0.f;
+  if (!rms) {
+    float s = 0.f;
+    for (int64_t i = threadIdx.x; i < count; i += kNormThreads) s += load_float(x, i);
+    mean = block_sum(s, shared) / n;
+  }
   float sq = 0.f;
   for (int64_t i = threadIdx.x; i < count; i += kNormThreads) {
     const float d = load_float(x, i) - mean;

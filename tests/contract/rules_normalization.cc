@@ -40,8 +40,10 @@ void contract_lrn(StepContract& c) { normalization_shape(c); }
 
 void contract_layer_norm(StepContract& c) {
   c.inputs_are(fb::DType::Float32);
-  c.expect(c.step->params_as_LayerNormParams() && c.in.size() >= 2 && c.in[0] == c.y,
-           "layernorm shape");
+  const auto* p = c.step->params_as_LayerNormParams();
+  c.expect(p && c.in.size() >= 2 && c.in[0] == c.y, "layernorm shape");
+  // RMSNormalization: no mean to write, no bias in ONNX's op.
+  if (p && p->rms()) c.expect(!p->has_mean() && !p->has_bias(), "rms layernorm has mean or bias");
 }
 
 }  // namespace jetplan::converter::testing::contract

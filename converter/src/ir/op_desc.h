@@ -214,6 +214,7 @@ struct OpDesc {
   RnnDesc rnn;
   QuantDesc quant;
   AttentionDesc attention;
+  bool rms = false;  // LayerNorm: by the root mean square (RMSNormalization)
 };
 
 }  // namespace jetplan::converter

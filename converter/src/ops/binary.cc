@@ -2,6 +2,7 @@
 // which decides by dtype and hands float32 here: check_binary) and PRelu.
 #include "converter/src/ir/error.h"
 #include "converter/src/ir/shape_ops.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/family_checks.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
@@ -45,6 +46,10 @@ std::string check_prelu(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
+    {"RotaryEmbedding", nullptr, "float32 (position_ids: int64 or int32)",
+     "runs as its Gather, Slice, Mul, Sub, Add and Concat graph; 3-D (num_heads) and 4-D "
+     "input, rotary_embedding_dim, interleaved, with or without position_ids",
+     23, decompose_rotary_embedding},
     {"PRelu", check_prelu, "float32",
      "the slope broadcasts to X (unidirectional); a Binary step, fused with a following "
      "activation"},

@@ -105,6 +105,17 @@ std::string empty_input_reason(const Graph& g, const Node& node) {
   return "";
 }
 
+// Puts `parts` where node `at` was (it dies) and renumbers the producers from there on: the walk
+// of check_support visits them next.
+void replace_node(Graph& g, size_t at, std::vector<Node> parts) {
+  g.nodes[at].dead = true;
+  g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                 std::make_move_iterator(parts.begin()), std::make_move_iterator(parts.end()));
+  for (size_t i = at + 1; i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].outputs)
+      if (v >= 0) g.values[v].producer = static_cast<int>(i);
+}
+
 std::string plural(size_t n, const char* what) {
   return cat(n, " unsupported ", what, n == 1 ? "" : "s");
 }
@@ -149,7 +160,9 @@ void check_support(Graph& g) {
       bad_inputs.push_back(cat("graph input '", v.name, "': rank ", v.shape.size(),
                                " is not supported (jetplan handles up to ", kMaxRank, ")"));
   }
-  for (Node& node : g.nodes) {
+  // By index: a decomposed node's replacements are inserted after it.
+  for (size_t at = 0; at < g.nodes.size(); ++at) {
+    Node& node = g.nodes[at];
     if (node.dead) continue;
     if (node.domain.empty())
       if (std::string r = definition_reason(g, node); !r.empty()) {
@@ -157,6 +170,16 @@ void check_support(Graph& g) {
         continue;
       }
     if (fold_node(g, node)) continue;
+    const ops::OpRow* row = node.domain.empty() ? ops::find_op_row(node.op_type) : nullptr;
+    if (row != nullptr && row->decompose != nullptr) {
+      if (!input_shapes_known(g, node)) continue;  // fed by an unsupported node, listed already
+      std::vector<Node> parts;
+      if (std::string r = row->decompose(g, node, &parts); !r.empty())
+        bad_nodes.push_back(node_label(node) + ": " + r);
+      else
+        replace_node(g, at, std::move(parts));  // `node` is gone
+      continue;
+    }
     const CheckFn check = node.domain.empty() ? find_check(node.op_type) : nullptr;
     std::string reason;
     if (check == nullptr && !(node.domain.empty() && can_fold_op(node.op_type))) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "converter/src/ir/graph.h"
 
@@ -22,8 +23,16 @@ void check_support(Graph& g);
 // and its output shapes, or the reason it is not (one phrase, no node name).
 using CheckFn = std::string (*)(Graph& g, Node& node);
 
-// nullptr when jetplan has no step for the op (default domain).
+// nullptr when jetplan has no step for the op (default domain), or decomposes it (DecomposeFn).
 CheckFn find_check(const std::string& op_type);
+
+// An op jetplan runs as a small graph of other ONNX ops (Attention, RotaryEmbedding: their
+// definitions are such graphs): returns "" after appending to *out the unresolved nodes that
+// replace `node` (in topological order, reading its inputs and writing its outputs; constants
+// and intermediate values added to `g`), or the reason it is not supported, appending nothing.
+// Input shapes are known. check_support puts the nodes where `node` was and checks them next,
+// so each is folded or resolved by its own op's rules, and the fusion passes see them.
+using DecomposeFn = std::string (*)(Graph& g, const Node& node, std::vector<Node>* out);
 
 // The definition newer than opset 17 (import/onnx_definitions.h) of `op_type` that a model of
 // default-domain `opset` means and that jetplan does not read (newer than its op row's

@@ -1,5 +1,6 @@
 // The LayerNorm family: LayerNormalization over the dims from axis on (scale and bias broadcast
-// to them; Mean and InvStdDev written where read).
+// to them; Mean and InvStdDev written where read), and RMSNormalization (opset 23) as its RMS
+// form (no mean subtracted, no bias, no statistics outputs).
 #include "converter/src/fold/eval.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/ir/graph_edit.h"
@@ -76,17 +77,40 @@ std::string check_layer_norm(Graph& g, Node& node) {
   return "";
 }
 
+// RMSNormalization (opset 23): Y = X / sqrt(mean(X^2) over dims [axis, rank) + epsilon) * scale,
+// scale broadcasting to the normalized shape; the LayerNorm step with rms set.
+std::string check_rms_norm(Graph& g, Node& node) {
+  if (std::string r = float_inputs(g, node, {0, 1}); !r.empty()) return r;
+  if (std::string r = check_stash_type(node); !r.empty()) return r;
+  const Shape x = input(g, node, 0).shape;
+  if (x.empty()) fail("node ", node_label(node), ": RMSNormalization of a scalar");
+  const int64_t axis =
+      normalize_axis(node, attr_int(node, "axis", -1), static_cast<int64_t>(x.size()));
+  std::string reason;
+  const int scale = layer_norm_param(g, node, 1, Shape(x.begin() + axis, x.end()), &reason);
+  if (scale < 0) return reason;
+  node.inputs = {node.inputs[0], scale};
+  node.op.rms = true;
+  node.op.axis = static_cast<int32_t>(axis);
+  node.op.epsilon = attr_float(node, "epsilon", 1e-5f);
+  node.op.family = fb::OpFamily::LayerNorm;
+  set_output(g, node, x);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
     {"LayerNormalization", check_layer_norm, "float32",
      "any axis; stash_type 1; scale and bias broadcast to the normalized shape; Mean and "
      "InvStdDev outputs written where read"},
+    {"RMSNormalization", check_rms_norm, "float32",
+     "any axis; stash_type 1; scale broadcasts to the normalized shape", 23},
 };
 
 StepParamsOffset serialize_layer_norm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
   const OpDesc& op = s.op;
   const fb::Activation act = activation(op.act);
   return params(fb::CreateLayerNormParams(fbb, op.axis, op.epsilon, op.has_bias, op.has_mean,
-                                          op.has_inv_std_dev, &act));
+                                          op.has_inv_std_dev, &act, op.rms));
 }
 
 }  // namespace

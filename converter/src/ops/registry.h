@@ -32,6 +32,8 @@ struct OpRow {
   // reads, by its since_version; 0: none of them. check_support refuses a node whose model's
   // opset means a newer definition than this, before any check or fold.
   int reads_opset = 0;
+  // Set (and `check` null) for an op that check_support replaces by other ops' nodes.
+  DecomposeFn decompose = nullptr;
 };
 
 // OpRow::dtypes of an op that takes every dtype a plan holds.

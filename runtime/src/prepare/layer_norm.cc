@@ -1,5 +1,5 @@
-// LayerNorm: normalization over the dims from an axis on, with its optional Mean and
-// InvStdDev outputs and a fused activation.
+// LayerNorm: normalization over the dims from an axis on (by mean and variance, or by the root
+// mean square), with its optional Mean and InvStdDev outputs and a fused activation.
 #include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/prepare_util.h"
@@ -50,6 +50,9 @@ Status prepare_layer_norm(const jp_plan& plan, const fb::LayerNormParams& p, Pre
   }
   JP_RETURN_IF_ERROR(read_epsilon(*s, p.epsilon(), &k.epsilon));
   k.has_bias = p.has_bias();
+  // RMSNormalization has no mean: a step that claims to write one is not a plan of this schema.
+  if (p.rms() && p.has_mean()) return invalid(*s, "an RMS step writes no mean output");
+  k.rms = p.rms();
   if (outputs == 2) {
     s->run_cpu = p.has_mean() ? run_layer_norm_mean_cpu : run_layer_norm_inv_std_dev_cpu;
   }

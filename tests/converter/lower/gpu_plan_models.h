@@ -218,6 +218,46 @@ inline ModelBuilder gpu_unet_decoder() {
   return m;
 }
 
+// A decoder block as opset-23 exporters write it: x [1, 6, 64] -> RMSNormalization -> Q, K, V
+// projections -> RotaryEmbedding of Q and K (3-D, position_ids a graph input) -> Attention 3-D
+// with grouped-query heads (2 Q heads, 1 KV head of 32) and is_causal -> output projection.
+inline ModelBuilder gpu_transformer_block() {
+  ModelBuilder m(23);
+  m.input("x", {1, 6, 64}).input("pos", {1, 6}, onnx::TensorProto::INT64).output("y");
+  m.random("g", {64}, 0.5f, 1.5f).random("wq", {64, 64}).random("wk", {64, 32});
+  m.random("wv", {64, 32}).random("wo", {64, 64}).random("cos", {8, 16}).random("sin", {8, 16});
+  m.node("RMSNormalization", {"x", "g"}, {"n"}, "rms");
+  m.node("MatMul", {"n", "wq"}, {"q"}, "q_proj");
+  m.node("MatMul", {"n", "wk"}, {"k"}, "k_proj");
+  m.node("MatMul", {"n", "wv"}, {"v"}, "v_proj");
+  attr(m.node("RotaryEmbedding", {"q", "cos", "sin", "pos"}, {"qr"}, "rope_q"), "num_heads",
+       int64_t{2});
+  attr(m.node("RotaryEmbedding", {"k", "cos", "sin", "pos"}, {"kr"}, "rope_k"), "num_heads",
+       int64_t{1});
+  auto& a = m.node("Attention", {"qr", "kr", "v"}, {"a"}, "attention");
+  attr(a, "q_num_heads", int64_t{2});
+  attr(a, "kv_num_heads", int64_t{1});
+  attr(a, "is_causal", int64_t{1});
+  m.node("MatMul", {"a", "wo"}, {"y"}, "o_proj");
+  return m;
+}
+
+// Two MatMuls of 80 rows (x [2, 40, 32]): 32 -> 64 + bias + Relu, 64 -> 32 + bias + x. GPU
+// plans run them as 1x1 convs (int8_gemm.h), the second with the residual in its epilogue.
+inline ModelBuilder gpu_mlp_rows() {
+  ModelBuilder m;
+  m.input("x", {2, 40, 32}).output("y");
+  m.random("w1", {32, 64}, -0.3f, 0.3f).random("b1", {64}, -0.1f, 0.1f);
+  m.random("w2", {64, 32}, -0.2f, 0.2f).random("b2", {32}, -0.1f, 0.1f);
+  m.node("MatMul", {"x", "w1"}, {"m1"}, "fc1");
+  m.node("Add", {"m1", "b1"}, {"a1"}, "fc1_bias");
+  m.node("Relu", {"a1"}, {"h"}, "fc1_relu");
+  m.node("MatMul", {"h", "w2"}, {"m2"}, "fc2");
+  m.node("Add", {"m2", "b2"}, {"a2"}, "fc2_bias");
+  m.node("Add", {"a2", "x"}, {"y"}, "residual");
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
@@ -225,7 +265,9 @@ inline std::vector<GpuPlanModel> gpu_plan_models() {
           {"speech_encoder", gpu_speech_encoder()},
           {"video_stem", gpu_video_stem()},
           {"index_heads", gpu_index_heads(), false},
-          {"unet_decoder", gpu_unet_decoder()}};
+          {"unet_decoder", gpu_unet_decoder()},
+          {"transformer_block", gpu_transformer_block()},
+          {"mlp_rows", gpu_mlp_rows()}};
 }
 
 }  // namespace jetplan::converter::testing

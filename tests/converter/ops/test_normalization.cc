@@ -1,5 +1,6 @@
 // The normalizations end to end in process: InstanceNormalization, LRN, LayerNormalization
-// (broadcast scale, statistics outputs, refusals) and GroupNormalization (opsets 18 and 21).
+// (broadcast scale, statistics outputs, refusals), RMSNormalization (opset 23) and
+// GroupNormalization (opsets 18 and 21).
 #include "tests/converter/util/ir_model_util.h"
 
 namespace jetplan::converter::testing {
@@ -92,6 +93,50 @@ TEST(Norms, LayerNormRefusals) {
   EXPECT_THAT(e, HasSubstr("'runtime_broadcast' (LayerNormalization): its input 's' [1] "
                            "broadcasts to the normalized shape and is computed at run time"));
   EXPECT_THAT(e, HasSubstr("'stash' (LayerNormalization): stash_type=10"));
+}
+
+// RMSNormalization (opset 23) is the LayerNorm step with rms set: no mean subtracted, the scale
+// expanded to the normalized shape, no bias; refused like LayerNormalization.
+TEST(Norms, RmsNormalizationIsTheRmsLayerNorm) {
+  ModelBuilder m(23);
+  m.input("x", {2, 2, 3}).output("y");
+  m.initializer("scale", {3}, {1.f, 2.f, -1.f});
+  auto& n = m.node("RMSNormalization", {"x", "scale"}, {"y"}, "rms");
+  attr(n, "axis", int64_t{1});
+  attr(n, "epsilon", 0.f);
+  const auto& [r, plan, s] = convert_to_first_step(m, OpFamily::LayerNorm);
+  ASSERT_NE(s, nullptr);
+  const auto* p = s->params_as_LayerNormParams();
+  EXPECT_TRUE(p->rms());
+  EXPECT_FALSE(p->has_bias());
+  EXPECT_FALSE(p->has_mean());
+  EXPECT_EQ(p->axis(), 1);
+  EXPECT_EQ(tensor_shape(plan, s->inputs()->Get(1)), (Shape{2, 3}));
+  // Row 0: 1..6, mean of squares 91 / 6; row 1: every element 2 (rms 2, mean not subtracted).
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 2, -2, 2, -2, 2, -2};
+  const std::vector<Output> out = run_plan(r.plan, {x});
+  ASSERT_EQ(out.size(), 1u);
+  const std::vector<float> y = out[0].as<float>();
+  const float r0 = 1.f / std::sqrt(91.f / 6.f);
+  expect_near(y, {1 * r0, 4 * r0, -3 * r0, 4 * r0, 10 * r0, -6 * r0, 1, -2, -1, -1, 2, 1},
+              1e-5f);
+
+  ModelBuilder bad(23);
+  bad.input("x", {2, 3}).input("s", {1}).output("y").output("z");
+  bad.initializer("ones", {3}, {1, 1, 1});
+  bad.node("RMSNormalization", {"x", "s"}, {"y"}, "runtime_broadcast");
+  attr(bad.node("RMSNormalization", {"x", "ones"}, {"z"}, "stash"), "stash_type", int64_t{10});
+  const std::string e = convert_error(bad);
+  EXPECT_THAT(e, HasSubstr("2 unsupported nodes"));
+  EXPECT_THAT(e, HasSubstr("'runtime_broadcast' (RMSNormalization): its input 's' [1] "
+                           "broadcasts to the normalized shape and is computed at run time"));
+  EXPECT_THAT(e, HasSubstr("'stash' (RMSNormalization): stash_type=10"));
+  // Opset 22 has no RMSNormalization.
+  ModelBuilder old(22);
+  old.input("x", {2, 3}).output("y");
+  old.initializer("ones", {3}, {1, 1, 1});
+  old.node("RMSNormalization", {"x", "ones"}, {"y"}, "early");
+  EXPECT_THAT(convert_error(old), HasSubstr("RMSNormalization is not an op of opset 22"));
 }
 
 TEST(Norms, GroupNormPerGroupAtOpset18PerChannelAtOpset21) {

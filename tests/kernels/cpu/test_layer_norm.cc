@@ -78,5 +78,39 @@ TEST(LayerNorm, RandomWithAndWithoutBiasAndOptionalStats) {
       }
 }
 
+// RMSNormalization (rms): y = scale * x / sqrt(mean(x^2) + epsilon) + bias, no mean subtracted,
+// evaluated in long double per row; inv_std_dev is 1 / that root.
+TEST(LayerNorm, RmsMatchesOnnxFormula) {
+  SEEDED_RNG(rng);
+  for (const auto& [outer, inner] : {std::pair<int64_t, int64_t>{1, 1}, {3, 8}, {5, 257}})
+    for (bool has_bias : {false, true}) {
+      SCOPED_TRACE("outer " + std::to_string(outer) + " inner " + std::to_string(inner));
+      // An offset mean: subtracting it (LayerNorm) would give other values.
+      const std::vector<float> x = rng.uniform(outer * inner, 1.f, 5.f);
+      const std::vector<float> scale = rng.uniform(inner, -2.f, 2.f);
+      const std::vector<float> bias = rng.uniform(inner, -1.f, 1.f);
+      LayerNormParams p = layer_params(outer, inner, 1e-3f, has_bias, {});
+      p.rms = true;
+      Output y(outer * inner), inv_std(outer);
+      cpu::layer_norm(p, x.data(), scale.data(), has_bias ? bias.data() : nullptr, y.data(),
+                      nullptr, inv_std.data());
+      std::vector<double> want, want_inv;
+      for (int64_t o = 0; o < outer; ++o) {
+        long double sq = 0;
+        for (int64_t i = 0; i < inner; ++i) {
+          const long double e = x[size_t(o * inner + i)];
+          sq += e * e / inner;
+        }
+        const long double inv = 1 / std::sqrt(sq + 1e-3f);
+        want_inv.push_back(double(inv));
+        for (int64_t i = 0; i < inner; ++i)
+          want.push_back(double(scale[size_t(i)] * (x[size_t(o * inner + i)] * inv) +
+                                (has_bias ? bias[size_t(i)] : 0.0)));
+      }
+      EXPECT_TRUE(all_close(y, want, kNormTol));
+      EXPECT_TRUE(all_close(inv_std, want_inv, kNormTol));
+    }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels

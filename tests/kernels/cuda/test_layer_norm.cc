@@ -1,8 +1,8 @@
-// CUDA BatchNorm and LayerNorm (kernels/cuda/batch_norm.cu, layer_norm.cu) against their CPU twins
-// (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of the step has the step's dtype (the
-// twin reads the same values rounded to FP16). Tolerance: FP16 |got - want| <= 2e-3 * |want| +
-// 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32 1e-5 * |want| + 1e-5. NaN never
-// passes; outputs poisoned, guards checked.
+// CUDA BatchNorm and LayerNorm (kernels/cuda/batch_norm.cu, layer_norm.cu; LayerNorm also in its
+// RMS form) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of
+// the step has the step's dtype (the twin reads the same values rounded to FP16). Tolerance:
+// FP16 |got - want| <= 2e-3 * |want| + 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32
+// 1e-5 * |want| + 1e-5. NaN never passes; outputs poisoned, guards checked.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,12 +22,16 @@ constexpr uint16_t kLayerNorm = static_cast<uint16_t>(OpFamilyId::kLayerNorm);
 TEST(GpuLayerNorm, MatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
-  struct Case { int64_t outer, inner; bool bias; ActivationKind act; };
+  // rms: RMSNormalization (no mean pass), as LLaMA-style blocks use it.
+  struct Case { int64_t outer, inner; bool bias; ActivationKind act; bool rms = false; };
   const Case cases[] = {{197, 768, true, ActivationKind::kNone},  // ViT-B, batch 1
                         {8 * 197, 384, true, ActivationKind::kNone},
                         {5, 1, false, ActivationKind::kNone},
                         {3, 1001, false, ActivationKind::kRelu},
-                        {2, 4099, true, ActivationKind::kGelu}};
+                        {2, 4099, true, ActivationKind::kGelu},
+                        {64, 2048, false, ActivationKind::kNone, true},
+                        {7, 1, false, ActivationKind::kNone, true},
+                        {3, 1001, true, ActivationKind::kSilu, true}};
   for (const Case& c : cases) {
     for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
       LayerNormParams p;
@@ -36,6 +40,7 @@ TEST(GpuLayerNorm, MatchesCpuTwin) {
       p.epsilon = 1e-5f;
       p.has_bias = c.bias;
       p.act.kind = c.act;
+      p.rms = c.rms;
       const int64_t n = c.outer * c.inner;
       // An offset mean tests the two-pass variance.
       std::vector<float> x = rng.uniform(n, 2.f, 6.f), scale = rng.uniform(c.inner, -2.f, 2.f),
@@ -51,7 +56,8 @@ TEST(GpuLayerNorm, MatchesCpuTwin) {
       if (c.bias) ptrs.in[2] = db->get();
       ptrs.out[0] = dy.get();
       ASSERT_EQ(gpu_test::select_and_launch(kLayerNorm, dtype, ptrs, p), "");
-      EXPECT_TRUE(gpu_test::close_to_twin(dy, want, dtype)) << c.outer << "x" << c.inner;
+      EXPECT_TRUE(gpu_test::close_to_twin(dy, want, dtype))
+          << c.outer << "x" << c.inner << " rms " << c.rms;
       EXPECT_TRUE(dy.guard_intact());
     }
   }
