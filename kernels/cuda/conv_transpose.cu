@@ -263,8 +263,10 @@ template <typename T>
 __device__ __forceinline__ void upsample_igemm(const StepPointers& ptrs,
                                                const ConvTransposeParams& p) {
   if (!p.channels_last || !conv_transpose_upsamples(p) || gridDim.z != 1 ||
-      p.out_channels * p.kernel[0] * p.kernel[1] >= (int64_t{1} << 31))
+      p.out_channels * p.kernel[0] * p.kernel[1] >= (int64_t{1} << 31)) {
+    pdl_wait();  // an early launch waits on every path (device_math.cuh)
     return;
+  }
   __shared__ __align__(16) unsigned char gemm_bytes[sizeof(UpsampleGemm)];
   UpsampleGemm* gemm = reinterpret_cast<UpsampleGemm*>(gemm_bytes);
   if (threadIdx.x == 0) new (gemm) UpsampleGemm(upsample_gemm(p));
