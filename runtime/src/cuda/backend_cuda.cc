@@ -234,8 +234,10 @@ Status bind_step(const jp_plan& plan, size_t index, CudaStep* out) {
   if (out->early) {
     // Only a grid the GPU holds at once launches early. A larger one's blocks would start on
     // whichever SMs the previous kernel's last blocks leave first, unevenly, where a plain
-    // launch spreads its first wave over an idle GPU: ResNet-50 and EfficientNet-B0 at batch 8
-    // ran 2-3% slower with every kernel early (H200), batch 1 5-12% faster.
+    // launch spreads its first wave over an idle GPU. H200, 12 plans (tests/perf/RESULTS.md,
+    // session 12): every kernel early, EfficientNet-B0 at batch 8 ran 3% slower than with no
+    // early launch; with this rule 3% faster; batch 1 5-12% faster either way; ResNet-50's FP16
+    // plan at batch 8 stays 2-3% slower either way.
     uint64_t resident = 0;
     JP_RETURN_IF_ERROR(resident_blocks(cp, *out, &resident));
     out->early = grid_blocks(*out) <= resident;
