@@ -284,6 +284,63 @@ __device__ __forceinline__ bool igemm_split_k(A (&acc)[T::kMI][T::kNI][4],
   return true;
 }
 
+// ---- Groups of four, for the epilogues of conv.cu and conv_transpose.cu (residual, store4)
+// Four consecutive elements of a dense tensor as floats (exact conversions), from element i on;
+// those at or past `count` left alone. One 4- or 8-byte load when all four exist and i is a
+// multiple of 4 (the igemm epilogue's groups start on one; arena tensors are 16-byte aligned).
+// FAST: the caller knows both (igemm_epilogue()'s whole, aligned tiles), so nothing is tested.
+template <bool FAST, typename T>
+__device__ __forceinline__ void load4(const T* src, int64_t i, int count, float (&r)[4]) {
+  if (FAST || (count >= 4 && i % 4 == 0)) {
+    if (sizeof(T) == 1) {
+      const char4 v = *reinterpret_cast<const char4*>(src + i);
+      r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+    } else {
+      const uint2 v = *reinterpret_cast<const uint2*>(src + i);
+      const __half2 lo = *reinterpret_cast<const __half2*>(&v.x);
+      const __half2 hi = *reinterpret_cast<const __half2*>(&v.y);
+      r[0] = __low2float(lo), r[1] = __high2float(lo), r[2] = __low2float(hi),
+      r[3] = __high2float(hi);
+    }
+    return;
+  }
+  if constexpr (!FAST) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < count) r[e] = sizeof(T) == 1 ? float(src[i + e]) : __half2float(src[i + e]);
+  }
+}
+// Stores the first min(count, 4) of four Int8 or Float16 values at y[o]: one 4- or 8-byte
+// store when all four go and o is a multiple of 4 (FAST: known to be so).
+template <bool FAST>
+__device__ __forceinline__ void store4_int8(int8_t* y, int64_t o, int count, const int8_t (&q)[4]) {
+  if (FAST || (count >= 4 && o % 4 == 0)) {
+    *reinterpret_cast<char4*>(y + o) = make_char4(q[0], q[1], q[2], q[3]);
+    return;
+  }
+  if constexpr (!FAST) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < count) y[o + e] = q[e];
+  }
+}
+template <bool FAST>
+__device__ __forceinline__ void store4_half(__half* y, int64_t o, int count, const float (&v)[4]) {
+  if (FAST || (count >= 4 && o % 4 == 0)) {
+    const __half2 lo = __floats2half2_rn(v[0], v[1]), hi = __floats2half2_rn(v[2], v[3]);
+    uint2 u;
+    u.x = *reinterpret_cast<const uint32_t*>(&lo);
+    u.y = *reinterpret_cast<const uint32_t*>(&hi);
+    *reinterpret_cast<uint2*>(y + o) = u;
+    return;
+  }
+  if constexpr (!FAST) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < count) y[o + e] = __float2half_rn(v[e]);
+  }
+}
+
 // The epilogue of one tile, in two passes through shared memory (the pipeline's, free by then).
 // 1: each accumulator gets its column's part of the epilogue (Epi::staged: the bias, or INT8's
 //    multiplier and shift; Epi::column loads a thread's columns once, all before the first

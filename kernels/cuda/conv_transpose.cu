@@ -221,11 +221,7 @@ struct EpilogueUpsample {
                                                   int m, int j, int N, float (&r)[4]) {
     if (!ok || !p.has_residual) return;
     if constexpr (FAST) {
-      const uint2 v = *reinterpret_cast<const uint2*>(c.res + at(c, m, j));
-      const __half2 lo = *reinterpret_cast<const __half2*>(&v.x);
-      const __half2 hi = *reinterpret_cast<const __half2*>(&v.y);
-      r[0] = __low2float(lo), r[1] = __high2float(lo), r[2] = __low2float(hi),
-      r[3] = __high2float(hi);
+      load4<true>(c.res, at(c, m, j), 4, r);
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e)
@@ -242,11 +238,7 @@ struct EpilogueUpsample {
       v[e] = act_value<A>(p.act, v[e]);
     }
     if constexpr (FAST) {
-      const __half2 lo = __floats2half2_rn(v[0], v[1]), hi = __floats2half2_rn(v[2], v[3]);
-      uint2 u;
-      u.x = *reinterpret_cast<const uint32_t*>(&lo);
-      u.y = *reinterpret_cast<const uint32_t*>(&hi);
-      *reinterpret_cast<uint2*>(c.y + at(c, m, j)) = u;
+      store4_half<true>(c.y, at(c, m, j), 4, v);
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e)

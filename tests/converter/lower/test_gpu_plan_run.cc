@@ -43,16 +43,27 @@ std::vector<std::vector<uint8_t>> random_inputs(const jp_plan* plan, uint32_t se
   return out;
 }
 
+// `model` converted for sm_90 (target h100), and loaded on this machine's GPU: null (with the
+// runtime's reason in *why) where none takes it.
+jp_plan* gpu_plan(const GpuPlanModel& model, ConvertResult* g, std::string* why) {
+  ConvertOptions gpu;
+  gpu.target = "h100";
+  *g = convert_onnx(model.builder.bytes(), "model.onnx", gpu);
+  jp_plan* loaded = nullptr;
+  if (jp_plan_load_buffer(g->plan.data(), g->plan.size(), JP_LOAD_COPY, &loaded) == JP_OK)
+    return loaded;
+  *why = jp_last_error();
+  return nullptr;
+}
+
 TEST(GpuPlanRun, SpreadMatchesTheCpuPlanOnThisGpu) {
   for (const GpuPlanModel& model : gpu_plan_models()) {
     if (!model.compare_on_gpu) continue;
     SCOPED_TRACE(model.name);
-    ConvertOptions gpu;
-    gpu.target = "h100";
-    const ConvertResult g = convert_onnx(model.builder.bytes(), "model.onnx", gpu);
-    jp_plan* loaded = nullptr;
-    if (jp_plan_load_buffer(g.plan.data(), g.plan.size(), JP_LOAD_COPY, &loaded) != JP_OK)
-      GTEST_SKIP() << "no sm_90 GPU takes the plan here: " << jp_last_error();
+    ConvertResult g;
+    std::string why;
+    jp_plan* loaded = gpu_plan(model, &g, &why);
+    if (loaded == nullptr) GTEST_SKIP() << "no sm_90 GPU takes the plan here: " << why;
     const std::vector<std::vector<uint8_t>> inputs = random_inputs(loaded, 17);
     std::vector<bool> is_float;  // per output: compared within the tolerance, else bit for bit
     for (int32_t o = 0; o < jp_plan_num_outputs(loaded); ++o) {
@@ -93,12 +104,10 @@ TEST(GpuPlanRun, EarlyLaunchesGiveTheSameBits) {
   for (const GpuPlanModel& model : gpu_plan_models()) {
     if (!model.compare_on_gpu) continue;
     SCOPED_TRACE(model.name);
-    ConvertOptions gpu;
-    gpu.target = "h100";
-    const ConvertResult g = convert_onnx(model.builder.bytes(), "model.onnx", gpu);
-    jp_plan* loaded = nullptr;
-    if (jp_plan_load_buffer(g.plan.data(), g.plan.size(), JP_LOAD_COPY, &loaded) != JP_OK)
-      GTEST_SKIP() << "no sm_90 GPU takes the plan here: " << jp_last_error();
+    ConvertResult g;
+    std::string why;
+    jp_plan* loaded = gpu_plan(model, &g, &why);
+    if (loaded == nullptr) GTEST_SKIP() << "no sm_90 GPU takes the plan here: " << why;
     const std::vector<std::vector<uint8_t>> inputs = random_inputs(loaded, 23);
     jp_plan_destroy(loaded);
     std::vector<PlanInput> in;
