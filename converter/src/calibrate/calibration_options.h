@@ -18,7 +18,11 @@ struct CalibrationOptions {
   // The calibration set (calib_data.h says what it may hold); may be empty when cache_path names
   // an existing cache of this model.
   std::string dir;
-  CalibrationMethod method = CalibrationMethod::kEntropy;
+  // MSE by default: as good as entropy on the trained classifier (tests/accuracy: 99.9% top-1
+  // agreement either way) and far better on the trained detector, whose box and class outputs
+  // entropy clips hardest (mAP drop 1.19 points with entropy, -0.02 with MSE, 0.07 with
+  // percentile, on a CPU where torch trains it slightly differently than on the last ones).
+  CalibrationMethod method = CalibrationMethod::kMse;
   double percentile = 99.99;  // kPercentile only, in (0, 100]
   // Images only: "resize=256,crop=224,mean=...,std=...,order=rgb,layout=nchw,scale=255"
   // (calib_data.h, parse_preprocess).
