@@ -1,5 +1,5 @@
 // Transpose on the GPU (a strided gather; tiled through shared memory when the permutation
-// coalesces to a 2-D one): moves elements of elem_bytes and never looks at the values, so one
+// coalesces to a 2-D one; whole rows in wide units when it keeps the innermost dim): moves elements of elem_bytes and never looks at the values, so one
 // kernel serves every dtype, or widens FP16 to FP32 as it moves (half_to_float), or rounds FP32
 // to FP16 (float_to_half, to nearest even like the twin's half_from_float). Twin:
 // kernels/cpu/transpose.cc.
@@ -45,6 +45,81 @@ __device__ void transpose_generic(const TransposeParams& p, const void* x, void*
     }
     d[i] = moved<TO>(s[off]);
   }
+}
+
+// A transpose that keeps x's innermost dim (a head split, [B, S, H, D] -> [B, H, S, D]) moves
+// runs of whole rows: after coalescing, y's last dim is contiguous in x too, so the kernel moves
+// units of up to 16 bytes (the widest that the run's bytes, x's strides and both addresses allow,
+// byte_units.cuh) where the generic path moved one element with a division per dim. False (and
+// nothing moved) for another permutation or a moved element that converts.
+template <int N>
+__device__ void transpose_units(int n, const int64_t* dims, const int64_t* strides,
+                                const uint8_t* x, uint8_t* y) {
+  using U = typename Unit<N>::T;
+  const U* s = reinterpret_cast<const U*>(x);
+  U* d = reinterpret_cast<U*>(y);
+  int64_t count = 1;
+  for (int k = 0; k < n; ++k) count *= dims[k];
+  // 32-bit index math where every offset fits (the usual case): 64-bit divisions cost ~4x more.
+  // The loops run over every possible dim, those past n skipped, so that the arrays live in
+  // registers.
+  if (count <= INT32_MAX) {
+    uint32_t dim32[kMaxRank], stride32[kMaxRank];
+    bool fits = true;
+#pragma unroll
+    for (int k = 0; k < kMaxRank; ++k) {
+      dim32[k] = k < n ? static_cast<uint32_t>(dims[k]) : 1u;
+      stride32[k] = k < n ? static_cast<uint32_t>(strides[k]) : 0u;
+      fits &= k >= n || strides[k] * dims[k] <= INT32_MAX;
+    }
+    if (fits) {
+      for (int64_t i = global_thread(); i < count; i += global_threads()) {
+        uint32_t rest = static_cast<uint32_t>(i), off = 0;
+#pragma unroll
+        for (int k = kMaxRank - 1; k > 0; --k) {
+          if (k >= n) continue;
+          const uint32_t c = rest % dim32[k];
+          rest /= dim32[k];
+          off += c * stride32[k];
+        }
+        d[i] = s[off + rest * stride32[0]];
+      }
+      return;
+    }
+  }
+  for (int64_t i = global_thread(); i < count; i += global_threads()) {
+    int64_t rest = i, off = 0;
+    for (int k = n - 1; k > 0; --k) {
+      const int64_t c = rest % dims[k];
+      rest /= dims[k];
+      off += c * strides[k];
+    }
+    d[i] = s[off + rest * strides[0]];
+  }
+}
+
+__device__ bool transpose_runs(const TransposeParams& p, const void* x, void* y) {
+  int64_t dims[kMaxRank], strides[kMaxRank];
+  const int n = coalesce_transpose(p, dims, strides);
+  if (n < 2 || strides[n - 1] != 1) return false;
+  const int64_t e = p.elem_bytes;
+  uint64_t bits = static_cast<uint64_t>(dims[n - 1] * e) | reinterpret_cast<uintptr_t>(x) |
+                  reinterpret_cast<uintptr_t>(y);
+  for (int k = 0; k < n - 1; ++k) bits |= static_cast<uint64_t>(strides[k] * e);
+  const int unit = unit_bytes(bits);
+  if (unit <= e) return false;  // no wider than an element: the generic path
+  // In units: the last dim's length and every stride (in elements until now) scale by e / unit.
+  dims[n - 1] = dims[n - 1] * e / unit;
+  for (int k = 0; k < n - 1; ++k) strides[k] = strides[k] * e / unit;
+  const auto* xs = static_cast<const uint8_t*>(x);
+  auto* ys = static_cast<uint8_t*>(y);
+  switch (unit) {
+    case 16: transpose_units<16>(n, dims, strides, xs, ys); break;
+    case 8: transpose_units<8>(n, dims, strides, xs, ys); break;
+    case 4: transpose_units<4>(n, dims, strides, xs, ys); break;
+    default: transpose_units<2>(n, dims, strides, xs, ys); break;
+  }
+  return true;
 }
 
 // The view a tiled transpose handles: y dense [batch, rows, cols], x element (b, r, c) at
@@ -146,7 +221,8 @@ namespace jk = jetplan::kernels::cuda;
   extern "C" __global__ void jp_transpose_b##N(StepPointers ptrs, const TransposeParams p) { \
     jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     using T = jk::Unit<N>::T;                                                            \
-    if (p.elem_bytes == N && !p.half_to_float && !p.float_to_half)                       \
+    if (p.elem_bytes == N && !p.half_to_float && !p.float_to_half &&                     \
+        !jk::transpose_runs(p, ptrs.in[0], ptrs.out[0]))                                 \
       jk::transpose_generic<T, T>(p, ptrs.in[0], ptrs.out[0]);                           \
   }                                                                                      \
   extern "C" __global__ void jp_transpose_tiled_b##N(StepPointers ptrs,                  \

@@ -35,7 +35,10 @@ TEST(GpuTranspose, MatchesCpuTwinBitExact) {
       {{1, 13, 11, 67}, {0, 3, 1, 2}, true},    // NHWC -> NCHW
       {{8, 7, 7, 2048}, {0, 3, 1, 2}, true},
       {{33, 65}, {1, 0}, true},                 // a plain 2-D transpose
-      {{2, 197, 12, 64}, {0, 2, 1, 3}, false},  // ViT heads split: generic
+      {{2, 197, 12, 64}, {0, 2, 1, 3}, false},  // ViT heads split: rows in 16-byte units
+      {{3, 5, 7, 6}, {0, 2, 1, 3}, false},      // rows of 6 elements: units of 2, 4 or 16 bytes
+      {{4, 10, 3, 12}, {2, 0, 1, 3}, false},    // rows of 12
+      {{3, 5, 7, 3}, {0, 2, 1, 3}, false},      // rows of 3: 1-byte elements stay generic
       {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}, false},
       {{5, 1, 9}, {1, 2, 0}, true},             // extent-1 dims drop out
       {{8, 3, 37, 41}, {0, 2, 3, 1}, true},     // 3 cols: one thread a row (narrow view)
