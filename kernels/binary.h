@@ -1,5 +1,5 @@
 // The Binary family (float Add, Sub, Mul, Div, Max, Min, Pow, PRelu with numpy broadcasting;
-// Add also of Int8 with requantization):
+// Add also of Int8 with requantization; any of them from float into Int8):
 // parameters and CPU twin (kernels/cpu/binary.cc); CUDA kernels in kernels/cuda/binary.cu. The
 // per-element formula is BinaryOp's in kernels/scalar_ops.h.
 #pragma once
@@ -40,6 +40,12 @@ float apply_binary(BinaryOp op, float a, float b);
 void binary_add_int8(const BinaryParams& p, const int8_t* a, const int8_t* b, const float* scales,
                      int8_t* y);
 
+// An INT8 plan's float Binary whose only readers are INT8 steps (a squeeze-excitation Mul in
+// front of an INT8 conv): y = int8_quantize(act(op(a, b)), inv_y), inv_y the inverse of y's
+// scale; the CUDA kernels' operations (jp_binary_q8_*), so the same bits for the same operands
+// and the piecewise-linear activations the converter lets it fuse.
+void binary_to_int8(const BinaryParams& p, const float* a, const float* b, float inv_y, int8_t* y);
+
 }  // namespace jetplan::kernels::cpu
 
 // CUDA kernels of kernels/cuda/binary.cu, one row each, gathered into the variant table by
@@ -47,4 +53,6 @@ void binary_add_int8(const BinaryParams& p, const int8_t* a, const int8_t* b, co
 #define JP_CUDA_VARIANTS_binary(X, F) \
   X(F, jp_binary_f16, kF16, 0) \
   X(F, jp_binary_f32, kF32, 0) \
-  X(F, jp_binary_add_i8, kI8, 0)
+  X(F, jp_binary_add_i8, kI8, 0) \
+  X(F, jp_binary_q8_f16, kF16, 0, kI8) \
+  X(F, jp_binary_q8_f32, kF32, 0, kI8)

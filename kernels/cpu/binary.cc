@@ -27,4 +27,12 @@ void binary_add_int8(const BinaryParams& p, const int8_t* a, const int8_t* b, co
   }
 }
 
+void binary_to_int8(const BinaryParams& p, const float* a, const float* b, float inv_y, int8_t* y) {
+  const int64_t count = dense_count(p.rank, p.out_dims);
+  for (int64_t i = 0; i < count; ++i) {
+    const OperandOffsets off = operand_offsets(i, p.rank, p.out_dims, p.a_strides, p.b_strides);
+    y[i] = int8_quantize(activation_value(p.act, binary_value(p.op, a[off.a], b[off.b])), inv_y);
+  }
+}
+
 }  // namespace jetplan::kernels::cpu

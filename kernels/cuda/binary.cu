@@ -1,6 +1,7 @@
 // The Binary family on the GPU (numpy broadcasting by strides), FP16 and FP32 storage, FP32
 // arithmetic with binary_value and the fused activation_value (kernels/scalar_ops.h); an Add of
-// Int8 tensors with requantization. Twin: kernels/cpu/binary.cc.
+// Int8 tensors with requantization; a float Binary writing Int8 for INT8 readers. Twin:
+// kernels/cpu/binary.cc.
 #include <cuda_fp16.h>
 
 #include "kernels/binary.h"
@@ -29,8 +30,19 @@ __device__ void binary_add_i8(const StepPointers& ptrs, const BinaryParams& p) {
   });
 }
 
+// An INT8 plan's float Binary writing Int8 (ptrs.in[2]: 1 / y's scale): the twin's
+// cpu::binary_to_int8 operations, so the same bits for the same float operands.
+template <typename T>
+__device__ void binary_q8(const StepPointers& ptrs, const BinaryParams& p) {
+  const float inv_y = *static_cast<const float*>(ptrs.in[2]);
+  broadcast2<T, int8_t>(ptrs, p, [&p, inv_y](float a, float b) {
+    return int8_quantize(activation_value(p.act, binary_value(p.op, a, b)), inv_y);
+  });
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
 JP_HALF_AND_FLOAT_KERNELS(jp_binary, BinaryParams, jetplan::kernels::cuda::binary)
 JP_STEP_KERNEL(jp_binary_add_i8, BinaryParams, jetplan::kernels::cuda::binary_add_i8)
+JP_HALF_AND_FLOAT_KERNELS(jp_binary_q8, BinaryParams, jetplan::kernels::cuda::binary_q8)

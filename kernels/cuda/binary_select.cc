@@ -18,6 +18,10 @@ bool select_binary(const StepDesc& step, const TargetInfo& target, LaunchChoice*
     return true;
   }
   // Grid-stride kernels: enough blocks to fill every SM a few times over.
+  if (step.num_outputs > 0 && step.output_dtypes[0] == DType::kInt8)  // float into Int8
+    return select_float_pair(step, "Binary into Int8", VariantId::jp_binary_q8_f16,
+                             VariantId::jp_binary_q8_f32, count_elements(p->rank, p->out_dims),
+                             256, target.sm_count * 8, out, why);
   return select_float_pair(step, "pointwise", VariantId::jp_binary_f16, VariantId::jp_binary_f32,
                            count_elements(p->rank, p->out_dims), 256, target.sm_count * 8, out,
                            why);

@@ -7,15 +7,16 @@
 
 #include "converter/src/ir/error.h"
 #include "converter/src/precision/int8_gemm.h"
+#include "converter/src/precision/int8_weights.h"
 
 namespace jetplan::converter {
 namespace {
 
 constexpr float kQMax = 127.f;
 
-// Steps between INT8 steps that may run on Int8 (Int8Pass::mover_candidate): data movement,
-// which keeps its input's scale, and the Add, which requantizes.
-enum class Mover : uint8_t { kNone, kMaxPool, kConcat, kResize, kAdd };
+// Steps next to INT8 steps that may run on Int8 (Int8Pass::mover_candidate): data movement,
+// which keeps its input's scale; the Add, which requantizes; a float Binary writing Int8.
+enum class Mover : uint8_t { kNone, kMaxPool, kConcat, kResize, kAdd, kToInt8 };
 
 bool positive_finite(float v) { return v > 0.f && std::isfinite(v); }
 
@@ -45,6 +46,7 @@ class Int8Pass {
       summary_.int8_concats += mover_[s] == Mover::kConcat ? 1 : 0;
       summary_.int8_resizes += mover_[s] == Mover::kResize ? 1 : 0;
       summary_.int8_adds += mover_[s] == Mover::kAdd ? 1 : 0;
+      summary_.int8_binary_outputs += mover_[s] == Mover::kToInt8 ? 1 : 0;
     }
     input_twin_.assign(d_.tensors.size(), false);
     for (const DraftStep& w : d_.steps) {
@@ -65,6 +67,7 @@ class Int8Pass {
       if (mover_[s] == Mover::kConcat)
         for (uint32_t& i : steps[s].inputs) i = quantized(i);
       if (mover_[s] == Mover::kAdd) add_scales(steps[s]);
+      if (mover_[s] == Mover::kToInt8) to_int8(steps[s]);
       d_.steps.push_back(std::move(steps[s]));
     }
     for (uint32_t t = 0; t < int8_.size(); ++t) {
@@ -198,6 +201,11 @@ class Int8Pass {
   //   kAdd      an Add of two tensors of its output's shape (a residual Add no conv epilogue
   //             took), with no activation or a piecewise-linear one (binary_add_int8: the
   //             GPU's bits); it requantizes, so its tensors keep their own scales
+  //   kToInt8   a float Binary (Add, Sub, Mul, Div, Max, Min, PRelu, with no activation or a
+  //             piecewise-linear one) whose output only INT8 steps read, as a squeeze-
+  //             excitation Mul in front of an INT8 conv: it writes Int8 with its output's own
+  //             scale (binary_to_int8) instead of Float16 and a quantize step; its inputs stay
+  //             float. An Add that cannot take Int8 inputs falls back to this
   // none of them excluded, and for data movement, where the model gives its tensors scales,
   // one scale (moving the integers as they are keeps every given scale only then; TensorRT
   // asks the same of Q/DQ models).
@@ -213,6 +221,8 @@ class Int8Pass {
       kind = Mover::kConcat;
     else if (add_candidate(s))
       return Mover::kAdd;
+    else if (to_int8_candidate(s))
+      return Mover::kToInt8;
     else if (s.op.family == fb::OpFamily::Resize && s.inputs.size() == 1 &&
              (s.op.resize.mode == fb::ResizeMode::Nearest ||
               s.op.resize.mode == fb::ResizeMode::Linear) &&
@@ -241,7 +251,8 @@ class Int8Pass {
       for (uint32_t t = 0; t < d_.tensors.size(); ++t) int8_[t] = stays_int8(t);
       for (size_t s = 0; s < d_.steps.size(); ++s) {
         if (mover_[s] == Mover::kNone || mover_ok(d_.steps[s], mover_[s])) continue;
-        mover_[s] = Mover::kNone;
+        const bool float_inputs = mover_[s] == Mover::kAdd && to_int8_candidate(d_.steps[s]);
+        mover_[s] = float_inputs ? Mover::kToInt8 : Mover::kNone;
         changed = true;
       }
       if (!changed) changed = !scale_classes();
@@ -252,16 +263,35 @@ class Int8Pass {
     if (s.op.family != fb::OpFamily::Binary || s.op.binary != fb::BinaryOp::Add ||
         s.inputs.size() != 2)
       return false;
-    const fb::ActivationKind act = s.op.act.kind;
-    if (act != fb::ActivationKind::None && act != fb::ActivationKind::Relu &&
-        act != fb::ActivationKind::Clip && act != fb::ActivationKind::LeakyRelu)
-      return false;
+    if (!linear_act(s.op.act.kind)) return false;
     const Shape& y = d_.tensors[s.outputs[0]].shape;
     return d_.tensors[s.inputs[0]].shape == y && d_.tensors[s.inputs[1]].shape == y;
   }
 
+  // Piecewise-linear activations only: the GPU and the CPU twin then round the same real value.
+  static bool linear_act(fb::ActivationKind act) {
+    return act == fb::ActivationKind::None || act == fb::ActivationKind::Relu ||
+           act == fb::ActivationKind::Clip || act == fb::ActivationKind::LeakyRelu;
+  }
+
+  bool to_int8_candidate(const DraftStep& s) const {
+    if (s.op.family != fb::OpFamily::Binary || s.inputs.size() != 2 || s.outputs.size() != 1 ||
+        s.op.binary == fb::BinaryOp::Pow || !linear_act(s.op.act.kind) || excluded(s))
+      return false;
+    // Both operands become Float16 in a GPU plan (the kernels read one dtype): activations and
+    // weights, not graph inputs or tensors kept in Float32.
+    for (uint32_t i : s.inputs) {
+      const DraftTensor& x = d_.tensors[i];
+      if (x.dtype != DataType::kFloat32 || x.storage == fb::Storage::Binding || x.keep_float32)
+        return false;
+    }
+    return true;
+  }
+
   bool mover_ok(const DraftStep& s, Mover kind) const {
     if (!int8_[s.outputs[0]]) return false;
+    if (kind == Mover::kToInt8)  // the runtime needs 1 / y's scale finite
+      return std::isfinite(1.f / own_scale(s.outputs[0]));
     if (kind == Mover::kAdd)  // the runtime needs 1 / y's scale finite
       return int8_[s.inputs[0]] && int8_[s.inputs[1]] &&
              std::isfinite(1.f / own_scale(s.outputs[0]));
@@ -275,6 +305,11 @@ class Int8Pass {
         return false;
     }
     return any;
+  }
+
+  // Not a mover whose tensors share one scale: none, or one that requantizes into its output's.
+  static bool no_scale_class(Mover m) {
+    return m == Mover::kNone || m == Mover::kAdd || m == Mover::kToInt8;
   }
 
   // The tensors each Int8 mover joins share one scale, so the movers copy integers and never
@@ -294,14 +329,14 @@ class Int8Pass {
       return t;
     };
     for (size_t s = 0; s < d_.steps.size(); ++s) {
-      if (mover_[s] == Mover::kNone || mover_[s] == Mover::kAdd) continue;
+      if (no_scale_class(mover_[s])) continue;
       for (uint32_t i : d_.steps[s].inputs) root[find(i)] = find(d_.steps[s].outputs[0]);
     }
     std::map<uint32_t, size_t> index;  // class root -> class
     std::vector<std::set<float>> given;
     class_scale_.clear();
     for (size_t s = 0; s < d_.steps.size(); ++s) {
-      if (mover_[s] == Mover::kNone || mover_[s] == Mover::kAdd) continue;
+      if (no_scale_class(mover_[s])) continue;
       for (const std::vector<uint32_t>* list : {&d_.steps[s].inputs, &d_.steps[s].outputs})
         for (uint32_t i : *list) {
           const auto [it, fresh] = index.emplace(find(i), class_scale_.size());
@@ -319,8 +354,7 @@ class Int8Pass {
       if (given[c].size() == 1) class_scale_[c] = *given[c].begin();
     bool agree = true;
     for (size_t s = 0; s < d_.steps.size(); ++s) {
-      if (mover_[s] == Mover::kNone || mover_[s] == Mover::kAdd ||
-          given[class_of_[d_.steps[s].outputs[0]]].size() <= 1)
+      if (no_scale_class(mover_[s]) || given[class_of_[d_.steps[s].outputs[0]]].size() <= 1)
         continue;
       mover_[s] = Mover::kNone;
       agree = false;
@@ -329,8 +363,9 @@ class Int8Pass {
     return agree;
   }
 
-  // An activation is stored as Int8 when an INT8 conv (or Int8 data movement) writes it and
-  // every reader is an INT8 conv taking it as input or residual, or Int8 data movement.
+  // An activation is stored as Int8 when an INT8 conv (or Int8 data movement, or a Binary into
+  // Int8) writes it and every reader is an INT8 conv taking it as input or residual, or Int8
+  // data movement (not a Binary into Int8: it reads float).
   bool stays_int8(uint32_t i) const {
     const DraftTensor& tensor = d_.tensors[i];
     if (tensor.storage != fb::Storage::Arena || tensor.alias_of >= 0 || writer_[i] < 0 ||
@@ -340,6 +375,7 @@ class Int8Pass {
     if ((!candidate_[w] && mover_[w] == Mover::kNone) || own_scale(i) == 0.f) return false;
     for (const auto& [step, k] : readers_[i]) {
       const DraftStep& r = d_.steps[step];
+      if (mover_[step] == Mover::kToInt8) return false;
       if (mover_[step] != Mover::kNone) continue;
       const bool residual = r.op.has_residual && k + 1 == r.inputs.size();
       if (!candidate_[step] || (k != 0 && !residual)) return false;
@@ -401,35 +437,18 @@ class Int8Pass {
         add_weight(s.name + ":i8_scales", DataType::kFloat32, {3}, std::move(bytes), true));
   }
 
-  // Per output channel: w's Int8 weights into `q`, returning the scales: the model's own where
-  // it gives them (explicit quantization: w / s gives back its integers), else max |w| / 127.
-  std::vector<float> quantize_weights(uint32_t w, std::vector<uint8_t>* q) const {
-    const DraftTensor& wt = d_.tensors[w];
-    const int64_t oc = wt.shape[0];
-    const size_t per = wt.data->size() / 4 / static_cast<size_t>(oc);
-    const auto given = o_.weight_scales.find(graph_name(wt.name));
-    const bool explicit_scales = given != o_.weight_scales.end() &&
-                                 (given->second.size() == 1 ||
-                                  given->second.size() == static_cast<size_t>(oc));
-    const float lowest = explicit_scales ? -128.f : -kQMax;
-    std::vector<float> scales(static_cast<size_t>(oc));
-    q->resize(wt.data->size() / 4);
-    for (int64_t o = 0; o < oc; ++o) {
-      const float* src = reinterpret_cast<const float*>(wt.data->data()) + o * per;
-      float m = 0.f;
-      for (size_t i = 0; i < per; ++i) m = std::max(m, std::fabs(src[i]));
-      if (!std::isfinite(m))
-        fail("node '", wt.name, "': a weight that is not finite cannot be quantized to INT8");
-      float scale = m > 0.f ? m / kQMax : 1.f;
-      if (explicit_scales) scale = given->second[given->second.size() == 1 ? 0 : o];
-      scales[static_cast<size_t>(o)] = scale;
-      for (size_t i = 0; i < per; ++i) {
-        const float v = std::nearbyint(src[i] / scale);
-        (*q)[static_cast<size_t>(o) * per + i] =
-            static_cast<uint8_t>(static_cast<int8_t>(std::max(lowest, std::min(kQMax, v))));
-      }
-    }
-    return scales;
+  // A Binary into Int8's third input: the Float32 inverse of its output's scale
+  // (binary_to_int8); it joins the report's INT8 steps (and --int8-max-error's candidates).
+  void to_int8(DraftStep& s) {
+    const float inv = 1.f / scale(s.outputs[0]);
+    std::vector<uint8_t> bytes(4);
+    std::memcpy(bytes.data(), &inv, 4);
+    s.inputs.push_back(add_weight(s.name + ":i8_inv_scale", DataType::kFloat32, {1},
+                                  std::move(bytes), true));
+    std::string op = fb::EnumNameBinaryOp(s.op.binary);
+    if (s.op.act.kind != fb::ActivationKind::None)
+      op = op + "+" + fb::EnumNameActivationKind(s.op.act.kind);
+    summary_.steps.push_back({s.name, t(s.outputs[0]).name, scale(s.outputs[0]), op + "->Int8"});
   }
 
   void rewrite(DraftStep& s) {
@@ -437,7 +456,9 @@ class Int8Pass {
     const bool has_bias = s.inputs.size() - (s.op.has_residual ? 1 : 0) == 3;
     const int64_t oc = t(w).shape[0];
     std::vector<uint8_t> wq;
-    const std::vector<float> w_scales = quantize_weights(w, &wq);
+    const auto given = o_.weight_scales.find(graph_name(t(w).name));
+    const std::vector<float> w_scales = quantize_conv_weights(
+        t(w), given == o_.weight_scales.end() ? nullptr : &given->second, &wq);
     const float x_scale = scale(x);
     std::vector<float> epi(static_cast<size_t>(2 * oc), 0.f);
     for (int64_t o = 0; o < oc; ++o) {

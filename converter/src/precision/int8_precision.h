@@ -10,7 +10,8 @@
 // every reader is again an INT8 conv) or as Float16. Data movement between INT8 steps moves
 // Int8 without requantizing: max pools, Concats and nearest or linear Resizes, whose tensors
 // then share one scale (the largest of their ranges); an Add of two Int8 tensors requantizes
-// into an Int8 output. Nothing else changes: every other step
+// into an Int8 output, and a float Binary whose only readers are INT8 steps (a squeeze-excitation
+// Mul in front of an INT8 conv) writes Int8 itself. Nothing else changes: every other step
 // stays FP16, so a plan mixes precisions step by step (kernels/conv.h ConvInt8).
 #pragma once
 
@@ -47,7 +48,8 @@ struct Int8Step {
 
 // What the pass did, for the converter's report.
 struct Int8Summary {
-  std::vector<Int8Step> steps;  // the convs (GEMMs included) that run in INT8, in plan order
+  // the convs (GEMMs included) that run in INT8 and the Binary steps writing Int8, in plan order
+  std::vector<Int8Step> steps;
   size_t int8_gemms = 0;        // of them, the Gemm steps run as 1x1 convs (int8_gemm.h)
   size_t quantize_steps = 0;  // Float16 -> Int8 steps added in front of them
   size_t int8_tensors = 0;    // activations stored as Int8 between INT8 convs
@@ -55,6 +57,8 @@ struct Int8Summary {
   size_t int8_concats = 0;    // Concats on Int8: their inputs and output share one scale
   size_t int8_resizes = 0;    // Resizes on Int8 (nearest or linear, the input's scale)
   size_t int8_adds = 0;       // Adds of Int8 tensors into Int8 (requantized, binary_add_int8)
+  // Float Binary steps writing Int8 for INT8 readers (binary_to_int8; in `steps` as well)
+  size_t int8_binary_outputs = 0;
   // Clip steps that give a float tensor its removed Q/DQ pair's saturation (where no producer's
   // fused activation could take the clip).
   size_t saturation_steps = 0;

@@ -1,7 +1,8 @@
 // Data movement between INT8 steps (converter/src/precision/int8_precision.h): Concats, max
 // pools and Resizes move Int8 with one scale shared by the tensors they join, so a U-Net's skip
 // connections, pools and upsampling need no quantize step; an Add of two Int8 tensors
-// requantizes into Int8. Checked by numbers without a GPU:
+// requantizes into Int8; a float Binary whose only readers are INT8 convs (a squeeze-excitation
+// Mul) writes Int8 itself. Checked by numbers without a GPU:
 // the INT8 reference plan (--target cpu --precision int8) runs the CPU twins.
 #include <gmock/gmock.h>
 #include <jetplan/jetplan.h>
@@ -188,6 +189,78 @@ TEST(Int8DataMovement, UnfusedAddRunsOnInt8WithItsOwnScale) {
   for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
     i8_adds += s->op() == fb::OpFamily::Binary && s->kernel()->str() == "jp_binary_add_i8";
   EXPECT_EQ(i8_adds, 1u);
+}
+
+// A squeeze-excitation block as EfficientNet's: a = conv1(x), gate = sigmoid(se2(relu(se1(
+// avgpool(a))))), m = a * gate, y = conv2(m). a has float readers (the pool and the Mul), the SE
+// convs on one pixel stay FP16, and m's only reader is an INT8 conv: the Mul writes Int8 with m's
+// own scale (binary_to_int8), where it wrote Float16 and a quantize step followed.
+ModelBuilder se_block() {
+  ModelBuilder m;
+  m.input("x", {1, 16, 8, 8}).output("y");
+  conv(m, "x", "a", "conv1", 16, 32, 3, true);
+  m.node("GlobalAveragePool", {"a"}, {"g"}, "squeeze");
+  conv(m, "g", "s1", "se1", 32, 8, 1, true);
+  conv(m, "s1", "s2", "se2", 8, 32, 1, false);
+  m.node("Sigmoid", {"s2"}, {"gate"}, "gate");
+  m.node("Mul", {"a", "gate"}, {"m"}, "excite");
+  conv(m, "m", "y", "conv2", 32, 16, 1, false);
+  return m;
+}
+
+TEST(Int8DataMovement, SqueezeExcitationMulWritesInt8ForItsInt8Reader) {
+  std::vector<std::vector<float>> held_out;
+  ConvertOptions options = int8_cpu_options({1, 16, 8, 8}, 1500, &held_out);
+  ConvertOptions before = options;
+  before.int8_exclude = {"excite"};
+  const ConvertResult old = convert_int8(se_block(), before);
+  ConvertOptions reported = options;
+  reported.int8_report = true;
+  const ConvertResult r = convert_int8(se_block(), reported);
+  ASSERT_FALSE(r.plan.empty());
+  const std::string line = format_summary("p", r.summary);
+  EXPECT_EQ(r.summary.int8_binary_outputs, 1u) << line;
+  EXPECT_EQ(old.summary.int8_binary_outputs, 0u);
+  EXPECT_EQ(r.summary.quantize_steps, 1u) << line;  // x only
+  EXPECT_EQ(old.summary.quantize_steps, 2u) << format_summary("p", old.summary);  // x and m
+  EXPECT_THAT(line, ::testing::HasSubstr("2 convs in INT8"));
+  EXPECT_THAT(line, ::testing::HasSubstr("1 float Binary steps writing Int8"));
+  // The report lists the Mul with its output's scale, as an INT8 step --int8-exclude can name.
+  EXPECT_THAT(r.int8_report_table, ::testing::ContainsRegex("excite +Mul->Int8"));
+  const fb::Plan* p = fb::GetPlan(r.plan.data());
+  size_t muls = 0;
+  for (const auto* s : *p->steps()) {
+    if (s->op() != fb::OpFamily::Binary) continue;
+    ++muls;
+    ASSERT_EQ(s->inputs()->size(), 3u);
+    EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(0))->dtype(), fb::DType::Float32);
+    EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(1))->dtype(), fb::DType::Float32);
+    EXPECT_EQ(p->tensors()->Get(s->outputs()->Get(0))->dtype(), fb::DType::Int8);
+    EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(2))->dtype(), fb::DType::Float32);
+  }
+  EXPECT_EQ(muls, 1u);
+  const std::vector<uint8_t> fp32 = convert_ok(se_block()).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    const auto got_old = float_outputs(run_plan(old.plan, {x}))[0];
+    for (float v : got) ASSERT_FALSE(std::isnan(v));
+    EXPECT_GT(snr_db(got, want), 30.0);
+    // The same rounding of m as the quantize step's (one multiply by the inverse scale), so
+    // the same outputs but for values at a rounding tie.
+    EXPECT_GT(snr_db(got, got_old), 50.0);
+  }
+  options.target = "h100";
+  const ConvertResult gpu = convert_int8(se_block(), options);
+  EXPECT_EQ(gpu.summary.quantize_steps, 1u);
+  size_t q8 = 0;
+  const fb::Plan* g = fb::GetPlan(gpu.plan.data());
+  for (const auto* s : *g->steps()) {
+    if (s->op() != fb::OpFamily::Binary) continue;
+    q8 += s->kernel()->str() == "jp_binary_q8_f16";
+    EXPECT_EQ(g->tensors()->Get(s->inputs()->Get(0))->dtype(), fb::DType::Float16);
+  }
+  EXPECT_EQ(q8, 1u);
 }
 
 }  // namespace

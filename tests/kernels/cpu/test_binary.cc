@@ -268,5 +268,51 @@ TEST(Binary, Int8AddMatchesTheDoubleFormula) {
   EXPECT_LT(ties * 10, checked);
 }
 
+// An INT8 plan's float Binary into Int8 (cpu::binary_to_int8, a squeeze-excitation Mul in front
+// of an INT8 conv): against the op and activation in double, rounded half to even and saturated,
+// with broadcasting; within a unit only where the float product lands within 1e-3 of a tie.
+TEST(Binary, FloatIntoInt8MatchesTheDoubleFormula) {
+  SEEDED_RNG(rng);
+  struct Case { Shape a, b; };
+  const Case cases[] = {{{2, 5, 7, 16}, {2, 1, 1, 16}}, {{1, 4, 4, 8}, {1, 4, 4, 8}}, {{3}, {1}}};
+  const Activation acts[] = {{}, {ActivationKind::kRelu, 0, 0}, {ActivationKind::kClip, -1.f, 2.f},
+                             {ActivationKind::kLeakyRelu, 0.1f, 0}};
+  size_t ties = 0, checked = 0;
+  for (const Case& c : cases)
+    for (BinaryOp op : {BinaryOp::kMul, BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMax})
+      for (const Activation& act : acts) {
+        const BinaryParams p = binary_params(op, c.a, c.b, act);
+        const Shape out = broadcast(c.a, c.b);
+        const std::vector<float> a = rng.uniform(volume(c.a), -3.f, 3.f);
+        const std::vector<float> b = rng.uniform(volume(c.b), -1.f, 1.f);
+        const float inv_y = 1.f / rng.uniform(0.01f, 0.05f);
+        std::vector<int8_t> y(size_t(volume(out)), int8_t{0x5a});
+        cpu::binary_to_int8(p, a.data(), b.data(), inv_y, y.data());
+        for (int64_t i = 0; i < volume(out); ++i) {
+          const Shape co = unravel(i, out);
+          const double x0 = a[size_t(modulo_broadcast_index(co, c.a))];
+          const double x1 = b[size_t(modulo_broadcast_index(co, c.b))];
+          double v = op == BinaryOp::kMul   ? x0 * x1
+                     : op == BinaryOp::kAdd ? x0 + x1
+                     : op == BinaryOp::kSub ? x0 - x1
+                                            : std::max(x0, x1);
+          if (act.kind == ActivationKind::kRelu) v = std::max(v, 0.0);
+          if (act.kind == ActivationKind::kClip) v = std::min(std::max(v, double(act.alpha)), double(act.beta));
+          if (act.kind == ActivationKind::kLeakyRelu && v < 0) v *= double(act.alpha);
+          const double q = v * double(inv_y);
+          const double want = std::min(127.0, std::max(-128.0, std::nearbyint(q)));
+          ++checked;
+          if (std::fabs(std::fabs(q - std::floor(q)) - 0.5) < 1e-3 && std::fabs(q) < 127) {
+            ++ties;
+            ASSERT_LE(std::fabs(double(y[size_t(i)]) - q), 0.5 + 1e-3) << i;
+          } else {
+            ASSERT_EQ(double(y[size_t(i)]), want) << "element " << i << " q " << q;
+          }
+        }
+      }
+  EXPECT_LT(ties * 10, checked);
+  EXPECT_GT(checked, 1000u);
+}
+
 }  // namespace
 }  // namespace jetplan::kernels

@@ -1,8 +1,8 @@
 // CUDA Activation and Binary kernels (kernels/cuda/activation.cu, binary.cu) against their CPU twins
 // (kernels/cpu/activation.cc, binary.cc): FP16 storage, fresh random inputs, poisoned outputs.
 // Tolerance: FP16 output rounding (2^-11 relative) plus the twin's FP32 on FP16-rounded inputs:
-// |got - want| <= 2e-3 * |want| + 2e-3 (transcendentals use fast exp in FP32). The Int8 Add:
-// bit for bit.
+// |got - want| <= 2e-3 * |want| + 2e-3 (transcendentals use fast exp in FP32). The Int8 Add and
+// the float Binary into Int8: bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -101,6 +101,74 @@ TEST(GpuBinary, Int8AddMatchesCpuTwinBitExact) {
   mul.op = BinaryOp::kMul;
   DeviceBuffer d1(16), d2(16);
   EXPECT_NE(gpu_test::select_and_launch(kBinary, DType::kInt8, gpu_test::step_pointers({&d1, &d1, &d1}, d2), mul), "");
+}
+
+// An INT8 plan's float Binary writing Int8 (jp_binary_q8_f16 / _f32, a squeeze-excitation Mul in
+// front of an INT8 conv) against cpu::binary_to_int8 on the same float operands: bit for bit,
+// with broadcasting, every op the converter lets write Int8 and its piecewise-linear
+// activations; fresh random inputs, outputs poisoned, the guard checked.
+TEST(GpuBinary, FloatIntoInt8MatchesCpuTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { Shape a, b; };
+  const Case cases[] = {{{2, 14, 14, 96}, {2, 1, 1, 96}}, {{1, 7, 7, 48}, {1, 7, 7, 48}},
+                        {{3, 5, 17}, {17}}};
+  const Activation acts[] = {{}, {ActivationKind::kRelu, 0, 0}, {ActivationKind::kClip, -1.f, 2.f},
+                             {ActivationKind::kLeakyRelu, 0.1f, 0}};
+  size_t launched = 0;
+  for (DType dt : {DType::kFloat16, DType::kFloat32})
+    for (const Case& c : cases)
+      for (BinaryOp op : {BinaryOp::kMul, BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kDiv,
+                          BinaryOp::kMax, BinaryOp::kMin, BinaryOp::kPRelu})
+        for (const Activation& act : acts) {
+          const Shape out = test_util::broadcast_shapes({c.a, c.b});
+          BinaryParams p;
+          p.op = op;
+          p.rank = static_cast<int32_t>(out.size());
+          for (size_t d = 0; d < out.size(); ++d) p.out_dims[d] = out[d];
+          test_util::broadcast_strides(c.a, out, p.a_strides);
+          test_util::broadcast_strides(c.b, out, p.b_strides);
+          p.act = act;
+          const int64_t na = test_util::volume(c.a), nb = test_util::volume(c.b),
+                        ny = test_util::volume(out);
+          std::vector<float> a = rng.uniform(na, -3.f, 3.f);
+          std::vector<float> b = rng.uniform(nb, 0.25f, 2.f);  // Div: away from 0
+          if (dt == DType::kFloat16) {
+            a = gpu_test::round_half(a);
+            b = gpu_test::round_half(b);
+          }
+          const float inv_y = 1.f / rng.uniform(0.01f, 0.05f);
+          std::vector<uint8_t> want(static_cast<size_t>(ny), 0x5a);
+          cpu::binary_to_int8(p, a.data(), b.data(), inv_y,
+                              reinterpret_cast<int8_t*>(want.data()));
+          const auto da = gpu_test::to_device(a, dt);
+          const auto db = gpu_test::to_device(b, dt);
+          const auto ds = gpu_test::to_device({inv_y}, DType::kFloat32);
+          DeviceBuffer dy(ny);
+          dy.poison16(gpu_test::kHalfPoison);
+          cuda::StepDesc step;
+          step.family = kBinary;
+          step.params = &p;
+          step.dtype = dt;
+          step.num_inputs = 3;
+          step.input_dtypes[0] = step.input_dtypes[1] = dt;
+          step.input_dtypes[2] = DType::kFloat32;
+          step.num_outputs = 1;
+          step.output_dtypes[0] = DType::kInt8;
+          cuda::LaunchChoice chosen;
+          std::string why;
+          ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
+          ASSERT_STREQ(chosen.variant->name,
+                       dt == DType::kFloat16 ? "jp_binary_q8_f16" : "jp_binary_q8_f32");
+          cuda::StepPointers ptrs = gpu_test::step_pointers({da.get(), db.get(), ds.get()}, dy);
+          ASSERT_EQ(gpu_test::launch(chosen.variant->name, chosen, ptrs, p), "");
+          EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, ny), want), -1)
+              << test_util::shape_str(c.a) << " op " << static_cast<int>(op) << " act "
+              << static_cast<int>(act.kind) << " dtype " << static_cast<int>(dt);
+          EXPECT_TRUE(dy.guard_intact());
+          ++launched;
+        }
+  EXPECT_EQ(launched, 2u * 3u * 7u * 4u);
 }
 
 }  // namespace

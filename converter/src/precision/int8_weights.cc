@@ -1,0 +1,38 @@
+#include "converter/src/precision/int8_weights.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "converter/src/ir/error.h"
+
+namespace jetplan::converter {
+
+std::vector<float> quantize_conv_weights(const DraftTensor& w, const std::vector<float>* given,
+                                         std::vector<uint8_t>* q) {
+  constexpr float kQMax = 127.f;
+  const int64_t oc = w.shape[0];
+  const size_t per = w.data->size() / 4 / static_cast<size_t>(oc);
+  const bool explicit_scales =
+      given != nullptr && (given->size() == 1 || given->size() == static_cast<size_t>(oc));
+  const float lowest = explicit_scales ? -128.f : -kQMax;
+  std::vector<float> scales(static_cast<size_t>(oc));
+  q->resize(w.data->size() / 4);
+  for (int64_t o = 0; o < oc; ++o) {
+    const float* src = reinterpret_cast<const float*>(w.data->data()) + o * per;
+    float m = 0.f;
+    for (size_t i = 0; i < per; ++i) m = std::max(m, std::fabs(src[i]));
+    if (!std::isfinite(m))
+      fail("node '", w.name, "': a weight that is not finite cannot be quantized to INT8");
+    float scale = m > 0.f ? m / kQMax : 1.f;
+    if (explicit_scales) scale = (*given)[given->size() == 1 ? 0 : static_cast<size_t>(o)];
+    scales[static_cast<size_t>(o)] = scale;
+    for (size_t i = 0; i < per; ++i) {
+      const float v = std::nearbyint(src[i] / scale);
+      (*q)[static_cast<size_t>(o) * per + i] =
+          static_cast<uint8_t>(static_cast<int8_t>(std::max(lowest, std::min(kQMax, v))));
+    }
+  }
+  return scales;
+}
+
+}  // namespace jetplan::converter

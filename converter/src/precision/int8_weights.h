@@ -1,0 +1,20 @@
+// The Int8 weights of an INT8 conv (converter/src/precision/int8_precision.h): symmetric, one
+// scale per output channel.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "converter/src/lower/lower.h"
+
+namespace jetplan::converter {
+
+// Quantizes Float32 weight `w` ([Cout, ...], constant) per output channel into `q` and returns
+// the scales: `given` where the model gives them (explicit quantization, one scale or one per
+// output channel: w / s gives back its integers, saturated to [-128, 127]), else max |w| / 127
+// (1 for an all-zero channel), rounding to nearest even into [-127, 127]. Throws ConvertError
+// naming the tensor for a weight that is not finite.
+std::vector<float> quantize_conv_weights(const DraftTensor& w, const std::vector<float>* given,
+                                         std::vector<uint8_t>* q);
+
+}  // namespace jetplan::converter
