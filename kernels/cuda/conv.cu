@@ -14,6 +14,7 @@
 //
 //   jp_conv_igemm_<BM>x<BN>_i8[_f16out]  the same implicit GEMM with mma.sync m16n8k32 s8, 2-D,
 //                                     groups 1, Cin % 16 == 0; Int8 y, or Float16 y (_f16out).
+//   jp_conv_igemm_32x64_c8_i8[_f16out]   the same for Cin % 8 == 0 (8-byte cp.async halves).
 //   jp_conv_depthwise_i8[_f16out]     groups == Cin == Cout, 2-D, any C (four channels a
 //                                     thread when C % 4 == 0).
 #include <cuda_fp16.h>
@@ -422,6 +423,11 @@ namespace jk = jetplan::kernels::cuda;
                                                              const ConvParams p) {           \
     jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, VEC>, Epi>(ptrs, p);                      \
   }
+#define JP_CONV_IGEMM_HALF(name, threads, E, BM, BN, BK, WM, WN, ST, Epi)                   \
+  extern "C" __global__ void __launch_bounds__(threads) name(StepPointers ptrs,              \
+                                                             const ConvParams p) {           \
+    jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, true, true>, Epi>(ptrs, p);               \
+  }
 JP_CONV_IGEMM(jp_conv_igemm_128x128_f16, 256, __half, 128, 128, 32, 2, 4, 3, true, jk::EpilogueF16)
 JP_CONV_IGEMM(jp_conv_igemm_64x64_f16, 128, __half, 64, 64, 32, 2, 2, 4, true, jk::EpilogueF16)
 JP_CONV_IGEMM(jp_conv_igemm_32x64_f16, 128, __half, 32, 64, 32, 1, 4, 4, true, jk::EpilogueF16)
@@ -436,10 +442,15 @@ JP_CONV_IGEMM(jp_conv_igemm_128x128_i8_f16out, 256, int8_t, 128, 128, 64, 2, 4, 
 JP_CONV_IGEMM(jp_conv_igemm_64x64_i8_f16out, 128, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64_i8_f16out, 128, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<false>)
+// Cin a multiple of 8, not 16 (EfficientNet's and MobileNetV2's 24- and 40-channel inputs):
+// 16-byte chunks loaded as two 8-byte halves.
+JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8, 128, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<true>)
+JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8_f16out, 128, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<false>)
 // 64x64 with 128 K a stage: the many-tile layers with long K.
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
+#undef JP_CONV_IGEMM_HALF
 // The depthwise and direct kernels launch early (their rows: early_launch) and wait for the
 // previous kernel first thing: their weights are small next to x.
 extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvParams p) {

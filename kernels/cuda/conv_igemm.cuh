@@ -32,6 +32,11 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool v
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(valid ? 16 : 0));
 }
+// 8 bytes (the .ca form: .cg moves 16 only); src_size 0 zero-fills.
+__device__ __forceinline__ void cp_async8(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
+               "r"(valid ? 8 : 0));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -100,12 +105,16 @@ struct IgemmElem<int8_t> {
 };
 
 // BK: K elements per pipeline stage. Shared rows are BK plus one 16-byte chunk (80 or 144
-// bytes): the 8 rows of each ldmatrix land in distinct 16-byte bank groups.
-template <typename E, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool VEC>
+// bytes): the 8 rows of each ldmatrix land in distinct 16-byte bank groups. VEC: cp.async
+// loads of whole 16-byte chunks (Cin a multiple of the chunk), or with HALF of two 8-byte
+// halves each (Cin a multiple of half a chunk: INT8 convs of 24 or 40 channels); otherwise
+// element-wise loads.
+template <typename E, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool VEC,
+          bool HALF = false>
 struct Igemm {
   using Elem = E;
   using Acc = typename IgemmElem<E>::Acc;
-  static constexpr bool kVec = VEC;
+  static constexpr bool kVec = VEC, kHalf = VEC && HALF;
   static constexpr int kChunk = IgemmElem<E>::kChunk, kMmaK = IgemmElem<E>::kMmaK;
   static constexpr int kBM = BM, kBN = BN, kBK = BK, kPitch = BK + kChunk;
   static constexpr int kStages = STAGES, kWarpsN = WARPS_N;
@@ -174,20 +183,43 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
   if (T::kVec) {
     const bool k_ok = kp.k < K;
     const int c = kp.c, kh = kp.kh, kw = kp.kw;
+    // HALF: the chunk's second half, kH elements on in K (Cin % kH == 0, so neither half
+    // straddles a (kh, kw) boundary: it wraps at most once).
+    constexpr int kH = kC / 2;
+    int c2 = c + kH, kh2 = kh, kw2 = kw;
+    if (T::kHalf && c2 >= g.C) {
+      c2 -= g.C;
+      if (++kw2 == g.KW) kw2 = 0, ++kh2;
+    }
+    const bool k2_ok = kp.k + kH < K;
 #pragma unroll
     for (int i = 0; i < (LOAD_A ? T::kAChunks : 0); ++i) {
       const int row = tid / T::kChunksPerRow + i * kRowStep;
       const int ih = a.ih[i] + kh * g.dh, iw = a.iw[i] + kw * g.dw;
       const bool ok = k_ok && a.ok[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
       const E* src = ok ? x + ((int64_t(a.n[i]) * g.H + ih) * g.W + iw) * g.C + c : x;
-      cp_async16(smem_u32(sa + row * T::kPitch + j * kC), src, ok);
+      if (!T::kHalf) {
+        cp_async16(smem_u32(sa + row * T::kPitch + j * kC), src, ok);
+        continue;
+      }
+      cp_async8(smem_u32(sa + row * T::kPitch + j * kC), src, ok);
+      const int ih2 = a.ih[i] + kh2 * g.dh, iw2 = a.iw[i] + kw2 * g.dw;
+      const bool ok2 = k2_ok && a.ok[i] && ih2 >= 0 && ih2 < g.H && iw2 >= 0 && iw2 < g.W;
+      const E* src2 = ok2 ? x + ((int64_t(a.n[i]) * g.H + ih2) * g.W + iw2) * g.C + c2 : x;
+      cp_async8(smem_u32(sa + row * T::kPitch + j * kC + kH), src2, ok2);
     }
 #pragma unroll
     for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i) {
       const int row = tid / T::kChunksPerRow + i * kRowStep;
       const bool ok = k_ok && n0 + row < N;
       const E* src = ok ? w + int64_t(n0 + row) * K + kp.k : w;
-      cp_async16(smem_u32(sb + row * T::kPitch + j * kC), src, ok);
+      if (!T::kHalf) {
+        cp_async16(smem_u32(sb + row * T::kPitch + j * kC), src, ok);
+        continue;
+      }
+      cp_async8(smem_u32(sb + row * T::kPitch + j * kC), src, ok);
+      const bool ok2 = k2_ok && n0 + row < N;
+      cp_async8(smem_u32(sb + row * T::kPitch + j * kC + kH), ok2 ? src + kH : w, ok2);
     }
   } else {
     // (kh, kw, c) of the chunk's elements: divisions for the first only, then stepped (c runs
@@ -428,7 +460,7 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
   E* smem = reinterpret_cast<E*>(igemm_smem);
   if (blockDim.x != T::kThreads || !p.channels_last || p.spatial_rank > 2 || p.groups != 1 ||
       p.int8.enabled != (sizeof(E) == 1) || !Epi::fits(p) ||
-      (T::kVec && p.in_channels % kC != 0) ||
+      (T::kVec && p.in_channels % (T::kHalf ? kC / 2 : kC) != 0) ||
       p.batch * p.out_size[0] * p.out_size[1] >= (int64_t{1} << 31) ||
       p.out_channels >= (int64_t{1} << 31) ||
       p.kernel[0] * p.kernel[1] * p.in_channels >= (int64_t{1} << 31)) {

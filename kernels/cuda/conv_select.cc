@@ -1,8 +1,8 @@
 // Conv selection: channels_last steps only (GPU plans are NHWC). FP16: 2-D groups-1 convs go to
 // an implicit-GEMM tile (the largest whose tiles still fill the SMs; serial split-K when even
 // the smallest cannot), depthwise convs to the depthwise kernel, the rest to the direct one.
-// INT8 (Int8 x and w): 2-D groups-1 convs with Cin % 16 == 0 to an INT8 tile by rules of their
-// own (select_conv_int8), 2-D depthwise convs to the depthwise INT8 kernel, the variant writing
+// INT8 (Int8 x and w): 2-D groups-1 convs with Cin % 8 == 0 to an INT8 tile by rules of their
+// own (select_conv_int8; Cin % 16 != 0 to the tile of 8-byte halves), 2-D depthwise convs to the depthwise INT8 kernel, the variant writing
 // y's type (Int8, or Float16: _f16out).
 #include <algorithm>
 
@@ -38,6 +38,10 @@ constexpr TilesI8 kTilesI8F16{{VariantId::jp_conv_igemm_128x128_i8_f16out, 128, 
                               {VariantId::jp_conv_igemm_64x64k128_i8_f16out, 64, 64, 128, 1},
                               {VariantId::jp_conv_igemm_32x64_i8_f16out, 32, 64, 64, 1},
                               {VariantId::jp_conv_igemm_32x64k128_i8_f16out, 32, 64, 128, 1}};
+
+// Cin % 8 == 0 but not 16: 32x64 tiles whose 16-byte chunks load as two 8-byte halves.
+constexpr Tile kTileC8{VariantId::jp_conv_igemm_32x64_c8_i8, 32, 64, 64, 1};
+constexpr Tile kTileC8F16{VariantId::jp_conv_igemm_32x64_c8_i8_f16out, 32, 64, 64, 1};
 
 uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
   return uint64_t(ceil_div_u32(m, t.bm)) * ceil_div_u32(n, t.bn);
@@ -133,9 +137,9 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
               std::max<uint32_t>(1, target.sm_count) * 16, out);
     return true;
   }
-  if (!p.channels_last || p.groups != 1 || p.spatial_rank != 2 || p.in_channels % 16 != 0) {
+  if (!p.channels_last || p.groups != 1 || p.spatial_rank != 2 || p.in_channels % 8 != 0) {
     *why = "the CUDA INT8 conv kernels take 2-D NHWC convs, depthwise or with groups 1 and a "
-           "multiple of 16 input channels";
+           "multiple of 8 input channels";
     return false;
   }
   const uint64_t m = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
@@ -147,6 +151,9 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
     return false;
   }
   const TilesI8& t = y == DType::kInt8 ? kTilesI8 : kTilesI8F16;
+  // Cin a multiple of 8, not 16: the one tile that loads 8-byte halves (split-K as any).
+  if (p.in_channels % 16 != 0)
+    return launch_igemm(y == DType::kInt8 ? kTileC8 : kTileC8F16, m, n, k, target, out, why);
   // 128x128 where N allows and its tiles alone fill the SMs; 64x64 where they fill them twice;
   // else 32x64 (with split-K when even those are few). The long-K form (128 K a stage) from 256
   // K on. Fitted to H200 layer tables of ResNet-50 at batch 1 and 8 (GpuConvInt8Bench, every

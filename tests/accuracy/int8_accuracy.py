@@ -10,7 +10,7 @@ set with jetplan-run and checks that INT8 keeps the model's accuracy.
               below the FP32 plan's; the FP32 plan's mAP is >= 0.85.
 
 Both: the INT8 plan runs every eligible conv in INT8 (jetplan-convert's "INT8: N convs in
-INT8" line: N is the number of 2-D, group-1 convs with constant weights and a multiple of 16
+INT8" line: N is the number of 2-D, group-1 convs with constant weights and a multiple of 8
 input channels that do not write a graph output, counted in the ONNX model), and the FP32 plan
 matches torch's own outputs (so the baseline is the model that was trained).
 
@@ -235,7 +235,7 @@ def run_tool(argv):
 
 def eligible_int8_convs(model_path):
     """(required, candidates): the convs of the model the INT8 kernels take (2-D with constant
-    weights, depthwise or group 1 with a multiple of 16 input channels), and of those the ones
+    weights, depthwise or group 1 with a multiple of 8 input channels), and of those the ones
     the INT8 pass must take (docs/int8.md): the ones not writing a graph output (a plan may
     still run such a conv in INT8 where a layout step follows it, as the detector's head)."""
     import onnx
@@ -249,7 +249,7 @@ def eligible_int8_convs(model_path):
         dims = weights[node.input[1]]
         group = next((a.i for a in node.attribute if a.name == "group"), 1)
         depthwise = group == dims[0] and dims[1] == 1
-        if len(dims) == 4 and ((group == 1 and dims[1] % 16 == 0) or depthwise):
+        if len(dims) == 4 and ((group == 1 and dims[1] % 8 == 0) or depthwise):
             candidates += 1
             required += node.output[0] not in outputs
     return required, candidates

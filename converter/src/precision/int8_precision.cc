@@ -158,7 +158,7 @@ class Int8Pass {
     return false;
   }
 
-  // A Conv the INT8 kernels take (2-D NHWC, depthwise or groups 1 with Cin % 16 == 0, constant
+  // A Conv the INT8 kernels take (2-D NHWC, depthwise or groups 1 with Cin % 8 == 0, constant
   // weights and bias) whose input and output have scales, and not a conv on one pixel an image
   // at fewer than kInt8GemmMinRows images unless the model gives its input a scale (Q/DQ models
   // are honoured as given); `why` says what stops one that is not.
@@ -173,8 +173,8 @@ class Int8Pass {
     else if (x.layout != fb::Layout::NHWC || s.op.kernel.size() != 2 || x.shape.size() != 4 ||
              !(s.op.groups == 1 || (s.op.groups == x.shape[3] && y.shape[3] == x.shape[3])))
       *why = "not a 2-D NHWC conv, depthwise or with groups 1 (the INT8 kernels' forms)";
-    else if (s.op.groups == 1 && x.shape[3] % 16 != 0)
-      *why = "input channels not a multiple of 16";
+    else if (s.op.groups == 1 && x.shape[3] % 8 != 0)
+      *why = "input channels not a multiple of 8";
     else if (x.dtype != DataType::kFloat32 || w.storage != fb::Storage::Weight ||
              w.dtype != DataType::kFloat32 ||
              (bias && d_.tensors[s.inputs[2]].storage != fb::Storage::Weight))

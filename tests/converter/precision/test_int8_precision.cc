@@ -371,6 +371,53 @@ TEST(Int8Precision, DepthwiseConvsRunInInt8) {
   EXPECT_THAT(kernels, ::testing::Contains("jp_conv_depthwise_i8")) << ::testing::PrintToString(kernels);
 }
 
+// Convs of 24 input channels (EfficientNet's and MobileNetV2's 1x1 expansions, and a 3x3 one)
+// run in INT8: the GPU takes them with the tile that loads 8-byte halves; 12 input channels
+// (not a multiple of 8) stay FP16, saying why.
+ModelBuilder narrow_block(int64_t cin) {
+  ModelBuilder m;
+  m.input("x", {1, cin, 10, 10}).output("y");
+  m.random("w1", {48, cin, 1, 1}, -0.3f, 0.3f).random("b1", {48}, -0.1f, 0.1f);
+  m.random("w2", {24, 48, 3, 3}, -0.1f, 0.1f);
+  m.random("w3", {16, 24, 3, 3}, -0.1f, 0.1f);
+  const auto pads = std::vector<int64_t>{1, 1, 1, 1};
+  m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "expand");
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  attr(m.node("Conv", {"r1", "w2"}, {"c2"}, "narrow"), "pads", pads);
+  attr(m.node("Conv", {"c2", "w3"}, {"c3"}, "cin24"), "pads", pads);
+  m.node("GlobalAveragePool", {"c3"}, {"y"}, "pool");
+  return m;
+}
+
+TEST(Int8Precision, ConvsOfAMultipleOf8InputChannelsRunInInt8) {
+  std::vector<std::vector<float>> held_out;
+  ConvertOptions options = int8_cpu_options({1, 24, 10, 10}, 70, &held_out);
+  const ConvertResult r = convert_int8(narrow_block(24), options);
+  EXPECT_EQ(r.summary.int8_steps, 3u) << format_summary("p", r.summary);
+  EXPECT_THAT(r.summary.kept_fp16, ::testing::IsEmpty());
+  const std::vector<uint8_t> fp32 = convert_ok(narrow_block(24)).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+  options.target = "h100";
+  const ConvertResult gpu = convert_int8(narrow_block(24), options);
+  std::vector<std::string> kernels;
+  for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
+    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+  // expand (24 in, Int8 out) and cin24 (24 in, Float16 out for the pool) take the c8 tiles.
+  EXPECT_EQ(std::count_if(kernels.begin(), kernels.end(),
+                          [](const std::string& k) { return k.find("_c8_i8") != std::string::npos; }),
+            2)
+      << ::testing::PrintToString(kernels);
+
+  ConvertOptions twelve = int8_cpu_options({1, 12, 10, 10}, 71, &held_out);
+  const ConvertResult r12 = convert_int8(narrow_block(12), twelve);
+  ASSERT_EQ(r12.summary.kept_fp16.size(), 1u);
+  EXPECT_THAT(r12.summary.kept_fp16[0], ::testing::HasSubstr("not a multiple of 8"));
+}
+
 // A U-Net-style down step: conv+relu -> 2x2 max pool -> conv+relu -> 3x3 max pool (stride 1,
 // padded, SPPF-style) -> conv. Max commutes with quantization, so both pools move conv1's and
 // conv2's Int8 integers with their scales: no quantize step between the convs.

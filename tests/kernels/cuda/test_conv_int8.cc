@@ -6,8 +6,9 @@
 // activations; for the transcendental ones (the device's fast exp) an Int8 output may differ by
 // one unit and a Float16 one by 1e-3 relative + 1e-3. Outputs are poisoned before each launch
 // (0xA5 / 0x5A bytes) and the guard after them is checked; NaN never passes.
-// GpuConvInt8Bench.DISABLED_ResNet50Batch1/8 time ResNet-50's conv layers in INT8 against FP16
-// (run them with --gtest_also_run_disabled_tests).
+// GpuConvInt8Bench.DISABLED_ResNet50Batch1/8 time ResNet-50's conv layers in INT8 against FP16,
+// DISABLED_Cin24And40 the expansions of 24 and 40 channels (run them with
+// --gtest_also_run_disabled_tests).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -48,6 +49,9 @@ std::vector<Case> cases() {
       {"dilation 2", 1, 16, 24, 12, 12, 3, 1, 2, 2},
       {"late 3x3 512", 1, 512, 512, 7, 7, 3, 1, 1, 1},
       {"7x7 cin 48 pad 3", 2, 48, 40, 13, 10, 7, 2, 1, 3},
+      {"1x1 cin 24 (an expansion)", 1, 24, 144, 14, 14, 1, 1, 1, 0},
+      {"3x3 s2 b8 cin 40", 8, 40, 72, 11, 9, 3, 2, 1, 1},
+      {"5x5 cin 8 dilation 2", 2, 8, 20, 13, 13, 5, 1, 2, 4},
       {"depthwise 3x3 c32", 1, 32, 32, 14, 14, 3, 1, 1, 1, 32},
       {"depthwise 3x3 s2 b8 c96", 8, 96, 96, 15, 15, 3, 2, 1, 1, 96},
       {"depthwise 5x5 s2 c144", 2, 144, 144, 14, 14, 5, 2, 1, 2, 144},
@@ -68,7 +72,8 @@ const char* const kVariants[] = {
     "jp_conv_igemm_32x64_i8",         "jp_conv_igemm_32x64k128_i8",
     "jp_conv_igemm_128x128_i8_f16out", "jp_conv_igemm_64x64_i8_f16out",
     "jp_conv_igemm_32x64_i8_f16out",  "jp_conv_igemm_32x64k128_i8_f16out",
-    "jp_conv_igemm_64x64k128_i8",     "jp_conv_igemm_64x64k128_i8_f16out"};
+    "jp_conv_igemm_64x64k128_i8",     "jp_conv_igemm_64x64k128_i8_f16out",
+    "jp_conv_igemm_32x64_c8_i8",      "jp_conv_igemm_32x64_c8_i8_f16out"};
 
 // The tile of a variant, from its name (BMxBN).
 void tile_of(const std::string& name, uint32_t* bm, uint32_t* bn) {
@@ -206,12 +211,18 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
       const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 64);
       for (const char* v : kVariants) {
         if (p.groups != 1 || (std::string(v).find("f16out") == std::string::npos) != y8) continue;
+        // Cin % 16 != 0: only the tile of 8-byte halves takes it (the others refuse the step).
+        if (p.in_channels % 16 != 0 && std::string(v).find("_c8_") == std::string::npos) continue;
         runs.push_back({v, choice_of(v, p, 1)});
         if (kt >= 3) runs.push_back({std::string(v) + " split 3", choice_of(v, p, 3)});
       }
       cuda::LaunchChoice chosen;
       ASSERT_EQ(select_int8(p, y8 ? DType::kInt8 : DType::kFloat16, &chosen), "");
       runs.push_back({std::string("selected ") + chosen.variant->name, chosen});
+      if (p.groups == 1)
+        EXPECT_EQ(std::string(chosen.variant->name).find("_c8_") != std::string::npos,
+                  p.in_channels % 16 != 0)
+            << chosen.variant->name;
       if (p.groups != 1) {
         EXPECT_NE(std::string(chosen.variant->name).find("jp_conv_depthwise_i8"), std::string::npos);
         runs.push_back({"one channel a thread", depthwise_one_channel_a_thread(chosen, p)});
@@ -418,6 +429,20 @@ void bench_depthwise(int64_t batch) {
   }
   std::printf("MobileNetV2 depthwise batch %lld: FP16 %.1f us, INT8 4 ch %.1f us (%.2fx), 1 ch %.1f us (%.2fx)\n",
               (long long)batch, t16, t4, t4 / t16, t1, t1 / t16);
+}
+
+// The 1x1 expansions of 24 and 40 input channels (EfficientNet-B0: 24->144 at 56x56 twice,
+// 40->240 at 28x28 twice; MobileNetV2: 24->144 at 56x56 twice): the tile of 8-byte halves
+// against FP16's choice, batch 1 and 8.
+TEST(GpuConvInt8Bench, DISABLED_Cin24And40) {
+  GPU_TEST_OR_SKIP();
+  const BenchLayer layers[] = {{24, 144, 56, 1, 1, 2}, {40, 240, 28, 1, 1, 2}};
+  for (int64_t batch : {1, 8}) {
+    double t8 = 0, t16 = 0;
+    for (const BenchLayer& l : layers) bench_int8_layer(l, batch, {1, 2}, &t8, &t16);
+    std::printf("Cin 24 and 40 expansions, batch %lld: INT8 %.1f us, FP16 %.1f us, %.2fx\n",
+                (long long)batch, t8, t16, t8 / t16);
+  }
 }
 
 TEST(GpuConvInt8Bench, DISABLED_MobileNetV2Depthwise) {
