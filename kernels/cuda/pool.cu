@@ -253,33 +253,60 @@ __device__ void max_pool_i8(const StepPointers& ptrs, const PoolParams& p) {
 constexpr int kGapLanes = 32;  // channels per block
 constexpr int kGapRows = 8;    // partial sums per channel
 
-// Global average pooling, NHWC: block (32 channels) x (8 rows); row r sums positions r, r + 8,
-// ... of its channel, then row 0 adds the 8 partial sums in row order: the same order, so the
-// same bits, for every launch. Grid-stride over (n, 32-channel tile).
+// Global average pooling, NHWC: block (32 channels) x (8 rows); gridDim.y slices of the spatial
+// positions (the selector's, so that small batches still fill the SMs: EfficientNet's squeeze
+// convs pool 112x112x32 at batch 1). Row r of a block sums positions r, r + 8, ... of its slice
+// and channel, then row 0 adds the 8 partial sums in row order. One slice writes y; with more,
+// each block stores its slice's sums in the workspace, counts its arrival (counters after the
+// sums, zeroed by the runtime: zero_workspace), and the last block of a channel tile adds the
+// slices in slice order and resets the counter. Fixed orders, so the same bits for every launch
+// of the plan. Grid-stride over (n, 32-channel tile).
 template <typename T>
 __device__ void global_average_nhwc(const StepPointers& ptrs, const PoolParams& p) {
   __shared__ float partial[kGapRows][kGapLanes];
+  __shared__ bool last;
   const T* x = static_cast<const T*>(ptrs.in[0]);
   T* y = static_cast<T*>(ptrs.out[0]);
   int64_t spatial = 1;
   for (int d = 0; d < p.spatial_rank && d < kMaxSpatial; ++d) spatial *= p.in_size[d];
   const int64_t C = p.channels;
-  const int64_t tiles_per_n = (C + kGapLanes - 1) / kGapLanes;
+  const int64_t tiles_per_n = (C + kGapLanes - 1) / kGapLanes, tiles = p.batch * tiles_per_n;
+  const int64_t slices = gridDim.y, slice = blockIdx.y;
+  float* sums = static_cast<float*>(ptrs.workspace);
+  uint32_t* counters = reinterpret_cast<uint32_t*>(sums + tiles * slices * kGapLanes);
+  if (slices > 1 && (sums == nullptr || ptrs.workspace_bytes < uint64_t(tiles) *
+                                                                  (slices * kGapLanes * 4 + 4)))
+    return;  // a plan with too little workspace computes nothing rather than overrun it
+  const int64_t per = (spatial + slices - 1) / slices;
+  const int64_t s_begin = slice * per, s_end = s_begin + per < spatial ? s_begin + per : spatial;
   const int lane = threadIdx.x, row = threadIdx.y;
-  for (int64_t t = blockIdx.x; t < p.batch * tiles_per_n; t += gridDim.x) {
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t n = t / tiles_per_n, c = (t % tiles_per_n) * kGapLanes + lane;
     float sum = 0.f;
     if (c < C) {
       const T* xp = x + n * spatial * C + c;
-      for (int64_t s = row; s < spatial; s += kGapRows) sum += load_float(xp, s * C);
+      for (int64_t s = s_begin + row; s < s_end; s += kGapRows) sum += load_float(xp, s * C);
     }
     partial[row][lane] = sum;
     __syncthreads();
-    if (row == 0 && c < C) {
-      float total = 0.f;
+    float total = 0.f;
+    if (row == 0)
       for (int r = 0; r < kGapRows; ++r) total += partial[r][lane];
-      store_float(y, n * C + c, spatial > 0 ? total / static_cast<float>(spatial) : 0.f);
+    if (slices > 1) {
+      if (row == 0) __stcg(sums + (t * slices + slice) * kGapLanes + lane, total);
+      __threadfence();
+      __syncthreads();
+      if (row == 0 && lane == 0) last = atomicAdd(counters + t, 1u) == uint32_t(slices - 1);
+      __syncthreads();
+      if (last && row == 0) {
+        __threadfence();
+        total = 0.f;
+        for (int64_t z = 0; z < slices; ++z) total += __ldcg(sums + (t * slices + z) * kGapLanes + lane);
+        if (lane == 0) counters[t] = 0;
+      }
     }
+    if (row == 0 && c < C && (slices == 1 || last))
+      store_float(y, n * C + c, spatial > 0 ? total / static_cast<float>(spatial) : 0.f);
     __syncthreads();
   }
 }

@@ -56,6 +56,18 @@ bool select_pool(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
                       tiles * 256, 256, target.sm_count * 16, out);
     out->block[0] = 32;
     out->block[1] = 8;
+    // Few channel tiles (small batches): the spatial positions in slices of at least 256, so
+    // that about two blocks an SM run (at most 64 slices); the last block of a tile adds them.
+    uint64_t spatial = 1;
+    for (int d = 0; d < p->spatial_rank; ++d) spatial *= static_cast<uint64_t>(p->in_size[d]);
+    const uint64_t want = 2 * std::max<uint64_t>(1, target.sm_count);
+    uint64_t slices = tiles >= want ? 1 : (want + tiles - 1) / tiles;
+    slices = std::max<uint64_t>(1, std::min<uint64_t>({slices, spatial / 256, 64}));
+    if (slices > 1) {
+      out->grid[0] = static_cast<uint32_t>(tiles);
+      out->grid[1] = static_cast<uint32_t>(slices);
+      out->workspace_bytes = tiles * (slices * 32 * 4 + 4);
+    }
     return true;
   }
   const uint64_t outputs = static_cast<uint64_t>(p->batch) * p->channels * out_plane;

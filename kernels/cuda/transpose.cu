@@ -48,76 +48,74 @@ __device__ void transpose_generic(const TransposeParams& p, const void* x, void*
 }
 
 // A transpose that keeps x's innermost dim (a head split, [B, S, H, D] -> [B, H, S, D]) moves
-// runs of whole rows: after coalescing, y's last dim is contiguous in x too, so the kernel moves
-// units of up to 16 bytes (the widest that the run's bytes, x's strides and both addresses allow,
-// byte_units.cuh) where the generic path moved one element with a division per dim. False (and
-// nothing moved) for another permutation or a moved element that converts.
+// runs of whole rows: y's last dim is contiguous in x too, so the kernel moves units of up to 16
+// bytes (the widest that the run's bytes, x's strides and both addresses allow, byte_units.cuh)
+// where the generic path moved one element with a 64-bit division per dim. The runtime hands
+// over the coalesced view (prepare_transpose); any other is still moved right. Loops run over
+// every possible dim with those past the rank skipped, so that nothing lives in local memory
+// (every thread of the grid, idle ones included, runs the setup). False (nothing moved) for
+// another permutation.
 template <int N>
-__device__ void transpose_units(int n, const int64_t* dims, const int64_t* strides,
-                                const uint8_t* x, uint8_t* y) {
+__device__ void transpose_units(const TransposeParams& p, const void* x, void* y) {
   using U = typename Unit<N>::T;
-  const U* s = reinterpret_cast<const U*>(x);
-  U* d = reinterpret_cast<U*>(y);
+  const U* s = static_cast<const U*>(x);
+  U* d = static_cast<U*>(y);
+  const int n = p.rank;
+  const int64_t per = N / p.elem_bytes;  // elements a unit
+  uint32_t dim[kMaxRank], stride[kMaxRank];
   int64_t count = 1;
-  for (int k = 0; k < n; ++k) count *= dims[k];
-  // 32-bit index math where every offset fits (the usual case): 64-bit divisions cost ~4x more.
-  // The loops run over every possible dim, those past n skipped, so that the arrays live in
-  // registers.
-  if (count <= INT32_MAX) {
-    uint32_t dim32[kMaxRank], stride32[kMaxRank];
-    bool fits = true;
+  bool fits = true;
 #pragma unroll
-    for (int k = 0; k < kMaxRank; ++k) {
-      dim32[k] = k < n ? static_cast<uint32_t>(dims[k]) : 1u;
-      stride32[k] = k < n ? static_cast<uint32_t>(strides[k]) : 0u;
-      fits &= k >= n || strides[k] * dims[k] <= INT32_MAX;
-    }
-    if (fits) {
-      for (int64_t i = global_thread(); i < count; i += global_threads()) {
-        uint32_t rest = static_cast<uint32_t>(i), off = 0;
-#pragma unroll
-        for (int k = kMaxRank - 1; k > 0; --k) {
-          if (k >= n) continue;
-          const uint32_t c = rest % dim32[k];
-          rest /= dim32[k];
-          off += c * stride32[k];
-        }
-        d[i] = s[off + rest * stride32[0]];
+  for (int k = 0; k < kMaxRank; ++k) {
+    const int64_t dk = k < n - 1 ? p.out_dims[k] : k == n - 1 ? p.out_dims[k] / per : 1;
+    const int64_t sk = k < n - 1 ? p.x_strides[k] / per : k == n - 1 ? 1 : 0;
+    count *= dk;
+    fits &= dk * (sk + 1) <= INT32_MAX;
+    dim[k] = static_cast<uint32_t>(dk);
+    stride[k] = static_cast<uint32_t>(sk);
+  }
+  if (count > INT32_MAX || !fits) {  // 64-bit index math (a tensor of 2^31 units or more)
+    for (int64_t i = global_thread(); i < count; i += global_threads()) {
+      int64_t rest = i, off = 0;
+      for (int k = n - 1; k >= 0; --k) {
+        const int64_t dk = k == n - 1 ? p.out_dims[k] / per : p.out_dims[k];
+        const int64_t c = rest % dk;
+        rest /= dk;
+        off += c * (k == n - 1 ? 1 : p.x_strides[k] / per);
       }
-      return;
+      d[i] = s[off];
     }
+    return;
   }
   for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    int64_t rest = i, off = 0;
-    for (int k = n - 1; k > 0; --k) {
-      const int64_t c = rest % dims[k];
-      rest /= dims[k];
-      off += c * strides[k];
+    uint32_t rest = static_cast<uint32_t>(i), off = 0;
+#pragma unroll
+    for (int k = kMaxRank - 1; k > 0; --k) {
+      if (k >= n) continue;
+      const uint32_t c = rest % dim[k];
+      rest /= dim[k];
+      off += c * stride[k];
     }
-    d[i] = s[off + rest * strides[0]];
+    d[i] = s[off + rest * stride[0]];
   }
 }
 
 __device__ bool transpose_runs(const TransposeParams& p, const void* x, void* y) {
-  int64_t dims[kMaxRank], strides[kMaxRank];
-  const int n = coalesce_transpose(p, dims, strides);
-  if (n < 2 || strides[n - 1] != 1) return false;
+  const int n = p.rank;
+  if (n < 2 || n > kMaxRank || p.x_strides[n - 1] != 1) return false;
   const int64_t e = p.elem_bytes;
-  uint64_t bits = static_cast<uint64_t>(dims[n - 1] * e) | reinterpret_cast<uintptr_t>(x) |
+  uint64_t bits = static_cast<uint64_t>(p.out_dims[n - 1] * e) | reinterpret_cast<uintptr_t>(x) |
                   reinterpret_cast<uintptr_t>(y);
-  for (int k = 0; k < n - 1; ++k) bits |= static_cast<uint64_t>(strides[k] * e);
+#pragma unroll
+  for (int k = 0; k < kMaxRank - 1; ++k)
+    if (k < n - 1) bits |= static_cast<uint64_t>(p.x_strides[k] * e);
   const int unit = unit_bytes(bits);
   if (unit <= e) return false;  // no wider than an element: the generic path
-  // In units: the last dim's length and every stride (in elements until now) scale by e / unit.
-  dims[n - 1] = dims[n - 1] * e / unit;
-  for (int k = 0; k < n - 1; ++k) strides[k] = strides[k] * e / unit;
-  const auto* xs = static_cast<const uint8_t*>(x);
-  auto* ys = static_cast<uint8_t*>(y);
   switch (unit) {
-    case 16: transpose_units<16>(n, dims, strides, xs, ys); break;
-    case 8: transpose_units<8>(n, dims, strides, xs, ys); break;
-    case 4: transpose_units<4>(n, dims, strides, xs, ys); break;
-    default: transpose_units<2>(n, dims, strides, xs, ys); break;
+    case 16: transpose_units<16>(p, x, y); break;
+    case 8: transpose_units<8>(p, x, y); break;
+    case 4: transpose_units<4>(p, x, y); break;
+    default: transpose_units<2>(p, x, y); break;
   }
   return true;
 }

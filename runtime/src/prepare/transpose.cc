@@ -38,6 +38,14 @@ Status prepare_transpose(const jp_plan& plan, const fb::TransposeParams& p, Prep
     k.out_dims[d] = y.dims[d];
     k.x_strides[d] = dense[from];
   }
+  // The same mapping over the fewest dims (extent-1 dims dropped, dims that x holds as one
+  // merged; kernels/transpose.h coalesce_transpose): the kernels' index math runs over these.
+  int64_t dims[kMaxRank], strides[kMaxRank];
+  k.rank = kernels::coalesce_transpose(k, dims, strides);
+  for (int32_t d = 0; d < kMaxRank; ++d) {
+    k.out_dims[d] = d < k.rank ? dims[d] : 0;
+    k.x_strides[d] = d < k.rank ? strides[d] : 0;
+  }
   return JP_OK;
 }
 

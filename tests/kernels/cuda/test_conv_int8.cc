@@ -367,6 +367,7 @@ void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<
   std::string best = "selected";
   for (const char* v : kVariants) {
     if (std::string(v).find("f16out") != std::string::npos) continue;
+    if (l.cin % 16 != 0 && std::string(v).find("_c8_") == std::string::npos) continue;
     for (uint32_t split : splits) {
       if (split > 1 && split > cuda::ceil_div_u32(uint64_t(k), 64) / 2) continue;
       const double a = timed(choice_of(v, p, split), p);

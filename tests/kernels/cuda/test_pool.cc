@@ -141,6 +141,9 @@ TEST(GpuPoolGlobal, AverageChannelsLastMatchesCpuTwin) {
       {8, 67, 2, {13, 11}, {13, 11}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false},
       {2, 5, 2, {56, 56}, {56, 56}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false},  // long reduction
       {3, 40, 1, {1}, {1}, {1}, {1}, {0}, {0}, false},
+      {1, 32, 2, {112, 112}, {112, 112}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false},  // sliced
+      {1, 96, 2, {56, 56}, {56, 56}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false},
+      {2, 37, 2, {33, 31}, {33, 31}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false},
   };
   for (const PoolCase& c : cases) {
     check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat16,
@@ -148,6 +151,49 @@ TEST(GpuPoolGlobal, AverageChannelsLastMatchesCpuTwin) {
     check(rng, make_params(c, PoolKind::kAverage, false, true), DType::kFloat32,
           "jp_pool_global_avg_f32");
   }
+}
+
+// A small batch's global average runs in spatial slices that meet in the workspace: the selector
+// slices EfficientNet's first squeeze (112x112x32 at batch 1), every launch gives the same bits
+// (the counters reset themselves; the slices add in slice order), and a plan that gives the
+// sliced launch too little workspace computes nothing rather than overrun it.
+TEST(GpuPoolGlobal, SlicedAverageIsDeterministic) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const PoolCase c{1, 32, 2, {112, 112}, {112, 112}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false};
+  const PoolParams p = make_params(c, PoolKind::kAverage, false, true);
+  const int64_t nx = 112 * 112 * 32;
+  const std::vector<float> x = gpu_test::round_half(rng.uniform(nx, -2.f, 2.f));
+  const auto dx = gpu_test::to_device(x, DType::kFloat16);
+  cuda::LaunchChoice chosen;
+  ASSERT_EQ(gpu_test::select(kPool, DType::kFloat16, p, &chosen), "");
+  EXPECT_GT(chosen.grid[1], 1u) << "not sliced";
+  EXPECT_GT(chosen.workspace_bytes, 0u);
+  gpu_test::DeviceBuffer ws(chosen.workspace_bytes);
+  ws.zero();
+  std::vector<uint16_t> first;
+  for (int run = 0; run < 3; ++run) {
+    gpu_test::DeviceBuffer dy(32 * 2);
+    dy.poison16(gpu_test::kHalfPoison);
+    cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get()}, dy);
+    ptrs.workspace = ws.get();
+    ptrs.workspace_bytes = chosen.workspace_bytes;
+    ASSERT_EQ(gpu_test::launch(chosen.variant->name, chosen, ptrs, p), "");
+    const std::vector<uint16_t> got = dy.download<uint16_t>(32);
+    if (run == 0) first = got;
+    EXPECT_EQ(got, first) << "run " << run;
+    EXPECT_TRUE(dy.guard_intact());
+  }
+  std::vector<float> want(32);
+  cpu::pool(p, x.data(), want.data());
+  EXPECT_TRUE(gpu_test::all_close_half(first, want, 2e-3, 2e-3));
+  gpu_test::DeviceBuffer dy(32 * 2);
+  dy.poison16(gpu_test::kHalfPoison);
+  cuda::StepPointers short_ws = gpu_test::step_pointers({dx.get()}, dy);
+  short_ws.workspace = ws.get();
+  short_ws.workspace_bytes = chosen.workspace_bytes - 4;
+  ASSERT_EQ(gpu_test::launch(chosen.variant->name, chosen, short_ws, p), "");
+  EXPECT_EQ(dy.download<uint16_t>(32), std::vector<uint16_t>(32, gpu_test::kHalfPoison));
 }
 
 }  // namespace
