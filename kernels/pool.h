@@ -71,8 +71,9 @@ void max_pool_int8(const PoolParams& p, const int8_t* x, int8_t* y);
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // jp_pool_nhwc8_f16: NHWC, channels % 8 == 0 (16-byte vectors). The global average rows:
 // 32 channels x 8 partial sums per block, static shared memory, gridDim.y slices of the spatial
-// positions whose sums meet in the workspace (counted arrivals: zero_workspace). jp_pool_max_i8: Max of Int8,
-// 16 channels a thread where NHWC channels % 16 == 0, else one element.
+// positions whose sums meet in the workspace (counted arrivals: zero_workspace).
+// jp_pool_max_i8: Max of Int8, 16 channels a thread where NHWC channels % 16 == 0, else one
+// element.
 #define JP_CUDA_VARIANTS_pool(X, F) \
   X(F, jp_pool_f16, kF16, 0) \
   X(F, jp_pool_f32, kF32, 0) \

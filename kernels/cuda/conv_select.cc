@@ -2,8 +2,8 @@
 // an implicit-GEMM tile (the largest whose tiles still fill the SMs; serial split-K when even
 // the smallest cannot), depthwise convs to the depthwise kernel, the rest to the direct one.
 // INT8 (Int8 x and w): 2-D groups-1 convs with Cin % 8 == 0 to an INT8 tile by rules of their
-// own (select_conv_int8; Cin % 16 != 0 to the tile of 8-byte halves), 2-D depthwise convs to the depthwise INT8 kernel, the variant writing
-// y's type (Int8, or Float16: _f16out).
+// own (select_conv_int8; Cin % 16 != 0 to the tile of 8-byte halves), 2-D depthwise convs to
+// the depthwise INT8 kernel, the variant writing y's type (Int8, or Float16: _f16out).
 #include <algorithm>
 
 #include "kernels/conv.h"

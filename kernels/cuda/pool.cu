@@ -301,7 +301,8 @@ __device__ void global_average_nhwc(const StepPointers& ptrs, const PoolParams& 
       if (last && row == 0) {
         __threadfence();
         total = 0.f;
-        for (int64_t z = 0; z < slices; ++z) total += __ldcg(sums + (t * slices + z) * kGapLanes + lane);
+        for (int64_t z = 0; z < slices; ++z)
+          total += __ldcg(sums + (t * slices + z) * kGapLanes + lane);
         if (lane == 0) counters[t] = 0;
       }
     }

@@ -1,8 +1,8 @@
 // Transpose on the GPU (a strided gather; tiled through shared memory when the permutation
-// coalesces to a 2-D one; whole rows in wide units when it keeps the innermost dim): moves elements of elem_bytes and never looks at the values, so one
-// kernel serves every dtype, or widens FP16 to FP32 as it moves (half_to_float), or rounds FP32
-// to FP16 (float_to_half, to nearest even like the twin's half_from_float). Twin:
-// kernels/cpu/transpose.cc.
+// coalesces to a 2-D one; whole rows in wide units when it keeps the innermost dim): moves
+// elements of elem_bytes and never looks at the values, so one kernel serves every dtype, or
+// widens FP16 to FP32 as it moves (half_to_float), or rounds FP32 to FP16 (float_to_half, to
+// nearest even like the twin's half_from_float). Twin: kernels/cpu/transpose.cc.
 #include <cuda_fp16.h>
 #include <cstdint>
 

@@ -219,10 +219,11 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
       cuda::LaunchChoice chosen;
       ASSERT_EQ(select_int8(p, y8 ? DType::kInt8 : DType::kFloat16, &chosen), "");
       runs.push_back({std::string("selected ") + chosen.variant->name, chosen});
-      if (p.groups == 1)
+      if (p.groups == 1) {
         EXPECT_EQ(std::string(chosen.variant->name).find("_c8_") != std::string::npos,
                   p.in_channels % 16 != 0)
             << chosen.variant->name;
+      }
       if (p.groups != 1) {
         EXPECT_NE(std::string(chosen.variant->name).find("jp_conv_depthwise_i8"), std::string::npos);
         runs.push_back({"one channel a thread", depthwise_one_channel_a_thread(chosen, p)});
