@@ -222,6 +222,24 @@ TEST(OnnxNodeData, PReluAndSelu) {
   }
 }
 
+// An INT8 output `got` (element i) against real value v in double: the piecewise-linear
+// activation, times the inverse scale, rounded half to even and saturated; within half a unit
+// (plus 1e-3) only where the scaled value lies within 1e-3 of a tie (counted in *ties).
+void expect_quantized(double v, const Activation& act, float inv_scale, int8_t got, int64_t i,
+                      size_t* ties) {
+  if (act.kind == ActivationKind::kRelu) v = std::max(v, 0.0);
+  if (act.kind == ActivationKind::kClip) v = std::min(std::max(v, double(act.alpha)), double(act.beta));
+  if (act.kind == ActivationKind::kLeakyRelu && v < 0) v *= double(act.alpha);
+  const double q = v * double(inv_scale);
+  if (std::fabs(std::fabs(q - std::floor(q)) - 0.5) < 1e-3 && std::fabs(q) < 127) {
+    ++*ties;
+    ASSERT_LE(std::fabs(double(got) - q), 0.5 + 1e-3) << i;
+  } else {
+    ASSERT_EQ(double(got), std::min(127.0, std::max(-128.0, std::nearbyint(q))))
+        << "element " << i << " q " << q;
+  }
+}
+
 // An INT8 plan's Add (cpu::binary_add_int8): against the same formula in double, with
 // broadcasting and the piecewise-linear activations. The float arithmetic (one product, one
 // fmaf, a multiply by the inverse scale) moves the value by ~1e-6 units, so the result is the
@@ -247,20 +265,10 @@ TEST(Binary, Int8AddMatchesTheDoubleFormula) {
       cpu::binary_add_int8(p, a.data(), b.data(), scales, y.data());
       for (int64_t i = 0; i < volume(out); ++i) {
         const Shape co = unravel(i, out);
-        double v = double(a[size_t(modulo_broadcast_index(co, c.a))]) * scales[0] +
-                   double(b[size_t(modulo_broadcast_index(co, c.b))]) * scales[1];
-        if (act.kind == ActivationKind::kRelu) v = std::max(v, 0.0);
-        if (act.kind == ActivationKind::kClip) v = std::min(std::max(v, double(act.alpha)), double(act.beta));
-        if (act.kind == ActivationKind::kLeakyRelu && v < 0) v *= double(act.alpha);
-        const double q = v * double(scales[2]);
-        const double want = std::min(127.0, std::max(-128.0, std::nearbyint(q)));
+        const double v = double(a[size_t(modulo_broadcast_index(co, c.a))]) * scales[0] +
+                         double(b[size_t(modulo_broadcast_index(co, c.b))]) * scales[1];
+        ASSERT_NO_FATAL_FAILURE(expect_quantized(v, act, scales[2], y[size_t(i)], i, &ties));
         ++checked;
-        if (std::fabs(std::fabs(q - std::floor(q)) - 0.5) < 1e-3 && std::fabs(q) < 127) {
-          ++ties;
-          ASSERT_LE(std::fabs(double(y[size_t(i)]) - q), 0.5 + 1e-3) << i;
-        } else {
-          ASSERT_EQ(double(y[size_t(i)]), want) << "element " << i << " q " << q;
-        }
       }
     }
   // The exact comparison decides nearly every element (a clipped value repeats one q, which
@@ -292,22 +300,12 @@ TEST(Binary, FloatIntoInt8MatchesTheDoubleFormula) {
           const Shape co = unravel(i, out);
           const double x0 = a[size_t(modulo_broadcast_index(co, c.a))];
           const double x1 = b[size_t(modulo_broadcast_index(co, c.b))];
-          double v = op == BinaryOp::kMul   ? x0 * x1
-                     : op == BinaryOp::kAdd ? x0 + x1
-                     : op == BinaryOp::kSub ? x0 - x1
-                                            : std::max(x0, x1);
-          if (act.kind == ActivationKind::kRelu) v = std::max(v, 0.0);
-          if (act.kind == ActivationKind::kClip) v = std::min(std::max(v, double(act.alpha)), double(act.beta));
-          if (act.kind == ActivationKind::kLeakyRelu && v < 0) v *= double(act.alpha);
-          const double q = v * double(inv_y);
-          const double want = std::min(127.0, std::max(-128.0, std::nearbyint(q)));
+          const double v = op == BinaryOp::kMul   ? x0 * x1
+                           : op == BinaryOp::kAdd ? x0 + x1
+                           : op == BinaryOp::kSub ? x0 - x1
+                                                  : std::max(x0, x1);
+          ASSERT_NO_FATAL_FAILURE(expect_quantized(v, act, inv_y, y[size_t(i)], i, &ties));
           ++checked;
-          if (std::fabs(std::fabs(q - std::floor(q)) - 0.5) < 1e-3 && std::fabs(q) < 127) {
-            ++ties;
-            ASSERT_LE(std::fabs(double(y[size_t(i)]) - q), 0.5 + 1e-3) << i;
-          } else {
-            ASSERT_EQ(double(y[size_t(i)]), want) << "element " << i << " q " << q;
-          }
         }
       }
   EXPECT_LT(ties * 10, checked);

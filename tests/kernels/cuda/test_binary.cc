@@ -19,6 +19,19 @@ using namespace test_util;
 
 constexpr uint16_t kBinary = static_cast<uint16_t>(OpFamilyId::kBinary);
 
+// The params of a op b broadcast to their common shape, with activation act.
+BinaryParams binary_params(BinaryOp op, const Shape& a, const Shape& b, Activation act) {
+  const Shape out = test_util::broadcast_shapes({a, b});
+  BinaryParams p;
+  p.op = op;
+  p.rank = static_cast<int32_t>(out.size());
+  for (size_t d = 0; d < out.size(); ++d) p.out_dims[d] = out[d];
+  test_util::broadcast_strides(a, out, p.a_strides);
+  test_util::broadcast_strides(b, out, p.b_strides);
+  p.act = act;
+  return p;
+}
+
 TEST(GpuBinary, BroadcastMatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
@@ -29,13 +42,7 @@ TEST(GpuBinary, BroadcastMatchesCpuTwin) {
     for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kMul, BinaryOp::kSub, BinaryOp::kMax,
                         BinaryOp::kMin, BinaryOp::kPRelu}) {
       const Shape out = test_util::broadcast_shapes({c.a, c.b});
-      BinaryParams p;
-      p.op = op;
-      p.rank = static_cast<int32_t>(out.size());
-      for (size_t d = 0; d < out.size(); ++d) p.out_dims[d] = out[d];
-      test_util::broadcast_strides(c.a, out, p.a_strides);
-      test_util::broadcast_strides(c.b, out, p.b_strides);
-      p.act = Activation{ActivationKind::kRelu, 0, 0};
+      const BinaryParams p = binary_params(op, c.a, c.b, Activation{ActivationKind::kRelu, 0, 0});
       const int64_t na = test_util::volume(c.a), nb = test_util::volume(c.b),
                     ny = test_util::volume(out);
       std::vector<float> a = gpu_test::round_half(rng.uniform(na, -3.f, 3.f));
@@ -67,13 +74,7 @@ TEST(GpuBinary, Int8AddMatchesCpuTwinBitExact) {
   for (const Case& c : cases) {
     for (ActivationKind act : {ActivationKind::kNone, ActivationKind::kRelu}) {
       const Shape out = test_util::broadcast_shapes({c.a, c.b});
-      BinaryParams p;
-      p.op = BinaryOp::kAdd;
-      p.rank = static_cast<int32_t>(out.size());
-      for (size_t d = 0; d < out.size(); ++d) p.out_dims[d] = out[d];
-      test_util::broadcast_strides(c.a, out, p.a_strides);
-      test_util::broadcast_strides(c.b, out, p.b_strides);
-      p.act = Activation{act, 0, 0};
+      const BinaryParams p = binary_params(BinaryOp::kAdd, c.a, c.b, Activation{act, 0, 0});
       const int64_t na = test_util::volume(c.a), nb = test_util::volume(c.b),
                     ny = test_util::volume(out);
       const std::vector<uint8_t> a = rng.bytes(na), b = rng.bytes(nb);
@@ -122,13 +123,7 @@ TEST(GpuBinary, FloatIntoInt8MatchesCpuTwinBitExact) {
                           BinaryOp::kMax, BinaryOp::kMin, BinaryOp::kPRelu})
         for (const Activation& act : acts) {
           const Shape out = test_util::broadcast_shapes({c.a, c.b});
-          BinaryParams p;
-          p.op = op;
-          p.rank = static_cast<int32_t>(out.size());
-          for (size_t d = 0; d < out.size(); ++d) p.out_dims[d] = out[d];
-          test_util::broadcast_strides(c.a, out, p.a_strides);
-          test_util::broadcast_strides(c.b, out, p.b_strides);
-          p.act = act;
+          const BinaryParams p = binary_params(op, c.a, c.b, act);
           const int64_t na = test_util::volume(c.a), nb = test_util::volume(c.b),
                         ny = test_util::volume(out);
           std::vector<float> a = rng.uniform(na, -3.f, 3.f);
