@@ -5,19 +5,22 @@
 // Layout: every operand is addressed by element strides along (batch, head, sequence) with the
 // head dim contiguous. The exporters write Q, K and V as one projection GEMM's output reshaped to
 // [B, S, H, D] and then transposed to [B, H, S, D] (K to [B, H, D, S]); with strides the step
-// reads the reshaped tensor itself and the Transposes disappear; a fused QKV projection's
-// [B, S, 3, H, D] output is three such operands of one buffer (the kernels take Q, K and V
-// pointers into it; plans cannot say so yet: AttentionParams has no offsets). Only the head dim
-// must be contiguous: it is the dim of the 16-byte loads and of the mma's k (Q Kt) and n (P V).
+// reads the reshaped tensor itself and the Transposes disappear. A fused QKV projection's
+// output ([S, B, 3E] or [B, S, 3E]) holds Q, K and V side by side: each operand is then that one
+// tensor read from its own element offset (the Slices or Gathers that split it disappear too).
+// Only the head dim must be contiguous: it is the dim of the 16-byte loads and of the mma's k
+// (Q Kt) and n (P V); the kernels copy element by element where a row start is not 16-byte
+// aligned.
 #pragma once
 
 #include <cstdint>
 
 namespace jetplan::kernels {
 
-// Element strides of one operand; element (b, h, s, d) is at b * batch + h * head + s * seq + d.
+// Element strides of one operand; element (b, h, s, d) is at offset + b * batch + h * head +
+// s * seq + d of its tensor.
 struct AttentionStrides {
-  int64_t batch = 0, head = 0, seq = 0;
+  int64_t batch = 0, head = 0, seq = 0, offset = 0;
 };
 
 // Q [batch, heads, seq_q, head_dim], K and V [batch, heads, seq_kv, head_dim], O like Q (by

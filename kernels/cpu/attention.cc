@@ -26,6 +26,10 @@ float score(const AttentionParams& p, const float* qr, const float* kb, const fl
 void attention(const AttentionParams& p, const float* q, const float* k, const float* v,
                const float* mask, float* o) {
   const float neg_inf = -std::numeric_limits<float>::infinity();
+  q += p.q.offset;
+  k += p.k.offset;
+  v += p.v.offset;
+  o += p.o.offset;
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.heads; ++h) {
       const float* qb = q + b * p.q.batch + h * p.q.head;

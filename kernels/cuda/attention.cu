@@ -215,11 +215,11 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
   __half* sv = sk + kBN * kLd;
   if (p.head_dim != D || blockDim.x != kThreads || blockDim.y != 1 || blockDim.z != 1) return;
 
-  const auto* Q = static_cast<const __half*>(ptrs.in[0]);
-  const auto* K = static_cast<const __half*>(ptrs.in[1]);
-  const auto* V = static_cast<const __half*>(ptrs.in[2]);
+  const auto* Q = static_cast<const __half*>(ptrs.in[0]) + p.q.offset;
+  const auto* K = static_cast<const __half*>(ptrs.in[1]) + p.k.offset;
+  const auto* V = static_cast<const __half*>(ptrs.in[2]) + p.v.offset;
   const auto* M = p.has_mask ? static_cast<const __half*>(ptrs.in[3]) : nullptr;
-  auto* O = static_cast<__half*>(ptrs.out[0]);
+  auto* O = static_cast<__half*>(ptrs.out[0]) + p.o.offset;
   const bool vec_q = rows_aligned(Q, p.q), vec_k = rows_aligned(K, p.k),
              vec_v = rows_aligned(V, p.v), vec_o = rows_aligned(O, p.o);
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;

@@ -57,17 +57,36 @@ Shape attention_dims(const Shape& s, const flatbuffers::Vector<uint8_t>* axes) {
 
 // Q, K, V, [mask] -> O: one rank (3 or 4), batch, heads and head dim shared, K and V one
 // sequence length, O Q's; the mask broadcasts to [batch, heads, seq_q, seq_kv] (rank 3: no heads).
+// An operand with a view (q_view ...) is a tensor of any shape that holds every element the view
+// reaches (O's batch, heads and head dim, the view's rows), strides not negative.
 void contract_attention(StepContract& c) {
   c.inputs_are(fb::DType::Float32);
   const auto* p = c.step->params_as_AttentionParams();
   if (!p || !c.input_count_is(p->has_mask() ? 4 : 3)) return c.bad("step ", c.name, " attention");
   const size_t rank = c.y.size();
   if (rank != 3 && rank != 4) return c.bad("step ", c.name, " attention rank");
-  for (size_t i = 0; i < 3; ++i) c.expect(c.in[i].size() == rank, "attention operand rank");
-  if (c.in[0].size() != rank || c.in[1].size() != rank || c.in[2].size() != rank) return;
-  const Shape q = attention_dims(c.in[0], p->q_axes()), k = attention_dims(c.in[1], p->k_axes()),
-              v = attention_dims(c.in[2], p->v_axes()), o = attention_dims(c.y, p->o_axes());
-  if (q.empty() || k.empty() || v.empty() || o.empty()) return c.bad("step ", c.name, " axes");
+  const Shape o = attention_dims(c.y, p->o_axes());
+  if (o.empty()) return c.bad("step ", c.name, " axes");
+  const fb::AttentionView* views[3] = {p->q_view(), p->k_view(), p->v_view()};
+  const flatbuffers::Vector<uint8_t>* axes[3] = {p->q_axes(), p->k_axes(), p->v_axes()};
+  Shape dims[3];
+  for (size_t i = 0; i < 3; ++i) {
+    if (const fb::AttentionView* w = views[i]) {
+      c.expect(axes[i] == nullptr, "attention operand with axes and a view");
+      c.expect(w->offset() >= 0 && w->batch() >= 0 && w->head() >= 0 && w->seq() >= 0 &&
+                   w->seq_len() > 0, "attention view strides");
+      dims[i] = {o[0], o[1], w->seq_len(), o[3]};
+      const int64_t last = w->offset() + (o[0] - 1) * w->batch() + (o[1] - 1) * w->head() +
+                           (w->seq_len() - 1) * w->seq() + o[3];
+      c.expect(last <= count(c.in[i]), "attention view inside its tensor");
+      continue;
+    }
+    c.expect(c.in[i].size() == rank, "attention operand rank");
+    if (c.in[i].size() != rank) return;
+    dims[i] = attention_dims(c.in[i], axes[i]);
+    if (dims[i].empty()) return c.bad("step ", c.name, " axes");
+  }
+  const Shape &q = dims[0], &k = dims[1], &v = dims[2];
   for (size_t d : {size_t{0}, size_t{1}, size_t{3}})
     c.expect(k[d] == q[d] && v[d] == q[d] && o[d] == q[d], "attention batch/heads/head dim");
   c.expect(k[2] == v[2] && o[2] == q[2], "attention sequence lengths");

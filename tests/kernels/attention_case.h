@@ -40,8 +40,9 @@ struct Case {
   }
 };
 
-// The case's buffers (float; the GPU test rounds them to FP16) and params: q, k, v point into
-// `qkv` at qkv_offset[0..2] (one buffer for every layout: the packed one needs it).
+// The case's buffers (float; the GPU test rounds them to FP16) and params: Q, K and V are the
+// one buffer `qkv` (every layout: the packed one needs it), each read from its params offset,
+// qkv_offset[0..2]; kernels are handed `qkv` itself for all three.
 struct Data {
   AttentionParams p;
   std::vector<float> qkv, mask;
@@ -87,6 +88,9 @@ inline Data make_data(const Case& c, test_util::SeededRng& rng) {
     out.qkv = rng.uniform(nq + 2 * nk, -1.f, 1.f);
     p.o = strides_of(c.layout == Layout::kPaddedRows ? Layout::kBHSD : c.layout, H, c.seq_q, D);
   }
+  p.q.offset = out.qkv_offset[0];
+  p.k.offset = out.qkv_offset[1];
+  p.v.offset = out.qkv_offset[2];
   // Scores of a few units: the softmax is neither flat nor one-hot.
   for (float& x : out.qkv) x *= 2.f;
   out.out_elements = B * p.o.batch;

@@ -9,6 +9,9 @@ the spread is the range of those medians. The table's last column is B/A. --a-ar
 add jetplan-run options to one side: the same binary with and without an option is an A/B too
 (`--a BIN/jetplan-run --a-args=--no-early-launch --b BIN/jetplan-run`).
 
+A plan argument `A.jplan=B.jplan` gives each side its own plan: a converter change is timed
+as the old converter's plan on the old binary against the new converter's on the new one.
+
     python3 tests/perf/ab_runtime.py --a OLD/jetplan-run --b NEW/jetplan-run PLAN... \
         [--rounds 3] [--iterations 300] [--warmup 50] [--json OUT.json]
 """
@@ -67,20 +70,24 @@ def main():
     ap.add_argument('--json', help='write every figure here')
     ap.add_argument('plans', nargs='+')
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error('--rounds must be at least 1')
 
     results = []
     for plan in args.plans:
+        a_plan, _, b_plan = plan.partition('=')
+        b_plan = b_plan or a_plan
         a_ms, b_ms = [], []
         for _ in range(args.rounds):
-            a_ms.append(run_once(args.a, plan, args, args.a_lib, args.a_args))
-            b_ms.append(run_once(args.b, plan, args, args.b_lib, args.b_args))
+            a_ms.append(run_once(args.a, a_plan, args, args.a_lib, args.a_args))
+            b_ms.append(run_once(args.b, b_plan, args, args.b_lib, args.b_args))
         results.append({'plan': plan, 'a_ms': a_ms, 'b_ms': b_ms,
                         'a_median': statistics.median(a_ms), 'b_median': statistics.median(b_ms)})
 
     print(f'| plan | A median ms (range) | B median ms (range) | B/A |')
     print('|---|---|---|---|')
     for r in results:
-        print(f"| {label(r['plan'])} | {r['a_median']:.4f} "
+        print(f"| {label(r['plan'].partition('=')[2] or r['plan'])} | {r['a_median']:.4f} "
               f"({min(r['a_ms']):.4f}-{max(r['a_ms']):.4f}) | {r['b_median']:.4f} "
               f"({min(r['b_ms']):.4f}-{max(r['b_ms']):.4f}) | {r['b_median'] / r['a_median']:.3f} |")
     if args.json:

@@ -137,11 +137,18 @@ struct EinsumDesc {
 // Attention (fuse_attention, passes/): the scale of Q Kt, the masks, and for Q, K, V and O the
 // tensor dim holding each of (batch, heads, seq, head dim) (rank 3: batch, seq, head dim);
 // empty: the tensor's own order.
+// An Attention operand read out of a larger tensor (schemas/plan.fbs AttentionView): element
+// (b, h, s, d) at offset + b * batch + h * head + s * seq + d; absent where seq_len is 0.
+struct AttentionViewDesc {
+  int64_t offset = 0, batch = 0, head = 0, seq = 0, seq_len = 0;
+};
+
 struct AttentionDesc {
   float scale = 1.f;
   bool causal = false;
   bool has_mask = false;
   std::vector<uint8_t> q_axes, k_axes, v_axes, o_axes;
+  AttentionViewDesc q_view, k_view, v_view;
 };
 
 // The plan operation a node resolves to. Only the fields of `family` are meaningful.

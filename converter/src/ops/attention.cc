@@ -23,8 +23,15 @@ StepParamsOffset serialize_attention(flatbuffers::FlatBufferBuilder& fbb, const 
   const auto axes = [&fbb](const std::vector<uint8_t>& v) {
     return v.empty() ? flatbuffers::Offset<flatbuffers::Vector<uint8_t>>() : fbb.CreateVector(v);
   };
+  const auto view = [&fbb](const AttentionViewDesc& d) {
+    return d.seq_len == 0 ? flatbuffers::Offset<fb::AttentionView>()
+                          : fb::CreateAttentionView(fbb, d.offset, d.batch, d.head, d.seq,
+                                                    d.seq_len);
+  };
   const auto q = axes(a.q_axes), k = axes(a.k_axes), v = axes(a.v_axes), o = axes(a.o_axes);
-  return params(fb::CreateAttentionParams(fbb, a.scale, a.causal, a.has_mask, q, k, v, o));
+  const auto qv = view(a.q_view), kv = view(a.k_view), vv = view(a.v_view);
+  return params(
+      fb::CreateAttentionParams(fbb, a.scale, a.causal, a.has_mask, q, k, v, o, qv, kv, vv));
 }
 
 // The additive bias of is_causal and the sliding window (opset 25) as a constant [Sq, Skv]: key j

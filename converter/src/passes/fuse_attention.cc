@@ -7,7 +7,10 @@
 // first) is the step's scale too. The Transposes that move the heads around Q, K, V and O are
 // read through the step's axes instead: Q and V from the tensor before their Transpose, K from
 // the tensor before the Transpose that made Kt, O written straight into the layout of a
-// Transpose that reads it. The Transposes left without readers die.
+// Transpose that reads it. Where Q, K and V are cut out of one fused projection (Slices, Split,
+// or a Transpose and Gathers, then Reshapes and Transposes: nn.MultiheadAttention's in_proj),
+// each is read as a strided view of the projection's output (strided_view.h) and none of those
+// steps runs. The nodes left without readers die.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -17,6 +20,7 @@
 
 #include "converter/src/ir/graph_edit.h"
 #include "converter/src/passes/passes.h"
+#include "converter/src/passes/strided_view.h"
 #include "kernels/attention.h"
 
 namespace jetplan::converter {
@@ -85,9 +89,9 @@ class AttentionFusion {
       return false;
     if (gpu_ && !kernels::attention_head_dim_on_gpu(q.back())) return false;
     int q_src = -1, k_src = -1, v_src = -1;
-    if (!operand(qk.inputs[0], false, &q_src, &a.q_axes) ||
-        !operand(qk.inputs[1], !qk.op.trans_b, &k_src, &a.k_axes) ||
-        !operand(pv->inputs[1], false, &v_src, &a.v_axes))
+    if (!operand(qk.inputs[0], false, &q_src, &a.q_axes, &a.q_view) ||
+        !operand(qk.inputs[1], !qk.op.trans_b, &k_src, &a.k_axes, &a.k_view) ||
+        !operand(pv->inputs[1], false, &v_src, &a.v_axes, &a.v_view))
       return false;
 
     // O: the second MatMul's output, or a Transpose of it that keeps the head dim last.
@@ -189,11 +193,47 @@ class AttentionFusion {
     }
     return true;
   }
-  // An operand of a MatMul: the value it reads (*src) and the dim of it that holds each of the
-  // operand's (batch, [heads,] seq, head dim) (*axes; empty: the value itself, in order).
-  // `transposed`: the operand is Kt ([.., D, S]), which only a Transpose of a tensor with the
-  // head dim last can give. A Transpose read by others stays; it dies when nothing reads it.
-  bool operand(int value, bool transposed, int* src, std::vector<uint8_t>* axes) {
+  // An operand of a MatMul: the value the step reads (*src) and how: either the dim of it that
+  // holds each of the operand's (batch, [heads,] seq, head dim) (*axes; empty: the value itself,
+  // in order), or a strided view into a larger value (*view) where that drops more steps than
+  // the axes do (the Slices, Gathers and Transposes that cut Q, K and V out of one projection).
+  // `transposed`: the operand is Kt ([.., D, S]), the head dim second to last. Nodes read by
+  // others stay; they die when nothing reads them.
+  bool operand(int value, bool transposed, int* src, std::vector<uint8_t>* axes,
+               AttentionViewDesc* view) {
+    const bool by_axes = axes_operand(value, transposed, src, axes);
+    const size_t absorbed = by_axes && *src != value ? 1 : 0;  // one Transpose
+    const StridedView deep = deepest_strided_view(g_, value);
+    size_t steps = 0;
+    for (const Node* n : deep.chain) steps += n->op.family != fb::OpFamily::Copy;
+    if (steps > absorbed && view_operand(deep, transposed, view)) {
+      *src = deep.source;
+      axes->clear();
+      return true;
+    }
+    return by_axes;
+  }
+  // The view of an operand of rank 3 or 4 (its dims (batch, [heads,] seq, head dim); Kt's last
+  // two swapped): each dim one stride, the head dim contiguous.
+  static bool view_operand(const StridedView& deep, bool transposed, AttentionViewDesc* view) {
+    StridedLayout l = deep.layout;
+    const size_t rank = l.dims.size();
+    if (rank != 3 && rank != 4) return false;
+    if (transposed) std::swap(l.dims[rank - 1], l.dims[rank - 2]);
+    SubDim dims[4];
+    for (size_t i = 0; i < rank; ++i)
+      if (!single_stride(l, i, &dims[i])) return false;
+    if (dims[rank - 1].extent > 1 && dims[rank - 1].stride != 1) return false;
+    view->offset = l.offset;
+    view->batch = dims[0].stride;
+    view->head = rank == 4 ? dims[1].stride : 0;
+    view->seq = dims[rank - 2].stride;
+    view->seq_len = dims[rank - 2].extent;
+    return view->seq_len > 0;
+  }
+  // The axes form of operand(): the value itself, or the input of the one Transpose that made
+  // it with the head dim staying last.
+  bool axes_operand(int value, bool transposed, int* src, std::vector<uint8_t>* axes) {
     const size_t rank = g_.values[value].shape.size();
     const Value& v = g_.values[value];
     const Node* t = v.producer >= 0 ? &g_.nodes[v.producer] : nullptr;

@@ -1,5 +1,5 @@
 // Attention: softmax(scale * Q Kt + mask) V with Q, K, V and O read through strides (their
-// *_axes), the mask broadcast to [batch, heads, seq_q, seq_kv].
+// *_axes, or Q, K and V through a view), the mask broadcast to [batch, heads, seq_q, seq_kv].
 #include <cmath>
 
 #include "runtime/src/cpu/step_tensors.h"
@@ -50,22 +50,54 @@ Status read_operand(const PreparedStep& s, const TensorInfo& t,
   return JP_OK;
 }
 
+// An operand read through a view (AttentionParams.q_view ...): O's batch, heads and head dim,
+// the view's sequence length and strides, every element it reaches inside tensor t.
+Status read_view(const PreparedStep& s, const TensorInfo& t, const fb::AttentionView& view,
+                 const Operand& o, Operand* out) {
+  if (view.offset() < 0 || view.batch() < 0 || view.head() < 0 || view.seq() < 0 ||
+      view.seq_len() < 1)
+    return invalid(s, "an operand's view has a negative stride or offset, or no rows");
+  *out = o;
+  out->seq = view.seq_len();
+  out->strides = {view.batch(), view.head(), view.seq(), view.offset()};
+  if (o.batch == 0 || o.heads == 0 || o.dim == 0) return JP_OK;  // nothing is read
+  // The last element reached: each term at most the tensor's element count (checked by
+  // division first), so the sum stays far inside int64.
+  const int64_t count = static_cast<int64_t>(t.elements);
+  const auto fits = [count](int64_t extent, int64_t stride) {
+    return extent <= 1 || stride == 0 || extent - 1 <= count / stride;
+  };
+  if (!fits(o.batch, view.batch()) || !fits(o.heads, view.head()) ||
+      !fits(view.seq_len(), view.seq()) || view.offset() > count ||
+      view.offset() + (o.batch - 1) * view.batch() + (o.heads - 1) * view.head() +
+              (view.seq_len() - 1) * view.seq() + o.dim > count)
+    return invalid(s, "an operand's view reaches past its tensor");
+  return JP_OK;
+}
+
 }  // namespace
 
 Status prepare_attention(const jp_plan& plan, const fb::AttentionParams& p, PreparedStep* s) {
   JP_RETURN_IF_ERROR(check_float_inputs(plan, *s, "Attention", p.has_mask() ? 4 : 3));
-  const TensorInfo& q = input_at(plan, *s, 0);
-  const TensorInfo& k = input_at(plan, *s, 1);
-  const TensorInfo& v = input_at(plan, *s, 2);
   const TensorInfo& o = output_at(plan, *s, 0);
-  if (q.rank != 3 && q.rank != 4) return invalid(*s, "Q, K, V and O must be 3-D or 4-D");
-  if (k.rank != q.rank || v.rank != q.rank || o.rank != q.rank)
-    return invalid(*s, "Q, K, V and O must have one rank");
-  Operand oq, ok, ov, oo;
-  JP_RETURN_IF_ERROR(read_operand(*s, q, p.q_axes(), &oq));
-  JP_RETURN_IF_ERROR(read_operand(*s, k, p.k_axes(), &ok));
-  JP_RETURN_IF_ERROR(read_operand(*s, v, p.v_axes(), &ov));
+  if (o.rank != 3 && o.rank != 4) return invalid(*s, "Q, K, V and O must be 3-D or 4-D");
+  Operand oo;
   JP_RETURN_IF_ERROR(read_operand(*s, o, p.o_axes(), &oo));
+  // Q, K and V: through their view, else of O's rank through their axes.
+  const fb::AttentionView* views[3] = {p.q_view(), p.k_view(), p.v_view()};
+  const flatbuffers::Vector<uint8_t>* axes[3] = {p.q_axes(), p.k_axes(), p.v_axes()};
+  Operand in[3];
+  for (int i = 0; i < 3; ++i) {
+    const TensorInfo& t = input_at(plan, *s, i);
+    if (views[i] != nullptr) {
+      if (axes[i] != nullptr) return invalid(*s, "an operand has both axes and a view");
+      JP_RETURN_IF_ERROR(read_view(*s, t, *views[i], oo, &in[i]));
+      continue;
+    }
+    if (t.rank != o.rank) return invalid(*s, "Q, K, V and O must have one rank");
+    JP_RETURN_IF_ERROR(read_operand(*s, t, axes[i], &in[i]));
+  }
+  const Operand &oq = in[0], &ok = in[1], &ov = in[2];
   const auto same = [](const Operand& a, const Operand& b) {
     return a.batch == b.batch && a.heads == b.heads && a.dim == b.dim;
   };
@@ -90,7 +122,7 @@ Status prepare_attention(const jp_plan& plan, const fb::AttentionParams& p, Prep
   if (!p.has_mask()) return JP_OK;
   // The mask right-aligned against [batch, heads, seq_q, seq_kv] (rank 3: no heads).
   const TensorInfo& m = input_at(plan, *s, 3);
-  const int32_t full = q.rank;
+  const int32_t full = o.rank;
   const int64_t want4[4] = {a.batch, a.heads, a.seq_q, a.seq_kv};
   const int64_t want3[3] = {a.batch, a.seq_q, a.seq_kv};
   const int64_t* target = full == 4 ? want4 : want3;

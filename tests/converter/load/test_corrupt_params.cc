@@ -239,5 +239,49 @@ TEST(Prepare, CorruptAttentionStepsAreRefused) {
   expect_refused(swap_dims(good, y, 1, 2), name);  // [2, 2, 6, 8]: 6 heads of 2 tokens
 }
 
+// Q, K and V split out of one [B, S, 3E] tensor read as views of it (fuse_attention): a view
+// reaching one row past the tensor, a negative stride, no rows, or strides so large that the
+// bound check would overflow are refused, naming the step.
+TEST(Prepare, AttentionViewsPastTheirTensorAreRefused) {
+  ModelBuilder m(17);
+  m.input("qkv", {2, 6, 48}).output("y");
+  m.initializer_i64("split", {3}, {16, 16, 16}).initializer_i64("heads", {4}, {2, 6, 2, 8});
+  attr(m.node("Split", {"qkv", "split"}, {"q0", "k0", "v0"}, "split"), "axis", int64_t{2});
+  for (const char* n : {"q", "k", "v"}) {
+    const std::string s = n;
+    m.node("Reshape", {s + "0", "heads"}, {s + "h"}, s + "_heads");
+    attr(m.node("Transpose", {s + "h"}, {s + "t"}, s + "_transpose"), "perm",
+         *n == 'k' ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
+  }
+  m.node("MatMul", {"qt", "kt"}, {"s"}, "qk");
+  attr(m.node("Softmax", {"s"}, {"p"}, "softmax"), "axis", int64_t{-1});
+  m.node("MatMul", {"p", "vt"}, {"y"}, "pv");
+  const std::vector<uint8_t> good = converted_plan(m);
+  ASSERT_EQ(load_error(good).first, JP_OK);
+  ASSERT_THAT(step_ops(read_plan(good)), ElementsAre(OpFamily::Attention));
+  const fb::Step* step = read_plan(good)->steps()->Get(0);
+  const std::string name = step->name()->str();
+  ASSERT_NE(step->params_as_AttentionParams()->k_view(), nullptr);
+  // K's view: offset 16, strides (288, 8, 48), 6 rows: its last element is 559 of 576.
+  const auto k_view = [](flatbuffers::voffset_t field, int64_t v) -> Edit {
+    return [=](std::vector<uint8_t>& b, const fb::Step* s) {
+      poke(b, s->params_as_AttentionParams()->k_view(), field, v);
+    };
+  };
+  const std::pair<const char*, Edit> edits[] = {
+      {"one row past", k_view(fb::AttentionView::VT_SEQ_LEN, 7)},
+      {"offset past", k_view(fb::AttentionView::VT_OFFSET, 577)},
+      {"negative stride", k_view(fb::AttentionView::VT_SEQ, -48)},
+      {"no rows", k_view(fb::AttentionView::VT_SEQ_LEN, 0)},
+      {"overflowing stride", k_view(fb::AttentionView::VT_BATCH, int64_t{1} << 62)},
+  };
+  for (const auto& [what, edit] : edits) {
+    SCOPED_TRACE(what);
+    std::vector<uint8_t> bad = good;
+    edit(bad, find_step(read_plan(bad), name));
+    expect_refused(bad, name);
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::converter::testing

@@ -155,6 +155,124 @@ TEST(AttentionFusion, ConstantCausalMaskBecomesTheFlag) {
   }
 }
 
+// Q, K and V cut out of one fused projection [.., 3E], as the exporters write it; 2 heads of 8.
+enum class Packed {
+  kGather,  // torch 2.x nn.MultiheadAttention: [S, B, 3E] -> Reshape [S, B, 3, E] -> Unsqueeze
+            // -> Transpose -> Squeeze -> [3, S, B, E] -> Gather i -> Reshape [S, B*H, D] ->
+            // Transpose -> Reshape [B, H, S, D] (rank 4)
+  kSlice,   // torch 1.13's: Slice i of [S, B, 3E] -> Reshape [S, B*H, D] -> Transpose (rank 3)
+  kSplit,   // one Split of [B, S, 3E] -> Reshape [B, S, H, D] -> Transpose (GPT-2-style)
+};
+constexpr int64_t kS = 6, kH = 2, kD = 8, kE = kH * kD;
+
+ModelBuilder packed_attention(Packed form, int64_t b) {
+  ModelBuilder m(17);
+  const bool seq_first = form != Packed::kSplit;
+  const std::vector<int64_t> x = seq_first ? std::vector<int64_t>{kS, b, kE}
+                                           : std::vector<int64_t>{b, kS, kE};
+  m.input("x", x).output("y").random("w", {kE, 3 * kE});
+  m.node("MatMul", {"x", "w"}, {"qkv"}, "in_proj");
+  m.initializer("c", {}, {0.3f});
+  std::vector<int64_t> heads = {b, kH, kS, kD};
+  if (form == Packed::kSlice) heads = {b * kH, kS, kD};
+  m.initializer_i64("heads", {static_cast<int64_t>(heads.size())}, heads);
+  const std::vector<int64_t> last = heads.size() == 4 ? std::vector<int64_t>{0, 1, 3, 2}
+                                                     : std::vector<int64_t>{0, 2, 1};
+  if (form == Packed::kGather) {
+    m.initializer_i64("unflat", {4}, {kS, b, 3, kE}).initializer_i64("zero", {1}, {0});
+    m.initializer_i64("three", {1}, {3});
+    m.node("Reshape", {"qkv", "unflat"}, {"u"}, "unflatten");
+    m.node("Unsqueeze", {"u", "zero"}, {"u1"}, "unsqueeze");
+    attr(m.node("Transpose", {"u1"}, {"t"}, "transpose_0_m2"), "perm",
+         std::vector<int64_t>{3, 1, 2, 0, 4});
+    m.node("Squeeze", {"t", "three"}, {"packed"}, "squeeze");
+    m.initializer_i64("flat_heads", {3}, {kS, b * kH, kD});
+  } else if (form == Packed::kSlice) {
+    m.initializer_i64("axis", {1}, {2}).initializer_i64("flat_heads", {3}, {kS, b * kH, kD});
+  } else {
+    m.initializer_i64("split", {3}, {kE, kE, kE}).initializer_i64("bshd", {4}, {b, kS, kH, kD});
+    attr(m.node("Split", {"qkv", "split"}, {"q0", "k0", "v0"}, "split"), "axis", int64_t{2});
+  }
+  const char* names[] = {"q", "k", "v"};
+  for (int64_t i = 0; i < 3; ++i) {
+    const std::string n = names[i];
+    std::string t = n + "0";
+    if (form == Packed::kGather) {
+      m.initializer_i64("i" + n, {}, {i});
+      attr(m.node("Gather", {"packed", "i" + n}, {t}, "select_" + n), "axis", int64_t{0});
+    } else if (form == Packed::kSlice) {
+      m.initializer_i64("from_" + n, {1}, {i * kE}).initializer_i64("to_" + n, {1}, {(i + 1) * kE});
+      m.node("Slice", {"qkv", "from_" + n, "to_" + n, "axis"}, {t}, "slice_" + n);
+    }
+    if (form == Packed::kSplit) {
+      m.node("Reshape", {t, "bshd"}, {n + "1"}, n + "_view");
+      attr(m.node("Transpose", {n + "1"}, {n + "4"}, n + "_heads"), "perm",
+           std::vector<int64_t>{0, 2, 1, 3});
+    } else {
+      m.node("Reshape", {t, "flat_heads"}, {n + "1"}, n + "_view");
+      attr(m.node("Transpose", {n + "1"}, {n + "2"}, n + "_heads"), "perm",
+           std::vector<int64_t>{1, 0, 2});
+      m.node("Reshape", {n + "2", "heads"}, {n + "4"}, n + "_view4");
+    }
+  }
+  attr(m.node("Transpose", {"k4"}, {"kt"}, "k_t"), "perm", last);
+  m.node("MatMul", {"q4", "kt"}, {"s"}, "qk");
+  m.node("Mul", {"s", "c"}, {"ss"}, "scale");
+  attr(m.node("Softmax", {"ss"}, {"p"}, "softmax"), "axis", int64_t{-1});
+  m.node("MatMul", {"p", "v4"}, {"o"}, "pv");
+  m.initializer_i64("out", {3}, x);
+  // O back to x's layout: [B, S, H, D], [S, B, H, D] or [S, B*H, D], then x's shape.
+  std::vector<int64_t> o_perm = {0, 2, 1, 3};
+  if (form == Packed::kGather) o_perm = {2, 0, 1, 3};
+  if (form == Packed::kSlice) o_perm = {1, 0, 2};
+  attr(m.node("Transpose", {"o"}, {"ot"}, "o_t"), "perm", o_perm);
+  m.node("Reshape", {"ot", "out"}, {"y"}, "o_view");
+  return m;
+}
+
+// Every form reads Q, K and V as views of the projection's output: no Gather, Slice or
+// Transpose runs, the view offsets are 0, E and 2E, and the plan computes what the unfused one
+// does. Where a view cannot describe an operand (torch 1.13's [B*H, S, D] at batch 2: batch and
+// head strides do not merge), the step reads the Slices' outputs and still matches.
+TEST(AttentionFusion, FusedProjectionIsReadThroughViews) {
+  struct Case {
+    Packed form;
+    int64_t batch;
+    bool views;
+  };
+  for (const Case c : {Case{Packed::kGather, 2, true}, Case{Packed::kGather, 1, true},
+                       Case{Packed::kSplit, 2, true}, Case{Packed::kSlice, 1, true},
+                       Case{Packed::kSlice, 2, false}}) {
+    SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(c.form) << " batch "
+                                    << c.batch);
+    const ModelBuilder m = packed_attention(c.form, c.batch);
+    const ConvertResult r = convert_ok(m);
+    const fb::Plan* plan = plan_of(r);
+    EXPECT_EQ(count_of(plan, OpFamily::Attention), 1u);
+    EXPECT_EQ(count_of(plan, OpFamily::Gemm), 1u);
+    EXPECT_EQ(count_of(plan, OpFamily::Gather), 0u);
+    EXPECT_EQ(count_of(plan, OpFamily::Slice), c.views ? 0u : 3u);
+    const fb::Step* s = attention_step(plan);
+    ASSERT_NE(s, nullptr);
+    const auto* p = s->params_as_AttentionParams();
+    const fb::AttentionView* views[] = {p->q_view(), p->k_view(), p->v_view()};
+    for (int i = 0; i < 3; ++i) {
+      if (!c.views) {
+        EXPECT_EQ(views[i], nullptr);
+        continue;
+      }
+      ASSERT_NE(views[i], nullptr) << i;
+      EXPECT_EQ(s->inputs()->Get(i), s->inputs()->Get(0));  // one tensor, three offsets
+      EXPECT_EQ(views[i]->offset(), i * kE);
+      EXPECT_EQ(views[i]->seq(), c.form == Packed::kSplit ? 3 * kE : c.batch * 3 * kE);
+      EXPECT_EQ(views[i]->seq_len(), kS);
+      if (c.form != Packed::kSlice) EXPECT_EQ(views[i]->head(), kD);
+    }
+    if (c.views) EXPECT_EQ(count_of(plan, OpFamily::Transpose), 0u);
+    expect_same_as_unfused(m, {static_cast<size_t>(kS * c.batch * kE)}, 2.f);
+  }
+}
+
 // GPU plans (deviceless: the converter loads its own plan): a head dim with a CUDA kernel fuses
 // and names it; one without (8) keeps its steps.
 TEST(AttentionFusion, GpuPlansFuseTheHeadDimsTheKernelsHave) {

@@ -92,9 +92,9 @@ TEST(CpuAttention, MatchesDoubleReferenceOverLayoutsAndMasks) {
     SCOPED_TRACE(c.str());
     const Data data = attention_test::make_data(c, rng);
     Output o(data.out_elements);
-    cpu::attention(data.p, data.qkv.data() + data.qkv_offset[0],
-                   data.qkv.data() + data.qkv_offset[1], data.qkv.data() + data.qkv_offset[2],
-                   data.mask.empty() ? nullptr : data.mask.data(), o.data());
+    const float* qkv = data.qkv.data();
+    cpu::attention(data.p, qkv, qkv, qkv, data.mask.empty() ? nullptr : data.mask.data(),
+                   o.data());
     EXPECT_TRUE(all_close(o, reference(c, data), {1e-4, 1e-4}));
     EXPECT_TRUE(o.guard_intact());
   }

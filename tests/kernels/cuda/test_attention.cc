@@ -39,16 +39,14 @@ void check_case(const Case& c, test_util::SeededRng& rng, const cuda::TargetInfo
   data.mask = gpu_test::round_half(data.mask);
   const AttentionParams& p = data.p;
   std::vector<float> want(static_cast<size_t>(data.out_elements));
-  cpu::attention(p, data.qkv.data() + data.qkv_offset[0], data.qkv.data() + data.qkv_offset[1],
-                 data.qkv.data() + data.qkv_offset[2],
-                 data.mask.empty() ? nullptr : data.mask.data(), want.data());
+  const float* qkv = data.qkv.data();
+  cpu::attention(p, qkv, qkv, qkv, data.mask.empty() ? nullptr : data.mask.data(), want.data());
   const auto dqkv = gpu_test::to_device(data.qkv, DType::kFloat16);
   const auto dmask = gpu_test::to_device(data.mask, DType::kFloat16);
   DeviceBuffer dy(want.size() * 2);
   gpu_test::poison(dy, DType::kFloat16);
   cuda::StepPointers ptrs{};
-  const auto* base = static_cast<const uint16_t*>(dqkv->get());
-  for (int i = 0; i < 3; ++i) ptrs.in[i] = base + data.qkv_offset[i];
+  for (int i = 0; i < 3; ++i) ptrs.in[i] = dqkv->get();  // each read from its params offset
   if (p.has_mask) ptrs.in[3] = dmask->get();
   ptrs.out[0] = dy.get();
   cuda::LaunchChoice choice;
