@@ -274,6 +274,7 @@ void fuse_attention(Graph& g, bool gpu) {
   if (!fused) return;
   g.compact();
   eliminate_dead_nodes(g);
+  attention_row_order(g);
 }
 
 }  // namespace jetplan::converter

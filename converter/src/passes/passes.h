@@ -35,8 +35,14 @@ void fuse_patterns(Graph& g);
 // axis) -> MatMul(., V), every intermediate read once and no graph output, becomes one Attention
 // node; the Transposes around Q, K, V and O become its axes (fuse_attention.cc). For GPU plans
 // only heads of a dim the CUDA kernels have (kernels/attention.h) fuse; the others keep their
-// steps.
+// steps. Then attention_row_order(): row Transposes next to the projections move into them.
 void fuse_attention(Graph& g, bool gpu);
+
+// For each Attention node: a Transpose (keeping the last dim) in front of the row-wise QKV
+// projection whose output the node reads through views, and one after the output projection
+// that reads its O, leave: the projection reads x and the node's views follow, the node writes
+// O's rows in the Transpose's order (attention_rows.cc). nn.MultiheadAttention's batch_first.
+void attention_row_order(Graph& g);
 
 // Epilogue fusion into the producer when the intermediate has one reader and is no graph
 // output: Conv + per-channel constant Add/Sub (into the bias) + Add of a tensor of the output's

@@ -165,13 +165,27 @@ enum class Packed {
 };
 constexpr int64_t kS = 6, kH = 2, kD = 8, kE = kH * kD;
 
-ModelBuilder packed_attention(Packed form, int64_t b) {
+// batch_first (kGather only): nn.MultiheadAttention(batch_first=True) in a residual block: x
+// [B, S, E] transposed to [S, B, E] for the projection, O through the output projection (bias;
+// a Gemm where out_gemm, as torch exports a 2-D linear, else MatMul + Add) transposed back and
+// added to x.
+ModelBuilder packed_attention(Packed form, int64_t b, bool batch_first = false,
+                              bool out_gemm = false) {
   ModelBuilder m(17);
   const bool seq_first = form != Packed::kSplit;
   const std::vector<int64_t> x = seq_first ? std::vector<int64_t>{kS, b, kE}
                                            : std::vector<int64_t>{b, kS, kE};
-  m.input("x", x).output("y").random("w", {kE, 3 * kE});
-  m.node("MatMul", {"x", "w"}, {"qkv"}, "in_proj");
+  m.output("y").random("w", {kE, 3 * kE});
+  if (batch_first) {
+    m.input("x_bf", {b, kS, kE}).random("bias", {3 * kE});
+    attr(m.node("Transpose", {"x_bf"}, {"x"}, "batch_first_in"), "perm",
+         std::vector<int64_t>{1, 0, 2});
+    m.node("MatMul", {"x", "w"}, {"qkv_mm"}, "in_proj");
+    m.node("Add", {"qkv_mm", "bias"}, {"qkv"}, "in_proj_bias");
+  } else {
+    m.input("x", x);
+    m.node("MatMul", {"x", "w"}, {"qkv"}, "in_proj");
+  }
   m.initializer("c", {}, {0.3f});
   std::vector<int64_t> heads = {b, kH, kS, kD};
   if (form == Packed::kSlice) heads = {b * kH, kS, kD};
@@ -226,7 +240,22 @@ ModelBuilder packed_attention(Packed form, int64_t b) {
   if (form == Packed::kGather) o_perm = {2, 0, 1, 3};
   if (form == Packed::kSlice) o_perm = {1, 0, 2};
   attr(m.node("Transpose", {"o"}, {"ot"}, "o_t"), "perm", o_perm);
-  m.node("Reshape", {"ot", "out"}, {"y"}, "o_view");
+  if (!batch_first) {
+    m.node("Reshape", {"ot", "out"}, {"y"}, "o_view");
+    return m;
+  }
+  m.initializer_i64("rows", {2}, {kS * b, kE}).random("wo", {kE, kE}).random("bo", {kE});
+  m.node("Reshape", {"ot", "rows"}, {"o_rows"}, "o_rows");
+  if (out_gemm) {
+    m.node("Gemm", {"o_rows", "wo", "bo"}, {"proj"}, "out_proj");
+  } else {
+    m.node("MatMul", {"o_rows", "wo"}, {"proj_mm"}, "out_proj");
+    m.node("Add", {"proj_mm", "bo"}, {"proj"}, "out_proj_bias");
+  }
+  m.node("Reshape", {"proj", "out"}, {"proj_sbe"}, "proj_view");
+  attr(m.node("Transpose", {"proj_sbe"}, {"proj_bse"}, "batch_first_out"), "perm",
+       std::vector<int64_t>{1, 0, 2});
+  m.node("Add", {"proj_bse", "x_bf"}, {"y"}, "residual");
   return m;
 }
 
@@ -266,10 +295,39 @@ TEST(AttentionFusion, FusedProjectionIsReadThroughViews) {
       EXPECT_EQ(views[i]->offset(), i * kE);
       EXPECT_EQ(views[i]->seq(), c.form == Packed::kSplit ? 3 * kE : c.batch * 3 * kE);
       EXPECT_EQ(views[i]->seq_len(), kS);
-      if (c.form != Packed::kSlice) EXPECT_EQ(views[i]->head(), kD);
+      if (c.form != Packed::kSlice) {
+        EXPECT_EQ(views[i]->head(), kD);
+      }
     }
-    if (c.views) EXPECT_EQ(count_of(plan, OpFamily::Transpose), 0u);
+    if (c.views) {
+      EXPECT_EQ(count_of(plan, OpFamily::Transpose), 0u);
+    }
     expect_same_as_unfused(m, {static_cast<size_t>(kS * c.batch * kE)}, 2.f);
+  }
+}
+
+// batch_first: the Transposes around the two projections leave (the QKV projection reads x,
+// the Attention step writes O's rows in [B, S] order, the output projection writes [B, S, E]
+// and takes the residual Add): two Gemms and the Attention step, nothing else; the views'
+// strides follow the projection's [B, S, 3E] rows.
+TEST(AttentionFusion, BatchFirstTransposesMoveIntoTheProjections) {
+  for (const auto& [b, out_gemm] : {std::pair{2, false}, std::pair{3, false}, std::pair{2, true}}) {
+    SCOPED_TRACE(::testing::Message() << "batch " << b << (out_gemm ? " Gemm" : " MatMul"));
+    const ModelBuilder m = packed_attention(Packed::kGather, b, true, out_gemm);
+    const ConvertResult r = convert_ok(m);
+    const fb::Plan* plan = plan_of(r);
+    EXPECT_THAT(step_ops(plan), ElementsAre(OpFamily::Gemm, OpFamily::Attention, OpFamily::Gemm));
+    const fb::Step* s = attention_step(plan);
+    ASSERT_NE(s, nullptr);
+    const auto* p = s->params_as_AttentionParams();
+    ASSERT_NE(p->k_view(), nullptr);
+    EXPECT_EQ(p->k_view()->offset(), kE);
+    EXPECT_EQ(p->k_view()->batch(), kS * 3 * kE);
+    EXPECT_EQ(p->k_view()->head(), kD);
+    EXPECT_EQ(p->k_view()->seq(), 3 * kE);
+    EXPECT_EQ(axes(p->o_axes()), (std::vector<int>{0, 2, 1, 3}));  // O [B, S, H, D]
+    EXPECT_TRUE(plan->steps()->Get(2)->params_as_GemmParams()->has_residual());
+    expect_same_as_unfused(m, {static_cast<size_t>(kS * b * kE)}, 2.f);
   }
 }
 
