@@ -96,8 +96,17 @@ bool launch_tiles(const Tile& t128, const Tile& t64, const Tile& t32, const Tile
   // Since the igemm lost its per-tile divisions (session 11), the 128x128 tile wins wherever its
   // tiles fill the SMs, short K included: ResNet-50's 64->256 and 128->512 1x1 layers at batch
   // 8 take 23-24% less time than in 64x64 tiles on an H200.
-  if (big_fits && n % 128 == 0 && tiles_of(t128, m, n) >= sms)
-    return launch_igemm(t128, m, n, k, target, out, why);
+  // Split over K only to about two CTAs an SM, as many as are resident (256 threads of 128
+  // registers): more slices only add waves (ViT-B's QKV GEMM at batch 8, 234 tiles: 38.7 us in
+  // two slices, 28.0 us in one on an H200).
+  const uint64_t tiles128 = tiles_of(t128, m, n);
+  if (big_fits && n % 128 == 0 && tiles128 >= sms)
+    return launch_igemm(t128, m, n, k, target, out, why, /*ctas_per_sm=*/2);
+  // Long K (2048 on) over 128x128 tiles for at least half the SMs: those tiles, split over K the
+  // same way (ViT-B's MLP down-projection at batch 8, [1576, 3072] x [3072, 768]:
+  // 78 tiles in 3 slices 41.4 us against 63.0 us in 300 64x64 tiles).
+  if (big_fits && n % 128 == 0 && k >= 2048 && tiles128 * 2 >= sms)
+    return launch_igemm(t128, m, n, k, target, out, why, /*ctas_per_sm=*/2);
   const uint64_t tiles64 = tiles_of(t64, m, n);
   if (tiles64 * 2 >= 5 * uint64_t(sms) || (tiles64 >= sms && kvol > 1 && kt >= 16))
     return launch_igemm(t64, m, n, k, target, out, why);
@@ -105,8 +114,14 @@ bool launch_tiles(const Tile& t128, const Tile& t64, const Tile& t32, const Tile
   // from 1024 K, split over K where they are fewer than the SMs (H200 layer tables of session
   // 11: 4-12% on ResNet-50's long-K layers at batch 8; at 512 K with fewer tiles, as at batch
   // 1, 32x64 tiles stay faster).
-  if (tiles64 >= sms ? k >= 512 : (k >= 1024 && tiles64 * 5 >= 2 * uint64_t(sms)))
+  // Where those 64-row tiles would leave more than a sixth of their rows empty (ViT-B's 197
+  // tokens in 256 rows), 32-row ones with 64 K a stage, unsplit (ViT-B at batch 1: the QKV GEMM
+  // 10.6 us against 13.4 us in 64x64 tiles, the MLP up-projection 12.7 against 13.5).
+  if (tiles64 >= sms ? k >= 512 : (k >= 1024 && tiles64 * 5 >= 2 * uint64_t(sms))) {
+    if (ceil_div_u32(m, 64) * 64 * 5 > m * 6 && kt >= 8 && tiles_of(t32k, m, n) >= sms)
+      return launch_igemm(t32k, m, n, k, target, out, why, /*ctas_per_sm=*/1);
     return launch_igemm(t64, m, n, k, target, out, why, tiles64 >= sms ? 1 : 3);
+  }
   // Otherwise many 32x64 tiles; from 512 bytes of K on, twice the K a stage halves the
   // pipeline steps of these latency-bound CTAs.
   return launch_igemm(kt >= 8 ? t32k : t32, m, n, k, target, out, why);

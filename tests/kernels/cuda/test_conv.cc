@@ -377,6 +377,22 @@ TEST(GpuConvBench, DISABLED_ResNet50Batch8) {
               total_flop * 1e-9, total_flop / total_us * 1e-6);
 }
 
+// ViT-B/16's GEMMs as the 1x1 convs GPU plans run them ([tokens, 1, 1, C]): QKV, output
+// projection, MLP up and down, at batch 1 (197 tokens) and 8 (1576).
+TEST(GpuConvBench, DISABLED_VitGemms) {
+  GPU_TEST_OR_SKIP();
+  for (int64_t tokens : {197, 1576}) {
+    double total_us = 0, total_flop = 0;
+    for (const BenchLayer& l : {BenchLayer{768, 2304, 1, 1, 1, 12}, BenchLayer{768, 768, 1, 1, 1, 12},
+                                BenchLayer{768, 3072, 1, 1, 1, 12}, BenchLayer{3072, 768, 1, 1, 1, 12}}) {
+      bench_layer(l, tokens, {1, 2, 3, 4}, &total_us, &total_flop);
+      if (HasFatalFailure()) return;
+    }
+    std::printf("ViT-B/16 %lld tokens, all GEMMs: %.1f us, %.1f TFLOP/s\n", (long long)tokens,
+                total_us, total_flop / total_us * 1e-6);
+  }
+}
+
 // Stem convs of RGB input as they are (3 channels: the element-wise `anyc` tile) against the
 // same convs over input padded with zero channels to 8 (the 16-byte cp.async tiles): whether
 // padding the input pays (issue 16). ResNet's 7x7 stem and MobileNet/EfficientNet's 3x3 one.
