@@ -355,42 +355,38 @@ void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint3
   }
 }
 
+// bench_layer over `layers` at `batch`, then a line of their totals headed `what`.
+template <typename Layers>
+void bench_layers(const std::string& what, const Layers& layers, int64_t batch,
+                  std::initializer_list<uint32_t> splits) {
+  double total_us = 0, total_flop = 0;
+  for (const BenchLayer& l : layers) {
+    bench_layer(l, batch, splits, &total_us, &total_flop);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  std::printf("%s: %.1f us, %.2f GFLOP, %.1f TFLOP/s\n", what.c_str(), total_us,
+              total_flop * 1e-9, total_flop / total_us * 1e-6);
+}
+
 TEST(GpuConvBench, DISABLED_ResNet50Batch1) {
   GPU_TEST_OR_SKIP();
-  double total_us = 0, total_flop = 0;
-  for (const BenchLayer& l : kResNet50) {
-    bench_layer(l, 1, {1, 2, 3, 4, 6, 8, 12, 16}, &total_us, &total_flop);
-    if (HasFatalFailure()) return;
-  }
-  std::printf("ResNet-50 batch 1, all conv layers: %.1f us, %.2f GFLOP, %.1f TFLOP/s\n", total_us,
-              total_flop * 1e-9, total_flop / total_us * 1e-6);
+  bench_layers("ResNet-50 batch 1, all conv layers", kResNet50, 1, {1, 2, 3, 4, 6, 8, 12, 16});
 }
 
 TEST(GpuConvBench, DISABLED_ResNet50Batch8) {
   GPU_TEST_OR_SKIP();
-  double total_us = 0, total_flop = 0;
-  for (const BenchLayer& l : kResNet50) {
-    bench_layer(l, 8, {1, 2, 4}, &total_us, &total_flop);
-    if (HasFatalFailure()) return;
-  }
-  std::printf("ResNet-50 batch 8, all conv layers: %.1f us, %.2f GFLOP, %.1f TFLOP/s\n", total_us,
-              total_flop * 1e-9, total_flop / total_us * 1e-6);
+  bench_layers("ResNet-50 batch 8, all conv layers", kResNet50, 8, {1, 2, 4});
 }
 
 // ViT-B/16's GEMMs as the 1x1 convs GPU plans run them ([tokens, 1, 1, C]): QKV, output
 // projection, MLP up and down, at batch 1 (197 tokens) and 8 (1576).
 TEST(GpuConvBench, DISABLED_VitGemms) {
   GPU_TEST_OR_SKIP();
-  for (int64_t tokens : {197, 1576}) {
-    double total_us = 0, total_flop = 0;
-    for (const BenchLayer& l : {BenchLayer{768, 2304, 1, 1, 1, 12}, BenchLayer{768, 768, 1, 1, 1, 12},
-                                BenchLayer{768, 3072, 1, 1, 1, 12}, BenchLayer{3072, 768, 1, 1, 1, 12}}) {
-      bench_layer(l, tokens, {1, 2, 3, 4}, &total_us, &total_flop);
-      if (HasFatalFailure()) return;
-    }
-    std::printf("ViT-B/16 %lld tokens, all GEMMs: %.1f us, %.1f TFLOP/s\n", (long long)tokens,
-                total_us, total_flop / total_us * 1e-6);
-  }
+  constexpr BenchLayer kVit[] = {{768, 2304, 1, 1, 1, 12}, {768, 768, 1, 1, 1, 12},
+                                 {768, 3072, 1, 1, 1, 12}, {3072, 768, 1, 1, 1, 12}};
+  for (int64_t tokens : {197, 1576})
+    bench_layers("ViT-B/16 " + std::to_string(tokens) + " tokens, all GEMMs", kVit, tokens,
+                 {1, 2, 3, 4});
 }
 
 // Stem convs of RGB input as they are (3 channels: the element-wise `anyc` tile) against the
@@ -398,14 +394,10 @@ TEST(GpuConvBench, DISABLED_VitGemms) {
 // padding the input pays (issue 16). ResNet's 7x7 stem and MobileNet/EfficientNet's 3x3 one.
 TEST(GpuConvBench, DISABLED_StemChannels) {
   GPU_TEST_OR_SKIP();
-  for (int64_t batch : {1, 8}) {
-    double us = 0, flop = 0;
-    for (const BenchLayer& l : {BenchLayer{3, 64, 224, 7, 2, 1}, BenchLayer{8, 64, 224, 7, 2, 1},
-                                BenchLayer{3, 32, 224, 3, 2, 1}, BenchLayer{8, 32, 224, 3, 2, 1}}) {
-      bench_layer(l, batch, {1, 2, 4}, &us, &flop);
-      if (HasFatalFailure()) return;
-    }
-  }
+  constexpr BenchLayer kStems[] = {{3, 64, 224, 7, 2, 1}, {8, 64, 224, 7, 2, 1},
+                                   {3, 32, 224, 3, 2, 1}, {8, 32, 224, 3, 2, 1}};
+  for (int64_t batch : {1, 8})
+    bench_layers("stems at batch " + std::to_string(batch), kStems, batch, {1, 2, 4});
 }
 
 // Depthwise layers of MobileNetV2 / EfficientNet-B0 at batch 1: memory-bound, so GB/s of x + y.
