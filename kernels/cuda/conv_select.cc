@@ -96,16 +96,13 @@ bool launch_tiles(const Tile& t128, const Tile& t64, const Tile& t32, const Tile
   // Since the igemm lost its per-tile divisions (session 11), the 128x128 tile wins wherever its
   // tiles fill the SMs, short K included: ResNet-50's 64->256 and 128->512 1x1 layers at batch
   // 8 take 23-24% less time than in 64x64 tiles on an H200.
-  // Split over K only to about two CTAs an SM, as many as are resident (256 threads of 128
-  // registers): more slices only add waves (ViT-B's QKV GEMM at batch 8, 234 tiles: 38.7 us in
-  // two slices, 28.0 us in one on an H200).
+  // Long K (2048 on) takes them from half a tile an SM (ViT-B's MLP down-projection at batch 8,
+  // [1576, 3072] x [3072, 768]: 78 tiles in 3 K slices 41.4 us against 63.0 us in 300 64x64
+  // tiles). Either splits over K only to about two CTAs an SM, as many as are resident (256
+  // threads of 128 registers): more slices only add waves (ViT-B's QKV GEMM at batch 8, 234
+  // tiles: 38.7 us in two slices, 28.0 us in one on an H200).
   const uint64_t tiles128 = tiles_of(t128, m, n);
-  if (big_fits && n % 128 == 0 && tiles128 >= sms)
-    return launch_igemm(t128, m, n, k, target, out, why, /*ctas_per_sm=*/2);
-  // Long K (2048 on) over 128x128 tiles for at least half the SMs: those tiles, split over K the
-  // same way (ViT-B's MLP down-projection at batch 8, [1576, 3072] x [3072, 768]:
-  // 78 tiles in 3 slices 41.4 us against 63.0 us in 300 64x64 tiles).
-  if (big_fits && n % 128 == 0 && k >= 2048 && tiles128 * 2 >= sms)
+  if (big_fits && n % 128 == 0 && (tiles128 >= sms || (k >= 2048 && tiles128 * 2 >= sms)))
     return launch_igemm(t128, m, n, k, target, out, why, /*ctas_per_sm=*/2);
   const uint64_t tiles64 = tiles_of(t64, m, n);
   if (tiles64 * 2 >= 5 * uint64_t(sms) || (tiles64 >= sms && kvol > 1 && kt >= 16))
