@@ -89,6 +89,8 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_igemm_64x64_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
   X(F, jp_conv_igemm_32x64_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, true) \
   X(F, jp_conv_igemm_32x64k64_f16, kF16, 128, kAny, 3 * (32 + 64) * 72 * 2, true) \
+  X(F, jp_conv_igemm_128x128k64_f16, kF16, 256, kAny, 3 * (128 + 128) * 72 * 2, true) \
+  X(F, jp_conv_igemm_64x64k64_f16, kF16, 128, kAny, 4 * (64 + 64) * 72 * 2, true) \
   X(F, jp_conv_igemm_64x64_anyc_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
   X(F, jp_conv_igemm_128x128_i8, kI8, 256, kAny, 128 * (128 + 8) * 4, true) \
   X(F, jp_conv_igemm_64x64_i8, kI8, 128, kAny, 4 * (64 + 64) * 80, true) \

@@ -4,8 +4,8 @@
 //   jp_conv_igemm_<BM>x<BN>_f16       implicit GEMM on tensor cores (kernels/cuda/conv_igemm.cuh:
 //                                     mma.sync m16n8k16, ldmatrix, cp.async multi-stage pipeline,
 //                                     serial split-K), 2-D, groups 1, Cin % 8 == 0.
-//   jp_conv_igemm_32x64k64_f16        32x64 tiles with 64 K a stage: half the pipeline steps, for
-//                                     latency-bound small-M layers with long K.
+//   jp_conv_igemm_<BM>x<BN>k64_f16    the same with 64 K a stage: half the pipeline steps (the
+//                                     128x128 one 108 KiB of shared memory: sm_87, sm_90).
 //   jp_conv_igemm_64x64_anyc_f16      the same for any Cin (element-wise loads into shared memory).
 //   jp_conv_depthwise_f16             groups == Cin == Cout, 2-D.
 //   jp_conv_direct_f16                everything else (grouped, 1-D/3-D): one thread per output.
@@ -418,37 +418,47 @@ namespace jk = jetplan::kernels::cuda;
 // (Igemm::kSharedBytes: the pipeline's STAGES * (BM + BN) * (BK + one 16-byte chunk) bytes of
 // elements, or the epilogue's staged tile where larger); the GPU tests launch every row with
 // exactly those numbers.
-#define JP_CONV_IGEMM(name, threads, E, BM, BN, BK, WM, WN, ST, VEC, Epi)                    \
-  extern "C" __global__ void __launch_bounds__(threads) name(StepPointers ptrs,              \
-                                                             const ConvParams p) {           \
+// MINB: the CTAs an SM the row's registers must allow (__launch_bounds__). The 256-thread
+// (128x128) tiles are held to 128 registers, two CTAs an SM: left to itself, ptxas gave them 162
+// once igemm()'s pointwise form joined the general one (one CTA an SM, 10-25% slower). Holding
+// the 128-thread tiles to their former 56-96 registers as well made ResNet-50 at batch 1 6%
+// and EfficientNet-B0 4% slower than leaving them free (H200, session 15), so those have none.
+#define JP_CONV_IGEMM(name, threads, MINB, E, BM, BN, BK, WM, WN, ST, VEC, Epi)              \
+  extern "C" __global__ void __launch_bounds__(threads, MINB) name(                          \
+      StepPointers ptrs, const ConvParams p) {                                                \
     jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, VEC>, Epi>(ptrs, p);                      \
   }
-#define JP_CONV_IGEMM_HALF(name, threads, E, BM, BN, BK, WM, WN, ST, Epi)                   \
-  extern "C" __global__ void __launch_bounds__(threads) name(StepPointers ptrs,              \
-                                                             const ConvParams p) {           \
+#define JP_CONV_IGEMM_HALF(name, threads, MINB, E, BM, BN, BK, WM, WN, ST, Epi)             \
+  extern "C" __global__ void __launch_bounds__(threads, MINB) name(                          \
+      StepPointers ptrs, const ConvParams p) {                                                \
     jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, true, true>, Epi>(ptrs, p);               \
   }
-JP_CONV_IGEMM(jp_conv_igemm_128x128_f16, 256, __half, 128, 128, 32, 2, 4, 3, true, jk::EpilogueF16)
-JP_CONV_IGEMM(jp_conv_igemm_64x64_f16, 128, __half, 64, 64, 32, 2, 2, 4, true, jk::EpilogueF16)
-JP_CONV_IGEMM(jp_conv_igemm_32x64_f16, 128, __half, 32, 64, 32, 1, 4, 4, true, jk::EpilogueF16)
-JP_CONV_IGEMM(jp_conv_igemm_32x64k64_f16, 128, __half, 32, 64, 64, 1, 4, 3, true, jk::EpilogueF16)
-JP_CONV_IGEMM(jp_conv_igemm_64x64_anyc_f16, 128, __half, 64, 64, 32, 2, 2, 4, false, jk::EpilogueF16)
+JP_CONV_IGEMM(jp_conv_igemm_128x128_f16, 256, 2, __half, 128, 128, 32, 2, 4, 3, true, jk::EpilogueF16)
+JP_CONV_IGEMM(jp_conv_igemm_64x64_f16, 128, 1, __half, 64, 64, 32, 2, 2, 4, true, jk::EpilogueF16)
+JP_CONV_IGEMM(jp_conv_igemm_32x64_f16, 128, 1, __half, 32, 64, 32, 1, 4, 4, true, jk::EpilogueF16)
+JP_CONV_IGEMM(jp_conv_igemm_32x64k64_f16, 128, 1, __half, 32, 64, 64, 1, 4, 3, true, jk::EpilogueF16)
+// 64 K a stage: half the barriers and pipeline waits per mma of the 32-K tiles. The 128x128
+// one takes 108 KiB of shared memory (sm_87 and sm_90; conv_select.cc falls back to the 32-K
+// one on targets of less).
+JP_CONV_IGEMM(jp_conv_igemm_128x128k64_f16, 256, 2, __half, 128, 128, 64, 2, 4, 3, true, jk::EpilogueF16)
+JP_CONV_IGEMM(jp_conv_igemm_64x64k64_f16, 128, 1, __half, 64, 64, 64, 2, 2, 4, true, jk::EpilogueF16)
+JP_CONV_IGEMM(jp_conv_igemm_64x64_anyc_f16, 128, 1, __half, 64, 64, 32, 2, 2, 4, false, jk::EpilogueF16)
 // INT8: 64 K a stage (the same bytes a stage as the FP16 tiles' 32).
-JP_CONV_IGEMM(jp_conv_igemm_128x128_i8, 256, int8_t, 128, 128, 64, 2, 4, 3, true, jk::EpilogueI8<true>)
-JP_CONV_IGEMM(jp_conv_igemm_64x64_i8, 128, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<true>)
-JP_CONV_IGEMM(jp_conv_igemm_32x64_i8, 128, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<true>)
-JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8, 128, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<true>)
-JP_CONV_IGEMM(jp_conv_igemm_128x128_i8_f16out, 256, int8_t, 128, 128, 64, 2, 4, 3, true, jk::EpilogueI8<false>)
-JP_CONV_IGEMM(jp_conv_igemm_64x64_i8_f16out, 128, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<false>)
-JP_CONV_IGEMM(jp_conv_igemm_32x64_i8_f16out, 128, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
-JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<false>)
+JP_CONV_IGEMM(jp_conv_igemm_128x128_i8, 256, 2, int8_t, 128, 128, 64, 2, 4, 3, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64_i8, 128, 1, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM(jp_conv_igemm_32x64_i8, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8, 128, 1, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM(jp_conv_igemm_128x128_i8_f16out, 256, 2, int8_t, 128, 128, 64, 2, 4, 3, true, jk::EpilogueI8<false>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64_i8_f16out, 128, 1, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<false>)
+JP_CONV_IGEMM(jp_conv_igemm_32x64_i8_f16out, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
+JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, 1, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<false>)
 // Cin a multiple of 8, not 16 (EfficientNet's and MobileNetV2's 24- and 40-channel inputs):
 // 16-byte chunks loaded as two 8-byte halves.
-JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8, 128, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<true>)
-JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8_f16out, 128, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<false>)
+JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<true>)
+JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8_f16out, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<false>)
 // 64x64 with 128 K a stage: the many-tile layers with long K.
-JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
-JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, 1, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, 1, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
 #undef JP_CONV_IGEMM_HALF
 // The depthwise and direct kernels launch early (their rows: early_launch) and wait for the

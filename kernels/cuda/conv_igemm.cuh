@@ -131,7 +131,8 @@ struct Igemm {
   static constexpr int kPipelineBytes = STAGES * kStageElems * int(sizeof(E));
   static constexpr int kEpiBytes = BM * kEpiPitch * 4;
   static constexpr int kSharedBytes = kPipelineBytes > kEpiBytes ? kPipelineBytes : kEpiBytes;
-  static_assert(kSharedBytes <= 100 * 1024, "fits every supported SM");
+  // Up to sm_87's 163 KiB a block; the selection checks the target's (99 KiB on sm_86/89).
+  static_assert(kSharedBytes <= 160 * 1024, "fits a block on Orin");
   static_assert(BM * BN / 4 % kThreads == 0, "the epilogue's groups of four columns");
   static_assert(kAChunks >= 1 && kBChunks >= 1 && kNI % 2 == 0, "tile shape");
 };
@@ -267,6 +268,43 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
       *reinterpret_cast<uint4*>(sb + row * T::kPitch + j * kC) = *reinterpret_cast<uint4*>(v);
     }
   }
+}
+
+// The rows a thread loads when A is a plain [M, K] matrix (a 1x1 conv with stride 1 and no
+// padding, which is every Gemm and MatMul the converter lowers to Conv): each A and B chunk's
+// row start, fixed for the whole K loop, so a tile's loads are one add and one compare each
+// instead of igemm_load_tile()'s window coordinates, bounds tests and 64-bit products (the
+// general path's address arithmetic was most of the 128x128 tile's instructions at ViT's GEMMs).
+// Rows past M or N point at row 0 and load nothing.
+template <typename T, typename E = typename T::Elem>
+struct PwRows {
+  const E* a[T::kAChunks];
+  const E* b[T::kBChunks];
+  bool a_ok[T::kAChunks], b_ok[T::kBChunks];
+};
+
+// One pipeline stage of the pointwise case: this thread's K chunk starts at element k of its
+// rows (K = Cin). HALF: two 8-byte halves (K % 16 == 8 leaves rows only 8-byte aligned).
+template <typename T, bool LOAD_A = true, bool LOAD_B = true, typename E = typename T::Elem>
+__device__ __forceinline__ void igemm_load_tile_pw(E* sa, int k, int K, const PwRows<T>& r,
+                                                   int tid, int j) {
+  constexpr int kC = T::kChunk, kH = kC / 2, kRowStep = T::kThreads / T::kChunksPerRow;
+  E* sb = sa + T::kBM * T::kPitch;
+  const bool k_ok = k < K, k2_ok = k + kH < K;
+  auto put = [&](E* s, const E* row, bool row_ok) {
+    if (!T::kHalf) {
+      cp_async16(smem_u32(s), row_ok && k_ok ? row + k : row, row_ok && k_ok);
+      return;
+    }
+    cp_async8(smem_u32(s), row_ok && k_ok ? row + k : row, row_ok && k_ok);
+    cp_async8(smem_u32(s + kH), row_ok && k2_ok ? row + k + kH : row, row_ok && k2_ok);
+  };
+#pragma unroll
+  for (int i = 0; i < (LOAD_A ? T::kAChunks : 0); ++i)
+    put(sa + (tid / T::kChunksPerRow + i * kRowStep) * T::kPitch + j * kC, r.a[i], r.a_ok[i]);
+#pragma unroll
+  for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i)
+    put(sb + (tid / T::kChunksPerRow + i * kRowStep) * T::kPitch + j * kC, r.b[i], r.b_ok[i]);
 }
 
 // Serial split-K, after the K loop: the CTA stores its partial tile, counts its arrival, and the
@@ -446,37 +484,16 @@ __device__ __forceinline__ void igemm_epilogue(const typename T::Acc (&acc)[T::k
   });
 }
 
-// The implicit GEMM of one output tile. Epi::fits(p) says whether the step is one this epilogue
-// writes; after the K loop (and split-K's reduction), igemm_epilogue() writes the tile through
-// Epi (context, column, staged, residual, store4: see EpilogueF16 in conv.cu). Returns without
-// writing when the step does not fit the kernel (a plan is untrusted).
-template <typename T, typename Epi>
-__device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams& p) {
+// The K loop and epilogue of igemm(), PW: the pointwise form (see PwRows).
+template <typename T, typename Epi, bool PW>
+__device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const ConvParams& p,
+                                            const Geo2& g, const int M) {
   using E = typename T::Elem;
   using A = typename T::Acc;
   constexpr int kBM = T::kBM, kBN = T::kBN, kBK = T::kBK, kPitch = T::kPitch;
   constexpr int kC = T::kChunk, kStages = T::kStages;
   extern __shared__ __align__(16) unsigned char igemm_smem[];
   E* smem = reinterpret_cast<E*>(igemm_smem);
-  if (blockDim.x != T::kThreads || !p.channels_last || p.spatial_rank > 2 || p.groups != 1 ||
-      p.int8.enabled != (sizeof(E) == 1) || !Epi::fits(p) ||
-      (T::kVec && p.in_channels % (T::kHalf ? kC / 2 : kC) != 0) ||
-      p.batch * p.out_size[0] * p.out_size[1] >= (int64_t{1} << 31) ||
-      p.out_channels >= (int64_t{1} << 31) ||
-      p.kernel[0] * p.kernel[1] * p.in_channels >= (int64_t{1} << 31)) {
-    pdl_wait();
-    return;
-  }
-  Geo2 g = geo2(p);
-  const int M = int(p.batch) * g.OH * g.OW;
-  // A 1x1 conv with stride 1 and no padding reads x as the [M, C] matrix it is: as one image of
-  // 1 x M pixels, whose rows need no divisions to place.
-  const bool pointwise = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
-                         g.pw == 0 && g.OH == g.H && g.OW == g.W;
-  if (pointwise) {
-    g.W = g.OW = M;
-    g.H = g.OH = 1;
-  }
   const E* x = static_cast<const E*>(ptrs.in[0]);
   const E* w = static_cast<const E*>(ptrs.in[1]);
   const int N = int(p.out_channels);
@@ -497,44 +514,65 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
     return;  // a plan with too little workspace computes nothing rather than overrun it
   }
 
-  // Rows this thread loads for A: fixed output pixels, K chunk j fixed per thread.
+  // Rows this thread loads (K chunk j fixed per thread): PW, plain row pointers of x and w;
+  // otherwise the output pixels of its A rows, and the K position kp, which steps on a tile.
   const int j = tid % T::kChunksPerRow;
+  constexpr int kRowStep = T::kThreads / T::kChunksPerRow;
+  PwRows<T> pw;
   IgemmRows<T::kAChunks> rows;
+  KPos kp{};  // PW: unused
+  int kpos = kt_begin * kBK + j * kC;
+  if constexpr (PW) {
 #pragma unroll
-  for (int i = 0; i < T::kAChunks; ++i) {
-    const int m = m0 + tid / T::kChunksPerRow + i * (T::kThreads / T::kChunksPerRow);
-    rows.ok[i] = m < M;
-    const int mm = rows.ok[i] ? m : 0;
-    if (pointwise) {
-      rows.n[i] = rows.ih[i] = 0;
-      rows.iw[i] = mm;
-      continue;
+    for (int i = 0; i < T::kAChunks; ++i) {
+      const int m = m0 + tid / T::kChunksPerRow + i * kRowStep;
+      pw.a_ok[i] = m < M;
+      pw.a[i] = x + int64_t(pw.a_ok[i] ? m : 0) * K;
     }
-    const int ow = mm % g.OW, t = mm / g.OW;
-    rows.ih[i] = (t % g.OH) * g.sh - g.ph;
-    rows.iw[i] = ow * g.sw - g.pw;
-    rows.n[i] = t / g.OH;
+#pragma unroll
+    for (int i = 0; i < T::kBChunks; ++i) {
+      const int n = n0 + tid / T::kChunksPerRow + i * kRowStep;
+      pw.b_ok[i] = n < N;
+      pw.b[i] = w + int64_t(pw.b_ok[i] ? n : 0) * K;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < T::kAChunks; ++i) {
+      const int m = m0 + tid / T::kChunksPerRow + i * kRowStep;
+      rows.ok[i] = m < M;
+      const int mm = rows.ok[i] ? m : 0;
+      const int ow = mm % g.OW, t = mm / g.OW;
+      rows.ih[i] = (t % g.OH) * g.sh - g.ph;
+      rows.iw[i] = ow * g.sw - g.pw;
+      rows.n[i] = t / g.OH;
+    }
+    if (T::kVec) kp.start(kpos, g);
   }
-
-  // The tiles load in order (the prologue's, then one a K step), each at kp, which then steps on.
-  KPos kp;
-  if (T::kVec) kp.start(kt_begin * kBK + j * kC, g);
-  auto load_tile = [&](int stage, int kt) {
-    igemm_load_tile<T>(smem + stage * T::kStageElems, kt, kp, g, x, w, N, K, n0, tid, j, rows);
-    if (T::kVec) kp.advance(kBK, g);
+  // One stage's loads (A, B or both) of tile kt, at the position `pos` / `at` of that tile,
+  // which then steps on by a tile.
+  auto load = [&](auto a_b, int stage, int kt, int& pos, KPos& at) {
+    constexpr bool kA = decltype(a_b)::value != 2, kB = decltype(a_b)::value != 1;
+    E* s = smem + stage * T::kStageElems;
+    if constexpr (PW) {
+      igemm_load_tile_pw<T, kA, kB>(s, pos, K, pw, tid, j);
+    } else {
+      igemm_load_tile<T, kA, kB>(s, kt, at, g, x, w, N, K, n0, tid, j, rows);
+      if (T::kVec) at.advance(kBK, g);
+    }
+    pos += kBK;
   };
+  using Both = std::integral_constant<int, 0>;
+  using OnlyA = std::integral_constant<int, 1>;
+  using OnlyB = std::integral_constant<int, 2>;
   // The prologue's stages: a constant w's tiles first, then the wait for the previous kernel
   // (an early launch, see pdl_wait()), then x's. Each stage's A chunks commit as its group, so
   // the first group holds every prologue B tile and the groups still complete in stage order.
   if (p.w_constant) {
     KPos kb = kp;
+    int bpos = kpos;
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s)
-      if (kt_begin + s < kt_end) {
-        igemm_load_tile<T, false, true>(smem + s * T::kStageElems, kt_begin + s, kb, g, x, w, N,
-                                        K, n0, tid, j, rows);
-        if (T::kVec) kb.advance(kBK, g);
-      }
+      if (kt_begin + s < kt_end) load(OnlyB{}, s, kt_begin + s, bpos, kb);
   }
   pdl_wait();
   pdl_trigger();
@@ -551,13 +589,8 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (kt_begin + s < kt_end) {
-      if (p.w_constant) {
-        igemm_load_tile<T, true, false>(smem + s * T::kStageElems, kt_begin + s, kp, g, x, w, N,
-                                        K, n0, tid, j, rows);
-        if (T::kVec) kp.advance(kBK, g);
-      } else {
-        load_tile(s, kt_begin + s);
-      }
+      if (p.w_constant) load(OnlyA{}, s, kt_begin + s, kpos, kp);
+      else load(Both{}, s, kt_begin + s, kpos, kp);
     }
     cp_async_commit();
   }
@@ -565,7 +598,7 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
     cp_async_wait<kStages - 2>();
     __syncthreads();
     const int next = kt + kStages - 1;
-    if (next < kt_end) load_tile((next - kt_begin) % kStages, next);
+    if (next < kt_end) load(Both{}, (next - kt_begin) % kStages, next, kpos, kp);
     cp_async_commit();
     const E* sa = smem + ((kt - kt_begin) % kStages) * T::kStageElems;
     const E* sb = sa + kBM * kPitch;
@@ -592,6 +625,33 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
 
   if (splits > 1 && !igemm_split_k<T>(acc, ptrs, splits, tiles, tid)) return;
   igemm_epilogue<T, Epi>(acc, ptrs, p, M, N, m0, n0, wm, wn, tid);
+}
+
+// The implicit GEMM of one output tile. Epi::fits(p) says whether the step is one this epilogue
+// writes; after the K loop (and split-K's reduction), igemm_epilogue() writes the tile through
+// Epi (context, column, staged, residual, store4: see EpilogueF16 in conv.cu). Returns without
+// writing when the step does not fit the kernel (a plan is untrusted).
+template <typename T, typename Epi>
+__device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams& p) {
+  using E = typename T::Elem;
+  constexpr int kC = T::kChunk;
+  if (blockDim.x != T::kThreads || !p.channels_last || p.spatial_rank > 2 || p.groups != 1 ||
+      p.int8.enabled != (sizeof(E) == 1) || !Epi::fits(p) ||
+      (T::kVec && p.in_channels % (T::kHalf ? kC / 2 : kC) != 0) ||
+      p.batch * p.out_size[0] * p.out_size[1] >= (int64_t{1} << 31) ||
+      p.out_channels >= (int64_t{1} << 31) ||
+      p.kernel[0] * p.kernel[1] * p.in_channels >= (int64_t{1} << 31)) {
+    pdl_wait();
+    return;
+  }
+  const Geo2 g = geo2(p);
+  const int M = int(p.batch) * g.OH * g.OW;
+  // A 1x1 conv with stride 1 and no padding reads x as the [M, C] matrix it is (igemm_tiles'
+  // PW form, with plain row pointers).
+  const bool pointwise = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
+                         g.pw == 0 && g.OH == g.H && g.OW == g.W;
+  if (T::kVec && pointwise) igemm_tiles<T, Epi, true>(ptrs, p, g, M);
+  else igemm_tiles<T, Epi, false>(ptrs, p, g, M);
 }
 
 }  // namespace

@@ -18,7 +18,9 @@ struct Tile {
   uint32_t elem_bytes = 2;
 };
 constexpr Tile kTile128{VariantId::jp_conv_igemm_128x128_f16, 128, 128, 32};
+constexpr Tile kTile128K64{VariantId::jp_conv_igemm_128x128k64_f16, 128, 128, 64};
 constexpr Tile kTile64{VariantId::jp_conv_igemm_64x64_f16, 64, 64, 32};
+constexpr Tile kTile64K64{VariantId::jp_conv_igemm_64x64k64_f16, 64, 64, 64};
 constexpr Tile kTile32{VariantId::jp_conv_igemm_32x64_f16, 32, 64, 32};
 constexpr Tile kTile32K64{VariantId::jp_conv_igemm_32x64k64_f16, 32, 64, 64};
 constexpr Tile kTileAnyC{VariantId::jp_conv_igemm_64x64_anyc_f16, 64, 64, 32};
@@ -48,9 +50,10 @@ uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
 }
 
 // The igemm launch for `t`; serial split-K when its tiles alone leave the SMs short of work:
-// fewer than `ctas_per_sm` CTAs an SM.
+// fewer than `ctas_per_sm` CTAs an SM, with slices of at least `min_slice_bytes` of K.
 bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
-                  LaunchChoice* out, std::string* why, uint32_t ctas_per_sm = 3) {
+                  LaunchChoice* out, std::string* why, double ctas_per_sm = 3,
+                  uint32_t min_slice_bytes = 512) {
   out->variant = &kernel_variant(t.id);
   if (out->variant->shared_bytes > target.max_shared_per_block && target.max_shared_per_block) {
     *why = "the target's shared memory per block is too small for the conv tile";
@@ -60,12 +63,13 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
   const uint32_t kt = ceil_div_u32(k, t.bk);
   uint32_t split = 1;
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
-  if (tiles < ctas_per_sm * uint64_t(sms)) {
-    // About three CTAs per SM (ctas_per_sm), each slice at least 512 bytes of K (256 FP16 or
-    // 512 INT8 elements), at most 8 slices (fitted to H100 timings of ResNet-50 at batch 1 and
-    // 8, FP16 and INT8: tests/kernels/cuda/test_conv*.cc GpuConv*Bench).
-    split = uint32_t((ctas_per_sm * uint64_t(sms) + tiles / 2) / tiles);
-    const uint32_t min_slice = ceil_div_u32(512 / t.elem_bytes, t.bk);
+  const uint64_t want = uint64_t(ctas_per_sm * sms);
+  if (tiles < want) {
+    // About `ctas_per_sm` CTAs per SM, each slice at least min_slice_bytes of K, at most 8
+    // slices (fitted to H100 and H200 timings of ResNet-50 at batch 1 and 8, FP16 and INT8:
+    // tests/kernels/cuda/test_conv*.cc GpuConv*Bench).
+    split = uint32_t((want + tiles / 2) / tiles);
+    const uint32_t min_slice = ceil_div_u32(min_slice_bytes / t.elem_bytes, t.bk);
     split = std::max<uint32_t>(1, std::min<uint32_t>({split, kt / min_slice, 8}));
     const uint32_t per = ceil_div_u32(kt, split);
     split = ceil_div_u32(kt, per);  // no empty slices
@@ -81,47 +85,55 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
   return true;
 }
 
-// FP16: the largest tile whose CTAs still fill the SMs.
-bool launch_tiles(const Tile& t128, const Tile& t64, const Tile& t32, const Tile& t32k,
+// FP16: the largest tile whose CTAs still fill the SMs. The tiles with 64 K a stage (half the
+// barriers and waits per mma of 32-K ones) where the target's shared memory takes them, and
+// for 64x64 tiles from 256 K on (H200 layer tables of session 15, GpuConvBench with
+// JETPLAN_BENCH_ALL: 64x64 ones 2-23% faster on ResNet-50's batch-8 layers, 128x128 ones 12-16%
+// on ViT-B's batch-8 GEMMs; below 256 K, EfficientNet-B0's early 1x1 layers at batch 8 ran up
+// to 1.4x slower in 64x64k64 tiles, whose 72 KiB allow fewer CTAs an SM than 40 KiB). Split-K to about one CTA an SM in slices of 512 K at least, 1.7 CTAs
+// an SM from 2048 K on: ResNet-50's layers of 28 to 100 tiles ran fastest so (one CTA an SM
+// at batch 1: 1024 K in two slices, 2304 K in four; batch 8's 3x3 layers of 2304 and 4608 K
+// in two and four), and 512 K not split at all.
+bool launch_tiles(const Tile& t128, const Tile& t64k, const Tile& t32, const Tile& t32k,
                   uint64_t m, uint64_t n, uint64_t k, uint64_t kvol, const TargetInfo& target,
                   LaunchChoice* out, std::string* why) {
   const uint64_t k_bytes = 2 * k;
-  // Larger tiles only where they fill the SMs; 64x64 ones for short K only where they fill them
-  // more than twice: short-K layers are latency-bound and run fastest as many small tiles.
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
   const uint64_t kt = ceil_div_u32(k_bytes, 2 * kBK);
-  const KernelVariant* big = &kernel_variant(t128.id);
-  const bool big_fits = target.max_shared_per_block == 0 ||
-                        big->shared_bytes <= target.max_shared_per_block;
-  // Since the igemm lost its per-tile divisions (session 11), the 128x128 tile wins wherever its
-  // tiles fill the SMs, short K included: ResNet-50's 64->256 and 128->512 1x1 layers at batch
-  // 8 take 23-24% less time than in 64x64 tiles on an H200.
-  // Long K (2048 on) takes them from half a tile an SM (ViT-B's MLP down-projection at batch 8,
-  // [1576, 3072] x [3072, 768]: 78 tiles in 3 K slices 41.4 us against 63.0 us in 300 64x64
-  // tiles). Either splits over K only to about two CTAs an SM, as many as are resident (256
-  // threads of 128 registers): more slices only add waves (ViT-B's QKV GEMM at batch 8, 234
-  // tiles: 38.7 us in two slices, 28.0 us in one on an H200).
-  const uint64_t tiles128 = tiles_of(t128, m, n);
-  if (big_fits && n % 128 == 0 && (tiles128 >= sms || (k >= 2048 && tiles128 * 2 >= sms)))
-    return launch_igemm(t128, m, n, k, target, out, why, /*ctas_per_sm=*/2);
+  const auto fits = [&](const Tile& t) {
+    return target.max_shared_per_block == 0 ||
+           kernel_variant(t.id).shared_bytes <= target.max_shared_per_block;
+  };
+  const double ctas = k >= 2048 ? 1.7 : 1.0;
+  const auto launch = [&](const Tile& t) {
+    return launch_igemm(t, m, n, k, target, out, why, ctas, /*min_slice_bytes=*/1024);
+  };
+  // 128x128 tiles where N takes them and they fill two thirds of the SMs (ResNet-50's 1x1
+  // layers of 98 to 104 such tiles at batch 8: 2-12% faster than in 64x64 ones), or half from
+  // 2048 K on (ViT-B's MLP down-projection at batch 8: 78 tiles in 3 K slices).
+  const Tile& big = fits(t128) ? t128 : kTile128;
+  const uint64_t tiles128 = tiles_of(big, m, n);
+  if (fits(big) && n % 128 == 0 &&
+      (tiles128 * 3 >= 2 * uint64_t(sms) || (k >= 2048 && tiles128 * 2 >= sms)))
+    return launch(big);
+  const Tile& t64 = k >= 256 && fits(t64k) ? t64k : kTile64;
   const uint64_t tiles64 = tiles_of(t64, m, n);
   if (tiles64 * 2 >= 5 * uint64_t(sms) || (tiles64 >= sms && kvol > 1 && kt >= 16))
-    return launch_igemm(t64, m, n, k, target, out, why);
+    return launch(t64);
   // Long-K layers take 64x64 tiles from one tile an SM at 512 K, and down to about 0.4 of one
-  // from 1024 K, split over K where they are fewer than the SMs (H200 layer tables of session
-  // 11: 4-12% on ResNet-50's long-K layers at batch 8; at 512 K with fewer tiles, as at batch
-  // 1, 32x64 tiles stay faster).
+  // from 1024 K (H200 layer tables of session 11: 4-12% on ResNet-50's long-K layers at batch
+  // 8; at 512 K with fewer tiles, as at batch 1, 32x64 tiles stay faster).
   // Where those 64-row tiles would leave more than a sixth of their rows empty (ViT-B's 197
-  // tokens in 256 rows), 32-row ones with 64 K a stage, unsplit (ViT-B at batch 1: the QKV GEMM
-  // 10.6 us against 13.4 us in 64x64 tiles, the MLP up-projection 12.7 against 13.5).
+  // tokens in 256 rows), 32-row ones with 64 K a stage (ViT-B at batch 1: the QKV GEMM 10.6 us
+  // against 13.4 us in 64x64 tiles, the MLP up-projection 12.7 against 13.5).
   if (tiles64 >= sms ? k >= 512 : (k >= 1024 && tiles64 * 5 >= 2 * uint64_t(sms))) {
     if (ceil_div_u32(m, 64) * 64 * 5 > m * 6 && kt >= 8 && tiles_of(t32k, m, n) >= sms)
-      return launch_igemm(t32k, m, n, k, target, out, why, /*ctas_per_sm=*/1);
-    return launch_igemm(t64, m, n, k, target, out, why, tiles64 >= sms ? 1 : 3);
+      return launch(t32k);
+    return launch(t64);
   }
   // Otherwise many 32x64 tiles; from 512 bytes of K on, twice the K a stage halves the
   // pipeline steps of these latency-bound CTAs.
-  return launch_igemm(kt >= 8 ? t32k : t32, m, n, k, target, out, why);
+  return launch(kt >= 8 ? t32k : t32);
 }
 
 bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInfo& target,
@@ -219,7 +231,8 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   const bool planar = p.spatial_rank == 1 || p.spatial_rank == 2;
   if (p.groups == 1 && planar && fits32) {
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
-    return launch_tiles(kTile128, kTile64, kTile32, kTile32K64, m, n, k, kvol, target, out, why);
+    return launch_tiles(kTile128K64, kTile64K64, kTile32, kTile32K64, m, n, k, kvol, target,
+                        out, why);
   }
   const uint64_t total = m * n;
   if (planar && p.groups == p.in_channels && p.groups == p.out_channels) {

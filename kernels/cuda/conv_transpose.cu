@@ -269,18 +269,19 @@ __device__ __forceinline__ void upsample_igemm(const StepPointers& ptrs,
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
-// The tiles are conv.cu's of the same names (kernels/conv.h rows: block, shared memory).
-#define JP_CONV_TRANSPOSE_IGEMM(name, threads, BM, BN, BK, WM, WN, ST, VEC)               \
-  extern "C" __global__ void __launch_bounds__(threads)                                  \
+// The tiles are conv.cu's of the same names (kernels/conv.h rows: block, shared memory);
+// MINB as there (two CTAs an SM for the 128x128 tile, no bound for the others).
+#define JP_CONV_TRANSPOSE_IGEMM(name, threads, MINB, BM, BN, BK, WM, WN, ST, VEC)         \
+  extern "C" __global__ void __launch_bounds__(threads, MINB)                            \
       name(jetplan::kernels::cuda::StepPointers ptrs,                                     \
            const jetplan::kernels::ConvTransposeParams p) {                               \
     jetplan::kernels::cuda::upsample_igemm<                                               \
         jetplan::kernels::cuda::Igemm<__half, BM, BN, BK, WM, WN, ST, VEC>>(ptrs, p);      \
   }
-JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_128x128_f16, 256, 128, 128, 32, 2, 4, 3, true)
-JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_64x64_f16, 128, 64, 64, 32, 2, 2, 4, true)
-JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_32x64_f16, 128, 32, 64, 32, 1, 4, 4, true)
-JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_64x64_anyc_f16, 128, 64, 64, 32, 2, 2, 4, false)
+JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_128x128_f16, 256, 2, 128, 128, 32, 2, 4, 3, true)
+JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_64x64_f16, 128, 1, 64, 64, 32, 2, 2, 4, true)
+JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_32x64_f16, 128, 1, 32, 64, 32, 1, 4, 4, true)
+JP_CONV_TRANSPOSE_IGEMM(jp_conv_transpose_upsample_igemm_64x64_anyc_f16, 128, 1, 64, 64, 32, 2, 2, 4, false)
 #undef JP_CONV_TRANSPOSE_IGEMM
 
 JP_HALF_AND_FLOAT_KERNELS(jp_conv_transpose, ConvTransposeParams,

@@ -14,8 +14,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -75,6 +77,8 @@ constexpr IgemmTile kTiles[] = {{"jp_conv_igemm_128x128_f16", 128, 128, false},
                                 {"jp_conv_igemm_64x64_f16", 64, 64, false},
                                 {"jp_conv_igemm_32x64_f16", 32, 64, false},
                                 {"jp_conv_igemm_32x64k64_f16", 32, 64, false},
+                                {"jp_conv_igemm_128x128k64_f16", 128, 128, false},
+                                {"jp_conv_igemm_64x64k64_f16", 64, 64, false},
                                 {"jp_conv_igemm_64x64_anyc_f16", 64, 64, true}};
 
 // The launch of igemm tile `t` with `split` K slices (what conv_select.cc computes for it).
@@ -297,9 +301,34 @@ TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
   EXPECT_NE(why.find("channels_last"), std::string::npos) << why;
   p.channels_last = true;
   ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
-  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_32x64k64_f16");  // 8x1 tiles, K 576: split-K
+  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_32x64k64_f16");  // 8x1 tiles, K 576: one slice
+  EXPECT_EQ(c.split_k, 1u);
+  p = params_of(cases()[8], false, {});  // 512 -> 512 at 7x7: 2x8 tiles, K 4608: split-K
+  ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_32x64k64_f16");
   EXPECT_GT(c.split_k, 1u);
   EXPECT_GT(c.workspace_bytes, 0u);
+}
+
+// The 128x128 tile with 64 K a stage needs 108 KiB of shared memory: targets with less (sm_86,
+// sm_89: 99 KiB a block) get the 32-K one, which needs 68 KiB.
+TEST(GpuConvSelect, BigTileFollowsTheTargetsSharedMemory) {
+  const Case gemm{"gemm", 1, 768, 2304, 1, {40, 40}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+  ConvParams p = params_of(gemm, false, {});
+  cuda::StepDesc step = gpu_test::step_of(kConv, &p);
+  step.dtype = DType::kFloat16;
+  cuda::TargetInfo t = gpu_test::target_with(16);
+  cuda::LaunchChoice c;
+  std::string why;
+  for (const auto& [smem, name] : {std::pair<uint32_t, const char*>{232448, "jp_conv_igemm_128x128k64_f16"},
+                                   {166912, "jp_conv_igemm_128x128k64_f16"},
+                                   {101376, "jp_conv_igemm_128x128_f16"}}) {
+    t.max_shared_per_block = smem;
+    ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+    EXPECT_STREQ(c.variant->name, name) << smem;
+    EXPECT_LE(c.shared_bytes, smem);
+    EXPECT_EQ(c.split_k, 1u);
+  }
 }
 
 // Times the selector's choice for layer `l` at `batch` (bias + ReLU epilogue) and every igemm
@@ -329,7 +358,7 @@ void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint3
     ASSERT_GT(us, 0) << ch.variant->name;
     // The other tiles and splits, for tuning the selector.
     double best_us = us;
-    std::string best = "selected";
+    std::string best = "selected", alts;
     for (const IgemmTile& t : kTiles) {
       if (!t.any_channels && q.in_channels % 8 != 0) continue;
       for (uint32_t split : splits) {
@@ -339,6 +368,11 @@ void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint3
         const auto alt_ws = gpu_test::workspace_for(alt, &alt_ptrs, /*zeroed=*/true);
         double h = 0;
         const double a_us = time_launch(alt, alt_ptrs, q, &h);
+        if (a_us > 0) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, " %s/%u=%.2f", t.name + 14, split, a_us);
+          alts += buf;
+        }
         if (a_us > 0 && a_us < best_us) {
           best_us = a_us;
           best = std::string(t.name + 8) + " split " + std::to_string(split);
@@ -350,6 +384,8 @@ void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint3
                 (long long)batch, (long long)l.cin, (long long)l.cout, (long long)l.hw, (long long)l.hw,
                 (long long)l.k, (long long)l.stride, (long long)l.count, ch.variant->name,
                 ch.split_k, us, flop / us * 1e-6, host_us, best.c_str(), best_us);
+    // JETPLAN_BENCH_ALL=1: every tile and split's time too (tile/split=us), for the selector.
+    if (std::getenv("JETPLAN_BENCH_ALL") != nullptr) std::printf("  alts:%s\n", alts.c_str());
     *total_us += us * double(l.count);
     *total_flop += flop * double(l.count);
   }

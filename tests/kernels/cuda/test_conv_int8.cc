@@ -311,7 +311,7 @@ TEST(GpuConvInt8, KernelsRefuseStepsOfTheOtherType) {
   ASSERT_EQ(gpu_test::launch("jp_conv_igemm_64x64_i8", choice_of("jp_conv_igemm_64x64_i8", p, 1), ptrs, p), "");
   EXPECT_EQ(dy.download<uint8_t>(poisoned.size()), poisoned);
   p.int8.enabled = true;  // and the other way round
-  ASSERT_EQ(gpu_test::launch("jp_conv_igemm_64x64_f16", choice_of("jp_conv_igemm_64x64_i8", p, 1), ptrs, p), "");
+  ASSERT_EQ(gpu_test::launch("jp_conv_igemm_64x64k64_f16", choice_of("jp_conv_igemm_64x64k64_f16", p, 1), ptrs, p), "");
   EXPECT_EQ(dy.download<uint8_t>(poisoned.size()), poisoned);
 }
 
