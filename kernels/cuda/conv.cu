@@ -422,7 +422,9 @@ namespace jk = jetplan::kernels::cuda;
 // (128x128) tiles are held to 128 registers, two CTAs an SM: left to itself, ptxas gave them 162
 // once igemm()'s pointwise form joined the general one (one CTA an SM, 10-25% slower). Holding
 // the 128-thread tiles to their former 56-96 registers as well made ResNet-50 at batch 1 6%
-// and EfficientNet-B0 4% slower than leaving them free (H200, session 15), so those have none.
+// and EfficientNet-B0 4% slower than leaving them free (H200, session 15), so those have none,
+// but for the INT8 64x64 ones, held to as many CTAs as their shared memory allows (unbounded at
+// 118 and 144 registers, ResNet-50 INT8 at batch 8 was 5% slower).
 #define JP_CONV_IGEMM(name, threads, MINB, E, BM, BN, BK, WM, WN, ST, VEC, Epi)              \
   extern "C" __global__ void __launch_bounds__(threads, MINB) name(                          \
       StepPointers ptrs, const ConvParams p) {                                                \
@@ -445,11 +447,11 @@ JP_CONV_IGEMM(jp_conv_igemm_64x64k64_f16, 128, 1, __half, 64, 64, 64, 2, 2, 4, t
 JP_CONV_IGEMM(jp_conv_igemm_64x64_anyc_f16, 128, 1, __half, 64, 64, 32, 2, 2, 4, false, jk::EpilogueF16)
 // INT8: 64 K a stage (the same bytes a stage as the FP16 tiles' 32).
 JP_CONV_IGEMM(jp_conv_igemm_128x128_i8, 256, 2, int8_t, 128, 128, 64, 2, 4, 3, true, jk::EpilogueI8<true>)
-JP_CONV_IGEMM(jp_conv_igemm_64x64_i8, 128, 1, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64_i8, 128, 5, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64_i8, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8, 128, 1, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_128x128_i8_f16out, 256, 2, int8_t, 128, 128, 64, 2, 4, 3, true, jk::EpilogueI8<false>)
-JP_CONV_IGEMM(jp_conv_igemm_64x64_i8_f16out, 128, 1, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<false>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64_i8_f16out, 128, 5, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64_i8_f16out, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, 1, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<false>)
 // Cin a multiple of 8, not 16 (EfficientNet's and MobileNetV2's 24- and 40-channel inputs):
@@ -457,8 +459,8 @@ JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, 1, int8_t, 32, 64, 128, 1,
 JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<true>)
 JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8_f16out, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<false>)
 // 64x64 with 128 K a stage: the many-tile layers with long K.
-JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, 1, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
-JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, 1, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
 #undef JP_CONV_IGEMM_HALF
 // The depthwise and direct kernels launch early (their rows: early_launch) and wait for the
