@@ -90,10 +90,10 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
 // for 64x64 tiles from 256 K on (H200 layer tables of session 15, GpuConvBench with
 // JETPLAN_BENCH_ALL: 64x64 ones 2-23% faster on ResNet-50's batch-8 layers, 128x128 ones 12-16%
 // on ViT-B's batch-8 GEMMs; below 256 K, EfficientNet-B0's early 1x1 layers at batch 8 ran up
-// to 1.4x slower in 64x64k64 tiles, whose 72 KiB allow fewer CTAs an SM than 40 KiB). Split-K to about one CTA an SM in slices of 512 K at least, 1.7 CTAs
-// an SM from 2048 K on: ResNet-50's layers of 28 to 100 tiles ran fastest so (one CTA an SM
-// at batch 1: 1024 K in two slices, 2304 K in four; batch 8's 3x3 layers of 2304 and 4608 K
-// in two and four), and 512 K not split at all.
+// to 1.4x slower in 64x64k64 tiles, whose 72 KiB allow fewer CTAs an SM than 40 KiB).
+// Split-K to about one CTA an SM in slices of 512 K at least, 1.7 CTAs an SM from 2048 K on:
+// ResNet-50's layers of 28 to 100 tiles ran fastest so (at batch 1: 1152 K in two slices,
+// 2304 K in four; batch 8's 3x3 layers of 2304 and 4608 K in two and four), 512 K unsplit.
 bool launch_tiles(const Tile& t128, const Tile& t64k, const Tile& t32, const Tile& t32k,
                   uint64_t m, uint64_t n, uint64_t k, uint64_t kvol, const TargetInfo& target,
                   LaunchChoice* out, std::string* why) {
