@@ -6,6 +6,7 @@
 
 #include "kernels/activation_function.h"
 #include "kernels/dtype.h"
+#include "kernels/host_device.h"
 #include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels {
@@ -63,6 +64,20 @@ struct ConvParams {
   bool w_constant = false;
 };
 
+// Whether the tiled depthwise kernels (jp_conv_dw<K>_*, kernels/cuda/conv_depthwise.cuh)
+// take a step: a 2-D NHWC depthwise conv of 8k channels with a square 3x3 or 5x5 window at
+// stride 1 or 2, or 7x7 at stride 1, and dilation 1. The selection and the kernel both ask.
+JP_HD_INLINE bool conv_dw_tiled_fits(const ConvParams& p) {
+  if (!p.channels_last || p.spatial_rank != 2 || p.groups != p.in_channels ||
+      p.out_channels != p.in_channels || p.in_channels % 8 != 0 ||
+      p.in_channels >= (int64_t{1} << 23) || p.dilation[0] != 1 || p.dilation[1] != 1 ||
+      p.kernel[0] != p.kernel[1] || p.stride[0] != p.stride[1])
+    return false;
+  const int64_t k = p.kernel[0], s = p.stride[0];
+  return (((k == 3 || k == 5) && (s == 1 || s == 2)) || (k == 7 && s == 1)) &&
+         p.batch * p.out_size[0] * p.out_size[1] < (int64_t{1} << 31);
+}
+
 }  // namespace jetplan::kernels
 
 namespace jetplan::kernels::cpu {
@@ -83,7 +98,9 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
 // INT8 (_i8) ones, and the epilogue's staged tile of BM * (BN + 8) floats (the larger for the
 // 128x128 tiles); conv_select.cc derives its tiles from these rows. They count split-K arrivals
 // in the workspace, hence zero_workspace.
-// The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y.
+// The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y. The tiled
+// depthwise rows (jp_conv_dw<K>_*: window KxK) take any block of at most 256 threads and check
+// their dynamic shared memory themselves (K * K * 8 * blockDim.x elements).
 #define JP_CUDA_VARIANTS_conv(X, F) \
   X(F, jp_conv_igemm_128x128_f16, kF16, 256, kAny, 128 * (128 + 8) * 4, true) \
   X(F, jp_conv_igemm_64x64_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
@@ -104,6 +121,15 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_igemm_64x64k128_i8_f16out, kI8, 128, kF16, 3 * (64 + 64) * 144, true) \
   X(F, jp_conv_igemm_32x64_c8_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
   X(F, jp_conv_igemm_32x64_c8_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
+  X(F, jp_conv_dw3_f16, kF16, 0) \
+  X(F, jp_conv_dw5_f16, kF16, 0) \
+  X(F, jp_conv_dw7_f16, kF16, 0) \
+  X(F, jp_conv_dw3_i8, kI8, 0) \
+  X(F, jp_conv_dw5_i8, kI8, 0) \
+  X(F, jp_conv_dw7_i8, kI8, 0) \
+  X(F, jp_conv_dw3_i8_f16out, kI8, 0, kF16) \
+  X(F, jp_conv_dw5_i8_f16out, kI8, 0, kF16) \
+  X(F, jp_conv_dw7_i8_f16out, kI8, 0, kF16) \
   X(F, jp_conv_depthwise_f16, kF16, 0) \
   X(F, jp_conv_depthwise_i8, kI8, 0) \
   X(F, jp_conv_depthwise_i8_f16out, kI8, 0, kF16) \

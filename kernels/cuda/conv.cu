@@ -7,7 +7,9 @@
 //   jp_conv_igemm_<BM>x<BN>k64_f16    the same with 64 K a stage: half the pipeline steps (the
 //                                     128x128 one 108 KiB of shared memory: sm_87, sm_90).
 //   jp_conv_igemm_64x64_anyc_f16      the same for any Cin (element-wise loads into shared memory).
-//   jp_conv_depthwise_f16             groups == Cin == Cout, 2-D.
+//   jp_conv_dw<K>_f16                 depthwise KxK (3, 5 at stride 1 or 2; 7 at 1), C % 8 == 0:
+//                                     8 channels a thread (kernels/cuda/conv_depthwise.cuh).
+//   jp_conv_depthwise_f16             groups == Cin == Cout, 2-D (the other depthwise convs).
 //   jp_conv_direct_f16                everything else (grouped, 1-D/3-D): one thread per output.
 //
 // INT8 steps (ConvInt8 in kernels/conv.h) accumulate in int32 and requantize in the epilogue:
@@ -15,12 +17,14 @@
 //   jp_conv_igemm_<BM>x<BN>_i8[_f16out]  the same implicit GEMM with mma.sync m16n8k32 s8, 2-D,
 //                                     groups 1, Cin % 16 == 0; Int8 y, or Float16 y (_f16out).
 //   jp_conv_igemm_32x64_c8_i8[_f16out]   the same for Cin % 8 == 0 (8-byte cp.async halves).
+//   jp_conv_dw<K>_i8[_f16out]         the tiled depthwise kernels' INT8 form.
 //   jp_conv_depthwise_i8[_f16out]     groups == Cin == Cout, 2-D, any C (four channels a
 //                                     thread when C % 4 == 0).
 #include <cuda_fp16.h>
 #include <cstdint>
 
 #include "kernels/conv.h"
+#include "kernels/cuda/conv_depthwise.cuh"
 #include "kernels/cuda/conv_igemm.cuh"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
@@ -218,6 +222,81 @@ struct EpilogueI8 {
               ? float(static_cast<const int8_t*>(c.res)[yi])
               : __half2float(static_cast<const __half*>(c.res)[yi]);
     return activation_value(p.act, add_residual(p, int8_real(acc, mult, shift), r));
+  }
+};
+
+// The output stages of the tiled depthwise kernels (conv_depthwise.cuh: Out::store of 8 channels
+// c0.. of one output pixel): FP16, epilogue()'s operations; INT8, EpilogueI8's. One 16-byte
+// (8-byte for Int8) store where y's channels allow, else element by element.
+struct DwOutF16 {
+  struct Ctx {
+    const __half* bias;
+    const __half* res;
+    __half* y;
+  };
+  static __device__ __forceinline__ bool fits(const ConvParams& p) { return !p.int8.enabled; }
+  static __device__ __forceinline__ Ctx context(const StepPointers& ptrs, const ConvParams& p,
+                                                int) {
+    return {p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr, residual_ptr(ptrs, p),
+            static_cast<__half*>(ptrs.out[0])};
+  }
+  static __device__ __forceinline__ void store(const Ctx& c, const ConvParams& p, int64_t pixel,
+                                               int c0, const float (&acc)[kDwVec]) {
+    const int64_t yi = pixel * p.out_channels + c0;
+    __align__(16) __half v[kDwVec];
+#pragma unroll
+    for (int e = 0; e < kDwVec; ++e)
+      v[e] = __float2half_rn(epilogue(p, c.bias, c.res, yi + e, c0 + e, acc[e]));
+    __half* y = c.y + (y_slice(p) ? pixel * p.y_channels + p.y_channel_offset + c0 : yi);
+    if (reinterpret_cast<uintptr_t>(y) % 16 == 0) {
+      *reinterpret_cast<uint4*>(y) = *reinterpret_cast<const uint4*>(v);
+      return;
+    }
+#pragma unroll
+    for (int e = 0; e < kDwVec; ++e) y[e] = v[e];
+  }
+};
+template <bool Y8>
+struct DwOutI8 {
+  using Epi = EpilogueI8<Y8>;
+  using Ctx = typename Epi::Ctx;
+  static __device__ __forceinline__ bool fits(const ConvParams& p) { return Epi::fits(p); }
+  static __device__ __forceinline__ Ctx context(const StepPointers& ptrs, const ConvParams& p,
+                                                int C) {
+    return Epi::context(ptrs, p, C);
+  }
+  static __device__ __forceinline__ void store(const Ctx& c, const ConvParams& p, int64_t pixel,
+                                               int c0, const int32_t (&acc)[kDwVec]) {
+    const int C = int(p.out_channels);
+    const int64_t yi = pixel * C + c0;
+    float v[kDwVec];
+#pragma unroll
+    for (int e = 0; e < kDwVec; ++e)
+      v[e] = Epi::real(c, p, yi + e, c.epi[c0 + e], c.epi[C + c0 + e], acc[e]);
+    const int64_t yo = c.out.at(int(pixel), c0);
+    if (Y8) {
+      __align__(8) int8_t q[kDwVec];
+#pragma unroll
+      for (int e = 0; e < kDwVec; ++e) q[e] = int8_quantize(v[e], p.int8.y_inv_scale);
+      int8_t* y = static_cast<int8_t*>(c.out.y) + yo;
+      if (reinterpret_cast<uintptr_t>(y) % 8 == 0) {
+        *reinterpret_cast<uint2*>(y) = *reinterpret_cast<const uint2*>(q);
+        return;
+      }
+#pragma unroll
+      for (int e = 0; e < kDwVec; ++e) y[e] = q[e];
+    } else {
+      __align__(16) __half h[kDwVec];
+#pragma unroll
+      for (int e = 0; e < kDwVec; ++e) h[e] = __float2half_rn(v[e]);
+      __half* y = static_cast<__half*>(c.out.y) + yo;
+      if (reinterpret_cast<uintptr_t>(y) % 16 == 0) {
+        *reinterpret_cast<uint4*>(y) = *reinterpret_cast<const uint4*>(h);
+        return;
+      }
+#pragma unroll
+      for (int e = 0; e < kDwVec; ++e) y[e] = h[e];
+    }
   }
 };
 
@@ -463,6 +542,22 @@ JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, 
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
 #undef JP_CONV_IGEMM_HALF
+// The tiled depthwise kernels (conv_depthwise.cuh), one a window: blocks of at most 256.
+#define JP_CONV_DW(name, E, K, Out)                                                     \
+  extern "C" __global__ void __launch_bounds__(256) name(StepPointers ptrs,              \
+                                                         const ConvParams p) {           \
+    jk::dw_tiled<E, K, Out>(ptrs, p);                                                    \
+  }
+JP_CONV_DW(jp_conv_dw3_f16, __half, 3, jk::DwOutF16)
+JP_CONV_DW(jp_conv_dw5_f16, __half, 5, jk::DwOutF16)
+JP_CONV_DW(jp_conv_dw7_f16, __half, 7, jk::DwOutF16)
+JP_CONV_DW(jp_conv_dw3_i8, int8_t, 3, jk::DwOutI8<true>)
+JP_CONV_DW(jp_conv_dw5_i8, int8_t, 5, jk::DwOutI8<true>)
+JP_CONV_DW(jp_conv_dw7_i8, int8_t, 7, jk::DwOutI8<true>)
+JP_CONV_DW(jp_conv_dw3_i8_f16out, int8_t, 3, jk::DwOutI8<false>)
+JP_CONV_DW(jp_conv_dw5_i8_f16out, int8_t, 5, jk::DwOutI8<false>)
+JP_CONV_DW(jp_conv_dw7_i8_f16out, int8_t, 7, jk::DwOutI8<false>)
+#undef JP_CONV_DW
 // The depthwise and direct kernels launch early (their rows: early_launch) and wait for the
 // previous kernel first thing: their weights are small next to x.
 extern "C" __global__ void jp_conv_depthwise_f16(StepPointers ptrs, const ConvParams p) {

@@ -9,6 +9,10 @@
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/variants.h"
 
+namespace jetplan::kernels {
+struct ConvParams;
+}
+
 namespace jetplan::kernels::cuda {
 
 // What selection knows of the device (targets/<name>.json).
@@ -92,6 +96,9 @@ bool launch_float_pair(bool f16, KernelVariantId f16_id, KernelVariantId f32_id,
 bool select_float_pair(const StepDesc& step, const char* kernels, KernelVariantId f16_id,
                        KernelVariantId f32_id, uint64_t work, uint32_t threads, uint32_t max_blocks,
                        LaunchChoice* out, std::string* why);
+// Conv (conv_select.cc): the variant (jp_conv_dw<K>_* of p's window and types) and launch of
+// the tiled depthwise kernels; false where they do not take p (conv_dw_tiled_fits).
+bool launch_conv_dw_tiled(const ConvParams& p, const TargetInfo& target, LaunchChoice* out);
 // Elements of a dense shape (1 for rank 0).
 uint64_t count_elements(int32_t rank, const int64_t* dims);
 // select_byte_mover over the dense output of a step whose params P give elem_bytes, rank and

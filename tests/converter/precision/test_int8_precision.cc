@@ -362,13 +362,13 @@ TEST(Int8Precision, DepthwiseConvsRunInInt8) {
     const auto got = float_outputs(run_plan(r.plan, {x}))[0];
     EXPECT_GT(snr_db(got, want), 30.0);
   }
-  // For a GPU the depthwise step gets the depthwise INT8 kernel.
+  // For a GPU the depthwise step gets the tiled depthwise INT8 kernel (3x3, 64 channels).
   options.target = "h100";
   const ConvertResult gpu = convert_int8(mobile_block(), options);
   std::vector<std::string> kernels;
   for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
     if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
-  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_depthwise_i8")) << ::testing::PrintToString(kernels);
+  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_dw3_i8")) << ::testing::PrintToString(kernels);
 }
 
 // Convs of 24 input channels (EfficientNet's and MobileNetV2's 1x1 expansions, and a 3x3 one)

@@ -36,8 +36,12 @@ TEST(GpuBinary, BroadcastMatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
   struct Case { Shape a, b; };
+  // The last four: eight outputs a thread (the last dim a multiple of 8, each operand along it
+  // contiguous or broadcast), also the second.
   const Case cases[] = {{{2, 3, 5, 7}, {2, 3, 5, 7}}, {{1, 7, 7, 64}, {1, 1, 1, 64}},
-                        {{8, 1, 5}, {1, 6, 1}}, {{1}, {33}}};
+                        {{8, 1, 5}, {1, 6, 1}},       {{1}, {33}},
+                        {{8, 14, 14, 96}, {8, 1, 1, 96}}, {{2, 1, 1, 40}, {2, 9, 9, 40}},
+                        {{4, 6, 16}, {16}},           {{3, 5, 8}, {3, 5, 1}}};
   for (const Case& c : cases) {
     for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kMul, BinaryOp::kSub, BinaryOp::kMax,
                         BinaryOp::kMin, BinaryOp::kPRelu}) {

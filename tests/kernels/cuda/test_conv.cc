@@ -11,6 +11,7 @@
 // --gtest_also_run_disabled_tests).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -113,6 +114,19 @@ testing::AssertionResult close_conv(const std::vector<uint16_t>& got, const std:
   return gpu_test::all_close_half(got, want, 1e-2, 1e-2 * std::sqrt(double(k)) / 8);
 }
 
+// The tiled depthwise kernel where it takes p (conv_dw_tiled_fits): the selection's launch and
+// one of two blocks along the pixels (each strides over many).
+void push_tiled_depthwise(const ConvParams& p,
+                          std::vector<std::pair<std::string, cuda::LaunchChoice>>* runs) {
+  cuda::LaunchChoice t;
+  const bool fits = cuda::launch_conv_dw_tiled(p, gpu_test::device_target(), &t);
+  EXPECT_EQ(fits, conv_dw_tiled_fits(p));
+  if (!fits) return;
+  runs->push_back({std::string("tiled ") + t.variant->name, t});
+  t.grid[0] = std::min<uint32_t>(t.grid[0], 2);
+  runs->push_back({std::string("tiled, two blocks ") + t.variant->name, t});
+}
+
 std::vector<Case> cases() {
   return {
       {"3x3 s1 p1", 1, 64, 64, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
@@ -130,6 +144,9 @@ std::vector<Case> cases() {
       {"depthwise 3x3 s2", 1, 48, 48, 48, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
       {"depthwise 5x5 s2", 1, 24, 24, 24, {16, 16}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {1, 1}},
       {"depthwise 3x3 dil 2 C 7", 2, 7, 7, 7, {9, 9}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
+      {"depthwise 7x7 C 64", 2, 64, 64, 64, {13, 11}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}},
+      {"depthwise 5x5 s1 asym pads", 3, 16, 16, 16, {10, 9}, {5, 5}, {1, 1}, {1, 1}, {2, 1}, {1, 2}},
+      {"depthwise 3x3 s2 pad 0 C 40", 2, 40, 40, 40, {12, 13}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}},
       {"grouped 4", 2, 16, 8, 4, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {"1-D", 2, 12, 10, 1, {20}, {5}, {2}, {1}, {2}, {1}},
       // 1-D convs run on the 2-D kernels as height 1 (speech encoders: wide C, long L).
@@ -190,6 +207,7 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
       runs.push_back({"depthwise", one});
       cuda::launch_1d(total, 64, 3, &one);  // a grid too small for one pass: strides over the rest
       runs.push_back({"depthwise small grid", one});
+      push_tiled_depthwise(p, &runs);
     }
     one.variant = cuda::find_kernel_variant("jp_conv_direct_f16");
     cuda::launch_1d(total, 256, 1024, &one);
@@ -255,6 +273,7 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
       one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
       cuda::launch_1d(uint64_t(pixels * p.out_channels), 256, 1024, &one);
       runs.push_back({"depthwise", one});
+      push_tiled_depthwise(p, &runs);
     }
     one.variant = cuda::find_kernel_variant("jp_conv_direct_f16");
     cuda::launch_1d(uint64_t(pixels * p.out_channels), 256, 1024, &one);
@@ -328,6 +347,60 @@ TEST(GpuConvSelect, BigTileFollowsTheTargetsSharedMemory) {
     EXPECT_STREQ(c.variant->name, name) << smem;
     EXPECT_LE(c.shared_bytes, smem);
     EXPECT_EQ(c.split_k, 1u);
+  }
+}
+
+// FP16 depthwise convs go to the tiled kernel of their window where it takes them (3x3/5x5 at
+// stride 1 or 2, 7x7 at stride 1, C % 8 == 0, dilation 1) and they give it 128 threads an SM,
+// and to the previous kernel otherwise (small late layers at batch 1, odd shapes); blocks
+// of at most 256 threads with the shared memory of their channels' weights, covering every
+// channel group and striding over the pixels.
+TEST(GpuConvSelect, DepthwiseTakesTheTiledKernelWhereItFits) {
+  cuda::TargetInfo t = gpu_test::target_with(132);
+  t.max_shared_per_block = 232448;
+  struct Want {
+    Case c;
+    const char* name;
+  };
+  const Want wants[] = {
+      {{"b8 112x112 C 32", 8, 32, 32, 32, {112, 112}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       "jp_conv_dw3_f16"},
+      {{"b1 7x7 C 960", 1, 960, 960, 960, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       "jp_conv_depthwise_f16"},
+      {{"b8 7x7 C 960", 8, 960, 960, 960, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       "jp_conv_dw3_f16"},
+      {{"5x5 s2", 8, 240, 240, 240, {28, 28}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},
+       "jp_conv_dw5_f16"},
+      {{"7x7 s1", 8, 96, 96, 96, {56, 56}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}},
+       "jp_conv_dw7_f16"},
+      {{"7x7 s2", 1, 96, 96, 96, {56, 56}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
+       "jp_conv_depthwise_f16"},
+      {{"dilation 2", 1, 32, 32, 32, {56, 56}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
+       "jp_conv_depthwise_f16"},
+      {{"C 36", 1, 36, 36, 36, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+       "jp_conv_depthwise_f16"},
+      {{"1-D", 1, 32, 32, 32, {56}, {3}, {1}, {1}, {1}, {1}}, "jp_conv_depthwise_f16"},
+      {{"3x5", 1, 32, 32, 32, {56, 56}, {3, 5}, {1, 1}, {1, 1}, {1, 2}, {1, 2}},
+       "jp_conv_depthwise_f16"},
+  };
+  for (const Want& w : wants) {
+    const ConvParams p = params_of(w.c, true, {});
+    cuda::StepDesc step = gpu_test::step_of(kConv, &p);
+    step.dtype = DType::kFloat16;
+    cuda::LaunchChoice c;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+    EXPECT_STREQ(c.variant->name, w.name) << w.c.name;
+    if (std::string(w.name).find("_dw_") == std::string::npos) continue;
+    const uint64_t groups = uint64_t(p.in_channels) / 8;
+    EXPECT_LE(c.block[0] * c.block[1], 256u) << w.c.name;
+    EXPECT_GE(uint64_t(c.block[0]) * c.grid[1], groups) << w.c.name;
+    EXPECT_LT(uint64_t(c.block[0]) * (c.grid[1] - 1), groups) << w.c.name;
+    const uint64_t pixels = uint64_t(p.batch) * p.out_size[0] * p.out_size[1];
+    // The blocks stride over the pixels: no more than they need, at most 6 an SM.
+    EXPECT_LE(c.grid[0], cuda::ceil_div_u32(pixels, c.block[1])) << w.c.name;
+    EXPECT_LE(uint64_t(c.grid[0]) * c.grid[1], 6u * 132 + c.grid[1]) << w.c.name;
+    EXPECT_EQ(c.shared_bytes, uint64_t(p.kernel[0] * p.kernel[1]) * 8 * c.block[0] * 2) << w.c.name;
   }
 }
 

@@ -11,6 +11,7 @@
 // --gtest_also_run_disabled_tests).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,9 @@ std::vector<Case> cases() {
       {"depthwise 3x3 odd c13", 2, 13, 13, 9, 11, 3, 1, 1, 1, 13},
       {"depthwise 7x7 odd c13", 1, 13, 13, 12, 12, 7, 1, 1, 3, 13},
       {"depthwise 3x3 b8 c144 56x56", 8, 144, 144, 56, 56, 3, 1, 1, 1, 144},
+      {"depthwise 7x7 c64 13x11", 2, 64, 64, 13, 11, 7, 1, 1, 3, 64},
+      {"depthwise 5x5 s1 b3 c16 10x9", 3, 16, 16, 10, 9, 5, 1, 1, 2, 16},
+      {"depthwise 3x3 s2 c40 pad 0", 2, 40, 40, 12, 13, 3, 2, 1, 0, 40},
   };
 }
 
@@ -95,6 +99,18 @@ cuda::LaunchChoice choice_of(const char* name, const ConvParams& p, uint32_t spl
   c.split_k = split;
   const uint64_t tiles = uint64_t(c.grid[0]) * c.grid[1];
   c.workspace_bytes = split > 1 ? tiles * (uint64_t(split) * bm * bn * 4 + 4) : 0;
+  return c;
+}
+
+// The previous depthwise INT8 kernel (jp_conv_depthwise_i8[_f16out], the selection's for the
+// depthwise convs the tiled one does not take), launched as the selection launches it: four
+// channels a thread where C % 4 == 0.
+cuda::LaunchChoice depthwise_legacy(const ConvParams& p, bool y8) {
+  cuda::LaunchChoice c;
+  c.variant = cuda::find_kernel_variant(y8 ? "jp_conv_depthwise_i8" : "jp_conv_depthwise_i8_f16out");
+  const uint64_t work = uint64_t(p.batch) * p.out_size[0] * p.out_size[1] * p.in_channels;
+  cuda::launch_1d(work / (p.in_channels % 4 == 0 ? 4 : 1), 256,
+                  gpu_test::device_target().sm_count * 16, &c);
   return c;
 }
 
@@ -225,8 +241,19 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
             << chosen.variant->name;
       }
       if (p.groups != 1) {
-        EXPECT_NE(std::string(chosen.variant->name).find("jp_conv_depthwise_i8"), std::string::npos);
-        runs.push_back({"one channel a thread", depthwise_one_channel_a_thread(chosen, p)});
+        // The tiled kernel where it takes the conv, else the previous one.
+        const bool tiled = conv_dw_tiled_fits(p);
+        EXPECT_EQ(std::string(chosen.variant->name).find(tiled ? "jp_conv_dw" : "jp_conv_depthwise_i8"), 0u)
+            << chosen.variant->name;
+        const cuda::LaunchChoice legacy = depthwise_legacy(p, y8);
+        runs.push_back({"previous kernel", legacy});
+        runs.push_back({"one channel a thread", depthwise_one_channel_a_thread(legacy, p)});
+        cuda::LaunchChoice t;
+        EXPECT_EQ(cuda::launch_conv_dw_tiled(p, gpu_test::device_target(), &t), tiled);
+        if (tiled) {  // and two blocks along the pixels (each strides over many)
+          t.grid[0] = std::min<uint32_t>(t.grid[0], 2);
+          runs.push_back({std::string("tiled, two blocks ") + t.variant->name, t});
+        }
       }
 
       for (const auto& [label, choice] : runs) {
@@ -252,12 +279,13 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuConvInt8, testing::Range(0, static_cast<int>(cases().size())));
 
 // A depthwise INT8 conv writing a Concat in place: its channels land in a slice of a wider y
-// (four channels a store where the slice is aligned to four, one at a time where not; a small
-// and a large layer) and nothing outside the slice is touched.
+// (several channels a store where the slice is aligned for it, one at a time where not; a small
+// and a large layer) and nothing outside the slice is touched, by the tiled kernel (the
+// selection's) and the previous one.
 TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
-  const std::pair<int64_t, int64_t> shapes[] = {{9, 4}, {9, 2}, {256, 4}, {256, 2}};
+  const std::pair<int64_t, int64_t> shapes[] = {{9, 4}, {9, 2}, {9, 8}, {256, 4}, {256, 2}, {256, 8}};
   for (const auto& [hw, offset] : shapes) {
     ConvParams p = params_of({"slice", 2, 32, 32, hw, hw, 3, 1, 1, 1, 32});
     p.act = test_util::kEveryActivation[1];
@@ -280,15 +308,17 @@ TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
     dw->upload(w.data(), w.size());
     const auto de = gpu_test::to_device(epi, DType::kFloat32);
     DeviceBuffer dy(want.size());
-    dy.poison16(0x5A5A);
     cuda::LaunchChoice chosen;
     ASSERT_EQ(select_int8(p, DType::kInt8, &chosen), "");
-    ASSERT_STREQ(chosen.variant->name, "jp_conv_depthwise_i8");
+    ASSERT_STREQ(chosen.variant->name, "jp_conv_dw3_i8");
     const cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get(), dw.get(), de.get()}, dy);
-    ASSERT_EQ(gpu_test::launch(chosen.variant->name, chosen, ptrs, p), "");
-    EXPECT_EQ(compare(dy.download<uint8_t>(want.size()), want, true, true), "")
-        << hw << "x" << hw << ", offset " << offset;
-    EXPECT_TRUE(dy.guard_intact());
+    for (const cuda::LaunchChoice& run : {chosen, depthwise_legacy(p, true)}) {
+      dy.poison16(0x5A5A);
+      ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
+      EXPECT_EQ(compare(dy.download<uint8_t>(want.size()), want, true, true), "")
+          << run.variant->name << ", " << hw << "x" << hw << ", offset " << offset;
+      EXPECT_TRUE(dy.guard_intact());
+    }
   }
 }
 
@@ -403,34 +433,45 @@ void bench_int8(int64_t batch, std::initializer_list<uint32_t> splits) {
               (long long)batch, t8, t16, t8 / t16);
 }
 
-// MobileNetV2's depthwise layers (224x224 input; C, input size, stride, count): FP16 against
-// INT8 four channels a thread (the selector's launch) and one channel a thread.
+// Depthwise layers (C, input size, kernel, stride, count) of MobileNetV2 (224x224 input) and
+// EfficientNet-B0's 5x5 ones, bias + ReLU: the previous kernels (FP16 one channel a thread,
+// INT8 four) against the tiled ones (the selection's), FP16 and INT8.
 void bench_depthwise(int64_t batch) {
-  const int64_t layers[][4] = {{32, 112, 1, 1},  {96, 112, 2, 1}, {144, 56, 1, 1}, {144, 56, 2, 1},
-                               {192, 28, 1, 2},  {192, 28, 2, 1}, {384, 14, 1, 4}, {576, 14, 1, 2},
-                               {576, 14, 2, 1},  {960, 7, 1, 3}};
-  double t16 = 0, t4 = 0, t1 = 0;
+  const int64_t layers[][5] = {{32, 112, 3, 1, 1}, {96, 112, 3, 2, 1}, {144, 56, 3, 1, 1},
+                               {144, 56, 3, 2, 1}, {192, 28, 3, 1, 2}, {192, 28, 3, 2, 1},
+                               {384, 14, 3, 1, 4}, {576, 14, 3, 1, 2}, {576, 14, 3, 2, 1},
+                               {960, 7, 3, 1, 3},  {240, 28, 5, 2, 1}, {672, 14, 5, 1, 3},
+                               {1152, 7, 5, 1, 4}};
+  double old16 = 0, new16 = 0, old8 = 0, new8 = 0;
   for (const auto& l : layers) {
-    const int64_t c = l[0], hw = l[1];
-    ConvParams p = params_of({"bench", batch, c, c, hw, hw, 3, l[2], 1, 1, c});
+    const int64_t c = l[0], hw = l[1], k = l[2];
+    ConvParams p = params_of({"bench", batch, c, c, hw, hw, k, l[3], 1, k / 2, c});
     p.act = test_util::kEveryActivation[1];
     const int64_t ny = batch * p.out_size[0] * p.out_size[1] * c;
     BenchRun r;
-    bench_run(p, batch * hw * hw * c, c * 9, ny, &r);
+    bench_run(p, batch * hw * hw * c, c * k * k, ny, &r);
     if (::testing::Test::HasFatalFailure()) return;
     double host = 0;
-    const double us16 = time_launch(r.ch16, r.ptrs, r.p16, &host);
-    const double us4 = time_launch(r.ch8, r.ptrs, p, &host);
-    const double us1 = time_launch(depthwise_one_channel_a_thread(r.ch8, p), r.ptrs, p, &host);
-    std::printf("b%lld dw c%4lld %3lldx%-3lld s%lld x%lld  fp16 %7.2f us | int8 4 ch %7.2f us (%.2fx) | int8 1 ch %7.2f us (%.2fx)\n",
-                (long long)batch, (long long)c, (long long)hw, (long long)hw, (long long)l[2],
-                (long long)l[3], us16, us4, us4 / us16, us1, us1 / us16);
-    t16 += us16 * double(l[3]);
-    t4 += us4 * double(l[3]);
-    t1 += us1 * double(l[3]);
+    cuda::LaunchChoice legacy16;
+    legacy16.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
+    cuda::launch_1d(uint64_t(ny), 256, gpu_test::device_target().sm_count * 16, &legacy16);
+    const double o16 = time_launch(legacy16, r.ptrs, r.p16, &host);
+    const double o8 = time_launch(depthwise_legacy(p, true), r.ptrs, p, &host);
+    const double t16 = time_launch(r.ch16, r.ptrs, r.p16, &host);
+    const double t8 = time_launch(r.ch8, r.ptrs, p, &host);
+    std::printf("b%lld dw c%4lld %3lldx%-3lld k%lld s%lld x%lld  fp16 old %7.2f new %7.2f us (%.2fx) | "
+                "int8 old %7.2f new %7.2f us (%.2fx) | %s %s\n",
+                (long long)batch, (long long)c, (long long)hw, (long long)hw, (long long)k,
+                (long long)l[3], (long long)l[4], o16, t16, t16 / o16, o8, t8, t8 / o8,
+                r.ch16.variant->name, r.ch8.variant->name);
+    old16 += o16 * double(l[4]);
+    new16 += t16 * double(l[4]);
+    old8 += o8 * double(l[4]);
+    new8 += t8 * double(l[4]);
   }
-  std::printf("MobileNetV2 depthwise batch %lld: FP16 %.1f us, INT8 4 ch %.1f us (%.2fx), 1 ch %.1f us (%.2fx)\n",
-              (long long)batch, t16, t4, t4 / t16, t1, t1 / t16);
+  std::printf("depthwise layers batch %lld: FP16 old %.1f us, new %.1f us (%.2fx); INT8 old %.1f us, "
+              "new %.1f us (%.2fx); INT8/FP16 new %.2fx\n",
+              (long long)batch, old16, new16, new16 / old16, old8, new8, new8 / old8, new8 / new16);
 }
 
 // The 1x1 expansions of 24 and 40 input channels (EfficientNet-B0: 24->144 at 56x56 twice,
