@@ -100,7 +100,7 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
 // in the workspace, hence zero_workspace.
 // The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y. The tiled
 // depthwise rows (jp_conv_dw<K>_*: window KxK) take any block of at most 256 threads and check
-// their dynamic shared memory themselves (K * K * 8 * blockDim.x elements).
+// their dynamic shared memory themselves (K * K * 8 * blockDim.x weights of 4 bytes).
 #define JP_CUDA_VARIANTS_conv(X, F) \
   X(F, jp_conv_igemm_128x128_f16, kF16, 256, kAny, 128 * (128 + 8) * 4, true) \
   X(F, jp_conv_igemm_64x64_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \

@@ -4,17 +4,18 @@
 //   a thread      8 channels (one 16-byte x load of halves, 8 bytes of Int8) of one output
 //                 pixel: a kernel row's K columns are loaded while the row before is summed;
 //   a block       blockDim.x channel groups of 8 by blockDim.y pixels; its channels' weights
-//                 are staged once in dynamic shared memory as [K * K][8 * blockDim.x] (a tap's
-//                 8 channels one 16- or 8-byte load), before the wait for the previous kernel
-//                 when w is a plan weight, and the blocks then stride over the pixels;
+//                 are staged once in dynamic shared memory as [K * K][8 * blockDim.x] FP32 or
+//                 int32 values (a tap's 8 channels two 16-byte loads, nothing to convert),
+//                 before the wait for the previous kernel when w is a plan weight, and the
+//                 blocks then stride over the pixels;
 //   indexing      32-bit, one set of divisions a pixel (the previous kernels' per-element 64-bit
 //                 divisions were most of their instructions).
 //
 // One kernel per window (3x3 and 5x5 at stride 1 or 2, 7x7 at stride 1; dilation 1, C % 8 ==
 // 0: MobileNet, EfficientNet, ConvNeXt), so that each gets the registers its own window needs;
 // other depthwise convs run on jp_conv_depthwise_*. The output stage is the caller's
-// (Out::store: bias / INT8 epilogue, residual, activation, channel slice), and so is the
-// element type's (DwElem).
+// (Out::channel, the constants of a thread's 8 channels; Out::store<A>: bias / INT8 epilogue,
+// residual, activation A, channel slice), and so is the element type's (DwElem).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -59,9 +60,11 @@ struct DwElem<int8_t> {
 };
 
 // Output pixel (n, oh, ow), channels c0..c0+7. Rows outside x load nothing and add nothing.
-template <typename E, int K, int S, typename Out>
+template <typename E, int K, int S, typename Out, int A>
 __device__ __forceinline__ void dw_pixel(const StepPointers& ptrs, const ConvParams& p,
-                                         const Geo2& g, const E* sw, int n, int oh, int ow,
+                                         const Geo2& g, const typename DwElem<E>::Acc* sw,
+                                         const typename Out::Ctx& ctx,
+                                         const typename Out::Chan& chan, int n, int oh, int ow,
                                          int c0, int ldw) {
   using D = DwElem<E>;
   using Acc = typename D::Acc;
@@ -93,7 +96,9 @@ __device__ __forceinline__ void dw_pixel(const StepPointers& ptrs, const ConvPar
       for (int kw = 0; kw < K; ++kw) {
         Acc xv[kDwVec], wv[kDwVec];
         D::widen(cur[kw], xv);
-        D::widen(*reinterpret_cast<const Raw*>(sw + (kh * K + kw) * ldw), wv);
+        const Acc* wt = sw + (kh * K + kw) * ldw;
+        *reinterpret_cast<uint4*>(wv) = *reinterpret_cast<const uint4*>(wt);
+        *reinterpret_cast<uint4*>(wv + 4) = *reinterpret_cast<const uint4*>(wt + 4);
 #pragma unroll
         for (int e = 0; e < kDwVec; ++e) acc[e] += xv[e] * wv[e];
       }
@@ -103,16 +108,20 @@ __device__ __forceinline__ void dw_pixel(const StepPointers& ptrs, const ConvPar
       for (int kw = 0; kw < K; ++kw) cur[kw] = next[kw];
     }
   }
-  Out::store(Out::context(ptrs, p, g.C), p, (int64_t(n) * g.OH + oh) * g.OW + ow, c0, acc);
+  Out::template store<A>(ctx, chan, p, (int64_t(n) * g.OH + oh) * g.OW + ow, c0, acc);
 }
 
 // One step: blockDim.x channel groups of 8 by blockDim.y pixels; grid.y covers the channel
-// groups, grid.x blocks stride over the pixels (the weights staged once a block). Dynamic
-// shared memory: K * K * 8 * blockDim.x elements.
+// groups, grid.x blocks stride over the pixels. The block stages its weights once, widened
+// (Acc: the products need no conversion of w); a thread's channels never change, so it reads
+// their epilogue constants once (Out::channel), and the activation is the step's at compile
+// time for the common kinds (with_activation). Dynamic shared memory: K * K * 8 * blockDim.x
+// Accs.
 template <typename E, int K, int S, typename Out>
 __device__ __forceinline__ void dw_tiled_sized(const StepPointers& ptrs, const ConvParams& p) {
+  using Acc = typename DwElem<E>::Acc;
   extern __shared__ __align__(16) unsigned char dw_smem[];
-  E* sw = reinterpret_cast<E*>(dw_smem);
+  Acc* sw = reinterpret_cast<Acc*>(dw_smem);
   const Geo2 g = geo2(p);
   const int ldw = kDwVec * int(blockDim.x);  // channels of the block
   const int cb0 = int(blockIdx.y) * ldw;
@@ -125,7 +134,7 @@ __device__ __forceinline__ void dw_tiled_sized(const StepPointers& ptrs, const C
       const int c = cb0 + ch;
       const E* wc = w + int64_t(c < g.C ? c : 0) * (K * K);
 #pragma unroll
-      for (int k = 0; k < K * K; ++k) sw[k * ldw + ch] = c < g.C ? wc[k] : IgemmElem<E>::zero();
+      for (int k = 0; k < K * K; ++k) sw[k * ldw + ch] = c < g.C ? Acc(wc[k]) : Acc(0);
     }
   };
   if (p.w_constant) stage();
@@ -135,13 +144,17 @@ __device__ __forceinline__ void dw_tiled_sized(const StepPointers& ptrs, const C
   __syncthreads();
   const int c0 = cb0 + kDwVec * int(threadIdx.x);
   if (c0 >= g.C) return;
+  const typename Out::Ctx ctx = Out::context(ptrs, p, g.C);
+  const typename Out::Chan chan = Out::channel(ctx, p, c0);
   const int64_t pixels = int64_t(p.batch) * g.OH * g.OW;  // < 2^31: conv_dw_tiled_fits
   const int64_t step = int64_t(gridDim.x) * blockDim.y;
-  for (int64_t m = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; m < pixels; m += step) {
-    const int ow = int(m) % g.OW, t = int(m) / g.OW;
-    dw_pixel<E, K, S, Out>(ptrs, p, g, sw + kDwVec * threadIdx.x, t / g.OH, t % g.OH, ow, c0,
-                           ldw);
-  }
+  with_activation(p.act, [&](auto a) {
+    for (int64_t m = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; m < pixels; m += step) {
+      const int ow = int(m) % g.OW, t = int(m) / g.OW;
+      dw_pixel<E, K, S, Out, decltype(a)::value>(ptrs, p, g, sw + kDwVec * threadIdx.x, ctx,
+                                                  chan, t / g.OH, t % g.OH, ow, c0, ldw);
+    }
+  });
 }
 
 __device__ __forceinline__ uint32_t dynamic_smem_bytes() {
@@ -155,7 +168,8 @@ __device__ __forceinline__ uint32_t dynamic_smem_bytes() {
 template <typename E, int K, typename Out>
 __device__ __forceinline__ void dw_tiled(const StepPointers& ptrs, const ConvParams& p) {
   if (!conv_dw_tiled_fits(p) || p.kernel[0] != K || !Out::fits(p) ||
-      uint64_t(K * K) * kDwVec * blockDim.x * sizeof(E) > dynamic_smem_bytes()) {
+      uint64_t(K * K) * kDwVec * blockDim.x * sizeof(typename DwElem<E>::Acc) >
+          dynamic_smem_bytes()) {
     pdl_wait();
     return;
   }

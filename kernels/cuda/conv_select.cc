@@ -148,10 +148,11 @@ bool launch_conv_dw_tiled(const ConvParams& p, const TargetInfo& target, LaunchC
       {VariantId::jp_conv_dw3_i8_f16out, VariantId::jp_conv_dw5_i8_f16out,
        VariantId::jp_conv_dw7_i8_f16out}};
   out->variant = &kernel_variant(kIds[!i8 ? 0 : y8 ? 1 : 2][k]);
-  // Blocks of about 128 threads: up to 32 channel groups (spread evenly over the blocks of a
-  // pixel) by as many pixels as make up the rest.
+  // Blocks of about 128 threads: up to 32 channel groups (16 for 7x7), spread evenly over the
+  // blocks of a pixel, by as many pixels as make up the rest.
   const uint64_t groups = uint64_t(p.in_channels) / 8;
-  const uint32_t bx = ceil_div_u32(groups, ceil_div_u32(groups, 32));
+  const uint32_t max_bx = k == 2 ? 16 : 32;  // at most 25 KB of weights in shared memory
+  const uint32_t bx = ceil_div_u32(groups, ceil_div_u32(groups, max_bx));
   const uint32_t by = std::max<uint32_t>(1, 128 / bx);
   const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
   out->block[0] = bx;
@@ -164,7 +165,7 @@ bool launch_conv_dw_tiled(const ConvParams& p, const TargetInfo& target, LaunchC
   out->grid[0] = std::max<uint32_t>(
       1, std::min<uint64_t>(ceil_div_u32(pixels, by), ceil_div_u32(resident, out->grid[1])));
   out->grid[2] = 1;
-  out->shared_bytes = uint32_t(p.kernel[0] * p.kernel[1]) * 8 * bx * (i8 ? 1 : 2);
+  out->shared_bytes = uint32_t(p.kernel[0] * p.kernel[1]) * 8 * bx * 4;  // FP32 / int32 weights
   out->split_k = 1;
   out->workspace_bytes = 0;
   return true;

@@ -443,8 +443,11 @@ void bench_depthwise(int64_t batch) {
                                {960, 7, 3, 1, 3},  {240, 28, 5, 2, 1}, {672, 14, 5, 1, 3},
                                {1152, 7, 5, 1, 4}};
   double old16 = 0, new16 = 0, old8 = 0, new8 = 0;
+  // JP_BENCH_LAYER=i: only layer i, only the selection's FP16 launch (for a profiler).
+  const char* only = std::getenv("JP_BENCH_LAYER");
   for (const auto& l : layers) {
     const int64_t c = l[0], hw = l[1], k = l[2];
+    if (only != nullptr && std::to_string(&l - layers) != only) continue;
     ConvParams p = params_of({"bench", batch, c, c, hw, hw, k, l[3], 1, k / 2, c});
     p.act = test_util::kEveryActivation[1];
     const int64_t ny = batch * p.out_size[0] * p.out_size[1] * c;
@@ -452,6 +455,11 @@ void bench_depthwise(int64_t batch) {
     bench_run(p, batch * hw * hw * c, c * k * k, ny, &r);
     if (::testing::Test::HasFatalFailure()) return;
     double host = 0;
+    if (only != nullptr) {
+      std::printf("b%lld layer %s: %s %.2f us\n", (long long)batch, only, r.ch16.variant->name,
+                  time_launch(r.ch16, r.ptrs, r.p16, &host));
+      continue;
+    }
     cuda::LaunchChoice legacy16;
     legacy16.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
     cuda::launch_1d(uint64_t(ny), 256, gpu_test::device_target().sm_count * 16, &legacy16);
@@ -488,10 +496,12 @@ TEST(GpuConvInt8Bench, DISABLED_Cin24And40) {
   }
 }
 
+// JP_BENCH_BATCH=b: batch b only.
 TEST(GpuConvInt8Bench, DISABLED_MobileNetV2Depthwise) {
   GPU_TEST_OR_SKIP();
-  bench_depthwise(1);
-  bench_depthwise(8);
+  const char* batch = std::getenv("JP_BENCH_BATCH");
+  for (const int64_t b : {1, 8})
+    if (batch == nullptr || std::to_string(b) == batch) bench_depthwise(b);
 }
 
 TEST(GpuConvInt8Bench, DISABLED_ResNet50Batch1) {
