@@ -58,10 +58,19 @@ TEST(GpuBinary, BroadcastMatchesCpuTwin) {
       DeviceBuffer dy(ny * 2);
       dy.poison16(gpu_test::kHalfPoison);
       cuda::StepPointers ptrs = gpu_test::step_pointers({da.get(), db.get()}, dy);
-      ASSERT_EQ(gpu_test::select_and_launch(kBinary, DType::kFloat16, ptrs, p), "");
-      EXPECT_TRUE(gpu_test::all_close_half(dy.download<uint16_t>(ny), want, 2e-3, 2e-3))
-          << test_util::shape_str(c.a) << " op " << static_cast<int>(op);
-      EXPECT_TRUE(dy.guard_intact());
+      cuda::LaunchChoice chosen;
+      ASSERT_EQ(gpu_test::select(kBinary, DType::kFloat16, p, &chosen), "");
+      // The selection's launch (a thread an element for these sizes), and two blocks: fewer
+      // threads than elements, where the 8-wide form runs.
+      for (const uint32_t grid : {chosen.grid[0], 2u}) {
+        cuda::LaunchChoice run = chosen;
+        run.grid[0] = grid;
+        dy.poison16(gpu_test::kHalfPoison);
+        ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
+        EXPECT_TRUE(gpu_test::all_close_half(dy.download<uint16_t>(ny), want, 2e-3, 2e-3))
+            << test_util::shape_str(c.a) << " op " << static_cast<int>(op) << " grid " << grid;
+        EXPECT_TRUE(dy.guard_intact());
+      }
     }
   }
 }
@@ -160,11 +169,18 @@ TEST(GpuBinary, FloatIntoInt8MatchesCpuTwinBitExact) {
           ASSERT_STREQ(chosen.variant->name,
                        dt == DType::kFloat16 ? "jp_binary_q8_f16" : "jp_binary_q8_f32");
           cuda::StepPointers ptrs = gpu_test::step_pointers({da.get(), db.get(), ds.get()}, dy);
-          ASSERT_EQ(gpu_test::launch(chosen.variant->name, chosen, ptrs, p), "");
-          EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, ny), want), -1)
-              << test_util::shape_str(c.a) << " op " << static_cast<int>(op) << " act "
-              << static_cast<int>(act.kind) << " dtype " << static_cast<int>(dt);
-          EXPECT_TRUE(dy.guard_intact());
+          // The selection's launch, and two blocks (the 8-wide form of half operands).
+          for (const uint32_t grid : {chosen.grid[0], 2u}) {
+            cuda::LaunchChoice run = chosen;
+            run.grid[0] = grid;
+            dy.poison16(gpu_test::kHalfPoison);
+            ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
+            EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, ny), want), -1)
+                << test_util::shape_str(c.a) << " op " << static_cast<int>(op) << " act "
+                << static_cast<int>(act.kind) << " dtype " << static_cast<int>(dt) << " grid "
+                << grid;
+            EXPECT_TRUE(dy.guard_intact());
+          }
           ++launched;
         }
   EXPECT_EQ(launched, 2u * 3u * 7u * 4u);
