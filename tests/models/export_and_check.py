@@ -134,6 +134,8 @@ MODELS = {
     "mobilenet_v2": (tv("mobilenet_v2"), (1, 3, 224, 224), 13),
     "mobilenet_v3_small": (tv("mobilenet_v3_small"), (1, 3, 224, 224), 17),
     "efficientnet_b0": (tv("efficientnet_b0"), (1, 3, 224, 224), 13),
+    "convnext_tiny": (tv("convnext_tiny"), (1, 3, 224, 224), 17),
+    "regnet_y_400mf": (tv("regnet_y_400mf"), (1, 3, 224, 224), 13),
     "squeezenet1_1": (tv("squeezenet1_1"), (1, 3, 224, 224), 13),
     "densenet121": (tv("densenet121"), (1, 3, 224, 224), 13),
     "vit_b_16": (tv("vit_b_16"), (1, 3, 224, 224), 17),
