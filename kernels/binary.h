@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/activation_function.h"
+#include "kernels/host_device.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/tensor_limits.h"
 
@@ -48,6 +49,30 @@ void binary_to_int8(const BinaryParams& p, const float* a, const float* b, float
 
 }  // namespace jetplan::kernels::cpu
 
+namespace jetplan::kernels {
+
+// Whether a Float16 Binary takes the 8-wide CUDA form (jp_binary_x8_f16, jp_binary_q8_x8_f16):
+// the last dim a multiple of 8, each operand along it contiguous (stride 1, its other strides
+// multiples of 8) or broadcast (stride 0), fewer than 2^31 elements. The selection and the
+// kernels both ask.
+JP_HD_INLINE bool binary_x8_fits(const BinaryParams& p) {
+  if (p.rank < 1 || p.rank > kMaxRank) return false;
+  const int r = p.rank - 1;
+  const bool a_along = p.a_strides[r] == 1, b_along = p.b_strides[r] == 1;
+  if (p.out_dims[r] % 8 != 0 || (!a_along && p.a_strides[r] != 0) ||
+      (!b_along && p.b_strides[r] != 0))
+    return false;
+  int64_t count = 1;
+  for (int d = 0; d <= r; ++d) {
+    count *= p.out_dims[d];
+    if (d < r && ((a_along && p.a_strides[d] % 8 != 0) || (b_along && p.b_strides[d] % 8 != 0)))
+      return false;
+  }
+  return count < (int64_t{1} << 31);
+}
+
+}  // namespace jetplan::kernels
+
 // CUDA kernels of kernels/cuda/binary.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_binary(X, F) \
@@ -55,4 +80,6 @@ void binary_to_int8(const BinaryParams& p, const float* a, const float* b, float
   X(F, jp_binary_f32, kF32, 0) \
   X(F, jp_binary_add_i8, kI8, 0) \
   X(F, jp_binary_q8_f16, kF16, 0, kI8) \
-  X(F, jp_binary_q8_f32, kF32, 0, kI8)
+  X(F, jp_binary_q8_f32, kF32, 0, kI8) \
+  X(F, jp_binary_x8_f16, kF16, 0) \
+  X(F, jp_binary_q8_x8_f16, kF16, 0, kI8)

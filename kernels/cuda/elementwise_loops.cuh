@@ -61,20 +61,17 @@ __device__ __forceinline__ void load8(const __half* q, bool along, float (&v)[8]
   }
 }
 
-// broadcast2's fast form for half operands: the last dim a multiple of 8 and each operand along
-// it contiguous or broadcast (NHWC residual Adds, squeeze-excitation Muls of [N, 1, 1, C]):
-// groups of 8 outputs a thread, the operand offsets computed once a group, 16-byte loads and a
-// wide store. The same f on the same floats, so the same values as the element-wise form.
-// Only where the launch has fewer threads than elements (the element-wise form would stride):
-// a step small enough for a thread an element runs faster that way, 8x the threads hiding its
-// loads (EfficientNet-B0's late squeeze-excitation Muls at batch 1, H200: 5.9 against 7.3 us).
-// False (nothing done) where the step is not of that form or a pointer is not aligned for it.
+// broadcast2's 8-wide form for half operands (Binary's _x8 variants, which the selection gives
+// the large steps of that form: binary_x8_fits, kernels/binary.h): the last dim a multiple of 8
+// and each operand along it contiguous or broadcast (NHWC residual Adds, squeeze-excitation Muls
+// of [N, 1, 1, C]): groups of 8 outputs a thread, the operand offsets computed once a group in
+// 32-bit, 16-byte loads and a wide store. The same f on the same floats, so the same values as
+// the element-wise form. False (nothing done) where the step is not of that form or a pointer
+// is not aligned for it.
 template <typename Out, typename Params, typename F>
 __device__ __forceinline__ bool broadcast2_half8(const StepPointers& ptrs, const Params& p, F f) {
   const int r = p.rank - 1;
-  if (p.rank < 1 || p.rank > kMaxRank || p.out_dims[r] % 8 != 0 || (p.a_strides[r] != 0 && p.a_strides[r] != 1) ||
-      (p.b_strides[r] != 0 && p.b_strides[r] != 1))
-    return false;
+  if (!binary_x8_fits(p)) return false;
   const __half* a = static_cast<const __half*>(ptrs.in[0]);
   const __half* b = static_cast<const __half*>(ptrs.in[1]);
   Out* y = static_cast<Out*>(ptrs.out[0]);
@@ -82,14 +79,10 @@ __device__ __forceinline__ bool broadcast2_half8(const StepPointers& ptrs, const
   // Every group starts at a multiple of 8 elements of y and of a contiguous operand (its outer
   // strides are multiples of its last dim, the output's), so base alignment is enough.
   const auto misaligned = [](const void* q, uintptr_t n) { return reinterpret_cast<uintptr_t>(q) % n != 0; };
-  for (int d = 0; d < r; ++d)
-    if ((a_along && p.a_strides[d] % 8 != 0) || (b_along && p.b_strides[d] % 8 != 0)) return false;
   if ((a_along && misaligned(a, 16)) || (b_along && misaligned(b, 16)) ||
       misaligned(y, 8 * sizeof(Out)))
     return false;
   const int64_t count = dense_count(p.rank, p.out_dims);
-  if (count >= (int64_t{1} << 31) || count <= global_threads()) return false;
-  // 32-bit coordinates (64-bit divisions were most of a small step's time).
   int dims[kMaxRank];
   for (int d = 0; d < p.rank; ++d) dims[d] = int(p.out_dims[d]);
   const int groups = int(count / 8);
@@ -121,11 +114,11 @@ __device__ __forceinline__ bool broadcast2_half8(const StepPointers& ptrs, const
 }
 
 // y[i] = f(a[i . a_strides], b[i . b_strides]) over the dense out_dims; a result stored into a
-// half output rounds to nearest even. Half operands take broadcast2_half8 where it applies.
-template <typename In, typename Out, typename Params, typename F>
+// half output rounds to nearest even. X8: broadcast2_half8 first, where it applies.
+template <typename In, typename Out, typename Params, typename F, bool X8 = false>
 __device__ void broadcast2(const StepPointers& ptrs, const Params& p, F f) {
-  if constexpr (std::is_same_v<In, __half> &&
-                (std::is_same_v<Out, __half> || std::is_same_v<Out, int8_t>)) {
+  if constexpr (X8) {
+    static_assert(std::is_same_v<In, __half>, "the 8-wide form reads halves");
     if (broadcast2_half8<Out>(ptrs, p, f)) return;
   }
   const In* a = static_cast<const In*>(ptrs.in[0]);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "tests/kernels/cuda/gpu_test_util.h"
@@ -32,12 +34,28 @@ BinaryParams binary_params(BinaryOp op, const Shape& a, const Shape& b, Activati
   return p;
 }
 
+// The selection's launch, and where p has the 8-wide form (binary_x8_fits) the `x8` variant
+// with the selection's launch for it and with two blocks (each striding over many groups).
+std::vector<cuda::LaunchChoice> with_x8(const cuda::LaunchChoice& chosen, const BinaryParams& p,
+                                        const char* x8) {
+  std::vector<cuda::LaunchChoice> runs = {chosen};
+  if (!binary_x8_fits(p)) return runs;
+  cuda::LaunchChoice run = chosen;
+  run.variant = cuda::find_kernel_variant(x8);
+  cuda::launch_1d(uint64_t(test_util::volume(std::vector<int64_t>(p.out_dims, p.out_dims + p.rank))) / 8,
+                  256, gpu_test::device_target().sm_count * 8, &run);
+  runs.push_back(run);
+  run.grid[0] = 2;
+  runs.push_back(run);
+  return runs;
+}
+
 TEST(GpuBinary, BroadcastMatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
   struct Case { Shape a, b; };
-  // The last four: eight outputs a thread (the last dim a multiple of 8, each operand along it
-  // contiguous or broadcast), also the second.
+  // The last four have the 8-wide form (the last dim a multiple of 8, each operand along it
+  // contiguous or broadcast), and so does the second.
   const Case cases[] = {{{2, 3, 5, 7}, {2, 3, 5, 7}}, {{1, 7, 7, 64}, {1, 1, 1, 64}},
                         {{8, 1, 5}, {1, 6, 1}},       {{1}, {33}},
                         {{8, 14, 14, 96}, {8, 1, 1, 96}}, {{2, 1, 1, 40}, {2, 9, 9, 40}},
@@ -60,18 +78,48 @@ TEST(GpuBinary, BroadcastMatchesCpuTwin) {
       cuda::StepPointers ptrs = gpu_test::step_pointers({da.get(), db.get()}, dy);
       cuda::LaunchChoice chosen;
       ASSERT_EQ(gpu_test::select(kBinary, DType::kFloat16, p, &chosen), "");
-      // The selection's launch (a thread an element for these sizes), and two blocks: fewer
-      // threads than elements, where the 8-wide form runs.
-      for (const uint32_t grid : {chosen.grid[0], 2u}) {
-        cuda::LaunchChoice run = chosen;
-        run.grid[0] = grid;
+      for (const cuda::LaunchChoice& run : with_x8(chosen, p, "jp_binary_x8_f16")) {
         dy.poison16(gpu_test::kHalfPoison);
         ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
         EXPECT_TRUE(gpu_test::all_close_half(dy.download<uint16_t>(ny), want, 2e-3, 2e-3))
-            << test_util::shape_str(c.a) << " op " << static_cast<int>(op) << " grid " << grid;
+            << test_util::shape_str(c.a) << " op " << static_cast<int>(op) << " "
+            << run.variant->name << " grid " << run.grid[0];
         EXPECT_TRUE(dy.guard_intact());
       }
     }
+  }
+}
+
+// Float16 Binary steps of the 8-wide form with more elements than the element-wise launch's
+// threads take the _x8 variants (into Int8 too); smaller ones, other forms and Float32 do not.
+TEST(GpuBinarySelect, LargeHalfStepsOfTheWideFormTakeTheX8Kernels) {
+  const cuda::TargetInfo t = gpu_test::target_with(132);
+  struct Want {
+    Shape a, b;
+    DType dt, y;
+    const char* name;
+  };
+  const Want wants[] = {
+      {{8, 112, 112, 32}, {8, 1, 1, 32}, DType::kFloat16, DType::kFloat16, "jp_binary_x8_f16"},
+      {{8, 112, 112, 32}, {8, 1, 1, 32}, DType::kFloat16, DType::kInt8, "jp_binary_q8_x8_f16"},
+      {{1, 14, 14, 672}, {1, 1, 1, 672}, DType::kFloat16, DType::kFloat16, "jp_binary_f16"},
+      {{8, 112, 112, 36}, {8, 1, 1, 36}, DType::kFloat16, DType::kFloat16, "jp_binary_f16"},
+      {{8, 32, 112, 112}, {8, 32, 1, 1}, DType::kFloat16, DType::kFloat16, "jp_binary_x8_f16"},
+      {{8, 96, 56, 58}, {8, 96, 1, 1}, DType::kFloat16, DType::kFloat16, "jp_binary_f16"},
+      {{8, 112, 112, 32}, {8, 1, 1, 32}, DType::kFloat32, DType::kFloat32, "jp_binary_f32"},
+  };
+  for (const Want& w : wants) {
+    const BinaryParams p = binary_params(BinaryOp::kMul, w.a, w.b, {});
+    cuda::StepDesc step = gpu_test::step_of(kBinary, &p, w.dt);
+    step.num_inputs = w.y == DType::kInt8 ? 3 : 2;
+    step.input_dtypes[0] = step.input_dtypes[1] = w.dt;
+    step.input_dtypes[2] = DType::kFloat32;
+    step.num_outputs = 1;
+    step.output_dtypes[0] = w.y;
+    cuda::LaunchChoice c;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+    EXPECT_STREQ(c.variant->name, w.name) << test_util::shape_str(w.a);
   }
 }
 
@@ -169,16 +217,15 @@ TEST(GpuBinary, FloatIntoInt8MatchesCpuTwinBitExact) {
           ASSERT_STREQ(chosen.variant->name,
                        dt == DType::kFloat16 ? "jp_binary_q8_f16" : "jp_binary_q8_f32");
           cuda::StepPointers ptrs = gpu_test::step_pointers({da.get(), db.get(), ds.get()}, dy);
-          // The selection's launch, and two blocks (the 8-wide form of half operands).
-          for (const uint32_t grid : {chosen.grid[0], 2u}) {
-            cuda::LaunchChoice run = chosen;
-            run.grid[0] = grid;
+          for (const cuda::LaunchChoice& run :
+               dt == DType::kFloat16 ? with_x8(chosen, p, "jp_binary_q8_x8_f16")
+                                     : std::vector<cuda::LaunchChoice>{chosen}) {
             dy.poison16(gpu_test::kHalfPoison);
             ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
             EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, ny), want), -1)
                 << test_util::shape_str(c.a) << " op " << static_cast<int>(op) << " act "
-                << static_cast<int>(act.kind) << " dtype " << static_cast<int>(dt) << " grid "
-                << grid;
+                << static_cast<int>(act.kind) << " dtype " << static_cast<int>(dt) << " "
+                << run.variant->name << " grid " << run.grid[0];
             EXPECT_TRUE(dy.guard_intact());
           }
           ++launched;
