@@ -78,6 +78,36 @@ JP_HD_INLINE bool conv_dw_tiled_fits(const ConvParams& p) {
          p.batch * p.out_size[0] * p.out_size[1] < (int64_t{1} << 31);
 }
 
+// Whether the grouped form of the implicit-GEMM kernels (jp_conv_igemm_*_grouped_*) takes a
+// step: a 1-D or 2-D NHWC conv of groups > 1 (not depthwise: a group's input channels are a
+// multiple of half a 16-byte chunk), channels that split evenly, Cin a multiple of the chunk
+// (`chunk` elements: 8 halves or 16 int8) and 32-bit GEMM sizes. The selection and the kernels
+// both ask.
+JP_HD_INLINE bool conv_grouped_igemm_fits(const ConvParams& p, int64_t chunk) {
+  if (!p.channels_last || p.groups <= 1 || (p.spatial_rank != 1 && p.spatial_rank != 2) ||
+      p.in_channels % p.groups != 0 || p.out_channels % p.groups != 0 ||
+      p.in_channels % chunk != 0 || (p.in_channels / p.groups) % (chunk / 2) != 0)
+    return false;
+  const int64_t kvol = p.kernel[0] * (p.spatial_rank == 2 ? p.kernel[1] : 1);
+  const int64_t m = p.batch * p.out_size[0] * (p.spatial_rank == 2 ? p.out_size[1] : 1);
+  return m < (int64_t{1} << 31) && p.out_channels < (int64_t{1} << 31) &&
+         kvol * p.in_channels < (int64_t{1} << 30);
+}
+
+// The input channels an N tile of the grouped form runs K over: the tile of `bn` output channels
+// from n0 covers groups n0 / cout_g to the last one holding a channel below min(n0 + bn, Cout);
+// it reads from its first group's first channel rounded down to the chunk (*first) up to past its
+// last group's, rounded up to the chunk (still at most Cin, a multiple of it). Returns the count.
+JP_HD_INLINE int64_t conv_grouped_tile(const ConvParams& p, int64_t n0, int64_t bn, int64_t chunk,
+                                       int64_t* first) {
+  const int64_t cin_g = p.in_channels / p.groups, cout_g = p.out_channels / p.groups;
+  const int64_t n_end = n0 + bn < p.out_channels ? n0 + bn : p.out_channels;
+  const int64_t c0 = n0 / cout_g * cin_g / chunk * chunk;
+  const int64_t c1 = ((n_end - 1) / cout_g + 1) * cin_g;
+  *first = c0;
+  return (c1 - c0 + chunk - 1) / chunk * chunk;
+}
+
 }  // namespace jetplan::kernels
 
 namespace jetplan::kernels::cpu {
@@ -98,7 +128,8 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
 // INT8 (_i8) ones, and the epilogue's staged tile of BM * (BN + 8) floats (the larger for the
 // 128x128 tiles); conv_select.cc derives its tiles from these rows. They count split-K arrivals
 // in the workspace, hence zero_workspace.
-// The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y. The tiled
+// The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y. The _grouped
+// rows take grouped convs (conv_grouped_igemm_fits), the others groups 1. The tiled
 // depthwise rows (jp_conv_dw<K>_*: window KxK) take any block of at most 256 threads and check
 // their dynamic shared memory themselves (K * K * 8 * blockDim.x weights of 4 bytes).
 #define JP_CUDA_VARIANTS_conv(X, F) \
@@ -121,6 +152,10 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_igemm_64x64k128_i8_f16out, kI8, 128, kF16, 3 * (64 + 64) * 144, true) \
   X(F, jp_conv_igemm_32x64_c8_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
   X(F, jp_conv_igemm_32x64_c8_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
+  X(F, jp_conv_igemm_64x64_grouped_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
+  X(F, jp_conv_igemm_32x64_grouped_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, true) \
+  X(F, jp_conv_igemm_32x64_grouped_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
+  X(F, jp_conv_igemm_32x64_grouped_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
   X(F, jp_conv_dw3_f16, kF16, 0) \
   X(F, jp_conv_dw5_f16, kF16, 0) \
   X(F, jp_conv_dw7_f16, kF16, 0) \

@@ -33,11 +33,10 @@ bool select_binary(const StepDesc& step, const TargetInfo& target, LaunchChoice*
   }
   if (y8)  // float into Int8
     return select_float_pair(step, "Binary into Int8", VariantId::jp_binary_q8_f16,
-                             VariantId::jp_binary_q8_f32, count_elements(p->rank, p->out_dims),
-                             256, target.sm_count * 8, out, why);
+                             VariantId::jp_binary_q8_f32, count, 256, target.sm_count * 8, out,
+                             why);
   return select_float_pair(step, "pointwise", VariantId::jp_binary_f16, VariantId::jp_binary_f32,
-                           count_elements(p->rank, p->out_dims), 256, target.sm_count * 8, out,
-                           why);
+                           count, 256, target.sm_count * 8, out, why);
 }
 
 }  // namespace jetplan::kernels::cuda

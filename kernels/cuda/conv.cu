@@ -7,10 +7,14 @@
 //   jp_conv_igemm_<BM>x<BN>k64_f16    the same with 64 K a stage: half the pipeline steps (the
 //                                     128x128 one 108 KiB of shared memory: sm_87, sm_90).
 //   jp_conv_igemm_64x64_anyc_f16      the same for any Cin (element-wise loads into shared memory).
+//   jp_conv_igemm_<BM>x64_grouped_f16 the grouped form (conv_grouped_igemm_fits: 1-D/2-D, a group
+//                                     of 4k channels, Cin % 8 == 0): each N tile of 64 output
+//                                     channels runs K over its groups' input channels, the other
+//                                     groups' weights loaded as zeros.
 //   jp_conv_dw<K>_f16                 depthwise KxK (3, 5 at stride 1 or 2; 7 at 1), C % 8 == 0:
 //                                     8 channels a thread (kernels/cuda/conv_depthwise.cuh).
 //   jp_conv_depthwise_f16             groups == Cin == Cout, 2-D (the other depthwise convs).
-//   jp_conv_direct_f16                everything else (grouped, 1-D/3-D): one thread per output.
+//   jp_conv_direct_f16                everything else (other grouped, 3-D): one thread per output.
 // (The output stages all of them share: kernels/cuda/conv_epilogue.cuh.)
 //
 // INT8 steps (ConvInt8 in kernels/conv.h) accumulate in int32 and requantize in the epilogue:
@@ -18,6 +22,8 @@
 //   jp_conv_igemm_<BM>x<BN>_i8[_f16out]  the same implicit GEMM with mma.sync m16n8k32 s8, 2-D,
 //                                     groups 1, Cin % 16 == 0; Int8 y, or Float16 y (_f16out).
 //   jp_conv_igemm_32x64_c8_i8[_f16out]   the same for Cin % 8 == 0 (8-byte cp.async halves).
+//   jp_conv_igemm_32x64_grouped_i8[_f16out]  the grouped form (groups of 8k channels, Cin % 16
+//                                     == 0).
 //   jp_conv_dw<K>_i8[_f16out]         the tiled depthwise kernels' INT8 form.
 //   jp_conv_depthwise_i8[_f16out]     groups == Cin == Cout, 2-D, any C (four channels a
 //                                     thread when C % 4 == 0).
@@ -275,8 +281,19 @@ JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8_f16out, 128, 1, int8_t, 32, 64, 64,
 // 64x64 with 128 K a stage: the many-tile layers with long K.
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
+// Grouped convs (conv_grouped_igemm_fits): each N tile over the channels of its own groups.
+#define JP_CONV_IGEMM_GROUPED(name, MINB, E, BM, BN, BK, WM, WN, ST, Epi)                   \
+  extern "C" __global__ void __launch_bounds__(128, MINB) name(StepPointers ptrs,            \
+                                                               const ConvParams p) {          \
+    jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, true>, Epi, true>(ptrs, p);               \
+  }
+JP_CONV_IGEMM_GROUPED(jp_conv_igemm_64x64_grouped_f16, 1, __half, 64, 64, 32, 2, 2, 4, jk::EpilogueF16)
+JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_f16, 1, __half, 32, 64, 32, 1, 4, 4, jk::EpilogueF16)
+JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<true>)
+JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
 #undef JP_CONV_IGEMM_HALF
+#undef JP_CONV_IGEMM_GROUPED
 // The tiled depthwise kernels (conv_depthwise.cuh), one a window: blocks of at most 256.
 #define JP_CONV_DW(name, E, K, Out)                                                     \
   extern "C" __global__ void __launch_bounds__(256) name(StepPointers ptrs,              \

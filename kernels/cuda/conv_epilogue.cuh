@@ -241,21 +241,15 @@ struct DwOutF16 {
                                                int64_t pixel, int c0,
                                                const float (&acc)[kDwVec]) {
     const int64_t yi = pixel * p.out_channels + c0;
-    __align__(16) __half v[kDwVec];
+    float v[kDwVec];
 #pragma unroll
     for (int e = 0; e < kDwVec; ++e) {
       float f = acc[e];
       if (p.has_bias) f += ch.bias[e];
       if (p.has_residual) f += __half2float(c.res[yi + e]);
-      v[e] = __float2half_rn(act_value<A>(p.act, f));
+      v[e] = act_value<A>(p.act, f);
     }
-    __half* y = c.y + (y_slice(p) ? pixel * p.y_channels + p.y_channel_offset + c0 : yi);
-    if (reinterpret_cast<uintptr_t>(y) % 16 == 0) {
-      *reinterpret_cast<uint4*>(y) = *reinterpret_cast<const uint4*>(v);
-      return;
-    }
-#pragma unroll
-    for (int e = 0; e < kDwVec; ++e) y[e] = v[e];
+    store8(c.y + (y_slice(p) ? pixel * p.y_channels + p.y_channel_offset + c0 : yi), v);
   }
 };
 template <bool Y8>
@@ -298,24 +292,9 @@ struct DwOutI8 {
       __align__(8) int8_t q[kDwVec];
 #pragma unroll
       for (int e = 0; e < kDwVec; ++e) q[e] = int8_quantize(v[e], p.int8.y_inv_scale);
-      int8_t* y = static_cast<int8_t*>(c.out.y) + yo;
-      if (reinterpret_cast<uintptr_t>(y) % 8 == 0) {
-        *reinterpret_cast<uint2*>(y) = *reinterpret_cast<const uint2*>(q);
-        return;
-      }
-#pragma unroll
-      for (int e = 0; e < kDwVec; ++e) y[e] = q[e];
+      store8(static_cast<int8_t*>(c.out.y) + yo, q);
     } else {
-      __align__(16) __half h[kDwVec];
-#pragma unroll
-      for (int e = 0; e < kDwVec; ++e) h[e] = __float2half_rn(v[e]);
-      __half* y = static_cast<__half*>(c.out.y) + yo;
-      if (reinterpret_cast<uintptr_t>(y) % 16 == 0) {
-        *reinterpret_cast<uint4*>(y) = *reinterpret_cast<const uint4*>(h);
-        return;
-      }
-#pragma unroll
-      for (int e = 0; e < kDwVec; ++e) y[e] = h[e];
+      store8(static_cast<__half*>(c.out.y) + yo, v);
     }
   }
 };

@@ -7,6 +7,9 @@
 // m16n8k16 f16 ones, so tiles, pitches and ldmatrix addresses are written in 16-byte chunks.
 // M = N*OH*OW rows (output pixels), N = Cout, K = KH*KW*Cin: NHWC weights are already the
 // [Cout, K] row-major B matrix. The epilogue is the caller's (Epi, see igemm_epilogue()).
+// Grouped convs (the GROUPED form) run each N tile over the channels of the groups it covers,
+// with the other groups' weights loaded as zeros (conv_igemm_load.cuh, GroupRows): tensor-core
+// tiles at any group width, at the cost of the zeros' multiplies.
 //
 // Serial split-K: gridDim.z slices of K; each CTA stores its partial tile in the workspace,
 // counts its arrival (counters after the partials, zeroed by the runtime: zero_workspace), and
@@ -20,29 +23,13 @@
 
 #include "kernels/conv.h"
 #include "kernels/cuda/conv_igemm_epilogue.cuh"
+#include "kernels/cuda/conv_igemm_load.cuh"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 
 namespace jetplan::kernels::cuda {
 namespace {
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 16 : 0));
-}
-// 8 bytes (the .ca form: .cg moves 16 only); src_size 0 zero-fills.
-__device__ __forceinline__ void cp_async8(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 8 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t (&r)[4]) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -65,249 +52,6 @@ __device__ __forceinline__ void mma_step(int32_t (&c)[4], const uint32_t (&a)[4]
       : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-
-// The 2-D geometry the igemm and depthwise kernels use (rank 1 maps to H = 1).
-struct Geo2 {
-  int H, W, C, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw;
-};
-__device__ __forceinline__ Geo2 geo2(const ConvParams& p) {
-  Geo2 g;
-  const bool r1 = p.spatial_rank == 1;
-  // One window field's (H, W) pair: rank 1 has only W, and H is `h1` (1, or 0 for a padding).
-  const auto hw = [r1](const int64_t* field, int h1, int* h, int* w) {
-    *h = r1 ? h1 : int(field[0]);
-    *w = int(field[r1 ? 0 : 1]);
-  };
-  hw(p.in_size, 1, &g.H, &g.W);
-  hw(p.out_size, 1, &g.OH, &g.OW);
-  hw(p.kernel, 1, &g.KH, &g.KW);
-  hw(p.stride, 1, &g.sh, &g.sw);
-  hw(p.dilation, 1, &g.dh, &g.dw);
-  hw(p.pad_begin, 0, &g.ph, &g.pw);
-  g.C = int(p.in_channels);
-  return g;
-}
-
-template <typename E>
-struct IgemmElem;
-template <>
-struct IgemmElem<__half> {
-  using Acc = float;
-  static constexpr int kChunk = 8;  // elements per 16-byte chunk
-  static constexpr int kMmaK = 16;  // K of one mma
-  static __device__ __forceinline__ __half zero() { return __half(0.f); }
-};
-template <>
-struct IgemmElem<int8_t> {
-  using Acc = int32_t;
-  static constexpr int kChunk = 16;
-  static constexpr int kMmaK = 32;
-  static __device__ __forceinline__ int8_t zero() { return 0; }
-};
-
-// BK: K elements per pipeline stage. Shared rows are BK plus one 16-byte chunk (80 or 144
-// bytes): the 8 rows of each ldmatrix land in distinct 16-byte bank groups. VEC: cp.async
-// loads of whole 16-byte chunks (Cin a multiple of the chunk), or with HALF of two 8-byte
-// halves each (Cin a multiple of half a chunk: INT8 convs of 24 or 40 channels); otherwise
-// element-wise loads.
-template <typename E, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool VEC,
-          bool HALF = false>
-struct Igemm {
-  using Elem = E;
-  using Acc = typename IgemmElem<E>::Acc;
-  static constexpr bool kVec = VEC, kHalf = VEC && HALF;
-  static constexpr int kChunk = IgemmElem<E>::kChunk, kMmaK = IgemmElem<E>::kMmaK;
-  static constexpr int kBM = BM, kBN = BN, kBK = BK, kPitch = BK + kChunk;
-  static constexpr int kStages = STAGES, kWarpsN = WARPS_N;
-  static constexpr int kThreads = WARPS_M * WARPS_N * 32;
-  static constexpr int kWM = BM / WARPS_M, kWN = BN / WARPS_N;
-  static constexpr int kMI = kWM / 16, kNI = kWN / 8;
-  static constexpr int kChunksPerRow = BK / kChunk;
-  static constexpr int kAChunks = BM * kChunksPerRow / kThreads;  // 16-byte chunks per thread
-  static constexpr int kBChunks = BN * kChunksPerRow / kThreads;
-  static constexpr int kStageElems = (BM + BN) * kPitch;
-  // The epilogue stages the tile as [BM][BN + 8] floats in the same shared memory (a pitch of 8
-  // banks past a multiple of 32: the float2 stores of a half-warp's 4 rows hit distinct banks).
-  static constexpr int kEpiPitch = BN + 8;
-  static constexpr int kPipelineBytes = STAGES * kStageElems * int(sizeof(E));
-  static constexpr int kEpiBytes = BM * kEpiPitch * 4;
-  static constexpr int kSharedBytes = kPipelineBytes > kEpiBytes ? kPipelineBytes : kEpiBytes;
-  // Up to sm_87's 163 KiB a block; the selection checks the target's (99 KiB on sm_86/89).
-  static_assert(kSharedBytes <= 160 * 1024, "fits a block on Orin");
-  static_assert(BM * BN / 4 % kThreads == 0, "the epilogue's groups of four columns");
-  static_assert(kAChunks >= 1 && kBChunks >= 1 && kNI % 2 == 0, "tile shape");
-};
-
-// The output pixels whose A rows a thread loads, fixed for the whole K loop: batch entry n, the
-// receptive field's top-left input position (ih, iw), and ok = the row is inside M.
-template <int CHUNKS>
-struct IgemmRows {
-  int n[CHUNKS], ih[CHUNKS], iw[CHUNKS];
-  bool ok[CHUNKS];
-};
-
-// Where a thread's K chunk is in the (kh, kw, c) order of K: k = (kh * KW + kw) * C + c. The K
-// loop loads its tiles in order, so the position steps forward by BK a tile (a few adds and
-// compares) instead of three integer divisions a tile (about 60 instructions, as many as the
-// tile's mma steps on a short tile).
-struct KPos {
-  int k, c, kh, kw;
-  __device__ __forceinline__ void start(int k0, const Geo2& g) {
-    k = k0;
-    c = k0 % g.C;
-    const int rs = k0 / g.C;
-    kh = rs / g.KW;
-    kw = rs - kh * g.KW;
-  }
-  __device__ __forceinline__ void advance(int step, const Geo2& g) {
-    k += step;
-    c += step;
-    while (c >= g.C) {
-      c -= g.C;
-      if (++kw == g.KW) kw = 0, ++kh;
-    }
-  }
-};
-
-// One pipeline stage's loads: K tile kt of A (the im2col rows of x) into sa, of B (the rows of
-// w, already [Cout, K]) after it; LOAD_A and LOAD_B say which of the two. VEC: 16-byte cp.async
-// chunks (Cin a multiple of the chunk: a chunk never straddles a (kh, kw) boundary), at K
-// position kp (the tile's, this thread's chunk j); otherwise element-wise loads through
-// registers. Each thread loads K chunk j of its rows.
-template <typename T, bool LOAD_A = true, bool LOAD_B = true, typename E = typename T::Elem>
-__device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, const Geo2& g,
-                                                const E* x, const E* w, int N, int K, int n0,
-                                                int tid, int j,
-                                                const IgemmRows<T::kAChunks>& a) {
-  constexpr int kC = T::kChunk, kRowStep = T::kThreads / T::kChunksPerRow;
-  E* sb = sa + T::kBM * T::kPitch;
-  const int kbase = kt * T::kBK + j * kC;
-  if (T::kVec) {
-    const bool k_ok = kp.k < K;
-    const int c = kp.c, kh = kp.kh, kw = kp.kw;
-    // HALF: the chunk's second half, kH elements on in K (Cin % kH == 0, so neither half
-    // straddles a (kh, kw) boundary: it wraps at most once).
-    constexpr int kH = kC / 2;
-    int c2 = c + kH, kh2 = kh, kw2 = kw;
-    if (T::kHalf && c2 >= g.C) {
-      c2 -= g.C;
-      if (++kw2 == g.KW) kw2 = 0, ++kh2;
-    }
-    const bool k2_ok = kp.k + kH < K;
-#pragma unroll
-    for (int i = 0; i < (LOAD_A ? T::kAChunks : 0); ++i) {
-      const int row = tid / T::kChunksPerRow + i * kRowStep;
-      const int ih = a.ih[i] + kh * g.dh, iw = a.iw[i] + kw * g.dw;
-      const bool ok = k_ok && a.ok[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
-      const E* src = ok ? x + ((int64_t(a.n[i]) * g.H + ih) * g.W + iw) * g.C + c : x;
-      if (!T::kHalf) {
-        cp_async16(smem_u32(sa + row * T::kPitch + j * kC), src, ok);
-        continue;
-      }
-      cp_async8(smem_u32(sa + row * T::kPitch + j * kC), src, ok);
-      const int ih2 = a.ih[i] + kh2 * g.dh, iw2 = a.iw[i] + kw2 * g.dw;
-      const bool ok2 = k2_ok && a.ok[i] && ih2 >= 0 && ih2 < g.H && iw2 >= 0 && iw2 < g.W;
-      const E* src2 = ok2 ? x + ((int64_t(a.n[i]) * g.H + ih2) * g.W + iw2) * g.C + c2 : x;
-      cp_async8(smem_u32(sa + row * T::kPitch + j * kC + kH), src2, ok2);
-    }
-#pragma unroll
-    for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i) {
-      const int row = tid / T::kChunksPerRow + i * kRowStep;
-      const bool ok = k_ok && n0 + row < N;
-      const E* src = ok ? w + int64_t(n0 + row) * K + kp.k : w;
-      if (!T::kHalf) {
-        cp_async16(smem_u32(sb + row * T::kPitch + j * kC), src, ok);
-        continue;
-      }
-      cp_async8(smem_u32(sb + row * T::kPitch + j * kC), src, ok);
-      const bool ok2 = k2_ok && n0 + row < N;
-      cp_async8(smem_u32(sb + row * T::kPitch + j * kC + kH), ok2 ? src + kH : w, ok2);
-    }
-  } else {
-    // (kh, kw, c) of the chunk's elements: divisions for the first only, then stepped (c runs
-    // fastest in K, then kw, then kh); past K the coordinates do not matter (kok is false).
-    int cs[kC], khs[kC], kws[kC];
-    bool kok[kC];
-    {
-      const int k0 = kbase < K ? kbase : 0;
-      int c = k0 % g.C;
-      const int rs = k0 / g.C;
-      int kh = rs / g.KW, kw = rs - kh * g.KW;
-#pragma unroll
-      for (int e = 0; e < kC; ++e) {
-        kok[e] = kbase + e < K;
-        cs[e] = c;
-        khs[e] = kh;
-        kws[e] = kw;
-        if (++c == g.C) {
-          c = 0;
-          if (++kw == g.KW) kw = 0, ++kh;
-        }
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < (LOAD_A ? T::kAChunks : 0); ++i) {
-      const int row = tid / T::kChunksPerRow + i * kRowStep;
-      __align__(16) E v[kC];
-#pragma unroll
-      for (int e = 0; e < kC; ++e) {
-        const int ih = a.ih[i] + khs[e] * g.dh, iw = a.iw[i] + kws[e] * g.dw;
-        const bool ok = kok[e] && a.ok[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
-        v[e] = ok ? x[((int64_t(a.n[i]) * g.H + ih) * g.W + iw) * g.C + cs[e]]
-                  : IgemmElem<E>::zero();
-      }
-      *reinterpret_cast<uint4*>(sa + row * T::kPitch + j * kC) = *reinterpret_cast<uint4*>(v);
-    }
-#pragma unroll
-    for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i) {
-      const int row = tid / T::kChunksPerRow + i * kRowStep;
-      __align__(16) E v[kC];
-#pragma unroll
-      for (int e = 0; e < kC; ++e)
-        v[e] = (kok[e] && n0 + row < N) ? w[int64_t(n0 + row) * K + kbase + e]
-                                        : IgemmElem<E>::zero();
-      *reinterpret_cast<uint4*>(sb + row * T::kPitch + j * kC) = *reinterpret_cast<uint4*>(v);
-    }
-  }
-}
-
-// The rows a thread loads when A is a plain [M, K] matrix (a 1x1 conv with stride 1 and no
-// padding, which is every Gemm and MatMul the converter lowers to Conv): each A and B chunk's
-// row start, fixed for the whole K loop, so a tile's loads are one add and one compare each
-// instead of igemm_load_tile()'s window coordinates, bounds tests and 64-bit products (the
-// general path's address arithmetic was most of the 128x128 tile's instructions at ViT's GEMMs).
-// Rows past M or N point at row 0 and load nothing.
-template <typename T, typename E = typename T::Elem>
-struct PwRows {
-  const E* a[T::kAChunks];
-  const E* b[T::kBChunks];
-  bool a_ok[T::kAChunks], b_ok[T::kBChunks];
-};
-
-// One pipeline stage of the pointwise case: this thread's K chunk starts at element k of its
-// rows (K = Cin). HALF: two 8-byte halves (K % 16 == 8 leaves rows only 8-byte aligned).
-template <typename T, bool LOAD_A = true, bool LOAD_B = true, typename E = typename T::Elem>
-__device__ __forceinline__ void igemm_load_tile_pw(E* sa, int k, int K, const PwRows<T>& r,
-                                                   int tid, int j) {
-  constexpr int kC = T::kChunk, kH = kC / 2, kRowStep = T::kThreads / T::kChunksPerRow;
-  E* sb = sa + T::kBM * T::kPitch;
-  const bool k_ok = k < K, k2_ok = k + kH < K;
-  auto put = [&](E* s, const E* row, bool row_ok) {
-    if (!T::kHalf) {
-      cp_async16(smem_u32(s), row_ok && k_ok ? row + k : row, row_ok && k_ok);
-      return;
-    }
-    cp_async8(smem_u32(s), row_ok && k_ok ? row + k : row, row_ok && k_ok);
-    cp_async8(smem_u32(s + kH), row_ok && k2_ok ? row + k + kH : row, row_ok && k2_ok);
-  };
-#pragma unroll
-  for (int i = 0; i < (LOAD_A ? T::kAChunks : 0); ++i)
-    put(sa + (tid / T::kChunksPerRow + i * kRowStep) * T::kPitch + j * kC, r.a[i], r.a_ok[i]);
-#pragma unroll
-  for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i)
-    put(sb + (tid / T::kChunksPerRow + i * kRowStep) * T::kPitch + j * kC, r.b[i], r.b_ok[i]);
-}
-
 // Serial split-K, after the K loop: the CTA stores its partial tile, counts its arrival, and the
 // last CTA of the tile to arrive sums every slice into acc (the epilogue runs there only).
 // Returns whether this CTA is that last one. Int32 partials sum exactly in any order; FP32
@@ -355,10 +99,15 @@ __device__ __forceinline__ bool igemm_split_k(A (&acc)[T::kMI][T::kNI][4],
   return true;
 }
 
-// The K loop and epilogue of igemm(), PW: the pointwise form (see PwRows).
-template <typename T, typename Epi, bool PW>
+// igemm_tiles' forms: the general one, the pointwise one (see PwRows), the grouped one (see
+// GroupRows).
+enum IgemmForm { kIgemmGeneral, kIgemmPointwise, kIgemmGrouped };
+
+// The K loop and epilogue of igemm() in one of its forms.
+template <typename T, typename Epi, int FORM>
 __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const ConvParams& p,
-                                            const Geo2& g, const int M) {
+                                            Geo2 g, const int M) {
+  constexpr bool PW = FORM == kIgemmPointwise, GROUPED = FORM == kIgemmGrouped;
   using E = typename T::Elem;
   using A = typename T::Acc;
   constexpr int kBM = T::kBM, kBN = T::kBN, kBK = T::kBK, kPitch = T::kPitch;
@@ -368,10 +117,18 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
   const E* x = static_cast<const E*>(ptrs.in[0]);
   const E* w = static_cast<const E*>(ptrs.in[1]);
   const int N = int(p.out_channels);
+  const int m0 = blockIdx.x * kBM, n0 = blockIdx.y * kBN;
+  // Grouped: K runs over the tile's own channels (conv_grouped_tile), x from the first of them.
+  int first = 0;
+  if constexpr (GROUPED) {
+    int64_t c0 = 0;
+    g.C = int(conv_grouped_tile(p, n0, kBN, kC, &c0));
+    first = int(c0);
+    x += first;
+  }
   const int K = g.KH * g.KW * g.C;
   const int KT = (K + kBK - 1) / kBK;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int m0 = blockIdx.x * kBM, n0 = blockIdx.y * kBN;
 
   // Split-K range of this CTA.
   const int splits = gridDim.z;
@@ -390,35 +147,17 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
   const int j = tid % T::kChunksPerRow;
   constexpr int kRowStep = T::kThreads / T::kChunksPerRow;
   PwRows<T> pw;
+  GroupRows<T> gr;
   IgemmRows<T::kAChunks> rows;
   KPos kp{};  // PW: unused
   int kpos = kt_begin * kBK + j * kC;
   if constexpr (PW) {
-#pragma unroll
-    for (int i = 0; i < T::kAChunks; ++i) {
-      const int m = m0 + tid / T::kChunksPerRow + i * kRowStep;
-      pw.a_ok[i] = m < M;
-      pw.a[i] = x + int64_t(pw.a_ok[i] ? m : 0) * K;
-    }
-#pragma unroll
-    for (int i = 0; i < T::kBChunks; ++i) {
-      const int n = n0 + tid / T::kChunksPerRow + i * kRowStep;
-      pw.b_ok[i] = n < N;
-      pw.b[i] = w + int64_t(pw.b_ok[i] ? n : 0) * K;
-    }
+    pw = pw_rows<T>(x, w, m0, n0, M, N, K, tid);
   } else {
-#pragma unroll
-    for (int i = 0; i < T::kAChunks; ++i) {
-      const int m = m0 + tid / T::kChunksPerRow + i * kRowStep;
-      rows.ok[i] = m < M;
-      const int mm = rows.ok[i] ? m : 0;
-      const int ow = mm % g.OW, t = mm / g.OW;
-      rows.ih[i] = (t % g.OH) * g.sh - g.ph;
-      rows.iw[i] = ow * g.sw - g.pw;
-      rows.n[i] = t / g.OH;
-    }
+    rows = igemm_rows<T>(g, m0, M, tid);
     if (T::kVec) kp.start(kpos, g);
   }
+  if constexpr (GROUPED) gr = group_rows<T>(w, g, int(p.groups), first, n0, N, tid);
   // One stage's loads (A, B or both) of tile kt, at the position `pos` / `at` of that tile,
   // which then steps on by a tile.
   auto load = [&](auto a_b, int stage, int kt, int& pos, KPos& at) {
@@ -426,6 +165,10 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
     E* s = smem + stage * T::kStageElems;
     if constexpr (PW) {
       igemm_load_tile_pw<T, kA, kB>(s, pos, K, pw, tid, j);
+    } else if constexpr (GROUPED) {
+      if constexpr (kA) igemm_load_tile<T, true, false>(s, kt, at, g, x, w, N, K, n0, tid, j, rows);
+      if constexpr (kB) igemm_load_b_grouped<T>(s, at, g, K, gr, tid, j);
+      at.advance(kBK, g);
     } else {
       igemm_load_tile<T, kA, kB>(s, kt, at, g, x, w, N, K, n0, tid, j, rows);
       if (T::kVec) at.advance(kBK, g);
@@ -501,12 +244,15 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
 // The implicit GEMM of one output tile. Epi::fits(p) says whether the step is one this epilogue
 // writes; after the K loop (and split-K's reduction), igemm_epilogue() writes the tile through
 // Epi (context, column, staged, residual, store4: see EpilogueF16 in conv.cu). Returns without
-// writing when the step does not fit the kernel (a plan is untrusted).
-template <typename T, typename Epi>
+// writing when the step does not fit the kernel (a plan is untrusted). GROUPED: the grouped form
+// (conv_grouped_igemm_fits), whole 16-byte chunks of A; otherwise groups 1.
+template <typename T, typename Epi, bool GROUPED = false>
 __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams& p) {
   using E = typename T::Elem;
   constexpr int kC = T::kChunk;
-  if (blockDim.x != T::kThreads || !p.channels_last || p.spatial_rank > 2 || p.groups != 1 ||
+  static_assert(!GROUPED || (T::kVec && !T::kHalf), "the grouped form loads whole chunks of A");
+  if (blockDim.x != T::kThreads || !p.channels_last || p.spatial_rank > 2 ||
+      (GROUPED ? !conv_grouped_igemm_fits(p, kC) : p.groups != 1) ||
       p.int8.enabled != (sizeof(E) == 1) || !Epi::fits(p) ||
       (T::kVec && p.in_channels % (T::kHalf ? kC / 2 : kC) != 0) ||
       p.batch * p.out_size[0] * p.out_size[1] >= (int64_t{1} << 31) ||
@@ -521,8 +267,9 @@ __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams
   // PW form, with plain row pointers).
   const bool pointwise = g.KH == 1 && g.KW == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 &&
                          g.pw == 0 && g.OH == g.H && g.OW == g.W;
-  if (T::kVec && pointwise) igemm_tiles<T, Epi, true>(ptrs, p, g, M);
-  else igemm_tiles<T, Epi, false>(ptrs, p, g, M);
+  if constexpr (GROUPED) igemm_tiles<T, Epi, kIgemmGrouped>(ptrs, p, g, M);
+  else if (T::kVec && pointwise) igemm_tiles<T, Epi, kIgemmPointwise>(ptrs, p, g, M);
+  else igemm_tiles<T, Epi, kIgemmGeneral>(ptrs, p, g, M);
 }
 
 }  // namespace

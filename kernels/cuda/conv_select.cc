@@ -1,6 +1,7 @@
 // Conv selection: channels_last steps only (GPU plans are NHWC). FP16: 2-D groups-1 convs go to
 // an implicit-GEMM tile (the largest whose tiles still fill the SMs; serial split-K when even
-// the smallest cannot), depthwise convs to the depthwise kernel, the rest to the direct one.
+// the smallest cannot), grouped ones of 4k channels a group to the grouped form's tiles,
+// depthwise convs to the depthwise kernels, the rest to the direct one.
 // INT8 (Int8 x and w): 2-D groups-1 convs with Cin % 8 == 0 to an INT8 tile by rules of their
 // own (select_conv_int8; Cin % 16 != 0 to the tile of 8-byte halves), 2-D depthwise convs to
 // the depthwise INT8 kernel, the variant writing y's type (Int8, or Float16: _f16out).
@@ -45,8 +46,24 @@ constexpr TilesI8 kTilesI8F16{{VariantId::jp_conv_igemm_128x128_i8_f16out, 128, 
 constexpr Tile kTileC8{VariantId::jp_conv_igemm_32x64_c8_i8, 32, 64, 64, 1};
 constexpr Tile kTileC8F16{VariantId::jp_conv_igemm_32x64_c8_i8_f16out, 32, 64, 64, 1};
 
+// The grouped form's tiles (conv_grouped_igemm_fits), N tiles of 64 output channels.
+constexpr Tile kTileG64{VariantId::jp_conv_igemm_64x64_grouped_f16, 64, 64, 32};
+constexpr Tile kTileG32{VariantId::jp_conv_igemm_32x64_grouped_f16, 32, 64, 32};
+constexpr Tile kTileGI8{VariantId::jp_conv_igemm_32x64_grouped_i8, 32, 64, 64, 1};
+constexpr Tile kTileGI8F16{VariantId::jp_conv_igemm_32x64_grouped_i8_f16out, 32, 64, 64, 1};
+
 uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
   return uint64_t(ceil_div_u32(m, t.bm)) * ceil_div_u32(n, t.bn);
+}
+
+// The grouped form's K: the window times the most input channels an N tile of `t` runs over
+// (conv_grouped_tile: the channels of the groups it covers, chunk-aligned).
+uint64_t grouped_k(const ConvParams& p, const Tile& t, uint64_t kvol) {
+  const int64_t chunk = 16 / t.elem_bytes;
+  int64_t most = 0, first = 0;
+  for (int64_t n0 = 0; n0 < p.out_channels; n0 += t.bn)
+    most = std::max(most, conv_grouped_tile(p, n0, t.bn, chunk, &first));
+  return kvol * uint64_t(most);
 }
 
 // The igemm launch for `t`; serial split-K when its tiles alone leave the SMs short of work:
@@ -200,9 +217,12 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
               std::max<uint32_t>(1, target.sm_count) * 16, out);
     return true;
   }
-  if (!p.channels_last || p.groups != 1 || p.spatial_rank != 2 || p.in_channels % 8 != 0) {
-    *why = "the CUDA INT8 conv kernels take 2-D NHWC convs, depthwise or with groups 1 and a "
-           "multiple of 8 input channels";
+  const bool grouped = conv_grouped_igemm_fits(p, 16);
+  if (!p.channels_last || (p.groups != 1 && !grouped) || p.spatial_rank != 2 ||
+      p.in_channels % 8 != 0) {
+    *why = "the CUDA INT8 conv kernels take 2-D NHWC convs, depthwise, with groups 1 and a "
+           "multiple of 8 input channels, or grouped with a multiple of 16 input channels and "
+           "of 8 a group";
     return false;
   }
   const uint64_t m = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
@@ -212,6 +232,10 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   if (m >= (1ull << 31) || n >= (1ull << 31) || k >= (1ull << 31) - 128) {
     *why = "the INT8 conv is too large for the kernels' 32-bit GEMM sizes";
     return false;
+  }
+  if (grouped) {  // the grouped form's one tile (split-K as any)
+    const Tile& g = y == DType::kInt8 ? kTileGI8 : kTileGI8F16;
+    return launch_igemm(g, m, n, grouped_k(p, g, kvol), target, out, why);
   }
   const TilesI8& t = y == DType::kInt8 ? kTilesI8 : kTilesI8F16;
   // Cin a multiple of 8, not 16: the one tile that loads 8-byte halves (split-K as any).
@@ -272,6 +296,14 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
     return launch_tiles(kTile128K64, kTile64K64, kTile32, kTile32K64, m, n, k, kvol, target,
                         out, why);
+  }
+  // Grouped convs of 4k channels a group: the tensor-core tiles of the grouped form, 64x64 where
+  // they fill the SMs 2.5 times over, else 32x64 (with split-K where even those are few).
+  if (conv_grouped_igemm_fits(p, 8)) {
+    const Tile& t = tiles_of(kTileG64, m, n) * 2 >= 5ull * std::max<uint32_t>(1, target.sm_count)
+                        ? kTileG64
+                        : kTileG32;
+    return launch_igemm(t, m, n, grouped_k(p, t, kvol), target, out, why);
   }
   const uint64_t total = m * n;
   if (planar && p.groups == p.in_channels && p.groups == p.out_channels) {

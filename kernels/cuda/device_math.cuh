@@ -6,6 +6,8 @@
 
 #include <cuda_fp16.h>
 
+#include <cstdint>
+
 #include "kernels/activation_function.h"
 #include "kernels/dense_index.h"
 #include "kernels/scalar_ops.h"
@@ -88,6 +90,28 @@ __device__ __forceinline__ void store_float<float>(float* p, int64_t i, float v)
 template <>
 __device__ __forceinline__ void store_float<__half>(__half* p, int64_t i, float v) {
   p[i] = __float2half_rn(v);
+}
+
+// Eight values stored at once where q allows: as halves (rounded to nearest even) in one
+// 16-byte store, or as Int8 in one 8-byte store, where q is aligned to that; else one by one.
+__device__ __forceinline__ void store8(__half* q, const float (&v)[8]) {
+  __align__(16) __half h[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) h[e] = __float2half_rn(v[e]);
+  if (reinterpret_cast<uintptr_t>(q) % 16 == 0) {
+    *reinterpret_cast<uint4*>(q) = *reinterpret_cast<const uint4*>(h);
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < 8; ++e) q[e] = h[e];
+}
+__device__ __forceinline__ void store8(int8_t* q, const int8_t (&v)[8]) {
+  if (reinterpret_cast<uintptr_t>(q) % 8 == 0) {
+    *reinterpret_cast<uint2*>(q) = *reinterpret_cast<const uint2*>(v);
+    return;
+  }
+#pragma unroll
+  for (int e = 0; e < 8; ++e) q[e] = v[e];
 }
 
 __device__ __forceinline__ int64_t global_thread() {

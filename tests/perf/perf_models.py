@@ -206,6 +206,8 @@ MODELS = {
     "mobilenet_v2": (tv("mobilenet_v2"), (3, 224, 224), 13),
     "mobilenet_v3_large": (tv("mobilenet_v3_large"), (3, 224, 224), 17),
     "efficientnet_b0": (tv("efficientnet_b0"), (3, 224, 224), 13),
+    "regnet_y_400mf": (tv("regnet_y_400mf"), (3, 224, 224), 13),
+    "convnext_tiny": (tv("convnext_tiny"), (3, 224, 224), 17),
     "vit_b_16": (tv("vit_b_16"), (3, 224, 224), 17),
     "bert_base": (BertEncoder, "tokens", 17),
     "bert_base_nomask": (lambda: BertEncoder(with_mask=False), "tokens", 17),

@@ -158,10 +158,10 @@ class Int8Pass {
     return false;
   }
 
-  // A Conv the INT8 kernels take (2-D NHWC, depthwise or groups 1 with Cin % 8 == 0, constant
-  // weights and bias) whose input and output have scales, and not a conv on one pixel an image
-  // at fewer than kInt8GemmMinRows images unless the model gives its input a scale (Q/DQ models
-  // are honoured as given); `why` says what stops one that is not.
+  // A Conv the INT8 kernels take (2-D NHWC, of a channel form int8_conv_form_refusal takes,
+  // constant weights and bias) whose input and output have scales, and not a conv on one pixel
+  // an image at fewer than kInt8GemmMinRows images unless the model gives its input a scale
+  // (Q/DQ models are honoured as given); `why` says what stops one that is not.
   bool eligible(size_t si, std::string* why) const {
     const DraftStep& s = d_.steps[si];
     if (s.op.family != fb::OpFamily::Conv) return false;
@@ -171,10 +171,10 @@ class Int8Pass {
     const bool bias = s.inputs.size() - (s.op.has_residual ? 1 : 0) == 3;
     if (excluded(s)) *why = "excluded (--int8-exclude)";
     else if (x.layout != fb::Layout::NHWC || s.op.kernel.size() != 2 || x.shape.size() != 4 ||
-             !(s.op.groups == 1 || (s.op.groups == x.shape[3] && y.shape[3] == x.shape[3])))
-      *why = "not a 2-D NHWC conv, depthwise or with groups 1 (the INT8 kernels' forms)";
-    else if (s.op.groups == 1 && x.shape[3] % 8 != 0)
-      *why = "input channels not a multiple of 8";
+             y.shape.size() != 4)
+      *why = "not a 2-D NHWC conv";
+    else if (const char* no = int8_conv_form_refusal(s.op.groups, x.shape[3], y.shape[3]))
+      *why = no;
     else if (x.dtype != DataType::kFloat32 || w.storage != fb::Storage::Weight ||
              w.dtype != DataType::kFloat32 ||
              (bias && d_.tensors[s.inputs[2]].storage != fb::Storage::Weight))

@@ -1,5 +1,5 @@
 // The Int8 weights of an INT8 conv (converter/src/precision/int8_precision.h): symmetric, one
-// scale per output channel.
+// scale per output channel; and the channel forms the INT8 conv kernels take.
 #pragma once
 
 #include <cstdint>
@@ -16,5 +16,10 @@ namespace jetplan::converter {
 // naming the tensor for a weight that is not finite.
 std::vector<float> quantize_conv_weights(const DraftTensor& w, const std::vector<float>* given,
                                          std::vector<uint8_t>* q);
+
+// Null where the CUDA INT8 conv kernels take a conv of these channels (kernels/cuda/conv.cu):
+// groups 1 with Cin % 8 == 0, depthwise, or grouped with Cin % 16 == 0 and 8k channels a group
+// (kernels::conv_grouped_igemm_fits); else why not.
+const char* int8_conv_form_refusal(int64_t groups, int64_t cin, int64_t cout);
 
 }  // namespace jetplan::converter

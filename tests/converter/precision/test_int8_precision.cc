@@ -371,6 +371,54 @@ TEST(Int8Precision, DepthwiseConvsRunInInt8) {
   EXPECT_THAT(kernels, ::testing::Contains("jp_conv_dw3_i8")) << ::testing::PrintToString(kernels);
 }
 
+// A RegNet-style bottleneck: 1x1 32 -> 48, a grouped 3x3 of 8 channels a group (`gw`), 1x1
+// back to 32 plus the block's input. With 8 a group the grouped conv runs in INT8 (the GPU's
+// grouped INT8 tile); with 4 (ResNeXt's first stage) it stays Float16, saying why.
+ModelBuilder grouped_block(int64_t gw) {
+  ModelBuilder m;
+  m.input("x", {1, 32, 8, 8}).output("y");
+  m.random("w1", {48, 32, 1, 1}, -0.3f, 0.3f).random("b1", {48}, -0.1f, 0.1f);
+  m.random("wg", {48, gw, 3, 3}, -0.3f, 0.3f).random("bg", {48}, -0.1f, 0.1f);
+  m.random("w3", {32, 48, 1, 1}, -0.15f, 0.15f);
+  m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "reduce");
+  m.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& g = m.node("Conv", {"r1", "wg", "bg"}, {"c2"}, "grouped");
+  attr(g, "group", 48 / gw);
+  attr(g, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Relu", {"c2"}, {"r2"}, "relu2");
+  m.node("Conv", {"r2", "w3"}, {"c3"}, "expand");
+  m.node("Add", {"c3", "x"}, {"a"}, "add");
+  m.node("GlobalAveragePool", {"a"}, {"y"}, "pool");
+  return m;
+}
+
+TEST(Int8Precision, GroupedConvsOf8ChannelsAGroupRunInInt8) {
+  std::vector<std::vector<float>> held_out;
+  ConvertOptions options = int8_cpu_options({1, 32, 8, 8}, 41, &held_out);
+  const ConvertResult r = convert_int8(grouped_block(8), options);
+  EXPECT_EQ(r.summary.int8_steps, 3u) << format_summary("p", r.summary);
+  EXPECT_THAT(r.summary.kept_fp16, ::testing::IsEmpty());
+  const std::vector<uint8_t> fp32 = convert_ok(grouped_block(8)).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+  options.target = "h100";
+  const ConvertResult gpu = convert_int8(grouped_block(8), options);
+  std::vector<std::string> kernels;
+  for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
+    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_igemm_32x64_grouped_i8"))
+      << ::testing::PrintToString(kernels);
+
+  ConvertOptions four = int8_cpu_options({1, 32, 8, 8}, 42, &held_out);
+  const ConvertResult r4 = convert_int8(grouped_block(4), four);
+  EXPECT_EQ(r4.summary.int8_steps, 2u) << format_summary("p", r4.summary);
+  ASSERT_EQ(r4.summary.kept_fp16.size(), 1u);
+  EXPECT_THAT(r4.summary.kept_fp16[0], ::testing::HasSubstr("8 a group"));
+}
+
 // Convs of 24 input channels (EfficientNet's and MobileNetV2's 1x1 expansions, and a 3x3 one)
 // run in INT8: the GPU takes them with the tile that loads 8-byte halves; 12 input channels
 // (not a multiple of 8) stay FP16, saying why.

@@ -1,8 +1,8 @@
 // CUDA conv kernels (kernels/cuda/conv.cu) against the CPU twin (kernels/cpu/conv.cc) with
 // channels_last: every variant forced on every case it accepts (igemm tiles with and without
-// split-K, depthwise, direct; 1-D convs on the 2-D ones too), plus the selector's own choice,
-// over ResNet-like, speech-encoder (1-D), 3-D and odd shapes, batch 1 and 8, with the epilogue
-// (bias, residual, activation) off and on.
+// split-K, the grouped form's tiles, depthwise, direct; 1-D convs on the 2-D ones too), plus the
+// selector's own choice, over ResNet-like, grouped (RegNet, ResNeXt), speech-encoder (1-D), 3-D
+// and odd shapes, batch 1 and 8, with the epilogue (bias, residual, activation) off and on.
 // The twin runs on the FP16-rounded inputs, so only the kernel's FP32 accumulation order and its
 // FP16 output rounding differ. Tolerance (K = the reduction length Cin/groups * kernel volume,
 // inputs in [-1, 1]): |got - want| <= 1e-2 * |want| + 1e-2 * sqrt(K) / 8. NaN never passes;
@@ -81,6 +81,9 @@ constexpr IgemmTile kTiles[] = {{"jp_conv_igemm_128x128_f16", 128, 128, false},
                                 {"jp_conv_igemm_128x128k64_f16", 128, 128, false},
                                 {"jp_conv_igemm_64x64k64_f16", 64, 64, false},
                                 {"jp_conv_igemm_64x64_anyc_f16", 64, 64, true}};
+// The grouped form's tiles (conv_grouped_igemm_fits).
+constexpr IgemmTile kGroupedTiles[] = {{"jp_conv_igemm_64x64_grouped_f16", 64, 64, false},
+                                       {"jp_conv_igemm_32x64_grouped_f16", 32, 64, false}};
 
 // The launch of igemm tile `t` with `split` K slices (what conv_select.cc computes for it).
 cuda::LaunchChoice igemm_choice(const IgemmTile& t, const ConvParams& p, uint32_t split) {
@@ -148,6 +151,15 @@ std::vector<Case> cases() {
       {"depthwise 5x5 s1 asym pads", 3, 16, 16, 16, {10, 9}, {5, 5}, {1, 1}, {1, 1}, {2, 1}, {1, 2}},
       {"depthwise 3x3 s2 pad 0 C 40", 2, 40, 40, 40, {12, 13}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1}},
       {"grouped 4", 2, 16, 8, 4, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      // Grouped (the grouped igemm form): RegNet's 8 channels a group, ResNeXt's 4, groups of 48
+      // that N tiles of 64 straddle, groups wider than a tile, an expansion within groups,
+      // RegNetY-400MF's last stage (440 channels: a partial last tile).
+      {"grouped gw 8 s2 b2", 2, 48, 48, 6, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {"grouped gw 4 (ResNeXt)", 1, 128, 128, 32, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"grouped gw 48 straddles tiles", 1, 192, 192, 4, {7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"grouped gw 128 (2 tiles a group)", 2, 256, 256, 2, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"grouped 1x1 expansion 8 -> 24", 2, 64, 192, 8, {6, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {"grouped gw 8 C 440 b3", 3, 440, 440, 55, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {"1-D", 2, 12, 10, 1, {20}, {5}, {2}, {1}, {2}, {1}},
       // 1-D convs run on the 2-D kernels as height 1 (speech encoders: wide C, long L).
       {"1-D k3 s1 C 80x256", 2, 80, 256, 1, {150}, {3}, {1}, {1}, {1}, {1}},
@@ -198,6 +210,11 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
       runs.push_back({t.name, igemm_choice(t, p, 1)});
       if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
       if (kt >= 16) runs.push_back({std::string(t.name) + " split 7", igemm_choice(t, p, 7)});
+    }
+    for (const IgemmTile& t : kGroupedTiles) {  // split-K slices may be empty on some tiles
+      if (!conv_grouped_igemm_fits(p, 8)) continue;
+      runs.push_back({t.name, igemm_choice(t, p, 1)});
+      runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
     }
     cuda::LaunchChoice one;
     const uint64_t total = uint64_t(ny);
@@ -268,6 +285,8 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
       runs.push_back({t.name, igemm_choice(t, p, 1)});
       if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
     }
+    for (const IgemmTile& t : kGroupedTiles)
+      if (conv_grouped_igemm_fits(p, 8)) runs.push_back({t.name, igemm_choice(t, p, 2)});
     cuda::LaunchChoice one;
     if (p.spatial_rank <= 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
       one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");

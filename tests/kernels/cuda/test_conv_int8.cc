@@ -1,6 +1,7 @@
 // CUDA INT8 conv kernels (the _i8 rows of kernels/cuda/conv.cu) against the CPU twin
-// (cpu::conv_int8): every INT8 variant forced on every case, with and without split-K, plus the
-// selector's own choice, Int8 and Float16 outputs, no residual / an Int8 one / a Float16 one.
+// (cpu::conv_int8): every INT8 variant forced on every case it takes (grouped cases: the grouped
+// tiles), with and without split-K, plus the selector's own choice, Int8 and Float16 outputs, no
+// residual / an Int8 one / a Float16 one.
 // The sums are exact integers on both sides and the epilogue runs the same float operations
 // (kernels/int8_epilogue.h), so outputs must be equal bit for bit for the piecewise-linear
 // activations; for the transcendental ones (the device's fast exp) an Int8 output may differ by
@@ -37,7 +38,7 @@ constexpr uint16_t kConv = static_cast<uint16_t>(OpFamilyId::kConv);
 struct Case {
   const char* name;
   int64_t batch, cin, cout, h, w, k, stride, dilation, pad;
-  int64_t groups = 1;  // cin: depthwise (jp_conv_depthwise_i8[_f16out], the selector's choice)
+  int64_t groups = 1;  // cin: depthwise; else grouped (the grouped igemm form)
 };
 
 std::vector<Case> cases() {
@@ -63,6 +64,12 @@ std::vector<Case> cases() {
       {"depthwise 7x7 c64 13x11", 2, 64, 64, 13, 11, 7, 1, 1, 3, 64},
       {"depthwise 5x5 s1 b3 c16 10x9", 3, 16, 16, 10, 9, 5, 1, 1, 2, 16},
       {"depthwise 3x3 s2 c40 pad 0", 2, 40, 40, 12, 13, 3, 2, 1, 0, 40},
+      // Grouped (the grouped igemm form): RegNet's 8 channels a group, 16 in and 32 out a group,
+      // groups of 48 that N tiles of 64 straddle, 440 channels (a partial last tile), dilated.
+      {"grouped gw 8 s2 b2 c48", 2, 48, 48, 15, 15, 3, 2, 1, 1, 6},
+      {"grouped 16 -> 32 a group", 1, 64, 128, 9, 9, 3, 1, 1, 1, 4},
+      {"grouped gw 48 c192", 1, 192, 192, 7, 6, 3, 1, 1, 1, 4},
+      {"grouped gw 8 c440 dilation 2", 1, 440, 440, 9, 9, 3, 1, 2, 2, 55},
   };
 }
 
@@ -77,7 +84,8 @@ const char* const kVariants[] = {
     "jp_conv_igemm_128x128_i8_f16out", "jp_conv_igemm_64x64_i8_f16out",
     "jp_conv_igemm_32x64_i8_f16out",  "jp_conv_igemm_32x64k128_i8_f16out",
     "jp_conv_igemm_64x64k128_i8",     "jp_conv_igemm_64x64k128_i8_f16out",
-    "jp_conv_igemm_32x64_c8_i8",      "jp_conv_igemm_32x64_c8_i8_f16out"};
+    "jp_conv_igemm_32x64_c8_i8",      "jp_conv_igemm_32x64_c8_i8_f16out",
+    "jp_conv_igemm_32x64_grouped_i8", "jp_conv_igemm_32x64_grouped_i8_f16out"};
 
 // The tile of a variant, from its name (BMxBN).
 void tile_of(const std::string& name, uint32_t* bm, uint32_t* bn) {
@@ -225,12 +233,19 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
 
       std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
       const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 64);
+      const bool depthwise = p.groups == p.in_channels && p.groups == p.out_channels;
+      const bool grouped = p.groups != 1 && !depthwise;
       for (const char* v : kVariants) {
-        if (p.groups != 1 || (std::string(v).find("f16out") == std::string::npos) != y8) continue;
+        // Grouped steps: the grouped tiles only (split-K slices may be empty on some tiles); the
+        // others groups 1 only.
+        if (depthwise || (std::string(v).find("_grouped_") != std::string::npos) != grouped ||
+            (std::string(v).find("f16out") == std::string::npos) != y8)
+          continue;
         // Cin % 16 != 0: only the tile of 8-byte halves takes it (the others refuse the step).
         if (p.in_channels % 16 != 0 && std::string(v).find("_c8_") == std::string::npos) continue;
         runs.push_back({v, choice_of(v, p, 1)});
-        if (kt >= 3) runs.push_back({std::string(v) + " split 3", choice_of(v, p, 3)});
+        if (kt >= 3 || grouped)
+          runs.push_back({std::string(v) + " split 3", choice_of(v, p, 3)});
       }
       cuda::LaunchChoice chosen;
       ASSERT_EQ(select_int8(p, y8 ? DType::kInt8 : DType::kFloat16, &chosen), "");
@@ -240,7 +255,11 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
                   p.in_channels % 16 != 0)
             << chosen.variant->name;
       }
-      if (p.groups != 1) {
+      if (grouped) {
+        EXPECT_NE(std::string(chosen.variant->name).find("_grouped_"), std::string::npos)
+            << chosen.variant->name;
+      }
+      if (depthwise) {
         // The tiled kernel where it takes the conv, else the previous one.
         const bool tiled = conv_dw_tiled_fits(p);
         EXPECT_EQ(std::string(chosen.variant->name).find(tiled ? "jp_conv_dw" : "jp_conv_depthwise_i8"), 0u)
