@@ -79,14 +79,14 @@ JP_HD_INLINE bool conv_dw_tiled_fits(const ConvParams& p) {
 }
 
 // Whether the grouped form of the implicit-GEMM kernels (jp_conv_igemm_*_grouped_*) takes a
-// step: a 1-D or 2-D NHWC conv of groups > 1 (not depthwise: a group's input channels are a
-// multiple of half a 16-byte chunk), channels that split evenly, Cin a multiple of the chunk
-// (`chunk` elements: 8 halves or 16 int8) and 32-bit GEMM sizes. The selection and the kernels
-// both ask.
-JP_HD_INLINE bool conv_grouped_igemm_fits(const ConvParams& p, int64_t chunk) {
+// step: a 1-D or 2-D NHWC conv of groups > 1 whose channels split evenly, Cin a multiple of 8
+// (A loads 8 elements at a time: 16 bytes of halves, 8 of int8), a group's input channels a
+// multiple of `b_half` (the elements of one of B's 8-byte loads: 4 halves, 8 int8; so not
+// depthwise), and 32-bit GEMM sizes. The selection and the kernels both ask.
+JP_HD_INLINE bool conv_grouped_igemm_fits(const ConvParams& p, int64_t b_half) {
   if (!p.channels_last || p.groups <= 1 || (p.spatial_rank != 1 && p.spatial_rank != 2) ||
       p.in_channels % p.groups != 0 || p.out_channels % p.groups != 0 ||
-      p.in_channels % chunk != 0 || (p.in_channels / p.groups) % (chunk / 2) != 0)
+      p.in_channels % 8 != 0 || (p.in_channels / p.groups) % b_half != 0)
     return false;
   const int64_t kvol = p.kernel[0] * (p.spatial_rank == 2 ? p.kernel[1] : 1);
   const int64_t m = p.batch * p.out_size[0] * (p.spatial_rank == 2 ? p.out_size[1] : 1);
@@ -96,16 +96,17 @@ JP_HD_INLINE bool conv_grouped_igemm_fits(const ConvParams& p, int64_t chunk) {
 
 // The input channels an N tile of the grouped form runs K over: the tile of `bn` output channels
 // from n0 covers groups n0 / cout_g to the last one holding a channel below min(n0 + bn, Cout);
-// it reads from its first group's first channel rounded down to the chunk (*first) up to past its
-// last group's, rounded up to the chunk (still at most Cin, a multiple of it). Returns the count.
-JP_HD_INLINE int64_t conv_grouped_tile(const ConvParams& p, int64_t n0, int64_t bn, int64_t chunk,
+// it reads from its first group's first channel rounded down to a multiple of 8 (*first) up to
+// past its last group's, rounded up to one (still at most Cin, a multiple of 8). Returns the
+// count.
+JP_HD_INLINE int64_t conv_grouped_tile(const ConvParams& p, int64_t n0, int64_t bn,
                                        int64_t* first) {
   const int64_t cin_g = p.in_channels / p.groups, cout_g = p.out_channels / p.groups;
   const int64_t n_end = n0 + bn < p.out_channels ? n0 + bn : p.out_channels;
-  const int64_t c0 = n0 / cout_g * cin_g / chunk * chunk;
+  const int64_t c0 = n0 / cout_g * cin_g / 8 * 8;
   const int64_t c1 = ((n_end - 1) / cout_g + 1) * cin_g;
   *first = c0;
-  return (c1 - c0 + chunk - 1) / chunk * chunk;
+  return (c1 - c0 + 7) / 8 * 8;
 }
 
 }  // namespace jetplan::kernels

@@ -22,8 +22,8 @@
 //   jp_conv_igemm_<BM>x<BN>_i8[_f16out]  the same implicit GEMM with mma.sync m16n8k32 s8, 2-D,
 //                                     groups 1, Cin % 16 == 0; Int8 y, or Float16 y (_f16out).
 //   jp_conv_igemm_32x64_c8_i8[_f16out]   the same for Cin % 8 == 0 (8-byte cp.async halves).
-//   jp_conv_igemm_32x64_grouped_i8[_f16out]  the grouped form (groups of 8k channels, Cin % 16
-//                                     == 0).
+//   jp_conv_igemm_32x64_grouped_i8[_f16out]  the grouped form (groups of 8k channels, Cin % 8
+//                                     == 0; 8-byte cp.async halves).
 //   jp_conv_dw<K>_i8[_f16out]         the tiled depthwise kernels' INT8 form.
 //   jp_conv_depthwise_i8[_f16out]     groups == Cin == Cout, 2-D, any C (four channels a
 //                                     thread when C % 4 == 0).
@@ -282,15 +282,16 @@ JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8_f16out, 128, 1, int8_t, 32, 64, 64,
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
 // Grouped convs (conv_grouped_igemm_fits): each N tile over the channels of its own groups.
-#define JP_CONV_IGEMM_GROUPED(name, MINB, E, BM, BN, BK, WM, WN, ST, Epi)                   \
+// A loads of 8 elements: whole 16-byte chunks of halves, 8-byte halves of INT8 chunks (HALF).
+#define JP_CONV_IGEMM_GROUPED(name, MINB, E, BM, BN, BK, WM, WN, ST, HALF, Epi)             \
   extern "C" __global__ void __launch_bounds__(128, MINB) name(StepPointers ptrs,            \
                                                                const ConvParams p) {          \
-    jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, true>, Epi, true>(ptrs, p);               \
+    jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, true, HALF>, Epi, true>(ptrs, p);         \
   }
-JP_CONV_IGEMM_GROUPED(jp_conv_igemm_64x64_grouped_f16, 1, __half, 64, 64, 32, 2, 2, 4, jk::EpilogueF16)
-JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_f16, 1, __half, 32, 64, 32, 1, 4, 4, jk::EpilogueF16)
-JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<true>)
-JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<false>)
+JP_CONV_IGEMM_GROUPED(jp_conv_igemm_64x64_grouped_f16, 1, __half, 64, 64, 32, 2, 2, 4, false, jk::EpilogueF16)
+JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_f16, 1, __half, 32, 64, 32, 1, 4, 4, false, jk::EpilogueF16)
+JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<true>)
+JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
 #undef JP_CONV_IGEMM_HALF
 #undef JP_CONV_IGEMM_GROUPED

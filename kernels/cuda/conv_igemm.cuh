@@ -122,7 +122,7 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
   int first = 0;
   if constexpr (GROUPED) {
     int64_t c0 = 0;
-    g.C = int(conv_grouped_tile(p, n0, kBN, kC, &c0));
+    g.C = int(conv_grouped_tile(p, n0, kBN, &c0));
     first = int(c0);
     x += first;
   }
@@ -245,14 +245,15 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
 // writes; after the K loop (and split-K's reduction), igemm_epilogue() writes the tile through
 // Epi (context, column, staged, residual, store4: see EpilogueF16 in conv.cu). Returns without
 // writing when the step does not fit the kernel (a plan is untrusted). GROUPED: the grouped form
-// (conv_grouped_igemm_fits), whole 16-byte chunks of A; otherwise groups 1.
+// (conv_grouped_igemm_fits); otherwise groups 1.
 template <typename T, typename Epi, bool GROUPED = false>
 __device__ __forceinline__ void igemm(const StepPointers& ptrs, const ConvParams& p) {
   using E = typename T::Elem;
   constexpr int kC = T::kChunk;
-  static_assert(!GROUPED || (T::kVec && !T::kHalf), "the grouped form loads whole chunks of A");
+  // The grouped form's A loads are of 8 elements (conv_grouped_tile's unit).
+  static_assert(!GROUPED || (T::kVec && (T::kHalf ? kC / 2 : kC) == 8), "grouped A loads");
   if (blockDim.x != T::kThreads || !p.channels_last || p.spatial_rank > 2 ||
-      (GROUPED ? !conv_grouped_igemm_fits(p, kC) : p.groups != 1) ||
+      (GROUPED ? !conv_grouped_igemm_fits(p, kC / 2) : p.groups != 1) ||
       p.int8.enabled != (sizeof(E) == 1) || !Epi::fits(p) ||
       (T::kVec && p.in_channels % (T::kHalf ? kC / 2 : kC) != 0) ||
       p.batch * p.out_size[0] * p.out_size[1] >= (int64_t{1} << 31) ||

@@ -343,22 +343,27 @@ __device__ __forceinline__ GroupRows<T> group_rows(const E* w, const Geo2& g, in
 }
 
 // One stage's B tile of the grouped form, in 8-byte halves (a group's channels are a multiple of
-// half a chunk: a half is all in its row's group or all out).
+// a half: a half is all in its row's group or all out). The second half of an INT8 chunk may
+// start at the next window tap (the tile's channels are a multiple of 8, of 16 bytes for halves
+// only), as igemm_load_tile's HALF form.
 template <typename T, typename E = typename T::Elem>
 __device__ __forceinline__ void igemm_load_b_grouped(E* sa, const KPos& kp, const Geo2& g, int K,
                                                      const GroupRows<T>& r, int tid, int j) {
   constexpr int kC = T::kChunk, kH = kC / 2, kRowStep = T::kThreads / T::kChunksPerRow;
   E* sb = sa + T::kBM * T::kPitch;
-  const bool k_ok = kp.k < K;
-  const int tap = (kp.kh * g.KW + kp.kw) * r.cin_g;
+  const int tap = kp.kh * g.KW + kp.kw;
+  const bool wraps = kp.c + kH >= g.C;  // the second half's channel and tap
+  const int c_of[2] = {kp.c, wraps ? kp.c + kH - g.C : kp.c + kH};
+  const int tap_of[2] = {tap * r.cin_g, (wraps ? tap + 1 : tap) * r.cin_g};
+  const bool k_of[2] = {kp.k < K, kp.k + kH < K};
 #pragma unroll
   for (int i = 0; i < T::kBChunks; ++i) {
     E* s = sb + (tid / T::kChunksPerRow + i * kRowStep) * T::kPitch + j * kC;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int c = kp.c + h * kH - r.lo[i];
-      const bool ok = k_ok && unsigned(c) < unsigned(r.cin_g);
-      cp_async8(smem_u32(s + h * kH), ok ? r.b[i] + tap + c : r.b[i], ok);
+      const int c = c_of[h] - r.lo[i];
+      const bool ok = k_of[h] && unsigned(c) < unsigned(r.cin_g);
+      cp_async8(smem_u32(s + h * kH), ok ? r.b[i] + tap_of[h] + c : r.b[i], ok);
     }
   }
 }

@@ -57,12 +57,11 @@ uint64_t tiles_of(const Tile& t, uint64_t m, uint64_t n) {
 }
 
 // The grouped form's K: the window times the most input channels an N tile of `t` runs over
-// (conv_grouped_tile: the channels of the groups it covers, chunk-aligned).
+// (conv_grouped_tile: the channels of the groups it covers, to multiples of 8).
 uint64_t grouped_k(const ConvParams& p, const Tile& t, uint64_t kvol) {
-  const int64_t chunk = 16 / t.elem_bytes;
   int64_t most = 0, first = 0;
   for (int64_t n0 = 0; n0 < p.out_channels; n0 += t.bn)
-    most = std::max(most, conv_grouped_tile(p, n0, t.bn, chunk, &first));
+    most = std::max(most, conv_grouped_tile(p, n0, t.bn, &first));
   return kvol * uint64_t(most);
 }
 
@@ -217,12 +216,11 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
               std::max<uint32_t>(1, target.sm_count) * 16, out);
     return true;
   }
-  const bool grouped = conv_grouped_igemm_fits(p, 16);
+  const bool grouped = conv_grouped_igemm_fits(p, 8);
   if (!p.channels_last || (p.groups != 1 && !grouped) || p.spatial_rank != 2 ||
       p.in_channels % 8 != 0) {
     *why = "the CUDA INT8 conv kernels take 2-D NHWC convs, depthwise, with groups 1 and a "
-           "multiple of 8 input channels, or grouped with a multiple of 16 input channels and "
-           "of 8 a group";
+           "multiple of 8 input channels, or grouped with a multiple of 8 channels a group";
     return false;
   }
   const uint64_t m = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
@@ -299,7 +297,7 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   }
   // Grouped convs of 4k channels a group: the tensor-core tiles of the grouped form, 64x64 where
   // they fill the SMs 2.5 times over, else 32x64 (with split-K where even those are few).
-  if (conv_grouped_igemm_fits(p, 8)) {
+  if (conv_grouped_igemm_fits(p, 4)) {
     const Tile& t = tiles_of(kTileG64, m, n) * 2 >= 5ull * std::max<uint32_t>(1, target.sm_count)
                         ? kTileG64
                         : kTileG32;

@@ -38,11 +38,10 @@ std::vector<float> quantize_conv_weights(const DraftTensor& w, const std::vector
 const char* int8_conv_form_refusal(int64_t groups, int64_t cin, int64_t cout) {
   if (groups == 1) return cin % 8 == 0 ? nullptr : "input channels not a multiple of 8";
   if (groups == cin && cout == cin) return nullptr;  // depthwise
-  if (groups > 1 && cin % groups == 0 && cout % groups == 0 && cin % 16 == 0 &&
-      (cin / groups) % 8 == 0)
+  if (groups > 1 && cin % groups == 0 && cout % groups == 0 && (cin / groups) % 8 == 0)
     return nullptr;
-  return "grouped, but neither depthwise nor of a multiple of 16 input channels and of 8 a group "
-         "(the INT8 kernels' grouped form)";
+  return "grouped, but neither depthwise nor of a multiple of 8 input channels a group (the INT8 "
+         "kernels' grouped form)";
 }
 
 }  // namespace jetplan::converter

@@ -18,7 +18,7 @@ std::vector<float> quantize_conv_weights(const DraftTensor& w, const std::vector
                                          std::vector<uint8_t>* q);
 
 // Null where the CUDA INT8 conv kernels take a conv of these channels (kernels/cuda/conv.cu):
-// groups 1 with Cin % 8 == 0, depthwise, or grouped with Cin % 16 == 0 and 8k channels a group
+// groups 1 with Cin % 8 == 0, depthwise, or grouped with 8k input channels a group
 // (kernels::conv_grouped_igemm_fits); else why not.
 const char* int8_conv_form_refusal(int64_t groups, int64_t cin, int64_t cout);
 

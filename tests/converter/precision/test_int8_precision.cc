@@ -416,7 +416,7 @@ TEST(Int8Precision, GroupedConvsOf8ChannelsAGroupRunInInt8) {
   const ConvertResult r4 = convert_int8(grouped_block(4), four);
   EXPECT_EQ(r4.summary.int8_steps, 2u) << format_summary("p", r4.summary);
   ASSERT_EQ(r4.summary.kept_fp16.size(), 1u);
-  EXPECT_THAT(r4.summary.kept_fp16[0], ::testing::HasSubstr("8 a group"));
+  EXPECT_THAT(r4.summary.kept_fp16[0], ::testing::HasSubstr("8 input channels a group"));
 }
 
 // Convs of 24 input channels (EfficientNet's and MobileNetV2's 1x1 expansions, and a 3x3 one)

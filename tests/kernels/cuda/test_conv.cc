@@ -212,7 +212,7 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
       if (kt >= 16) runs.push_back({std::string(t.name) + " split 7", igemm_choice(t, p, 7)});
     }
     for (const IgemmTile& t : kGroupedTiles) {  // split-K slices may be empty on some tiles
-      if (!conv_grouped_igemm_fits(p, 8)) continue;
+      if (!conv_grouped_igemm_fits(p, 4)) continue;
       runs.push_back({t.name, igemm_choice(t, p, 1)});
       runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
     }
@@ -286,7 +286,7 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
       if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
     }
     for (const IgemmTile& t : kGroupedTiles)
-      if (conv_grouped_igemm_fits(p, 8)) runs.push_back({t.name, igemm_choice(t, p, 2)});
+      if (conv_grouped_igemm_fits(p, 4)) runs.push_back({t.name, igemm_choice(t, p, 2)});
     cuda::LaunchChoice one;
     if (p.spatial_rank <= 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
       one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");

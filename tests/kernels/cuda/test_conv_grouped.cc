@@ -44,10 +44,10 @@ cuda::StepDesc int8_step(const ConvParams* p, DType y) {
   return step;
 }
 
-int64_t most_tile_channels(const ConvParams& p, int64_t chunk) {
+int64_t most_tile_channels(const ConvParams& p) {
   int64_t first = 0, most = 0;
   for (int64_t n0 = 0; n0 < p.out_channels; n0 += 64)
-    most = std::max(most, conv_grouped_tile(p, n0, 64, chunk, &first));
+    most = std::max(most, conv_grouped_tile(p, n0, 64, &first));
   return most;
 }
 
@@ -87,15 +87,15 @@ TEST(GpuConvSelect, GroupedTakesTheGroupedTilesWhereTheyFit) {
     if (std::string(w.name).find("grouped") == std::string::npos) continue;
     // Every N tile has a block, and split-K leaves no slice empty on the widest tile.
     EXPECT_EQ(c.grid[1], cuda::ceil_div_u32(uint64_t(p.out_channels), 64)) << w.what;
-    const uint64_t k = uint64_t(p.kernel[0] * p.kernel[1] * most_tile_channels(p, 8));
+    const uint64_t k = uint64_t(p.kernel[0] * p.kernel[1] * most_tile_channels(p));
     const uint32_t kt = cuda::ceil_div_u32(k, 32);
     EXPECT_GE(c.split_k, 1u) << w.what;
     EXPECT_LT(cuda::ceil_div_u32(kt, c.split_k) * (c.split_k - 1), kt) << w.what;
   }
 }
 
-// An INT8 grouped conv of 8k channels a group and Cin % 16 == 0 takes the INT8 grouped tile (Int8
-// or Float16 y); 4 channels a group is refused with a reason that names the grouped forms.
+// An INT8 grouped conv of 8k channels a group takes the INT8 grouped tile (Int8 or Float16 y); 4
+// channels a group is refused with a reason that names the grouped forms.
 TEST(GpuConvSelect, Int8GroupedTakesTheGroupedTile) {
   cuda::TargetInfo t = gpu_test::target_with(132);
   for (const DType y : {DType::kInt8, DType::kFloat16}) {
@@ -116,31 +116,37 @@ TEST(GpuConvSelect, Int8GroupedTakesTheGroupedTile) {
 
 // conv_grouped_tile: RegNetY's 8-channel groups, 8 to a tile; groups of 48 straddle tiles of 64
 // (the second tile covers groups 1 and 2: channels 48 to 144); ResNeXt's 4-channel groups, 16 to
-// a tile; a partial last tile; INT8's 16-element chunks round the range out.
+// a tile; a partial last tile; ranges in multiples of 8 channels.
 TEST(GpuConvSelect, GroupedTileChannelRanges) {
   int64_t first = -1;
   ConvParams p = grouped_conv(1, 48, 48, 6, 8, 3, 1);
-  EXPECT_EQ(conv_grouped_tile(p, 0, 64, 8, &first), 48);
+  EXPECT_EQ(conv_grouped_tile(p, 0, 64, &first), 48);
   EXPECT_EQ(first, 0);
   p = grouped_conv(1, 192, 192, 4, 8, 3, 1);
-  EXPECT_EQ(conv_grouped_tile(p, 64, 64, 8, &first), 96);
+  EXPECT_EQ(conv_grouped_tile(p, 64, 64, &first), 96);
   EXPECT_EQ(first, 48);
-  EXPECT_EQ(conv_grouped_tile(p, 128, 64, 8, &first), 96);
+  EXPECT_EQ(conv_grouped_tile(p, 128, 64, &first), 96);
   EXPECT_EQ(first, 96);
   p = grouped_conv(1, 128, 128, 32, 8, 3, 1);
-  EXPECT_EQ(conv_grouped_tile(p, 64, 64, 8, &first), 64);
+  EXPECT_EQ(conv_grouped_tile(p, 64, 64, &first), 64);
   EXPECT_EQ(first, 64);
   p = grouped_conv(1, 440, 440, 55, 8, 3, 1);
-  EXPECT_EQ(conv_grouped_tile(p, 384, 64, 8, &first), 56);
+  EXPECT_EQ(conv_grouped_tile(p, 384, 64, &first), 56);
   EXPECT_EQ(first, 384);
   p = grouped_conv(1, 48, 96, 6, 8, 3, 1);  // 8 in, 16 out a group: 4 groups a tile
-  EXPECT_EQ(conv_grouped_tile(p, 64, 64, 16, &first), 16);
+  EXPECT_EQ(conv_grouped_tile(p, 64, 64, &first), 16);
   EXPECT_EQ(first, 32);
+  EXPECT_TRUE(conv_grouped_igemm_fits(p, 4));  // FP16's B halves: 4 halves
+  EXPECT_TRUE(conv_grouped_igemm_fits(p, 8));  // INT8's: 8 int8
+  p = grouped_conv(1, 24, 24, 6, 8, 3, 1);  // 4 channels a group: FP16 only
+  EXPECT_EQ(conv_grouped_tile(p, 0, 64, &first), 24);
+  EXPECT_TRUE(conv_grouped_igemm_fits(p, 4));
+  EXPECT_FALSE(conv_grouped_igemm_fits(p, 8));
+  p = grouped_conv(1, 36, 36, 9, 8, 3, 1);  // Cin 36: A's 8-element loads would straddle pixels
+  EXPECT_FALSE(conv_grouped_igemm_fits(p, 4));
+  p = grouped_conv(1, 104, 104, 13, 8, 3, 1);  // RegNetY's 104: a multiple of 8, not of 16
+  EXPECT_EQ(conv_grouped_tile(p, 64, 64, &first), 40);
   EXPECT_TRUE(conv_grouped_igemm_fits(p, 8));
-  EXPECT_TRUE(conv_grouped_igemm_fits(p, 16));
-  p = grouped_conv(1, 40, 40, 5, 8, 3, 1);  // Cin 40: not a multiple of INT8's chunk
-  EXPECT_TRUE(conv_grouped_igemm_fits(p, 8));
-  EXPECT_FALSE(conv_grouped_igemm_fits(p, 16));
 }
 
 // Times RegNetY-400MF's grouped 3x3 convs (8 channels a group; bias + ReLU) at batch 1 and 8: the
