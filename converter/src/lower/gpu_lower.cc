@@ -187,8 +187,33 @@ class LayoutPass {
     return upsample_weight_of_[w];
   }
 
+  // A model's own layout Transpose (ConvNeXt's permutes around its channels-last LayerNorm and
+  // MLP, a speech encoder's around a LayerNorm over channels) becomes a byte Copy, a view once
+  // alias_views runs: into channels last of an activation stored NHWC (or with an NHWC twin),
+  // its output holds that storage's bytes; back to channels first of a plain [N, *spatial, C]
+  // activation, its output is NHWC with the input's bytes.
+  bool layout_transpose(DraftStep& s) {
+    if (s.op.family != fb::OpFamily::Transpose || s.inputs.size() != 1 || s.outputs.size() != 1)
+      return false;
+    const uint32_t i = s.inputs[0], o = s.outputs[0];
+    if (!activation_nd(i) || t(o).storage == fb::Storage::Binding) return false;
+    const size_t r = t(i).shape.size();
+    if (s.op.perm == channels_last_perm(r, true) && (nhwc(i) || nhwc_of_.count(i) != 0)) {
+      s.inputs[0] = as_nhwc(i);
+    } else if (s.op.perm == channels_last_perm(r, false) && !nhwc(i) &&
+               t(i).storage == fb::Storage::Arena) {
+      output_nhwc(s, 0);
+    } else {
+      return false;
+    }
+    s.op.family = fb::OpFamily::Copy;
+    s.op.perm.clear();
+    return true;
+  }
+
   void lower_step(DraftStep& s) {
     const OpDesc& op = s.op;
+    if (layout_transpose(s)) return;
     switch (ops::family_rules(op.family).nhwc) {
       case ops::NhwcRule::kConv:
         if (!activation_nd(s.inputs[0]) || op.kernel.size() + 2 != t(s.inputs[0]).shape.size())

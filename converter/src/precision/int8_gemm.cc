@@ -68,7 +68,7 @@ class GemmsAsConvs {
     if (a.dtype != DataType::kFloat32 || b.dtype != DataType::kFloat32 ||
         y.dtype != DataType::kFloat32 || a.storage == fb::Storage::Weight ||
         b.storage != fb::Storage::Weight || y.storage != fb::Storage::Arena ||
-        a.layout != fb::Layout::Any || y.layout != fb::Layout::Any || a.alias_of >= 0 ||
+        a.layout == fb::Layout::NHWC || y.layout == fb::Layout::NHWC || a.alias_of >= 0 ||
         y.alias_of >= 0 || a.shape.size() < 2 || b.shape.size() < 2)
       return false;
     g->k = a.shape.back();
@@ -90,7 +90,7 @@ class GemmsAsConvs {
     }
     if (s.op.has_residual) {
       const DraftTensor& r = t(s.inputs.back());
-      if (r.dtype != DataType::kFloat32 || r.layout != fb::Layout::Any ||
+      if (r.dtype != DataType::kFloat32 || r.layout == fb::Layout::NHWC ||
           shape_count(r.shape) != g->m * g->n || r.shape.back() != g->n)
         return false;
     }

@@ -163,5 +163,60 @@ TEST(GpuLayoutOnCpuTwins, OneAndThreeDimensionalConvsRunChannelsLast) {
   }
 }
 
+// A ConvNeXt block over [2, 16, 6, 6]: depthwise 7x7, the model's own permute into channels
+// last, LayerNorm over channels, a Linear-GELU-Linear MLP (MatMul + Add), the permute back, a
+// per-channel layer scale and the residual Add, then a 1x1 conv. The layout pass turns both
+// permutes into views of the NHWC tensors (no Transpose but the input's and the output's) and
+// the GPU plan runs the MLP's MatMuls over [N, H, W, C] as 1x1 convs; the same outputs as the
+// NCHW plan.
+ModelBuilder convnext_block() {
+  ModelBuilder m(20);  // Gelu
+  m.input("x", {2, 16, 6, 6}).output("y");
+  m.random("wd", {16, 1, 7, 7}, -0.2f, 0.2f).random("bd", {16}, -0.1f, 0.1f);
+  m.random("ls", {16}, 0.5f, 1.5f).random("lb", {16}, -0.1f, 0.1f);
+  m.random("w1", {16, 64}, -0.3f, 0.3f).random("b1", {64}, -0.1f, 0.1f);
+  m.random("w2", {64, 16}, -0.2f, 0.2f).random("b2", {16}, -0.1f, 0.1f);
+  m.random("gamma", {16, 1, 1}, 0.5f, 1.f).random("wo", {8, 16, 1, 1}, -0.3f, 0.3f);
+  auto& dw = m.node("Conv", {"x", "wd", "bd"}, {"d"}, "dw");
+  attr(dw, "group", int64_t{16});
+  attr(dw, "pads", std::vector<int64_t>{3, 3, 3, 3});
+  attr(m.node("Transpose", {"d"}, {"dt"}, "to_last"), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  attr(m.node("LayerNormalization", {"dt", "ls", "lb"}, {"ln"}, "norm"), "epsilon", 1e-6f);
+  m.node("MatMul", {"ln", "w1"}, {"h1"}, "fc1");
+  m.node("Add", {"h1", "b1"}, {"h1b"}, "fc1_bias");
+  m.node("Gelu", {"h1b"}, {"g"}, "gelu");
+  m.node("MatMul", {"g", "w2"}, {"h2"}, "fc2");
+  m.node("Add", {"h2", "b2"}, {"h2b"}, "fc2_bias");
+  attr(m.node("Transpose", {"h2b"}, {"back"}, "to_first"), "perm", std::vector<int64_t>{0, 3, 1, 2});
+  m.node("Mul", {"back", "gamma"}, {"scaled"}, "layer_scale");
+  m.node("Add", {"scaled", "x"}, {"res"}, "residual");
+  m.node("Conv", {"res", "wo"}, {"y"}, "out");
+  return m;
+}
+
+TEST(GpuLayoutOnCpuTwins, ModelPermutesAroundChannelsLastBecomeViews) {
+  std::vector<float> input(2 * 16 * 6 * 6);
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& v : input) v = dist(rng);
+  const auto want = float_outputs(run_plan(convert_ok(convnext_block()).plan, {input}));
+  const std::vector<uint8_t> nhwc =
+      nhwc_cpu_plan(convnext_block().bytes(), GpuPipeline{true, true});
+  size_t transposes = 0;
+  for (const auto* s : *fb::GetPlan(nhwc.data())->steps())
+    transposes += s->op() == fb::OpFamily::Transpose;
+  EXPECT_EQ(transposes, 2u);  // x in, y out
+  expect_same_outputs(float_outputs(run_plan(nhwc, {input})), want);
+
+  ConvertOptions gpu;
+  gpu.target = "h100";
+  const ConvertResult r = convert_onnx(convnext_block().bytes(), "model.onnx", gpu);
+  EXPECT_EQ(r.summary.gemms_as_convs, 2u);
+  transposes = 0;
+  for (const auto* s : *fb::GetPlan(r.plan.data())->steps())
+    transposes += s->op() == fb::OpFamily::Transpose;
+  EXPECT_EQ(transposes, 2u);
+}
+
 }  // namespace
 }  // namespace jetplan::converter::testing

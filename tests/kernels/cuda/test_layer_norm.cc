@@ -1,5 +1,5 @@
 // CUDA BatchNorm and LayerNorm (kernels/cuda/batch_norm.cu, layer_norm.cu; LayerNorm also in its
-// RMS form) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of
+// RMS form, in the block-a-row and warp-a-row forms) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of
 // the step has the step's dtype (the twin reads the same values rounded to FP16). Tolerance:
 // FP16 |got - want| <= 2e-3 * |want| + 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32
 // 1e-5 * |want| + 1e-5. NaN never passes; outputs poisoned, guards checked.
@@ -31,7 +31,15 @@ TEST(GpuLayerNorm, MatchesCpuTwin) {
                         {2, 4099, true, ActivationKind::kGelu},
                         {64, 2048, false, ActivationKind::kNone, true},
                         {7, 1, false, ActivationKind::kNone, true},
-                        {3, 1001, true, ActivationKind::kSilu, true}};
+                        {3, 1001, true, ActivationKind::kSilu, true},
+                        // The warp-per-row form (FP16, 8k elements up to 1024): ConvNeXt-T's 96
+                        // channels, a partial last chunk (104, 1016), its largest row, RMS.
+                        {2 * 3136, 96, true, ActivationKind::kNone},
+                        {5, 104, true, ActivationKind::kRelu},
+                        {6, 1016, true, ActivationKind::kNone},
+                        {3, 1024, false, ActivationKind::kGelu},
+                        {9, 8, true, ActivationKind::kNone},
+                        {40, 512, false, ActivationKind::kNone, true}};
   for (const Case& c : cases) {
     for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
       LayerNormParams p;
@@ -59,6 +67,27 @@ TEST(GpuLayerNorm, MatchesCpuTwin) {
       EXPECT_TRUE(gpu_test::close_to_twin(dy, want, dtype))
           << c.outer << "x" << c.inner << " rms " << c.rms;
       EXPECT_TRUE(dy.guard_intact());
+      cuda::LaunchChoice chosen;
+      ASSERT_EQ(gpu_test::select(kLayerNorm, dtype, p, &chosen), "");
+      EXPECT_EQ(std::strcmp(chosen.variant->name, "jp_layer_norm_warp_f16") == 0,
+                dtype == DType::kFloat16 && layer_norm_warp_fits(p))
+          << chosen.variant->name;
+      if (dtype != DType::kFloat16) continue;
+      // Both FP16 forms where the warp form takes the step, the warp one on a grid too small for
+      // one pass (its warps stride over the rows).
+      cuda::LaunchChoice block;
+      block.variant = cuda::find_kernel_variant("jp_layer_norm_f16");
+      cuda::launch_1d(uint64_t(c.outer) * 256, 256, 1024, &block);
+      cuda::LaunchChoice small = chosen;
+      small.grid[0] = 1;
+      for (const cuda::LaunchChoice& run : {block, small}) {
+        if (!layer_norm_warp_fits(p)) break;
+        gpu_test::poison(dy, dtype);
+        ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
+        EXPECT_TRUE(gpu_test::close_to_twin(dy, want, dtype))
+            << run.variant->name << " grid " << run.grid[0] << ", " << c.outer << "x" << c.inner;
+        EXPECT_TRUE(dy.guard_intact());
+      }
     }
   }
 }
