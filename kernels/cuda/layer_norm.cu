@@ -1,7 +1,7 @@
 // LayerNorm (statistics over the last `inner` elements of each row) on the GPU, FP16 or FP32
 // storage, every tensor of the step in that dtype, FP32 arithmetic. Statistics are two-pass (mean,
 // then the mean of squared deviations) with block reductions in a fixed order; RMS steps skip the
-// mean (normalize_row's rms). FP16 rows of 8k elements up to 1024 take a warp per row
+// mean (normalize_row's rms). FP16 rows of 8k elements up to 256 take a group of lanes a row
 // (jp_layer_norm_warp_f16). Twin: kernels/cpu/layer_norm.cc.
 #include <cuda_fp16.h>
 
@@ -51,79 +51,73 @@ __device__ __forceinline__ void load_half8(const __half* q, bool vec, float (&v)
   for (int e = 0; e < 8; ++e) v[e] = __half2float(q[e]);
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int s = 16; s > 0; s >>= 1) v += __shfl_xor_sync(0xffffffffu, v, s);
+// The sum over the L lanes of each group of L (a power of 2 up to 32) within the warp; every lane
+// of the warp takes part, each group gets its own total, in a fixed order.
+template <int L>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int s = L / 2; s > 0; s >>= 1) v += __shfl_xor_sync(0xffffffffu, v, s);
   return v;
 }
 
-// A warp per row (layer_norm_warp_fits: ConvNeXt's channels-last LayerNorms over 96 to 768
-// channels, a transformer's over 384 to 1024): the row read once, CH 16-byte chunks a lane held
-// in registers (chunk c of lane l: elements (32 c + l) * 8 on), the block form's two passes
-// over them with warp reductions (a fixed order: the same inputs give the same bits), 16-byte
-// stores. Rows grid-stride by warps.
-template <int CH>
-__device__ void layer_norm_warp_rows(const StepPointers& ptrs, const LayerNormParams& p) {
+// Rows of 8k elements up to 256 (layer_norm_warp_fits: ConvNeXt's channels-last LayerNorms over
+// 96 and 192 channels, where a block a row leaves most of its threads idle): L lanes a row (the
+// power of 2 that covers its 16-byte chunks, one a lane), 32 / L rows a warp; the row read once
+// into registers, the block form's two passes over them with group reductions (a fixed order:
+// the same inputs give the same bits), 16-byte stores. Warps stride over the rows, every lane
+// to the end (the reductions need the whole warp).
+template <int L>
+__device__ void layer_norm_rows(const StepPointers& ptrs, const LayerNormParams& p) {
   const __half* x = static_cast<const __half*>(ptrs.in[0]);
   const __half* scale = static_cast<const __half*>(ptrs.in[1]);
   const __half* bias = p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
   __half* y = static_cast<__half*>(ptrs.out[0]);
   const auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
   const bool vec = aligned(x) && aligned(y) && aligned(scale) && (bias == nullptr || aligned(bias));
-  const int lane = threadIdx.x % 32, inner = int(p.inner);
+  constexpr int kRows = 32 / L;  // rows a warp
+  const int inner = int(p.inner), e = (threadIdx.x % L) * 8;
   const float n = float(inner);
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
-  for (int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; row < p.outer;
-       row += warps) {
-    const __half* xr = x + row * inner;
-    float v[CH][8];
+  for (int64_t base = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32 * kRows;
+       base < p.outer; base += warps * kRows) {
+    const int64_t row = base + threadIdx.x % 32 / L;
+    const bool in = row < p.outer && e < inner;
+    float v[8];
     float s = 0.f;
+    if (in) load_half8(x + row * inner + e, vec, v);
 #pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      const int e = (c * 32 + lane) * 8;
-      if (e < inner) load_half8(xr + e, vec, v[c]);
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        if (e >= inner) v[c][k] = 0.f;
-        s += v[c][k];
-      }
+    for (int k = 0; k < 8; ++k) {
+      if (!in) v[k] = 0.f;
+      s += v[k];
     }
-    const float mean = p.rms ? 0.f : warp_sum(s) / n;
+    const float mean = p.rms ? 0.f : group_sum<L>(s) / n;
     float sq = 0.f;
 #pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      const bool in = (c * 32 + lane) * 8 < inner;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const float d = v[c][k] - mean;
-        sq += in ? d * d : 0.f;
-      }
+    for (int k = 0; k < 8; ++k) {
+      const float d = v[k] - mean;
+      sq += in ? d * d : 0.f;
     }
-    const float inv_std = rsqrtf(warp_sum(sq) / n + p.epsilon);
+    const float inv_std = rsqrtf(group_sum<L>(sq) / n + p.epsilon);
+    if (!in) continue;
+    float a[8], b[8], o[8];
+    load_half8(scale + e, vec, a);
+    if (bias != nullptr) load_half8(bias + e, vec, b);
 #pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      const int e = (c * 32 + lane) * 8;
-      if (e >= inner) continue;
-      float a[8], b[8], o[8];
-      load_half8(scale + e, vec, a);
-      if (bias != nullptr) load_half8(bias + e, vec, b);
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        o[k] = activation_value(p.act, a[k] * ((v[c][k] - mean) * inv_std) +
-                                           (bias != nullptr ? b[k] : 0.f));
-      store8(y + row * inner + e, o);
-    }
+    for (int k = 0; k < 8; ++k)
+      o[k] = activation_value(p.act, a[k] * ((v[k] - mean) * inv_std) +
+                                         (bias != nullptr ? b[k] : 0.f));
+    store8(y + row * inner + e, o);
   }
 }
 
 __device__ void layer_norm_warp(const StepPointers& ptrs, const LayerNormParams& p) {
   if (!layer_norm_warp_fits(p) || blockDim.x % 32 != 0 || blockDim.y != 1 || blockDim.z != 1)
     return;  // not a step this kernel fits (an untrusted plan)
-  switch ((p.inner / 8 + 31) / 32) {
-    case 1: layer_norm_warp_rows<1>(ptrs, p); break;
-    case 2: layer_norm_warp_rows<2>(ptrs, p); break;
-    case 3: layer_norm_warp_rows<3>(ptrs, p); break;
-    default: layer_norm_warp_rows<4>(ptrs, p); break;
-  }
+  const int64_t chunks = p.inner / 8;
+  if (chunks <= 4) layer_norm_rows<4>(ptrs, p);
+  else if (chunks <= 8) layer_norm_rows<8>(ptrs, p);
+  else if (chunks <= 16) layer_norm_rows<16>(ptrs, p);
+  else layer_norm_rows<32>(ptrs, p);
 }
 
 }  // namespace

@@ -12,11 +12,14 @@ bool select_layer_norm(const StepDesc& step, const TargetInfo& target, LaunchCho
     return false;
   }
   const auto* p = static_cast<const LayerNormParams*>(step.params);
-  // FP16 rows of 8k elements up to 1024: a warp a row, 8 rows a block (ConvNeXt-T's LayerNorms
-  // over 96 channels at batch 8, a block a row left 5 of its 8 warps idle).
+  // FP16 rows of 8k elements up to 256: a group of lanes a row, a 16-byte chunk a lane (ConvNeXt-T
+  // at batch 8, H200: its LayerNorms over 96 channels 45 -> 25 us in a warp a row, where a block
+  // a row left most of its threads idle).
   if (f16 && layer_norm_warp_fits(*p)) {
     out->variant = &kernel_variant(VariantId::jp_layer_norm_warp_f16);
-    launch_1d(static_cast<uint64_t>(p->outer) * 32, 256, target.sm_count * 16, out);
+    uint64_t lanes = 4;
+    while (lanes * 8 < static_cast<uint64_t>(p->inner)) lanes *= 2;
+    launch_1d(static_cast<uint64_t>(p->outer) * lanes, 256, target.sm_count * 16, out);
     return true;
   }
   return launch_float_pair(f16, VariantId::jp_layer_norm_f16, VariantId::jp_layer_norm_f32,

@@ -1,5 +1,5 @@
 // CUDA BatchNorm and LayerNorm (kernels/cuda/batch_norm.cu, layer_norm.cu; LayerNorm also in its
-// RMS form, in the block-a-row and warp-a-row forms) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of
+// RMS form, in the block-a-row and lanes-a-row forms) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of
 // the step has the step's dtype (the twin reads the same values rounded to FP16). Tolerance:
 // FP16 |got - want| <= 2e-3 * |want| + 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32
 // 1e-5 * |want| + 1e-5. NaN never passes; outputs poisoned, guards checked.
@@ -32,14 +32,16 @@ TEST(GpuLayerNorm, MatchesCpuTwin) {
                         {64, 2048, false, ActivationKind::kNone, true},
                         {7, 1, false, ActivationKind::kNone, true},
                         {3, 1001, true, ActivationKind::kSilu, true},
-                        // The warp-per-row form (FP16, 8k elements up to 1024): ConvNeXt-T's 96
-                        // channels, a partial last chunk (104, 1016), its largest row, RMS.
+                        // The lanes-a-row form (FP16, 8k elements up to 256): ConvNeXt-T's 96
+                        // and 192 channels, groups of 4, 8, 16 and 32 lanes with idle lanes (40,
+                        // 104, 248), rows that leave a warp part empty (7 rows of 2 a warp), RMS.
                         {2 * 3136, 96, true, ActivationKind::kNone},
+                        {3 * 196, 192, true, ActivationKind::kGelu},
                         {5, 104, true, ActivationKind::kRelu},
-                        {6, 1016, true, ActivationKind::kNone},
-                        {3, 1024, false, ActivationKind::kGelu},
+                        {7, 248, true, ActivationKind::kNone},
                         {9, 8, true, ActivationKind::kNone},
-                        {40, 512, false, ActivationKind::kNone, true}};
+                        {11, 40, false, ActivationKind::kNone},
+                        {40, 256, false, ActivationKind::kNone, true}};
   for (const Case& c : cases) {
     for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
       LayerNormParams p;
@@ -73,8 +75,8 @@ TEST(GpuLayerNorm, MatchesCpuTwin) {
                 dtype == DType::kFloat16 && layer_norm_warp_fits(p))
           << chosen.variant->name;
       if (dtype != DType::kFloat16) continue;
-      // Both FP16 forms where the warp form takes the step, the warp one on a grid too small for
-      // one pass (its warps stride over the rows).
+      // Both FP16 forms where the lanes-a-row form takes the step, that one also on a grid too
+      // small for one pass (its warps stride over the rows).
       cuda::LaunchChoice block;
       block.variant = cuda::find_kernel_variant("jp_layer_norm_f16");
       cuda::launch_1d(uint64_t(c.outer) * 256, 256, 1024, &block);
