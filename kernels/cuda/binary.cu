@@ -18,20 +18,14 @@ namespace {
 
 // One operand's 8 halves of a group: 16 bytes where it runs along the last dim (stride 1), one
 // element repeated where it is broadcast along it (stride 0).
-__device__ __forceinline__ void load8(const __half* q, bool along, float (&v)[8]) {
-  if (!along) {
-    const float x = __half2float(*q);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) v[e] = x;
+__device__ __forceinline__ void load_operand8(const __half* q, bool along, float (&v)[8]) {
+  if (along) {
+    load8(q, v);
     return;
   }
-  const uint4 r = *reinterpret_cast<const uint4*>(q);
-  const __half2* h = reinterpret_cast<const __half2*>(&r);
+  const float x = __half2float(*q);
 #pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    const float2 f = __half22float2(h[e]);
-    v[2 * e] = f.x, v[2 * e + 1] = f.y;
-  }
+  for (int e = 0; e < 8; ++e) v[e] = x;
 }
 
 // broadcast2's 8-wide form for half operands (the _x8 variants, which the selection gives the
@@ -69,8 +63,8 @@ __device__ __forceinline__ bool broadcast2_half8(const StepPointers& ptrs, const
       off.b += coord * p.b_strides[d];
     }
     float va[8], vb[8];
-    load8(a + off.a, a_along, va);
-    load8(b + off.b, b_along, vb);
+    load_operand8(a + off.a, a_along, va);
+    load_operand8(b + off.b, b_along, vb);
     if constexpr (std::is_same_v<Out, int8_t>) {
       __align__(8) int8_t q[8];
 #pragma unroll

@@ -92,6 +92,17 @@ __device__ __forceinline__ void store_float<__half>(__half* p, int64_t i, float 
   p[i] = __float2half_rn(v);
 }
 
+// Eight halves as floats from q, aligned to 16 bytes: one 16-byte load.
+__device__ __forceinline__ void load8(const __half* q, float (&v)[8]) {
+  const uint4 r = *reinterpret_cast<const uint4*>(q);
+  const __half2* h = reinterpret_cast<const __half2*>(&r);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const float2 f = __half22float2(h[e]);
+    v[2 * e] = f.x, v[2 * e + 1] = f.y;
+  }
+}
+
 // Eight values stored at once where q allows: as halves (rounded to nearest even) in one
 // 16-byte store, or as Int8 in one 8-byte store, where q is aligned to that; else one by one.
 __device__ __forceinline__ void store8(__half* q, const float (&v)[8]) {

@@ -38,13 +38,7 @@ __device__ void layer_norm(const StepPointers& ptrs, const LayerNormParams& p) {
 // Eight halves of a row at element e as floats: one 16-byte load where the row allows (vec).
 __device__ __forceinline__ void load_half8(const __half* q, bool vec, float (&v)[8]) {
   if (vec) {
-    const uint4 r = *reinterpret_cast<const uint4*>(q);
-    const __half2* h = reinterpret_cast<const __half2*>(&r);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float2 f = __half22float2(h[e]);
-      v[2 * e] = f.x, v[2 * e + 1] = f.y;
-    }
+    load8(q, v);
     return;
   }
 #pragma unroll
