@@ -112,8 +112,10 @@ struct IgemmRows {
   int n[CHUNKS], ih[CHUNKS], iw[CHUNKS];
   bool ok[CHUNKS];
 };
+// This thread's A rows of the output tile from row m0.
 template <typename T>
-__device__ __forceinline__ IgemmRows<T::kAChunks> igemm_rows(const Geo2& g, int m0, int M, int tid) {
+__device__ __forceinline__ IgemmRows<T::kAChunks> igemm_rows(const Geo2& g, int m0, int M,
+                                                             int tid) {
   constexpr int kRowStep = T::kThreads / T::kChunksPerRow;
   IgemmRows<T::kAChunks> rows;
 #pragma unroll
@@ -267,6 +269,7 @@ struct PwRows {
   bool a_ok[T::kAChunks], b_ok[T::kBChunks];
 };
 
+// This thread's A and B rows of the tile at (m0, n0) (K = Cin elements a row).
 template <typename T, typename E = typename T::Elem>
 __device__ __forceinline__ PwRows<T> pw_rows(const E* x, const E* w, int m0, int n0, int M, int N,
                                              int K, int tid) {
