@@ -28,8 +28,8 @@ constexpr int64_t kInt8GemmMinRows = 64;
 // transposed, alpha 1, C absent or one value per output column, K a multiple of 16, at least
 // kInt8GemmMinRows rows; A, y and a residual row-major, of any rank: ConvNeXt's MLPs over
 // [N, H, W, C] included, not NHWC-stored) and that `wanted` accepts into that Float32 Conv step,
-// under the same name. wanted(step, a, y) gets the Gemm step and the indices of its A and y tensors. A and y
-// keep their shapes for their other readers: the conv reads and writes NHWC views of them
+// under the same name. wanted(step, a, y) gets the Gemm step and the indices of its A and y
+// tensors. A and y keep their shapes for their other readers: the conv reads and writes NHWC views of them
 // (Copy steps, which alias_views turns into views), except where every reader of a converted
 // step's y is another converted step, which then reads the conv's output directly (so Int8 can
 // pass between them). Returns the names of the rewritten steps.

@@ -292,6 +292,25 @@ TEST(Int8Precision, ReportSharesSumToOneAndLeadTheFallback) {
   EXPECT_EQ(all.summary.moved_fp16[0], steps[worst]) << r.int8_report_table;
 }
 
+// The INT8 plan's outputs against the FP32 plan of `model` on each held-out input: SNR > 30 dB.
+void expect_int8_close(const std::vector<uint8_t>& int8_plan, const ModelBuilder& model,
+                       const std::vector<std::vector<float>>& held_out) {
+  const std::vector<uint8_t> fp32 = convert_ok(model).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(int8_plan, {x}))[0];
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+}
+
+// The kernels of a plan's Conv steps, in step order.
+std::vector<std::string> conv_kernels(const std::vector<uint8_t>& plan) {
+  std::vector<std::string> kernels;
+  for (const auto* s : *fb::GetPlan(plan.data())->steps())
+    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+  return kernels;
+}
+
 // An inverted-residual block (MobileNetV2's): 1x1 expand + ReLU6, depthwise 3x3 + ReLU6, 1x1
 // project + the block's input. All three convs run in INT8, the depthwise one included, with
 // Int8 tensors between them, and the output stays close to FP32.
@@ -356,18 +375,11 @@ TEST(Int8Precision, DepthwiseConvsRunInInt8) {
     depthwise_int8 |= s->op() == fb::OpFamily::Conv && s->params_as_ConvParams()->groups() == 64 &&
                       p->tensors()->Get(s->inputs()->Get(0))->dtype() == fb::DType::Int8;
   EXPECT_TRUE(depthwise_int8);
-  const std::vector<uint8_t> fp32 = convert_ok(mobile_block()).plan;
-  for (const auto& x : held_out) {
-    const auto want = float_outputs(run_plan(fp32, {x}))[0];
-    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
-    EXPECT_GT(snr_db(got, want), 30.0);
-  }
+  expect_int8_close(r.plan, mobile_block(), held_out);
   // For a GPU the depthwise step gets the tiled depthwise INT8 kernel (3x3, 64 channels).
   options.target = "h100";
   const ConvertResult gpu = convert_int8(mobile_block(), options);
-  std::vector<std::string> kernels;
-  for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
-    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+  const std::vector<std::string> kernels = conv_kernels(gpu.plan);
   EXPECT_THAT(kernels, ::testing::Contains("jp_conv_dw3_i8")) << ::testing::PrintToString(kernels);
 }
 
@@ -398,17 +410,10 @@ TEST(Int8Precision, GroupedConvsOf8ChannelsAGroupRunInInt8) {
   const ConvertResult r = convert_int8(grouped_block(8), options);
   EXPECT_EQ(r.summary.int8_steps, 3u) << format_summary("p", r.summary);
   EXPECT_THAT(r.summary.kept_fp16, ::testing::IsEmpty());
-  const std::vector<uint8_t> fp32 = convert_ok(grouped_block(8)).plan;
-  for (const auto& x : held_out) {
-    const auto want = float_outputs(run_plan(fp32, {x}))[0];
-    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
-    EXPECT_GT(snr_db(got, want), 30.0);
-  }
+  expect_int8_close(r.plan, grouped_block(8), held_out);
   options.target = "h100";
   const ConvertResult gpu = convert_int8(grouped_block(8), options);
-  std::vector<std::string> kernels;
-  for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
-    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+  const std::vector<std::string> kernels = conv_kernels(gpu.plan);
   EXPECT_THAT(kernels, ::testing::Contains("jp_conv_igemm_32x64_grouped_i8"))
       << ::testing::PrintToString(kernels);
 
@@ -443,17 +448,10 @@ TEST(Int8Precision, ConvsOfAMultipleOf8InputChannelsRunInInt8) {
   const ConvertResult r = convert_int8(narrow_block(24), options);
   EXPECT_EQ(r.summary.int8_steps, 3u) << format_summary("p", r.summary);
   EXPECT_THAT(r.summary.kept_fp16, ::testing::IsEmpty());
-  const std::vector<uint8_t> fp32 = convert_ok(narrow_block(24)).plan;
-  for (const auto& x : held_out) {
-    const auto want = float_outputs(run_plan(fp32, {x}))[0];
-    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
-    EXPECT_GT(snr_db(got, want), 30.0);
-  }
+  expect_int8_close(r.plan, narrow_block(24), held_out);
   options.target = "h100";
   const ConvertResult gpu = convert_int8(narrow_block(24), options);
-  std::vector<std::string> kernels;
-  for (const auto* s : *fb::GetPlan(gpu.plan.data())->steps())
-    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+  const std::vector<std::string> kernels = conv_kernels(gpu.plan);
   // expand (24 in, Int8 out) and cin24 (24 in, Float16 out for the pool) take the c8 tiles.
   EXPECT_EQ(std::count_if(kernels.begin(), kernels.end(),
                           [](const std::string& k) { return k.find("_c8_i8") != std::string::npos; }),
