@@ -255,14 +255,14 @@ namespace jk = jetplan::kernels::cuda;
       StepPointers ptrs, const ConvParams p) {                                                \
     jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, true, true>, Epi>(ptrs, p);               \
   }
-JP_CONV_IGEMM(jp_conv_igemm_128x128_f16, 256, 2, __half, 128, 128, 32, 2, 4, 3, true, jk::EpilogueF16)
+JP_CONV_IGEMM(jp_conv_igemm_128x128_f16, 256, 2, __half, 128, 128, 32, 2, 4, 3, true, jk::EpilogueF16Gelu)
 JP_CONV_IGEMM(jp_conv_igemm_64x64_f16, 128, 1, __half, 64, 64, 32, 2, 2, 4, true, jk::EpilogueF16)
 JP_CONV_IGEMM(jp_conv_igemm_32x64_f16, 128, 1, __half, 32, 64, 32, 1, 4, 4, true, jk::EpilogueF16)
 JP_CONV_IGEMM(jp_conv_igemm_32x64k64_f16, 128, 1, __half, 32, 64, 64, 1, 4, 3, true, jk::EpilogueF16)
 // 64 K a stage: half the barriers and pipeline waits per mma of the 32-K tiles. The 128x128
 // one takes 108 KiB of shared memory (sm_87 and sm_90; conv_select.cc falls back to the 32-K
 // one on targets of less).
-JP_CONV_IGEMM(jp_conv_igemm_128x128k64_f16, 256, 2, __half, 128, 128, 64, 2, 4, 3, true, jk::EpilogueF16)
+JP_CONV_IGEMM(jp_conv_igemm_128x128k64_f16, 256, 2, __half, 128, 128, 64, 2, 4, 3, true, jk::EpilogueF16Gelu)
 JP_CONV_IGEMM(jp_conv_igemm_64x64k64_f16, 128, 1, __half, 64, 64, 64, 2, 2, 4, true, jk::EpilogueF16)
 JP_CONV_IGEMM(jp_conv_igemm_64x64_anyc_f16, 128, 1, __half, 64, 64, 32, 2, 2, 4, false, jk::EpilogueF16)
 // INT8: 64 K a stage (the same bytes a stage as the FP16 tiles' 32).

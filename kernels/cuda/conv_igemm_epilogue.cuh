@@ -139,9 +139,12 @@ __device__ __forceinline__ void igemm_epilogue(const typename T::Acc (&acc)[T::k
       }
     }
   };
-  with_activation(p.act, [&](auto act) {
+  // Gelu inlined where Epi asks for it (kExtendedActivations), on whole tiles only: the edge
+  // tiles take it out of line, which keeps the code of the tiles' rare path small.
+  with_activation<Epi::kExtendedActivations>(p.act, [&](auto act) {
+    constexpr int kA = decltype(act)::value;
     if (fast) groups(act, std::true_type{});
-    else groups(act, std::false_type{});
+    else groups(ActKind<kExtendedActivation<kA> ? -1 : kA>{}, std::false_type{});
   });
 }
 

@@ -126,10 +126,19 @@ bool launch_tiles(const Tile& t128, const Tile& t64k, const Tile& t32, const Til
   };
   // 128x128 tiles where N takes them and they fill two thirds of the SMs (ResNet-50's 1x1
   // layers of 98 to 104 such tiles at batch 8: 2-12% faster than in 64x64 ones), or half from
-  // 2048 K on (ViT-B's MLP down-projection at batch 8: 78 tiles in 3 K slices).
-  const Tile& big = fits(t128) ? t128 : kTile128;
+  // 2048 K on (ViT-B's MLP down-projection at batch 8: 78 tiles in 3 K slices). N of 65 to 127
+  // takes them too from 256 K on: its 64-wide tiles leave as many columns empty and read the
+  // long A twice (ConvNeXt-T's MLP down-projections to 96 channels at batch 8: 16.4 us against
+  // 22.3 in 64x64 tiles; EfficientNet-B0's expansion of 16 channels to 96 at batch 1 ran 2%
+  // slower in 128x128 tiles, where A is short and all its tiles are edge tiles). Not
+  // where they would leave more than a sixth of their rows empty (ConvNeXt-T's last stage at
+  // batch 8, 392 rows: 17.7 us in 64x64 tiles against 22.0), nor with 64 K a stage at a K of
+  // less than 256 that is no multiple of 64 (96: 27.9 us against 29.6 with 32 K a stage).
+  const bool k32 = k < 256 && k % 64 != 0;
+  const Tile& big = fits(t128) && !k32 ? t128 : kTile128;
   const uint64_t tiles128 = tiles_of(big, m, n);
-  if (fits(big) && n % 128 == 0 &&
+  const bool rows_full = uint64_t(ceil_div_u32(m, 128)) * 128 * 5 <= m * 6;
+  if (fits(big) && (n % 128 == 0 || (n > 64 && n < 128 && k >= 256)) && rows_full &&
       (tiles128 * 3 >= 2 * uint64_t(sms) || (k >= 2048 && tiles128 * 2 >= sms)))
     return launch(big);
   const Tile& t64 = k >= 256 && fits(t64k) ? t64k : kTile64;

@@ -169,6 +169,7 @@ __device__ __forceinline__ UpsampleGemm upsample_gemm(const ConvTransposeParams&
 // group of four columns from a multiple of 4 stays in one (kh, kw) and is four consecutive
 // channels of one output pixel when Cout % 4 == 0 (aligned4): one 8-byte access.
 struct EpilogueUpsample {
+  static constexpr bool kExtendedActivations = false;
   struct Ctx {
     const __half* bias;
     const __half* res;

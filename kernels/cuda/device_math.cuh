@@ -42,9 +42,13 @@ __device__ __forceinline__ void pdl_trigger() {
 // activation's formula (erff, tanhf, ...) once per element into the kernel's code: hundreds of
 // KB of SASS that miss the instruction cache on every short tile. with_activation() instead
 // calls body(ActKind<A>{}) once, A being the step's activation kind at compile time for the
-// common ones (None, Relu, Clip) and -1 for the rest, and act_value<A>() computes it: inlined and
-// branch-free for a known kind, through one shared out-of-line activation_value() otherwise.
-// The formulas, and so the bits, are activation_value()'s either way.
+// common ones (None, Relu, Clip; with EXTENDED also Gelu, of the MLPs of transformers and
+// ConvNeXt) and -1 for the rest, and act_value<A>() computes it: inlined and branch-free for a
+// known kind, through one shared out-of-line activation_value() otherwise. The formulas, and so
+// the bits, are activation_value()'s either way. An out-of-line call per element cost the
+// ConvNeXt-T MLP convs (K of 96 to 384) most of their time: ncu counted 5.1K instructions a
+// warp in the 128x128 tile of the 96 -> 384 GELU conv, 128 of them mma (EpilogueF16Gelu in
+// conv_epilogue.cuh says where Gelu is inlined, and why not everywhere).
 template <int A>
 struct ActKind {
   static constexpr int value = A;
@@ -60,15 +64,25 @@ __device__ __forceinline__ float act_value(const Activation& act, float x) {
     return activation_value(Activation{ActivationKind(A), act.alpha, act.beta}, x);
   }
 }
-template <typename Body>
+template <bool EXTENDED = false, typename Body>
 __device__ __forceinline__ void with_activation(const Activation& act, Body body) {
   switch (act.kind) {
     case ActivationKind::kNone: body(ActKind<int(ActivationKind::kNone)>{}); break;
     case ActivationKind::kRelu: body(ActKind<int(ActivationKind::kRelu)>{}); break;
     case ActivationKind::kClip: body(ActKind<int(ActivationKind::kClip)>{}); break;
+    case ActivationKind::kGelu:
+      if constexpr (EXTENDED) {
+        body(ActKind<int(ActivationKind::kGelu)>{});
+        break;
+      }
+      [[fallthrough]];  // one out-of-line body: a second copy of it cost the 3x3 depthwise
+                        // kernel 9 registers and a CTA an SM (MobileNetV2 10% slower, H200)
     default: body(ActKind<-1>{}); break;
   }
 }
+// Whether A is one of the kinds only with_activation<true> gives.
+template <int A>
+inline constexpr bool kExtendedActivation = A == int(ActivationKind::kGelu);
 
 template <typename T>
 __device__ __forceinline__ float load_float(const T* p, int64_t i);

@@ -26,18 +26,22 @@ namespace {
 
 constexpr int kBlock = 128;
 
-// Coordinates of element `first` dotted with every input's strides. Index is uint32_t when
-// every extent fits (most tensors), which makes the divisions several times cheaper.
+// Coordinates of element `first` dotted with the strides of every input the program has (the
+// slots past num_inputs stay 0); `inner_at` gets its innermost coordinate. Index is uint32_t
+// when every extent fits (most tensors), which makes the divisions several times cheaper.
 template <typename Index>
 __device__ __forceinline__ void input_offsets(const PointwiseParams& p, int64_t first,
-                                              int64_t* off) {
+                                              int64_t* off, int64_t* inner_at) {
   Index rest = static_cast<Index>(first);
   for (int32_t d = p.rank - 1; d >= 0; --d) {
     const Index dim = static_cast<Index>(p.out_dims[d]);
-    const int64_t c = static_cast<int64_t>(rest % dim);
-    rest /= dim;
+    const Index q = rest / dim;
+    const int64_t c = static_cast<int64_t>(rest - q * dim);
+    rest = q;
+    if (d == p.rank - 1) *inner_at = c;
 #pragma unroll
-    for (int k = 0; k < kMaxPointwiseInputs; ++k) off[k] += c * p.in_strides[k][d];
+    for (int k = 0; k < kMaxPointwiseInputs; ++k)
+      if (k < p.num_inputs) off[k] += c * p.in_strides[k][d];
   }
 }
 
@@ -59,14 +63,14 @@ __device__ void pointwise_chain(const StepPointers& ptrs, const PointwiseParams&
     int64_t off[kMaxPointwiseInputs];
 #pragma unroll
     for (int k = 0; k < kMaxPointwiseInputs; ++k) off[k] = 0;
-    if (small) {
-      input_offsets<uint32_t>(p, first, off);
-    } else {
-      input_offsets<uint64_t>(p, first, off);
-    }
     // Elements first + 1 .. first + V - 1 share every coordinate but the innermost (V > 1 is
     // selected only when inner % V == 0); `valid` bounds them anyway.
-    const int64_t inner_at = V > 1 ? first % inner : 0;
+    int64_t inner_at = 0;
+    if (small) {
+      input_offsets<uint32_t>(p, first, off, &inner_at);
+    } else {
+      input_offsets<uint64_t>(p, first, off, &inner_at);
+    }
     float last[V];  // the previous instruction's result, which most instructions read
     for (int32_t r = 0; r < n; ++r) {
       const PointwiseInstr in = p.program[r];

@@ -7,22 +7,18 @@
 // FP16 output rounding differ. Tolerance (K = the reduction length Cin/groups * kernel volume,
 // inputs in [-1, 1]): |got - want| <= 1e-2 * |want| + 1e-2 * sqrt(K) / 8. NaN never passes;
 // outputs are poisoned before each launch and the guard after them is checked.
-// GpuConvBench.DISABLED_ResNet50Batch1 times ResNet-50's batch-1 conv layers (run it with
-// --gtest_also_run_disabled_tests).
+// The layer benchmarks (GpuConvBench) are in test_conv_bench.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kernels/kernels.h"
-#include "tests/kernels/cuda/conv_bench.h"
+#include "tests/kernels/cuda/conv_test_cases.h"
 #include "tests/kernels/cuda/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/reference_formulas.h"
@@ -30,76 +26,10 @@
 namespace jetplan::kernels {
 namespace {
 
+using namespace conv_test;
 using gpu_test::DeviceBuffer;
 constexpr uint16_t kConv = static_cast<uint16_t>(OpFamilyId::kConv);
 
-struct Case {
-  const char* name;
-  int64_t batch, cin, cout, groups;
-  std::vector<int64_t> in, kernel, stride, dilation, pad_begin, pad_end;
-};
-
-ConvParams params_of(const Case& c, bool epilogue, Activation act) {
-  ConvParams p;
-  test_util::set_window_dims(p, static_cast<int>(c.in.size()), c);
-  test_util::set_conv_channels(p, c.batch, c.cin, c.cout, c.groups);
-  for (size_t d = 0; d < c.in.size(); ++d)
-    p.out_size[d] = (c.in[d] + c.pad_begin[d] + c.pad_end[d] - c.dilation[d] * (c.kernel[d] - 1) - 1) /
-                        c.stride[d] + 1;
-  p.has_bias = epilogue;
-  p.has_residual = epilogue;
-  p.act = act;
-  p.channels_last = true;
-  return p;
-}
-
-int64_t out_volume(const ConvParams& p) {
-  int64_t v = 1;
-  for (int d = 0; d < p.spatial_rank; ++d) v *= p.out_size[d];
-  return v;
-}
-int64_t in_volume(const ConvParams& p) {
-  int64_t v = 1;
-  for (int d = 0; d < p.spatial_rank; ++d) v *= p.in_size[d];
-  return v;
-}
-int64_t kernel_volume(const ConvParams& p) {
-  int64_t v = 1;
-  for (int d = 0; d < p.spatial_rank; ++d) v *= p.kernel[d];
-  return v;
-}
-
-struct IgemmTile {
-  const char* name;
-  uint32_t bm, bn;
-  bool any_channels;
-};
-constexpr IgemmTile kTiles[] = {{"jp_conv_igemm_128x128_f16", 128, 128, false},
-                                {"jp_conv_igemm_64x64_f16", 64, 64, false},
-                                {"jp_conv_igemm_32x64_f16", 32, 64, false},
-                                {"jp_conv_igemm_32x64k64_f16", 32, 64, false},
-                                {"jp_conv_igemm_128x128k64_f16", 128, 128, false},
-                                {"jp_conv_igemm_64x64k64_f16", 64, 64, false},
-                                {"jp_conv_igemm_64x64_anyc_f16", 64, 64, true}};
-// The grouped form's tiles (conv_grouped_igemm_fits).
-constexpr IgemmTile kGroupedTiles[] = {{"jp_conv_igemm_64x64_grouped_f16", 64, 64, false},
-                                       {"jp_conv_igemm_32x64_grouped_f16", 32, 64, false}};
-
-// The launch of igemm tile `t` with `split` K slices (what conv_select.cc computes for it).
-cuda::LaunchChoice igemm_choice(const IgemmTile& t, const ConvParams& p, uint32_t split) {
-  cuda::LaunchChoice c;
-  c.variant = cuda::find_kernel_variant(t.name);
-  const uint64_t m = uint64_t(p.batch) * out_volume(p), n = uint64_t(p.out_channels);
-  c.grid[0] = cuda::ceil_div_u32(m, t.bm);
-  c.grid[1] = cuda::ceil_div_u32(n, t.bn);
-  c.grid[2] = split;
-  c.block[0] = c.variant->block_threads;
-  c.shared_bytes = c.variant->shared_bytes;
-  c.split_k = split;
-  const uint64_t tiles = uint64_t(c.grid[0]) * c.grid[1];
-  c.workspace_bytes = split > 1 ? tiles * (uint64_t(split) * t.bm * t.bn * 4 + 4) : 0;
-  return c;
-}
 
 // Launches `choice` with a workspace as the runtime gives it: zeroed for zero_workspace rows,
 // garbage otherwise. "" on success.
@@ -172,80 +102,100 @@ std::vector<Case> cases() {
 
 class GpuConv : public testing::TestWithParam<int> {};
 
+// Every kernel that takes conv `p` (case `c`) against the CPU twin, on fresh inputs.
+template <typename Rng>
+void check_every_variant(const Case& c, const ConvParams& p, int epilogue, Rng& rng) {
+  const int64_t nx = p.batch * in_volume(p) * p.in_channels;
+  const int64_t ny = p.batch * out_volume(p) * p.out_channels;
+  const int64_t k = kernel_volume(p) * (p.in_channels / p.groups);
+  const int64_t nw = p.out_channels * k;
+  const std::vector<float> x = gpu_test::round_half(rng.uniform(nx, -1.f, 1.f));
+  const std::vector<float> w = gpu_test::round_half(rng.uniform(nw, -1.f, 1.f));
+  const std::vector<float> bias = gpu_test::round_half(rng.uniform(p.out_channels, -1.f, 1.f));
+  const std::vector<float> res = gpu_test::round_half(rng.uniform(ny, -1.f, 1.f));
+  std::vector<float> want(static_cast<size_t>(ny));
+  cpu::conv(p, x.data(), w.data(), bias.data(), res.data(), want.data());
+
+  const auto dx = gpu_test::to_device(x, DType::kFloat16);
+  const auto dw = gpu_test::to_device(w, DType::kFloat16);
+  const auto db = gpu_test::to_device(bias, DType::kFloat16);
+  const auto dr = gpu_test::to_device(res, DType::kFloat16);
+  DeviceBuffer dy(ny * 2);
+  cuda::StepPointers ptrs{};
+  ptrs.in[0] = dx->get();
+  ptrs.in[1] = dw->get();
+  if (p.has_bias) ptrs.in[2] = db->get();
+  if (p.has_residual) ptrs.in[p.has_bias ? 3 : 2] = dr->get();
+  ptrs.out[0] = dy.get();
+
+  std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
+  const bool igemm_ok = p.groups == 1 && p.spatial_rank <= 2;
+  const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
+  for (const IgemmTile& t : kTiles) {
+    if (!igemm_ok || (!t.any_channels && p.in_channels % 8 != 0)) continue;
+    runs.push_back({t.name, igemm_choice(t, p, 1)});
+    if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
+    if (kt >= 16) runs.push_back({std::string(t.name) + " split 7", igemm_choice(t, p, 7)});
+  }
+  for (const IgemmTile& t : kGroupedTiles) {  // split-K slices may be empty on some tiles
+    if (!conv_grouped_igemm_fits(p, 4)) continue;
+    runs.push_back({t.name, igemm_choice(t, p, 1)});
+    runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
+  }
+  cuda::LaunchChoice one;
+  const uint64_t total = uint64_t(ny);
+  if (p.spatial_rank <= 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
+    one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
+    cuda::launch_1d(total, 256, 1024, &one);
+    runs.push_back({"depthwise", one});
+    cuda::launch_1d(total, 64, 3, &one);  // a grid too small for one pass: strides over the rest
+    runs.push_back({"depthwise small grid", one});
+    push_tiled_depthwise(p, &runs);
+  }
+  one.variant = cuda::find_kernel_variant("jp_conv_direct_f16");
+  cuda::launch_1d(total, 256, 1024, &one);
+  runs.push_back({"direct", one});
+  cuda::LaunchChoice chosen;
+  ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p, &chosen), "");
+  runs.push_back({std::string("selected ") + chosen.variant->name + " split " +
+                      std::to_string(chosen.split_k),
+                  chosen});
+
+  for (const auto& [label, choice] : runs) {
+    ASSERT_NE(choice.variant, nullptr) << label;
+    dy.poison16(gpu_test::kHalfPoison);
+    ASSERT_EQ(launch_with_workspace(choice, ptrs, p), "") << c.name << ": " << label;
+    EXPECT_TRUE(close_conv(dy.download<uint16_t>(size_t(ny)), want, k)) << c.name << ", " << label << ", epilogue " << epilogue;
+    EXPECT_TRUE(dy.guard_intact()) << c.name << ", " << label;
+  }
+}
+
 TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
   const Case c = cases()[size_t(GetParam())];
   for (int epilogue = 0; epilogue < 2; ++epilogue) {
     const Activation act = epilogue ? test_util::kEveryActivation[1 + GetParam() % 10] : Activation{};
-    const ConvParams p = params_of(c, epilogue == 1, act);
-    const int64_t nx = p.batch * in_volume(p) * p.in_channels;
-    const int64_t ny = p.batch * out_volume(p) * p.out_channels;
-    const int64_t k = kernel_volume(p) * (p.in_channels / p.groups);
-    const int64_t nw = p.out_channels * k;
-    const std::vector<float> x = gpu_test::round_half(rng.uniform(nx, -1.f, 1.f));
-    const std::vector<float> w = gpu_test::round_half(rng.uniform(nw, -1.f, 1.f));
-    const std::vector<float> bias = gpu_test::round_half(rng.uniform(p.out_channels, -1.f, 1.f));
-    const std::vector<float> res = gpu_test::round_half(rng.uniform(ny, -1.f, 1.f));
-    std::vector<float> want(static_cast<size_t>(ny));
-    cpu::conv(p, x.data(), w.data(), bias.data(), res.data(), want.data());
-
-    const auto dx = gpu_test::to_device(x, DType::kFloat16);
-    const auto dw = gpu_test::to_device(w, DType::kFloat16);
-    const auto db = gpu_test::to_device(bias, DType::kFloat16);
-    const auto dr = gpu_test::to_device(res, DType::kFloat16);
-    DeviceBuffer dy(ny * 2);
-    cuda::StepPointers ptrs{};
-    ptrs.in[0] = dx->get();
-    ptrs.in[1] = dw->get();
-    if (p.has_bias) ptrs.in[2] = db->get();
-    if (p.has_residual) ptrs.in[p.has_bias ? 3 : 2] = dr->get();
-    ptrs.out[0] = dy.get();
-
-    std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
-    const bool igemm_ok = p.groups == 1 && p.spatial_rank <= 2;
-    const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
-    for (const IgemmTile& t : kTiles) {
-      if (!igemm_ok || (!t.any_channels && p.in_channels % 8 != 0)) continue;
-      runs.push_back({t.name, igemm_choice(t, p, 1)});
-      if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
-      if (kt >= 16) runs.push_back({std::string(t.name) + " split 7", igemm_choice(t, p, 7)});
-    }
-    for (const IgemmTile& t : kGroupedTiles) {  // split-K slices may be empty on some tiles
-      if (!conv_grouped_igemm_fits(p, 4)) continue;
-      runs.push_back({t.name, igemm_choice(t, p, 1)});
-      runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
-    }
-    cuda::LaunchChoice one;
-    const uint64_t total = uint64_t(ny);
-    if (p.spatial_rank <= 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
-      one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
-      cuda::launch_1d(total, 256, 1024, &one);
-      runs.push_back({"depthwise", one});
-      cuda::launch_1d(total, 64, 3, &one);  // a grid too small for one pass: strides over the rest
-      runs.push_back({"depthwise small grid", one});
-      push_tiled_depthwise(p, &runs);
-    }
-    one.variant = cuda::find_kernel_variant("jp_conv_direct_f16");
-    cuda::launch_1d(total, 256, 1024, &one);
-    runs.push_back({"direct", one});
-    cuda::LaunchChoice chosen;
-    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p, &chosen), "");
-    runs.push_back({std::string("selected ") + chosen.variant->name + " split " +
-                        std::to_string(chosen.split_k),
-                    chosen});
-
-    for (const auto& [label, choice] : runs) {
-      ASSERT_NE(choice.variant, nullptr) << label;
-      dy.poison16(gpu_test::kHalfPoison);
-      ASSERT_EQ(launch_with_workspace(choice, ptrs, p), "") << c.name << ": " << label;
-      EXPECT_TRUE(close_conv(dy.download<uint16_t>(size_t(ny)), want, k)) << c.name << ", " << label << ", epilogue " << epilogue;
-      EXPECT_TRUE(dy.guard_intact()) << c.name << ", " << label;
-    }
+    check_every_variant(c, params_of(c, epilogue == 1, act), epilogue, rng);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuConv, testing::Range(0, static_cast<int>(cases().size())));
+
+// Every activation on convs of whole tiles (M and N multiples of 128), where the FP16 epilogue
+// inlines Gelu (with_activation<true>), and on one of edge tiles.
+TEST(GpuConv, EveryActivationOnWholeAndEdgeTiles) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const Case shapes[] = {
+      {"1x1 whole tiles", 2, 64, 256, 1, {16, 16}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {"3x3 edge tiles", 1, 32, 136, 1, {15, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}};
+  for (const Case& c : shapes)
+    for (const Activation& act : test_util::kEveryActivation) {
+      SCOPED_TRACE(std::string(c.name) + ", activation " + std::to_string(int(act.kind)));
+      check_every_variant(c, params_of(c, true, act), 1, rng);
+    }
+}
 
 // Concat in place: y has `extra` more channels than the conv makes and the conv writes its own
 // at `offset` (odd offsets take the kernels' unpaired stores). Every variant must match the CPU
@@ -369,6 +319,38 @@ TEST(GpuConvSelect, BigTileFollowsTheTargetsSharedMemory) {
   }
 }
 
+// The 128x128 tiles' rules at ConvNeXt-T's MLP shapes (batch 8, H200's 132 SMs): N of 96 takes
+// them from 256 K on (A read once), but not MobileNetV2's expansion of 16 channels to 96; 392
+// rows do not (more than a sixth of the rows empty); a K of 96 gets 32 K a stage (64 would pad
+// it to 128).
+TEST(GpuConvSelect, BigTileRulesAtConvNextShapes) {
+  struct Want {
+    Case c;
+    const char* name;
+  };
+  const Want wants[] = {
+      {{"down to 96", 8, 384, 96, 1, {56, 56}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+       "jp_conv_igemm_128x128k64_f16"},
+      {{"392 rows", 8, 768, 3072, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+       "jp_conv_igemm_64x64k64_f16"},
+      {{"K 96", 8, 96, 384, 1, {56, 56}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+       "jp_conv_igemm_128x128_f16"},
+      {{"K 192", 8, 192, 768, 1, {28, 28}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+       "jp_conv_igemm_128x128k64_f16"},
+      {{"16 to 96", 8, 16, 96, 1, {112, 112}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+       "jp_conv_igemm_64x64_f16"}};
+  const cuda::TargetInfo t = gpu_test::target_with(132);
+  for (const Want& w : wants) {
+    const ConvParams p = params_of(w.c, true, {});
+    cuda::StepDesc step = gpu_test::step_of(kConv, &p);
+    step.dtype = DType::kFloat16;
+    cuda::LaunchChoice c;
+    std::string why;
+    ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+    EXPECT_STREQ(c.variant->name, w.name) << w.c.name;
+  }
+}
+
 // FP16 depthwise convs go to the tiled kernel of their window where it takes them (3x3/5x5 at
 // stride 1 or 2, 7x7 at stride 1, C % 8 == 0, dilation 1) and they give it 128 threads an SM,
 // and to the previous kernel otherwise (small late layers at batch 1, odd shapes); blocks
@@ -421,142 +403,6 @@ TEST(GpuConvSelect, DepthwiseTakesTheTiledKernelWhereItFits) {
     EXPECT_LE(uint64_t(c.grid[0]) * c.grid[1], 6u * 132 + c.grid[1]) << w.c.name;
     EXPECT_EQ(c.shared_bytes, uint64_t(p.kernel[0] * p.kernel[1]) * 8 * c.block[0] * 4) << w.c.name;
     EXPECT_LE(c.shared_bytes, 48u * 1024) << w.c.name;
-  }
-}
-
-// Times the selector's choice for layer `l` at `batch` (bias + ReLU epilogue) and every igemm
-// tile with each of `splits`, printing one line; adds the choice's time and FLOPs to the totals.
-void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint32_t> splits,
-                 double* total_us, double* total_flop) {
-  {
-    const int64_t pad = l.k / 2;
-    Case c{"bench", batch, l.cin, l.cout, 1, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride}, {1, 1},
-           {pad, pad}, {pad, pad}};
-    const ConvParams p = params_of(c, true, test_util::kEveryActivation[1]);
-    const int64_t nx = batch * in_volume(p) * p.in_channels;
-    const int64_t ny = batch * out_volume(p) * p.out_channels;
-    const int64_t k = kernel_volume(p) * p.in_channels, nw = p.out_channels * k;
-    DeviceBuffer dx(nx * 2), dw(nw * 2), db(p.out_channels * 2), dy(ny * 2);
-    dx.poison16(0x3c00);
-    dw.poison16(0x2000);
-    db.poison16(0);
-    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &db}, dy);
-    ConvParams q = p;
-    q.has_residual = false;
-    cuda::LaunchChoice ch;
-    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, q, &ch), "");
-    const auto ws = gpu_test::workspace_for(ch, &ptrs, /*zeroed=*/true);
-    double host_us = 0;
-    const double us = time_launch(ch, ptrs, q, &host_us);
-    ASSERT_GT(us, 0) << ch.variant->name;
-    // The other tiles and splits, for tuning the selector.
-    double best_us = us;
-    std::string best = "selected", alts;
-    for (const IgemmTile& t : kTiles) {
-      if (!t.any_channels && q.in_channels % 8 != 0) continue;
-      for (uint32_t split : splits) {
-        if (split > cuda::ceil_div_u32(uint64_t(k), 32) / 2 && split > 1) continue;
-        const cuda::LaunchChoice alt = igemm_choice(t, q, split);
-        cuda::StepPointers alt_ptrs = ptrs;
-        const auto alt_ws = gpu_test::workspace_for(alt, &alt_ptrs, /*zeroed=*/true);
-        double h = 0;
-        const double a_us = time_launch(alt, alt_ptrs, q, &h);
-        if (a_us > 0) {
-          char buf[64];
-          std::snprintf(buf, sizeof buf, " %s/%u=%.2f", t.name + 14, split, a_us);
-          alts += buf;
-        }
-        if (a_us > 0 && a_us < best_us) {
-          best_us = a_us;
-          best = std::string(t.name + 8) + " split " + std::to_string(split);
-        }
-      }
-    }
-    const double flop = 2.0 * double(ny) * double(k);
-    std::printf("b%lld conv %4lld->%4lld %3lldx%-3lld k%lld s%lld x%lld  %-30s split %2u  %8.2f us  %6.1f TFLOP/s  (plain launches %.1f us; best %s %.2f us)\n",
-                (long long)batch, (long long)l.cin, (long long)l.cout, (long long)l.hw, (long long)l.hw,
-                (long long)l.k, (long long)l.stride, (long long)l.count, ch.variant->name,
-                ch.split_k, us, flop / us * 1e-6, host_us, best.c_str(), best_us);
-    // JETPLAN_BENCH_ALL=1: every tile and split's time too (tile/split=us), for the selector.
-    if (std::getenv("JETPLAN_BENCH_ALL") != nullptr) std::printf("  alts:%s\n", alts.c_str());
-    *total_us += us * double(l.count);
-    *total_flop += flop * double(l.count);
-  }
-}
-
-// bench_layer over `layers` at `batch`, then a line of their totals headed `what`.
-template <typename Layers>
-void bench_layers(const std::string& what, const Layers& layers, int64_t batch,
-                  std::initializer_list<uint32_t> splits) {
-  double total_us = 0, total_flop = 0;
-  for (const BenchLayer& l : layers) {
-    bench_layer(l, batch, splits, &total_us, &total_flop);
-    if (::testing::Test::HasFatalFailure()) return;
-  }
-  std::printf("%s: %.1f us, %.2f GFLOP, %.1f TFLOP/s\n", what.c_str(), total_us,
-              total_flop * 1e-9, total_flop / total_us * 1e-6);
-}
-
-TEST(GpuConvBench, DISABLED_ResNet50Batch1) {
-  GPU_TEST_OR_SKIP();
-  bench_layers("ResNet-50 batch 1, all conv layers", kResNet50, 1, {1, 2, 3, 4, 6, 8, 12, 16});
-}
-
-TEST(GpuConvBench, DISABLED_ResNet50Batch8) {
-  GPU_TEST_OR_SKIP();
-  bench_layers("ResNet-50 batch 8, all conv layers", kResNet50, 8, {1, 2, 4});
-}
-
-// ViT-B/16's GEMMs as the 1x1 convs GPU plans run them ([tokens, 1, 1, C]): QKV, output
-// projection, MLP up and down, at batch 1 (197 tokens) and 8 (1576).
-TEST(GpuConvBench, DISABLED_VitGemms) {
-  GPU_TEST_OR_SKIP();
-  constexpr BenchLayer kVit[] = {{768, 2304, 1, 1, 1, 12}, {768, 768, 1, 1, 1, 12},
-                                 {768, 3072, 1, 1, 1, 12}, {3072, 768, 1, 1, 1, 12}};
-  for (int64_t tokens : {197, 1576})
-    bench_layers("ViT-B/16 " + std::to_string(tokens) + " tokens, all GEMMs", kVit, tokens,
-                 {1, 2, 3, 4});
-}
-
-// Stem convs of RGB input as they are (3 channels: the element-wise `anyc` tile) against the
-// same convs over input padded with zero channels to 8 (the 16-byte cp.async tiles): whether
-// padding the input pays (issue 16). ResNet's 7x7 stem and MobileNet/EfficientNet's 3x3 one.
-TEST(GpuConvBench, DISABLED_StemChannels) {
-  GPU_TEST_OR_SKIP();
-  constexpr BenchLayer kStems[] = {{3, 64, 224, 7, 2, 1}, {8, 64, 224, 7, 2, 1},
-                                   {3, 32, 224, 3, 2, 1}, {8, 32, 224, 3, 2, 1}};
-  for (int64_t batch : {1, 8})
-    bench_layers("stems at batch " + std::to_string(batch), kStems, batch, {1, 2, 4});
-}
-
-// Depthwise layers of MobileNetV2 / EfficientNet-B0 at batch 1: memory-bound, so GB/s of x + y.
-TEST(GpuConvBench, DISABLED_DepthwiseBatch1) {
-  GPU_TEST_OR_SKIP();
-  struct Dw {
-    int64_t c, hw, k, stride;
-  };
-  const Dw layers[] = {{96, 112, 3, 2}, {144, 56, 3, 1}, {192, 28, 3, 1}, {384, 14, 3, 1},
-                       {960, 7, 3, 1}, {240, 28, 5, 2}, {672, 14, 5, 1}, {1152, 7, 5, 1}};
-  for (const Dw& l : layers) {
-    const int64_t pad = l.k / 2;
-    Case c{"dw", 1, l.c, l.c, l.c, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride}, {1, 1},
-           {pad, pad}, {pad, pad}};
-    ConvParams p = params_of(c, true, test_util::kEveryActivation[1]);
-    p.has_residual = false;
-    const int64_t nx = in_volume(p) * l.c, ny = out_volume(p) * l.c, nw = l.c * l.k * l.k;
-    DeviceBuffer dx(nx * 2), dw(nw * 2), db(l.c * 2), dy(ny * 2);
-    dx.poison16(0x3c00);
-    dw.poison16(0x2000);
-    db.poison16(0);
-    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &db}, dy);
-    cuda::LaunchChoice ch;
-    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p, &ch), "");
-    double plain = 0;
-    const double us = time_launch(ch, ptrs, p, &plain);
-    ASSERT_GT(us, 0);
-    std::printf("dw C %4lld %3lldx%-3lld k%lld s%lld  %-24s %7.2f us  %6.1f GB/s\n", (long long)l.c,
-                (long long)l.hw, (long long)l.hw, (long long)l.k, (long long)l.stride,
-                ch.variant->name, us, double(nx + ny) * 2 / us * 1e-3);
   }
 }
 
