@@ -298,6 +298,23 @@ TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
   EXPECT_GT(c.workspace_bytes, 0u);
 }
 
+// A conv case and the variant the selector must pick for it.
+struct Want {
+  Case c;
+  const char* name;
+};
+// The selector's FP16 choice for `w`'s conv (epilogue on) on `t`, checked against w.name.
+cuda::LaunchChoice expect_selected(const Want& w, const cuda::TargetInfo& t) {
+  const ConvParams p = params_of(w.c, true, {});
+  cuda::StepDesc step = gpu_test::step_of(kConv, &p);
+  step.dtype = DType::kFloat16;
+  cuda::LaunchChoice c;
+  std::string why;
+  EXPECT_TRUE(cuda::select_kernel(step, t, &c, &why)) << w.c.name << ": " << why;
+  EXPECT_STREQ(c.variant != nullptr ? c.variant->name : "", w.name) << w.c.name;
+  return c;
+}
+
 // The 128x128 tile with 64 K a stage needs 108 KiB of shared memory: targets with less (sm_86,
 // sm_89: 99 KiB a block) get the 32-K one, which needs 68 KiB.
 TEST(GpuConvSelect, BigTileFollowsTheTargetsSharedMemory) {
@@ -324,10 +341,6 @@ TEST(GpuConvSelect, BigTileFollowsTheTargetsSharedMemory) {
 // rows do not (more than a sixth of the rows empty); a K of 96 gets 32 K a stage (64 would pad
 // it to 128).
 TEST(GpuConvSelect, BigTileRulesAtConvNextShapes) {
-  struct Want {
-    Case c;
-    const char* name;
-  };
   const Want wants[] = {
       {{"down to 96", 8, 384, 96, 1, {56, 56}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
        "jp_conv_igemm_128x128k64_f16"},
@@ -340,15 +353,7 @@ TEST(GpuConvSelect, BigTileRulesAtConvNextShapes) {
       {{"16 to 96", 8, 16, 96, 1, {112, 112}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
        "jp_conv_igemm_64x64_f16"}};
   const cuda::TargetInfo t = gpu_test::target_with(132);
-  for (const Want& w : wants) {
-    const ConvParams p = params_of(w.c, true, {});
-    cuda::StepDesc step = gpu_test::step_of(kConv, &p);
-    step.dtype = DType::kFloat16;
-    cuda::LaunchChoice c;
-    std::string why;
-    ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
-    EXPECT_STREQ(c.variant->name, w.name) << w.c.name;
-  }
+  for (const Want& w : wants) expect_selected(w, t);
 }
 
 // FP16 depthwise convs go to the tiled kernel of their window where it takes them (3x3/5x5 at
@@ -359,10 +364,6 @@ TEST(GpuConvSelect, BigTileRulesAtConvNextShapes) {
 TEST(GpuConvSelect, DepthwiseTakesTheTiledKernelWhereItFits) {
   cuda::TargetInfo t = gpu_test::target_with(132);
   t.max_shared_per_block = 232448;
-  struct Want {
-    Case c;
-    const char* name;
-  };
   const Want wants[] = {
       {{"b8 112x112 C 32", 8, 32, 32, 32, {112, 112}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
        "jp_conv_dw3_f16"},
@@ -386,13 +387,8 @@ TEST(GpuConvSelect, DepthwiseTakesTheTiledKernelWhereItFits) {
   };
   for (const Want& w : wants) {
     const ConvParams p = params_of(w.c, true, {});
-    cuda::StepDesc step = gpu_test::step_of(kConv, &p);
-    step.dtype = DType::kFloat16;
-    cuda::LaunchChoice c;
-    std::string why;
-    ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
-    EXPECT_STREQ(c.variant->name, w.name) << w.c.name;
-    if (std::string(w.name).find("_dw_") == std::string::npos) continue;
+    const cuda::LaunchChoice c = expect_selected(w, t);
+    if (c.variant == nullptr || std::string(w.name).find("_conv_dw") == std::string::npos) continue;
     const uint64_t groups = uint64_t(p.in_channels) / 8;
     EXPECT_LE(c.block[0] * c.block[1], 256u) << w.c.name;
     EXPECT_GE(uint64_t(c.block[0]) * c.grid[1], groups) << w.c.name;
