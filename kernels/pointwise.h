@@ -7,6 +7,7 @@
 
 #include "kernels/activation_function.h"
 #include "kernels/dtype.h"
+#include "kernels/host_device.h"
 #include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels {
@@ -38,6 +39,23 @@ struct PointwiseParams {
   PointwiseInstr program[kMaxPointwiseInstrs] = {};
 };
 
+// The registers some instruction other than the very next one reads (bit r for register r):
+// the eight-element CUDA kernel keeps only those in shared memory, one slot of
+// kPointwiseSlotBytes each, in register order (the rest pass from one instruction to the next
+// in machine registers). Its selector sizes the launch's shared memory by the count.
+constexpr uint32_t kPointwiseSlotBytes = 8 * 128 * sizeof(float);
+JP_HD_INLINE uint32_t pointwise_spilled(const PointwiseParams& p) {
+  uint32_t mask = 0;
+  for (int32_t r = 0; r < p.num_instrs && r < kMaxPointwiseInstrs; ++r) {
+    const PointwiseInstr& in = p.program[r];
+    if (in.kind == PointwiseInstrKind::kLoad) continue;
+    if (in.a + 1 != r) mask |= 1u << (in.a % kMaxPointwiseInstrs);
+    if (in.kind == PointwiseInstrKind::kBinary && in.b + 1 != r)
+      mask |= 1u << (in.b % kMaxPointwiseInstrs);
+  }
+  return mask;
+}
+
 }  // namespace jetplan::kernels
 
 namespace jetplan::kernels::cpu {
@@ -54,5 +72,6 @@ void pointwise_chain(const PointwiseParams& p, DType dtype, const void* const* i
 #define JP_CUDA_VARIANTS_pointwise(X, F) \
   X(F, jp_pointwise_chain_f16, kF16, 128) \
   X(F, jp_pointwise_chain_f16_x4, kF16, 128) \
+  X(F, jp_pointwise_chain_f16_x8, kF16, 128) \
   X(F, jp_pointwise_chain_f32, kF32, 128) \
   X(F, jp_pointwise_chain_f32_x4, kF32, 128)

@@ -157,12 +157,6 @@ __device__ __forceinline__ void dw_tiled_sized(const StepPointers& ptrs, const C
   });
 }
 
-__device__ __forceinline__ uint32_t dynamic_smem_bytes() {
-  uint32_t r;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
-  return r;
-}
-
 // The kernel body of window K: its strides (conv_dw_tiled_fits, kernels/conv.h), after checking
 // the step is one it takes and the launch gives the shared memory it needs (a plan is untrusted).
 template <typename E, int K, typename Out>

@@ -84,6 +84,14 @@ __device__ __forceinline__ void with_activation(const Activation& act, Body body
 template <int A>
 inline constexpr bool kExtendedActivation = A == int(ActivationKind::kGelu);
 
+// The dynamic shared memory of this launch, in bytes (kernels that size their use by the
+// params check the launch gives them enough: a plan is untrusted).
+__device__ __forceinline__ uint32_t dynamic_smem_bytes() {
+  uint32_t r;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
 template <typename T>
 __device__ __forceinline__ float load_float(const T* p, int64_t i);
 template <>

@@ -38,12 +38,6 @@ __device__ __forceinline__ float rnn_act(const RnnActivation& a, float x) {
   return x;
 }
 
-__device__ __forceinline__ uint32_t dynamic_smem_bytes() {
-  uint32_t v;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(v));
-  return v;
-}
-
 // The step's tensors in the runtime's order: x, w, r, then b, sequence_lens (int32),
 // initial_h, initial_c, peepholes where present; y, y_h, y_c where present. Null where absent
 // (initial_c, peepholes and y_c for LSTM only).

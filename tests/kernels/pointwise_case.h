@@ -92,6 +92,15 @@ inline Case channel_affine(int64_t n, int64_t c, int64_t h, int64_t w) {
           {2.f, 1.5f, 1.f, 1.f}};
 }
 
+// ConvNeXt's layer scale and residual, scale[c] * y + x over channels-last [N, H, W, C].
+inline Case layer_scale(int64_t n, int64_t h, int64_t w, int64_t c) {
+  return {"layer scale + residual",
+          {{n, h, w, c}, {c}, {n, h, w, c}},
+          {load(0), load(1), bin(BinaryOp::kMul, 0, 1), load(2), bin(BinaryOp::kAdd, 2, 3)},
+          {-4.f, -1.f, -4.f},
+          {4.f, 1.f, 4.f}};
+}
+
 // A random program of `instrs` instructions over inputs whose shapes are `out` with random dims
 // set to 1 (and some of lower rank): every input loaded, ops that stay finite on [-2, 2].
 inline Case random_chain(test_util::SeededRng& rng, const Shape& out, int inputs, int instrs) {

@@ -124,5 +124,22 @@ TEST(CpuPointwiseChain, Float16StorageRoundsOnceAtTheStore) {
   for (size_t i = static_cast<size_t>(n); i < y16.size(); ++i) EXPECT_EQ(y16[i], 0x7e5a);
 }
 
+// The registers the eight-element CUDA kernel keeps in shared memory: those some instruction
+// other than the next one reads.
+TEST(CpuPointwiseChain, SpilledRegistersAreThoseReadLater) {
+  // load y, load s, y * s, load x, (y * s) + x: y and y * s are read two instructions on.
+  EXPECT_EQ(pointwise_spilled(pointwise_case::params_of(pointwise_case::layer_scale(1, 2, 2, 8))),
+            (1u << 0) | (1u << 2));
+  // erf-GELU: x (by the Div and the last-but-one Mul), erf(x / c) + 1's first operand, and the
+  // product before the final Mul.
+  EXPECT_EQ(pointwise_spilled(pointwise_case::params_of(pointwise_case::gelu_chain({4}))),
+            (1u << 0) | (1u << 3) | (1u << 6));
+  // A chain in which every register feeds only the next instruction needs no slot.
+  pointwise_case::Case chain{"chain", {{8}}, {pointwise_case::load(0),
+                             pointwise_case::un(UnaryOp::kAbs, 0),
+                             pointwise_case::un(UnaryOp::kNeg, 1)}, {-1.f}, {1.f}};
+  EXPECT_EQ(pointwise_spilled(pointwise_case::params_of(chain)), 0u);
+}
+
 }  // namespace
 }  // namespace jetplan::kernels

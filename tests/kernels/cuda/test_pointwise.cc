@@ -27,7 +27,10 @@ using test_util::Shape;
 constexpr uint16_t kPointwise = static_cast<uint16_t>(OpFamilyId::kPointwise);
 
 // Runs `c` on the GPU with `dtype` storage and on the twin; returns the chosen variant's name.
-std::string check_case(test_util::SeededRng& rng, const Case& c, DType dtype) {
+// `shifted`: every input one element past a 16-byte boundary (views into a larger buffer), so
+// the eight-element kernel's 16-byte loads fall back to element loads.
+std::string check_case(test_util::SeededRng& rng, const Case& c, DType dtype,
+                       bool shifted = false) {
   const Shape out = pointwise_case::out_shape(c);
   SCOPED_TRACE(std::string(c.what) + " out " + test_util::shape_str(out) +
                (dtype == DType::kFloat16 ? " f16" : " f32"));
@@ -45,8 +48,11 @@ std::string check_case(test_util::SeededRng& rng, const Case& c, DType dtype) {
   std::vector<std::unique_ptr<DeviceBuffer>> dev;
   cuda::StepPointers ptrs{};
   for (size_t k = 0; k < in.size(); ++k) {
-    dev.push_back(gpu_test::to_device(in[k], dtype));
-    ptrs.in[k] = dev.back()->get();
+    std::vector<float> v = in[k];
+    if (shifted) v.insert(v.begin(), 0.f);
+    dev.push_back(gpu_test::to_device(v, dtype));
+    ptrs.in[k] = static_cast<const char*>(dev.back()->get()) +
+                 (shifted ? gpu_test::float_storage_bytes(dtype) : 0);
   }
   DeviceBuffer dy(static_cast<size_t>(n) * gpu_test::float_storage_bytes(dtype));
   gpu_test::poison(dy, dtype);
@@ -58,6 +64,12 @@ std::string check_case(test_util::SeededRng& rng, const Case& c, DType dtype) {
   const double rel = f16 ? 2e-3 : 1e-4, abs = f16 ? 2e-3 : 1e-4;
   EXPECT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, size_t(n), dtype), want, rel, abs));
   EXPECT_TRUE(dy.guard_intact());
+  // The eight-element kernel's shared memory: a slot per register read later than by the next
+  // instruction.
+  if (std::string(choice.variant->name) == "jp_pointwise_chain_f16_x8") {
+    EXPECT_EQ(choice.shared_bytes,
+              static_cast<uint32_t>(__builtin_popcount(pointwise_spilled(p))) * kPointwiseSlotBytes);
+  }
   return choice.variant->name;
 }
 
@@ -77,18 +89,41 @@ TEST(GpuPointwiseChain, ConverterChainsMatchCpuTwin) {
   }
 }
 
-// Both variants (4 elements per thread when the innermost dim allows, else 1) are chosen.
+// Every variant is chosen: 8 elements per thread (Float16) or 4 when the innermost dim allows,
+// else 1.
 TEST(GpuPointwiseChain, VariantFollowsInnermostDim) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
   EXPECT_EQ(check_case(rng, pointwise_case::gelu_chain({8, 33}), DType::kFloat16),
             "jp_pointwise_chain_f16");
-  EXPECT_EQ(check_case(rng, pointwise_case::gelu_chain({8, 32}), DType::kFloat16),
+  EXPECT_EQ(check_case(rng, pointwise_case::gelu_chain({8, 36}), DType::kFloat16),
             "jp_pointwise_chain_f16_x4");
+  EXPECT_EQ(check_case(rng, pointwise_case::gelu_chain({8, 32}), DType::kFloat16),
+            "jp_pointwise_chain_f16_x8");
   EXPECT_EQ(check_case(rng, pointwise_case::gelu_chain({8, 33}), DType::kFloat32),
             "jp_pointwise_chain_f32");
-  EXPECT_EQ(check_case(rng, pointwise_case::gelu_chain({3, 4}), DType::kFloat32),
+  EXPECT_EQ(check_case(rng, pointwise_case::gelu_chain({3, 8}), DType::kFloat32),
             "jp_pointwise_chain_f32_x4");
+}
+
+// The eight-element kernel on random programs over shapes whose innermost dim is a multiple of
+// 8 (inputs that broadcast along it, along other dims, or not at all), with its inputs aligned
+// (16-byte loads) and shifted off the 16-byte boundary (element loads); and ConvNeXt's layer
+// scale and residual, scale[c] * y + x over [N, H, W, C].
+TEST(GpuPointwiseChain, EightElementKernelMatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (int trial = 0; trial < 40; ++trial) {
+    Shape out = rng.shape(static_cast<size_t>(rng.integer(1, 4)), 1, 9);
+    out.back() = 8 * rng.integer(1, 6);
+    const int inputs = static_cast<int>(rng.integer(1, kMaxPointwiseInputs));
+    const int instrs = static_cast<int>(rng.integer(inputs, kMaxPointwiseInstrs));
+    EXPECT_EQ(check_case(rng, pointwise_case::random_chain(rng, out, inputs, instrs),
+                         DType::kFloat16, trial % 4 == 3),
+              "jp_pointwise_chain_f16_x8");
+  }
+  EXPECT_EQ(check_case(rng, pointwise_case::layer_scale(8, 56, 56, 96), DType::kFloat16),
+            "jp_pointwise_chain_f16_x8");
 }
 
 TEST(GpuPointwiseChain, RandomProgramsMatchCpuTwin) {
@@ -129,7 +164,8 @@ TEST(GpuPointwiseChainBench, DISABLED_FusedAgainstOneKernelPerOp) {
                         pointwise_case::gelu_chain({8, 197, 3072}),
                         pointwise_case::sigmoid_gate(1, 96, 56, 56),
                         pointwise_case::sigmoid_gate(8, 96, 56, 56),
-                        pointwise_case::channel_affine(8, 64, 56, 56)};
+                        pointwise_case::channel_affine(8, 64, 56, 56),
+                        pointwise_case::layer_scale(8, 56, 56, 96)};
   for (const Case& c : cases) {
     const Shape out = pointwise_case::out_shape(c);
     const int64_t n = test_util::volume(out);
@@ -144,8 +180,21 @@ TEST(GpuPointwiseChainBench, DISABLED_FusedAgainstOneKernelPerOp) {
     cuda::StepPointers ptrs{};
     for (size_t k = 0; k < in.size(); ++k) ptrs.in[k] = in[k]->get();
     ptrs.out[0] = dy.get();
-    gpu_test::RepeatLaunch fused = prepare_launch(kPointwise, ptrs, pointwise_case::params_of(c));
+    const PointwiseParams params = pointwise_case::params_of(c);
+    gpu_test::RepeatLaunch fused = prepare_launch(kPointwise, ptrs, params);
     const double fused_us = gpu_test::mean_us(20, 200, fused);
+    // The four-element kernel on the same chain, where the eight-element one was selected.
+    double x4_us = 0.0;
+    if (std::string(fused.choice.variant->name) == "jp_pointwise_chain_f16_x8") {
+      cuda::LaunchChoice x4 = fused.choice;
+      x4.variant = cuda::find_kernel_variant("jp_pointwise_chain_f16_x4");
+      x4.shared_bytes = 0;
+      cuda::launch_1d(static_cast<uint64_t>(n + 3) / 4, 128,
+                      gpu_test::device_target().sm_count * 16, &x4);
+      gpu_test::RepeatLaunch l;
+      EXPECT_EQ(gpu_test::repeat_launch(x4, ptrs, params, &l), "");
+      x4_us = gpu_test::mean_us(20, 200, l);
+    }
     // One kernel per op: register r lives in input buffer (loads) or its own [out] buffer.
     std::vector<std::unique_ptr<DeviceBuffer>> regs;
     std::vector<const void*> where(c.program.size());
@@ -193,9 +242,11 @@ TEST(GpuPointwiseChainBench, DISABLED_FusedAgainstOneKernelPerOp) {
     });
     int64_t bytes = n * 2;
     for (const Shape& s : c.inputs) bytes += test_util::volume(s) * 2;
-    std::printf("%-34s out %-18s fused %8.1f us (%6.0f GB/s, %s)  %zu kernels %8.1f us  x%.2f\n",
+    std::printf("%-34s out %-18s fused %8.1f us (%6.0f GB/s, %s)  %zu kernels %8.1f us  x%.2f",
                 c.what, test_util::shape_str(out).c_str(), fused_us, bytes / fused_us * 1e-3,
                 fused.choice.variant->name, ops.size(), split_us, split_us / fused_us);
+    if (x4_us > 0.0) std::printf("  x4 kernel %8.1f us (x8/x4 %.3f)", x4_us, fused_us / x4_us);
+    std::printf("\n");
   }
 }
 
