@@ -161,6 +161,7 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_dw5_f16, kF16, 0) \
   X(F, jp_conv_dw7_f16, kF16, 0) \
   X(F, jp_conv_dw3_i8, kI8, 0) \
+  X(F, jp_conv_dw3_1row_i8, kI8, 0) \
   X(F, jp_conv_dw5_i8, kI8, 0) \
   X(F, jp_conv_dw7_i8, kI8, 0) \
   X(F, jp_conv_dw3_i8_f16out, kI8, 0, kF16) \

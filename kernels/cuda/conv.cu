@@ -24,7 +24,8 @@
 //   jp_conv_igemm_32x64_c8_i8[_f16out]   the same for Cin % 8 == 0 (8-byte cp.async halves).
 //   jp_conv_igemm_32x64_grouped_i8[_f16out]  the grouped form (groups of 8k channels, Cin % 8
 //                                     == 0; 8-byte cp.async halves).
-//   jp_conv_dw<K>_i8[_f16out]         the tiled depthwise kernels' INT8 form.
+//   jp_conv_dw<K>_i8[_f16out]         the tiled depthwise kernels' INT8 form (and
+//                                     jp_conv_dw3_1row_i8, a kernel row of x at a time).
 //   jp_conv_depthwise_i8[_f16out]     groups == Cin == Cout, 2-D, any C (four channels a
 //                                     thread when C % 4 == 0).
 #include <cuda_fp16.h>
@@ -296,20 +297,25 @@ JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 
 #undef JP_CONV_IGEMM_HALF
 #undef JP_CONV_IGEMM_GROUPED
 // The tiled depthwise kernels (conv_depthwise.cuh), one a window: blocks of at most 256.
-#define JP_CONV_DW(name, E, K, Out)                                                     \
+// AHEAD: the next kernel row of x is loaded while one is summed (conv_depthwise.cuh). The 7x7
+// FP16 kernel loads a row, then sums it: 90 registers where loading ahead took 128 (and
+// spilled), 2-6% faster on ConvNeXt-T's layers (H200, GpuConvBench.DISABLED_DepthwiseVariants).
+// jp_conv_dw3_1row_i8: the 3x3 INT8 kernel the same way, for the large layers (conv_select.cc).
+#define JP_CONV_DW(name, E, K, Out, AHEAD)                                              \
   extern "C" __global__ void __launch_bounds__(256) name(StepPointers ptrs,              \
                                                          const ConvParams p) {           \
-    jk::dw_tiled<E, K, Out>(ptrs, p);                                                    \
+    jk::dw_tiled<E, K, Out, AHEAD>(ptrs, p);                                             \
   }
-JP_CONV_DW(jp_conv_dw3_f16, __half, 3, jk::DwOutF16)
-JP_CONV_DW(jp_conv_dw5_f16, __half, 5, jk::DwOutF16)
-JP_CONV_DW(jp_conv_dw7_f16, __half, 7, jk::DwOutF16)
-JP_CONV_DW(jp_conv_dw3_i8, int8_t, 3, jk::DwOutI8<true>)
-JP_CONV_DW(jp_conv_dw5_i8, int8_t, 5, jk::DwOutI8<true>)
-JP_CONV_DW(jp_conv_dw7_i8, int8_t, 7, jk::DwOutI8<true>)
-JP_CONV_DW(jp_conv_dw3_i8_f16out, int8_t, 3, jk::DwOutI8<false>)
-JP_CONV_DW(jp_conv_dw5_i8_f16out, int8_t, 5, jk::DwOutI8<false>)
-JP_CONV_DW(jp_conv_dw7_i8_f16out, int8_t, 7, jk::DwOutI8<false>)
+JP_CONV_DW(jp_conv_dw3_f16, __half, 3, jk::DwOutF16, true)
+JP_CONV_DW(jp_conv_dw5_f16, __half, 5, jk::DwOutF16, true)
+JP_CONV_DW(jp_conv_dw7_f16, __half, 7, jk::DwOutF16, false)
+JP_CONV_DW(jp_conv_dw3_i8, int8_t, 3, jk::DwOutI8<true>, true)
+JP_CONV_DW(jp_conv_dw3_1row_i8, int8_t, 3, jk::DwOutI8<true>, false)
+JP_CONV_DW(jp_conv_dw5_i8, int8_t, 5, jk::DwOutI8<true>, true)
+JP_CONV_DW(jp_conv_dw7_i8, int8_t, 7, jk::DwOutI8<true>, true)
+JP_CONV_DW(jp_conv_dw3_i8_f16out, int8_t, 3, jk::DwOutI8<false>, true)
+JP_CONV_DW(jp_conv_dw5_i8_f16out, int8_t, 5, jk::DwOutI8<false>, true)
+JP_CONV_DW(jp_conv_dw7_i8_f16out, int8_t, 7, jk::DwOutI8<false>, true)
 #undef JP_CONV_DW
 // The depthwise and direct kernels launch early (their rows: early_launch) and wait for the
 // previous kernel first thing: their weights are small next to x.

@@ -2,7 +2,8 @@
 // template for FP16 (FP32 sums, the twin's) and INT8 (exact int32 sums) over NHWC:
 //
 //   a thread      8 channels (one 16-byte x load of halves, 8 bytes of Int8) of one output
-//                 pixel: a kernel row's K columns are loaded while the row before is summed;
+//                 pixel: a kernel row's K columns are loaded while the row before is summed
+//                 (AHEAD), or loaded and then summed (half the registers for x);
 //   a block       blockDim.x channel groups of 8 by blockDim.y pixels; its channels' weights
 //                 are staged once in dynamic shared memory as [K * K][8 * blockDim.x] FP32 or
 //                 int32 values (a tap's 8 channels two 16-byte loads, nothing to convert),
@@ -60,7 +61,9 @@ struct DwElem<int8_t> {
 };
 
 // Output pixel (n, oh, ow), channels c0..c0+7. Rows outside x load nothing and add nothing.
-template <typename E, int K, int S, typename Out, int A>
+// AHEAD: a kernel row's K columns are loaded while the row before is summed (twice the
+// registers for x); otherwise each row is loaded, then summed.
+template <typename E, int K, int S, typename Out, int A, bool AHEAD>
 __device__ __forceinline__ void dw_pixel(const StepPointers& ptrs, const ConvParams& p,
                                          const Geo2& g, const typename DwElem<E>::Acc* sw,
                                          const typename Out::Ctx& ctx,
@@ -90,7 +93,8 @@ __device__ __forceinline__ void dw_pixel(const StepPointers& ptrs, const ConvPar
   load_row(0, cur);
 #pragma unroll
   for (int kh = 0; kh < K; ++kh) {
-    if (kh + 1 < K) load_row(kh + 1, next);
+    if (AHEAD && kh + 1 < K) load_row(kh + 1, next);
+    if (!AHEAD && kh > 0) load_row(kh, cur);
     if (ih0 + kh >= 0 && ih0 + kh < g.H) {
 #pragma unroll
       for (int kw = 0; kw < K; ++kw) {
@@ -103,7 +107,7 @@ __device__ __forceinline__ void dw_pixel(const StepPointers& ptrs, const ConvPar
         for (int e = 0; e < kDwVec; ++e) acc[e] += xv[e] * wv[e];
       }
     }
-    if (kh + 1 < K) {
+    if (AHEAD && kh + 1 < K) {
 #pragma unroll
       for (int kw = 0; kw < K; ++kw) cur[kw] = next[kw];
     }
@@ -117,7 +121,7 @@ __device__ __forceinline__ void dw_pixel(const StepPointers& ptrs, const ConvPar
 // their epilogue constants once (Out::channel), and the activation is the step's at compile
 // time for the common kinds (with_activation). Dynamic shared memory: K * K * 8 * blockDim.x
 // Accs.
-template <typename E, int K, int S, typename Out>
+template <typename E, int K, int S, typename Out, bool AHEAD>
 __device__ __forceinline__ void dw_tiled_sized(const StepPointers& ptrs, const ConvParams& p) {
   using Acc = typename DwElem<E>::Acc;
   extern __shared__ __align__(16) unsigned char dw_smem[];
@@ -151,7 +155,7 @@ __device__ __forceinline__ void dw_tiled_sized(const StepPointers& ptrs, const C
   with_activation(p.act, [&](auto a) {
     for (int64_t m = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; m < pixels; m += step) {
       const int ow = int(m) % g.OW, t = int(m) / g.OW;
-      dw_pixel<E, K, S, Out, decltype(a)::value>(ptrs, p, g, sw + kDwVec * threadIdx.x, ctx,
+      dw_pixel<E, K, S, Out, decltype(a)::value, AHEAD>(ptrs, p, g, sw + kDwVec * threadIdx.x, ctx,
                                                   chan, t / g.OH, t % g.OH, ow, c0, ldw);
     }
   });
@@ -159,7 +163,7 @@ __device__ __forceinline__ void dw_tiled_sized(const StepPointers& ptrs, const C
 
 // The kernel body of window K: its strides (conv_dw_tiled_fits, kernels/conv.h), after checking
 // the step is one it takes and the launch gives the shared memory it needs (a plan is untrusted).
-template <typename E, int K, typename Out>
+template <typename E, int K, typename Out, bool AHEAD>
 __device__ __forceinline__ void dw_tiled(const StepPointers& ptrs, const ConvParams& p) {
   if (!conv_dw_tiled_fits(p) || p.kernel[0] != K || !Out::fits(p) ||
       uint64_t(K * K) * kDwVec * blockDim.x * sizeof(typename DwElem<E>::Acc) >
@@ -167,8 +171,8 @@ __device__ __forceinline__ void dw_tiled(const StepPointers& ptrs, const ConvPar
     pdl_wait();
     return;
   }
-  if (p.stride[0] == 1) dw_tiled_sized<E, K, 1, Out>(ptrs, p);
-  else if (K != 7) dw_tiled_sized<E, K, 2, Out>(ptrs, p);
+  if (p.stride[0] == 1) dw_tiled_sized<E, K, 1, Out, AHEAD>(ptrs, p);
+  else if (K != 7) dw_tiled_sized<E, K, 2, Out, AHEAD>(ptrs, p);
   else pdl_wait();  // 7x7 at stride 2: not a step the tiled kernels take
 }
 

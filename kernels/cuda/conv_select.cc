@@ -173,13 +173,20 @@ bool launch_conv_dw_tiled(const ConvParams& p, const TargetInfo& target, LaunchC
       {VariantId::jp_conv_dw3_i8_f16out, VariantId::jp_conv_dw5_i8_f16out,
        VariantId::jp_conv_dw7_i8_f16out}};
   out->variant = &kernel_variant(kIds[!i8 ? 0 : y8 ? 1 : 2][k]);
+  const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
+  // 3x3 INT8 into Int8 with 384 threads (8 channels each) an SM or more: the kernel that holds
+  // one kernel row of x at a time. H200, MobileNetV2's layers (GpuConvInt8Bench.
+  // DISABLED_MobileNetV2Depthwise): 0.76-0.88x the time at batch 8 from 56k threads on, equal
+  // near the bound, 1.03-1.07x on the smaller layers below it.
+  if (k == 0 && y8 &&
+      pixels * (uint64_t(p.in_channels) / 8) >= 384ull * std::max<uint32_t>(1, target.sm_count))
+    out->variant = &kernel_variant(VariantId::jp_conv_dw3_1row_i8);
   // Blocks of about 128 threads: up to 32 channel groups (16 for 7x7), spread evenly over the
   // blocks of a pixel, by as many pixels as make up the rest.
   const uint64_t groups = uint64_t(p.in_channels) / 8;
   const uint32_t max_bx = k == 2 ? 16 : 32;  // at most 25 KB of weights in shared memory
   const uint32_t bx = ceil_div_u32(groups, ceil_div_u32(groups, max_bx));
   const uint32_t by = std::max<uint32_t>(1, 128 / bx);
-  const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
   out->block[0] = bx;
   out->block[1] = by;
   out->block[2] = 1;
@@ -316,9 +323,12 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   if (planar && p.groups == p.in_channels && p.groups == p.out_channels) {
     // The tiled kernel (8 channels a thread) from 128 threads an SM on; below, the one of a
     // channel a thread has more threads to hide its loads behind and is up to 1.3x faster
-    // (MobileNetV2's and EfficientNet-B0's late layers at batch 1, H200: GpuConvInt8Bench).
+    // (MobileNetV2's and EfficientNet-B0's late 3x3 and 5x5 layers at batch 1, H200:
+    // GpuConvInt8Bench). 7x7 windows always take the tiled kernel: 49 taps of scalar loads cost
+    // the other 1.6-1.7x its time (ConvNeXt-T's 14x14 and 7x7 layers at batch 1, H200:
+    // GpuConvBench.DISABLED_DepthwiseVariants).
     const uint64_t threads = total / 8;
-    if (threads >= 128ull * std::max<uint32_t>(1, target.sm_count) &&
+    if ((threads >= 128ull * std::max<uint32_t>(1, target.sm_count) || p.kernel[0] == 7) &&
         launch_conv_dw_tiled(p, target, out))
       return true;
     out->variant = &kernel_variant(VariantId::jp_conv_depthwise_f16);

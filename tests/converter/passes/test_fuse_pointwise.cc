@@ -205,7 +205,7 @@ TEST(FusePointwiseGpu, StepGetsACudaKernel) {
     if (s->op() != OpFamily::Pointwise) continue;
     ++pointwise;
     EXPECT_EQ(s->inputs()->size(), 5u);
-    EXPECT_EQ(s->kernel()->str(), "jp_pointwise_chain_f16_x4");  // C = 8 innermost (NHWC)
+    EXPECT_EQ(s->kernel()->str(), "jp_pointwise_chain_f16_x8");  // C = 8 innermost (NHWC)
     const fb::Tensor* y = plan->tensors()->Get(s->outputs()->Get(0));
     EXPECT_EQ(y->layout(), fb::Layout::NHWC);
     EXPECT_EQ(y->dtype(), fb::DType::Float16);

@@ -357,8 +357,9 @@ TEST(GpuConvSelect, BigTileRulesAtConvNextShapes) {
 }
 
 // FP16 depthwise convs go to the tiled kernel of their window where it takes them (3x3/5x5 at
-// stride 1 or 2, 7x7 at stride 1, C % 8 == 0, dilation 1) and they give it 128 threads an SM,
-// and to the previous kernel otherwise (small late layers at batch 1, odd shapes); blocks
+// stride 1 or 2, 7x7 at stride 1, C % 8 == 0, dilation 1) and they give it 128 threads an SM
+// (7x7: always), and to the previous kernel otherwise (small late layers at batch 1, odd
+// shapes); blocks
 // of at most 256 threads with the shared memory of their channels' weights, covering every
 // channel group and striding over the pixels.
 TEST(GpuConvSelect, DepthwiseTakesTheTiledKernelWhereItFits) {
@@ -374,6 +375,8 @@ TEST(GpuConvSelect, DepthwiseTakesTheTiledKernelWhereItFits) {
       {{"5x5 s2", 8, 240, 240, 240, {28, 28}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},
        "jp_conv_dw5_f16"},
       {{"7x7 s1", 8, 96, 96, 96, {56, 56}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}},
+       "jp_conv_dw7_f16"},
+      {{"b1 7x7 C 768", 1, 768, 768, 768, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}},
        "jp_conv_dw7_f16"},
       {{"7x7 s2", 1, 96, 96, 96, {56, 56}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
        "jp_conv_depthwise_f16"},

@@ -1,8 +1,9 @@
 // Conv layer benchmarks of the FP16 CUDA kernels (run them with --gtest_also_run_disabled_tests):
 // the selector's choice and every igemm tile and split at ResNet-50's layers (batch 1 and 8),
-// ViT-B/16's GEMMs and ConvNeXt-T's MLPs (as 1x1 convs), stems, and MobileNet/EfficientNet's
-// depthwise layers. Times are the mean of a CUDA graph of back-to-back launches (time_launch,
-// conv_bench.h); JETPLAN_BENCH_ALL=1 prints every tile and split's time too.
+// ViT-B/16's GEMMs and ConvNeXt-T's MLPs (as 1x1 convs), stems, and the depthwise layers of
+// MobileNetV2, EfficientNet-B0 and ConvNeXt-T. Times are the mean of a CUDA graph of
+// back-to-back launches (time_launch, conv_bench.h); JETPLAN_BENCH_ALL=1 prints every tile and
+// split's time too.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -152,34 +153,45 @@ TEST(GpuConvBench, DISABLED_StemChannels) {
     bench_layers("stems at batch " + std::to_string(batch), kStems, batch, {1, 2, 4});
 }
 
-// Depthwise layers of MobileNetV2 / EfficientNet-B0 at batch 1: memory-bound, so GB/s of x + y.
-TEST(GpuConvBench, DISABLED_DepthwiseBatch1) {
+// The depthwise layers of MobileNetV2, EfficientNet-B0 and ConvNeXt-T at batch 1 and 8: the
+// selected kernel and launch, the tiled kernel of the window (jp_conv_dw<K>_f16, its own
+// launch) and the kernel of a channel a thread (jp_conv_depthwise_f16), for the selection rule.
+TEST(GpuConvBench, DISABLED_DepthwiseVariants) {
   GPU_TEST_OR_SKIP();
   struct Dw {
     int64_t c, hw, k, stride;
   };
   const Dw layers[] = {{96, 112, 3, 2}, {144, 56, 3, 1}, {192, 28, 3, 1}, {384, 14, 3, 1},
-                       {960, 7, 3, 1}, {240, 28, 5, 2}, {672, 14, 5, 1}, {1152, 7, 5, 1}};
-  for (const Dw& l : layers) {
-    const int64_t pad = l.k / 2;
-    Case c{"dw", 1, l.c, l.c, l.c, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride}, {1, 1},
-           {pad, pad}, {pad, pad}};
-    ConvParams p = params_of(c, true, test_util::kEveryActivation[1]);
-    p.has_residual = false;
-    const int64_t nx = in_volume(p) * l.c, ny = out_volume(p) * l.c, nw = l.c * l.k * l.k;
-    DeviceBuffer dx(nx * 2), dw(nw * 2), db(l.c * 2), dy(ny * 2);
-    dx.poison16(0x3c00);
-    dw.poison16(0x2000);
-    db.poison16(0);
-    cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &db}, dy);
-    cuda::LaunchChoice ch;
-    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p, &ch), "");
-    double plain = 0;
-    const double us = time_launch(ch, ptrs, p, &plain);
-    ASSERT_GT(us, 0);
-    std::printf("dw C %4lld %3lldx%-3lld k%lld s%lld  %-24s %7.2f us  %6.1f GB/s\n", (long long)l.c,
-                (long long)l.hw, (long long)l.hw, (long long)l.k, (long long)l.stride,
-                ch.variant->name, us, double(nx + ny) * 2 / us * 1e-3);
+                       {960, 7, 3, 1},   {240, 28, 5, 2}, {672, 14, 5, 1}, {1152, 7, 5, 1},
+                       {96, 56, 7, 1},   {192, 28, 7, 1}, {384, 14, 7, 1}, {768, 7, 7, 1}};
+  const cuda::TargetInfo target = gpu_test::device_target();
+  for (int64_t batch : {1, 8}) {
+    for (const Dw& l : layers) {
+      const int64_t pad = l.k / 2;
+      Case c{"dw", batch, l.c, l.c, l.c, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride}, {1, 1},
+             {pad, pad}, {pad, pad}};
+      ConvParams p = params_of(c, true, test_util::kEveryActivation[1]);
+      p.has_residual = false;
+      const int64_t nx = batch * in_volume(p) * l.c, ny = batch * out_volume(p) * l.c;
+      DeviceBuffer dx(nx * 2), dw(l.c * l.k * l.k * 2), db(l.c * 2), dy(ny * 2);
+      dx.poison16(0x3c00);
+      dw.poison16(0x2000);
+      db.poison16(0);
+      cuda::StepPointers ptrs = gpu_test::step_pointers({&dx, &dw, &db}, dy);
+      cuda::LaunchChoice ch, tiled, one;
+      ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, p, &ch), "");
+      ASSERT_TRUE(cuda::launch_conv_dw_tiled(p, target, &tiled));
+      one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
+      cuda::launch_1d(uint64_t(ny), 256, target.sm_count * 16, &one);
+      double plain = 0;
+      const double us = time_launch(ch, ptrs, p, &plain);
+      const double tiled_us = time_launch(tiled, ptrs, p, &plain);
+      const double one_us = time_launch(one, ptrs, p, &plain);
+      std::printf("b%lld dw%lld s%lld C %4lld %3lldx%-3lld %-22s %7.2f us | tiled %.2f, a channel "
+                  "a thread %.2f\n", (long long)batch, (long long)l.k, (long long)l.stride,
+                  (long long)l.c, (long long)l.hw, (long long)l.hw, ch.variant->name, us,
+                  tiled_us, one_us);
+    }
   }
 }
 

@@ -122,6 +122,14 @@ cuda::LaunchChoice depthwise_legacy(const ConvParams& p, bool y8) {
   return c;
 }
 
+// A tiled 3x3 INT8 launch (Int8 y) with the other of the two kernels: jp_conv_dw3_i8 (the next
+// kernel row loaded ahead) and jp_conv_dw3_1row_i8 (a row at a time).
+cuda::LaunchChoice other_dw3_i8(cuda::LaunchChoice c) {
+  const bool ahead = std::string(c.variant->name) == "jp_conv_dw3_i8";
+  c.variant = cuda::find_kernel_variant(ahead ? "jp_conv_dw3_1row_i8" : "jp_conv_dw3_i8");
+  return c;
+}
+
 // The depthwise INT8 launch with one thread a channel (more blocks than four channels a thread
 // need: the kernel then takes one channel a thread).
 cuda::LaunchChoice depthwise_one_channel_a_thread(cuda::LaunchChoice c, const ConvParams& p) {
@@ -269,6 +277,10 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
         runs.push_back({"one channel a thread", depthwise_one_channel_a_thread(legacy, p)});
         cuda::LaunchChoice t;
         EXPECT_EQ(cuda::launch_conv_dw_tiled(p, gpu_test::device_target(), &t), tiled);
+        if (tiled && y8 && p.kernel[0] == 3) {  // both 3x3 kernels, on the same launch
+          const cuda::LaunchChoice o = other_dw3_i8(t);
+          runs.push_back({std::string("tiled ") + o.variant->name, o});
+        }
         if (tiled) {  // and two blocks along the pixels (each strides over many)
           t.grid[0] = std::min<uint32_t>(t.grid[0], 2);
           runs.push_back({std::string("tiled, two blocks ") + t.variant->name, t});
@@ -329,9 +341,11 @@ TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
     DeviceBuffer dy(want.size());
     cuda::LaunchChoice chosen;
     ASSERT_EQ(select_int8(p, DType::kInt8, &chosen), "");
-    ASSERT_STREQ(chosen.variant->name, "jp_conv_dw3_i8");
+    // The large layer holds one kernel row at a time (384 threads an SM or more).
+    ASSERT_STREQ(chosen.variant->name, hw == 9 ? "jp_conv_dw3_i8" : "jp_conv_dw3_1row_i8");
     const cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get(), dw.get(), de.get()}, dy);
-    for (const cuda::LaunchChoice& run : {chosen, depthwise_legacy(p, true)}) {
+    for (const cuda::LaunchChoice& run :
+         {chosen, other_dw3_i8(chosen), depthwise_legacy(p, true)}) {
       dy.poison16(0x5A5A);
       ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
       EXPECT_EQ(compare(dy.download<uint8_t>(want.size()), want, true, true), "")
@@ -486,10 +500,12 @@ void bench_depthwise(int64_t batch) {
     const double o8 = time_launch(depthwise_legacy(p, true), r.ptrs, p, &host);
     const double t16 = time_launch(r.ch16, r.ptrs, r.p16, &host);
     const double t8 = time_launch(r.ch8, r.ptrs, p, &host);
+    // 3x3: the other tiled INT8 kernel (a row ahead, or a row at a time) on the same launch.
+    const double other8 = k == 3 ? time_launch(other_dw3_i8(r.ch8), r.ptrs, p, &host) : 0.0;
     std::printf("b%lld dw c%4lld %3lldx%-3lld k%lld s%lld x%lld  fp16 old %7.2f new %7.2f us (%.2fx) | "
-                "int8 old %7.2f new %7.2f us (%.2fx) | %s %s\n",
+                "int8 old %7.2f new %7.2f us (%.2fx) other 3x3 %7.2f | %s %s\n",
                 (long long)batch, (long long)c, (long long)hw, (long long)hw, (long long)k,
-                (long long)l[3], (long long)l[4], o16, t16, t16 / o16, o8, t8, t8 / o8,
+                (long long)l[3], (long long)l[4], o16, t16, t16 / o16, o8, t8, t8 / o8, other8,
                 r.ch16.variant->name, r.ch8.variant->name);
     old16 += o16 * double(l[4]);
     new16 += t16 * double(l[4]);
