@@ -358,10 +358,9 @@ TEST(GpuConvSelect, BigTileRulesAtConvNextShapes) {
 
 // FP16 depthwise convs go to the tiled kernel of their window where it takes them (3x3/5x5 at
 // stride 1 or 2, 7x7 at stride 1, C % 8 == 0, dilation 1) and they give it 128 threads an SM
-// (7x7: always), and to the previous kernel otherwise (small late layers at batch 1, odd
-// shapes); blocks
-// of at most 256 threads with the shared memory of their channels' weights, covering every
-// channel group and striding over the pixels.
+// (7x7: always), and to the previous kernel otherwise (small late 3x3/5x5 layers at batch 1,
+// odd shapes); blocks of at most 256 threads with the shared memory of their channels'
+// weights, covering every channel group and striding over the pixels.
 TEST(GpuConvSelect, DepthwiseTakesTheTiledKernelWhereItFits) {
   cuda::TargetInfo t = gpu_test::target_with(132);
   t.max_shared_per_block = 232448;
