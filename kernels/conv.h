@@ -165,6 +165,7 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_dw5_i8, kI8, 0) \
   X(F, jp_conv_dw7_i8, kI8, 0) \
   X(F, jp_conv_dw3_i8_f16out, kI8, 0, kF16) \
+  X(F, jp_conv_dw3_1row_i8_f16out, kI8, 0, kF16) \
   X(F, jp_conv_dw5_i8_f16out, kI8, 0, kF16) \
   X(F, jp_conv_dw7_i8_f16out, kI8, 0, kF16) \
   X(F, jp_conv_depthwise_f16, kF16, 0) \

@@ -13,6 +13,13 @@ jobs=${JETPLAN_JOBS:-$(nproc)}
 onnx_python=${JETPLAN_VENV:-$root/.venv}/bin/python
 
 JETPLAN_CROSS_CHECK=1 "$root/tests/install_deps.sh"
+# Each stage's wall time, for keeping the suite within CI's budget.
+stage_start=$SECONDS
+stage_done() {
+  echo "== $1 took $(((SECONDS - stage_start) / 60)) min $(((SECONDS - stage_start) % 60)) s"
+  stage_start=$SECONDS
+}
+stage_done "set-up"
 
 echo "== release build and tests"
 # Device code for the product's GPUs (Orin sm_87, Thor sm_110) and the one it is measured on
@@ -24,8 +31,10 @@ archs="87;90;110"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DJETPLAN_CUDA_ARCHS="$archs" \
   -DJETPLAN_ONNX_PYTHON="$onnx_python"
 cmake --build "$build" -j "$jobs"
+stage_done "release build"
 # models_slow (every real architecture, minutes on 2 cores) is its own command: see README.
 ctest --test-dir "$build" --output-on-failure -j "$jobs" -LE models_slow
+stage_done "release tests"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # The code under test at -O1 with line tables (what the sanitizers need for their reports):
@@ -35,8 +44,10 @@ cmake -S "$root" -B "$build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJETPLAN_AS
   -DJETPLAN_EXAMPLES=OFF -DJETPLAN_CUDA_ARCHS="$archs" \
   -DJETPLAN_PREBUILT_FATBINS="$build/kernels/cuda" -DJETPLAN_ONNX_PYTHON="$onnx_python"
 cmake --build "$build-asan" -j "$jobs"
+stage_done "sanitizer build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$build-asan" --output-on-failure -j "$jobs" -LE "no_asan|models"
+stage_done "sanitizer tests"
 
 echo "== aarch64 cross build of the runtime (toolchains/aarch64-jetson.cmake)"
 # With the kernels for Orin (sm_87) and Thor (sm_110) embedded, as a Jetson build has them (the
@@ -68,4 +79,5 @@ readelf -h "$build-aarch64"/deployed/*/lib/libjetplan.so.*.* > "$build-aarch64/d
 grep -q AArch64 "$build-aarch64/deployed/header" ||
   { echo "aarch64: the deploy tarball's libjetplan.so is not an AArch64 library" >&2; exit 1; }
 
+stage_done "aarch64 build"
 echo "== all jetplan tests passed"

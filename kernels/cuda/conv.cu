@@ -25,7 +25,7 @@
 //   jp_conv_igemm_32x64_grouped_i8[_f16out]  the grouped form (groups of 8k channels, Cin % 8
 //                                     == 0; 8-byte cp.async halves).
 //   jp_conv_dw<K>_i8[_f16out]         the tiled depthwise kernels' INT8 form (and
-//                                     jp_conv_dw3_1row_i8, a kernel row of x at a time).
+//                                     jp_conv_dw3_1row_i8[_f16out], a kernel row of x at a time).
 //   jp_conv_depthwise_i8[_f16out]     groups == Cin == Cout, 2-D, any C (four channels a
 //                                     thread when C % 4 == 0).
 #include <cuda_fp16.h>
@@ -300,7 +300,8 @@ JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 
 // AHEAD: the next kernel row of x is loaded while one is summed (conv_depthwise.cuh). The 7x7
 // FP16 kernel loads a row, then sums it: 90 registers where loading ahead took 128 (and
 // spilled), 2-6% faster on ConvNeXt-T's layers (H200, GpuConvBench.DISABLED_DepthwiseVariants).
-// jp_conv_dw3_1row_i8: the 3x3 INT8 kernel the same way, for the large layers (conv_select.cc).
+// jp_conv_dw3_1row_i8[_f16out]: the 3x3 INT8 kernel the same way, for the large layers
+// (conv_select.cc).
 #define JP_CONV_DW(name, E, K, Out, AHEAD)                                              \
   extern "C" __global__ void __launch_bounds__(256) name(StepPointers ptrs,              \
                                                          const ConvParams p) {           \
@@ -314,6 +315,7 @@ JP_CONV_DW(jp_conv_dw3_1row_i8, int8_t, 3, jk::DwOutI8<true>, false)
 JP_CONV_DW(jp_conv_dw5_i8, int8_t, 5, jk::DwOutI8<true>, true)
 JP_CONV_DW(jp_conv_dw7_i8, int8_t, 7, jk::DwOutI8<true>, true)
 JP_CONV_DW(jp_conv_dw3_i8_f16out, int8_t, 3, jk::DwOutI8<false>, true)
+JP_CONV_DW(jp_conv_dw3_1row_i8_f16out, int8_t, 3, jk::DwOutI8<false>, false)
 JP_CONV_DW(jp_conv_dw5_i8_f16out, int8_t, 5, jk::DwOutI8<false>, true)
 JP_CONV_DW(jp_conv_dw7_i8_f16out, int8_t, 7, jk::DwOutI8<false>, true)
 #undef JP_CONV_DW

@@ -122,11 +122,15 @@ cuda::LaunchChoice depthwise_legacy(const ConvParams& p, bool y8) {
   return c;
 }
 
-// A tiled 3x3 INT8 launch (Int8 y) with the other of the two kernels: jp_conv_dw3_i8 (the next
-// kernel row loaded ahead) and jp_conv_dw3_1row_i8 (a row at a time).
+// A tiled 3x3 INT8 launch with the other of the two kernels of its output type:
+// jp_conv_dw3_i8[_f16out] (the next kernel row loaded ahead) and jp_conv_dw3_1row_i8[_f16out]
+// (a row at a time).
 cuda::LaunchChoice other_dw3_i8(cuda::LaunchChoice c) {
-  const bool ahead = std::string(c.variant->name) == "jp_conv_dw3_i8";
-  c.variant = cuda::find_kernel_variant(ahead ? "jp_conv_dw3_1row_i8" : "jp_conv_dw3_i8");
+  const std::string name = c.variant->name;
+  const std::string out = name.find("_f16out") != std::string::npos ? "_f16out" : "";
+  const bool ahead = name.find("_1row_") == std::string::npos;
+  c.variant = cuda::find_kernel_variant(((ahead ? "jp_conv_dw3_1row_i8" : "jp_conv_dw3_i8") + out).c_str());
+  EXPECT_NE(c.variant, nullptr) << name;
   return c;
 }
 
@@ -277,7 +281,7 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
         runs.push_back({"one channel a thread", depthwise_one_channel_a_thread(legacy, p)});
         cuda::LaunchChoice t;
         EXPECT_EQ(cuda::launch_conv_dw_tiled(p, gpu_test::device_target(), &t), tiled);
-        if (tiled && y8 && p.kernel[0] == 3) {  // both 3x3 kernels, on the same launch
+        if (tiled && p.kernel[0] == 3) {  // both 3x3 kernels, on the same launch
           const cuda::LaunchChoice o = other_dw3_i8(t);
           runs.push_back({std::string("tiled ") + o.variant->name, o});
         }
@@ -311,8 +315,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GpuConvInt8, testing::Range(0, static_cast<int>
 
 // A depthwise INT8 conv writing a Concat in place: its channels land in a slice of a wider y
 // (several channels a store where the slice is aligned for it, one at a time where not; a small
-// and a large layer) and nothing outside the slice is touched, by the tiled kernel (the
-// selection's) and the previous one.
+// and a large layer; Int8 and Float16 y) and nothing outside the slice is touched, by the tiled
+// kernels (the selection's and the other 3x3 one) and the previous one.
 TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
@@ -322,8 +326,6 @@ TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
     p.act = test_util::kEveryActivation[1];
     p.y_channels = 40;
     p.y_channel_offset = offset;
-    p.int8.y_dtype = DType::kInt8;
-    p.int8.y_inv_scale = 1.f / 0.05f;
     const int64_t pixels = p.batch * p.out_size[0] * p.out_size[1];
     const std::vector<int8_t> x = random_int8(rng, p.batch * hw * hw * 32), w = random_int8(rng, 32 * 9);
     std::vector<float> epi(64);
@@ -331,26 +333,31 @@ TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
       epi[size_t(c)] = rng.uniform(0.5f, 2.f) / 192.f;
       epi[size_t(32 + c)] = rng.uniform(-1.f, 1.f);
     }
-    std::vector<uint8_t> want(size_t(pixels * 40), 0x5A);
-    cpu::conv_int8(p, x.data(), w.data(), epi.data(), nullptr, want.data());
     const auto dx = std::make_unique<DeviceBuffer>(x.size());
     dx->upload(x.data(), x.size());
     const auto dw = std::make_unique<DeviceBuffer>(w.size());
     dw->upload(w.data(), w.size());
     const auto de = gpu_test::to_device(epi, DType::kFloat32);
-    DeviceBuffer dy(want.size());
-    cuda::LaunchChoice chosen;
-    ASSERT_EQ(select_int8(p, DType::kInt8, &chosen), "");
-    // The large layer holds one kernel row at a time (384 threads an SM or more).
-    ASSERT_STREQ(chosen.variant->name, hw == 9 ? "jp_conv_dw3_i8" : "jp_conv_dw3_1row_i8");
-    const cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get(), dw.get(), de.get()}, dy);
-    for (const cuda::LaunchChoice& run :
-         {chosen, other_dw3_i8(chosen), depthwise_legacy(p, true)}) {
-      dy.poison16(0x5A5A);
-      ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
-      EXPECT_EQ(compare(dy.download<uint8_t>(want.size()), want, true, true), "")
-          << run.variant->name << ", " << hw << "x" << hw << ", offset " << offset;
-      EXPECT_TRUE(dy.guard_intact());
+    for (const bool y8 : {true, false}) {
+      p.int8.y_dtype = y8 ? DType::kInt8 : DType::kFloat16;
+      p.int8.y_inv_scale = y8 ? 1.f / 0.05f : 1.f;
+      std::vector<uint8_t> want(size_t(pixels * 40 * (y8 ? 1 : 2)), 0x5A);
+      cpu::conv_int8(p, x.data(), w.data(), epi.data(), nullptr, want.data());
+      DeviceBuffer dy(want.size());
+      cuda::LaunchChoice chosen;
+      ASSERT_EQ(select_int8(p, p.int8.y_dtype, &chosen), "");
+      // The large layer holds one kernel row at a time (384 threads an SM or more).
+      const std::string out = y8 ? "" : "_f16out";
+      EXPECT_EQ(chosen.variant->name, (hw == 9 ? "jp_conv_dw3_i8" : "jp_conv_dw3_1row_i8") + out);
+      const cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get(), dw.get(), de.get()}, dy);
+      for (const cuda::LaunchChoice& run :
+           {chosen, other_dw3_i8(chosen), depthwise_legacy(p, y8)}) {
+        dy.poison16(0x5A5A);
+        ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
+        EXPECT_EQ(compare(dy.download<uint8_t>(want.size()), want, y8, true), "")
+            << run.variant->name << ", " << hw << "x" << hw << ", offset " << offset;
+        EXPECT_TRUE(dy.guard_intact());
+      }
     }
   }
 }
@@ -517,6 +524,38 @@ void bench_depthwise(int64_t batch) {
               (long long)batch, old16, new16, new16 / old16, old8, new8, new8 / old8, new8 / new16);
 }
 
+// EfficientNet-B0's 3x3 depthwise layers (C, input size, stride, count) into Float16 (their
+// outputs feed the squeeze-excitation pool), bias + ReLU: both tiled 3x3 INT8 kernels on the
+// selection's launch, against the FP16 selection.
+void bench_depthwise_f16out(int64_t batch) {
+  const int64_t layers[][4] = {{32, 112, 1, 1}, {96, 112, 2, 1}, {144, 56, 1, 1},
+                               {240, 28, 2, 1}, {480, 14, 1, 2}, {1152, 7, 1, 1}};
+  double sel8 = 0, other8 = 0, t16 = 0, host = 0;
+  for (const auto& l : layers) {
+    ConvParams p = params_of({"bench", batch, l[0], l[0], l[1], l[1], 3, l[2], 1, 1, l[0]});
+    p.act = test_util::kEveryActivation[1];
+    const int64_t ny = batch * p.out_size[0] * p.out_size[1] * l[0];
+    BenchRun r;
+    bench_run(p, batch * l[1] * l[1] * l[0], l[0] * 9, ny, &r);
+    if (::testing::Test::HasFatalFailure()) return;
+    p.int8.y_dtype = DType::kFloat16;
+    cuda::LaunchChoice ch;
+    ASSERT_EQ(select_int8(p, DType::kFloat16, &ch), "");
+    const double a = time_launch(ch, r.ptrs, p, &host), b = time_launch(other_dw3_i8(ch), r.ptrs, p, &host);
+    const double f = time_launch(r.ch16, r.ptrs, r.p16, &host);
+    std::printf("b%lld dw c%4lld %3lldx%-3lld s%lld x%lld  int8->fp16 %-28s %7.2f us, other %7.2f us | "
+                "fp16 %7.2f us | %.2fx\n",
+                (long long)batch, (long long)l[0], (long long)l[1], (long long)l[1], (long long)l[2],
+                (long long)l[3], ch.variant->name, a, b, f, a / f);
+    sel8 += a * double(l[3]);
+    other8 += b * double(l[3]);
+    t16 += f * double(l[3]);
+  }
+  std::printf("EfficientNet-B0 3x3 depthwise batch %lld: INT8 into Float16 %.1f us (other kernel "
+              "%.1f us), FP16 %.1f us, %.2fx\n",
+              (long long)batch, sel8, other8, t16, sel8 / t16);
+}
+
 // The 1x1 expansions of 24 and 40 input channels (EfficientNet-B0: 24->144 at 56x56 twice,
 // 40->240 at 28x28 twice; MobileNetV2: 24->144 at 56x56 twice): the tile of 8-byte halves
 // against FP16's choice, batch 1 and 8.
@@ -537,6 +576,11 @@ TEST(GpuConvInt8Bench, DISABLED_MobileNetV2Depthwise) {
   const char* batch = std::getenv("JP_BENCH_BATCH");
   for (const int64_t b : {1, 8})
     if (batch == nullptr || std::to_string(b) == batch) bench_depthwise(b);
+}
+
+TEST(GpuConvInt8Bench, DISABLED_EfficientNetB0Depthwise) {
+  GPU_TEST_OR_SKIP();
+  for (const int64_t b : {1, 8}) bench_depthwise_f16out(b);
 }
 
 TEST(GpuConvInt8Bench, DISABLED_ResNet50Batch1) {
