@@ -1,8 +1,8 @@
 // Contract rules of the families that move or resample elements without computing on them
 // (schemas/plan.fbs ConcatParams, CopyParams, TransposeParams, SliceParams, GatherParams,
-// GatherElementsParams, PadParams, BroadcastParams, ResizeParams): any dtype, the output of the
-// data input's dtype (Resize interpolates, float32 only); every element read lies inside its
-// input.
+// GatherElementsParams, ScatterParams, PadParams, BroadcastParams, ResizeParams): any dtype, the
+// output of the data input's dtype (Resize interpolates, Scatter's reductions compute); every
+// element read lies inside its input.
 #include "tests/contract/step_contract.h"
 
 namespace jetplan::converter::testing::contract {
@@ -87,6 +87,35 @@ void contract_gather_elements(StepContract& c) {
   c.expect(y == c.in[1] && c.in[0].size() == y.size() && p->axis() >= 0 &&
                p->axis() < static_cast<int32_t>(y.size()) && c.dtype_of(0) == c.in_dtype(0),
            "gather elements output " + str(y));
+}
+
+// data, indices (Int32 or Int64), updates of data's dtype; y of data's shape and dtype.
+// ScatterElements: indices and updates of one shape, of data's rank, no larger off the axis.
+// ScatterND: indices [.., k] with 1 <= k <= data's rank; updates the indices' dims but the last,
+// then data's from k on. A reduction needs Float32, Float64, Int32 or Int64.
+void contract_scatter(StepContract& c) {
+  const auto* p = c.step->params_as_ScatterParams();
+  if (!p || c.in.size() != 3) return c.bad("step ", c.name, " scatter");
+  const Shape &data = c.in[0], &idx = c.in[1], &upd = c.in[2];
+  const fb::DType t = c.in_dtype(0);
+  c.expect(c.y == data && c.dtype_of(0) == t && c.in_dtype(2) == t &&
+               (c.in_dtype(1) == fb::DType::Int32 || c.in_dtype(1) == fb::DType::Int64),
+           "scatter output " + str(c.y));
+  c.expect(p->reduction() == fb::ScatterReduction::None || t == fb::DType::Float32 ||
+               t == fb::DType::Float64 || t == fb::DType::Int32 || t == fb::DType::Int64,
+           "scatter reduction dtype");
+  const int64_t r = static_cast<int64_t>(data.size());
+  if (p->nd()) {
+    const int64_t k = idx.empty() ? 0 : idx.back();
+    bool ok = k >= 1 && k <= r && upd.size() == idx.size() - 1 + size_t(r - k);
+    for (size_t d = 0; ok && d < upd.size(); ++d)
+      ok = upd[d] == (d + 1 < idx.size() ? idx[d] : data[size_t(k) + d - (idx.size() - 1)]);
+    c.expect(ok, "scatter nd indices " + str(idx) + " updates " + str(upd));
+  } else {
+    bool ok = idx == upd && idx.size() == data.size() && p->axis() >= 0 && p->axis() < r;
+    for (int64_t d = 0; ok && d < r; ++d) ok = d == p->axis() || idx[size_t(d)] <= data[size_t(d)];
+    c.expect(ok, "scatter elements indices " + str(idx) + " updates " + str(upd));
+  }
 }
 
 void contract_pad(StepContract& c) {

@@ -14,6 +14,7 @@
 #include "converter/src/passes/passes.h"
 #include "converter/src/ir/shape_ops.h"
 #include "converter/src/ir/sorted_names.h"
+#include "converter/src/ops/scatter.h"
 #include "kernels/cpu/half.h"
 #include "kernels/kernels.h"
 
@@ -293,6 +294,24 @@ bool eval_tile(const Args& a, std::vector<TensorData>* out) {
   }
   TensorData t{x.dtype, shape, std::vector<uint8_t>(shape_count(shape) * p.elem_bytes)};
   if (!t.bytes.empty() && !x.data.empty()) kernels::cpu::broadcast(p, x.data.data(), t.bytes.data());
+  out->push_back(std::move(t));
+  return true;
+}
+
+// ScatterElements, Scatter and ScatterND through the CPU twin (read as the op check reads them:
+// ops::scatter_params), the indices rewritten as int64.
+bool eval_scatter(const Args& a, std::vector<TensorData>* out) {
+  const Value &data = *a.in[0], &indices = *a.in[1], &updates = *a.in[2];
+  if ((indices.dtype != DataType::kInt32 && indices.dtype != DataType::kInt64) ||
+      updates.dtype != data.dtype || !kernel_rank(data.shape))
+    return false;  // left to the op check, which says why
+  kernels::ScatterParams p = ops::scatter_params(a.node, a.node.op_type == "ScatterND", data,
+                                                 indices, updates);
+  const std::vector<uint8_t> index_bytes = write_ints(DataType::kInt64, read_ints(indices));
+  p.index_dtype = kernels::DType::kInt64;
+  TensorData t{data.dtype, data.shape, data.data};
+  if (!t.bytes.empty())
+    kernels::cpu::scatter(p, t.bytes.data(), index_bytes.data(), updates.data.data(), t.bytes.data());
   out->push_back(std::move(t));
   return true;
 }

@@ -181,10 +181,13 @@ struct OpDesc {
   fb::UnaryOp unary = fb::UnaryOp::Abs;
   fb::ElementwiseOp elementwise = fb::ElementwiseOp::Add;
   // The axis (non-negative) of Softmax (of the step's input), Concat, ArgReduce, TopK,
-  // LayerNorm, Gather, GatherElements and Split.
+  // LayerNorm, Gather, GatherElements, ScatterElements and Split.
   int32_t axis = 0;
   bool log = false;  // Softmax: LogSoftmax
   bool exclusive = false, reverse = false;  // CumSum
+  // Scatter: ScatterND (else ScatterElements, along `axis`), and how updates meet the data.
+  bool scatter_nd = false;
+  fb::ScatterReduction scatter_reduction = fb::ScatterReduction::None;
   // Softmax: non-empty when it runs on x viewed as this 2-D shape (opset < 13).
   std::vector<int64_t> softmax_view;
   float epsilon = 1e-5f;
