@@ -54,6 +54,9 @@ PARAMETER_SLOTS = {
     "CumSum": (1,),                  # axis
     "Dropout": (1, 2),               # ratio, training_mode
     "Expand": (1,),                  # shape
+    "BlackmanWindow": (0,),          # size
+    "HammingWindow": (0,),           # size
+    "HannWindow": (0,),              # size
     "If": (0,),                      # cond: jetplan folds If to a branch (--freeze)
     "Loop": (0, 1),                  # trip count, cond: jetplan unrolls Loop (--freeze)
     "NonMaxSuppression": (2, 3, 4),  # max_output_boxes_per_class, iou/score thresholds
@@ -64,6 +67,7 @@ PARAMETER_SLOTS = {
     "Resize": (1, 2, 3),             # roi, scales, sizes
     "Slice": (1, 2, 3, 4),           # starts, ends, axes, steps
     "Split": (1,),                   # split
+    "STFT": (1, 3),                  # frame_step, frame_length
     "Squeeze": (1,),                 # axes
     "Tile": (1,),                    # repeats
     "TopK": (1,),                    # K

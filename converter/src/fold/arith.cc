@@ -339,6 +339,31 @@ bool eval_range(const Args& a, std::vector<TensorData>* out) {
   return true;
 }
 
+// HannWindow, HammingWindow and BlackmanWindow (opset 17) of a constant size: the cosine sums
+// a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size (periodic) or size - 1, in double, as
+// ONNX's reference computes them, then written in output_datatype.
+bool eval_window(const Args& a, std::vector<TensorData>* out) {
+  const Value& size = *a.in[0];
+  if (!is_numeric(size.dtype) || !scalar_like(size)) return false;
+  const int64_t n = read_ints(size)[0];
+  if (n < 0) fail("node ", node_label(a.node), ": window size ", n, " is negative");
+  const DataType dtype = static_cast<DataType>(attr_int(a.node, "output_datatype", 1));
+  if (!is_numeric(dtype) || !fits({n}, dtype)) return false;
+  const std::string& op = a.node.op_type;
+  const double a0 = op == "HannWindow" ? 0.5 : op == "HammingWindow" ? 25.0 / 46.0 : 0.42;
+  const double a1 = op == "BlackmanWindow" ? 0.5 : 1.0 - a0;
+  const double a2 = op == "BlackmanWindow" ? 0.08 : 0.0;
+  const double N = static_cast<double>(attr_int(a.node, "periodic", 1) != 0 ? n : n - 1);
+  const double pi = 3.14159265358979323846;
+  std::vector<double> w(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const double t = 2.0 * pi * static_cast<double>(i) / N;
+    w[static_cast<size_t>(i)] = a0 - a1 * std::cos(t) + a2 * std::cos(2.0 * t);
+  }
+  out->push_back(TensorData{dtype, {n}, write_doubles(dtype, w)});
+  return true;
+}
+
 bool eval_binary(const Args& a, std::vector<TensorData>* out) {
   // Max and Min are variadic: fold left to right.
   return fold_chain(a, a.node.op_type, out);

@@ -50,6 +50,7 @@ bool eval_expand(const Args& a, std::vector<TensorData>* out);
 bool eval_gather(const Args& a, std::vector<TensorData>* out);
 bool eval_gather_elements(const Args& a, std::vector<TensorData>* out);
 bool eval_scatter(const Args& a, std::vector<TensorData>* out);
+bool eval_window(const Args& a, std::vector<TensorData>* out);
 bool eval_identity(const Args& a, std::vector<TensorData>* out);
 bool eval_pad(const Args& a, std::vector<TensorData>* out);
 bool eval_reshape_like(const Args& a, std::vector<TensorData>* out);

@@ -8,6 +8,7 @@
 #include "converter/src/ir/error.h"
 #include "converter/src/ir/graph_edit.h"
 #include "converter/src/ir/shape_ops.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/registry.h"
@@ -75,6 +76,11 @@ constexpr OpRow kRows[] = {
     {"Gemm", check_gemm, "float32", "2-D A and B; C broadcasts to [M, N]"},
     {"MatMul", check_matmul, "float32",
      "numpy semantics: 1-D operands, broadcast batch dims"},
+    {"STFT", nullptr, "float32",
+     "frame_step and frame_length constant; a real or complex signal [B, L, 1 or 2]; runs as a "
+     "Gather of the frames and MatMuls against constant cosine and sine matrices (the window "
+     "folded in where constant)",
+     0, decompose_stft},
 };
 
 StepParamsOffset serialize_gemm(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
