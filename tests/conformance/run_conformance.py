@@ -52,6 +52,7 @@ PARAMETER_SLOTS = {
     "Clip": (1, 2),                  # min, max
     "ConstantOfShape": (0,),         # shape
     "CumSum": (1,),                  # axis
+    "DFT": (1, 2),                   # dft_length, axis (opset 20)
     "Dropout": (1, 2),               # ratio, training_mode
     "Expand": (1,),                  # shape
     "BlackmanWindow": (0,),          # size

@@ -60,7 +60,7 @@ const onnx::OpSchema* InferenceSchemas::GetSchema(const std::string& op, const i
                                                   const std::string& domain) const {
   // libonnx 1.12's STFT inference reads onesided with a default of 0 where ONNX's is 1 (a
   // default STFT then gets N bins where it has N / 2 + 1): inference skips STFT nodes, and its
-  // decomposition (ops/stft.cc) computes the shape.
+  // decomposition (ops/spectral.cc) computes the shape.
   if ((domain.empty() || domain == "ai.onnx") &&
       (newer_definition(op, model_opset_) != nullptr || op == "STFT"))
     return nullptr;

@@ -44,7 +44,8 @@ class OnnxNodes {
 // Attention (opset 23 to 25; attention.cc) and RotaryEmbedding (opset 23; binary.cc).
 std::string decompose_attention(Graph& g, const Node& node, std::vector<Node>* out);
 std::string decompose_rotary_embedding(Graph& g, const Node& node, std::vector<Node>* out);
-// STFT (opset 17; stft.cc).
+// DFT (opsets 17 and 20) and STFT (opset 17; spectral.cc).
+std::string decompose_dft(Graph& g, const Node& node, std::vector<Node>* out);
 std::string decompose_stft(Graph& g, const Node& node, std::vector<Node>* out);
 
 }  // namespace jetplan::converter::ops

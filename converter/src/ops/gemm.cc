@@ -76,6 +76,10 @@ constexpr OpRow kRows[] = {
     {"Gemm", check_gemm, "float32", "2-D A and B; C broadcasts to [M, N]"},
     {"MatMul", check_matmul, "float32",
      "numpy semantics: 1-D operands, broadcast batch dims"},
+    {"DFT", nullptr, "float32",
+     "dft_length and axis constant; a real or complex input [.., 1 or 2]; runs as MatMuls against "
+     "constant cosine and sine matrices over the axis (moved last by Transposes where it is not)",
+     20, decompose_dft},
     {"STFT", nullptr, "float32",
      "frame_step and frame_length constant; a real or complex signal [B, L, 1 or 2]; runs as a "
      "Gather of the frames and MatMuls against constant cosine and sine matrices (the window "
