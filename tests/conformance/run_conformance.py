@@ -60,6 +60,7 @@ PARAMETER_SLOTS = {
     "HannWindow": (0,),              # size
     "If": (0,),                      # cond: jetplan folds If to a branch (--freeze)
     "Loop": (0, 1),                  # trip count, cond: jetplan unrolls Loop (--freeze)
+    "MelWeightMatrix": (0, 1, 2, 3, 4),  # every input: it folds
     "NonMaxSuppression": (2, 3, 4),  # max_output_boxes_per_class, iou/score thresholds
     "OneHot": (1,),                  # depth
     "Pad": (1, 2, 3),                # pads, constant_value, axes

@@ -364,6 +364,45 @@ bool eval_window(const Args& a, std::vector<TensorData>* out) {
   return true;
 }
 
+// MelWeightMatrix (opset 17) of constant inputs: [dft_length / 2 + 1, num_mel_bins] triangles
+// between num_mel_bins + 2 points spaced evenly on the mel scale, computed as ONNX's reference
+// computes them (its mel step divides by num_mel_bins + 2; the points floor to spectrogram bins).
+bool eval_mel_weight_matrix(const Args& a, std::vector<TensorData>* out) {
+  for (const Value* v : a.in)
+    if (v == nullptr || !is_numeric(v->dtype) || !scalar_like(*v)) return false;
+  const int64_t mels = read_ints(*a.in[0])[0], dft = read_ints(*a.in[1])[0];
+  const int64_t rate = read_ints(*a.in[2])[0];
+  const double lower = read_doubles(*a.in[3])[0], upper = read_doubles(*a.in[4])[0];
+  const DataType dtype = static_cast<DataType>(attr_int(a.node, "output_datatype", 1));
+  const int64_t bins = dft / 2 + 1;
+  if (mels < 1 || dft < 1 || rate < 1)
+    fail("node ", node_label(a.node), ": num_mel_bins, dft_length and sample_rate must be positive");
+  if (!is_numeric(dtype) || !fits({bins, mels}, dtype)) return false;
+  const auto mel = [](double hz) { return 2595.0 * std::log1p(hz / 700.0) / std::log(10.0); };
+  const double low = mel(lower), step = (mel(upper) - low) / static_cast<double>(mels + 2);
+  std::vector<int64_t> point(static_cast<size_t>(mels + 2));
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    const double hz = 700.0 * std::expm1((static_cast<double>(i) * step + low) / 2595.0 * std::log(10.0));
+    point[size_t(i)] = static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / static_cast<double>(rate)));
+    if (point[size_t(i)] < 0 || point[size_t(i)] >= bins)
+      fail("node ", node_label(a.node), ": the mel edges [", lower, ", ", upper,
+           "] Hz reach past the ", bins, " spectrogram bins");
+  }
+  std::vector<double> w(static_cast<size_t>(bins * mels), 0.0);
+  const auto at = [&](int64_t j, int64_t i) -> double& { return w[static_cast<size_t>(j * mels + i)]; };
+  for (int64_t i = 0; i < mels; ++i) {
+    const int64_t lo = point[size_t(i)], mid = point[size_t(i + 1)], hi = point[size_t(i + 2)];
+    if (mid == lo) {
+      at(mid, i) = 1.0;
+    } else {
+      for (int64_t j = lo; j <= mid; ++j) at(j, i) = static_cast<double>(j - lo) / static_cast<double>(mid - lo);
+    }
+    for (int64_t j = mid; j < hi; ++j) at(j, i) = static_cast<double>(hi - j) / static_cast<double>(hi - mid);
+  }
+  out->push_back(TensorData{dtype, {bins, mels}, write_doubles(dtype, w)});
+  return true;
+}
+
 bool eval_binary(const Args& a, std::vector<TensorData>* out) {
   // Max and Min are variadic: fold left to right.
   return fold_chain(a, a.node.op_type, out);

@@ -66,6 +66,7 @@ constexpr Rule kRules[] = {
     {"Log", eval_unary, 1, false},
     {"Max", eval_binary, 1, false},
     {"Mean", eval_variadic, 1, false},
+    {"MelWeightMatrix", eval_mel_weight_matrix, 5, false},
     {"Min", eval_binary, 1, false},
     {"Mish", eval_unary, 1, false},
     {"Mod", eval_elementwise, 2, false},

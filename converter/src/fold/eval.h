@@ -51,6 +51,7 @@ bool eval_gather(const Args& a, std::vector<TensorData>* out);
 bool eval_gather_elements(const Args& a, std::vector<TensorData>* out);
 bool eval_scatter(const Args& a, std::vector<TensorData>* out);
 bool eval_window(const Args& a, std::vector<TensorData>* out);
+bool eval_mel_weight_matrix(const Args& a, std::vector<TensorData>* out);
 bool eval_identity(const Args& a, std::vector<TensorData>* out);
 bool eval_pad(const Args& a, std::vector<TensorData>* out);
 bool eval_reshape_like(const Args& a, std::vector<TensorData>* out);

@@ -1,8 +1,10 @@
 // The Activation family: the ONNX activations (the erf form of Gelu comes from unary.cc), fused
 // into the step before them where they can be.
+#include <cmath>
 #include <limits>
 
 #include "converter/src/ir/error.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/registry.h"
@@ -71,7 +73,21 @@ std::string check_activation(Graph& g, Node& node) {
 constexpr const char* kNotes =
     "fused into the preceding Conv, Gemm or elementwise step where it can be";
 
+// Celu (opset 12) as its definition: alpha * Elu(x / alpha).
+std::string decompose_celu(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const float alpha = attr_float(node, "alpha", 1.f);
+  if (!(alpha != 0.f) || !std::isfinite(alpha)) return cat("alpha ", alpha, " must be finite and not 0");
+  OnnxNodes b(g, node, out);
+  const int a = b.scalar("alpha", alpha);
+  const int elu = b.add("Elu", "elu", {b.add("Div", "scaled", {node.inputs[0], a})});
+  b.add("Mul", "celu", {elu, a}, {}, node.outputs[0]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
+    {"Celu", nullptr, "float32", "runs as alpha * Elu(x / alpha), its definition", 0,
+     decompose_celu},
     {"Clip", check_activation, "float32; int8, uint8 (in float32, opset 12 and later)",
      "min and max constant scalars (inputs since opset 11)"},
     {"Elu", check_activation, "float32", kNotes},

@@ -61,9 +61,37 @@ std::string decompose_trilu(Graph& g, const Node& node, std::vector<Node>* out) 
   return "";
 }
 
+// ThresholdedRelu (opset 10): Where(x > alpha, x, 0).
+std::string decompose_thresholded_relu(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  OnnxNodes b(g, node, out);
+  const int x = node.inputs[0];
+  const int above = b.add("Greater", "above", {x, b.scalar("alpha", attr_float(node, "alpha", 1.f))});
+  b.add("Where", "kept", {above, x, b.scalar("zero", 0.f)}, {}, node.outputs[0]);
+  return "";
+}
+
+// Shrink (opset 9) of float32: x + bias below -lambd, x - bias above lambd, 0 between.
+std::string decompose_shrink(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const float lambd = attr_float(node, "lambd", 0.5f), bias = attr_float(node, "bias", 0.f);
+  OnnxNodes b(g, node, out);
+  const int x = node.inputs[0], bv = b.scalar("bias", bias);
+  const int upper = b.add("Where", "upper", {b.add("Greater", "above", {x, b.scalar("lambd", lambd)}),
+                                             b.add("Sub", "minus_bias", {x, bv}), b.scalar("zero", 0.f)});
+  b.add("Where", "shrunk", {b.add("Less", "below", {x, b.scalar("neg_lambd", -lambd)}),
+                            b.add("Add", "plus_bias", {x, bv}), upper},
+        {}, node.outputs[0]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
     {"Where", check_where, kAnyPlanDtype,
      "condition bool; X and Y of one dtype; numpy broadcasting of all three"},
+    {"Shrink", nullptr, "float32", "runs as two Wheres of comparisons with lambd", 0,
+     decompose_shrink},
+    {"ThresholdedRelu", nullptr, "float32", "runs as Where(x > alpha, x, 0)", 0,
+     decompose_thresholded_relu},
     {"Trilu", nullptr, kAnyPlanDtype,
      "k constant; runs as a Where of a constant [N, M] mask (at most 2^26 elements) over the "
      "last two dims; folds on a constant input",

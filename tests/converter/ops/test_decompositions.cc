@@ -1,0 +1,64 @@
+// The activations that run as small graphs of other ops (Celu: activation.cc; ThresholdedRelu
+// and Shrink: where.cc) end to end in process, against their formulas evaluated here (NaN and
+// the thresholds themselves included), and their GPU plans. ONNX's node tests check them too
+// (tests/conformance).
+#include <cmath>
+#include <limits>
+
+#include "tests/converter/util/ir_model_util.h"
+
+namespace jetplan::converter::testing {
+namespace {
+
+const std::vector<float> kX = {-3.f, -0.5f, -0.25f, 0.f, 0.25f, 0.5f, 1.f, 2.5f,
+                               std::numeric_limits<float>::quiet_NaN()};
+
+ModelBuilder one_node(const std::string& op, int opset, const std::vector<std::pair<std::string, float>>& attrs) {
+  ModelBuilder m(opset);
+  m.input("x", {int64_t(kX.size())}).output("y");
+  auto& n = m.node(op, {"x"}, {"y"}, "op");
+  for (const auto& [name, v] : attrs) attr(n, name, v);
+  return m;
+}
+
+void expect_formula(const ModelBuilder& m, float (*f)(float)) {
+  const std::vector<PlanOutput> out = run_plan(converted_plan(m), {kX});
+  ASSERT_EQ(out.size(), 1u);
+  const std::vector<float> y = out[0].as<float>();
+  ASSERT_EQ(y.size(), kX.size());
+  for (size_t i = 0; i < kX.size(); ++i) {
+    const float want = f(kX[i]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(y[i])) << "x " << kX[i];
+    } else {
+      EXPECT_NEAR(y[i], want, 1e-6f + 1e-6f * std::fabs(want)) << "x " << kX[i];
+    }
+  }
+  ConvertOptions gpu;
+  gpu.target = "orin-agx";
+  EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
+}
+
+TEST(Decompositions, CeluIsAlphaTimesEluOfXOverAlpha) {
+  expect_formula(one_node("Celu", 12, {{"alpha", 2.f}}), [](float x) {
+    return x > 0.f ? x : x <= 0.f ? 2.f * std::expm1(x / 2.f) : x;  // NaN stays NaN
+  });
+  EXPECT_THAT(convert_error(one_node("Celu", 12, {{"alpha", 0.f}})),
+              HasSubstr("'op' (Celu): alpha 0 must be finite and not 0"));
+}
+
+TEST(Decompositions, ThresholdedReluKeepsOnlyWhatIsAboveAlpha) {
+  // NaN > alpha is false: 0, as ONNX's reference (np.where) gives.
+  expect_formula(one_node("ThresholdedRelu", 10, {{"alpha", 0.5f}}),
+                 [](float x) { return x > 0.5f ? x : 0.f; });
+}
+
+TEST(Decompositions, ShrinkMovesTheTailsByBias) {
+  // NaN is neither below -lambd nor above lambd: 0.
+  expect_formula(one_node("Shrink", 9, {{"lambd", 0.5f}, {"bias", 0.25f}}), [](float x) {
+    return x < -0.5f ? x + 0.25f : x > 0.5f ? x - 0.25f : 0.f;
+  });
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing
