@@ -1,7 +1,7 @@
-// The activations that run as small graphs of other ops (Celu: activation.cc; ThresholdedRelu
-// and Shrink: where.cc) end to end in process, against their formulas evaluated here (NaN and
-// the thresholds themselves included), and their GPU plans. ONNX's node tests check them too
-// (tests/conformance).
+// The ops that run as small graphs of other ops (Celu: activation.cc; ThresholdedRelu and
+// Shrink: where.cc; Hardmax: arg_reduce.cc; CenterCropPad: slice.cc) end to end in process,
+// against their formulas evaluated here (NaN, the thresholds themselves, ties and odd crops
+// included), and their GPU plans. ONNX's node tests check them too (tests/conformance).
 #include <cmath>
 #include <limits>
 
@@ -58,6 +58,39 @@ TEST(Decompositions, ShrinkMovesTheTailsByBias) {
   expect_formula(one_node("Shrink", 9, {{"lambd", 0.5f}, {"bias", 0.25f}}), [](float x) {
     return x < -0.5f ? x + 0.25f : x > 0.5f ? x - 0.25f : 0.f;
   });
+}
+
+TEST(Decompositions, HardmaxMarksTheFirstMaximum) {
+  // x [3, 2] along axis 0: column 0 has a tie (the first of the two 5s wins), column 1 one max.
+  ModelBuilder m(13);
+  m.input("x", {3, 2}).output("y");
+  attr(m.node("Hardmax", {"x"}, {"y"}, "op"), "axis", int64_t{0});
+  const std::vector<PlanOutput> out = run_plan(converted_plan(m), {std::vector<float>{5, 1, 2, 7, 5, -1}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].as<float>(), ElementsAre(1, 0, 0, 1, 0, 0));
+  ConvertOptions gpu;
+  gpu.target = "orin-agx";
+  EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
+  ModelBuilder old(11);
+  old.input("x", {3, 2}).output("y");
+  attr(old.node("Hardmax", {"x"}, {"y"}, "op"), "axis", int64_t{0});
+  EXPECT_THAT(convert_error(old), HasSubstr("jetplan takes the last axis before opset 13"));
+}
+
+TEST(Decompositions, CenterCropPadCropsAndPadsOddDifferences) {
+  // x [3, 5] to [4, 2]: rows padded by 0 before and 1 after; columns 1 and 2 kept.
+  ModelBuilder m(18);
+  m.input("x", {3, 5}).output("y");
+  m.initializer_i64("shape", {2}, {4, 2});
+  m.node("CenterCropPad", {"x", "shape"}, {"y"}, "op");
+  std::vector<float> x(15);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i + 1);
+  const std::vector<PlanOutput> out = run_plan(converted_plan(m), {x});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].as<float>(), ElementsAre(2, 3, 7, 8, 12, 13, 0, 0));
+  ConvertOptions gpu;
+  gpu.target = "orin-agx";
+  EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
 }
 
 }  // namespace
