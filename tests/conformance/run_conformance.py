@@ -50,6 +50,7 @@ _REDUCE = ["ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax
 PARAMETER_SLOTS = {
     "CastLike": (1,),                # target_type: only its dtype is read
     "CenterCropPad": (1,),           # shape
+    "Compress": (1,),                # condition (it fixes the output's shape)
     "Clip": (1, 2),                  # min, max
     "ConstantOfShape": (0,),         # shape
     "CumSum": (1,),                  # axis

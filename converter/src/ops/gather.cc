@@ -1,6 +1,8 @@
-// The Gather family: ONNX Gather (int32 or int64 indices).
+// The Gather family: ONNX Gather (int32 or int64 indices), and Compress with a constant
+// condition (a Gather of the kept positions).
 #include "converter/src/ir/error.h"
 #include "converter/src/ir/shape_ops.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/registry.h"
@@ -24,7 +26,38 @@ std::string check_gather(Graph& g, Node& node) {
   return resolve_as(g, node, fb::OpFamily::Gather, data.dtype, out);
 }
 
+// Compress (opset 11) with a constant condition: a Gather of the positions where it is true
+// along the axis (of the flattened input without one); past the condition's end nothing is kept.
+std::string decompose_compress(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = plan_dtype_input(g, node, 0); !r.empty()) return r;
+  const Value& cond = input(g, node, 1);
+  if (!cond.is_constant) return run_time_reason("condition");
+  if (cond.dtype != DataType::kBool || cond.shape.size() != 1)
+    return cat("the condition must be a 1-D bool (it is ", dtype_name(cond.dtype), " ",
+               shape_str(cond.shape), ")");
+  const Shape x = input(g, node, 0).shape;
+  const bool flat = !has_attr(node, "axis");
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const int64_t axis = flat ? 0 : normalize_axis(node, attr_int(node, "axis", 0), rank);
+  const int64_t len = flat ? shape_count(x) : x[static_cast<size_t>(axis)];
+  if (int64_t(cond.data.size()) > len)
+    fail("node ", node_label(node), ": the condition has ", cond.data.size(),
+         " entries for an axis of ", len);
+  std::vector<int64_t> kept;
+  for (size_t i = 0; i < cond.data.size(); ++i)
+    if (cond.data[i] != 0) kept.push_back(int64_t(i));
+  OnnxNodes b(g, node, out);
+  using A = OnnxNodes;
+  int data = node.inputs[0];
+  if (flat) data = b.add("Reshape", "flat", {data, b.ints("flat_shape", {len})});
+  b.add("Gather", "kept", {data, b.ints("positions", kept)}, {{"axis", A::int_attr(axis)}},
+        node.outputs[0]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
+    {"Compress", nullptr, kAnyPlanDtype,
+     "condition constant; runs as a Gather of the kept positions", 0, decompose_compress},
     {"Gather", check_gather, kAnyPlanDtype,
      "indices int32 or int64 (constant ones are range-checked; out of range at "
      "run time gives zeros)"},

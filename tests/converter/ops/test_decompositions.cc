@@ -1,7 +1,8 @@
 // The ops that run as small graphs of other ops (Celu: activation.cc; ThresholdedRelu and
-// Shrink: where.cc; Hardmax: arg_reduce.cc; CenterCropPad: slice.cc) end to end in process,
-// against their formulas evaluated here (NaN, the thresholds themselves, ties and odd crops
-// included), and their GPU plans. ONNX's node tests check them too (tests/conformance).
+// Shrink: where.cc; Hardmax: arg_reduce.cc; CenterCropPad: slice.cc; Compress: gather.cc) end
+// to end in process, against their formulas evaluated here (NaN, the thresholds themselves,
+// ties, odd crops and a short condition included), and their GPU plans. ONNX's node tests check
+// them too (tests/conformance).
 #include <cmath>
 #include <limits>
 
@@ -91,6 +92,34 @@ TEST(Decompositions, CenterCropPadCropsAndPadsOddDifferences) {
   ConvertOptions gpu;
   gpu.target = "orin-agx";
   EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
+}
+
+TEST(Decompositions, CompressKeepsWhereTheConditionHolds) {
+  // x [2, 3]: along axis 1 with condition [1, 0, 1] columns 0 and 2; without an axis the
+  // flattened elements 1 and 3 (condition [0, 1, 0, 1], shorter than the 6 elements).
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  for (const bool axis : {true, false}) {
+    ModelBuilder m(11);
+    m.input("x", {2, 3}).output("y");
+    auto* c = m.model().mutable_graph()->add_initializer();
+    c->set_name("cond");
+    c->set_data_type(onnx::TensorProto::BOOL);
+    const std::vector<int> bits = axis ? std::vector<int>{1, 0, 1} : std::vector<int>{0, 1, 0, 1};
+    c->add_dims(int64_t(bits.size()));
+    for (int v : bits) c->add_int32_data(v);
+    auto& n = m.node("Compress", {"x", "cond"}, {"y"}, "op");
+    if (axis) attr(n, "axis", int64_t{1});
+    const std::vector<PlanOutput> out = run_plan(converted_plan(m), {x});
+    ASSERT_EQ(out.size(), 1u);
+    if (axis) {
+      EXPECT_THAT(out[0].as<float>(), ElementsAre(1, 3, 4, 6));
+    } else {
+      EXPECT_THAT(out[0].as<float>(), ElementsAre(2, 4));
+    }
+    ConvertOptions gpu;
+    gpu.target = "orin-agx";
+    EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
+  }
 }
 
 }  // namespace
