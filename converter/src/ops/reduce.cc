@@ -1,8 +1,10 @@
 // The Reduce family: the Reduce* ops (keepdims=0 through a view: keepdims_view.h). Einsum sums
-// become Reduce steps too (einsum.h).
+// become Reduce steps too (einsum.h), and LpNormalization a ReduceL1 or ReduceL2 and a Div.
 #include <algorithm>
 
 #include "converter/src/ir/error.h"
+#include "converter/src/ir/shape_ops.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/keepdims_view.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
@@ -73,10 +75,37 @@ constexpr const char* kReduceNotes =
     "keepdims 0 or 1; "
     "noop_with_empty_axes";
 
+// LpNormalization (opset 1): x / ||x||_p along the axis (p 1 or 2), as x / ReduceL<p>(x) with
+// kept dims, and 0 where the norm is 0 (ONNX's reference: not 0 / 0).
+std::string decompose_lp_normalization(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const int64_t p = attr_int(node, "p", 2);
+  if (p != 1 && p != 2) return cat("p ", p, " (ONNX defines 1 and 2)");
+  const int64_t rank = static_cast<int64_t>(input(g, node, 0).shape.size());
+  if (rank < 1) return "the input must have rank 1 or more";
+  const int64_t axis = normalize_axis(node, attr_int(node, "axis", -1), rank);
+  OnnxNodes b(g, node, out);
+  using A = OnnxNodes;
+  const std::string reduce = p == 1 ? "ReduceL1" : "ReduceL2";
+  // The reduction as the model's opset spells it: axes an input from opset 18, else an attribute.
+  const int norm = g.opset >= 18
+                       ? b.add(reduce, "norm", {node.inputs[0], b.ints("axes", {axis})},
+                               {{"keepdims", A::int_attr(1)}})
+                       : b.add(reduce, "norm", {node.inputs[0]},
+                               {{"axes", A::ints_attr({axis})}, {"keepdims", A::int_attr(1)}});
+  const int zero = b.scalar("zero", 0.f);
+  b.add("Where", "normalized",
+        {b.add("Equal", "zero_norm", {norm, zero}), zero, b.add("Div", "divided", {node.inputs[0], norm})},
+        {}, node.outputs[0]);
+  return "";
+}
+
 // The definitions of opset 18 (axes an input); ReduceLogSum and ReduceLogSumExp of opset 28
 // spell out the result of an empty reduction, which jetplan never computes (check.cc refuses a
 // step that reads an empty tensor and writes a non-empty one).
 constexpr OpRow kRows[] = {
+    {"LpNormalization", nullptr, "float32", "p 1 or 2; runs as x / ReduceL<p>(x) along the axis (0 where the norm is 0)", 0,
+     decompose_lp_normalization},
     {"ReduceL1", check_reduce, kReduceDtypes, kReduceNotes, 18},
     {"ReduceL2", check_reduce, kReduceDtypes, kReduceNotes, 18},
     {"ReduceLogSum", check_reduce, kReduceDtypes, kReduceNotes, 28},

@@ -14,7 +14,7 @@ TEST(Support, AllUnsupportedNodesInOneError) {
   ModelBuilder m;
   m.input("x", {1, 2, 8, 8}).input("lo", {}).output("y");
   m.node("Relu", {"x"}, {"r"}, "fine_relu");
-  m.node("LpNormalization", {"r"}, {"s"}, "n1");  // an ONNX op jetplan lacks
+  m.node("RandomNormalLike", {"r"}, {"s"}, "n1");  // an ONNX op jetplan lacks
   m.node("Clip", {"s", "lo"}, {"p"}, "n2");  // a bound computed at run time
   auto& avg = m.node("AveragePool", {"p"}, {"a"}, "n3");
   attr(avg, "kernel_shape", std::vector<int64_t>{2, 2});
@@ -27,7 +27,7 @@ TEST(Support, AllUnsupportedNodesInOneError) {
 
   const std::string e = convert_error(m);
   EXPECT_EQ(e,
-            "3 unsupported nodes: 'n1' (LpNormalization): no such op in jetplan; "
+            "3 unsupported nodes: 'n1' (RandomNormalLike): no such op in jetplan; "
             "'n2' (Clip): its min input is computed at run time (jetplan needs a constant "
             "scalar); "
             "'n4' (Foo): no such op in jetplan (domain 'com.example')");

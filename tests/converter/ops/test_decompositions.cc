@@ -1,8 +1,8 @@
 // The ops that run as small graphs of other ops (Celu: activation.cc; ThresholdedRelu and
-// Shrink: where.cc; Hardmax: arg_reduce.cc; CenterCropPad: slice.cc; Compress: gather.cc) end
-// to end in process, against their formulas evaluated here (NaN, the thresholds themselves,
-// ties, odd crops and a short condition included), and their GPU plans. ONNX's node tests check
-// them too (tests/conformance).
+// Shrink: where.cc; Hardmax: arg_reduce.cc; CenterCropPad: slice.cc; Compress: gather.cc;
+// LpNormalization: reduce.cc) end to end in process, against their formulas evaluated here
+// (NaN, the thresholds themselves, ties, odd crops, a short condition and a zero norm included),
+// and their GPU plans. ONNX's node tests check them too (tests/conformance).
 #include <cmath>
 #include <limits>
 
@@ -119,6 +119,27 @@ TEST(Decompositions, CompressKeepsWhereTheConditionHolds) {
     ConvertOptions gpu;
     gpu.target = "orin-agx";
     EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
+  }
+}
+
+TEST(Decompositions, LpNormalizationWithAZeroNorm) {
+  // x [2, 3] along axis 1: row 0 (3, 0, 4) has L2 norm 5 and L1 norm 7; row 1 is all zeros: 0.
+  const std::vector<float> x = {3, 0, 4, 0, 0, 0};
+  for (const int64_t p : {1, 2}) {
+    for (const int opset : {13, 18}) {
+      ModelBuilder m(opset);
+      m.input("x", {2, 3}).output("y");
+      auto& n = m.node("LpNormalization", {"x"}, {"y"}, "op");
+      attr(n, "axis", int64_t{1});
+      attr(n, "p", p);
+      const std::vector<PlanOutput> out = run_plan(converted_plan(m), {x});
+      ASSERT_EQ(out.size(), 1u);
+      const float norm = p == 1 ? 7.f : 5.f;
+      EXPECT_THAT(out[0].as<float>(), ElementsAre(3 / norm, 0, 4 / norm, 0, 0, 0)) << "p " << p;
+      ConvertOptions gpu;
+      gpu.target = "orin-agx";
+      EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
+    }
   }
 }
 
