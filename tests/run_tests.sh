@@ -12,13 +12,13 @@ jobs=${JETPLAN_JOBS:-$(nproc)}
 # The venv install_deps.sh makes (newest onnx, onnxruntime, onnxscript), named to CMake.
 onnx_python=${JETPLAN_VENV:-$root/.venv}/bin/python
 
-JETPLAN_CROSS_CHECK=1 "$root/tests/install_deps.sh"
 # Each stage's wall time, for keeping the suite within CI's budget.
 stage_start=$SECONDS
 stage_done() {
   echo "== $1 took $(((SECONDS - stage_start) / 60)) min $(((SECONDS - stage_start) % 60)) s"
   stage_start=$SECONDS
 }
+JETPLAN_CROSS_CHECK=1 "$root/tests/install_deps.sh"
 stage_done "set-up"
 
 echo "== release build and tests"

@@ -34,9 +34,11 @@ constexpr int64_t kMaxTriluMask = int64_t{1} << 26;
 // dtype (the zeroed elements are chosen, not multiplied: a NaN or infinity there still gives 0);
 // on a constant x it folds.
 std::string decompose_trilu(Graph& g, const Node& node, std::vector<Node>* out) {
+  // Copies: the constants added below may move the graph's values.
   const Value& x = input(g, node, 0);
   if (std::string r = plan_dtype_reason(x); !r.empty()) return r;
-  const Shape& shape = x.shape;
+  const Shape shape = x.shape;
+  const DataType dtype = x.dtype;
   if (shape.size() < 2) return cat("the input must have rank 2 or more (", shape_str(shape), ")");
   int64_t k = 0;
   if (has_input(node, 1)) {
@@ -56,7 +58,7 @@ std::string decompose_trilu(Graph& g, const Node& node, std::vector<Node>* out) 
     for (int64_t j = 0; j < m; ++j) mask[size_t(i * m + j)] = upper ? j - i >= k : j - i <= k;
   OnnxNodes b(g, node, out);
   const int cond = b.constant("mask", DataType::kBool, {n, m}, std::move(mask));
-  const int zero = b.constant("zero", x.dtype, {}, std::vector<uint8_t>(dtype_size(x.dtype), 0));
+  const int zero = b.constant("zero", dtype, {}, std::vector<uint8_t>(dtype_size(dtype), 0));
   b.add("Where", "kept", {cond, node.inputs[0], zero}, {}, node.outputs[0]);
   return "";
 }
