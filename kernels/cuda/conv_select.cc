@@ -174,16 +174,16 @@ bool launch_conv_dw_tiled(const ConvParams& p, const TargetInfo& target, LaunchC
        VariantId::jp_conv_dw7_i8_f16out}};
   out->variant = &kernel_variant(kIds[!i8 ? 0 : y8 ? 1 : 2][k]);
   const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
-  // 3x3 INT8 into Int8 with 384 threads (8 channels each) an SM or more: the kernel that holds
-  // one kernel row of x at a time. H200, MobileNetV2's layers (GpuConvInt8Bench.
+  // 3x3 INT8 with 384 threads (8 channels each) an SM or more: the kernels that hold one kernel
+  // row of x at a time. H200, MobileNetV2's layers into Int8 (GpuConvInt8Bench.
   // DISABLED_MobileNetV2Depthwise): 0.76-0.88x the time at batch 8 from 56k threads on, equal
-  // near the bound, 1.03-1.07x on the smaller layers below it. Its Float16-out twin
-  // (jp_conv_dw3_1row_i8_f16out, for EfficientNet-B0's layers, whose outputs feed the
-  // squeeze-excitation pool) is not selected until a GPU run has checked and timed it
-  // (GpuConvInt8.DepthwiseWritesAChannelSlice, GpuConvInt8Bench.DISABLED_EfficientNetB0Depthwise).
-  if (k == 0 && y8 &&
+  // near the bound, 1.03-1.07x on the smaller layers below it. Into Float16 (EfficientNet-B0's
+  // layers, whose outputs feed the squeeze-excitation pool): GpuConvInt8Bench.
+  // DISABLED_EfficientNetB0Depthwise, tests/perf/RESULTS.md session 21.
+  if (k == 0 && i8 &&
       pixels * (uint64_t(p.in_channels) / 8) >= 384ull * std::max<uint32_t>(1, target.sm_count))
-    out->variant = &kernel_variant(VariantId::jp_conv_dw3_1row_i8);
+    out->variant = &kernel_variant(y8 ? VariantId::jp_conv_dw3_1row_i8
+                                      : VariantId::jp_conv_dw3_1row_i8_f16out);
   // Blocks of about 128 threads: up to 32 channel groups (16 for 7x7), spread evenly over the
   // blocks of a pixel, by as many pixels as make up the rest.
   const uint64_t groups = uint64_t(p.in_channels) / 8;
