@@ -1,6 +1,6 @@
 // The Scatter family: ONNX ScatterElements (and the deprecated Scatter, its opset 9-10 form)
-// and ScatterND: parameters and CPU twin (kernels/cpu/scatter.cc). No CUDA kernel yet (GPU plans
-// take it only where it folds on constants).
+// and ScatterND: parameters and CPU twin (kernels/cpu/scatter.cc); CUDA kernel in
+// kernels/cuda/scatter.cu (deterministic: the same updates in the same order as the twin).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,8 @@
 namespace jetplan::kernels {
 
 // How an update meets the element it lands on: replaces it, or adds, multiplies, or keeps the
-// larger or smaller (a NaN on either side gives NaN, as numpy's maximum and minimum).
+// larger or smaller (a NaN on either side gives NaN, as numpy's maximum and minimum). Integers
+// wrap (two's complement); Float16 computes in float32 and rounds after every update.
 enum class ScatterReduction : uint8_t { kNone = 0, kAdd = 1, kMul = 2, kMax = 3, kMin = 4 };
 
 // y = data, then every update applied in row-major order of its position (with duplicate
@@ -39,8 +40,14 @@ struct ScatterParams {
 };
 
 // Whether `r` computes on elements of `t` (kNone moves bytes of any dtype; the others need
-// float32, float64, int32 or int64).
+// float16, float32, float64, int32 or int64).
 bool scatter_reduces(ScatterReduction r, DType t);
+
+// The CUDA kernel's walk: how many index entries each output element's thread reads
+// (ScatterElements: index_dims[axis]; ScatterND: every tuple's k entries). Selection bounds
+// output elements x walk by kScatterMaxWalk (kernels/cuda/scatter_select.cc).
+uint64_t scatter_walk_reads(const ScatterParams& p);
+constexpr uint64_t kScatterMaxWalk = uint64_t(1) << 30;
 
 // Checks data's, indices' and updates' shapes against p's nd and axis (already set) and fills
 // p's rank, data_dims, index_rank and index_dims. Returns nullptr, or why the shapes do not fit.
@@ -58,3 +65,7 @@ void scatter(const ScatterParams& p, const void* data, const void* indices, cons
              void* y);
 
 }  // namespace jetplan::kernels::cpu
+
+// CUDA kernel of kernels/cuda/scatter.cu, gathered into the variant table by
+// kernels/cuda/variants.cc: one thread per output element, every dtype.
+#define JP_CUDA_VARIANTS_scatter(X, F) X(F, jp_scatter, kAny, 0)

@@ -5,13 +5,22 @@
 #include <type_traits>
 
 #include "kernels/cpu/dense_index.h"
+#include "kernels/cpu/half.h"
 #include "kernels/cpu/gather_index.h"
 
 namespace jetplan::kernels {
 
 bool scatter_reduces(ScatterReduction r, DType t) {
-  return r == ScatterReduction::kNone || t == DType::kFloat32 || t == DType::kFloat64 ||
-         t == DType::kInt32 || t == DType::kInt64;
+  return r == ScatterReduction::kNone || t == DType::kFloat16 || t == DType::kFloat32 ||
+         t == DType::kFloat64 || t == DType::kInt32 || t == DType::kInt64;
+}
+
+uint64_t scatter_walk_reads(const ScatterParams& p) {
+  if (p.index_rank < 1 || p.index_rank > kMaxRank) return 0;
+  if (!p.nd) return p.axis >= 0 && p.axis < p.index_rank ? uint64_t(p.index_dims[p.axis]) : 0;
+  uint64_t reads = 1;
+  for (int32_t d = 0; d < p.index_rank; ++d) reads *= uint64_t(p.index_dims[d]);
+  return reads;
 }
 
 const char* scatter_shapes(ScatterParams* p, int32_t rank, const int64_t* data_dims,
@@ -53,6 +62,11 @@ namespace {
 
 template <typename T>
 T combine(ScatterReduction r, T have, T u) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;  // a defined two's-complement wrap
+    if (r == ScatterReduction::kAdd) return T(U(have) + U(u));
+    if (r == ScatterReduction::kMul) return T(U(have) * U(u));
+  }
   switch (r) {
     case ScatterReduction::kAdd:
       return have + u;
@@ -90,6 +104,14 @@ void apply(const ScatterParams& p, unsigned char* dst, const unsigned char* src)
     return;
   }
   switch (p.dtype) {
+    case DType::kFloat16: {  // in float32, rounded once an update (the CUDA kernel's order)
+      uint16_t have, u;
+      std::memcpy(&have, dst, 2);
+      std::memcpy(&u, src, 2);
+      have = half_from_float(combine(p.reduction, half_to_float(have), half_to_float(u)));
+      std::memcpy(dst, &have, 2);
+      return;
+    }
     case DType::kFloat32:
       return apply_as<float>(p.reduction, dst, src);
     case DType::kFloat64:

@@ -92,7 +92,7 @@ void contract_gather_elements(StepContract& c) {
 // data, indices (Int32 or Int64), updates of data's dtype; y of data's shape and dtype.
 // ScatterElements: indices and updates of one shape, of data's rank, no larger off the axis.
 // ScatterND: indices [.., k] with 1 <= k <= data's rank; updates the indices' dims but the last,
-// then data's from k on. A reduction needs Float32, Float64, Int32 or Int64.
+// then data's from k on. A reduction needs Float16, Float32, Float64, Int32 or Int64.
 void contract_scatter(StepContract& c) {
   const auto* p = c.step->params_as_ScatterParams();
   if (!p || c.in.size() != 3) return c.bad("step ", c.name, " scatter");
@@ -101,7 +101,8 @@ void contract_scatter(StepContract& c) {
   c.expect(c.y == data && c.dtype_of(0) == t && c.in_dtype(2) == t &&
                (c.in_dtype(1) == fb::DType::Int32 || c.in_dtype(1) == fb::DType::Int64),
            "scatter output " + str(c.y));
-  c.expect(p->reduction() == fb::ScatterReduction::None || t == fb::DType::Float32 ||
+  c.expect(p->reduction() == fb::ScatterReduction::None || t == fb::DType::Float16 ||
+               t == fb::DType::Float32 ||
                t == fb::DType::Float64 || t == fb::DType::Int32 || t == fb::DType::Int64,
            "scatter reduction dtype");
   const int64_t r = static_cast<int64_t>(data.size());

@@ -1,6 +1,7 @@
 // The Scatter family: ONNX ScatterElements (with the deprecated Scatter, its opset 9-10 form)
-// and ScatterND: data with updates written, or combined by a reduction, at indices. Runs on the
-// CPU backend; GPU plans take it where it folds on constants (fold/moves.cc).
+// and ScatterND: data with updates written, or combined by a reduction, at indices. CPU backend
+// and a CUDA kernel (kernels/cuda/scatter.cu, whose selection bounds its walk); folds on
+// constants (fold/moves.cc).
 #include "converter/src/ops/scatter.h"
 
 #include "converter/src/ir/error.h"
@@ -22,6 +23,7 @@ kernels::ScatterParams scatter_params(const Node& node, bool nd, const Value& da
   if (reduction == 5) fail("node ", node_label(node), ": unknown reduction '", r, "'");
   p.reduction = static_cast<kernels::ScatterReduction>(reduction);
   switch (data.dtype) {
+    case DataType::kFloat16: p.dtype = kernels::DType::kFloat16; break;
     case DataType::kFloat32: p.dtype = kernels::DType::kFloat32; break;
     case DataType::kFloat64: p.dtype = kernels::DType::kFloat64; break;
     case DataType::kInt32: p.dtype = kernels::DType::kInt32; break;
@@ -30,7 +32,7 @@ kernels::ScatterParams scatter_params(const Node& node, bool nd, const Value& da
   }
   if (!kernels::scatter_reduces(p.reduction, p.dtype))
     fail("node ", node_label(node), ": reduction '", r, "' on ", dtype_name(data.dtype),
-         " (jetplan reduces float32, float64, int32 and int64)");
+         " (jetplan reduces float16, float32, float64, int32 and int64)");
   p.elem_bytes = static_cast<int64_t>(dtype_size(data.dtype));
   p.index_dtype = indices.dtype == DataType::kInt32 ? kernels::DType::kInt32 : kernels::DType::kInt64;
   const auto bad_shapes = [&](const char* why) {
@@ -81,8 +83,9 @@ std::string check_scatter_nd(Graph& g, Node& node) { return check_scatter(g, nod
 
 constexpr const char* kNotes =
     "indices int32 or int64 (constant ones checked in range); reduction none (any plan dtype), "
-    "add, mul, max or min (float32, float64, int32, int64); updates in row-major order (the last "
-    "of duplicate indices wins); CPU backend (GPU plans: where it folds on constants)";
+    "add, mul, max or min (float16, float32, float64, int32, int64; integers wrap); updates in "
+    "row-major order (the last of duplicate indices wins), on the GPU too (each output element "
+    "walks its candidate updates: refused there past 2^30 index reads in all)";
 
 constexpr OpRow kRows[] = {
     {"Scatter", check_scatter_elements, kAnyPlanDtype, "(deprecated) as ScatterElements"},

@@ -26,7 +26,7 @@ Status prepare_scatter(const jp_plan& plan, const fb::ScatterParams& p, Prepared
   k.elem_bytes = static_cast<int64_t>(dtype_size(data.dtype));
   k.index_dtype = kernel_dtype(indices.dtype);
   if (!kernels::scatter_reduces(k.reduction, k.dtype)) {
-    return invalid(*s, "a reduction needs Float32, Float64, Int32 or Int64 data");
+    return invalid(*s, "a reduction needs Float16, Float32, Float64, Int32 or Int64 data");
   }
   const char* why = kernels::scatter_shapes(&k, data.rank, data.dims, indices.rank, indices.dims,
                                             updates.rank, updates.dims);

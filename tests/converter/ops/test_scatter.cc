@@ -1,6 +1,6 @@
 // ScatterElements, Scatter and ScatterND (converter/src/ops/scatter.cc) end to end in process:
 // plans run on the CPU backend against values worked out here, opset 18's max reduction,
-// folding on constants (so GPU plans take such a scatter), and the refusals by message.
+// folding on constants, GPU plans (the CUDA kernel and its bound), and the refusals by message.
 #include "tests/converter/util/ir_model_util.h"
 
 namespace jetplan::converter::testing {
@@ -78,8 +78,30 @@ TEST(Scatter, ConstantsFoldSoGpuPlansTakeThem) {
   ConvertOptions gpu;
   gpu.target = "orin-agx";
   EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
-  // A scatter of run-time data has no CUDA kernel yet: the GPU target names it.
-  EXPECT_THAT(convert_error(scatter_nd_model("none", {0, 1}), gpu), HasSubstr("'scatter'"));
+}
+
+TEST(Scatter, RunTimeScattersTakeTheCudaKernelWithinItsBound) {
+  ConvertOptions gpu;
+  gpu.target = "orin-agx";
+  // Run-time data and updates (Float16 in the plan), every reduction: jp_scatter.
+  for (const char* reduction : {"none", "add", "mul", "max", "min"}) {
+    // (The converter loads every GPU plan it writes through the runtime's device-independent
+    // checks; the CPU plan contract does not apply.)
+    const ConvertResult r = convert_onnx(scatter_nd_model(reduction, {3, -4}, 18).bytes(), "model.onnx", gpu);
+    const fb::Plan* plan = plan_of(r);
+    ASSERT_NE(plan, nullptr);
+    const fb::Step* s = first_step(plan, OpFamily::Scatter);
+    ASSERT_NE(s, nullptr) << reduction;
+    ASSERT_NE(s->kernel(), nullptr);
+    EXPECT_EQ(s->kernel()->str(), "jp_scatter") << reduction;
+  }
+  // Past the kernel's bound (65536 tuples walked for each of 4M output elements): refused by name.
+  ModelBuilder big(16);
+  big.input("x", {65536, 64}).input("idx", {65536, 1}, onnx::TensorProto::INT64)
+      .input("u", {65536, 64}).output("y");
+  big.node("ScatterND", {"x", "idx", "u"}, {"y"}, "big_scatter");
+  EXPECT_THAT(convert_error(big, gpu),
+              AllOf(HasSubstr("big_scatter"), HasSubstr("65536 index reads for each of 4194304")));
 }
 
 TEST(Scatter, Refusals) {

@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cpu/half.h"
 #include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -228,8 +229,34 @@ TEST(Scatter, ShapeChecksSayWhy) {
   const Shape idx1 = {2, 1}, upd_short = {2, 2};  // [2, 3] would fit
   EXPECT_STREQ(scatter_shapes(&p, 2, data.data(), 2, idx1.data(), 2, upd_short.data()),
                "updates must have the indices' dims but the last, then data's from the indexed on");
-  EXPECT_FALSE(scatter_reduces(ScatterReduction::kAdd, DType::kFloat16));
-  EXPECT_TRUE(scatter_reduces(ScatterReduction::kNone, DType::kFloat16));
+  EXPECT_TRUE(scatter_reduces(ScatterReduction::kAdd, DType::kFloat16));
+  EXPECT_FALSE(scatter_reduces(ScatterReduction::kAdd, DType::kInt8));
+  EXPECT_FALSE(scatter_reduces(ScatterReduction::kMax, DType::kBool));
+  EXPECT_TRUE(scatter_reduces(ScatterReduction::kNone, DType::kInt8));
+}
+
+// Float16 reduces in float32 and rounds after every update (as the CUDA kernel does): 2048 + 1
+// is a tie that rounds back to 2048, twice, where one rounding of the sum would give 2050.
+// Integers wrap.
+TEST(Scatter, Float16RoundsEachUpdateAndIntegersWrap) {
+  ScatterParams p = params(false, 0, ScatterReduction::kAdd, {2}, {3}, {3});
+  p.dtype = DType::kFloat16;
+  p.elem_bytes = 2;
+  const std::vector<uint16_t> data = {half_from_float(2048.f), half_from_float(1.5f)};
+  const std::vector<uint16_t> upd = {half_from_float(1.f), half_from_float(1.f),
+                                     half_from_float(0.25f)};
+  const std::vector<int64_t> idx = {0, 0, 1};
+  std::vector<uint16_t> y(2, 0x7e5a);
+  cpu::scatter(p, data.data(), idx.data(), upd.data(), y.data());
+  EXPECT_EQ(half_to_float(y[0]), 2048.f);
+  EXPECT_EQ(half_to_float(y[1]), 1.75f);
+  p.dtype = DType::kInt32;
+  p.elem_bytes = 4;
+  const std::vector<int32_t> di = {2147483647, -5}, ui = {1, 2, 3};
+  std::vector<int32_t> yi(2, 0);
+  cpu::scatter(p, di.data(), idx.data(), ui.data(), yi.data());
+  EXPECT_EQ(yi[0], -2147483647 + 1);  // 2^31 - 1 + 1 + 2 wraps to -2^31 + 2
+  EXPECT_EQ(yi[1], -2);
 }
 
 }  // namespace
