@@ -28,6 +28,11 @@ enum class ScatterReduction : uint8_t { kNone = 0, kAdd = 1, kMul = 2, kMax = 3,
 //     slice of data's trailing rank - k dims that its update meets element by element.
 struct ScatterParams {
   bool nd = false;
+  // ScatterND whose index tuples name strictly increasing offsets of data (the converter sets it
+  // for constant indices it has checked or sorted): the CUDA kernel binary-searches the tuples
+  // instead of walking them all. The twin ignores it (the order is the same either way); a plan
+  // that sets it falsely gets wrong values, never an access outside a tensor.
+  bool sorted = false;
   ScatterReduction reduction = ScatterReduction::kNone;
   int32_t rank = 0;  // data's, >= 1
   int32_t axis = 0;  // ScatterElements: a dim of data
@@ -44,7 +49,8 @@ struct ScatterParams {
 bool scatter_reduces(ScatterReduction r, DType t);
 
 // The CUDA kernel's walk: how many index entries each output element's thread reads
-// (ScatterElements: index_dims[axis]; ScatterND: every tuple's k entries). Selection bounds
+// (ScatterElements: index_dims[axis]; ScatterND: every tuple's k entries, or k per step of a
+// binary search when sorted). Selection bounds
 // output elements x walk by kScatterMaxWalk (kernels/cuda/scatter_select.cc).
 uint64_t scatter_walk_reads(const ScatterParams& p);
 constexpr uint64_t kScatterMaxWalk = uint64_t(1) << 30;

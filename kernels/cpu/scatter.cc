@@ -18,9 +18,13 @@ bool scatter_reduces(ScatterReduction r, DType t) {
 uint64_t scatter_walk_reads(const ScatterParams& p) {
   if (p.index_rank < 1 || p.index_rank > kMaxRank) return 0;
   if (!p.nd) return p.axis >= 0 && p.axis < p.index_rank ? uint64_t(p.index_dims[p.axis]) : 0;
-  uint64_t reads = 1;
-  for (int32_t d = 0; d < p.index_rank; ++d) reads *= uint64_t(p.index_dims[d]);
-  return reads;
+  const uint64_t k = uint64_t(p.index_dims[p.index_rank - 1]);
+  uint64_t tuples = 1;
+  for (int32_t d = 0; d + 1 < p.index_rank; ++d) tuples *= uint64_t(p.index_dims[d]);
+  if (!p.sorted) return tuples * k;
+  uint64_t steps = 2;  // the search's steps, and the tuple it lands on
+  while (tuples > 1) tuples >>= 1, ++steps;
+  return steps * k;
 }
 
 const char* scatter_shapes(ScatterParams* p, int32_t rank, const int64_t* data_dims,

@@ -4,7 +4,8 @@
 // last of duplicate indices wins and reductions combine in the twin's order: the result equals
 // the CPU twin's (kernels/cpu/scatter.cc) bit for bit but for NaN payloads. The walk is
 //   ScatterElements: the index_dims[axis] updates of the element's line along the axis;
-//   ScatterND:       every index tuple (a thread of a slice reads the same tuples, from cache);
+//   ScatterND:       every index tuple (a thread of a slice reads the same tuples, from cache),
+//                    or a binary search of them where the converter marked them sorted;
 // so the work is output elements x walk length, which selection bounds (scatter_select.cc).
 // Without a reduction the walk runs backwards and stops at the first update that lands.
 #include <cuda_fp16.h>
@@ -59,14 +60,28 @@ __device__ void walk_updates(const ScatterParams& p, const void* indices, int64_
   const int64_t row = j - j % slice, e = j % slice;
   int64_t tuples = 1;
   for (int32_t d = 0; d + 1 < p.index_rank; ++d) tuples *= p.index_dims[d];
-  for (int64_t n = 0; n < tuples; ++n) {
-    const int64_t t = kReverse ? tuples - 1 - n : n;
+  // The offset of data that tuple t names, or -1.
+  const auto target = [&](int64_t t) {
     int64_t offset = 0;
     for (int64_t m = 0; m < k && offset >= 0; ++m) {
       const int64_t v = resolve(index_at(p, indices, t * k + m), p.data_dims[m]);
       offset = v < 0 ? -1 : offset + v * strides[m];
     }
-    if (offset == row && !f(t * slice + e)) return;
+    return offset;
+  };
+  if (p.sorted) {  // strictly increasing offsets: at most one tuple names this row
+    int64_t lo = 0, hi = tuples;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (target(mid) < row) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < tuples && target(lo) == row) f(lo * slice + e);
+    return;
+  }
+  for (int64_t n = 0; n < tuples; ++n) {
+    const int64_t t = kReverse ? tuples - 1 - n : n;
+    if (target(t) == row && !f(t * slice + e)) return;
   }
 }
 

@@ -188,6 +188,7 @@ struct OpDesc {
   // Scatter: ScatterND (else ScatterElements, along `axis`), and how updates meet the data.
   bool scatter_nd = false;
   fb::ScatterReduction scatter_reduction = fb::ScatterReduction::None;
+  bool scatter_sorted = false;  // ScatterND of constant tuples naming increasing offsets
   // Softmax: non-empty when it runs on x viewed as this 2-D shape (opset < 13).
   std::vector<int64_t> softmax_view;
   float epsilon = 1e-5f;

@@ -174,11 +174,15 @@ void check_support(Graph& g) {
     if (row != nullptr && row->decompose != nullptr) {
       if (!input_shapes_known(g, node)) continue;  // fed by an unsupported node, listed already
       std::vector<Node> parts;
-      if (std::string r = row->decompose(g, node, &parts); !r.empty())
+      if (std::string r = row->decompose(g, node, &parts); !r.empty()) {
         bad_nodes.push_back(node_label(node) + ": " + r);
-      else
+        continue;
+      }
+      if (!parts.empty() || row->check == nullptr) {
         replace_node(g, at, std::move(parts));  // `node` is gone
-      continue;
+        continue;
+      }
+      // Nothing appended by a row that has a check too: the node stays, checked below.
     }
     const CheckFn check = node.domain.empty() ? find_check(node.op_type) : nullptr;
     std::string reason;

@@ -32,7 +32,9 @@ struct OpRow {
   // reads, by its since_version; 0: none of them. check_support refuses a node whose model's
   // opset means a newer definition than this, before any check or fold.
   int reads_opset = 0;
-  // Set (and `check` null) for an op that check_support replaces by other ops' nodes.
+  // Set (and `check` null) for an op that check_support replaces by other ops' nodes. With
+  // `check` set too, a decomposition that appends nothing leaves the node to `check` (an op
+  // rewritten only in some forms).
   DecomposeFn decompose = nullptr;
 };
 

@@ -4,8 +4,14 @@
 // constants (fold/moves.cc).
 #include "converter/src/ops/scatter.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <utility>
+
 #include "converter/src/ir/error.h"
 #include "converter/src/ir/shape_ops.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/registry.h"
@@ -64,6 +70,48 @@ kernels::ScatterParams scatter_params(const Node& node, bool nd, const Value& da
 
 namespace {
 
+// Where each constant index tuple (ScatterND) or index (ScatterElements, full coordinates) lands:
+// an element offset of data, in the updates' row-major order. scatter_params checked the range.
+std::vector<int64_t> scatter_targets(const kernels::ScatterParams& p, const Value& indices) {
+  const std::vector<int64_t> idx = read_ints(indices);
+  int64_t strides[kernels::kMaxRank];
+  for (int64_t d = p.rank - 1, stride = 1; d >= 0; stride *= p.data_dims[d], --d) strides[d] = stride;
+  std::vector<int64_t> targets;
+  if (p.nd) {
+    const size_t k = size_t(p.index_dims[p.index_rank - 1]);
+    for (size_t t = 0; t * k < idx.size(); ++t) {
+      int64_t offset = 0;
+      for (size_t m = 0; m < k; ++m) {
+        const int64_t v = idx[t * k + m];
+        offset += (v < 0 ? v + p.data_dims[m] : v) * strides[m];
+      }
+      targets.push_back(offset);
+    }
+    return targets;
+  }
+  for (size_t u = 0; u < idx.size(); ++u) {
+    int64_t rest = int64_t(u), offset = 0;
+    for (int32_t d = p.index_rank - 1; d >= 0; --d) {
+      const int64_t c = rest % p.index_dims[d];
+      rest /= p.index_dims[d];
+      const int64_t v = idx[u];
+      offset += (d == p.axis ? (v < 0 ? v + p.data_dims[d] : v) : c) * strides[d];
+    }
+    targets.push_back(offset);
+  }
+  return targets;
+}
+
+bool strictly_increasing(const std::vector<int64_t>& v) {
+  for (size_t i = 1; i < v.size(); ++i)
+    if (v[i] <= v[i - 1]) return false;
+  return true;
+}
+
+// Index reads an output element's CUDA thread may make before a constant scatter without a
+// reduction is rewritten into sorted form (below); shorter walks run as they are.
+constexpr uint64_t kSortFromWalk = 64;
+
 std::string check_scatter(Graph& g, Node& node, bool nd) {
   const Value& data = input(g, node, 0);
   const Value& indices = input(g, node, 1);
@@ -75,7 +123,76 @@ std::string check_scatter(Graph& g, Node& node, bool nd) {
   node.op.axis = p.axis;
   node.op.scatter_nd = nd;
   node.op.scatter_reduction = static_cast<fb::ScatterReduction>(p.reduction);
+  // Constant tuples naming increasing offsets (as exporters write slice assignments, or as
+  // decompose_scatter leaves them): the CUDA kernel binary-searches them.
+  node.op.scatter_sorted = nd && indices.is_constant && strictly_increasing(scatter_targets(p, indices));
   return resolve_as(g, node, fb::OpFamily::Scatter, data.dtype, data.shape);
+}
+
+// A scatter without a reduction whose indices are constant, where the CUDA kernel would walk
+// more than kSortFromWalk index reads an output element (a slice assignment of a detector's head
+// exported as ScatterND over every element, a long ScatterElements line) and whose targets are
+// not already increasing: only the last update of each target matters, so those are kept,
+// ordered by target, and the scatter becomes
+//   ScatterND(data, sorted full-depth tuples (constant), Gather(updates as rows, their order))
+// whose tuples check_scatter marks sorted. Appends nothing otherwise (the node is checked as it
+// is). Exact: the same element lands on each target.
+std::string decompose_scatter(Graph& g, const Node& node, std::vector<Node>* out, bool nd) {
+  const Value& indices = input(g, node, 1);
+  if (!indices.is_constant || attr_string(node, "reduction", "none") != "none") return "";
+  const Value& data = input(g, node, 0);
+  const Value& updates = input(g, node, 2);
+  if (!gather_inputs_reason(data, indices).empty() || updates.dtype != data.dtype) return "";
+  kernels::ScatterParams p = scatter_params(node, nd, data, indices, updates);
+  if (kernels::scatter_walk_reads(p) <= kSortFromWalk) return "";
+  const std::vector<int64_t> targets = scatter_targets(p, indices);
+  if (nd && strictly_increasing(targets)) return "";
+  // Copies: the constants added below may move the graph's values.
+  const Shape data_shape = data.shape, update_shape = updates.shape;
+  const int64_t k = nd ? p.index_dims[p.index_rank - 1] : p.rank;
+  int64_t slice = 1;  // elements a tuple names
+  for (int64_t d = k; d < p.rank; ++d) slice *= p.data_dims[d];
+  // The last writer of each target, by target.
+  std::vector<std::pair<int64_t, int64_t>> last;  // (target, update row)
+  last.reserve(targets.size());
+  for (size_t t = 0; t < targets.size(); ++t) last.emplace_back(targets[t], int64_t(t));
+  std::stable_sort(last.begin(), last.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int64_t> order;
+  std::vector<int32_t> tuples;
+  for (size_t i = 0; i < last.size(); ++i) {
+    if (i + 1 < last.size() && last[i + 1].first == last[i].first) continue;  // a later one wins
+    order.push_back(last[i].second);
+    int64_t rest = last[i].first / slice;
+    const size_t at = tuples.size();
+    tuples.resize(at + size_t(k));
+    for (int64_t m = k - 1; m >= 0; --m) {
+      tuples[at + size_t(m)] = int32_t(rest % p.data_dims[m]);
+      rest /= p.data_dims[m];
+    }
+  }
+  if (int64_t(targets.size()) > INT32_MAX || shape_count(data_shape) > INT32_MAX)
+    return "";  // Int32 tuples and rows would not hold it: left as it is
+  OnnxNodes b(g, node, out);
+  std::vector<uint8_t> tuple_bytes(tuples.size() * sizeof(int32_t));
+  if (!tuples.empty()) std::memcpy(tuple_bytes.data(), tuples.data(), tuple_bytes.size());
+  const int64_t kept = int64_t(order.size());
+  const int sorted = b.constant("sorted_indices", DataType::kInt32, {kept, k}, std::move(tuple_bytes));
+  Shape rows = {int64_t(targets.size())};
+  rows.insert(rows.end(), data_shape.begin() + k, data_shape.end());
+  int flat = node.inputs[2];
+  if (update_shape != rows) flat = b.add("Reshape", "update_rows", {flat, b.ints("rows", rows)});
+  const int ordered = b.add("Gather", "ordered_updates", {flat, b.ints("order", order)},
+                            {{"axis", OnnxNodes::int_attr(0)}});
+  b.add("ScatterND", "sorted", {node.inputs[0], sorted, ordered}, {}, node.outputs[0]);
+  return "";
+}
+
+std::string decompose_scatter_elements(Graph& g, const Node& node, std::vector<Node>* out) {
+  return decompose_scatter(g, node, out, false);
+}
+std::string decompose_scatter_nd(Graph& g, const Node& node, std::vector<Node>* out) {
+  return decompose_scatter(g, node, out, true);
 }
 
 std::string check_scatter_elements(Graph& g, Node& node) { return check_scatter(g, node, false); }
@@ -85,16 +202,21 @@ constexpr const char* kNotes =
     "indices int32 or int64 (constant ones checked in range); reduction none (any plan dtype), "
     "add, mul, max or min (float16, float32, float64, int32, int64; integers wrap); updates in "
     "row-major order (the last of duplicate indices wins), on the GPU too (each output element "
-    "walks its candidate updates: refused there past 2^30 index reads in all)";
+    "walks its candidate updates: refused there past 2^30 index reads in all); constant indices "
+    "without a reduction run as a ScatterND of their last writers sorted by target, which the "
+    "GPU binary-searches";
 
 constexpr OpRow kRows[] = {
-    {"Scatter", check_scatter_elements, kAnyPlanDtype, "(deprecated) as ScatterElements"},
-    {"ScatterElements", check_scatter_elements, kAnyPlanDtype, kNotes, 18},
-    {"ScatterND", check_scatter_nd, kAnyPlanDtype, kNotes, 18},
+    {"Scatter", check_scatter_elements, kAnyPlanDtype, "(deprecated) as ScatterElements", 0,
+     decompose_scatter_elements},
+    {"ScatterElements", check_scatter_elements, kAnyPlanDtype, kNotes, 18,
+     decompose_scatter_elements},
+    {"ScatterND", check_scatter_nd, kAnyPlanDtype, kNotes, 18, decompose_scatter_nd},
 };
 
 StepParamsOffset serialize_scatter(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return params(fb::CreateScatterParams(fbb, s.op.scatter_nd, s.op.axis, s.op.scatter_reduction));
+  return params(fb::CreateScatterParams(fbb, s.op.scatter_nd, s.op.axis, s.op.scatter_reduction,
+                                             s.op.scatter_sorted));
 }
 
 }  // namespace

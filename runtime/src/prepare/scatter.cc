@@ -20,6 +20,7 @@ Status prepare_scatter(const jp_plan& plan, const fb::ScatterParams& p, Prepared
   if (p.reduction() > fb::ScatterReduction::MAX) return invalid(*s, "unknown reduction");
   kernels::ScatterParams& k = fresh_params(&s->params.scatter);
   k.nd = p.nd();
+  k.sorted = p.nd() && p.sorted();
   k.axis = p.axis();
   k.reduction = static_cast<kernels::ScatterReduction>(p.reduction());
   k.dtype = kernel_dtype(data.dtype);

@@ -104,6 +104,71 @@ TEST(Scatter, RunTimeScattersTakeTheCudaKernelWithinItsBound) {
               AllOf(HasSubstr("big_scatter"), HasSubstr("65536 index reads for each of 4194304")));
 }
 
+// Constant indices without a reduction, where the CUDA kernel would walk long lines: the last
+// writer of each target is kept and the scatter becomes a ScatterND of sorted tuples (the kernel
+// binary-searches them) after a Gather of the updates. The values are ONNX's (last one wins).
+TEST(Scatter, LongConstantScattersRunAsSortedTuples) {
+  // ScatterElements along axis 1 of x [2, 100], indices [2, 100] (reversed, with duplicates).
+  ModelBuilder m(13);
+  m.input("x", {2, 100}).input("u", {2, 100}).output("y");
+  std::vector<int64_t> idx(200);
+  for (int64_t i = 0; i < 200; ++i) idx[size_t(i)] = (i % 100) < 50 ? 99 - (i % 100) : (i % 100) / 2 - 50;
+  m.initializer_i64("idx", {2, 100}, idx);
+  attr(m.node("ScatterElements", {"x", "idx", "u"}, {"y"}, "scatter"), "axis", int64_t{1});
+  std::vector<float> x(200), u(200), want(200);
+  for (int64_t i = 0; i < 200; ++i) x[size_t(i)] = float(i), u[size_t(i)] = float(1000 + i);
+  want = x;
+  for (int64_t i = 0; i < 200; ++i) {
+    const int64_t k = idx[size_t(i)];
+    want[size_t((i / 100) * 100 + (k < 0 ? k + 100 : k))] = u[size_t(i)];
+  }
+  for (const char* target : {"cpu", "orin-agx"}) {
+    ConvertOptions options;
+    options.target = target;
+    const ConvertResult r = convert_onnx(m.bytes(), "model.onnx", options);
+    const fb::Plan* plan = plan_of(r);
+    ASSERT_NE(plan, nullptr);
+    const fb::Step* s = first_step(plan, OpFamily::Scatter);
+    ASSERT_NE(s, nullptr);
+    EXPECT_TRUE(s->params_as_ScatterParams()->nd()) << target;
+    EXPECT_TRUE(s->params_as_ScatterParams()->sorted()) << target;
+    EXPECT_NE(first_step(plan, OpFamily::Gather), nullptr) << target;
+    if (std::string(target) == "cpu") {
+      const std::vector<PlanOutput> out = run_plan(r.plan, {x, u});
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_THAT(out[0].as<float>(), ElementsAreArray(want));
+    }
+  }
+}
+
+// Tuples an exporter writes in row-major order (a slice assignment) are already sorted: the
+// scatter stays as it is and is marked so.
+TEST(Scatter, IncreasingConstantTuplesAreMarkedSorted) {
+  ModelBuilder m(16);
+  m.input("x", {8, 2}).input("u", {4, 2}).output("y");
+  m.initializer_i64("idx", {4, 1}, {1, 3, 4, 6});
+  m.node("ScatterND", {"x", "idx", "u"}, {"y"}, "scatter");
+  const ConvertResult r = convert_onnx(m.bytes(), "model.onnx", {});
+  const fb::Plan* plan = plan_of(r);
+  ASSERT_NE(plan, nullptr);
+  const fb::Step* s = first_step(plan, OpFamily::Scatter);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->params_as_ScatterParams()->sorted());
+  EXPECT_THAT(step_ops(plan), ::testing::Not(::testing::Contains(OpFamily::Gather)));
+  std::vector<float> x(16, 0.f), u = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<PlanOutput> out = run_plan(r.plan, {x, u});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].as<float>(), ElementsAre(0, 0, 1, 2, 0, 0, 3, 4, 5, 6, 0, 0, 7, 8, 0, 0));
+  // Unsorted or run-time tuples are not.
+  ModelBuilder n(16);
+  n.input("x", {8, 2}).input("u", {4, 2}).output("y");
+  n.initializer_i64("idx", {4, 1}, {3, 1, 4, 6});
+  n.node("ScatterND", {"x", "idx", "u"}, {"y"}, "scatter");
+  const ConvertResult q = convert_onnx(n.bytes(), "model.onnx", {});
+  ASSERT_NE(plan_of(q), nullptr);
+  EXPECT_FALSE(first_step(plan_of(q), OpFamily::Scatter)->params_as_ScatterParams()->sorted());
+}
+
 TEST(Scatter, Refusals) {
   EXPECT_THAT(convert_error(scatter_nd_model("none", {4, 0})),
               HasSubstr("'scatter' (ScatterND): index 4 is out of range for dim 4"));

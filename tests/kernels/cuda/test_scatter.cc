@@ -2,7 +2,7 @@
 // shapes, indices (negative ones, duplicates, a few out of range, which both skip) and values,
 // every reduction on every dtype it takes (Float16, Float32, Float64, Int32, Int64) and no
 // reduction on elements of 1, 2, 4 and 8 bytes; ScatterElements along every axis and ScatterND
-// with every index depth. Outputs are poisoned first and compared bit for bit: the kernel applies
+// with every index depth, and ScatterND whose tuples are marked sorted. Outputs are poisoned first and compared bit for bit: the kernel applies
 // the same updates in the same order (NaN's payload aside, checked on its own). The selector's
 // bound on the kernel's walk is checked without a GPU.
 #include <gtest/gtest.h>
@@ -151,6 +151,54 @@ TEST(GpuScatter, EveryReductionAndDtypeMatchesTheTwinBitExact) {
   }
 }
 
+// ScatterND marked sorted (tuples naming strictly increasing offsets, as the converter leaves
+// constant ones): the kernel binary-searches them; every reduction, both index dtypes.
+TEST(GpuScatter, SortedTuplesMatchTheTwinBitExact) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Sorted { Shape data; int64_t k; };
+  const Sorted cases[] = {{{1000}, 1}, {{3, 80, 80, 6}, 4}, {{3, 80, 80, 6}, 2}, {{64, 33}, 1}};
+  for (const Sorted& c : cases) {
+    Shape rows_dims(c.data.begin(), c.data.begin() + c.k);
+    const int64_t rows = count(rows_dims);
+    // About a third of the rows, in increasing order, as tuples of k coordinates.
+    std::vector<int64_t> tuples;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (rng.integer(0, 2) != 0) continue;
+      tuples.resize(tuples.size() + size_t(c.k));
+      int64_t rest = r;
+      for (int64_t m = c.k - 1; m >= 0; --m) {
+        tuples[tuples.size() - size_t(c.k) + size_t(m)] = rest % c.data[size_t(m)];
+        rest /= c.data[size_t(m)];
+      }
+    }
+    const Case nd{true, 0, c.data, {int64_t(tuples.size()) / c.k, c.k}};
+    for (const DType it : {DType::kInt64, DType::kInt32}) {
+      for (const ScatterReduction r : {ScatterReduction::kNone, ScatterReduction::kAdd,
+                                       ScatterReduction::kMax}) {
+        ScatterParams p = params_for(nd, r, DType::kFloat16, 2, it);
+        p.sorted = true;
+        const Bytes data = random_values(rng, DType::kFloat16, 2, count(c.data));
+        const Bytes upd = random_values(rng, DType::kFloat16, 2, count(updates_shape(nd)));
+        const Bytes ib = test_util::index_bytes(tuples, it);
+        Bytes want(data.size());
+        cpu::scatter(p, data.data(), ib.data(), upd.data(), want.data());
+        DeviceBuffer dd(data.size()), di(ib.size()), du(upd.size()), dy(want.size());
+        dd.upload(data.data(), data.size());
+        di.upload(ib.data(), ib.size());
+        du.upload(upd.data(), upd.size());
+        dy.poison16(gpu_test::kHalfPoison);
+        ASSERT_EQ(gpu_test::select_and_launch(kScatter, DType::kFloat16,
+                                              gpu_test::step_pointers({&dd, &di, &du}, dy), p),
+                  "");
+        EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, want.size()), want), -1)
+            << test_util::shape_str(c.data) << " k " << c.k << " reduction " << int(r);
+        EXPECT_TRUE(dy.guard_intact());
+      }
+    }
+  }
+}
+
 // max and min give NaN where either side is NaN, as the twin does (payloads may differ).
 TEST(GpuScatter, MaxAndMinPropagateNaN) {
   GPU_TEST_OR_SKIP();
@@ -193,6 +241,12 @@ TEST(GpuScatterSelect, RefusesWalksPastTheBound) {
                                   gpu_test::target_with(132), &choice, &why))
       << why;
   EXPECT_STREQ(choice.variant->name, "jp_scatter");
+  // The same 4M elements under 65536 sorted tuples: a search of 18 steps each, taken.
+  ScatterParams sorted = p;
+  sorted.sorted = true;
+  EXPECT_TRUE(cuda::select_kernel(gpu_test::step_of(kScatter, &sorted, DType::kFloat16),
+                                  gpu_test::target_with(132), &choice, &why))
+      << why;
 }
 
 }  // namespace
