@@ -24,7 +24,7 @@ struct CumSumParams {
   bool reverse = false;
 };
 
-// float32, float16, float64 (CPU only), int32 and int64 (integers wrap as two's complement,
+// float32, float16, float64, int32 and int64 (integers wrap as two's complement,
 // as ONNX Runtime's).
 constexpr bool cum_sum_supported(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kFloat64 ||
@@ -62,4 +62,5 @@ void cum_sum(const CumSumParams& p, const void* x, void* y);
   X(F, jp_cum_sum_f32, kF32, 0) \
   X(F, jp_cum_sum_f16, kF16, 0) \
   X(F, jp_cum_sum_i32, kI32, 0) \
-  X(F, jp_cum_sum_i64, kI64, 0)
+  X(F, jp_cum_sum_i64, kI64, 0) \
+  X(F, jp_cum_sum_f64, kF64, 0)

@@ -34,7 +34,8 @@ constexpr bool elementwise_is_logic(ElementwiseOp op) {
 
 // Arithmetic: int32 and int64 (float32 arithmetic is BinaryParams), and int16, uint16, uint32,
 // uint64 (CPU only); float64 (Add, Sub, Mul, Div, FMod, Max and Min as the float BinaryOps do,
-// NaN propagating, and Pow); kFMod on float32 too. kMod is integers only and kPow float64 only.
+// NaN propagating, and Pow); kFMod on float32 and float16 too (float16 in float32: the remainder
+// is exact, so its one rounding back changes nothing). kMod is integers only, kPow float64 only.
 // Comparisons: every dtype but bfloat16 (no op at all). Logic: bool. The CUDA kernels have no
 // float64 arithmetic but FMod (the runtime refuses it in CUDA plans) and nothing of int16,
 // uint16, uint32 or uint64 (plan load refuses those dtypes in CUDA plans).
@@ -47,7 +48,7 @@ constexpr bool elementwise_supported(ElementwiseOp op, DType t) {
       t == DType::kUInt32 || t == DType::kUInt64)
     return true;
   if (t == DType::kFloat64) return op != ElementwiseOp::kMod;
-  return op == ElementwiseOp::kFMod && t == DType::kFloat32;
+  return op == ElementwiseOp::kFMod && (t == DType::kFloat32 || t == DType::kFloat16);
 }
 
 constexpr DType elementwise_out_dtype(ElementwiseOp op, DType t) {
@@ -78,4 +79,5 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
   X(F, jp_elementwise_i32, kI32, 0) \
   X(F, jp_elementwise_i64, kI64, 0) \
   X(F, jp_elementwise_fmod_f32, kF32, 0) \
+  X(F, jp_elementwise_fmod_f16, kF16, 0) \
   X(F, jp_elementwise_fmod_f64, kF64, 0)

@@ -90,7 +90,12 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
     return broadcast_loop<double, double>(
         p, a, b, y, [op](double u, double v) { return elementwise_float64_value(op, u, v); });
   }
-  // Only float32 kFMod remains (elementwise_supported).
+  // Only float32 and float16 kFMod remain (elementwise_supported).
+  if (p.dtype == DType::kFloat16) {
+    return broadcast_loop<uint16_t, uint16_t>(p, a, b, y, [](uint16_t u, uint16_t v) {
+      return half_from_float(fmod_value(half_to_float(u), half_to_float(v)));
+    });
+  }
   broadcast_loop<float, float>(p, a, b, y, [](float u, float v) { return fmod_value(u, v); });
 }
 

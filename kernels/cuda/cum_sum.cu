@@ -62,6 +62,9 @@ __device__ void cum_sum_i32(const StepPointers& ptrs, const CumSumParams& p) {
 __device__ void cum_sum_i64(const StepPointers& ptrs, const CumSumParams& p) {
   cum_sum_kernel<int64_t, uint64_t>(ptrs, p);
 }
+__device__ void cum_sum_f64(const StepPointers& ptrs, const CumSumParams& p) {
+  cum_sum_kernel<double, double>(ptrs, p);
+}
 
 }  // namespace
 }  // namespace jetplan::kernels::cuda
@@ -70,3 +73,4 @@ JP_STEP_KERNEL(jp_cum_sum_f32, CumSumParams, jetplan::kernels::cuda::cum_sum_f32
 JP_STEP_KERNEL(jp_cum_sum_f16, CumSumParams, jetplan::kernels::cuda::cum_sum_f16)
 JP_STEP_KERNEL(jp_cum_sum_i32, CumSumParams, jetplan::kernels::cuda::cum_sum_i32)
 JP_STEP_KERNEL(jp_cum_sum_i64, CumSumParams, jetplan::kernels::cuda::cum_sum_i64)
+JP_STEP_KERNEL(jp_cum_sum_f64, CumSumParams, jetplan::kernels::cuda::cum_sum_f64)

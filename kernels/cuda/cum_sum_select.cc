@@ -3,7 +3,7 @@
 
 namespace jetplan::kernels::cuda {
 
-// One thread per lane, whatever the axis' length: float32, float16, int32, int64.
+// One thread per lane, whatever the axis' length: float32, float16, float64, int32, int64.
 bool select_cum_sum(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                     std::string* why) {
   const auto* p = static_cast<const CumSumParams*>(step.params);
@@ -14,8 +14,10 @@ bool select_cum_sum(const StepDesc& step, const TargetInfo& target, LaunchChoice
     id = VariantId::jp_cum_sum_i32;
   } else if (p->dtype == DType::kInt64) {
     id = VariantId::jp_cum_sum_i64;
+  } else if (p->dtype == DType::kFloat64) {
+    id = VariantId::jp_cum_sum_f64;
   } else if (p->dtype != DType::kFloat32) {
-    *why = "no CUDA CumSum kernel for this dtype (float32, float16, int32 and int64 have one)";
+    *why = "no CUDA CumSum kernel for this dtype (float32, float16, float64, int32 and int64 have one)";
     return false;
   }
   out->variant = &kernel_variant(id);

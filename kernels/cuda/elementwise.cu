@@ -57,6 +57,11 @@ extern "C" __global__ void jp_elementwise_fmod_f32(StepPointers ptrs, const Elem
   k::broadcast2<float, float>(
       ptrs, p, [](float u, float v) { return jetplan::kernels::fmod_value(u, v); });
 }
+extern "C" __global__ void jp_elementwise_fmod_f16(StepPointers ptrs, const ElementwiseParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
+  k::broadcast2<__half, __half>(
+      ptrs, p, [](float u, float v) { return jetplan::kernels::fmod_value(u, v); });
+}
 extern "C" __global__ void jp_elementwise_fmod_f64(StepPointers ptrs, const ElementwiseParams p) {
   jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   k::broadcast2<double, double>(

@@ -23,7 +23,8 @@ constexpr CompareKernel kCompareKernels[] = {
 }  // namespace
 
 // Elementwise: comparisons on every dtype (Float16 included), logic on Bool, integer arithmetic
-// on Int32/Int64, FMod on Float32/Float64 (elementwise_supported, with Float16 comparisons).
+// on Int32/Int64, FMod on Float32/Float16/Float64 (elementwise_supported, with Float16
+// comparisons).
 bool select_elementwise(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                         std::string* why) {
   const auto* p = static_cast<const ElementwiseParams*>(step.params);
@@ -46,6 +47,8 @@ bool select_elementwise(const StepDesc& step, const TargetInfo& target, LaunchCh
     id = VariantId::jp_elementwise_i64;
   } else if (p->op == ElementwiseOp::kFMod && p->dtype == DType::kFloat32) {
     id = VariantId::jp_elementwise_fmod_f32;
+  } else if (p->op == ElementwiseOp::kFMod && p->dtype == DType::kFloat16) {
+    id = VariantId::jp_elementwise_fmod_f16;
   } else if (p->op == ElementwiseOp::kFMod && p->dtype == DType::kFloat64) {
     id = VariantId::jp_elementwise_fmod_f64;
   } else {

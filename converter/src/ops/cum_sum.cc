@@ -42,7 +42,7 @@ std::string check_cum_sum(Graph& g, Node& node) {
 }
 
 constexpr OpRow kRows[] = {
-    {"CumSum", check_cum_sum, "float32, float16, float64 (CPU), int32, int64",
+    {"CumSum", check_cum_sum, "float32, float16, float64, int32, int64",
      "axis a constant; exclusive and reverse"},
 };
 

@@ -11,9 +11,8 @@ Status prepare_cum_sum(const jp_plan& plan, const fb::CumSumParams& p, PreparedS
   const TensorInfo& y = output_at(plan, *s, 0);
   if (!same_shape(x, y) || x.rank < 1) return invalid(*s, "input and output shapes differ");
   const kernels::DType dtype = kernel_dtype(x.dtype);
-  // The CUDA kernels add float32, float16, int32 and int64; float64 runs on the CPU backend.
-  if (!kernels::cum_sum_supported(dtype) ||
-      (plan.backend == JP_BACKEND_CUDA && dtype == kernels::DType::kFloat64)) {
+  // The CUDA kernels add every dtype the twin does.
+  if (!kernels::cum_sum_supported(dtype)) {
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': CumSum on %s is not supported%s", s->name,
                 fb::EnumNameDType(x.dtype),
                 plan.backend == JP_BACKEND_CUDA ? " by the CUDA backend" : "");

@@ -51,7 +51,11 @@ void same_nans(DType dt, Bytes& got, const Bytes& want) {
   const size_t eb = static_cast<size_t>(dtype_bytes(dt));
   for (size_t i = 0; i + eb <= want.size(); i += eb) {
     bool g, w;
-    if (eb == 4) {
+    if (eb == 2) {
+      uint16_t x, y;
+      std::memcpy(&x, &got[i], 2), std::memcpy(&y, &want[i], 2);
+      g = std::isnan(half_to_float(x)), w = std::isnan(half_to_float(y));
+    } else if (eb == 4) {
       float x, y;
       std::memcpy(&x, &got[i], 4), std::memcpy(&y, &want[i], 4);
       g = std::isnan(x), w = std::isnan(y);
