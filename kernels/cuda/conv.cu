@@ -300,8 +300,8 @@ JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 
 // AHEAD: the next kernel row of x is loaded while one is summed (conv_depthwise.cuh). The 7x7
 // FP16 kernel loads a row, then sums it: 90 registers where loading ahead took 128 (and
 // spilled), 2-6% faster on ConvNeXt-T's layers (H200, GpuConvBench.DISABLED_DepthwiseVariants).
-// jp_conv_dw3_1row_i8: the 3x3 INT8 kernel the same way, for the large layers (conv_select.cc;
-// its Float16-out twin is not selected until a GPU run has timed it).
+// jp_conv_dw3_1row_i8[_f16out]: the 3x3 INT8 kernels the same way, for the large layers
+// (conv_select.cc).
 #define JP_CONV_DW(name, E, K, Out, AHEAD)                                              \
   extern "C" __global__ void __launch_bounds__(256) name(StepPointers ptrs,              \
                                                          const ConvParams p) {           \
