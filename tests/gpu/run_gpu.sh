@@ -4,7 +4,9 @@
 #   1. every CUDA kernel against its CPU twin (test_kernels_gpu) and the CUDA runtime
 #      (test_cuda_runtime),
 #   2. the real architectures converted for this GPU (FP16) and compared with PyTorch FP32,
-#   3. the model set benchmarked against its peers (tests/perf/bench_models.py).
+#   3. ONNX's node tests (the onnx package's) converted for this GPU and run on it, against
+#      tests/conformance/expected_gpu.txt (a test it lists as passing that fails is an error),
+#   4. the model set benchmarked against its peers (tests/perf/bench_models.py).
 #
 #   tests/gpu/run_gpu.sh [--pack DIR] [--target NAME] [--out DIR] [--skip-bench]
 #
@@ -65,6 +67,12 @@ for batch in 1 8; do
     --target "$target" --batch "$batch" --models "$models" --require all \
     --workdir "$out/models_b$batch" | tee "$out/models_b$batch.txt" || status=1
 done
+
+echo "== ONNX's node tests on the GPU (float outputs at float16's tolerance)"
+"$python" "$root/tests/conformance/run_conformance.py" --onnx-package --target "$target" \
+  --convert "$convert" --run "$run" --jobs "$(nproc)" --quiet \
+  --expect "$root/tests/conformance/expected_gpu.txt" \
+  --write-expect "$out/conformance_gpu.txt" | tee "$out/conformance_gpu_log.txt" || status=1
 
 if [[ $bench == 1 ]]; then
   echo "== benchmark against the peers (tests/perf/README.md: PyTorch eager FP16, CUDA graph,"
