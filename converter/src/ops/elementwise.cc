@@ -99,10 +99,12 @@ std::string check_arith(Graph& g, Node& node) {
   return "";
 }
 
-// Pow(x, y): float32 x and y are the core's Binary step. Other numeric types (the exponent may
-// differ from the base, ONNX's T1) run in float64 as an Elementwise Pow, with Cast steps around:
-// the output has x's dtype, a float to integer Cast truncating (exact for integer results below
-// 2^53, the float64 mantissa).
+// Pow(x, y): float32 x and y are the core's Binary step. A float32 or float16 base with an
+// exponent of another type (ONNX's T1: an integer `x ** 2` as exporters write RMSNorm, a float64)
+// is that Binary step too, the exponent cast to float32 (a constant one folded) and a float16
+// result cast back: so it runs on the GPU, at the base's precision. Integer bases run in float64
+// as an Elementwise Pow, with Cast steps around: the output has x's dtype, a float to integer
+// Cast truncating (exact for integer results below 2^53, the float64 mantissa).
 std::string check_pow(Graph& g, Node& node) {
   if (node.inputs.size() != 2 || !has_input(node, 0) || !has_input(node, 1))
     return cat(node.inputs.size(), " inputs (Pow takes 2)");
@@ -115,6 +117,20 @@ std::string check_pow(Graph& g, Node& node) {
       return cat("input '", v->name, "' is bool (Pow takes numbers)");
   }
   const Shape out = broadcast_or_fail(node, x.shape, y.shape);
+  if (x.dtype == DataType::kFloat32 && y.is_constant) {  // a float32 exponent: fusable
+    const TensorData as_float = fold::cast_data(TensorData{y.dtype, y.shape, y.data}, DataType::kFloat32);
+    const Shape y_shape = y.shape;
+    const std::string name = y.name + ":float32";
+    node.inputs[1] = new_constant(g, name, DataType::kFloat32, y_shape, as_float.bytes);
+    return check_binary(g, node);
+  }
+  if (x.dtype == DataType::kFloat32 || x.dtype == DataType::kFloat16) {
+    node.op.binary = fb::BinaryOp::Pow;
+    node.op.compute_dtype = static_cast<int32_t>(DataType::kFloat32);
+    node.op.expand = Expansion::kPromote;
+    const DataType base = x.dtype;
+    return resolve_as(g, node, fb::OpFamily::Binary, base, out);
+  }
   node.op.family = fb::OpFamily::Elementwise;
   node.op.elementwise = fb::ElementwiseOp::Pow;
   node.op.compute_dtype = static_cast<int32_t>(DataType::kFloat64);

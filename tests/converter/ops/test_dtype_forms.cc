@@ -80,7 +80,7 @@ TEST(Float64Arith, SumOfThreeFloat64InputsIsAChainOfAdds) {
 
 // ----------------------------------------------------------------------------------------- Pow
 
-TEST(TypedPow, IntegerAndMixedTypesRunInFloat64AndTakeTheBaseType) {
+TEST(TypedPow, IntegerBasesRunInFloat64AndTakeTheBaseType) {
   ModelBuilder m(13);
   m.input("xi", {4}, onnx::TensorProto::INT64)
       .input("yi", {4}, onnx::TensorProto::INT64)
@@ -95,13 +95,18 @@ TEST(TypedPow, IntegerAndMixedTypesRunInFloat64AndTakeTheBaseType) {
   m.node("Pow", {"x32", "xf"}, {"if"}, "pow_if");
   const Converted c = convert(m);
   ASSERT_NE(c.fb, nullptr);
-  int pows = 0;
-  for (const auto* s : *c.fb->steps())
+  int pows = 0, float_pows = 0;
+  for (const auto* s : *c.fb->steps()) {
     if (s->op() == fb::OpFamily::Elementwise) {
       EXPECT_EQ(s->params_as_ElementwiseParams()->op(), fb::ElementwiseOp::Pow);
       ++pows;
     }
-  EXPECT_EQ(pows, 3);
+    // A float32 base: a float32 Binary Pow, the int32 exponent cast to float32 first.
+    if (s->op() == fb::OpFamily::Binary && s->params_as_BinaryParams()->op() == fb::BinaryOp::Pow)
+      ++float_pows;
+  }
+  EXPECT_EQ(pows, 2);
+  EXPECT_EQ(float_pows, 1);
   const auto out = run(c.plan, {bytes_of(std::vector<int64_t>{3, -2, 10, 7}),
                                 bytes_of(std::vector<int64_t>{6, 3, 15, 0}),
                                 bytes_of(std::vector<float>{1.5f, -2.f, 0.5f, 2.f}),
@@ -113,6 +118,24 @@ TEST(TypedPow, IntegerAndMixedTypesRunInFloat64AndTakeTheBaseType) {
   EXPECT_THAT(values_of<float>(out[1]), ElementsAre(2.25f, -8.f, 2.f, 1024.f));
   // int32 ^ float32, truncated toward zero: 4^1.5 = 8, 9^-2 = 0.012.. -> 0, 16^0.5 = 4, 2^2 = 4.
   EXPECT_THAT(values_of<int32_t>(out[2]), ElementsAre(8, 0, 4, 4));
+}
+
+// x ** 2 with an integer constant exponent, as exporters write RMSNorm: one float32 Binary step
+// (the exponent folded to float32), so GPU plans take it.
+TEST(TypedPow, Float32BaseWithAnIntegerConstantExponentIsOneBinaryStep) {
+  ModelBuilder m(13);
+  m.input("x", {4}).output("z");
+  m.initializer_i64("two", {}, {2});
+  m.node("Pow", {"x", "two"}, {"z"}, "pow");
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  EXPECT_THAT(families(c.fb), ElementsAre(fb::OpFamily::Binary));
+  const auto out = run(c.plan, {bytes_of(std::vector<float>{1.5f, -3.f, 0.f, 1e3f})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(values_of<float>(out[0]), ElementsAre(2.25f, 9.f, 0.f, 1e6f));
+  ConvertOptions gpu;
+  gpu.target = "orin-agx";
+  EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
 }
 
 TEST(TypedPow, Float32PowStaysABinaryStepAndBoolIsRefused) {
