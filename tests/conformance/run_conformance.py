@@ -80,6 +80,7 @@ PARAMETER_SLOTS = {
     "Squeeze": (1,),                 # axes
     "Tile": (1,),                    # repeats
     "TopK": (1,),                    # K
+    "ReverseSequence": (1,),         # sequence_lens
     "Trilu": (1,),                   # k
     "Unsqueeze": (1,),               # axes
     "Upsample": (1,),                # scales

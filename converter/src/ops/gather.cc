@@ -55,7 +55,48 @@ std::string decompose_compress(Graph& g, const Node& node, std::vector<Node>* ou
   return "";
 }
 
+// ReverseSequence (opset 10) with constant sequence_lens: time and batch are dims 0 and 1 (in
+// either order), so x viewed as [d0 * d1, rest] is one Gather of rows, each (time t, batch b)
+// reading time lens[b] - 1 - t below lens[b] and itself from there on.
+std::string decompose_reverse_sequence(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = plan_dtype_input(g, node, 0); !r.empty()) return r;
+  const Value& lens_value = input(g, node, 1);
+  if (!lens_value.is_constant) return run_time_reason("sequence_lens");
+  const Shape x = input(g, node, 0).shape;
+  const std::vector<int64_t> lens = read_ints(lens_value);
+  const int64_t time_axis = attr_int(node, "time_axis", 0), batch_axis = attr_int(node, "batch_axis", 1);
+  if (x.size() < 2) return cat("the input must have rank 2 or more (", shape_str(x), ")");
+  if (!((time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0)))
+    fail("node ", node_label(node), ": time_axis and batch_axis must be 0 and 1 (they are ",
+         time_axis, " and ", batch_axis, ")");
+  const int64_t steps = x[size_t(time_axis)], batch = x[size_t(batch_axis)];
+  if (int64_t(lens.size()) != batch)
+    fail("node ", node_label(node), ": sequence_lens has ", lens.size(), " entries for a batch of ",
+         batch);
+  for (const int64_t n : lens)
+    if (n < 0 || n > steps)
+      fail("node ", node_label(node), ": a sequence length of ", n, " for a time axis of ", steps);
+  const int64_t d1 = x[1];
+  std::vector<int64_t> rows(size_t(x[0] * d1));
+  for (int64_t i = 0; i < int64_t(rows.size()); ++i) {
+    const int64_t t = time_axis == 0 ? i / d1 : i % d1, b = time_axis == 0 ? i % d1 : i / d1;
+    const int64_t from = t < lens[size_t(b)] ? lens[size_t(b)] - 1 - t : t;
+    rows[size_t(i)] = time_axis == 0 ? from * d1 + b : b * d1 + from;
+  }
+  Shape flat = {x[0] * d1};
+  flat.insert(flat.end(), x.begin() + 2, x.end());
+  OnnxNodes b(g, node, out);
+  const int viewed = b.add("Reshape", "rows", {node.inputs[0], b.ints("rows_shape", flat)});
+  const int gathered = b.add("Gather", "reversed", {viewed, b.ints("sources", rows)},
+                             {{"axis", OnnxNodes::int_attr(0)}});
+  b.add("Reshape", "shaped", {gathered, b.ints("shape", x)}, {}, node.outputs[0]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
+    {"ReverseSequence", nullptr, kAnyPlanDtype,
+     "sequence_lens constant; runs as a Gather of the (time, batch) rows", 0,
+     decompose_reverse_sequence},
     {"Compress", nullptr, kAnyPlanDtype,
      "condition constant; runs as a Gather of the kept positions", 0, decompose_compress},
     {"Gather", check_gather, kAnyPlanDtype,

@@ -122,6 +122,41 @@ TEST(Decompositions, CompressKeepsWhereTheConditionHolds) {
   }
 }
 
+TEST(Decompositions, ReverseSequenceReversesEachBatchsPrefix) {
+  // x [T 3, B 2, 2] (time_axis 0), lengths [3, 1]: batch 0 reversed over all three steps, batch
+  // 1 keeps its order (a prefix of one). Then the same data as [B, T, 2] (batch_axis 0) with
+  // lengths [2, 3].
+  std::vector<float> x(12);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i);
+  for (const bool time_first : {true, false}) {
+    ModelBuilder m(10);
+    m.input("x", time_first ? Shape{3, 2, 2} : Shape{2, 3, 2}).output("y");
+    m.initializer_i64("lens", {2}, time_first ? std::vector<int64_t>{3, 1} : std::vector<int64_t>{2, 3});
+    auto& n = m.node("ReverseSequence", {"x", "lens"}, {"y"}, "op");
+    attr(n, "time_axis", int64_t{time_first ? 0 : 1});
+    attr(n, "batch_axis", int64_t{time_first ? 1 : 0});
+    const std::vector<PlanOutput> out = run_plan(converted_plan(m), {x});
+    ASSERT_EQ(out.size(), 1u);
+    if (time_first) {  // rows (t, b): b0 reads t 2, 1, 0; b1 reads t 0, 1, 2
+      EXPECT_THAT(out[0].as<float>(), ElementsAre(8, 9, 2, 3, 4, 5, 6, 7, 0, 1, 10, 11));
+    } else {  // b0: t 1, 0, 2; b1: t 2, 1, 0
+      EXPECT_THAT(out[0].as<float>(), ElementsAre(2, 3, 0, 1, 4, 5, 10, 11, 8, 9, 6, 7));
+    }
+    ConvertOptions gpu;
+    gpu.target = "orin-agx";
+    EXPECT_NO_THROW(convert_onnx(m.bytes(), "model.onnx", gpu));
+  }
+  ModelBuilder too_long(10);
+  too_long.input("x", {3, 2}).output("y");
+  too_long.initializer_i64("lens", {2}, {4, 1});
+  too_long.node("ReverseSequence", {"x", "lens"}, {"y"}, "op");
+  EXPECT_THAT(convert_error(too_long), HasSubstr("a sequence length of 4 for a time axis of 3"));
+  ModelBuilder run_time(10);
+  run_time.input("x", {3, 2}).input("lens", {2}, onnx::TensorProto::INT64).output("y");
+  run_time.node("ReverseSequence", {"x", "lens"}, {"y"}, "op");
+  EXPECT_THAT(convert_error(run_time), HasSubstr("sequence_lens"));
+}
+
 TEST(Decompositions, LpNormalizationWithAZeroNorm) {
   // x [2, 3] along axis 1: row 0 (3, 0, 4) has L2 norm 5 and L1 norm 7; row 1 is all zeros: 0.
   const std::vector<float> x = {3, 0, 4, 0, 0, 0};
