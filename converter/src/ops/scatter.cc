@@ -149,6 +149,8 @@ std::string decompose_scatter(Graph& g, const Node& node, std::vector<Node>* out
   if (nd && strictly_increasing(targets)) return "";
   // Copies: the constants added below may move the graph's values.
   const Shape data_shape = data.shape, update_shape = updates.shape;
+  if (int64_t(targets.size()) > INT32_MAX || shape_count(data_shape) > INT32_MAX)
+    return "";  // Int32 tuples and rows would not hold it: left as it is
   const int64_t k = nd ? p.index_dims[p.index_rank - 1] : p.rank;
   int64_t slice = 1;  // elements a tuple names
   for (int64_t d = k; d < p.rank; ++d) slice *= p.data_dims[d];
@@ -171,8 +173,6 @@ std::string decompose_scatter(Graph& g, const Node& node, std::vector<Node>* out
       rest /= p.data_dims[m];
     }
   }
-  if (int64_t(targets.size()) > INT32_MAX || shape_count(data_shape) > INT32_MAX)
-    return "";  // Int32 tuples and rows would not hold it: left as it is
   OnnxNodes b(g, node, out);
   std::vector<uint8_t> tuple_bytes(tuples.size() * sizeof(int32_t));
   if (!tuples.empty()) std::memcpy(tuple_bytes.data(), tuples.data(), tuple_bytes.size());
