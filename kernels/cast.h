@@ -19,7 +19,8 @@ namespace jetplan::kernels {
 //   upper 16 bits (to nearest even, as ONNX's reference does; NaN stays NaN): see
 //   kernels/cpu/bfloat16.h. From bfloat16 is exact to float32, then as from float32;
 // - to the same dtype copies the bits (NaN payloads included).
-// CPU only for bfloat16 (plan load refuses the dtype in CUDA plans).
+// The CUDA kernels compute the same values (jp_cast_any takes every pair the typed kernels leave
+// out); a NaN's payload there is the hardware's.
 struct CastParams {
   DType from = DType::kFloat32;
   DType to = DType::kFloat32;
@@ -58,6 +59,7 @@ void cast(const CastParams& p, const void* x, void* y);
   X(F, jp_cast_i32_b8, kI32, 0, kBool) \
   X(F, jp_cast_i8_b8, kI8, 0, kBool) \
   X(F, jp_cast_u8_b8, kU8, 0, kBool) \
+  X(F, jp_cast_any, kAny, 0, kAny) \
   JP_CUDA_CASTS_TO_INTEGER(X, F)
 
 // The casts to an integer (kernels/cuda/cast.cu cast_to_integer), rows as above: from Float16 or

@@ -19,7 +19,7 @@ enum class DType : uint8_t {
   kUInt16 = 9,
   kUInt32 = 10,
   kUInt64 = 11,
-  kBFloat16 = 12,  // the upper 16 bits of a float32 (CPU only: data movement and Cast)
+  kBFloat16 = 12,  // the upper 16 bits of a float32 (data movement and Cast only)
 };
 constexpr int kDTypeCount = 13;
 

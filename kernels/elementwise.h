@@ -33,12 +33,11 @@ constexpr bool elementwise_is_logic(ElementwiseOp op) {
 }
 
 // Arithmetic: int32 and int64 (float32 arithmetic is BinaryParams), and int16, uint16, uint32,
-// uint64 (CPU only); float64 (Add, Sub, Mul, Div, FMod, Max and Min as the float BinaryOps do,
+// uint64; float64 (Add, Sub, Mul, Div, FMod, Max and Min as the float BinaryOps do,
 // NaN propagating, and Pow); kFMod on float32 and float16 too (float16 in float32: the remainder
 // is exact, so its one rounding back changes nothing). kMod is integers only, kPow float64 only.
-// Comparisons: every dtype but bfloat16 (no op at all). Logic: bool. The CUDA kernels have no
-// float64 arithmetic but FMod (the runtime refuses it in CUDA plans) and nothing of int16,
-// uint16, uint32 or uint64 (plan load refuses those dtypes in CUDA plans).
+// Comparisons: every dtype but bfloat16 (no op at all). Logic: bool. The CUDA kernels take all
+// of these (float64 Pow through CUDA's pow, within 2 ulp of the twin's std::pow).
 constexpr bool elementwise_supported(ElementwiseOp op, DType t) {
   if (t == DType::kBFloat16) return false;  // bfloat16 reaches Cast and data movement only
   if (elementwise_is_comparison(op)) return true;
@@ -76,8 +75,17 @@ void elementwise(const ElementwiseParams& p, const void* a, const void* b, void*
   X(F, jp_elementwise_cmp_i32, kI32, 0, kBool) \
   X(F, jp_elementwise_cmp_i64, kI64, 0, kBool) \
   X(F, jp_elementwise_cmp_bool, kBool, 0) \
+  X(F, jp_elementwise_cmp_i16, kI16, 0, kBool) \
+  X(F, jp_elementwise_cmp_u16, kU16, 0, kBool) \
+  X(F, jp_elementwise_cmp_u32, kU32, 0, kBool) \
+  X(F, jp_elementwise_cmp_u64, kU64, 0, kBool) \
   X(F, jp_elementwise_i32, kI32, 0) \
   X(F, jp_elementwise_i64, kI64, 0) \
+  X(F, jp_elementwise_i16, kI16, 0) \
+  X(F, jp_elementwise_u16, kU16, 0) \
+  X(F, jp_elementwise_u32, kU32, 0) \
+  X(F, jp_elementwise_u64, kU64, 0) \
+  X(F, jp_elementwise_f64, kF64, 0) \
   X(F, jp_elementwise_fmod_f32, kF32, 0) \
   X(F, jp_elementwise_fmod_f16, kF16, 0) \
   X(F, jp_elementwise_fmod_f64, kF64, 0)

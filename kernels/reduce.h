@@ -39,7 +39,7 @@ struct ReduceParams {
 namespace jetplan::kernels::cpu {
 
 void reduce(const ReduceParams& p, const float* x, float* y);
-// Float64 (CPU backend only): the same in double throughout.
+// Float64: the same in double throughout (the CUDA kernel too).
 void reduce(const ReduceParams& p, const double* x, double* y);
 
 }  // namespace jetplan::kernels::cpu
@@ -48,4 +48,5 @@ void reduce(const ReduceParams& p, const double* x, double* y);
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 #define JP_CUDA_VARIANTS_reduce(X, F) \
   X(F, jp_reduce_f16, kF16, 0) \
-  X(F, jp_reduce_f32, kF32, 0)
+  X(F, jp_reduce_f32, kF32, 0) \
+  X(F, jp_reduce_f64, kF64, 0)

@@ -340,17 +340,18 @@ JP_HD_INLINE double fmod_value(double a, double b) {
 }
 
 // Float64 arithmetic with the float BinaryOps' semantics (binary_value on the host): IEEE
-// division, NaN from either side of Max and Min. CPU only (the CUDA kernels take FMod alone).
-inline double elementwise_float64_value(ElementwiseOp op, double a, double b) {
+// division, NaN from either side of Max and Min. Both backends; Pow is CUDA's pow on the GPU
+// (within 2 ulp of std::pow), the rest is exact IEEE arithmetic on both.
+JP_HD_INLINE double elementwise_float64_value(ElementwiseOp op, double a, double b) {
   switch (op) {
     case ElementwiseOp::kAdd: return a + b;
     case ElementwiseOp::kSub: return a - b;
     case ElementwiseOp::kMul: return a * b;
     case ElementwiseOp::kDiv: return a / b;
-    case ElementwiseOp::kFMod: return std::fmod(a, b);
+    case ElementwiseOp::kFMod: return fmod_value(a, b);
     case ElementwiseOp::kMax: return (a > b || a != a) ? a : b;
     case ElementwiseOp::kMin: return (a < b || a != a) ? a : b;
-    case ElementwiseOp::kPow: return std::pow(a, b);
+    case ElementwiseOp::kPow: return JP_DEVICE_OR_HOST(pow(a, b), std::pow(a, b));
     case ElementwiseOp::kMod:  // integers only (elementwise_supported)
     case ElementwiseOp::kEqual:
     case ElementwiseOp::kLess:

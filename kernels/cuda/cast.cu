@@ -206,3 +206,138 @@ extern "C" __global__ void jp_cast_f32_b8(StepPointers ptrs, const CastParams p)
   }
 JP_CUDA_CASTS_TO_INTEGER(JP_CAST_TO_INTEGER_KERNEL, Cast)
 #undef JP_CAST_TO_INTEGER_KERNEL
+
+// ------------------------------------------------------------------------- any pair (jp_cast_any)
+// The casts the typed kernels above leave out (Float64, BFloat16, Int16, UInt16, UInt32, UInt64
+// at either end), one element per thread through the twin's own path: an element loads as an
+// exact integer or an exact double, then stores with the twin's rules (saturating truncation from
+// a float, the low bits from an integer, one rounding to a float). The dtypes are the step's
+// (uniform over the grid), so each thread takes the same branch.
+namespace jetplan::kernels::cuda {
+namespace {
+
+struct AnyValue {
+  bool is_float;
+  double f;
+  int64_t i;
+  bool is_uint64;  // i holds a uint64's bits
+};
+
+__device__ __forceinline__ float bfloat16_bits_to_float(uint16_t b) {
+  return __uint_as_float(static_cast<uint32_t>(b) << 16);
+}
+
+// To nearest even, NaN kept NaN (quiet, sign and top payload bits): the twin's
+// bfloat16_from_float (kernels/cpu/bfloat16.h), on the bits.
+__device__ __forceinline__ uint16_t bfloat16_bits_from_float(float f) {
+  const uint32_t bits = __float_as_uint(f);
+  const auto upper = static_cast<uint16_t>(bits >> 16);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return upper | 0x0040u;
+  return static_cast<uint16_t>((bits + 0x7fffu + (upper & 1u)) >> 16);
+}
+
+__device__ __forceinline__ AnyValue load_any(DType t, const unsigned char* x, int64_t i) {
+  switch (t) {
+    case DType::kFloat32: return {true, double(reinterpret_cast<const float*>(x)[i]), 0, false};
+    case DType::kFloat16:
+      return {true, double(__half2float(reinterpret_cast<const __half*>(x)[i])), 0, false};
+    case DType::kFloat64: return {true, reinterpret_cast<const double*>(x)[i], 0, false};
+    case DType::kBFloat16:
+      return {true, double(bfloat16_bits_to_float(reinterpret_cast<const uint16_t*>(x)[i])), 0,
+              false};
+    case DType::kInt8: return {false, 0.0, reinterpret_cast<const int8_t*>(x)[i], false};
+    case DType::kUInt8: return {false, 0.0, reinterpret_cast<const uint8_t*>(x)[i], false};
+    case DType::kInt16: return {false, 0.0, reinterpret_cast<const int16_t*>(x)[i], false};
+    case DType::kUInt16: return {false, 0.0, reinterpret_cast<const uint16_t*>(x)[i], false};
+    case DType::kInt32: return {false, 0.0, reinterpret_cast<const int32_t*>(x)[i], false};
+    case DType::kUInt32: return {false, 0.0, reinterpret_cast<const uint32_t*>(x)[i], false};
+    case DType::kInt64: return {false, 0.0, reinterpret_cast<const int64_t*>(x)[i], false};
+    case DType::kUInt64:
+      return {false, 0.0, static_cast<int64_t>(reinterpret_cast<const uint64_t*>(x)[i]), true};
+    case DType::kBool: return {false, 0.0, x[i] != 0 ? 1 : 0, false};
+  }
+  return {false, 0.0, 0, false};
+}
+
+// Truncated toward zero, clamped to the integer type's range (`top`, 2^Digits, is one past its
+// max and -top its min when signed: both exact doubles); NaN gives 0. The twin's saturate.
+template <typename T, int Digits, bool Signed>
+__device__ __forceinline__ T saturate_any(double f) {
+  if (isnan(f)) return 0;
+  const double t = trunc(f);
+  const double top = ldexp(1.0, Digits);
+  using U = std::make_unsigned_t<T>;
+  const U all = static_cast<U>(~U(0));
+  if (t >= top) return static_cast<T>(Signed ? U(all >> 1) : all);  // the type's max
+  if (t <= (Signed ? -top : 0.0)) return Signed ? static_cast<T>(static_cast<int64_t>(-top)) : T(0);
+  return static_cast<T>(t);
+}
+
+template <typename T, int Digits, bool Signed>
+__device__ __forceinline__ T to_integer_any(const AnyValue& v) {
+  if (v.is_float) return saturate_any<T, Digits, Signed>(v.f);
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<uint64_t>(v.i)));
+}
+
+template <typename F>
+__device__ __forceinline__ F integer_to_any(const AnyValue& v) {
+  return v.is_uint64 ? static_cast<F>(static_cast<uint64_t>(v.i)) : static_cast<F>(v.i);
+}
+
+__device__ __forceinline__ void store_any(DType t, unsigned char* y, int64_t i,
+                                          const AnyValue& v) {
+  switch (t) {
+    case DType::kFloat32:
+      reinterpret_cast<float*>(y)[i] =
+          v.is_float ? static_cast<float>(v.f) : integer_to_any<float>(v);
+      return;
+    case DType::kFloat64:
+      reinterpret_cast<double*>(y)[i] = v.is_float ? v.f : integer_to_any<double>(v);
+      return;
+    case DType::kFloat16:
+      reinterpret_cast<__half*>(y)[i] =
+          __double2half(v.is_float ? v.f : integer_to_any<double>(v));
+      return;
+    case DType::kBFloat16:
+      reinterpret_cast<uint16_t*>(y)[i] = bfloat16_bits_from_float(
+          v.is_float ? static_cast<float>(v.f) : integer_to_any<float>(v));
+      return;
+    case DType::kInt8: reinterpret_cast<int8_t*>(y)[i] = to_integer_any<int8_t, 7, true>(v); return;
+    case DType::kUInt8:
+      reinterpret_cast<uint8_t*>(y)[i] = to_integer_any<uint8_t, 8, false>(v);
+      return;
+    case DType::kInt16:
+      reinterpret_cast<int16_t*>(y)[i] = to_integer_any<int16_t, 15, true>(v);
+      return;
+    case DType::kUInt16:
+      reinterpret_cast<uint16_t*>(y)[i] = to_integer_any<uint16_t, 16, false>(v);
+      return;
+    case DType::kInt32:
+      reinterpret_cast<int32_t*>(y)[i] = to_integer_any<int32_t, 31, true>(v);
+      return;
+    case DType::kUInt32:
+      reinterpret_cast<uint32_t*>(y)[i] = to_integer_any<uint32_t, 32, false>(v);
+      return;
+    case DType::kInt64:
+      reinterpret_cast<int64_t*>(y)[i] = to_integer_any<int64_t, 63, true>(v);
+      return;
+    case DType::kUInt64:
+      reinterpret_cast<uint64_t*>(y)[i] = to_integer_any<uint64_t, 64, false>(v);
+      return;
+    case DType::kBool:
+      y[i] = (v.is_float ? v.f != 0.0 : v.i != 0) ? 1 : 0;  // NaN is true
+      return;
+  }
+}
+
+}  // namespace
+}  // namespace jetplan::kernels::cuda
+
+extern "C" __global__ void jp_cast_any(StepPointers ptrs, const CastParams p) {
+  namespace jk = jetplan::kernels::cuda;
+  jk::pdl_wait(); jk::pdl_trigger();
+  const auto* x = static_cast<const unsigned char*>(ptrs.in[0]);
+  auto* y = static_cast<unsigned char*>(ptrs.out[0]);
+  for (int64_t i = jk::global_thread(); i < p.count; i += jk::global_threads())
+    jk::store_any(p.to, y, i, jk::load_any(p.from, x, i));
+}

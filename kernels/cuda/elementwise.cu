@@ -46,12 +46,32 @@ JP_CMP(u8, uint8_t)
 JP_CMP(i32, int32_t)
 JP_CMP(i64, int64_t)
 JP_CMP(bool, uint8_t)
+JP_CMP(i16, int16_t)
+JP_CMP(u16, uint16_t)
+JP_CMP(u32, uint32_t)
+JP_CMP(u64, uint64_t)
 #undef JP_CMP
 
 JP_STEP_KERNEL(jp_elementwise_i32, ElementwiseParams,
                jetplan::kernels::cuda::integer_kernel<int32_t>)
 JP_STEP_KERNEL(jp_elementwise_i64, ElementwiseParams,
                jetplan::kernels::cuda::integer_kernel<int64_t>)
+JP_STEP_KERNEL(jp_elementwise_i16, ElementwiseParams,
+               jetplan::kernels::cuda::integer_kernel<int16_t>)
+JP_STEP_KERNEL(jp_elementwise_u16, ElementwiseParams,
+               jetplan::kernels::cuda::integer_kernel<uint16_t>)
+JP_STEP_KERNEL(jp_elementwise_u32, ElementwiseParams,
+               jetplan::kernels::cuda::integer_kernel<uint32_t>)
+JP_STEP_KERNEL(jp_elementwise_u64, ElementwiseParams,
+               jetplan::kernels::cuda::integer_kernel<uint64_t>)
+// Float64 arithmetic (Add, Sub, Mul, Div, FMod, Max, Min, Pow), the twin's formulas.
+extern "C" __global__ void jp_elementwise_f64(StepPointers ptrs, const ElementwiseParams p) {
+  jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
+  const jetplan::kernels::ElementwiseOp op = p.op;
+  k::broadcast2<double, double>(ptrs, p, [op](double u, double v) {
+    return jetplan::kernels::elementwise_float64_value(op, u, v);
+  });
+}
 extern "C" __global__ void jp_elementwise_fmod_f32(StepPointers ptrs, const ElementwiseParams p) {
   jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();
   k::broadcast2<float, float>(

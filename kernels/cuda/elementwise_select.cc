@@ -18,13 +18,24 @@ constexpr CompareKernel kCompareKernels[] = {
     {DType::kInt32, VariantId::jp_elementwise_cmp_i32},
     {DType::kInt64, VariantId::jp_elementwise_cmp_i64},
     {DType::kBool, VariantId::jp_elementwise_cmp_bool},
+    {DType::kInt16, VariantId::jp_elementwise_cmp_i16},
+    {DType::kUInt16, VariantId::jp_elementwise_cmp_u16},
+    {DType::kUInt32, VariantId::jp_elementwise_cmp_u32},
+    {DType::kUInt64, VariantId::jp_elementwise_cmp_u64},
+};
+
+// The integer arithmetic kernels, one per dtype.
+constexpr CompareKernel kIntegerKernels[] = {
+    {DType::kInt32, VariantId::jp_elementwise_i32},  {DType::kInt64, VariantId::jp_elementwise_i64},
+    {DType::kInt16, VariantId::jp_elementwise_i16},  {DType::kUInt16, VariantId::jp_elementwise_u16},
+    {DType::kUInt32, VariantId::jp_elementwise_u32}, {DType::kUInt64, VariantId::jp_elementwise_u64},
 };
 
 }  // namespace
 
 // Elementwise: comparisons on every dtype (Float16 included), logic on Bool, integer arithmetic
-// on Int32/Int64, FMod on Float32/Float16/Float64 (elementwise_supported, with Float16
-// comparisons).
+// on Int16/Int32/Int64 and UInt16/UInt32/UInt64, Float64 arithmetic, FMod on Float32/Float16
+// (elementwise_supported, with Float16 comparisons).
 bool select_elementwise(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                         std::string* why) {
   const auto* p = static_cast<const ElementwiseParams*>(step.params);
@@ -41,18 +52,22 @@ bool select_elementwise(const StepDesc& step, const TargetInfo& target, LaunchCh
         found = true;
       }
     }
-  } else if (p->dtype == DType::kInt32) {
-    id = VariantId::jp_elementwise_i32;
-  } else if (p->dtype == DType::kInt64) {
-    id = VariantId::jp_elementwise_i64;
+  } else if (p->dtype == DType::kFloat64) {
+    id = p->op == ElementwiseOp::kFMod ? VariantId::jp_elementwise_fmod_f64
+                                       : VariantId::jp_elementwise_f64;
+    found = elementwise_supported(p->op, p->dtype);
   } else if (p->op == ElementwiseOp::kFMod && p->dtype == DType::kFloat32) {
     id = VariantId::jp_elementwise_fmod_f32;
   } else if (p->op == ElementwiseOp::kFMod && p->dtype == DType::kFloat16) {
     id = VariantId::jp_elementwise_fmod_f16;
-  } else if (p->op == ElementwiseOp::kFMod && p->dtype == DType::kFloat64) {
-    id = VariantId::jp_elementwise_fmod_f64;
   } else {
     found = false;
+    for (const CompareKernel& k : kIntegerKernels) {
+      if (k.dtype == p->dtype) {
+        id = k.id;
+        found = elementwise_supported(p->op, p->dtype);
+      }
+    }
   }
   if (!found) {
     *why = "no CUDA Elementwise kernel for this op and dtype (float arithmetic is Binary)";

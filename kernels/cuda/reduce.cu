@@ -1,5 +1,5 @@
-// Reduce (ONNX Reduce* over any dims, one output per thread) on the GPU, FP16 and FP32 storage,
-// FP32 accumulation. Twin: kernels/cpu/reduce.cc.
+// Reduce (ONNX Reduce* over any dims, one output per thread) on the GPU: FP16 and FP32 storage
+// with FP32 accumulation, FP64 storage with FP64 accumulation. Twin: kernels/cpu/reduce.cc.
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
@@ -9,8 +9,27 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
+// What an element accumulates in: float for Float16/Float32 (sums compensated), double for
+// Float64 (plain sums in the twin's order, as the twin computes them).
+__device__ __forceinline__ float load_acc(const float* p, int64_t i) { return p[i]; }
+__device__ __forceinline__ float load_acc(const __half* p, int64_t i) { return __half2float(p[i]); }
+__device__ __forceinline__ double load_acc(const double* p, int64_t i) { return p[i]; }
+__device__ __forceinline__ void store_acc(float* p, int64_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void store_acc(__half* p, int64_t i, float v) {
+  p[i] = __float2half_rn(v);
+}
+__device__ __forceinline__ void store_acc(double* p, int64_t i, double v) { p[i] = v; }
+__device__ __forceinline__ float acc_log(float v) { return logf(v); }
+__device__ __forceinline__ double acc_log(double v) { return log(v); }
+__device__ __forceinline__ float acc_exp(float v) { return expf(v); }
+__device__ __forceinline__ double acc_exp(double v) { return exp(v); }
+__device__ __forceinline__ float acc_sqrt(float v) { return sqrtf(v); }
+__device__ __forceinline__ double acc_sqrt(double v) { return sqrt(v); }
+__device__ __forceinline__ float acc_abs(float v) { return fabsf(v); }
+__device__ __forceinline__ double acc_abs(double v) { return fabs(v); }
+
 // Reduce over the dims of axis_mask: one output per thread, its reduced elements visited in
-// row-major order of the reduced dims (the twin's order), accumulated in FP32.
+// row-major order of the reduced dims (the twin's order), accumulated in FP32 (FP64 for double).
 template <typename T>
 __device__ void reduce(const StepPointers& ptrs, const ReduceParams& p) {
   if (p.rank < 0 || p.rank > kMaxRank) return;
@@ -44,13 +63,20 @@ __device__ void reduce(const StepPointers& ptrs, const ReduceParams& p) {
         off += (j % rdims[r]) * rstride[r];
         j /= rdims[r];
       }
-      return load_float(x, off);
+      return load_acc(x, off);
     };
-    // Sums are compensated (Kahan): a mean over a 56 x 56 plane keeps FP32 accuracy. nvcc
+    // FP32 sums are compensated (Kahan): a mean over a 56 x 56 plane keeps FP32 accuracy. nvcc
     // does not reassociate float arithmetic without fast-math, so the compensation survives.
-    float acc = 0.f, carry = 0.f;
-    const auto add = [&](float v) {
-      const float yv = v - carry, t = acc + yv;
+    // FP64 sums are plain, in the twin's order.
+    using Acc = decltype(load_acc(x, 0));
+    constexpr bool kCompensated = sizeof(Acc) == sizeof(float);
+    Acc acc = 0, carry = 0;
+    const auto add = [&](Acc v) {
+      if (!kCompensated) {
+        acc += v;
+        return;
+      }
+      const Acc yv = v - carry, t = acc + yv;
       carry = (t - acc) - yv;
       acc = t;
     };
@@ -59,50 +85,50 @@ __device__ void reduce(const StepPointers& ptrs, const ReduceParams& p) {
       case ReduceOp::kMean:
       case ReduceOp::kLogSum:
         for (int64_t j = 0; j < set; ++j) add(at(j));
-        if (p.op == ReduceOp::kMean) acc = acc / static_cast<float>(set);
-        if (p.op == ReduceOp::kLogSum) acc = logf(acc);
+        if (p.op == ReduceOp::kMean) acc = acc / static_cast<Acc>(set);
+        if (p.op == ReduceOp::kLogSum) acc = acc_log(acc);
         break;
       case ReduceOp::kMax:
       case ReduceOp::kMin: {
         const bool is_max = p.op == ReduceOp::kMax;
-        acc = is_max ? -INFINITY : INFINITY;
+        acc = is_max ? Acc(-INFINITY) : Acc(INFINITY);
         for (int64_t j = 0; j < set; ++j) {
-          const float v = at(j);
+          const Acc v = at(j);
           if (v != v || (is_max ? v > acc : v < acc)) acc = v;
         }
         break;
       }
       case ReduceOp::kProd:
-        acc = 1.f;
+        acc = 1;
         for (int64_t j = 0; j < set; ++j) acc *= at(j);
         break;
       case ReduceOp::kL1:
-        for (int64_t j = 0; j < set; ++j) add(fabsf(at(j)));
+        for (int64_t j = 0; j < set; ++j) add(acc_abs(at(j)));
         break;
       case ReduceOp::kL2:
       case ReduceOp::kSumSquare:
         for (int64_t j = 0; j < set; ++j) {
-          const float v = at(j);
+          const Acc v = at(j);
           add(v * v);
         }
-        if (p.op == ReduceOp::kL2) acc = sqrtf(acc);
+        if (p.op == ReduceOp::kL2) acc = acc_sqrt(acc);
         break;
       case ReduceOp::kLogSumExp: {
-        float max = -INFINITY;
+        Acc max = Acc(-INFINITY);
         for (int64_t j = 0; j < set; ++j) {
-          const float v = at(j);
+          const Acc v = at(j);
           if (max == max && (v != v || v > max)) max = v;
         }
         if (!isfinite(max)) {
           acc = max;
           break;
         }
-        for (int64_t j = 0; j < set; ++j) add(expf(at(j) - max));
-        acc = max + logf(acc);
+        for (int64_t j = 0; j < set; ++j) add(acc_exp(at(j) - max));
+        acc = max + acc_log(acc);
         break;
       }
     }
-    store_float(y, o, acc);
+    store_acc(y, o, acc);
   }
 }
 
@@ -110,3 +136,4 @@ __device__ void reduce(const StepPointers& ptrs, const ReduceParams& p) {
 }  // namespace jetplan::kernels::cuda
 
 JP_HALF_AND_FLOAT_KERNELS(jp_reduce, ReduceParams, jetplan::kernels::cuda::reduce)
+JP_STEP_KERNEL(jp_reduce_f64, ReduceParams, jetplan::kernels::cuda::reduce<double>)

@@ -15,6 +15,10 @@ constexpr uint8_t kI32 = static_cast<uint8_t>(DType::kInt32);
 constexpr uint8_t kI64 = static_cast<uint8_t>(DType::kInt64);
 constexpr uint8_t kI8 = static_cast<uint8_t>(DType::kInt8);
 constexpr uint8_t kU8 = static_cast<uint8_t>(DType::kUInt8);
+constexpr uint8_t kI16 = static_cast<uint8_t>(DType::kInt16);
+constexpr uint8_t kU16 = static_cast<uint8_t>(DType::kUInt16);
+constexpr uint8_t kU32 = static_cast<uint8_t>(DType::kUInt32);
+constexpr uint8_t kU64 = static_cast<uint8_t>(DType::kUInt64);
 
 // One row: the trailing columns a row leaves out take these defaults (variants.h).
 constexpr KernelVariant variant_row(const char* symbol, OpFamilyId family, uint8_t dtype,

@@ -26,7 +26,9 @@ has a NaN at that position. Run with /usr/bin/python3 for Debian's data, with th
 (tests/install_deps.sh) for --onnx-package.
 With --target NAME (a GPU target, on a machine with its GPU) the plans are converted for it and
 run there: float32 tensors are float16 inside such plans, so float outputs are held to rtol 1e-2
-and atol 2e-3 times the output's largest stored magnitude (at least 1); the rest as above. The
+and atol 2e-3 times the output's largest stored magnitude (at least 1), bfloat16 outputs too
+(compared as the floats they hold: the float32 they are cast from is float16 there); the rest
+as above. The
 expectation lists are the CPU backend's; a GPU run writes its own with --write-expect.
 """
 import argparse
@@ -171,11 +173,20 @@ def bfloat16_one_step_out(got, want):
         (got & 0x7fff).astype(np.int32) == (want & 0x7fff).astype(np.int32) + 1)
 
 
-def compare(name, got, want, bfloat16_truncated=False):
+def bfloat16_values(bits):
+    """bfloat16 bit patterns (uint16) as the float32 values they are."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def compare(name, got, want, bfloat16_truncated=False, bfloat16=False):
     """None when `got` matches `want`, else why not. bfloat16_truncated: `want` holds bfloat16
-    bits made by truncation (onnx 1.12's data), and a value one step farther from zero passes."""
+    bits made by truncation (onnx 1.12's data), and a value one step farther from zero passes.
+    bfloat16: the output is bfloat16 (bits); under --target its values are compared as floats,
+    since a GPU plan's float32 is float16 before it is rounded to bfloat16."""
     if got.shape != want.shape:
         return f"output '{name}' has shape {list(got.shape)}, expected {list(want.shape)}"
+    if TARGET and bfloat16 and got.dtype == np.uint16 and want.dtype == np.uint16:
+        got, want = bfloat16_values(got), bfloat16_values(want)
     if want.dtype.kind in "fc":
         got64, want64 = got.astype(np.float64), want.astype(np.float64)
         nan_want, nan_got = np.isnan(want64), np.isnan(got64)
@@ -295,7 +306,8 @@ def run_test(test_dir, convert, run, work_root, freeze=True, bfloat16_truncated=
                 if not os.path.exists(got_path):
                     return name, "FAIL", f"output '{out_name}' was not written", frozen
                 why = compare(out_name, np.load(got_path), want,
-                              bfloat16_truncated and out_name in bfloat16_outputs)
+                              bfloat16_truncated and out_name in bfloat16_outputs,
+                              out_name in bfloat16_outputs)
                 if why:
                     return name, "FAIL", f"{ds}: {why}", frozen
         return name, "PASS", "", frozen

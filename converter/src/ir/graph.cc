@@ -324,7 +324,7 @@ const char* plan_dtype_list() {
          "uint64 and bool";
 }
 
-bool is_cpu_only_dtype(DataType dtype) {
+bool is_limited_dtype(DataType dtype) {
   return dtype == DataType::kInt16 || dtype == DataType::kUInt16 || dtype == DataType::kUInt32 ||
          dtype == DataType::kUInt64 || dtype == DataType::kBFloat16;
 }

@@ -156,10 +156,10 @@ bool is_plan_dtype(DataType dtype);  // a plan tensor may have it (fb::DType)
 bool to_plan_dtype(DataType dtype, fb::DType* out);
 // The plan dtypes, in words, for messages: "float32, float16, ... and bool".
 const char* plan_dtype_list();
-// int16, uint16, uint32, uint64 and bfloat16: plan dtypes that only some CPU steps take (data
-// movement and Cast; the integers also integer arithmetic and comparisons: see ops/check.cc); GPU
-// plans refuse them.
-bool is_cpu_only_dtype(DataType dtype);
+// int16, uint16, uint32, uint64 and bfloat16: plan dtypes that only some steps take, on both
+// backends (data movement and Cast; the integers also integer arithmetic and comparisons: see
+// ops/check.cc).
+bool is_limited_dtype(DataType dtype);
 bool is_floating(DataType dtype);
 
 }  // namespace jetplan::converter

@@ -490,8 +490,6 @@ void gpu_precision(PlanDraft* draft) {
 void gpu_check_tensors(const PlanDraft& draft) {
   std::vector<std::string> bad;
   auto why = [](const DraftTensor& t) -> std::string {
-    if (is_cpu_only_dtype(t.dtype))
-      return cat("'", t.name, "' is ", dtype_name(t.dtype), " (no CUDA kernel takes it)");
     if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end())
       return cat("'", t.name, "' is empty (", shape_str(t.shape), ")");
     return "";
@@ -510,8 +508,8 @@ void gpu_check_tensors(const PlanDraft& draft) {
   if (bad.empty()) return;
   std::string items;
   for (const std::string& item : bad) items += (items.empty() ? "" : "; ") + item;
-  fail(bad.size(), " unsupported in a GPU plan (int16, uint16, uint32, uint64, bfloat16 and empty "
-       "tensors run on the CPU backend only; convert for a CPU target): ", items);
+  fail(bad.size(), " unsupported in a GPU plan (empty tensors run on the CPU backend only; "
+       "convert for a CPU target): ", items);
 }
 
 }  // namespace jetplan::converter

@@ -45,7 +45,7 @@ std::string rank_reason(const Graph& g, const Node& node) {
   return "";
 }
 
-// The CPU-only dtypes (is_cpu_only_dtype) reach the steps of these ops only: byte movement
+// The limited dtypes (is_limited_dtype) reach the steps of these ops only: byte movement
 // (every dtype by its size) and Cast for all of them; the Elementwise family's integer
 // arithmetic and comparisons (kernels/kernels.h) for int16, uint16, uint32 and uint64, not
 // bfloat16. Every other op refuses them here, whatever its check function said.
@@ -70,7 +70,7 @@ std::string cpu_only_dtype_reason(const Graph& g, const Node& node) {
   const bool takes_integers = takes_bfloat16 || in(kIntegerMathOps);
   for (const std::vector<int>* ids : {&node.inputs, &node.outputs})
     for (int id : *ids) {
-      if (id < 0 || !is_cpu_only_dtype(g.values[id].dtype)) continue;
+      if (id < 0 || !is_limited_dtype(g.values[id].dtype)) continue;
       const bool bfloat16 = g.values[id].dtype == DataType::kBFloat16;
       if (bfloat16 ? takes_bfloat16 : takes_integers) continue;
       return cat(node.op_type, " on ", dtype_name(g.values[id].dtype), " ('", g.values[id].name,

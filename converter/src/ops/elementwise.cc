@@ -2,8 +2,8 @@
 // Max, Min, Pow, and the variadic Sum, Mean) of every dtype. Their rows are here because this
 // file decides the family: float32 arithmetic of two inputs is the Binary family's
 // (check_binary); float64, integers (and integer or mixed-type Pow, in float64) are Elementwise
-// steps, on the CPU backend only for float64 and int16, uint16, uint32, uint64; float16 and 8-bit
-// integers compute in a wider dtype between Cast steps (exact for these ops).
+// steps on both backends; float16 and 8-bit integers compute in a wider dtype between Cast steps
+// (exact for these ops).
 #include <string>
 #include <utility>
 #include <vector>
@@ -178,8 +178,8 @@ bool expand_elementwise(Graph& g, Node& node, std::vector<Node>* out) {
 }
 
 constexpr const char* kArith =
-    "float32, float16 (in float32), float64 (CPU backend only), int8, uint8 (in int32), int32, "
-    "int64; int16, uint16, uint32, uint64 (CPU backend only)";
+    "float32, float16 (in float32), float64, int8, uint8 (in int32), int32, int64, int16, "
+    "uint16, uint32, uint64";
 constexpr const char* kArithNotes =
     "2 inputs, numpy broadcasting; float32 is a Binary step, fused into the preceding Conv/Gemm "
     "as bias or residual (Add, Sub) where it can be; integers wrap, x / 0 is 0";
@@ -201,14 +201,14 @@ constexpr OpRow kRows[] = {
     {"Mean", check_arith, "float32, float16 (in float32)",
      "1 or more inputs, numpy broadcasting"},
     {"Min", check_arith, kArith, kVariadicNotes},
-    {"Mod", check_elementwise, "int8, uint8 (in int32), int32, int64, int16, uint16, uint32, uint64 (CPU backend "
-     "only); float32, float16, float64 with fmod=1",
+    {"Mod", check_elementwise, "int8, uint8 (in int32), int32, int64, int16, uint16, uint32, "
+     "uint64; float32, float16, float64 with fmod=1",
      "2 inputs of one dtype, numpy broadcasting; x mod 0 is 0 for integers",
      28},
     {"Mul", check_arith, kArith, kArithNotes},
     {"Or", check_elementwise, kLogic, kCompareNotes},
     {"Pow", check_pow, "float32; x and y of float32, float16, float64, int8, uint8, int16, uint16, int32, "
-     "uint32, int64, uint64 (in float64, CPU backend only)",
+     "uint32, int64, uint64 (in float64)",
      "2 inputs, numpy broadcasting; the output has x's dtype (float to integer truncates, "
      "exact while |result| < 2^53)"},
     {"Sub", check_arith, kArith, kArithNotes},

@@ -69,7 +69,7 @@ std::string check_reduce(Graph& g, Node& node) {
   return resolve_reduced(g, node, fb::OpFamily::Reduce, dtype, step, out);
 }
 
-constexpr const char* kReduceDtypes = "float32, float64 (CPU backend only)";
+constexpr const char* kReduceDtypes = "float32, float64";
 constexpr const char* kReduceNotes =
     "axes constant (attribute, or input since opset 13 for ReduceSum and 18 for the others); "
     "keepdims 0 or 1; "

@@ -162,13 +162,11 @@ std::vector<DataType> row_dtypes(const std::string& text) {
 }
 
 // The dtypes of `dtypes` (row_dtypes) a GPU plan runs a step of `family` with: a float32 tensor
-// becomes float16 there (gpu_precision), int16, uint16, uint32, uint64 and bfloat16 stay on the
-// CPU backend (gpu_check_tensors), and the family must have a CUDA kernel variant reading the
-// dtype (kernels::cuda::has_kernel_for, what kernel selection picks from).
+// becomes float16 there (gpu_precision), and the family must have a CUDA kernel variant reading
+// the dtype (kernels::cuda::has_kernel_for, what kernel selection picks from).
 std::string gpu_dtypes(fb::OpFamily family, const std::vector<DataType>& dtypes) {
   std::string out;
   for (DataType d : dtypes) {
-    if (is_cpu_only_dtype(d)) continue;
     const DataType stored = d == DataType::kFloat32 ? DataType::kFloat16 : d;
     fb::DType plan_dtype;
     if (!to_plan_dtype(stored, &plan_dtype) ||

@@ -66,7 +66,7 @@ bool expand_transpose(Graph& g, Node& node, std::vector<Node>* out) {
 constexpr OpRow kRows[] = {
     {"DepthToSpace", check_space_depth, kAnyPlanDtype,
      "DCR and CRD modes; a Transpose between two views"},
-    {"Einsum", check_einsum, "float32, float64 (CPU backend only); a permutation or diagonal of 1 operand: any "
+    {"Einsum", check_einsum, "float32, float64; a permutation or diagonal of 1 operand: any "
      "plan dtype",
      "1 or 2 operands; '...' dims equal in both operands (not broadcast); an index repeated in "
      "one operand takes its diagonal first (a strided Slice); float32 products run as a "

@@ -74,7 +74,7 @@ typedef enum jp_dtype {
   JP_UINT16 = 9,
   JP_UINT32 = 10,
   JP_UINT64 = 11,
-  JP_BFLOAT16 = 12 /* the upper 16 bits of a float32, as a uint16_t (CPU plans only) */
+  JP_BFLOAT16 = 12 /* the upper 16 bits of a float32, as a uint16_t */
 } jp_dtype;
 
 typedef enum jp_log_level { JP_LOG_ERROR = 0, JP_LOG_WARNING = 1, JP_LOG_INFO = 2 } jp_log_level;

@@ -192,14 +192,6 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
     return fail(JP_ERROR_INVALID_PLAN, "tensor '%s' has unknown dtype %d", info->name,
                 static_cast<int>(info->dtype));
   }
-  if (plan.backend == JP_BACKEND_CUDA &&
-      (info->dtype == fb::DType::Int16 || info->dtype == fb::DType::UInt16 ||
-       info->dtype == fb::DType::UInt32 || info->dtype == fb::DType::UInt64 ||
-       info->dtype == fb::DType::BFloat16)) {
-    // No CUDA kernel takes them (kernels/dtype.h); the converter refuses them in GPU plans.
-    return fail(JP_ERROR_UNSUPPORTED, "tensor '%s' is %s, which runs on the CPU backend only",
-                info->name, fb::EnumNameDType(info->dtype));
-  }
   info->bytes = elements * elem;
   if (t->size_bytes() != info->bytes) {
     return fail(JP_ERROR_INVALID_PLAN,

@@ -18,13 +18,6 @@ Status prepare_elementwise(const jp_plan& plan, const fb::ElementwiseParams& p, 
     return fail(JP_ERROR_UNSUPPORTED, "step '%s': elementwise %s on %s is not supported",
                 s->name, fb::EnumNameElementwiseOp(p.op()), fb::EnumNameDType(a.dtype));
   }
-  // The CUDA kernels compute float64 comparisons and FMod only.
-  if (plan.backend == JP_BACKEND_CUDA && a.dtype == fb::DType::Float64 &&
-      !kernels::elementwise_is_comparison(kop) && kop != kernels::ElementwiseOp::kFMod) {
-    return fail(JP_ERROR_UNSUPPORTED,
-                "step '%s': elementwise %s on Float64 runs on the CPU backend only", s->name,
-                fb::EnumNameElementwiseOp(p.op()));
-  }
   if (kernel_dtype(y.dtype) != kernels::elementwise_out_dtype(kop, kernel_dtype(a.dtype))) {
     return fail(JP_ERROR_INVALID_PLAN,
                 "step '%s': output '%s' of elementwise %s has the wrong dtype %s", s->name,

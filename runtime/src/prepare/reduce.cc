@@ -6,7 +6,7 @@
 namespace jetplan::rt {
 namespace {
 
-// Float64 reductions, chosen by prepare (the CPU backend's only).
+// Float64 reductions, chosen by prepare (the CUDA backend's is jp_reduce_f64).
 void run_reduce_f64_cpu(const PreparedStep& s, void* const* tensors, void*) {
   kernels::cpu::reduce(s.params.reduce, static_cast<const double*>(in(s, tensors, 0)),
                        static_cast<double*>(out(s, tensors)));
@@ -18,8 +18,8 @@ Status prepare_reduce(const jp_plan& plan, const fb::ReduceParams& p, PreparedSt
   JP_RETURN_IF_ERROR(check_arity(*s, "Reduce", 1, 1));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  if (x.dtype == fb::DType::Float64 && plan.backend == JP_BACKEND_CPU) {
-    // Float64 reductions are the CPU backend's only (the CUDA kernels compute float32/float16).
+  if (x.dtype == fb::DType::Float64) {
+    // Float64 reductions accumulate in double on both backends.
     JP_RETURN_IF_ERROR(check_kernel_dtype(*s, y, fb::DType::Float64));
     s->run_cpu = run_reduce_f64_cpu;
   } else {

@@ -258,6 +258,36 @@ inline ModelBuilder gpu_mlp_rows() {
   return m;
 }
 
+// The dtypes beyond float32 and the 8/32/64-bit integers, on the steps that take them: uint32
+// and int16 arithmetic and a comparison, bfloat16 in and out through Cast, float64 arithmetic
+// and a ReduceLogSumExp.
+inline ModelBuilder gpu_narrow_dtypes() {
+  ModelBuilder m(14);
+  m.input("a", {2, 3}, onnx::TensorProto::UINT32)
+      .input("b", {2, 3}, onnx::TensorProto::INT16)
+      .input("c", {2, 3}, onnx::TensorProto::BFLOAT16)
+      .input("d", {2, 3}, onnx::TensorProto::DOUBLE)
+      .input("x", {2, 3})
+      .output("au", onnx::TensorProto::UINT32)
+      .output("bs", onnx::TensorProto::INT16)
+      .output("lt", onnx::TensorProto::BOOL)
+      .output("y")
+      .output("r", onnx::TensorProto::DOUBLE)
+      .output("xd", onnx::TensorProto::DOUBLE)
+      .output("db", onnx::TensorProto::BFLOAT16);
+  m.node("Mul", {"a", "a"}, {"au"}, "mul_u32");
+  m.node("Add", {"b", "b"}, {"bs"}, "add_i16");
+  m.node("Less", {"b", "bs"}, {"lt"}, "less_i16");
+  attr(m.node("Cast", {"c"}, {"cf"}, "bf16_to_f32"), "to", int64_t{onnx::TensorProto::FLOAT});
+  m.node("Add", {"cf", "x"}, {"y"}, "add_f32");
+  auto& r = m.node("ReduceLogSumExp", {"d"}, {"r"}, "lse_f64");
+  attr(r, "axes", std::vector<int64_t>{1});
+  attr(m.node("Cast", {"x"}, {"x64"}, "f32_to_f64"), "to", int64_t{onnx::TensorProto::DOUBLE});
+  m.node("Mul", {"x64", "d"}, {"xd"}, "mul_f64");
+  attr(m.node("Cast", {"d"}, {"db"}, "f64_to_bf16"), "to", int64_t{onnx::TensorProto::BFLOAT16});
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
@@ -267,7 +297,8 @@ inline std::vector<GpuPlanModel> gpu_plan_models() {
           {"index_heads", gpu_index_heads(), false},
           {"unet_decoder", gpu_unet_decoder()},
           {"transformer_block", gpu_transformer_block()},
-          {"mlp_rows", gpu_mlp_rows()}};
+          {"mlp_rows", gpu_mlp_rows()},
+          {"narrow_dtypes", gpu_narrow_dtypes()}};
 }
 
 }  // namespace jetplan::converter::testing

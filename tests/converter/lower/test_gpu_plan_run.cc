@@ -20,23 +20,36 @@
 namespace jetplan::converter::testing {
 namespace {
 
-// Random bytes for every input of `plan` by its dtype: floats in [-1, 1], integers in [0, 4).
+// Random bytes for every input of `plan` by its dtype: floats (float32, float64, bfloat16) in
+// [-1, 1], integers and bools in [0, 4) (a bool's byte, 0 to 3: nonzero is true).
 std::vector<std::vector<uint8_t>> random_inputs(const jp_plan* plan, uint32_t seed) {
   std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<std::vector<uint8_t>> out;
   for (int32_t i = 0; i < jp_plan_num_inputs(plan); ++i) {
     jp_tensor_desc d{};
     EXPECT_EQ(jp_plan_input_desc(plan, i, &d), JP_OK);
+    size_t count = 1;
+    for (int32_t k = 0; k < d.rank; ++k) count *= static_cast<size_t>(d.dims[k]);
     std::vector<uint8_t> bytes(d.bytes);
-    if (d.dtype == JP_FLOAT32) {
-      std::uniform_real_distribution<float> dist(-1.f, 1.f);
-      for (size_t k = 0; k + 4 <= bytes.size(); k += 4) {
+    const size_t elem = count > 0 ? d.bytes / count : 1;
+    for (size_t k = 0; k < count; ++k) {
+      uint8_t* at = bytes.data() + k * elem;
+      if (d.dtype == JP_FLOAT32) {
         const float v = dist(rng);
-        std::memcpy(&bytes[k], &v, 4);
+        std::memcpy(at, &v, 4);
+      } else if (d.dtype == JP_FLOAT64) {
+        const double v = dist(rng);
+        std::memcpy(at, &v, 8);
+      } else if (d.dtype == JP_BFLOAT16) {
+        const float v = dist(rng);
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        const auto upper = static_cast<uint16_t>(bits >> 16);  // truncated: any bfloat16 will do
+        std::memcpy(at, &upper, 2);
+      } else {
+        at[0] = uint8_t(rng() % 4);  // little endian: the value
       }
-    } else {
-      const size_t elem = d.dtype == JP_INT64 ? 8 : 4;
-      for (size_t k = 0; k + elem <= bytes.size(); k += elem) bytes[k] = uint8_t(rng() % 4);
     }
     out.push_back(std::move(bytes));
   }
@@ -66,10 +79,12 @@ TEST(GpuPlanRun, SpreadMatchesTheCpuPlanOnThisGpu) {
     if (loaded == nullptr) GTEST_SKIP() << "no sm_90 GPU takes the plan here: " << why;
     const std::vector<std::vector<uint8_t>> inputs = random_inputs(loaded, 17);
     std::vector<bool> is_float;  // per output: compared within the tolerance, else bit for bit
+    std::vector<bool> is_double;  // per output: float64 (kept so in GPU plans)
     for (int32_t o = 0; o < jp_plan_num_outputs(loaded); ++o) {
       jp_tensor_desc d{};
       EXPECT_EQ(jp_plan_output_desc(loaded, o, &d), JP_OK);
-      is_float.push_back(d.dtype == JP_FLOAT32);
+      is_float.push_back(d.dtype == JP_FLOAT32 || d.dtype == JP_FLOAT64);
+      is_double.push_back(d.dtype == JP_FLOAT64);
     }
     jp_plan_destroy(loaded);
     std::vector<PlanInput> in;
@@ -82,15 +97,21 @@ TEST(GpuPlanRun, SpreadMatchesTheCpuPlanOnThisGpu) {
         EXPECT_EQ(got[o].bytes, want[o].bytes) << "output " << o;
         continue;
       }
-      const std::vector<float> w = want[o].as<float>(), v = got[o].as<float>();
+      std::vector<double> w, v;
+      if (is_double[o]) {
+        w = want[o].as<double>(), v = got[o].as<double>();
+      } else {
+        for (float f : want[o].as<float>()) w.push_back(f);
+        for (float f : got[o].as<float>()) v.push_back(f);
+      }
       ASSERT_EQ(v.size(), w.size()) << "output " << o;
       size_t off = 0, first = w.size();
       for (size_t i = 0; i < w.size(); ++i)
         if (!(std::fabs(v[i] - w[i]) <= 3e-2 + 3e-2 * std::fabs(w[i])) && off++ == 0) first = i;
       EXPECT_EQ(off, 0u) << "output " << o << ": " << off << " of " << w.size()
                          << " elements off, the first " << first << ": got "
-                         << (first < w.size() ? v[first] : 0.f) << ", want "
-                         << (first < w.size() ? w[first] : 0.f);
+                         << (first < w.size() ? v[first] : 0.0) << ", want "
+                         << (first < w.size() ? w[first] : 0.0);
     }
   }
 }

@@ -1,7 +1,6 @@
 // bfloat16 (schema revision: DType.BFloat16): end to end through the converter and the CPU
 // runtime where steps take it (Cast, CastLike, data movement; a constant cast at conversion),
-// and refused by name everywhere else: other ops and GPU plans (the runtime's own refusal of a
-// CUDA plan holding one: tests/runtime). Float32 to bfloat16 rounds to nearest even (kernels/cpu/bfloat16.h).
+// and refused by name everywhere else; GPU plans take it on the same steps. Float32 to bfloat16 rounds to nearest even (kernels/cpu/bfloat16.h).
 #include <gmock/gmock.h>
 
 #include <cmath>
@@ -137,12 +136,19 @@ TEST(BFloat16, OtherOpsRefuseItByNodeAndDtype) {
   EXPECT_THAT(error, Not(HasSubstr("graph input")));  // the input itself is a plan dtype
 }
 
-TEST(BFloat16, GpuPlansRefuseItByName) {
+// GPU plans take it through Cast (the generic CUDA cast kernel, float32 as float16 there).
+TEST(BFloat16, GpuPlansCastItOnTheGenericKernel) {
   ModelBuilder m(13);
-  m.input("x", {4}).output("b", onnx::TensorProto::BFLOAT16).output("y");
+  m.input("x", {4}).output("b", onnx::TensorProto::BFLOAT16);
   attr(m.node("Cast", {"x"}, {"b"}, "to_bf16"), "to", int64_t{onnx::TensorProto::BFLOAT16});
-  expect_gpu_refusal_beside_relu(
-      m, {"node 'to_bf16': tensor 'b' is bfloat16", "graph output 'b' is bfloat16"});
+  ConvertOptions gpu;
+  gpu.target = "h100";
+  const ConvertResult r = convert_onnx(m.bytes(), "model.onnx", gpu);
+  const fb::Plan* plan = plan_of(r);
+  bool generic = false;
+  for (const fb::Step* s : *plan->steps())
+    generic = generic || (s->kernel() != nullptr && s->kernel()->str() == "jp_cast_any");
+  EXPECT_TRUE(generic);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // int16, uint16, uint32 and uint64 (schema revision: DType.Int16 .. UInt64): end to end through
 // the converter and the CPU runtime where steps take them (data movement, Cast, integer
-// arithmetic, comparisons, Pow's exponent), and refused by name everywhere else: other ops and
-// GPU plans (the runtime's own refusal of a CUDA plan holding one: tests/runtime).
+// arithmetic, comparisons, Pow's exponent), and refused by name everywhere else; GPU plans take
+// them on the same steps.
 #include <gmock/gmock.h>
 
 #include <cstdint>
@@ -91,15 +91,19 @@ TEST(NarrowIntegers, OtherOpsRefuseThemByNodeAndDtype) {
                     HasSubstr("'einsum_u32' (Einsum): Einsum on uint32 ('a') is not supported")));
 }
 
-TEST(NarrowIntegers, GpuPlansRefuseThemByName) {
+// GPU plans take them on the steps that do (test_gpu_plan_invariant.cc loads such a plan without
+// a device and test_gpu_plan_run.cc runs it against the CPU plan): the Max is an Elementwise
+// step on its CUDA kernel.
+TEST(NarrowIntegers, GpuPlansRunThemOnCudaKernels) {
   ModelBuilder m(13);
-  m.input("a", {4}, onnx::TensorProto::UINT32)
-      .input("x", {4})
-      .output("max", onnx::TensorProto::UINT32)
-      .output("y");
+  m.input("a", {4}, onnx::TensorProto::UINT32).output("max", onnx::TensorProto::UINT32);
   m.node("Max", {"a", "a"}, {"max"}, "max_u32");
-  expect_gpu_refusal_beside_relu(
-      m, {"node 'max_u32': tensor 'a' is uint32", "graph input 'a' is uint32"});
+  ConvertOptions gpu;
+  gpu.target = "h100";
+  const ConvertResult r = convert_onnx(m.bytes(), "model.onnx", gpu);
+  const fb::Plan* plan = plan_of(r);
+  ASSERT_EQ(plan->steps()->size(), 1u);
+  EXPECT_EQ(plan->steps()->Get(0)->kernel()->str(), "jp_elementwise_u32");
 }
 
 }  // namespace

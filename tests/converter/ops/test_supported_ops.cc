@@ -100,7 +100,8 @@ TEST(SupportedOps, GpuColumnFollowsTheKernelVariants) {
   EXPECT_THAT(describe_op("GatherElements").gpu_dtypes, HasSubstr("int64"));
   EXPECT_EQ(describe_op("LRN").gpu_dtypes, "float32 (as float16)");
   EXPECT_THAT(describe_op("Add").gpu_dtypes, AllOf(HasSubstr("int32"), HasSubstr("int64")));
-  EXPECT_THAT(describe_op("Add").gpu_dtypes, ::testing::Not(HasSubstr("uint16")));  // CPU only
+  EXPECT_THAT(describe_op("Add").gpu_dtypes, AllOf(HasSubstr("uint16"), HasSubstr("float64")));
+  EXPECT_THAT(describe_op("Cast").gpu_dtypes, HasSubstr("bfloat16"));
   const std::string md = supported_ops_markdown();
   EXPECT_THAT(md, HasSubstr("| DynamicQuantizeLinear | runs | DynamicQuantize | "));
   EXPECT_THAT(md, HasSubstr(" | CPU only | "));

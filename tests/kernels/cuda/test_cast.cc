@@ -1,5 +1,6 @@
 // CUDA Cast (kernels/cuda/cast.cu) against its CPU twin (kernels/cpu/cast.cc), Float32 <->
-// Float16, integers/Bool to either float, and floats, integers and Bool to integers. Tolerance: none, bit-exact (both round to nearest even; half to float is exact),
+// Float16, integers/Bool to either float, floats, integers and Bool to integers, and every other
+// pair of dtypes (the generic kernel). Tolerance: none, bit-exact (both round to nearest even; half to float is exact),
 // except that a NaN need only stay a NaN. Outputs poisoned, guards checked; odd counts and
 // pointers one element off the vector alignment take the scalar path.
 #include <gtest/gtest.h>
@@ -9,6 +10,8 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/bfloat16.h"
+#include "kernels/cpu/half.h"
 #include "kernels/kernels.h"
 #include "tests/kernels/cuda/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -251,18 +254,99 @@ TEST(GpuCast, FloatsToBoolMatchCpuTwin) {
   }
 }
 
-TEST(GpuCast, OtherPairsAreRefusedBySelection) {
+// Pairs the typed kernels leave out (Float64, BFloat16, Int16, UInt16, UInt32, UInt64 at either
+// end) go to the generic kernel: selection takes every pair.
+TEST(GpuCast, PairsWithoutATypedKernelSelectTheGenericOne) {
   CastParams p;
   p.from = DType::kFloat64;
   p.to = DType::kInt64;
-  cuda::StepDesc step = gpu_test::step_of(kCast, &p);
+  p.count = 5;
+  cuda::StepDesc step = gpu_test::step_of(kCast, &p, DType::kFloat64);
   cuda::TargetInfo t = gpu_test::target_with(8);
   cuda::LaunchChoice choice;
   std::string why;
-  EXPECT_FALSE(cuda::select_kernel(step, t, &choice, &why));
-  EXPECT_NE(why.find("convert among Float32, Float16, Int64, Int32, Int8, UInt8 and Bool only"),
-            std::string::npos)
-      << why;
+  ASSERT_TRUE(cuda::select_kernel(step, t, &choice, &why)) << why;
+  EXPECT_STREQ(choice.variant->name, "jp_cast_any");
+}
+
+// `count` elements of dtype t: half random bit patterns (NaNs, infinities, subnormals and every
+// integer), half values in +-70000 (fractions, ties of the narrower floats, small integers).
+std::vector<uint8_t> probe_bytes(test_util::SeededRng& rng, DType t, int64_t count) {
+  const size_t eb = size_t(dtype_bytes(t));
+  std::vector<uint8_t> out(size_t(count) * eb);
+  for (int64_t i = 0; i < count; ++i) {
+    uint8_t* dst = out.data() + size_t(i) * eb;
+    const uint64_t bits = rng.bits64();
+    const double v = i % 3 == 0 ? std::trunc(double(rng.uniform(-300.f, 300.f)))
+                                : double(rng.uniform(-70000.f, 70000.f));
+    if (i % 2 == 1) {
+      std::memcpy(dst, &bits, eb);
+      if (t == DType::kBool) *dst = static_cast<uint8_t>(bits % 3);  // 2 is true too
+      continue;
+    }
+    switch (t) {
+      case DType::kFloat32: { const float f = float(v); std::memcpy(dst, &f, 4); break; }
+      case DType::kFloat64: std::memcpy(dst, &v, 8); break;
+      case DType::kFloat16: { const uint16_t h = half_from_double(v); std::memcpy(dst, &h, 2); break; }
+      case DType::kBFloat16: { const uint16_t h = bfloat16_from_float(float(v)); std::memcpy(dst, &h, 2); break; }
+      case DType::kBool: *dst = v > 0 ? 1 : 0; break;
+      default: {  // an integer: v truncated, as its type's bits
+        const int64_t n = static_cast<int64_t>(std::trunc(v));
+        std::memcpy(dst, &n, eb);  // little endian: the low bytes
+      }
+    }
+  }
+  return out;
+}
+
+bool is_nan_at(DType t, const uint8_t* p) {
+  if (t == DType::kFloat32) { float f; std::memcpy(&f, p, 4); return std::isnan(f); }
+  if (t == DType::kFloat64) { double f; std::memcpy(&f, p, 8); return std::isnan(f); }
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  if (t == DType::kFloat16) return (h & 0x7fffu) > 0x7c00u;
+  if (t == DType::kBFloat16) return (h & 0x7fffu) > 0x7f80u;
+  return false;
+}
+
+// Every pair of the 13 dtypes, whichever kernel selection takes (the generic one for most):
+// bit for bit with the twin, but that a NaN need only stay a NaN. Odd counts, outputs poisoned,
+// guards checked.
+TEST(GpuCast, EveryPairOfDtypesMatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  int pairs = 0;
+  for (int f = 0; f < kDTypeCount; ++f) {
+    for (int g = 0; g < kDTypeCount; ++g) {
+      const auto from = static_cast<DType>(f), to = static_cast<DType>(g);
+      if (from == to) continue;
+      for (int64_t count : {1, 4099}) {
+        const std::vector<uint8_t> x = probe_bytes(rng, from, count);
+        CastParams p;
+        p.from = from;
+        p.to = to;
+        p.count = count;
+        const size_t ob = size_t(dtype_bytes(to));
+        std::vector<uint8_t> want(size_t(count) * ob);
+        cpu::cast(p, x.data(), want.data());
+        DeviceBuffer dx(x.size()), dy(want.size());
+        dx.upload(x.data(), x.size());
+        dy.poison32(gpu_test::kFloatPoison);
+        cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
+        ASSERT_EQ(gpu_test::select_and_launch(kCast, from, ptrs, p), "") << f << " -> " << g;
+        const std::vector<uint8_t> got = dy.download_all();
+        for (int64_t i = 0; i < count; ++i) {
+          const uint8_t* a = got.data() + size_t(i) * ob;
+          const uint8_t* b = want.data() + size_t(i) * ob;
+          if (is_nan_at(to, b) && is_nan_at(to, a)) continue;
+          ASSERT_EQ(std::memcmp(a, b, ob), 0) << f << " -> " << g << " element " << i;
+        }
+        EXPECT_TRUE(dy.guard_intact()) << f << " -> " << g << " count " << count;
+      }
+      ++pairs;
+    }
+  }
+  EXPECT_EQ(pairs, kDTypeCount * (kDTypeCount - 1));
 }
 
 }  // namespace

@@ -164,24 +164,33 @@ TEST(CpuOnlyDtypes, CpuPlansMoveThemBitForBit) {
   }
 }
 
-// A CUDA plan with a tensor of `dtype` (not empty: the dtype is what is refused).
-void expect_cuda_plan_refused(fb::DType dtype, const std::string& needle) {
-  PlanSpec p = empty_io_plan(dtype);
-  p.tensors[0].shape = {1, 3};
-  p.tensors[3].shape = {3, 1};
-  p.backend = fb::Backend::CUDA;
-  p.sm_arch = 87;
-  expect_refused(build_plan(p), JP_LOAD_COPY | JP_LOAD_NO_DEVICE, JP_ERROR_UNSUPPORTED, needle);
-}
-
-TEST(NarrowIntegers, CudaPlansRefuseThemByTensor) {
-  expect_cuda_plan_refused(fb::DType::UInt32,
-                           "tensor 'e' is UInt32, which runs on the CPU backend only");
-}
-
-TEST(BFloat16, CudaPlansRefuseIt) {
-  expect_cuda_plan_refused(fb::DType::BFloat16,
-                           "tensor 'e' is BFloat16, which runs on the CPU backend only");
+// CUDA plans carry int16, uint16, uint32, uint64 and bfloat16 tensors (byte movers, Cast and the
+// Elementwise kernels take them): a plan of each, its copy step on jp_copy, loads and prepares
+// without a device.
+TEST(NarrowDtypes, CudaPlansLoadThemWithoutADevice) {
+  for (fb::DType t : {fb::DType::Int16, fb::DType::UInt16, fb::DType::UInt32, fb::DType::UInt64,
+                      fb::DType::BFloat16}) {
+    SCOPED_TRACE(fb::EnumNameDType(t));
+    PlanSpec p = empty_io_plan(t);
+    p.tensors[0].shape = {1, 3};
+    p.tensors[3].shape = {3, 1};
+    p.backend = fb::Backend::CUDA;
+    p.sm_arch = 87;
+    for (StepSpec& s : p.steps) {
+      s.kernel = "jp_copy";
+      s.launch = fb::LaunchConfig(1, 1, 1, 256, 1, 1, 0, 1);
+    }
+    const std::vector<uint8_t> bytes = build_plan(p);
+    jp_plan* plan = nullptr;
+    ASSERT_EQ(jp_plan_load_buffer(bytes.data(), bytes.size(), JP_LOAD_COPY | JP_LOAD_NO_DEVICE,
+                                  &plan),
+              JP_OK)
+        << jp_last_error();
+    jp_tensor_desc desc;
+    ASSERT_EQ(jp_plan_input_desc(plan, 0, &desc), JP_OK);
+    EXPECT_EQ(static_cast<int>(desc.dtype), static_cast<int>(t));
+    jp_plan_destroy(plan);
+  }
 }
 
 }  // namespace
