@@ -23,14 +23,20 @@ struct LayerNormParams {
   bool has_bias = false;
   Activation act;
   bool rms = false;  // root mean square: no mean subtracted (a step with it writes no mean)
+  // The optional statistics, [outer] values of the step's dtype: the step's output index of the
+  // mean and of inv_std_dev (1 or 2), 0 where the step has none.
+  int32_t mean_output = 0;
+  int32_t inv_std_output = 0;
 };
 
 // Whether the lanes-a-row kernel (jp_layer_norm_warp_f16) takes a step: rows of 8k elements, at
-// most 256 (a 16-byte chunk a lane, at most a warp a row). Longer rows (a transformer's 384 to
-// 1024) ran faster a block a row: ViT-B's 197 rows of 768 at batch 1, ConvNeXt-T's of 384 and
-// 768 at batch 8 (H200). The selection and the kernel both ask.
+// most 256 (a 16-byte chunk a lane, at most a warp a row), and no statistics outputs (the block
+// kernels write those). Longer rows (a transformer's 384 to 1024) ran faster a block a row:
+// ViT-B's 197 rows of 768 at batch 1, ConvNeXt-T's of 384 and 768 at batch 8 (H200). The
+// selection and the kernel both ask.
 JP_HD_INLINE bool layer_norm_warp_fits(const LayerNormParams& p) {
-  return p.inner >= 8 && p.inner <= 256 && p.inner % 8 == 0 && p.outer >= 1;
+  return p.inner >= 8 && p.inner <= 256 && p.inner % 8 == 0 && p.outer >= 1 &&
+         p.mean_output == 0 && p.inv_std_output == 0;
 }
 
 }  // namespace jetplan::kernels
@@ -46,8 +52,8 @@ void layer_norm(const LayerNormParams& p, const float* x, const float* scale, co
 
 // CUDA kernels of kernels/cuda/layer_norm.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
-// A block of 256 threads per row (block reductions over 8 warps); _warp: 4 to 32 lanes a row
-// (layer_norm_warp_fits), blocks of 256 threads.
+// A block of 256 threads per row (block reductions over 8 warps; these also write the mean and
+// inv_std_dev outputs); _warp: 4 to 32 lanes a row (layer_norm_warp_fits), blocks of 256 threads.
 #define JP_CUDA_VARIANTS_layer_norm(X, F) \
   X(F, jp_layer_norm_f16, kF16, 256) \
   X(F, jp_layer_norm_f32, kF32, 256) \

@@ -1,8 +1,9 @@
 // LayerNorm (statistics over the last `inner` elements of each row) on the GPU, FP16 or FP32
 // storage, every tensor of the step in that dtype, FP32 arithmetic. Statistics are two-pass (mean,
 // then the mean of squared deviations) with block reductions in a fixed order; RMS steps skip the
-// mean (normalize_row's rms). FP16 rows of 8k elements up to 256 take a group of lanes a row
-// (jp_layer_norm_warp_f16). Twin: kernels/cpu/layer_norm.cc.
+// mean (normalize_row's rms); the optional mean and inv_std_dev outputs in the step's dtype. FP16
+// rows of 8k elements up to 256 take a group of lanes a row (jp_layer_norm_warp_f16). Twin:
+// kernels/cpu/layer_norm.cc.
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -16,7 +17,8 @@ namespace {
 
 // One block of 256 threads per row, rows grid-stride. Within a row each thread takes elements
 // tid, tid + 256, ...; the row is read three times (mean, deviations, output), from L1/L2 after
-// the first for rows of ViT size.
+// the first for rows of ViT size. Thread 0 writes the row's mean and inv_std_dev where the step
+// has those outputs (p.mean_output, p.inv_std_output).
 template <typename T>
 __device__ void layer_norm(const StepPointers& ptrs, const LayerNormParams& p) {
   __shared__ float shared[kNormThreads / 32];
@@ -25,13 +27,21 @@ __device__ void layer_norm(const StepPointers& ptrs, const LayerNormParams& p) {
   const T* scale = static_cast<const T*>(ptrs.in[1]);
   const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
   T* y = static_cast<T*>(ptrs.out[0]);
+  const auto stat = [&](int32_t index) -> T* {
+    return index > 0 && index < kMaxStepOutputs ? static_cast<T*>(ptrs.out[index]) : nullptr;
+  };
+  T* mean = stat(p.mean_output);
+  T* inv_std = stat(p.inv_std_output);
   for (int64_t row = blockIdx.x; row < p.outer; row += gridDim.x) {
-    normalize_row(x + row * p.inner, y + row * p.inner, p.inner, p.epsilon, p.act, shared,
-                  [&](int64_t i) {
-                    return make_float2(load_float(scale, i),
-                                       bias != nullptr ? load_float(bias, i) : 0.f);
-                  },
-                  p.rms);
+    const float2 m = normalize_row(
+        x + row * p.inner, y + row * p.inner, p.inner, p.epsilon, p.act, shared,
+        [&](int64_t i) {
+          return make_float2(load_float(scale, i), bias != nullptr ? load_float(bias, i) : 0.f);
+        },
+        p.rms);
+    if (threadIdx.x != 0) continue;
+    if (mean != nullptr) store_float(mean, row, m.x);
+    if (inv_std != nullptr) store_float(inv_std, row, m.y);
   }
 }
 

@@ -26,9 +26,10 @@ __device__ __forceinline__ float block_sum(float v, float* shared) {
 // elements, (scale, bias) of element i from affine(i) as a float2. Every thread of the block
 // calls it for the same row. The row is read three times (mean, deviations, output), from L1/L2
 // after the first for rows that fit there. rms (RMSNormalization): the mean is taken as 0 and
-// its pass skipped, so the deviations are x itself.
+// its pass skipped, so the deviations are x itself. Returns the row's (mean, inv_std), the same
+// in every thread.
 template <typename T, typename Affine>
-__device__ __forceinline__ void normalize_row(const T* x, T* y, int64_t count, float epsilon,
+__device__ __forceinline__ float2 normalize_row(const T* x, T* y, int64_t count, float epsilon,
                                               const Activation& act, float* shared,
                                               Affine affine, bool rms = false) {
   const float n = static_cast<float>(count);
@@ -48,6 +49,7 @@ __device__ __forceinline__ void normalize_row(const T* x, T* y, int64_t count, f
     const float2 ab = affine(i);
     store_float(y, i, activation_value(act, ab.x * ((load_float(x, i) - mean) * inv_std) + ab.y));
   }
+  return make_float2(mean, inv_std);
 }
 
 // A block shape other than kNormThreads x 1 x 1 (an untrusted plan): the kernel does nothing.

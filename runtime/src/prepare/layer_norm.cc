@@ -53,6 +53,8 @@ Status prepare_layer_norm(const jp_plan& plan, const fb::LayerNormParams& p, Pre
   // RMSNormalization has no mean: a step that claims to write one is not a plan of this schema.
   if (p.rms() && p.has_mean()) return invalid(*s, "an RMS step writes no mean output");
   k.rms = p.rms();
+  k.mean_output = p.has_mean() ? 1 : 0;
+  k.inv_std_output = p.has_inv_std_dev() ? (p.has_mean() ? 2 : 1) : 0;
   if (outputs == 2) {
     s->run_cpu = p.has_mean() ? run_layer_norm_mean_cpu : run_layer_norm_inv_std_dev_cpu;
   }

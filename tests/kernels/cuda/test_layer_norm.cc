@@ -2,7 +2,8 @@
 // RMS form, in the block-a-row and lanes-a-row forms) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of
 // the step has the step's dtype (the twin reads the same values rounded to FP16). Tolerance:
 // FP16 |got - want| <= 2e-3 * |want| + 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32
-// 1e-5 * |want| + 1e-5. NaN never passes; outputs poisoned, guards checked.
+// 1e-5 * |want| + 1e-5, the mean and inv_std_dev outputs too. NaN never passes; outputs
+// poisoned, guards checked.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -89,6 +90,70 @@ TEST(GpuLayerNorm, MatchesCpuTwin) {
         EXPECT_TRUE(gpu_test::close_to_twin(dy, want, dtype))
             << run.variant->name << " grid " << run.grid[0] << ", " << c.outer << "x" << c.inner;
         EXPECT_TRUE(dy.guard_intact());
+      }
+    }
+  }
+}
+
+// The mean and inv_std_dev outputs (ONNX LayerNormalization's optional outputs 1 and 2), each
+// alone and both, in both dtypes, the RMS form with inv_std_dev only: y and each statistic against
+// the twin at the tolerance above. The lanes-a-row form never takes such a step.
+TEST(GpuLayerNorm, WritesMeanAndInvStdDevLikeTheTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { int64_t outer, inner; bool mean, inv_std, rms; };
+  const Case cases[] = {{12, 96, true, true, false},   {5, 1001, true, false, false},
+                        {197, 768, false, true, false}, {3, 64, false, true, true},
+                        {1, 7, true, true, false}};
+  for (const Case& c : cases) {
+    for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+      LayerNormParams p;
+      p.outer = c.outer;
+      p.inner = c.inner;
+      p.epsilon = 1e-5f;
+      p.has_bias = true;
+      p.rms = c.rms;
+      p.mean_output = c.mean ? 1 : 0;
+      p.inv_std_output = c.inv_std ? (c.mean ? 2 : 1) : 0;
+      const int64_t n = c.outer * c.inner;
+      std::vector<float> x = rng.uniform(n, 1.f, 3.f), scale = rng.uniform(c.inner, -2.f, 2.f),
+                         bias = rng.uniform(c.inner, -1.f, 1.f);
+      auto dx = gpu_test::upload_rounded(&x, dtype), ds = gpu_test::upload_rounded(&scale, dtype),
+           db = gpu_test::upload_rounded(&bias, dtype);
+      std::vector<float> want(n), want_mean(c.outer), want_inv(c.outer);
+      cpu::layer_norm(p, x.data(), scale.data(), bias.data(), want.data(),
+                      c.mean ? want_mean.data() : nullptr, c.inv_std ? want_inv.data() : nullptr);
+      const size_t eb = gpu_test::float_storage_bytes(dtype);
+      DeviceBuffer dy(n * eb), dm(c.outer * eb), di(c.outer * eb);
+      for (DeviceBuffer* b : {&dy, &dm, &di}) gpu_test::poison(*b, dtype);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx->get();
+      ptrs.in[1] = ds->get();
+      ptrs.in[2] = db->get();
+      ptrs.out[0] = dy.get();
+      if (c.mean) ptrs.out[p.mean_output] = dm.get();
+      if (c.inv_std) ptrs.out[p.inv_std_output] = di.get();
+      cuda::LaunchChoice chosen;
+      ASSERT_EQ(gpu_test::select(kLayerNorm, dtype, p, &chosen), "");
+      EXPECT_STRNE(chosen.variant->name, "jp_layer_norm_warp_f16");
+      ASSERT_EQ(gpu_test::select_and_launch(kLayerNorm, dtype, ptrs, p), "");
+      const std::string label = std::to_string(c.outer) + "x" + std::to_string(c.inner);
+      EXPECT_TRUE(gpu_test::close_to_twin(dy, want, dtype)) << label;
+      if (c.mean) {
+        EXPECT_TRUE(gpu_test::close_to_twin(dm, want_mean, dtype)) << label << " mean";
+      }
+      if (c.inv_std) {
+        EXPECT_TRUE(gpu_test::close_to_twin(di, want_inv, dtype)) << label << " inv_std_dev";
+      }
+      for (DeviceBuffer* b : {&dy, &dm, &di}) EXPECT_TRUE(b->guard_intact()) << label;
+      // A statistic the step lacks is not written: its buffer stays poison.
+      DeviceBuffer untouched(c.outer * eb);
+      gpu_test::poison(untouched, dtype);
+      if (!c.mean) {
+        EXPECT_EQ(dm.download_all(), untouched.download_all()) << label;
+      }
+      if (!c.inv_std) {
+        EXPECT_EQ(di.download_all(), untouched.download_all()) << label;
       }
     }
   }
