@@ -36,16 +36,6 @@ std::vector<int32_t> channels_last_perm(size_t r, bool into_nhwc) {
   return perm;
 }
 
-DraftStep make_step(const std::string& name, fb::OpFamily family, uint32_t in, uint32_t out) {
-  DraftStep s;
-  s.name = name;
-  s.op.resolved = true;
-  s.op.family = family;
-  s.inputs = {in};
-  s.outputs = {out};
-  return s;
-}
-
 class LayoutPass {
  public:
   explicit LayoutPass(PlanDraft* d) : d_(*d) {}
@@ -374,118 +364,16 @@ class LayoutPass {
 
 void gpu_layout(PlanDraft* draft) { LayoutPass(draft).run(); }
 
-namespace {
-
-// The output-cast epilogue: a step of such a family that alone produces float32 binding `t`
-// (which no step reads) writes it itself, FP16 in and FP32 out, instead of an FP16 twin and a Cast.
-bool producer_writes_output_cast(const PlanDraft& draft, uint32_t t) {
-  const DraftStep* producer = nullptr;
-  for (const DraftStep& s : draft.steps) {
-    if (std::find(s.inputs.begin(), s.inputs.end(), t) != s.inputs.end()) return false;
-    if (std::find(s.outputs.begin(), s.outputs.end(), t) == s.outputs.end()) continue;
-    if (producer != nullptr) return false;
-    producer = &s;
-  }
-  return producer != nullptr && producer->outputs.size() == 1 &&
-         writes_output_cast(producer->op.family);
+DraftStep make_step(const std::string& name, fb::OpFamily family, uint32_t in, uint32_t out) {
+  DraftStep s;
+  s.name = name;
+  s.op.resolved = true;
+  s.op.family = family;
+  s.inputs = {in};
+  s.outputs = {out};
+  return s;
 }
 
-// A float32 input binding `t` read by one step only, a Transpose (the layout transpose of an
-// image input), is read by it as is: the transpose rounds to FP16 as it moves (jp_transpose_f2h:
-// the input cast fused into it, one pass over the input instead of a Cast and a Transpose), or
-// moves Float32 where its output stays Float32 (an INT8 plan's quantize step reads it).
-bool input_read_as_is(const PlanDraft& draft, uint32_t t) {
-  const DraftStep* reader = nullptr;
-  for (const DraftStep& s : draft.steps) {
-    const auto n = std::count(s.inputs.begin(), s.inputs.end(), t);
-    if (n == 0) continue;
-    if (reader != nullptr || n > 1) return false;
-    reader = &s;
-  }
-  return reader != nullptr && reader->op.family == fb::OpFamily::Transpose &&
-         reader->inputs.size() == 1 && reader->outputs.size() == 1 &&
-         (draft.tensors[reader->outputs[0]].dtype == DataType::kFloat16 ||
-          draft.tensors[reader->outputs[0]].keep_float32);
-}
-
-// A new float16 arena tensor of float32 tensor b's shape and layout (":f16").
-uint32_t f16_twin(PlanDraft* draft, uint32_t b) {
-  DraftTensor n;
-  n.name = draft->tensors[b].name + ":f16";
-  n.shape = draft->tensors[b].shape;
-  n.dtype = DataType::kFloat16;
-  n.layout = draft->tensors[b].layout;
-  n.size_bytes = draft->tensors[b].size_bytes / 2;
-  draft->tensors.push_back(std::move(n));
-  return static_cast<uint32_t>(draft->tensors.size() - 1);
-}
-
-}  // namespace
-
-bool writes_output_cast(fb::OpFamily family) {
-  return family == fb::OpFamily::Gemm || family == fb::OpFamily::Conv ||
-         family == fb::OpFamily::Transpose;
-}
-
-void gpu_output_cast_fallback(PlanDraft* draft, size_t step) {
-  const uint32_t b = draft->steps[step].outputs[0];
-  const uint32_t h = f16_twin(draft, b);
-  draft->steps[step].outputs[0] = h;
-  std::string name = draft->tensors[b].name;
-  for (const DraftBinding& o : draft->outputs)
-    if (o.tensor == b) name = o.name;
-  draft->steps.push_back(make_step(name + ":to_f32", fb::OpFamily::Cast, h, b));
-}
-
-void gpu_precision(PlanDraft* draft) {
-  for (DraftTensor& t : draft->tensors) {
-    if (t.dtype != DataType::kFloat32 || t.storage == fb::Storage::Binding || t.keep_float32)
-      continue;
-    t.dtype = DataType::kFloat16;
-    t.size_bytes /= 2;
-    if (t.storage != fb::Storage::Weight) continue;
-    const std::vector<uint8_t>& src = *t.data;
-    std::vector<uint8_t>& dst = draft->owned_data.emplace_back(src.size() / 2);
-    for (size_t i = 0; i + 4 <= src.size(); i += 4) {
-      float f;
-      std::memcpy(&f, &src[i], 4);
-      // A finite weight past the half range saturates to +-65504 instead of becoming infinite:
-      // masks written as (1 - m) * float32_min must stay 0 where m = 1, not 0 * -inf = NaN.
-      if (std::isfinite(f)) f = std::fmin(65504.f, std::fmax(-65504.f, f));
-      const uint16_t h = kernels::half_from_float(f);
-      std::memcpy(&dst[i / 2], &h, 2);
-    }
-    t.data = &dst;
-  }
-  auto twin = [&](uint32_t b) { return f16_twin(draft, b); };
-  std::vector<DraftStep> casts_in;
-  for (const DraftBinding& b : draft->inputs) {
-    if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
-    if (input_read_as_is(*draft, b.tensor)) continue;
-    const uint32_t h = twin(b.tensor);
-    for (DraftStep& s : draft->steps)
-      for (uint32_t& i : s.inputs)
-        if (i == b.tensor) i = h;
-    DraftStep c = make_step(b.name + ":to_f16", fb::OpFamily::Cast, b.tensor, h);
-    casts_in.push_back(std::move(c));
-  }
-  draft->steps.insert(draft->steps.begin(), casts_in.begin(), casts_in.end());
-  for (const DraftBinding& b : draft->outputs) {
-    if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
-    if (producer_writes_output_cast(*draft, b.tensor)) continue;
-    const uint32_t h = twin(b.tensor);
-    for (DraftStep& s : draft->steps)
-      for (auto* list : {&s.inputs, &s.outputs})
-        for (uint32_t& i : *list)
-          if (i == b.tensor) i = h;
-    draft->steps.push_back(make_step(b.name + ":to_f32", fb::OpFamily::Cast, h, b.tensor));
-  }
-  // A model's Cast between float32 and float16 now joins two float16 tensors: a byte Copy.
-  for (DraftStep& s : draft->steps)
-    if (s.op.family == fb::OpFamily::Cast && s.inputs.size() == 1 && s.outputs.size() == 1 &&
-        draft->tensors[s.inputs[0]].dtype == draft->tensors[s.outputs[0]].dtype)
-      s.op.family = fb::OpFamily::Copy;
-}
 
 void gpu_check_tensors(const PlanDraft& draft) {
   std::vector<std::string> bad;

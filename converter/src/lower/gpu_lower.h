@@ -37,7 +37,12 @@ void gpu_layout(PlanDraft* draft);
 // (writes_output_cast) alone writes a float output no step reads: that step writes it in
 // float32 itself (the output-cast epilogue; gpu_select falls back to the Cast where no kernel
 // does). A model's Cast between float32 and float16, float16 to float16 now, becomes a Copy.
+// The scale of QuantizeLinear and DequantizeLinear stays float32 (a scale computed in the plan
+// is cast back to it), and a float32 input that a QuantizeLinear reads is quantized as given.
 void gpu_precision(PlanDraft* draft);
+
+// A resolved step of `family` from tensor `in` to tensor `out` (the passes' Casts, Transposes).
+DraftStep make_step(const std::string& name, fb::OpFamily family, uint32_t in, uint32_t out);
 
 // The families whose steps may read float16 and write a float32 graph output themselves: Conv,
 // Gemm and Transpose (a conv's NHWC output reaches its NCHW binding through one).

@@ -49,9 +49,11 @@ Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p,
   const TensorInfo& scale = input_at(plan, *s, 1);
   const TensorInfo& y = output_at(plan, *s, 0);
   const TensorInfo& q = quantize ? y : x;
-  // A CUDA plan quantizes its Float16 activations (the steps in front of INT8 convs).
-  const bool half_input = quantize && plan.backend == JP_BACKEND_CUDA && x.dtype == fb::DType::Float16;
-  if (!half_input) {
+  // A CUDA plan quantizes its Float16 activations (the steps in front of INT8 convs) and
+  // dequantizes into Float16.
+  const bool half_float = plan.backend == JP_BACKEND_CUDA &&
+                          (quantize ? x : y).dtype == fb::DType::Float16;
+  if (!half_float) {
     JP_RETURN_IF_ERROR(
         check_role_dtype(*s, quantize ? x : y, fb::DType::Float32, quantize ? "input" : "output"));
   }

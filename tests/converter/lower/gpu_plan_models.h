@@ -288,6 +288,24 @@ inline ModelBuilder gpu_narrow_dtypes() {
   return m;
 }
 
+// ONNX's quantization ops as steps of their own (no Q -> DQ pair, which is explicit INT8): x
+// [2, 5, 6] -> QuantizeLinear per axis 1 (int8, scale and zero point initializers) -> xq; the int8
+// graph input p [2, 5, 6] -> DequantizeLinear per axis 1 -> y; the uint8 graph input q [30] ->
+// DequantizeLinear by the scale graph input s [1] -> z.
+inline ModelBuilder gpu_quantize_ops() {
+  ModelBuilder m(13);
+  m.input("x", {2, 5, 6}).input("p", {2, 5, 6}, onnx::TensorProto::INT8);
+  m.input("q", {30}, onnx::TensorProto::UINT8).input("s", {1});
+  m.output("xq", onnx::TensorProto::INT8).output("y").output("z");
+  m.random("qs", {5}, 0.01f, 0.05f);
+  onnx::TensorProto* qz = m.empty_initializer("qz", onnx::TensorProto::INT8, {5});
+  for (int32_t z : {0, 3, -2, 1, -1}) qz->add_int32_data(z);
+  attr(m.node("QuantizeLinear", {"x", "qs", "qz"}, {"xq"}, "quantize"), "axis", int64_t{1});
+  attr(m.node("DequantizeLinear", {"p", "qs", "qz"}, {"y"}, "dequantize"), "axis", int64_t{1});
+  m.node("DequantizeLinear", {"q", "s"}, {"z"}, "dequantize_input");
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
@@ -298,7 +316,8 @@ inline std::vector<GpuPlanModel> gpu_plan_models() {
           {"unet_decoder", gpu_unet_decoder()},
           {"transformer_block", gpu_transformer_block()},
           {"mlp_rows", gpu_mlp_rows()},
-          {"narrow_dtypes", gpu_narrow_dtypes()}};
+          {"narrow_dtypes", gpu_narrow_dtypes()},
+          {"quantize_ops", gpu_quantize_ops()}};
 }
 
 }  // namespace jetplan::converter::testing

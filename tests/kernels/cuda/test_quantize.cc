@@ -2,9 +2,12 @@
 // for bit: Float16 and Float32 x (the twin reads the same values as float32), Int8 and UInt8 y,
 // per tensor and per axis, with and without a zero point, values spread past the saturation
 // points plus ties, NaN and infinities. y is poisoned (0xA5 / 0x5A) and its guard checked.
+// DequantizeLinear (kernels/cuda/dequantize.cu) against cpu::dequantize_linear: Float32 y bit for
+// bit, Float16 y the twin's float rounded to nearest even, bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@ namespace {
 
 using gpu_test::DeviceBuffer;
 constexpr uint16_t kQuantize = static_cast<uint16_t>(OpFamilyId::kQuantize);
+constexpr uint16_t kDequantize = static_cast<uint16_t>(OpFamilyId::kDequantize);
 
 TEST(GpuQuantize, MatchesCpuTwinBitForBit) {
   GPU_TEST_OR_SKIP();
@@ -63,6 +67,48 @@ TEST(GpuQuantize, MatchesCpuTwinBitForBit) {
             EXPECT_EQ(dy.download<uint8_t>(want.size()), want)
                 << chosen.variant->name << " per_channel " << per_channel << " zp " << zp;
             EXPECT_TRUE(dy.guard_intact());
+          }
+        }
+}
+
+TEST(GpuDequantize, MatchesCpuTwinBitForBit) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (const DType yt : {DType::kFloat16, DType::kFloat32})
+    for (const DType qt : {DType::kInt8, DType::kUInt8})
+      for (const bool per_channel : {false, true})
+        for (const bool zp : {false, true}) {
+          QuantizeLinearParams p;
+          p.qtype = qt;
+          p.outer = 3;
+          p.channels = per_channel ? 5 : 1;
+          p.inner = per_channel ? 67 : 1001;
+          p.per_channel = per_channel;
+          p.has_zero_point = zp;
+          const int64_t n = p.outer * p.channels * p.inner;
+          const test_util::Bytes x = rng.bytes(n);  // every int8 / uint8 value
+          const test_util::Bytes zero = rng.bytes(p.channels);
+          std::vector<float> scale = rng.uniform(p.channels, 1e-3f, 0.5f);
+          std::vector<float> want(static_cast<size_t>(n));
+          cpu::dequantize_linear(p, x.data(), scale.data(), zp ? zero.data() : nullptr,
+                                 want.data());
+          std::vector<uint8_t> sb(scale.size() * 4);
+          std::memcpy(sb.data(), scale.data(), sb.size());
+          std::vector<std::vector<uint8_t>> ins = {x, sb};
+          if (zp) ins.push_back(zero);
+          const size_t eb = yt == DType::kFloat16 ? 2 : 4;
+          const std::vector<uint8_t> got =
+              gpu_test::run_bytes_step(kDequantize, yt, p, ins, size_t(n) * eb);
+          for (int64_t i = 0; i < n; ++i) {
+            if (yt == DType::kFloat16) {
+              uint16_t h;
+              std::memcpy(&h, &got[size_t(i) * 2], 2);
+              ASSERT_EQ(h, half_from_float(want[size_t(i)])) << "element " << i;
+            } else {
+              float f;
+              std::memcpy(&f, &got[size_t(i) * 4], 4);
+              ASSERT_EQ(f, want[size_t(i)]) << "element " << i;
+            }
           }
         }
 }
