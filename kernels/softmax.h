@@ -6,12 +6,16 @@
 
 namespace jetplan::kernels {
 
-// x and y [outer, axis, inner]; softmax (or log-softmax) along the middle dim.
+// x and y [outer, axis, inner]; softmax (or log-softmax) along the middle dim. With
+// masked_rows_zero a row whose max is -inf (every element -inf) gives 0 (log-softmax: -inf)
+// rather than NaN (exp(-inf - -inf)): the attention of a query with every key masked, as ONNX's
+// Attention defines it.
 struct SoftmaxParams {
   int64_t outer = 1;
   int64_t axis = 1;
   int64_t inner = 1;
   bool log = false;
+  bool masked_rows_zero = false;
 };
 
 }  // namespace jetplan::kernels

@@ -14,6 +14,10 @@ void softmax(const SoftmaxParams& p, const float* x, float* y) {
       float max = xr[0];
       for (int64_t j = 1; j < p.axis; ++j)
         if (xr[j * p.inner] > max) max = xr[j * p.inner];
+      if (p.masked_rows_zero && max == -INFINITY) {
+        for (int64_t j = 0; j < p.axis; ++j) yr[j * p.inner] = p.log ? -INFINITY : 0.f;
+        continue;
+      }
       double sum = 0.0;
       for (int64_t j = 0; j < p.axis; ++j)
         sum += std::exp(static_cast<double>(xr[j * p.inner]) - max);

@@ -2,7 +2,8 @@
 // last dim (inner == 1: classifier heads, ViT attention rows of 197) take one warp per row;
 // other axes one thread per (outer, inner) column, reading along the axis with neighbouring
 // threads on neighbouring columns. Reductions run in a fixed order (shuffle trees), so the same
-// inputs give the same bits. Twin: kernels/cpu/softmax.cc.
+// inputs give the same bits. masked_rows_zero: a row of -inf gives 0 (log: -inf), as the twin.
+// Twin: kernels/cpu/softmax.cc.
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
@@ -27,6 +28,11 @@ __device__ void softmax_columns(const StepPointers& ptrs, const SoftmaxParams& p
     const int64_t base = o * p.axis * p.inner + in;
     float max = load_float(x, base);
     for (int64_t j = 1; j < p.axis; ++j) max = fmaxf(max, load_float(x, base + j * p.inner));
+    if (p.masked_rows_zero && max == -INFINITY) {
+      for (int64_t j = 0; j < p.axis; ++j)
+        store_float(y, base + j * p.inner, p.log ? -INFINITY : 0.f);
+      continue;
+    }
     float sum = 0.f;
     for (int64_t j = 0; j < p.axis; ++j) sum += __expf(load_float(x, base + j * p.inner) - max);
     const float log_sum = __logf(sum);
@@ -54,6 +60,10 @@ __device__ void softmax_rows(const StepPointers& ptrs, const SoftmaxParams& p) {
     float max = -INFINITY;
     for (int64_t j = lane; j < p.axis; j += 32) max = fmaxf(max, load_float(xr, j));
     for (int s = 16; s > 0; s >>= 1) max = fmaxf(max, __shfl_xor_sync(0xffffffffu, max, s));
+    if (p.masked_rows_zero && max == -INFINITY) {  // the whole warp agrees on max
+      for (int64_t j = lane; j < p.axis; j += 32) store_float(yr, j, p.log ? -INFINITY : 0.f);
+      continue;
+    }
     float sum = 0.f;
     for (int64_t j = lane; j < p.axis; j += 32) sum += __expf(load_float(xr, j) - max);
     for (int s = 16; s > 0; s >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, s);

@@ -184,6 +184,7 @@ struct OpDesc {
   // LayerNorm, Gather, GatherElements, ScatterElements and Split.
   int32_t axis = 0;
   bool log = false;  // Softmax: LogSoftmax
+  bool masked_rows_zero = false;  // Softmax: a row of -inf gives 0 (kSoftmaxMaskedRowsZero)
   bool exclusive = false, reverse = false;  // CumSum
   // Scatter: ScatterND (else ScatterElements, along `axis`), and how updates meet the data.
   bool scatter_nd = false;

@@ -260,7 +260,9 @@ std::string decompose_attention(Graph& g, const Node& node, std::vector<Node>* o
   }
   const int bias = attention_bias(g, node, b, sq, skv, past_len);
   if (bias >= 0) s = b.add("Add", "masked", {s, bias});
-  const int p = b.add("Softmax", "softmax", {s}, {{"axis", A::int_attr(-1)}});
+  // A query with every key masked attends to nothing: 0, as ONNX's Attention gives it.
+  const int p = b.add("Softmax", "softmax", {s},
+                      {{"axis", A::int_attr(-1)}, {kSoftmaxMaskedRowsZero, A::int_attr(1)}});
   if (rank == 4) {
     b.add("MatMul", "pv", {p, v4}, {}, node.outputs[0]);
     return "";

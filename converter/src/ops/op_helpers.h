@@ -69,4 +69,9 @@ constexpr int64_t kMaxWindow = int64_t{1} << 31;
 // Sizes from the model are bounded before any product is formed (plans hold no larger dims).
 constexpr int64_t kMaxDim = int64_t{1} << 40;
 
+// The attribute a decomposition sets on the Softmax nodes it writes for
+// SoftmaxParams.masked_rows_zero (ONNX's Attention: a fully masked query row gives 0). No ONNX
+// operator has an attribute of this name.
+constexpr const char* kSoftmaxMaskedRowsZero = "jetplan.masked_rows_zero";
+
 }  // namespace jetplan::converter::ops

@@ -27,6 +27,7 @@ std::string check_softmax(Graph& g, Node& node) {
   const int64_t axis = normalize_axis(node, attr_int(node, "axis", g.opset < 13 ? 1 : -1), rank);
   node.op.family = fb::OpFamily::Softmax;
   node.op.log = node.op_type == "LogSoftmax";
+  node.op.masked_rows_zero = attr_int(node, kSoftmaxMaskedRowsZero, 0) != 0;
   node.op.axis = static_cast<int32_t>(axis);
   if (g.opset < 13) {
     int wide = 0;
@@ -57,7 +58,7 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_softmax(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return params(fb::CreateSoftmaxParams(fbb, s.op.axis, s.op.log));
+  return params(fb::CreateSoftmaxParams(fbb, s.op.axis, s.op.log, s.op.masked_rows_zero));
 }
 
 // At legalize: softmax before opset 13 over several flattened dims runs on a 2-D view.

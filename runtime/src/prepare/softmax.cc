@@ -16,6 +16,7 @@ Status prepare_softmax(const jp_plan& plan, const fb::SoftmaxParams& p, Prepared
   split_at(x, axis, &k.outer, &k.inner);
   k.axis = x.dims[axis];
   k.log = p.log();
+  k.masked_rows_zero = p.masked_rows_zero();
   return JP_OK;
 }
 

@@ -112,5 +112,31 @@ TEST(Softmax, LargeInputsDoNotOverflow) {
   EXPECT_TRUE(all_close(run_softmax(wide, 1, 3, 1, true), {0, -2000, -1000}, {1e-6, 0}));
 }
 
+
+// A row of -inf (a query with every key masked): NaN by Softmax's own arithmetic, 0 (log-softmax
+// -inf) with masked_rows_zero; the other rows as ever, in both layouts.
+TEST(Softmax, MaskedRowsGiveZeroWhenAsked) {
+  for (int64_t inner : {1, 2}) {
+    for (bool log : {false, true}) {
+      SoftmaxParams p;
+      p.outer = 2;
+      p.axis = 3;
+      p.inner = inner;
+      p.log = log;
+      std::vector<float> x(size_t(2 * 3 * inner), -INFINITY);
+      for (int64_t i = 3 * inner; i < 6 * inner; ++i) x[size_t(i)] = float(i % 3);  // row 1 finite
+      std::vector<float> plain(x.size()), zero(x.size());
+      cpu::softmax(p, x.data(), plain.data());
+      p.masked_rows_zero = true;
+      cpu::softmax(p, x.data(), zero.data());
+      for (int64_t i = 0; i < 3 * inner; ++i) {
+        EXPECT_TRUE(std::isnan(plain[size_t(i)])) << i;
+        EXPECT_EQ(zero[size_t(i)], log ? -INFINITY : 0.f) << i;
+      }
+      for (int64_t i = 3 * inner; i < 6 * inner; ++i) EXPECT_EQ(zero[size_t(i)], plain[size_t(i)]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels

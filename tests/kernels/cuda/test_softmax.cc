@@ -78,5 +78,43 @@ TEST(GpuSoftmax, RowsKernelSameBitsTwice) {
   EXPECT_EQ(dy.download_all(), first);
 }
 
+
+// masked_rows_zero: rows of -inf among random ones give 0 (log: -inf) on both kernels, as the
+// twin; the other rows within the tolerance above.
+TEST(GpuSoftmax, MaskedRowsGiveZeroLikeTheTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (const SoftmaxCase& c : {SoftmaxCase{6, 40, 1}, SoftmaxCase{6, 5, 3}}) {
+    for (bool log : {false, true}) {
+      for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+        const bool f16 = dtype == DType::kFloat16;
+        SoftmaxParams p;
+        p.outer = c.outer;
+        p.axis = c.axis;
+        p.inner = c.inner;
+        p.log = log;
+        p.masked_rows_zero = true;
+        std::vector<float> x = gpu_test::as_stored(rng.uniform(c.outer * c.axis * c.inner, -8.f, 8.f), f16);
+        for (int64_t o = 0; o < c.outer; o += 2)  // every other outer row fully masked
+          for (int64_t j = 0; j < c.axis * c.inner; ++j) x[size_t(o * c.axis * c.inner + j)] = -INFINITY;
+        std::vector<float> want(x.size());
+        cpu::softmax(p, x.data(), want.data());
+        const gpu_test::FloatStepResult got =
+            gpu_test::run_float_step(kSoftmax, dtype, p, x, int64_t(x.size()));
+        ASSERT_EQ(got.status, "");
+        for (size_t i = 0; i < want.size(); ++i) {
+          if (std::isinf(want[i])) {
+            EXPECT_EQ(got.y[i], want[i]) << i;
+            continue;
+          }
+          ASSERT_FALSE(std::isnan(got.y[i])) << i;
+          EXPECT_LE(std::fabs(got.y[i] - want[i]), (f16 ? 2e-3 : 2e-5) * (1 + std::fabs(want[i]))) << i;
+        }
+        EXPECT_TRUE(got.guard_intact);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels
