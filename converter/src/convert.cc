@@ -121,7 +121,6 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   legalize(g);
 
   PlanDraft draft = lower(g);
-  if (gpu) gpu_check_tensors(draft);
   drop_empty_steps(&draft);
   ConvertResult result;
   Int8Summary int8_summary;

@@ -375,30 +375,6 @@ DraftStep make_step(const std::string& name, fb::OpFamily family, uint32_t in, u
 }
 
 
-void gpu_check_tensors(const PlanDraft& draft) {
-  std::vector<std::string> bad;
-  auto why = [](const DraftTensor& t) -> std::string {
-    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end())
-      return cat("'", t.name, "' is empty (", shape_str(t.shape), ")");
-    return "";
-  };
-  for (const DraftStep& s : draft.steps) {
-    std::string reason;
-    for (const auto* list : {&s.inputs, &s.outputs})
-      for (uint32_t i : *list)
-        if (reason.empty()) reason = why(draft.tensors[i]);
-    if (!reason.empty()) bad.push_back(cat("node '", s.name, "': tensor ", reason));
-  }
-  for (const auto* list : {&draft.inputs, &draft.outputs})
-    for (const DraftBinding& b : *list)
-      if (std::string reason = why(draft.tensors[b.tensor]); !reason.empty())
-        bad.push_back(cat(list == &draft.inputs ? "graph input " : "graph output ", reason));
-  if (bad.empty()) return;
-  std::string items;
-  for (const std::string& item : bad) items += (items.empty() ? "" : "; ") + item;
-  fail(bad.size(), " unsupported in a GPU plan (empty tensors run on the CPU backend only; "
-       "convert for a CPU target): ", items);
-}
 
 }  // namespace jetplan::converter
 

@@ -10,11 +10,6 @@
 
 namespace jetplan::converter {
 
-// Refuses what the CUDA backend cannot run: tensors of int16, uint16, uint32, uint64 and bfloat16,
-// and empty tensors (an extent of 0). Every offending step and binding is named in one
-// ConvertError. Run first, on the draft lower() made.
-void gpu_check_tensors(const PlanDraft& draft);
-
 // NHWC around Conv (1 to 3 spatial dims: [N, L, C], [N, H, W, C], [N, D, H, W, C]), around
 // ConvTranspose in the upsampling form (2-D, kernel == stride, no pads, groups 1, constant
 // weights: the U-Net's and FPN's), and Pool and BatchNorm over 4-D tensors: their activations get

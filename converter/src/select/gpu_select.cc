@@ -71,6 +71,7 @@ void gpu_select(PlanDraft* draft, const Target& target, const PlanMetadata& meta
   std::vector<size_t> cast_back;
   for (size_t i = 0; i < draft->steps.size(); ++i) {
     DraftStep& step = draft->steps[i];
+    if (step_is_skipped(plan.get(), static_cast<int32_t>(i))) continue;  // writes only empties
     kernels::cuda::StepDesc desc;
     if (describe_step(plan.get(), static_cast<int32_t>(i), &desc) != JP_OK)
       fail("internal error: step ", i, " of the loaded GPU plan: ", jp_last_error());

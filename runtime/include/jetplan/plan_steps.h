@@ -38,6 +38,10 @@ namespace jetplan {
 JP_NODISCARD JP_API jp_status describe_step(const jp_plan* plan, int32_t index,
                                             kernels::cuda::StepDesc* out);
 
+// Whether step `index` writes only empty tensors: it never runs, and a CUDA plan's step of that
+// kind needs no kernel. False for a null plan or an index out of range.
+JP_API bool step_is_skipped(const jp_plan* plan, int32_t index);
+
 }  // namespace jetplan
 
 #endif  // JETPLAN_PLAN_STEPS_H_

@@ -36,4 +36,9 @@ jp_status describe_step(const jp_plan* plan, int32_t index, kernels::cuda::StepD
   return JP_OK;
 }
 
+bool step_is_skipped(const jp_plan* plan, int32_t index) {
+  return plan != nullptr && index >= 0 && static_cast<size_t>(index) < plan->steps.size() &&
+         plan->steps[static_cast<size_t>(index)].skipped;
+}
+
 }  // namespace jetplan

@@ -1,5 +1,6 @@
 #include "runtime/src/cuda/backend_cuda.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -167,10 +168,8 @@ Status check_step_kernel(const jp_plan& plan, size_t index,
   return JP_OK;
 }
 
-// A kernel whose blocks wait for each other needs every block resident at once: the driver's
-// occupancy for this launch times the GPU's SMs must hold the grid.
-// How many blocks of `step` GPU 0 holds at once: its SMs times the blocks of this kernel, block
-// and shared memory one SM holds.
+// How many blocks of `step` GPU 0 holds at once (its SMs times the driver's occupancy for this
+// launch): a kernel whose blocks wait for each other needs them all resident.
 Status resident_blocks(const CudaPlan& cp, const CudaStep& step, uint64_t* resident) {
   const cu::Driver& d = *cp.primary.d;
   int per_sm = 0;
@@ -279,6 +278,7 @@ Status bind(jp_plan* plan) {
     return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for %zu CUDA steps", plan->steps.size());
   }
   for (size_t i = 0; i < plan->steps.size(); ++i) {
+    if (plan->steps[i].skipped) continue;  // writes only empty tensors: never launched
     JP_RETURN_IF_ERROR(bind_step(*plan, i, &cp.steps[i]));
   }
   if (plan->weights_bytes > 0) {
@@ -324,6 +324,7 @@ Status launch_steps(jp_context& ctx, cu::CUstream stream) {
   CudaContext& c = *ctx.cuda;
   const cu::Driver& d = *c.d;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].skipped) continue;
     const CudaStep& s = c.plan->steps[i];
     StepPointers& ptrs = c.pointers[i];
     JP_RETURN_IF_ERROR(launch_step(d, plan.steps[i], s, &ptrs, stream, c.early));
@@ -351,7 +352,8 @@ Status setup_memory(const jp_plan& plan, const jp_context_options* options, jp_c
   constexpr size_t kAlign = 256;
   size_t total = 0;
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
-    if (plan.tensors[i].storage == fb::Storage::Binding) total += round_up(plan.tensors[i].bytes, kAlign);
+    if (plan.tensors[i].storage == fb::Storage::Binding)  // an empty one too: its own pointer
+      total += round_up(std::max<size_t>(plan.tensors[i].bytes, 1), kAlign);
   }
   if (!ctx->input_data.allocate(plan.inputs.size()) ||
       !ctx->output_data.allocate(plan.outputs.size()) || !c.input_dev.allocate(plan.inputs.size()) ||
@@ -380,7 +382,7 @@ Status setup_memory(const jp_plan& plan, const jp_context_options* options, jp_c
       case fb::Storage::Binding: {
         const cu::CUdeviceptr dev = c.bindings + offset;
         uint8_t* host = static_cast<uint8_t*>(c.host_io) + offset;
-        offset += round_up(t.bytes, kAlign);
+        offset += round_up(std::max<size_t>(t.bytes, 1), kAlign);
         ctx->tensors[i] = reinterpret_cast<void*>(dev);
         const auto b = static_cast<size_t>(t.binding);
         if (t.is_output) {
@@ -426,7 +428,7 @@ Status check_cuda_steps(const jp_plan& plan, bool kernels_pending) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const fb::Step& step = *plan.fb->steps()->Get(static_cast<flatbuffers::uoffset_t>(i));
     const bool named = step.kernel() != nullptr && step.kernel()->size() > 0;
-    if (!named && kernels_pending) continue;
+    if ((!named && kernels_pending) || plan.steps[i].skipped) continue;
     const kernels::cuda::KernelVariant* v = nullptr;
     JP_RETURN_IF_ERROR(check_step_kernel(plan, i, &v));
   }
@@ -462,7 +464,9 @@ Status create_cuda_context(const jp_plan& plan, const jp_context_options* option
   JP_RETURN_IF_ERROR(cu::check(d, d.EventCreate(&c.start, cu::kEventDefault), "cuEventCreate"));
   JP_RETURN_IF_ERROR(cu::check(d, d.EventCreate(&c.stop, cu::kEventDefault), "cuEventCreate"));
   JP_RETURN_IF_ERROR(setup_memory(plan, options, ctx));
-  if ((flags & JP_CONTEXT_NO_CUDA_GRAPH) == 0 && plan.steps.size() > 0) {
+  bool launches = false;  // no graph for a plan whose steps all write only empty tensors
+  for (size_t i = 0; i < plan.steps.size(); ++i) launches = launches || !plan.steps[i].skipped;
+  if ((flags & JP_CONTEXT_NO_CUDA_GRAPH) == 0 && launches) {
     JP_RETURN_IF_ERROR(cu::check(d, d.StreamBeginCapture(c.stream, cu::kCaptureModeThreadLocal),
                                  "starting the CUDA graph capture"));
     const Status launched = launch_steps(*ctx, c.stream);
@@ -486,7 +490,8 @@ Status enqueue_cuda(jp_context* ctx) {
   JP_RETURN_IF_ERROR(cu::check(d, d.CtxSetCurrent(c.plan->primary.ctx), "cuCtxSetCurrent"));
   if (!c.device_io) {
     for (size_t i = 0; i < plan.inputs.size(); ++i) {
-      if (i < 64 && (c.inputs_on_device >> i) & 1u) continue;
+      const bool empty = plan.tensors[plan.inputs[i].tensor].bytes == 0;
+      if ((i < 64 && (c.inputs_on_device >> i) & 1u) || empty) continue;
       JP_RETURN_IF_ERROR(cu::check(d, d.MemcpyHtoDAsync(c.input_dev[i], ctx->input_data[i],
                                                         plan.tensors[plan.inputs[i].tensor].bytes,
                                                         c.stream),
@@ -502,6 +507,7 @@ Status enqueue_cuda(jp_context* ctx) {
   JP_RETURN_IF_ERROR(cu::check(d, d.EventRecord(c.stop, c.stream), "cuEventRecord"));
   if (!c.device_io) {
     for (size_t i = 0; i < plan.outputs.size(); ++i) {
+      if (plan.tensors[plan.outputs[i].tensor].bytes == 0) continue;  // an empty output
       JP_RETURN_IF_ERROR(cu::check(d, d.MemcpyDtoHAsync(ctx->output_data[i], c.output_dev[i],
                                                         plan.tensors[plan.outputs[i].tensor].bytes,
                                                         c.stream),
@@ -545,7 +551,8 @@ Status profile_cuda_steps(jp_context* ctx, float* ms, int32_t count) {
   for (size_t i = 0; i < n; ++i) {
     const CudaStep& s = c.plan->steps[i];
     StepPointers& ptrs = c.pointers[i];
-    JP_RETURN_IF_ERROR(launch_step(d, plan.steps[i], s, &ptrs, c.stream, c.early));
+    if (!plan.steps[i].skipped)
+      JP_RETURN_IF_ERROR(launch_step(d, plan.steps[i], s, &ptrs, c.stream, c.early));
     JP_RETURN_IF_ERROR(cu::check(d, d.EventRecord(c.profile_events[i + 1], c.stream),
                                  "cuEventRecord"));
   }

@@ -64,6 +64,7 @@ struct PreparedStep {
   uint64_t workspace_offset;  // verified inside the arena
   uint64_t workspace_bytes;   // verified >= what the kernel needs
   KernelParams params;
+  bool skipped;  // every output empty: never prepared, never run (check_empty_tensors)
 };
 
 struct BindingInfo {

@@ -176,10 +176,6 @@ Status check_tensor(const jp_plan& plan, uint32_t index, const fb::Tensor* t, Te
     }
   }
   info->elements = elements;
-  if (elements == 0 && plan.backend == JP_BACKEND_CUDA) {
-    return fail(JP_ERROR_UNSUPPORTED, "tensor '%s' is empty, which runs on the CPU backend only",
-                info->name);
-  }
   info->dtype = t->dtype();
   info->layout = t->layout();
   if (info->layout != fb::Layout::Any && info->layout != fb::Layout::NCHW &&
@@ -378,6 +374,7 @@ Status check_steps(jp_plan* plan) {
     prepared.outputs = step->outputs();
     bool skip = false;
     JP_RETURN_IF_ERROR(check_empty_tensors(*plan, name, *step, &skip));
+    prepared.skipped = skip;
     if (skip) {
       prepared.run_cpu = run_nothing_cpu;
       continue;

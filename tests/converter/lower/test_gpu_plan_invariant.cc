@@ -84,7 +84,6 @@ GpuDraft selected_gpu_draft(const ModelBuilder& m, const Target& target) {
   fuse_pointwise(g);
   legalize(g);
   PlanDraft draft = lower(g);
-  gpu_check_tensors(draft);
   gpu_layout(&draft);
   gpu_precision(&draft);
   concat_in_place(&draft);

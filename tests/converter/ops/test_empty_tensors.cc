@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tests/converter/util/run_util.h"
@@ -93,12 +94,33 @@ TEST(EmptyTensors, ComputingFromAnEmptyTensorIsRefusedByName) {
                     HasSubstr("input 'x' is empty ([2,0]) but output 'y' is not")));
 }
 
-TEST(EmptyTensors, GpuPlansRefuseThemByName) {
+// GPU plans hold them too: the Relu of an empty input is dropped, the float32 output's Cast
+// writes nothing (a step the runtime skips, with no kernel), and the plan loads without a device
+// beside a Relu that runs.
+TEST(EmptyTensors, GpuPlansHoldThemAndLoad) {
   ModelBuilder m(13);
-  m.input("x", {0, 3}).output("y");
-  m.node("Relu", {"x"}, {"y"}, "relu");
-  const std::string error = gpu_plan_error(m);
-  EXPECT_THAT(error, HasSubstr("node 'relu': tensor 'x' is empty ([0,3])"));
+  m.input("x", {0, 3}).input("w", {2, 3}).output("y").output("v");
+  m.node("Relu", {"x"}, {"y"}, "relu_empty");
+  m.node("Relu", {"w"}, {"v"}, "relu");
+  ConvertOptions gpu;
+  gpu.target = "h100";
+  const ConvertResult r = convert_onnx(m.bytes(), "model.onnx", gpu);
+  jp_plan* plan = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_COPY | JP_LOAD_NO_DEVICE,
+                                &plan),
+            JP_OK)
+      << jp_last_error();
+  jp_tensor_desc d{};
+  ASSERT_EQ(jp_plan_output_desc(plan, 0, &d), JP_OK);
+  EXPECT_EQ(d.bytes, 0u);
+  bool relu = false;
+  for (int32_t i = 0; i < jp_plan_num_steps(plan); ++i) {
+    jp_step_desc s{};
+    ASSERT_EQ(jp_plan_step_desc(plan, i, &s), JP_OK);
+    relu = relu || std::string(s.name) == "relu";
+  }
+  EXPECT_TRUE(relu);
+  jp_plan_destroy(plan);
 }
 
 }  // namespace
