@@ -361,6 +361,37 @@ TEST(GpuConvert, IntegerMaskCastAndSaturatedConstants) {
   EXPECT_TRUE(saturated);
 }
 
+// QuantizeLinear and DequantizeLinear read a Float32 scale in GPU plans: a scale initializer
+// stays Float32, a scale graph input is not cast to Float16, a scale computed in the plan is
+// cast back to Float32 in front of its reader, and a float32 graph input that only a
+// QuantizeLinear reads is quantized as given (jp_quantize_f32_i8).
+TEST(GpuConvert, QuantizationScalesStayFloat32) {
+  ModelBuilder m;
+  m.input("x", {2, 6}).input("q", {12}, onnx::TensorProto::UINT8).input("s", {1});
+  m.input("w", {2, 6});
+  m.output("xq", onnx::TensorProto::INT8).output("z").output("wq", onnx::TensorProto::INT8);
+  m.initializer("xs", {}, {0.05f});
+  m.empty_initializer("xz", onnx::TensorProto::INT8, {})->add_int32_data(0);
+  m.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}, "quantize");
+  m.node("DequantizeLinear", {"q", "s"}, {"z"}, "dequantize");
+  attr(m.node("ReduceMax", {"w"}, {"wmax"}, "range"), "keepdims", int64_t{0});  // a computed scale
+  m.node("Relu", {"w"}, {"wr"}, "relu");
+  m.node("QuantizeLinear", {"wr", "wmax", "xz"}, {"wq"}, "quantize_computed");
+  const ConvertResult r = convert(m, gpu("h100"));
+  const fb::Plan* plan = plan_of(r);
+  const auto steps = steps_by_name(plan);
+  auto dtype_of_input = [&](const std::string& step, uint32_t k) {
+    return plan->tensors()->Get(steps.at(step)->inputs()->Get(k))->dtype();
+  };
+  ASSERT_EQ(steps.count("quantize"), 1u);
+  EXPECT_EQ(steps.at("quantize")->kernel()->str(), "jp_quantize_f32_i8");
+  EXPECT_EQ(dtype_of_input("quantize", 1), fb::DType::Float32);
+  EXPECT_EQ(steps.at("dequantize")->kernel()->str(), "jp_dequantize_u8_f16");
+  EXPECT_EQ(dtype_of_input("dequantize", 1), fb::DType::Float32);
+  EXPECT_EQ(dtype_of_input("quantize_computed", 0), fb::DType::Float16);
+  EXPECT_EQ(dtype_of_input("quantize_computed", 1), fb::DType::Float32);
+}
+
 // DynamicQuantize is a family kernels/op_families.def marks CPU_ONLY: every step of such a
 // family is named in one error, not only the first the loader would refuse.
 TEST(GpuConvert, OneErrorNamesEveryStepWithoutACudaKernel) {
