@@ -32,10 +32,18 @@ constexpr bool elementwise_is_logic(ElementwiseOp op) {
   return op == ElementwiseOp::kAnd || op == ElementwiseOp::kOr || op == ElementwiseOp::kXor;
 }
 
+// Bitwise and, or, xor and the shifts: integers only.
+constexpr bool elementwise_is_bitwise(ElementwiseOp op) {
+  return op == ElementwiseOp::kBitAnd || op == ElementwiseOp::kBitOr ||
+         op == ElementwiseOp::kBitXor || op == ElementwiseOp::kShiftLeft ||
+         op == ElementwiseOp::kShiftRight;
+}
+
 // Arithmetic: int32 and int64 (float32 arithmetic is BinaryParams), and int16, uint16, uint32,
 // uint64; float64 (Add, Sub, Mul, Div, FMod, Max and Min as the float BinaryOps do,
 // NaN propagating, and Pow); kFMod on float32 and float16 too (float16 in float32: the remainder
-// is exact, so its one rounding back changes nothing). kMod is integers only, kPow float64 only.
+// is exact, so its one rounding back changes nothing). kMod and the bitwise ops (and, or, xor,
+// shifts) are integers only, kPow float64 only.
 // Comparisons: every dtype but bfloat16 (no op at all). Logic: bool. The CUDA kernels take all
 // of these (float64 Pow through CUDA's pow, within 2 ulp of the twin's std::pow).
 constexpr bool elementwise_supported(ElementwiseOp op, DType t) {
@@ -46,6 +54,7 @@ constexpr bool elementwise_supported(ElementwiseOp op, DType t) {
   if (t == DType::kInt32 || t == DType::kInt64 || t == DType::kInt16 || t == DType::kUInt16 ||
       t == DType::kUInt32 || t == DType::kUInt64)
     return true;
+  if (elementwise_is_bitwise(op)) return false;  // integers only
   if (t == DType::kFloat64) return op != ElementwiseOp::kMod;
   return op == ElementwiseOp::kFMod && (t == DType::kFloat32 || t == DType::kFloat16);
 }

@@ -86,8 +86,16 @@ enum class ElementwiseOp : uint8_t {
   kOr,
   kXor,
   kPow,  // float64 only: the converter computes integer and mixed-type ONNX Pow here
+  kBitAnd,  // integers only: the bits of two's complement (ONNX BitwiseAnd, Or, Xor)
+  kBitOr,
+  kBitXor,
+  // Integers only (ONNX BitShift): the right shift of a signed value is arithmetic; a shift
+  // amount that is negative or at least the type's width gives what the fill alone gives: -1
+  // for a right shift of a negative value, else 0. A left shift drops the bits past the top.
+  kShiftLeft,
+  kShiftRight,
 };
-constexpr int kElementwiseOpCount = 17;
+constexpr int kElementwiseOpCount = 22;
 
 // ------------------------------------------------------------------------------- activations
 
@@ -290,6 +298,21 @@ JP_HD_INLINE T elementwise_integer_value(ElementwiseOp op, T a, T b) {
       return static_cast<T>(a % b);
     case ElementwiseOp::kMax: return a > b ? a : b;
     case ElementwiseOp::kMin: return a < b ? a : b;
+    case ElementwiseOp::kBitAnd: return static_cast<T>(ua & ub);
+    case ElementwiseOp::kBitOr: return static_cast<T>(ua | ub);
+    case ElementwiseOp::kBitXor: return static_cast<T>(ua ^ ub);
+    case ElementwiseOp::kShiftLeft:
+    case ElementwiseOp::kShiftRight: {
+      bool negative = false, below = false;  // a < 0, b < 0: never for an unsigned T
+      if constexpr (std::is_signed_v<T>) negative = a < T(0), below = b < T(0);
+      if (below || ub >= U(sizeof(T) * 8))
+        return op == ElementwiseOp::kShiftRight && negative ? T(kMinusOne<T>) : T(0);
+      const unsigned n = static_cast<unsigned>(ub);
+      if (op == ElementwiseOp::kShiftLeft) return static_cast<T>(static_cast<U>(ua << n));
+      // Arithmetic for a negative value: its complement (not negative) shifted, complemented back.
+      if (negative) return static_cast<T>(~(~static_cast<int64_t>(a) >> n));
+      return static_cast<T>(ua >> n);
+    }
     case ElementwiseOp::kPow:  // float64 only (elementwise_supported)
     case ElementwiseOp::kEqual:
     case ElementwiseOp::kLess:
@@ -326,6 +349,11 @@ JP_HD_INLINE bool elementwise_compare_value(ElementwiseOp op, T a, T b) {
     case ElementwiseOp::kMax:
     case ElementwiseOp::kMin:
     case ElementwiseOp::kPow:
+    case ElementwiseOp::kBitAnd:
+    case ElementwiseOp::kBitOr:
+    case ElementwiseOp::kBitXor:
+    case ElementwiseOp::kShiftLeft:
+    case ElementwiseOp::kShiftRight:
       break;  // arithmetic; the kernels route it elsewhere
   }
   return false;
@@ -361,6 +389,11 @@ JP_HD_INLINE double elementwise_float64_value(ElementwiseOp op, double a, double
     case ElementwiseOp::kAnd:
     case ElementwiseOp::kOr:
     case ElementwiseOp::kXor:
+    case ElementwiseOp::kBitAnd:  // integers only (elementwise_supported)
+    case ElementwiseOp::kBitOr:
+    case ElementwiseOp::kBitXor:
+    case ElementwiseOp::kShiftLeft:
+    case ElementwiseOp::kShiftRight:
       break;
   }
   return a;

@@ -270,6 +270,9 @@ bool elementwise_op_of(const Node& node, kernels::ElementwiseOp* op) {
   static const std::pair<const char*, ElementwiseOp> kNames[] = {
       {"Add", ElementwiseOp::kAdd},
       {"And", ElementwiseOp::kAnd},
+      {"BitwiseAnd", ElementwiseOp::kBitAnd},
+      {"BitwiseOr", ElementwiseOp::kBitOr},
+      {"BitwiseXor", ElementwiseOp::kBitXor},
       {"Div", ElementwiseOp::kDiv},
       {"Equal", ElementwiseOp::kEqual},
       {"Greater", ElementwiseOp::kGreater},
@@ -286,6 +289,11 @@ bool elementwise_op_of(const Node& node, kernels::ElementwiseOp* op) {
   };
   if (node.op_type == "Mod") {
     *op = attr_int(node, "fmod", 0) != 0 ? ElementwiseOp::kFMod : ElementwiseOp::kMod;
+    return true;
+  }
+  if (node.op_type == "BitShift") {  // check_bit_shift has read the direction
+    *op = attr_string(node, "direction", "") == "LEFT" ? ElementwiseOp::kShiftLeft
+                                                       : ElementwiseOp::kShiftRight;
     return true;
   }
   return op_named(kNames, node.op_type, op);

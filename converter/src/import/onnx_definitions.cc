@@ -38,6 +38,7 @@ constexpr OnnxDefinition kDefinitions[] = {
      "pads:ints strides:ints",
      1, 1, 1, 1},
     {"BitCast", 26, true, "to:int", 1, 1, 1, 1},
+    {"BitShift", 28, false, "direction:string", 2, 2, 1, 1},
     {"BitwiseAnd", 18, true, "", 2, 2, 1, 1},
     {"BitwiseNot", 18, true, "", 1, 1, 1, 1},
     {"BitwiseOr", 18, true, "", 2, 2, 1, 1},

@@ -54,11 +54,12 @@ constexpr const char* kMoveAndCastOps[] = {
     "Identity", "Pad",          "Reshape",   "Slice",  "SpaceToDepth", "Split",    "Squeeze",
     "Tile",     "Transpose",    "Unsqueeze", "Where",  "Cast",         "CastLike",
 };
-// Integer arithmetic (Pow: the exponent, in float64) and comparisons.
+// Integer arithmetic (Pow: the exponent, in float64), bitwise ops and comparisons.
 constexpr const char* kIntegerMathOps[] = {
-    "Add",  "Div",         "Max", "Min",   "Mod",     "Mul",
-    "Pow",  "Sub",         "Sum", "Equal", "Greater", "GreaterOrEqual",
-    "Less", "LessOrEqual",
+    "Add",  "Div",         "Max",      "Min",        "Mod",        "Mul",
+    "Pow",  "Sub",         "Sum",      "Equal",      "Greater",    "GreaterOrEqual",
+    "Less", "LessOrEqual", "BitShift", "BitwiseAnd", "BitwiseNot", "BitwiseOr",
+    "BitwiseXor",
 };
 
 std::string cpu_only_dtype_reason(const Graph& g, const Node& node) {
@@ -77,7 +78,7 @@ std::string cpu_only_dtype_reason(const Graph& g, const Node& node) {
                  "') is not supported (",
                  bfloat16 ? "bfloat16 goes through data movement and Cast only"
                           : "int16, uint16, uint32 and uint64 go through data movement, Cast, "
-                            "integer arithmetic and comparisons only",
+                            "integer arithmetic, bitwise ops and comparisons only",
                  ")");
     }
   return "";

@@ -13,6 +13,7 @@
 #include "converter/src/ir/graph_edit.h"
 #include "converter/src/ir/shape_ops.h"
 #include "converter/src/ops/arithmetic.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/family_checks.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
@@ -55,6 +56,30 @@ std::string check_elementwise(Graph& g, Node& node) {
   }
   const bool to_bool = kernels::elementwise_is_comparison(op) || kernels::elementwise_is_logic(op);
   set_output_typed(g, node, 0, to_bool ? DataType::kBool : dtype, out);
+  return "";
+}
+
+// BitShift: direction LEFT or RIGHT (the rest is check_elementwise's).
+std::string check_bit_shift(Graph& g, Node& node) {
+  const std::string direction = attr_string(node, "direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    fail("node ", node_label(node), ": BitShift direction must be LEFT or RIGHT, not '",
+         direction, "'");
+  return check_elementwise(g, node);
+}
+
+// BitwiseNot (opset 18): x xor all ones, of x's integer dtype.
+std::string decompose_bitwise_not(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (node.inputs.size() != 1 || !has_input(node, 0)) return "BitwiseNot takes 1 input";
+  const DataType dtype = input(g, node, 0).dtype;
+  const bool integer = dtype == DataType::kInt8 || dtype == DataType::kUInt8 ||
+                       dtype == DataType::kInt16 || dtype == DataType::kUInt16 ||
+                       dtype == DataType::kInt32 || dtype == DataType::kUInt32 ||
+                       dtype == DataType::kInt64 || dtype == DataType::kUInt64;
+  if (!integer) return cat("BitwiseNot on ", dtype_name(dtype), " is not supported (integers)");
+  OnnxNodes b(g, node, out);
+  const int ones = b.constant("all_ones", dtype, {}, std::vector<uint8_t>(dtype_size(dtype), 0xff));
+  b.add("BitwiseXor", "not", {node.inputs[0], ones}, {}, node.outputs[0]);
   return "";
 }
 
@@ -187,10 +212,22 @@ constexpr const char* kVariadicNotes = "1 or more inputs, numpy broadcasting; Na
 constexpr const char* kCompare = "any plan dtype but bfloat16 -> bool";
 constexpr const char* kCompareNotes = "2 inputs of one dtype, numpy broadcasting";
 constexpr const char* kLogic = "bool";
+constexpr const char* kBitwise =
+    "int8, uint8 (in int32), int16, uint16, int32, uint32, int64, uint64";
+constexpr const char* kBitwiseNotes = "2 inputs of one dtype, numpy broadcasting";
 
 constexpr OpRow kRows[] = {
     {"Add", check_arith, kArith, kArithNotes},
     {"And", check_elementwise, kLogic, kCompareNotes},
+    {"BitShift", check_bit_shift, kBitwise,
+     "direction LEFT or RIGHT; signed types (opset 28): arithmetic right shift; a shift < 0 or "
+     ">= the width gives 0 (-1 shifting a negative value right)",
+     28},
+    {"BitwiseAnd", check_elementwise, kBitwise, kBitwiseNotes, 18},
+    {"BitwiseNot", nullptr, kBitwise, "runs as BitwiseXor with all ones", 18,
+     decompose_bitwise_not},
+    {"BitwiseOr", check_elementwise, kBitwise, kBitwiseNotes, 18},
+    {"BitwiseXor", check_elementwise, kBitwise, kBitwiseNotes, 18},
     {"Div", check_arith, kArith, kArithNotes},
     {"Equal", check_elementwise, kCompare, kCompareNotes},
     {"Greater", check_elementwise, kCompare, kCompareNotes},

@@ -52,10 +52,17 @@ const std::pair<Shape, Shape> kShapes[] = {
 // --------------------------------------------------------------------------- integer arithmetic
 
 const ElementwiseOp kArithmeticOps[] = {
-    ElementwiseOp::kAdd, ElementwiseOp::kSub,  ElementwiseOp::kMul, ElementwiseOp::kDiv,
-    ElementwiseOp::kMod, ElementwiseOp::kFMod, ElementwiseOp::kMax, ElementwiseOp::kMin};
+    ElementwiseOp::kAdd,       ElementwiseOp::kSub,        ElementwiseOp::kMul,
+    ElementwiseOp::kDiv,       ElementwiseOp::kMod,        ElementwiseOp::kFMod,
+    ElementwiseOp::kMax,       ElementwiseOp::kMin,        ElementwiseOp::kBitAnd,
+    ElementwiseOp::kBitOr,     ElementwiseOp::kBitXor,     ElementwiseOp::kShiftLeft,
+    ElementwiseOp::kShiftRight};
 
-Int128 arithmetic_ref(ElementwiseOp op, Int128 a, Int128 b) {
+// The reference of every integer op on exact values (a, b of a `bits`-wide type, sign-extended
+// into Int128 when signed): the result before reduce<T> takes its low bits. Shifts as ONNX
+// BitShift defines them: b < 0 or b >= bits gives 0, or -1 shifting a negative a right; a right
+// shift of a negative a rounds toward -infinity (arithmetic).
+Int128 arithmetic_ref(ElementwiseOp op, Int128 a, Int128 b, int bits) {
   switch (op) {
     case ElementwiseOp::kAdd:
       return a + b;
@@ -74,6 +81,20 @@ Int128 arithmetic_ref(ElementwiseOp op, Int128 a, Int128 b) {
       return a > b ? a : b;
     case ElementwiseOp::kMin:
       return a < b ? a : b;
+    case ElementwiseOp::kBitAnd:
+      return a & b;
+    case ElementwiseOp::kBitOr:
+      return a | b;
+    case ElementwiseOp::kBitXor:
+      return a ^ b;
+    case ElementwiseOp::kShiftLeft:
+      return b < 0 || b >= bits ? 0 : static_cast<Int128>(static_cast<UInt128>(a) << int(b));
+    case ElementwiseOp::kShiftRight: {
+      if (b < 0 || b >= bits) return a < 0 ? -1 : 0;
+      Int128 q = a;
+      for (int k = 0; k < int(b); ++k) q = (q - (q < 0 && q % 2 != 0 ? 1 : 0)) / 2;  // floor
+      return q;
+    }
     default:
       break;
   }
@@ -118,7 +139,8 @@ void check_integer_arithmetic(test_util::SeededRng& rng, DType t) {
         for (int64_t i = 0; i < volume(out); ++i) {
           const Shape c = unravel(i, out);
           want.push_back(reduce<T>(arithmetic_ref(op, a[size_t(broadcast_index(c, as))],
-                                                  b[size_t(broadcast_index(c, bs))])));
+                                                  b[size_t(broadcast_index(c, bs))],
+                                                  int(8 * sizeof(T)))));
         }
         const ElementwiseParams p = elementwise_params(op, t, as, bs);
         expect_bytes(to_bytes(want), sizeof(T),
