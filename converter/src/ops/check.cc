@@ -1,5 +1,5 @@
 // The walk that checks every node of a graph against the op rows (see check.h), and the rules
-// every op obeys whatever its check said: the plan's rank limit, the CPU-only dtypes, empty inputs.
+// every op obeys whatever its check said: the plan's rank limit, the limited dtypes, empty inputs.
 #include "converter/src/ops/check.h"
 
 #include <jetplan/jetplan.h>
@@ -62,7 +62,7 @@ constexpr const char* kIntegerMathOps[] = {
     "BitwiseXor",
 };
 
-std::string cpu_only_dtype_reason(const Graph& g, const Node& node) {
+std::string limited_dtype_reason(const Graph& g, const Node& node) {
   const auto in = [&](const auto& ops) {
     return std::any_of(std::begin(ops), std::end(ops),
                        [&](const char* op) { return node.op_type == op; });
@@ -195,7 +195,7 @@ void check_support(Graph& g) {
     } else {
       reason = check ? check(g, node) : fold_only_reason(g, node);
       if (reason.empty() && check) reason = rank_reason(g, node);
-      if (reason.empty() && check) reason = cpu_only_dtype_reason(g, node);
+      if (reason.empty() && check) reason = limited_dtype_reason(g, node);
       if (reason.empty() && check) reason = empty_input_reason(g, node);
     }
     if (!reason.empty()) bad_nodes.push_back(node_label(node) + ": " + reason);

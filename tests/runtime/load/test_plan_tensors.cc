@@ -158,7 +158,7 @@ TEST(EmptyTensors, CudaPlansLoadThemWithoutADevice) {
   jp_plan_destroy(plan);
 }
 
-TEST(CpuOnlyDtypes, CpuPlansMoveThemBitForBit) {
+TEST(NarrowDtypes, CpuPlansMoveThemBitForBit) {
   for (fb::DType t : {fb::DType::Int16, fb::DType::UInt16, fb::DType::UInt32, fb::DType::UInt64,
                       fb::DType::BFloat16}) {
     SCOPED_TRACE(fb::EnumNameDType(t));
