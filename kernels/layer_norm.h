@@ -27,6 +27,10 @@ struct LayerNormParams {
   // mean and of inv_std_dev (1 or 2), 0 where the step has none.
   int32_t mean_output = 0;
   int32_t inv_std_output = 0;
+  // An INT8 plan's LayerNorm writing Int8 for INT8 readers (a transformer's LayerNorm in front
+  // of an INT8 GEMM): the step's input index of the Float32 inverse of y's scale, 0 where y is
+  // float. y = int8_quantize(act(...), inv_y) (kernels/int8_epilogue.h); no statistics outputs.
+  int32_t inv_scale_input = 0;
 };
 
 // Whether the lanes-a-row kernel (jp_layer_norm_warp_f16) takes a step: rows of 8k elements, at
@@ -39,6 +43,9 @@ JP_HD_INLINE bool layer_norm_warp_fits(const LayerNormParams& p) {
          p.mean_output == 0 && p.inv_std_output == 0;
 }
 
+// Whether a step writes Int8 (inv_scale_input): then it writes no statistics.
+JP_HD_INLINE bool layer_norm_to_int8(const LayerNormParams& p) { return p.inv_scale_input > 0; }
+
 }  // namespace jetplan::kernels
 
 namespace jetplan::kernels::cpu {
@@ -48,13 +55,23 @@ namespace jetplan::kernels::cpu {
 void layer_norm(const LayerNormParams& p, const float* x, const float* scale, const float* bias,
                 float* y, float* mean, float* inv_std_dev);
 
+// The Int8 form (p.inv_scale_input): each output the float one would be, rounded by
+// int8_quantize(value, inv_y). The CUDA kernels take the statistics in float (block or lane
+// reductions), this twin in double, so an output on a rounding boundary may differ by one unit.
+void layer_norm_to_int8(const LayerNormParams& p, const float* x, const float* scale,
+                        const float* bias, float inv_y, int8_t* y);
+
 }  // namespace jetplan::kernels::cpu
 
 // CUDA kernels of kernels/cuda/layer_norm.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS).
 // A block of 256 threads per row (block reductions over 8 warps; these also write the mean and
-// inv_std_dev outputs); _warp: 4 to 32 lanes a row (layer_norm_warp_fits), blocks of 256 threads.
+// inv_std_dev outputs); _warp: 4 to 32 lanes a row (layer_norm_warp_fits), blocks of 256 threads;
+// _q8: the same, writing Int8 (layer_norm_to_int8).
 #define JP_CUDA_VARIANTS_layer_norm(X, F) \
   X(F, jp_layer_norm_f16, kF16, 256) \
   X(F, jp_layer_norm_f32, kF32, 256) \
-  X(F, jp_layer_norm_warp_f16, kF16, 256)
+  X(F, jp_layer_norm_warp_f16, kF16, 256) \
+  X(F, jp_layer_norm_q8_f16, kF16, 256, kI8) \
+  X(F, jp_layer_norm_q8_f32, kF32, 256, kI8) \
+  X(F, jp_layer_norm_warp_q8_f16, kF16, 256, kI8)

@@ -2,14 +2,18 @@
 // storage, every tensor of the step in that dtype, FP32 arithmetic. Statistics are two-pass (mean,
 // then the mean of squared deviations) with block reductions in a fixed order; RMS steps skip the
 // mean (normalize_row's rms); the optional mean and inv_std_dev outputs in the step's dtype. FP16
-// rows of 8k elements up to 256 take a group of lanes a row (jp_layer_norm_warp_f16). Twin:
+// rows of 8k elements up to 256 take a group of lanes a row (jp_layer_norm_warp_f16). The _q8
+// kernels write Int8 instead (an INT8 plan's LayerNorm in front of an INT8 GEMM): each value the
+// float kernel would store, rounded by int8_quantize with the step's inverse scale. Twin:
 // kernels/cpu/layer_norm.cc.
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/norm_rows.cuh"
+#include "kernels/int8_epilogue.h"
 #include "kernels/layer_norm.h"
 
 namespace jetplan::kernels::cuda {
@@ -19,24 +23,34 @@ namespace {
 // tid, tid + 256, ...; the row is read three times (mean, deviations, output), from L1/L2 after
 // the first for rows of ViT size. Thread 0 writes the row's mean and inv_std_dev where the step
 // has those outputs (p.mean_output, p.inv_std_output).
-template <typename T>
+template <typename T, typename Y = T>
 __device__ void layer_norm(const StepPointers& ptrs, const LayerNormParams& p) {
   __shared__ float shared[kNormThreads / 32];
   if (!norm_block_ok() || p.inner < 1) return;
+  constexpr bool kToInt8 = std::is_same_v<Y, int8_t>;
+  if (kToInt8 != layer_norm_to_int8(p) || p.inv_scale_input >= kMaxStepInputs) return;
   const T* x = static_cast<const T*>(ptrs.in[0]);
   const T* scale = static_cast<const T*>(ptrs.in[1]);
   const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
-  T* y = static_cast<T*>(ptrs.out[0]);
+  Y* y = static_cast<Y*>(ptrs.out[0]);
+  const float inv_y = kToInt8 ? *static_cast<const float*>(ptrs.in[p.inv_scale_input]) : 0.f;
   const auto stat = [&](int32_t index) -> T* {
     return index > 0 && index < kMaxStepOutputs ? static_cast<T*>(ptrs.out[index]) : nullptr;
   };
   T* mean = stat(p.mean_output);
   T* inv_std = stat(p.inv_std_output);
   for (int64_t row = blockIdx.x; row < p.outer; row += gridDim.x) {
-    const float2 m = normalize_row(
-        x + row * p.inner, y + row * p.inner, p.inner, p.epsilon, p.act, shared,
+    Y* yr = y + row * p.inner;
+    const float2 m = normalize_row_to(
+        x + row * p.inner, p.inner, p.epsilon, p.act, shared,
         [&](int64_t i) {
           return make_float2(load_float(scale, i), bias != nullptr ? load_float(bias, i) : 0.f);
+        },
+        [&](int64_t i, float v) {
+          if constexpr (kToInt8)
+            yr[i] = int8_quantize(v, inv_y);
+          else
+            store_float(yr, i, v);
         },
         p.rms);
     if (threadIdx.x != 0) continue;
@@ -70,14 +84,17 @@ __device__ __forceinline__ float group_sum(float v) {
 // into registers, the block form's two passes over them with group reductions (a fixed order:
 // the same inputs give the same bits), 16-byte stores. Warps stride over the rows, every lane
 // to the end (the reductions need the whole warp).
-template <int L>
+template <int L, typename Y>
 __device__ void layer_norm_rows(const StepPointers& ptrs, const LayerNormParams& p) {
+  constexpr bool kToInt8 = std::is_same_v<Y, int8_t>;
   const __half* x = static_cast<const __half*>(ptrs.in[0]);
   const __half* scale = static_cast<const __half*>(ptrs.in[1]);
   const __half* bias = p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
-  __half* y = static_cast<__half*>(ptrs.out[0]);
+  Y* y = static_cast<Y*>(ptrs.out[0]);
+  const float inv_y = kToInt8 ? *static_cast<const float*>(ptrs.in[p.inv_scale_input]) : 0.f;
   const auto aligned = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
-  const bool vec = aligned(x) && aligned(y) && aligned(scale) && (bias == nullptr || aligned(bias));
+  // (store8 checks y's alignment itself)
+  const bool vec = aligned(x) && aligned(scale) && (bias == nullptr || aligned(bias));
   constexpr int kRows = 32 / L;  // rows a warp
   const int inner = int(p.inner), e = (threadIdx.x % L) * 8;
   const float n = float(inner);
@@ -110,22 +127,45 @@ __device__ void layer_norm_rows(const StepPointers& ptrs, const LayerNormParams&
     for (int k = 0; k < 8; ++k)
       o[k] = activation_value(p.act, a[k] * ((v[k] - mean) * inv_std) +
                                          (bias != nullptr ? b[k] : 0.f));
-    store8(y + row * inner + e, o);
+    if constexpr (kToInt8) {
+      int8_t q[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) q[k] = int8_quantize(o[k], inv_y);
+      store8(y + row * inner + e, q);
+    } else {
+      store8(y + row * inner + e, o);
+    }
   }
 }
 
+template <typename Y>
 __device__ void layer_norm_warp(const StepPointers& ptrs, const LayerNormParams& p) {
   if (!layer_norm_warp_fits(p) || blockDim.x % 32 != 0 || blockDim.y != 1 || blockDim.z != 1)
     return;  // not a step this kernel fits (an untrusted plan)
+  if (std::is_same_v<Y, int8_t> != layer_norm_to_int8(p) || p.inv_scale_input >= kMaxStepInputs)
+    return;
   const int64_t chunks = p.inner / 8;
-  if (chunks <= 4) layer_norm_rows<4>(ptrs, p);
-  else if (chunks <= 8) layer_norm_rows<8>(ptrs, p);
-  else if (chunks <= 16) layer_norm_rows<16>(ptrs, p);
-  else layer_norm_rows<32>(ptrs, p);
+  if (chunks <= 4) layer_norm_rows<4, Y>(ptrs, p);
+  else if (chunks <= 8) layer_norm_rows<8, Y>(ptrs, p);
+  else if (chunks <= 16) layer_norm_rows<16, Y>(ptrs, p);
+  else layer_norm_rows<32, Y>(ptrs, p);
+}
+__device__ void layer_norm_warp_f16(const StepPointers& ptrs, const LayerNormParams& p) {
+  layer_norm_warp<__half>(ptrs, p);
+}
+__device__ void layer_norm_warp_q8(const StepPointers& ptrs, const LayerNormParams& p) {
+  layer_norm_warp<int8_t>(ptrs, p);
+}
+template <typename T>
+__device__ void layer_norm_q8(const StepPointers& ptrs, const LayerNormParams& p) {
+  layer_norm<T, int8_t>(ptrs, p);
 }
 
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
 JP_HALF_AND_FLOAT_KERNELS(jp_layer_norm, LayerNormParams, jetplan::kernels::cuda::layer_norm)
-JP_STEP_KERNEL(jp_layer_norm_warp_f16, LayerNormParams, jetplan::kernels::cuda::layer_norm_warp)
+JP_STEP_KERNEL(jp_layer_norm_warp_f16, LayerNormParams, jetplan::kernels::cuda::layer_norm_warp_f16)
+JP_HALF_AND_FLOAT_KERNELS(jp_layer_norm_q8, LayerNormParams, jetplan::kernels::cuda::layer_norm_q8)
+JP_STEP_KERNEL(jp_layer_norm_warp_q8_f16, LayerNormParams,
+               jetplan::kernels::cuda::layer_norm_warp_q8)

@@ -23,15 +23,15 @@ __device__ __forceinline__ float block_sum(float v, float* shared) {
 }
 
 // y[i] = act(scale * (x[i] - mean) / sqrt(var + epsilon) + bias) over one row of `count`
-// elements, (scale, bias) of element i from affine(i) as a float2. Every thread of the block
-// calls it for the same row. The row is read three times (mean, deviations, output), from L1/L2
-// after the first for rows that fit there. rms (RMSNormalization): the mean is taken as 0 and
-// its pass skipped, so the deviations are x itself. Returns the row's (mean, inv_std), the same
-// in every thread.
-template <typename T, typename Affine>
-__device__ __forceinline__ float2 normalize_row(const T* x, T* y, int64_t count, float epsilon,
-                                              const Activation& act, float* shared,
-                                              Affine affine, bool rms = false) {
+// elements, (scale, bias) of element i from affine(i) as a float2, each result given to
+// store(i, value). Every thread of the block calls it for the same row. The row is read three
+// times (mean, deviations, output), from L1/L2 after the first for rows that fit there. rms
+// (RMSNormalization): the mean is taken as 0 and its pass skipped, so the deviations are x
+// itself. Returns the row's (mean, inv_std), the same in every thread.
+template <typename T, typename Affine, typename Store>
+__device__ __forceinline__ float2 normalize_row_to(const T* x, int64_t count, float epsilon,
+                                                   const Activation& act, float* shared,
+                                                   Affine affine, Store store, bool rms = false) {
   const float n = static_cast<float>(count);
   float mean = 0.f;
   if (!rms) {
@@ -47,9 +47,19 @@ __device__ __forceinline__ float2 normalize_row(const T* x, T* y, int64_t count,
   const float inv_std = rsqrtf(block_sum(sq, shared) / n + epsilon);
   for (int64_t i = threadIdx.x; i < count; i += kNormThreads) {
     const float2 ab = affine(i);
-    store_float(y, i, activation_value(act, ab.x * ((load_float(x, i) - mean) * inv_std) + ab.y));
+    store(i, activation_value(act, ab.x * ((load_float(x, i) - mean) * inv_std) + ab.y));
   }
   return make_float2(mean, inv_std);
+}
+
+// normalize_row_to storing into y, of x's type.
+template <typename T, typename Affine>
+__device__ __forceinline__ float2 normalize_row(const T* x, T* y, int64_t count, float epsilon,
+                                              const Activation& act, float* shared,
+                                              Affine affine, bool rms = false) {
+  return normalize_row_to(
+      x, count, epsilon, act, shared, affine, [y](int64_t i, float v) { store_float(y, i, v); },
+      rms);
 }
 
 // A block shape other than kNormThreads x 1 x 1 (an untrusted plan): the kernel does nothing.

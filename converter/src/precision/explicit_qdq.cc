@@ -1,5 +1,6 @@
 #include "converter/src/precision/explicit_qdq.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "converter/src/ir/error.h"
@@ -128,6 +129,25 @@ ExplicitScales remove_qdq_pairs(Graph& g) {
   }
   g.compact();
   return out;
+}
+
+bool fuse_int8_range_clip(OpDesc* op, float lo, float hi) {
+  const fb::OpFamily f = op->family;
+  if (f != fb::OpFamily::Conv && f != fb::OpFamily::Gemm && f != fb::OpFamily::Binary)
+    return false;
+  ActivationDesc& act = op->act;
+  float a = lo, b = hi;
+  if (act.kind == fb::ActivationKind::Relu) {
+    a = std::max(0.f, lo);
+  } else if (act.kind == fb::ActivationKind::Clip) {
+    a = std::max(act.alpha, lo);
+    b = std::min(act.beta, hi);
+  } else if (act.kind != fb::ActivationKind::None) {
+    return false;
+  }
+  if (a > b) return false;
+  act = {fb::ActivationKind::Clip, a, b};
+  return true;
 }
 
 }  // namespace jetplan::converter

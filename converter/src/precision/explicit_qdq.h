@@ -42,4 +42,8 @@ bool has_qdq_pairs(const Graph& g);
 // The pass above. Throws ConvertError for a pair it cannot honour, naming the node and why.
 ExplicitScales remove_qdq_pairs(Graph& g);
 
+// Whether the clip to [lo, hi] (a removed pair's int8 range, where its tensor stays float) joined
+// op's fused activation: op's family runs one (Conv, Gemm, Binary) and the two clips make one.
+bool fuse_int8_range_clip(OpDesc* op, float lo, float hi);
+
 }  // namespace jetplan::converter

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "converter/src/ir/error.h"
+#include "converter/src/precision/explicit_qdq.h"
 #include "converter/src/precision/int8_gemm.h"
 #include "converter/src/precision/int8_weights.h"
 
@@ -15,8 +16,9 @@ namespace {
 constexpr float kQMax = 127.f;
 
 // Steps next to INT8 steps that may run on Int8 (Int8Pass::mover_candidate): data movement,
-// which keeps its input's scale; the Add, which requantizes; a float Binary writing Int8.
-enum class Mover : uint8_t { kNone, kMaxPool, kConcat, kResize, kAdd, kToInt8 };
+// which keeps its input's scale; the Add, which requantizes; a float Binary or LayerNorm writing
+// Int8.
+enum class Mover : uint8_t { kNone, kMaxPool, kConcat, kResize, kView, kAdd, kToInt8 };
 
 bool positive_finite(float v) { return v > 0.f && std::isfinite(v); }
 
@@ -46,7 +48,9 @@ class Int8Pass {
       summary_.int8_concats += mover_[s] == Mover::kConcat ? 1 : 0;
       summary_.int8_resizes += mover_[s] == Mover::kResize ? 1 : 0;
       summary_.int8_adds += mover_[s] == Mover::kAdd ? 1 : 0;
-      summary_.int8_binary_outputs += mover_[s] == Mover::kToInt8 ? 1 : 0;
+      const bool norm = d_.steps[s].op.family == fb::OpFamily::LayerNorm;
+      summary_.int8_binary_outputs += mover_[s] == Mover::kToInt8 && !norm ? 1 : 0;
+      summary_.int8_norm_outputs += mover_[s] == Mover::kToInt8 && norm ? 1 : 0;
     }
     input_twin_.assign(d_.tensors.size(), false);
     for (const DraftStep& w : d_.steps) {
@@ -132,7 +136,8 @@ class Int8Pass {
   float own_scale(uint32_t i) const {
     const int w = writer_[i];
     if (w >= 0 && (mover_[static_cast<size_t>(w)] == Mover::kMaxPool ||
-                   mover_[static_cast<size_t>(w)] == Mover::kResize))
+                   mover_[static_cast<size_t>(w)] == Mover::kResize ||
+                   mover_[static_cast<size_t>(w)] == Mover::kView))
       return own_scale(mover_input_[static_cast<size_t>(w)]);
     const float named = named_scale(d_.tensors[i].name);
     if (named != 0.f || w < 0 || view_input_[static_cast<size_t>(w)] < 0) return named;
@@ -198,6 +203,8 @@ class Int8Pass {
   //   kConcat   a Concat (a byte copy once its inputs and output share one scale)
   //   kResize   a nearest or linear Resize (resize_int8), not tf_crop_and_resize (whose
   //             extrapolation value has no Int8 form)
+  //   kView     a view (a Copy, or a Transpose that moves only dims of 1: the same bytes), as
+  //             the [M, 1, 1, K] NHWC view an INT8 GEMM reads of a LayerNorm's output
   //   kAdd      an Add of two tensors of its output's shape (a residual Add no conv epilogue
   //             took), with no activation or a piecewise-linear one (binary_add_int8: the
   //             GPU's bits); it requantizes, so its tensors keep their own scales
@@ -205,7 +212,9 @@ class Int8Pass {
   //             piecewise-linear one) whose output only INT8 steps read, as a squeeze-
   //             excitation Mul in front of an INT8 conv: it writes Int8 with its output's own
   //             scale (binary_to_int8) instead of Float16 and a quantize step; its inputs stay
-  //             float. An Add that cannot take Int8 inputs falls back to this
+  //             float. An Add that cannot take Int8 inputs falls back to this. A LayerNorm
+  //             (no statistics outputs) in front of INT8 GEMMs likewise (layer_norm_to_int8):
+  //             a transformer's ln_1 and ln_2
   // none of them excluded, and for data movement, where the model gives its tensors scales,
   // one scale (moving the integers as they are keeps every given scale only then; TensorRT
   // asks the same of Q/DQ models).
@@ -228,6 +237,8 @@ class Int8Pass {
               s.op.resize.mode == fb::ResizeMode::Linear) &&
              s.op.resize.coord != fb::ResizeCoord::TfCropAndResize)
       kind = Mover::kResize;
+    else if (view_input_[si] >= 0)
+      kind = Mover::kView;
     std::set<float> given;
     for (const std::vector<uint32_t>* list : {&s.inputs, &s.outputs})
       for (uint32_t i : *list)
@@ -275,11 +286,13 @@ class Int8Pass {
   }
 
   bool to_int8_candidate(const DraftStep& s) const {
-    if (s.op.family != fb::OpFamily::Binary || s.inputs.size() != 2 || s.outputs.size() != 1 ||
-        s.op.binary == fb::BinaryOp::Pow || !linear_act(s.op.act.kind) || excluded(s))
-      return false;
-    // Both operands become Float16 in a GPU plan (the kernels read one dtype): activations and
-    // weights, not graph inputs or tensors kept in Float32.
+    if (s.outputs.size() != 1 || !linear_act(s.op.act.kind) || excluded(s)) return false;
+    const bool binary = s.op.family == fb::OpFamily::Binary && s.inputs.size() == 2 &&
+                        s.op.binary != fb::BinaryOp::Pow;
+    const bool norm = s.op.family == fb::OpFamily::LayerNorm && !s.inputs.empty();
+    if (!binary && !norm) return false;
+    // Its float inputs become Float16 in a GPU plan (the kernels read one dtype): activations
+    // and weights, not graph inputs or tensors kept in Float32.
     for (uint32_t i : s.inputs) {
       const DraftTensor& x = d_.tensors[i];
       if (x.dtype != DataType::kFloat32 || x.storage == fb::Storage::Binding || x.keep_float32)
@@ -437,15 +450,18 @@ class Int8Pass {
         add_weight(s.name + ":i8_scales", DataType::kFloat32, {3}, std::move(bytes), true));
   }
 
-  // A Binary into Int8's third input: the Float32 inverse of its output's scale
-  // (binary_to_int8); it joins the report's INT8 steps (and --int8-max-error's candidates).
+  // A Binary or LayerNorm into Int8's last input: the Float32 inverse of its output's scale
+  // (binary_to_int8, layer_norm_to_int8); it joins the report's INT8 steps (and
+  // --int8-max-error's candidates).
   void to_int8(DraftStep& s) {
     const float inv = 1.f / scale(s.outputs[0]);
     std::vector<uint8_t> bytes(4);
     std::memcpy(bytes.data(), &inv, 4);
     s.inputs.push_back(add_weight(s.name + ":i8_inv_scale", DataType::kFloat32, {1},
                                   std::move(bytes), true));
-    std::string op = fb::EnumNameBinaryOp(s.op.binary);
+    std::string op = s.op.family == fb::OpFamily::LayerNorm
+                         ? std::string(s.op.rms ? "RMSNorm" : "LayerNorm")
+                         : std::string(fb::EnumNameBinaryOp(s.op.binary));
     if (s.op.act.kind != fb::ActivationKind::None)
       op = op + "+" + fb::EnumNameActivationKind(s.op.act.kind);
     summary_.steps.push_back({s.name, t(s.outputs[0]).name, scale(s.outputs[0]), op + "->Int8"});
@@ -514,7 +530,7 @@ class Int8Pass {
           continue;
         const float lo = -128.f * given->second, hi = kQMax * given->second;
         if (within_range(s, given->second, clipped)) continue;
-        if (s.outputs.size() == 1 && clip_fused(&s.op, lo, hi)) continue;
+        if (s.outputs.size() == 1 && fuse_int8_range_clip(&s.op, lo, hi)) continue;
         DraftTensor pre = t(o);
         pre.name += ":unclipped";
         pre.storage = fb::Storage::Arena;
@@ -549,27 +565,6 @@ class Int8Pass {
     return bounded && given != o_.scales.end() && given->second <= scale;
   }
   const DraftTensor& t_const(uint32_t i) const { return d_.tensors[i]; }
-
-  // Whether [lo, hi] joined op's fused activation (op's family runs one, and the two clips
-  // make one).
-  static bool clip_fused(OpDesc* op, float lo, float hi) {
-    const fb::OpFamily f = op->family;
-    if (f != fb::OpFamily::Conv && f != fb::OpFamily::Gemm && f != fb::OpFamily::Binary)
-      return false;
-    ActivationDesc& act = op->act;
-    float a = lo, b = hi;
-    if (act.kind == fb::ActivationKind::Relu) {
-      a = std::max(0.f, lo);
-    } else if (act.kind == fb::ActivationKind::Clip) {
-      a = std::max(act.alpha, lo);
-      b = std::min(act.beta, hi);
-    } else if (act.kind != fb::ActivationKind::None) {
-      return false;
-    }
-    if (a > b) return false;
-    act = {fb::ActivationKind::Clip, a, b};
-    return true;
-  }
 
   PlanDraft& d_;
   const Int8Options& o_;

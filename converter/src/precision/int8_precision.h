@@ -59,6 +59,8 @@ struct Int8Summary {
   size_t int8_adds = 0;       // Adds of Int8 tensors into Int8 (requantized, binary_add_int8)
   // Float Binary steps writing Int8 for INT8 readers (binary_to_int8; in `steps` as well)
   size_t int8_binary_outputs = 0;
+  // LayerNorm steps writing Int8 for INT8 readers (layer_norm_to_int8; in `steps` as well)
+  size_t int8_norm_outputs = 0;
   // Clip steps that give a float tensor its removed Q/DQ pair's saturation (where no producer's
   // fused activation could take the clip).
   size_t saturation_steps = 0;

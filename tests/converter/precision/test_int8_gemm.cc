@@ -36,6 +36,39 @@ ModelBuilder mlp_block(int64_t batch) {
   return m;
 }
 
+// A pre-LN transformer block over 40 tokens: fc0, then LayerNorm -> fc1 + ReLU -> fc2 + the
+// residual, then LayerNorm -> a MatMul head and a Softmax. Both LayerNorms feed INT8 GEMMs only.
+ModelBuilder pre_ln_block(int64_t batch) {
+  ModelBuilder m;
+  m.input("x", {batch, 40, 32}).output("y");
+  m.random("w0", {32, 32}, -0.3f, 0.3f).random("b0", {32}, -0.1f, 0.1f);
+  m.random("g1", {32}, 0.5f, 1.5f).random("e1", {32}, -0.2f, 0.2f);
+  m.random("w1", {32, 64}, -0.3f, 0.3f).random("b1", {64}, -0.1f, 0.1f);
+  m.random("w2", {64, 32}, -0.2f, 0.2f).random("b2", {32}, -0.1f, 0.1f);
+  m.random("g2", {32}, 0.5f, 1.5f).random("e2", {32}, -0.2f, 0.2f);
+  m.random("w3", {32, 16}, -0.3f, 0.3f);
+  m.node("MatMul", {"x", "w0"}, {"m0"}, "fc0");
+  m.node("Add", {"m0", "b0"}, {"t"}, "fc0_bias");
+  attr(m.node("LayerNormalization", {"t", "g1", "e1"}, {"n1"}, "ln1"), "axis", int64_t{-1});
+  m.node("MatMul", {"n1", "w1"}, {"m1"}, "fc1");
+  m.node("Add", {"m1", "b1"}, {"a1"}, "fc1_bias");
+  m.node("Relu", {"a1"}, {"h"}, "fc1_relu");
+  m.node("MatMul", {"h", "w2"}, {"m2"}, "fc2");
+  m.node("Add", {"m2", "b2"}, {"a2"}, "fc2_bias");
+  m.node("Add", {"a2", "t"}, {"r"}, "residual");
+  attr(m.node("LayerNormalization", {"r", "g2", "e2"}, {"n2"}, "ln2"), "axis", int64_t{-1});
+  m.node("MatMul", {"n2", "w3"}, {"g"}, "head");
+  attr(m.node("Softmax", {"g"}, {"y"}, "softmax"), "axis", int64_t{-1});
+  return m;
+}
+
+// The dtype of the output of the step named `name` (fb::DType::MAX + 1 where none is).
+fb::DType output_dtype(const fb::Plan* p, const std::string& name) {
+  for (const auto* s : *p->steps())
+    if (s->name()->str() == name) return p->tensors()->Get(s->outputs()->Get(0))->dtype();
+  return static_cast<fb::DType>(static_cast<int>(fb::DType::MAX) + 1);
+}
+
 size_t int8_convs(const fb::Plan* p) {
   size_t n = 0;
   for (const auto* s : *p->steps())
@@ -52,10 +85,11 @@ TEST(Int8Gemm, GemmsWithConstantWeightsRunAsInt8Convs) {
   EXPECT_EQ(r.summary.int8_gemms, 3u) << summary;
   EXPECT_EQ(r.summary.int8_steps, 3u) << summary;
   EXPECT_THAT(summary, ::testing::HasSubstr("INT8: 0 convs in INT8, 3 GEMMs in INT8"));
-  // fc1's output goes to fc2 as Int8 (no quantize step between them); x and the head's input
-  // are quantized.
-  EXPECT_EQ(r.summary.int8_tensors, 1u) << summary;
-  EXPECT_EQ(r.summary.quantize_steps, 2u) << summary;
+  // fc1's output goes to fc2 as Int8 (no quantize step between them), and fc2's (the residual
+  // sum) to the head as Int8 through the flatten's views (r:nhwc, r, r2, r2:nhwc: one buffer);
+  // only x is quantized.
+  EXPECT_EQ(r.summary.int8_tensors, 5u) << summary;
+  EXPECT_EQ(r.summary.quantize_steps, 1u) << summary;
   EXPECT_EQ(int8_convs(fb::GetPlan(r.plan.data())), 3u);
   const std::vector<uint8_t> fp32 = convert_ok(mlp_block(2)).plan;
   for (const auto& x : held_out) {
@@ -78,7 +112,8 @@ TEST(Int8Gemm, GpuPlansNameTheInt8ConvKernels) {
   ASSERT_EQ(kernels.size(), 3u);
   for (const std::string& k : kernels) EXPECT_THAT(k, ::testing::StartsWith("jp_conv_igemm_"));
   EXPECT_THAT(kernels[0], ::testing::EndsWith("_i8"));  // fc1 writes Int8 for fc2
-  EXPECT_THAT(kernels[1], ::testing::EndsWith("_i8_f16out"));
+  EXPECT_THAT(kernels[1], ::testing::EndsWith("_i8"));  // fc2 for the head, through the views
+  EXPECT_THAT(kernels[2], ::testing::EndsWith("_i8_f16out"));  // the head for the Softmax
   jp_plan* loaded = nullptr;
   ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
       << jp_last_error();
@@ -95,6 +130,57 @@ TEST(Int8Gemm, ShortGemmsAndExcludedOnesStayFloat) {
   const ConvertResult r = convert_onnx(mlp_block(2).bytes(), "mlp.onnx", options);
   EXPECT_EQ(r.summary.int8_gemms, 2u) << format_summary("p", r.summary);
   EXPECT_EQ(int8_convs(fb::GetPlan(r.plan.data())), 2u);
+}
+
+// A LayerNorm whose readers are all INT8 GEMMs writes Int8 itself (layer_norm_to_int8), through
+// the [M, 1, 1, K] view the GEMM reads, instead of Float16 and a quantize step: only the graph
+// input is quantized. The INT8 reference plan stays within 30 dB of FP32; the GPU plan names
+// the Int8-out LayerNorm kernels and loads; an excluded LayerNorm writes float again, and a
+// quantize step follows it.
+TEST(Int8Gemm, LayerNormsInFrontOfInt8GemmsWriteInt8) {
+  std::vector<std::vector<float>> held_out;
+  ConvertOptions options = int8_cpu_options({2, 40, 32}, 110, &held_out);
+  const ConvertResult r = convert_onnx(pre_ln_block(2).bytes(), "block.onnx", options);
+  const std::string summary = format_summary("p", r.summary);
+  EXPECT_EQ(r.summary.int8_gemms, 4u) << summary;
+  EXPECT_EQ(r.summary.int8_norm_outputs, 2u) << summary;
+  EXPECT_EQ(r.summary.quantize_steps, 1u) << summary;
+  EXPECT_THAT(summary, ::testing::HasSubstr("INT8: 0 convs in INT8, 4 GEMMs in INT8"));
+  EXPECT_THAT(summary, ::testing::HasSubstr("2 LayerNorms writing Int8"));
+  const fb::Plan* cpu = fb::GetPlan(r.plan.data());
+  EXPECT_EQ(output_dtype(cpu, "ln1"), fb::DType::Int8);
+  EXPECT_EQ(output_dtype(cpu, "ln2"), fb::DType::Int8);
+  const std::vector<uint8_t> fp32 = convert_ok(pre_ln_block(2)).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+
+  options.target = "h100";
+  const ConvertResult gpu = convert_onnx(pre_ln_block(2).bytes(), "block.onnx", options);
+  const fb::Plan* p = fb::GetPlan(gpu.plan.data());
+  size_t q8_norms = 0;
+  for (const auto* s : *p->steps()) {
+    if (s->op() != fb::OpFamily::LayerNorm) continue;
+    EXPECT_EQ(p->tensors()->Get(s->outputs()->Get(0))->dtype(), fb::DType::Int8);
+    EXPECT_THAT(s->kernel()->str(), ::testing::EndsWith("_q8_f16"));
+    ++q8_norms;
+  }
+  EXPECT_EQ(q8_norms, 2u);
+  jp_plan* loaded = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(gpu.plan.data(), gpu.plan.size(), JP_LOAD_NO_DEVICE, &loaded),
+            JP_OK)
+      << jp_last_error();
+  jp_plan_destroy(loaded);
+
+  options.target = "cpu";
+  options.int8_exclude = {"ln2"};
+  const ConvertResult kept = convert_onnx(pre_ln_block(2).bytes(), "block.onnx", options);
+  EXPECT_EQ(kept.summary.int8_norm_outputs, 1u);
+  EXPECT_EQ(kept.summary.quantize_steps, 2u);
+  EXPECT_EQ(output_dtype(fb::GetPlan(kept.plan.data()), "ln2"), fb::DType::Float32);
 }
 
 // FP16 GPU plans run the same GEMMs on the FP16 conv kernels (convert.cc: larger tiles and

@@ -4,7 +4,9 @@
 // element's (n, channel, group) membership, then evaluates the ONNX formula in long double.
 // GroupNorm is also cross-checked against the other kernels at groups == channels and groups == 1.
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -109,6 +111,52 @@ TEST(LayerNorm, RmsMatchesOnnxFormula) {
       }
       EXPECT_TRUE(all_close(y, want, kNormTol));
       EXPECT_TRUE(all_close(inv_std, want_inv, kNormTol));
+    }
+}
+
+// The Int8 form (an INT8 plan's LayerNorm in front of an INT8 GEMM): each output the ONNX formula
+// (long double) times the inverse scale, rounded half to even and saturated to [-128, 127]. A
+// value within 1e-4 of a rounding boundary may round either way (the twin's float output is
+// rounded once before the quantization); the scale saturates the tails (both ends checked).
+TEST(LayerNorm, IntoInt8RoundsTheFormulaWithTheInverseScale) {
+  SEEDED_RNG(rng);
+  for (bool rms : {false, true})
+    for (const auto& [outer, inner] : {std::pair<int64_t, int64_t>{4, 64}, {3, 257}}) {
+      SCOPED_TRACE("outer " + std::to_string(outer) + " inner " + std::to_string(inner) +
+                   " rms " + std::to_string(rms));
+      const std::vector<float> x = rng.uniform(outer * inner, -2.f, 6.f);
+      const std::vector<float> scale = rng.uniform(inner, -2.f, 2.f);
+      const std::vector<float> bias = rng.uniform(inner, -1.f, 1.f);
+      LayerNormParams p = layer_params(outer, inner, 1e-4f, true, {});
+      p.rms = rms;
+      p.inv_scale_input = 3;
+      const float inv_y = 127.f / 2.5f;
+      std::vector<int8_t> y(size_t(outer * inner), 0x5a);
+      cpu::layer_norm_to_int8(p, x.data(), scale.data(), bias.data(), inv_y, y.data());
+      int top = 0, bottom = 0;
+      for (int64_t o = 0; o < outer; ++o) {
+        std::vector<long double> row(x.begin() + o * inner, x.begin() + (o + 1) * inner);
+        long double m = 0, v = 0;
+        if (!rms)
+          for (long double e : row) m += e / inner;
+        for (long double e : row) v += (e - m) * (e - m) / inner;
+        const long double inv = 1 / std::sqrt(v + 1e-4f);
+        for (int64_t i = 0; i < inner; ++i) {
+          const long double r =
+              (scale[size_t(i)] * ((row[size_t(i)] - m) * inv) + bias[size_t(i)]) * inv_y;
+          const long double q = std::min(127.L, std::max(-128.L, std::nearbyint(r)));
+          const int got = y[size_t(o * inner + i)];
+          const bool boundary = std::fabs(std::fabs(r - std::floor(r)) - 0.5L) < 1e-4L;
+          if (!boundary || std::fabs(r) > 127.5L)
+            EXPECT_EQ(got, static_cast<int>(q)) << "row " << o << " element " << i << ": " << double(r);
+          else
+            EXPECT_LE(std::fabs(got - q), 1.L);
+          top += got == 127;
+          bottom += got == -128;
+        }
+      }
+      EXPECT_GT(top, 0);
+      EXPECT_GT(bottom, 0);
     }
 }
 

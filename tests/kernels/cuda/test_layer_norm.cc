@@ -1,5 +1,5 @@
 // CUDA BatchNorm and LayerNorm (kernels/cuda/batch_norm.cu, layer_norm.cu; LayerNorm also in its
-// RMS form, in the block-a-row and lanes-a-row forms) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of
+// RMS form, in the block-a-row and lanes-a-row forms, and into Int8) against their CPU twins (kernels/cpu/batch_norm.cc, layer_norm.cc). Every tensor of
 // the step has the step's dtype (the twin reads the same values rounded to FP16). Tolerance:
 // FP16 |got - want| <= 2e-3 * |want| + 2e-3 (output rounding 2^-11 plus FP32 statistics); FP32
 // 1e-5 * |want| + 1e-5, the mean and inv_std_dev outputs too. NaN never passes; outputs
@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "kernels/kernels.h"
@@ -154,6 +155,101 @@ TEST(GpuLayerNorm, WritesMeanAndInvStdDevLikeTheTwin) {
       }
       if (!c.inv_std) {
         EXPECT_EQ(di.download_all(), untouched.download_all()) << label;
+      }
+    }
+  }
+}
+
+// An INT8 plan's LayerNorm writing Int8 (jp_layer_norm_q8_f16 / _f32 and the lanes-a-row
+// jp_layer_norm_warp_q8_f16, a transformer's LayerNorm in front of an INT8 GEMM) against
+// cpu::layer_norm_to_int8 on the same inputs. The twin takes the statistics in double, the
+// kernels in float, so a value within a hair of a rounding boundary may round the other way:
+// every output within one unit of the twin's and at least 99% equal; the scale is picked so that
+// some outputs saturate (checked: both ends of the range occur). Outputs poisoned, guards
+// checked; every form also launched where the selection would pick another (the block kernel on
+// a lanes-a-row step).
+TEST(GpuLayerNorm, IntoInt8MatchesCpuTwinWithinOneUnit) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case { int64_t outer, inner; bool bias; ActivationKind act; bool rms = false; };
+  const Case cases[] = {{197, 768, true, ActivationKind::kNone},  // ViT-B's ln_1 at batch 1
+                        {8 * 197, 384, true, ActivationKind::kNone},
+                        {3, 1001, false, ActivationKind::kRelu},
+                        {64, 2048, false, ActivationKind::kNone, true},
+                        {2 * 3136, 96, true, ActivationKind::kNone},  // lanes-a-row
+                        {5, 104, true, ActivationKind::kNone},
+                        {40, 256, false, ActivationKind::kNone, true}};
+  for (const Case& c : cases) {
+    for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+      LayerNormParams p;
+      p.outer = c.outer;
+      p.inner = c.inner;
+      p.has_bias = c.bias;
+      p.act.kind = c.act;
+      p.rms = c.rms;
+      p.inv_scale_input = c.bias ? 3 : 2;
+      const int64_t n = c.outer * c.inner;
+      std::vector<float> x = rng.uniform(n, 2.f, 6.f), scale = rng.uniform(c.inner, -2.f, 2.f),
+                         bias = rng.uniform(c.inner, -1.f, 1.f);
+      auto dx = gpu_test::upload_rounded(&x, dtype), ds = gpu_test::upload_rounded(&scale, dtype),
+           db = gpu_test::upload_rounded(&bias, dtype);
+      // About 2.5 standard deviations of the output at 127: the largest values saturate.
+      const float inv_y = 127.f / 4.f;
+      std::vector<int8_t> want(static_cast<size_t>(n));
+      cpu::layer_norm_to_int8(p, x.data(), scale.data(), bias.data(), inv_y, want.data());
+      const auto dinv = gpu_test::to_device({inv_y}, DType::kFloat32);
+      DeviceBuffer dy(n);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx->get();
+      ptrs.in[1] = ds->get();
+      if (c.bias) ptrs.in[2] = db->get();
+      ptrs.in[p.inv_scale_input] = dinv->get();
+      ptrs.out[0] = dy.get();
+      cuda::StepDesc step;
+      step.family = kLayerNorm;
+      step.params = &p;
+      step.dtype = dtype;
+      step.num_inputs = p.inv_scale_input + 1;
+      for (int i = 0; i < p.inv_scale_input; ++i) step.input_dtypes[i] = dtype;
+      step.input_dtypes[p.inv_scale_input] = DType::kFloat32;
+      step.num_outputs = 1;
+      step.output_dtypes[0] = DType::kInt8;
+      cuda::LaunchChoice chosen;
+      std::string why;
+      ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
+      const bool warp = dtype == DType::kFloat16 && layer_norm_warp_fits(p);
+      EXPECT_STREQ(chosen.variant->name,
+                   warp ? "jp_layer_norm_warp_q8_f16"
+                        : (dtype == DType::kFloat16 ? "jp_layer_norm_q8_f16" : "jp_layer_norm_q8_f32"));
+      std::vector<cuda::LaunchChoice> runs = {chosen};
+      if (warp) {
+        cuda::LaunchChoice block;
+        block.variant = cuda::find_kernel_variant("jp_layer_norm_q8_f16");
+        cuda::launch_1d(uint64_t(c.outer) * 256, 256, 1024, &block);
+        runs.push_back(block);
+      }
+      for (const cuda::LaunchChoice& run : runs) {
+        dy.poison16(gpu_test::kHalfPoison);
+        ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
+        const std::vector<uint8_t> got = gpu_test::download_bytes(dy, n);
+        int64_t equal = 0, far = 0, top = 0, bottom = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const int g = static_cast<int8_t>(got[static_cast<size_t>(i)]);
+          const int w = want[static_cast<size_t>(i)];
+          equal += g == w;
+          far += std::abs(g - w) > 1;
+          top += w == 127;
+          bottom += w == -128;
+        }
+        const std::string label = std::string(run.variant->name) + " " +
+                                  std::to_string(c.outer) + "x" + std::to_string(c.inner);
+        EXPECT_EQ(far, 0) << label;
+        EXPECT_GE(equal, n * 99 / 100) << label;
+        EXPECT_TRUE(dy.guard_intact()) << label;
+        if (c.act == ActivationKind::kNone) {
+          EXPECT_GT(top, 0) << label;
+          EXPECT_GT(bottom, 0) << label;
+        }
       }
     }
   }
