@@ -13,7 +13,10 @@ normal, the same as export_and_check's test input; written as .npy), converted t
   int8/fp16  the speed ratio (below 1: INT8 is faster)
 
 With --profile the INT8 and FP16 plans of batch 1 are profiled step by step and the conv steps
-are listed side by side (the layer table). Writes everything to --json.
+are listed side by side (the layer table). With --base-convert OTHER_CONVERTER a third plan,
+int8_base, is converted by that converter from the same model, calibration and cache method
+(its own cache), checked and timed in the same rounds: int8/base is this converter's INT8 plan
+over that one's (an A/B of a converter change on one runtime). Writes everything to --json.
 
     python3 tests/perf/int8_check.py --convert BIN/jetplan-convert --run BIN/jetplan-run \\
         --target h100 --models resnet50,resnet18 --batches 1,8 --json out.json [--profile]
@@ -92,10 +95,18 @@ def check(args, name, batch, work):
     pin = ["--shape", "input:" + "x".join(map(str, shape)), "--target", args.target]
     plans = {"fp16": os.path.join(work, "fp16.jplan"), "int8": os.path.join(work, "int8.jplan")}
     run([args.convert, onnx_path, "-o", plans["fp16"]] + pin)
-    summary = run([args.convert, onnx_path, "-o", plans["int8"], "--precision", "int8",
-                   "--calib", calib, "--calib-method", args.calib_method,
-                   "--calib-cache", os.path.join(work, "calib.cache")] + pin)
+
+    def int8(convert, plan, cache):
+        return run([convert, onnx_path, "-o", plan, "--precision", "int8", "--calib", calib,
+                    "--calib-method", args.calib_method, "--calib-cache", os.path.join(work, cache)]
+                   + pin)
+
+    summary = int8(args.convert, plans["int8"], "calib.cache")
     row = {"model": name, "batch": batch, "int8_summary": summary.strip().splitlines()}
+    if args.base_convert:
+        plans["int8_base"] = os.path.join(work, "int8_base.jplan")
+        row["int8_base_summary"] = int8(args.base_convert, plans["int8_base"],
+                                        "calib_base.cache").strip().splitlines()
     with torch.no_grad():
         want = [model(torch.from_numpy(x)).numpy() for x in held]
     for kind, plan in plans.items():
@@ -111,6 +122,8 @@ def check(args, name, batch, work):
         row[f"{kind}_top1"] = float(np.mean(g.reshape(g.shape[0], -1).argmax(1) == w.reshape(w.shape[0], -1).argmax(1)))
     row.update(time_interleaved(args, plans))
     row["int8_over_fp16"] = round(row["int8_ms"] / row["fp16_ms"], 3)
+    if "int8_base_ms" in row:
+        row["int8_over_base"] = round(row["int8_ms"] / row["int8_base_ms"], 3)
     if args.profile and batch == 1:
         f16, i8 = profile(args, plans["fp16"]), profile(args, plans["int8"])
         row["layers"] = [{"step": s, "fp16_kernel": f16[s][0], "fp16_ms": f16[s][1],
@@ -140,6 +153,7 @@ def main():
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--calib-method", default="entropy")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--base-convert", help="a second converter: its INT8 plan joins as int8_base")
     args = ap.parse_args()
     rows = []
     print(f"{'model':<18}{'batch':>6}{'fp16 ms':>10}{'int8 ms':>10}{'int8/fp16':>11}"
@@ -159,6 +173,12 @@ def main():
                   f"{row['int8_top1']:>11.2f}", flush=True)
             for line in row["int8_summary"][1:]:
                 print("    " + line)
+            if "int8_base_ms" in row:
+                print(f"    base converter's INT8 plan: {row['int8_base_ms']:.3f} ms, SNR "
+                      f"{row['int8_base_snr_db']:.1f} dB, top1 {row['int8_base_top1']:.2f}; "
+                      f"int8/base {row['int8_over_base']:.3f}")
+                for line in row["int8_base_summary"][1:]:
+                    print("    base: " + line)
             for layer in row.get("layers", []):
                 print(f"    {layer['step'][:48]:<50}{layer['fp16_kernel']:<34}{layer['fp16_ms']}"
                       f"  {layer['int8_kernel']:<36}{layer['int8_ms']}")

@@ -18,7 +18,7 @@ constexpr float kQMax = 127.f;
 // Steps next to INT8 steps that may run on Int8 (Int8Pass::mover_candidate): data movement,
 // which keeps its input's scale; the Add, which requantizes; a float Binary or LayerNorm writing
 // Int8.
-enum class Mover : uint8_t { kNone, kMaxPool, kConcat, kResize, kView, kAdd, kToInt8 };
+enum class Mover : uint8_t { kNone, kMaxPool, kConcat, kResize, kMove, kAdd, kToInt8 };
 
 bool positive_finite(float v) { return v > 0.f && std::isfinite(v); }
 
@@ -137,7 +137,7 @@ class Int8Pass {
     const int w = writer_[i];
     if (w >= 0 && (mover_[static_cast<size_t>(w)] == Mover::kMaxPool ||
                    mover_[static_cast<size_t>(w)] == Mover::kResize ||
-                   mover_[static_cast<size_t>(w)] == Mover::kView))
+                   mover_[static_cast<size_t>(w)] == Mover::kMove))
       return own_scale(mover_input_[static_cast<size_t>(w)]);
     const float named = named_scale(d_.tensors[i].name);
     if (named != 0.f || w < 0 || view_input_[static_cast<size_t>(w)] < 0) return named;
@@ -203,8 +203,9 @@ class Int8Pass {
   //   kConcat   a Concat (a byte copy once its inputs and output share one scale)
   //   kResize   a nearest or linear Resize (resize_int8), not tf_crop_and_resize (whose
   //             extrapolation value has no Int8 form)
-  //   kView     a view (a Copy, or a Transpose that moves only dims of 1: the same bytes), as
-  //             the [M, 1, 1, K] NHWC view an INT8 GEMM reads of a LayerNorm's output
+  //   kMove     a Copy or a Transpose: the same values, moved (or a view of the same bytes), as
+  //             the [M, 1, 1, K] NHWC view an INT8 GEMM reads of a LayerNorm's output, or the
+  //             batch-first Transpose between a LayerNorm and the QKV projection
   //   kAdd      an Add of two tensors of its output's shape (a residual Add no conv epilogue
   //             took), with no activation or a piecewise-linear one (binary_add_int8: the
   //             GPU's bits); it requantizes, so its tensors keep their own scales
@@ -237,8 +238,9 @@ class Int8Pass {
               s.op.resize.mode == fb::ResizeMode::Linear) &&
              s.op.resize.coord != fb::ResizeCoord::TfCropAndResize)
       kind = Mover::kResize;
-    else if (view_input_[si] >= 0)
-      kind = Mover::kView;
+    else if (s.inputs.size() == 1 && (s.op.family == fb::OpFamily::Copy ||
+                                      s.op.family == fb::OpFamily::Transpose))
+      kind = Mover::kMove;
     std::set<float> given;
     for (const std::vector<uint32_t>* list : {&s.inputs, &s.outputs})
       for (uint32_t i : *list)

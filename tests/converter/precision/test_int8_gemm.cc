@@ -183,6 +183,38 @@ TEST(Int8Gemm, LayerNormsInFrontOfInt8GemmsWriteInt8) {
   EXPECT_EQ(output_dtype(fb::GetPlan(kept.plan.data()), "ln2"), fb::DType::Float32);
 }
 
+// A Transpose between INT8 steps moves Int8 (the batch-first Transpose of a torchvision ViT
+// between ln_1 and the QKV projection): the LayerNorm writes Int8, the Transpose moves it, the
+// GEMM reads it; only the graph input is quantized, and the plan stays within 30 dB of FP32.
+TEST(Int8Gemm, TransposesBetweenInt8StepsMoveInt8) {
+  ModelBuilder m;
+  m.input("x", {4, 20, 32}).output("y");
+  m.random("w0", {32, 32}, -0.3f, 0.3f);
+  m.random("g", {32}, 0.5f, 1.5f).random("e", {32}, -0.2f, 0.2f);
+  m.random("w1", {32, 48}, -0.3f, 0.3f);
+  m.node("MatMul", {"x", "w0"}, {"t"}, "fc0");
+  attr(m.node("LayerNormalization", {"t", "g", "e"}, {"n"}, "ln"), "axis", int64_t{-1});
+  attr(m.node("Transpose", {"n"}, {"nt"}, "batch_first"), "perm", std::vector<int64_t>{1, 0, 2});
+  m.node("MatMul", {"nt", "w1"}, {"q"}, "qkv");
+  attr(m.node("Softmax", {"q"}, {"y"}, "softmax"), "axis", int64_t{-1});
+  std::vector<std::vector<float>> held_out;
+  const ConvertOptions options = int8_cpu_options({4, 20, 32}, 130, &held_out);
+  const ConvertResult r = convert_onnx(m.bytes(), "t.onnx", options);
+  const std::string summary = format_summary("p", r.summary);
+  EXPECT_EQ(r.summary.int8_gemms, 2u) << summary;
+  EXPECT_EQ(r.summary.int8_norm_outputs, 1u) << summary;
+  EXPECT_EQ(r.summary.quantize_steps, 1u) << summary;
+  EXPECT_EQ(output_dtype(fb::GetPlan(r.plan.data()), "batch_first"), fb::DType::Int8);
+  ModelBuilder fp32 = m;
+  const std::vector<uint8_t> reference = convert_ok(fp32).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(reference, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+}
+
 // FP16 GPU plans run the same GEMMs on the FP16 conv kernels (convert.cc: larger tiles and
 // deeper pipelines than the GEMM kernels'; vit_b_16 on an H200 0.93x at batch 1, 0.83x at
 // batch 8), from the same row count on; the plan loads without a device.
