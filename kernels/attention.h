@@ -35,6 +35,10 @@ struct AttentionParams {
   bool has_mask = false;
   AttentionStrides q, k, v, o;
   int64_t mask_batch = 0, mask_head = 0, mask_q = 0, mask_kv = 0;
+  // An INT8 plan's Attention writing Int8 for an INT8 output projection: the step's input index
+  // of the Float32 inverse of O's scale (3, or 4 with a mask), 0 where O is float. Each output
+  // is int8_quantize(value, inv_o) (kernels/int8_epilogue.h).
+  int32_t inv_scale_input = 0;
 };
 
 // The head dims the CUDA kernels are built for (one variant per dim and query tile): what the
@@ -64,14 +68,22 @@ namespace jetplan::kernels::cpu {
 void attention(const AttentionParams& p, const float* q, const float* k, const float* v,
                const float* mask, float* o);
 
+// The Int8 form (p.inv_scale_input): each output the float one would be, rounded by
+// int8_quantize(value, inv_o). The CUDA kernels' FP16 probabilities and online softmax round
+// differently, so their outputs are within a unit of these (GpuAttention's test).
+void attention_to_int8(const AttentionParams& p, const float* q, const float* k, const float* v,
+                       const float* mask, float inv_o, int8_t* o);
+
 }  // namespace jetplan::kernels::cpu
 
 // CUDA kernels of kernels/cuda/attention.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS): FP16
 // storage (FP32 accumulation and softmax), one per head dim (32, 64, 80, 96, 128) and query
-// tile (64 rows: 128 threads; 128 rows: 256 threads), dynamic shared memory as above.
+// tile (64 rows: 128 threads; 128 rows: 256 threads), dynamic shared memory as above; the _q8
+// rows write Int8 (p.inv_scale_input).
 #define JP_ATTENTION_ROW(X, F, d, m) \
-  X(F, jp_attention_f16_d##d##_m##m, kF16, m * 2, kAny, attention_shared_bytes(d, m))
+  X(F, jp_attention_f16_d##d##_m##m, kF16, m * 2, kAny, attention_shared_bytes(d, m)) \
+  X(F, jp_attention_q8_f16_d##d##_m##m, kF16, m * 2, kI8, attention_shared_bytes(d, m))
 #define JP_CUDA_VARIANTS_attention(X, F) \
   JP_ATTENTION_ROW(X, F, 32, 64) \
   JP_ATTENTION_ROW(X, F, 64, 64) \

@@ -199,6 +199,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.int8_adds = int8_summary.int8_adds;
   result.summary.int8_binary_outputs = int8_summary.int8_binary_outputs;
   result.summary.int8_norm_outputs = int8_summary.int8_norm_outputs;
+  result.summary.int8_attention_outputs = int8_summary.int8_attention_outputs;
   result.summary.int8_tensors = int8_summary.int8_tensors;
   result.summary.kept_fp16 = int8_summary.kept_fp16;
   result.summary.calibration_samples = calibration.samples;
@@ -289,7 +290,9 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
                          s.arena_lower_bound, " bytes)");
   if (s.gemms_as_convs > 0) line += cat("\n", s.gemms_as_convs, " GEMMs run as 1x1 convs");
   if (!s.int8) return line;
-  line += cat("\nINT8: ", s.int8_steps - s.int8_gemms - s.int8_binary_outputs - s.int8_norm_outputs,
+  line += cat("\nINT8: ",
+              s.int8_steps - s.int8_gemms - s.int8_binary_outputs - s.int8_norm_outputs -
+                  s.int8_attention_outputs,
               " convs in INT8, ");
   if (s.int8_gemms > 0) line += cat(s.int8_gemms, " GEMMs in INT8 (as 1x1 convs), ");
   line += cat(s.int8_tensors, " Int8 tensors between them, ", s.quantize_steps, " quantize steps");
@@ -301,6 +304,8 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
     line += cat(", ", s.int8_binary_outputs, " float Binary steps writing Int8");
   if (s.int8_norm_outputs > 0)
     line += cat(", ", s.int8_norm_outputs, " LayerNorms writing Int8");
+  if (s.int8_attention_outputs > 0)
+    line += cat(", ", s.int8_attention_outputs, " attention steps writing Int8");
   if (s.qdq_pairs > 0 || s.explicit_weights > 0)
     line += cat("; scales from the model's ", s.qdq_pairs, " Q/DQ pairs and ", s.explicit_weights,
                 " quantized weights");

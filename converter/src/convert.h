@@ -81,6 +81,7 @@ struct ConvertSummary {
   size_t int8_adds = 0;                       // Adds of Int8 tensors (requantized)
   size_t int8_binary_outputs = 0;  // float Binary steps writing Int8 (in int8_steps too)
   size_t int8_norm_outputs = 0;    // LayerNorm steps writing Int8 (in int8_steps too)
+  size_t int8_attention_outputs = 0;  // Attention steps writing Int8 (in int8_steps too)
   bool calibration_from_cache = false;
   // Explicit quantization (precision/explicit_qdq.h): the model's activation Q/DQ pairs and
   // quantized weights whose scales the plan uses.

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#include "kernels/int8_epilogue.h"
 
 namespace jetplan::kernels::cpu {
 
@@ -23,40 +26,70 @@ float score(const AttentionParams& p, const float* qr, const float* kb, const fl
 
 }  // namespace
 
-void attention(const AttentionParams& p, const float* q, const float* k, const float* v,
-               const float* mask, float* o) {
+namespace {
+
+// Every output row of O: row(b, h, i) says where to accumulate it (head_dim floats), done(b, h,
+// i, row) is called once it holds the row's values.
+template <typename Row, typename Done>
+void attention_rows(const AttentionParams& p, const float* q, const float* k, const float* v,
+                    const float* mask, Row row, Done done) {
   const float neg_inf = -std::numeric_limits<float>::infinity();
   q += p.q.offset;
   k += p.k.offset;
   v += p.v.offset;
-  o += p.o.offset;
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.heads; ++h) {
       const float* qb = q + b * p.q.batch + h * p.q.head;
       const float* kb = k + b * p.k.batch + h * p.k.head;
       const float* vb = v + b * p.v.batch + h * p.v.head;
       const float* mb = p.has_mask ? mask + b * p.mask_batch + h * p.mask_head : nullptr;
-      float* ob = o + b * p.o.batch + h * p.o.head;
       for (int64_t i = 0; i < p.seq_q; ++i) {
         const float* qr = qb + i * p.q.seq;
-        float* orow = ob + i * p.o.seq;
+        float* orow = row(b, h, i);
         float max = neg_inf;
         for (int64_t j = 0; j < p.seq_kv; ++j) {
           const float s = score(p, qr, kb, mb, i, j);
           if (!(s <= max)) max = s;  // a NaN score wins, so it reaches the output
         }
         for (int64_t d = 0; d < p.head_dim; ++d) orow[d] = 0.f;
-        if (max == neg_inf) continue;  // every key masked out: zeros
-        float sum = 0.f;
-        for (int64_t j = 0; j < p.seq_kv; ++j) {
-          const float w = std::exp(score(p, qr, kb, mb, i, j) - max);
-          sum += w;
-          const float* vr = vb + j * p.v.seq;
-          for (int64_t d = 0; d < p.head_dim; ++d) orow[d] += w * vr[d];
+        if (max != neg_inf) {  // else every key masked out: zeros
+          float sum = 0.f;
+          for (int64_t j = 0; j < p.seq_kv; ++j) {
+            const float w = std::exp(score(p, qr, kb, mb, i, j) - max);
+            sum += w;
+            const float* vr = vb + j * p.v.seq;
+            for (int64_t d = 0; d < p.head_dim; ++d) orow[d] += w * vr[d];
+          }
+          for (int64_t d = 0; d < p.head_dim; ++d) orow[d] /= sum;
         }
-        for (int64_t d = 0; d < p.head_dim; ++d) orow[d] /= sum;
+        done(b, h, i, orow);
       }
     }
+}
+
+}  // namespace
+
+void attention(const AttentionParams& p, const float* q, const float* k, const float* v,
+               const float* mask, float* o) {
+  o += p.o.offset;
+  attention_rows(
+      p, q, k, v, mask,
+      [&](int64_t b, int64_t h, int64_t i) {
+        return o + b * p.o.batch + h * p.o.head + i * p.o.seq;
+      },
+      [](int64_t, int64_t, int64_t, const float*) {});
+}
+
+void attention_to_int8(const AttentionParams& p, const float* q, const float* k, const float* v,
+                       const float* mask, float inv_o, int8_t* o) {
+  o += p.o.offset;
+  std::vector<float> scratch(static_cast<size_t>(p.head_dim > 0 ? p.head_dim : 1));
+  attention_rows(
+      p, q, k, v, mask, [&](int64_t, int64_t, int64_t) { return scratch.data(); },
+      [&](int64_t b, int64_t h, int64_t i, const float* row) {
+        int8_t* orow = o + b * p.o.batch + h * p.o.head + i * p.o.seq;
+        for (int64_t d = 0; d < p.head_dim; ++d) orow[d] = int8_quantize(row[d], inv_o);
+      });
 }
 
 }  // namespace jetplan::kernels::cpu

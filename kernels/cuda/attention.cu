@@ -16,10 +16,12 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention.h"
 #include "kernels/cuda/gemm_mma.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/int8_epilogue.h"
 
 namespace jetplan::kernels::cuda::attention {
 namespace {
@@ -171,11 +173,16 @@ __device__ __forceinline__ void accumulate_pv(RowState<D>& st, const float (&s)[
 }
 
 // O / sum into the warp's 16 rows of the staging tile so (the Q tile's smem), then those rows to
-// global memory: 16 bytes a lane when O's rows are aligned, else element by element.
-template <int D>
-__device__ __forceinline__ void store_rows(RowState<D>& st, __half* so, __half* og,
+// global memory: 16 bytes a lane when O's rows are aligned, else element by element. Int8 O
+// (the _q8 kernels): each value rounded by int8_quantize with inv_o, 8 bytes a lane.
+template <int D, typename Y>
+__device__ __forceinline__ void store_rows(RowState<D>& st, __half* so, Y* og,
                                            const AttentionStrides& os, int64_t valid, bool vec,
-                                           int lane) {
+                                           int lane, float inv_o) {
+  constexpr bool kInt8 = std::is_same_v<Y, int8_t>;
+  // Staging row pitch in elements of Y (the same bytes as the Q tile's rows).
+  constexpr int kPitch = kInt8 ? 2 * (D + kPad) : D + kPad;
+  Y* sy = reinterpret_cast<Y*>(so);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float total = st.sum[r];
@@ -184,19 +191,29 @@ __device__ __forceinline__ void store_rows(RowState<D>& st, __half* so, __half* 
     const float inv = total > 0.f ? 1.f / total : 0.f;  // 0: every key masked out
     const int row = lane / 4 + 8 * r;
 #pragma unroll
-    for (int d = 0; d < D / 8; ++d)
-      *reinterpret_cast<uint32_t*>(so + row * (D + kPad) + d * 8 + (lane % 4) * 2) =
-          pack_half2(st.o[d][2 * r] * inv, st.o[d][2 * r + 1] * inv);
+    for (int d = 0; d < D / 8; ++d) {
+      const float a = st.o[d][2 * r] * inv, b = st.o[d][2 * r + 1] * inv;
+      Y* at = sy + row * kPitch + d * 8 + (lane % 4) * 2;
+      if constexpr (kInt8) {
+        at[0] = int8_quantize(a, inv_o);
+        at[1] = int8_quantize(b, inv_o);
+      } else {
+        *reinterpret_cast<uint32_t*>(at) = pack_half2(a, b);
+      }
+    }
   }
   __syncwarp();
   constexpr int kChunks = D / 8;
   for (int e = lane; e < 16 * kChunks; e += 32) {
     const int r = e / kChunks, c = (e % kChunks) * 8;
     if (r >= valid) continue;
-    const __half* src = so + r * (D + kPad) + c;
-    __half* dst = og + r * os.seq + c;
+    const Y* src = sy + r * kPitch + c;
+    Y* dst = og + r * os.seq + c;
     if (vec) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+      if constexpr (kInt8)
+        *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(src);
+      else
+        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
     } else {
 #pragma unroll
       for (int k = 0; k < 8; ++k) dst[k] = src[k];
@@ -206,7 +223,7 @@ __device__ __forceinline__ void store_rows(RowState<D>& st, __half* so, __half* 
 
 // One CTA: query tiles, heads and batches grid-stride (gridDim x, y, z), so any grid is safe.
 // A launch whose params disagree with the variant (head dim, block) computes nothing.
-template <int D, int BM>
+template <int D, int BM, typename Y = __half>
 __device__ __forceinline__ void attention(const StepPointers& ptrs, const AttentionParams& p) {
   constexpr int kThreads = BM * 2, kLd = D + kPad;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -214,14 +231,20 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
   __half* sk = sq + BM * kLd;
   __half* sv = sk + kBN * kLd;
   if (p.head_dim != D || blockDim.x != kThreads || blockDim.y != 1 || blockDim.z != 1) return;
+  constexpr bool kInt8 = std::is_same_v<Y, int8_t>;
+  if (kInt8 != (p.inv_scale_input > 0) || p.inv_scale_input >= kMaxStepInputs) return;
+  const float inv_o = kInt8 ? *static_cast<const float*>(ptrs.in[p.inv_scale_input]) : 0.f;
 
   const auto* Q = static_cast<const __half*>(ptrs.in[0]) + p.q.offset;
   const auto* K = static_cast<const __half*>(ptrs.in[1]) + p.k.offset;
   const auto* V = static_cast<const __half*>(ptrs.in[2]) + p.v.offset;
   const auto* M = p.has_mask ? static_cast<const __half*>(ptrs.in[3]) : nullptr;
-  auto* O = static_cast<__half*>(ptrs.out[0]) + p.o.offset;
+  auto* O = static_cast<Y*>(ptrs.out[0]) + p.o.offset;
+  // O's rows: 16-byte (Float16) or 8-byte (Int8) chunks where the start and strides allow.
   const bool vec_q = rows_aligned(Q, p.q), vec_k = rows_aligned(K, p.k),
-             vec_v = rows_aligned(V, p.v), vec_o = rows_aligned(O, p.o);
+             vec_v = rows_aligned(V, p.v),
+             vec_o = reinterpret_cast<uintptr_t>(O) % (8 * sizeof(Y)) == 0 && p.o.batch % 8 == 0 &&
+                     p.o.head % 8 == 0 && p.o.seq % 8 == 0;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const float neg_inf = -__int_as_float(0x7f800000);
 
@@ -278,8 +301,9 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
         __syncthreads();  // nothing in flight into sq (a tile without keys)
         const int64_t first = m0 + warp * 16;
         if (first < p.seq_q) {
-          __half* og = O + b * p.o.batch + h * p.o.head + first * p.o.seq;
-          store_rows<D>(st, sq + warp * 16 * kLd, og, p.o, p.seq_q - first, vec_o, lane);
+          Y* og = O + b * p.o.batch + h * p.o.head + first * p.o.seq;
+          store_rows<D, Y>(st, sq + warp * 16 * kLd, og, p.o, p.seq_q - first, vec_o, lane,
+                           inv_o);
         }
       }
 }
@@ -292,6 +316,11 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
       jetplan::kernels::cuda::StepPointers ptrs, const jetplan::kernels::AttentionParams p) { \
     jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
     jetplan::kernels::cuda::attention::attention<d, m>(ptrs, p);                              \
+  }                                                                                            \
+  extern "C" __global__ void __launch_bounds__(m * 2) jp_attention_q8_f16_d##d##_m##m(        \
+      jetplan::kernels::cuda::StepPointers ptrs, const jetplan::kernels::AttentionParams p) { \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
+    jetplan::kernels::cuda::attention::attention<d, m, int8_t>(ptrs, p);                      \
   }
 JP_ATTENTION_KERNEL(32, 64)
 JP_ATTENTION_KERNEL(64, 64)

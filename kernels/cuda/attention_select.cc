@@ -15,8 +15,8 @@ namespace {
 
 constexpr uint32_t kMaxGridYZ = 65535;
 
-// The variant of (head dim, query tile); false for a head dim without one.
-bool attention_variant(int64_t head_dim, bool big, VariantId* out) {
+// The variant of (head dim, query tile, Int8 output); false for a head dim without one.
+bool attention_variant(int64_t head_dim, bool big, bool q8, VariantId* out) {
   static constexpr VariantId kSmall[] = {
       VariantId::jp_attention_f16_d32_m64, VariantId::jp_attention_f16_d64_m64,
       VariantId::jp_attention_f16_d80_m64, VariantId::jp_attention_f16_d96_m64,
@@ -25,11 +25,19 @@ bool attention_variant(int64_t head_dim, bool big, VariantId* out) {
       VariantId::jp_attention_f16_d32_m128, VariantId::jp_attention_f16_d64_m128,
       VariantId::jp_attention_f16_d80_m128, VariantId::jp_attention_f16_d96_m128,
       VariantId::jp_attention_f16_d128_m128};
+  static constexpr VariantId kSmallQ8[] = {
+      VariantId::jp_attention_q8_f16_d32_m64, VariantId::jp_attention_q8_f16_d64_m64,
+      VariantId::jp_attention_q8_f16_d80_m64, VariantId::jp_attention_q8_f16_d96_m64,
+      VariantId::jp_attention_q8_f16_d128_m64};
+  static constexpr VariantId kBigQ8[] = {
+      VariantId::jp_attention_q8_f16_d32_m128, VariantId::jp_attention_q8_f16_d64_m128,
+      VariantId::jp_attention_q8_f16_d80_m128, VariantId::jp_attention_q8_f16_d96_m128,
+      VariantId::jp_attention_q8_f16_d128_m128};
   static_assert(sizeof kSmall / sizeof kSmall[0] ==
                 sizeof kAttentionHeadDims / sizeof kAttentionHeadDims[0], "a variant per head dim");
   for (size_t i = 0; i < sizeof kSmall / sizeof kSmall[0]; ++i)
     if (kAttentionHeadDims[i] == head_dim) {
-      *out = big ? kBig[i] : kSmall[i];
+      *out = q8 ? (big ? kBigQ8[i] : kSmallQ8[i]) : (big ? kBig[i] : kSmall[i]);
       return true;
     }
   return false;
@@ -51,8 +59,10 @@ bool select_attention(const StepDesc& step, const TargetInfo& target, LaunchChoi
   const uint64_t tiles128 = ceil_div_u32(p->seq_q, 128) * static_cast<uint64_t>(p->heads) *
                             static_cast<uint64_t>(p->batch);
   bool big = target.sm_count > 0 && tiles128 >= 4ull * target.sm_count;
+  // Int8 O (an INT8 plan's attention in front of an INT8 output projection): the _q8 forms.
+  const bool q8 = p->inv_scale_input > 0;
   VariantId id;
-  if (!attention_variant(p->head_dim, big, &id)) {
+  if (!attention_variant(p->head_dim, big, q8, &id)) {
     *why = "no CUDA Attention kernel for head dim " + std::to_string(p->head_dim) +
            " (32, 64, 80, 96 and 128 have one)";
     return false;
@@ -60,7 +70,7 @@ bool select_attention(const StepDesc& step, const TargetInfo& target, LaunchChoi
   if (big && target.max_shared_per_block > 0 &&
       kernel_variant(id).shared_bytes > target.max_shared_per_block) {
     big = false;
-    attention_variant(p->head_dim, big, &id);
+    attention_variant(p->head_dim, big, q8, &id);
   }
   out->variant = &kernel_variant(id);
   if (target.max_shared_per_block > 0 && out->variant->shared_bytes > target.max_shared_per_block) {

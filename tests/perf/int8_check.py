@@ -14,8 +14,8 @@ normal, the same as export_and_check's test input; written as .npy), converted t
 
 With --profile the INT8 and FP16 plans of batch 1 are profiled step by step and the conv steps
 are listed side by side (the layer table). With --base-convert OTHER_CONVERTER a third plan,
-int8_base, is converted by that converter from the same model, calibration and cache method
-(its own cache), checked and timed in the same rounds: int8/base is this converter's INT8 plan
+int8_base, is converted by that converter from the same model with the same scales (it reads
+the calibration cache the first conversion wrote), checked and timed in the same rounds: int8/base is this converter's INT8 plan
 over that one's (an A/B of a converter change on one runtime). Writes everything to --json.
 
     python3 tests/perf/int8_check.py --convert BIN/jetplan-convert --run BIN/jetplan-run \\
@@ -106,7 +106,7 @@ def check(args, name, batch, work):
     if args.base_convert:
         plans["int8_base"] = os.path.join(work, "int8_base.jplan")
         row["int8_base_summary"] = int8(args.base_convert, plans["int8_base"],
-                                        "calib_base.cache").strip().splitlines()
+                                        "calib.cache").strip().splitlines()
     with torch.no_grad():
         want = [model(torch.from_numpy(x)).numpy() for x in held]
     for kind, plan in plans.items():

@@ -48,9 +48,11 @@ class Int8Pass {
       summary_.int8_concats += mover_[s] == Mover::kConcat ? 1 : 0;
       summary_.int8_resizes += mover_[s] == Mover::kResize ? 1 : 0;
       summary_.int8_adds += mover_[s] == Mover::kAdd ? 1 : 0;
-      const bool norm = d_.steps[s].op.family == fb::OpFamily::LayerNorm;
-      summary_.int8_binary_outputs += mover_[s] == Mover::kToInt8 && !norm ? 1 : 0;
-      summary_.int8_norm_outputs += mover_[s] == Mover::kToInt8 && norm ? 1 : 0;
+      const fb::OpFamily f = d_.steps[s].op.family;
+      const bool to_int8 = mover_[s] == Mover::kToInt8;
+      summary_.int8_binary_outputs += to_int8 && f == fb::OpFamily::Binary ? 1 : 0;
+      summary_.int8_norm_outputs += to_int8 && f == fb::OpFamily::LayerNorm ? 1 : 0;
+      summary_.int8_attention_outputs += to_int8 && f == fb::OpFamily::Attention ? 1 : 0;
     }
     input_twin_.assign(d_.tensors.size(), false);
     for (const DraftStep& w : d_.steps) {
@@ -203,9 +205,8 @@ class Int8Pass {
   //   kConcat   a Concat (a byte copy once its inputs and output share one scale)
   //   kResize   a nearest or linear Resize (resize_int8), not tf_crop_and_resize (whose
   //             extrapolation value has no Int8 form)
-  //   kMove     a Copy or a Transpose: the same values, moved (or a view of the same bytes), as
-  //             the [M, 1, 1, K] NHWC view an INT8 GEMM reads of a LayerNorm's output, or the
-  //             batch-first Transpose between a LayerNorm and the QKV projection
+  //   kMove     a Copy or a Transpose: the same values moved (or viewed), as a ViT's batch-first
+  //             Transpose or the [M, 1, 1, K] view an INT8 GEMM reads of a LayerNorm's output
   //   kAdd      an Add of two tensors of its output's shape (a residual Add no conv epilogue
   //             took), with no activation or a piecewise-linear one (binary_add_int8: the
   //             GPU's bits); it requantizes, so its tensors keep their own scales
@@ -213,9 +214,9 @@ class Int8Pass {
   //             piecewise-linear one) whose output only INT8 steps read, as a squeeze-
   //             excitation Mul in front of an INT8 conv: it writes Int8 with its output's own
   //             scale (binary_to_int8) instead of Float16 and a quantize step; its inputs stay
-  //             float. An Add that cannot take Int8 inputs falls back to this. A LayerNorm
-  //             (no statistics outputs) in front of INT8 GEMMs likewise (layer_norm_to_int8):
-  //             a transformer's ln_1 and ln_2
+  //             float. An Add that cannot take Int8 inputs falls back to this. So do a
+  //             LayerNorm without statistics outputs (layer_norm_to_int8: ln_1 and ln_2) and a
+  //             fused Attention (attention_to_int8) in front of INT8 GEMMs
   // none of them excluded, and for data movement, where the model gives its tensors scales,
   // one scale (moving the integers as they are keeps every given scale only then; TensorRT
   // asks the same of Q/DQ models).
@@ -292,7 +293,8 @@ class Int8Pass {
     const bool binary = s.op.family == fb::OpFamily::Binary && s.inputs.size() == 2 &&
                         s.op.binary != fb::BinaryOp::Pow;
     const bool norm = s.op.family == fb::OpFamily::LayerNorm && !s.inputs.empty();
-    if (!binary && !norm) return false;
+    const bool attention = s.op.family == fb::OpFamily::Attention && s.inputs.size() >= 3;
+    if (!binary && !norm && !attention) return false;
     // Its float inputs become Float16 in a GPU plan (the kernels read one dtype): activations
     // and weights, not graph inputs or tensors kept in Float32.
     for (uint32_t i : s.inputs) {
@@ -452,9 +454,8 @@ class Int8Pass {
         add_weight(s.name + ":i8_scales", DataType::kFloat32, {3}, std::move(bytes), true));
   }
 
-  // A Binary or LayerNorm into Int8's last input: the Float32 inverse of its output's scale
-  // (binary_to_int8, layer_norm_to_int8); it joins the report's INT8 steps (and
-  // --int8-max-error's candidates).
+  // A float step into Int8's last input: the Float32 inverse of its output's scale (binary_,
+  // layer_norm_, attention_to_int8); it joins the report's INT8 steps and --int8-max-error's.
   void to_int8(DraftStep& s) {
     const float inv = 1.f / scale(s.outputs[0]);
     std::vector<uint8_t> bytes(4);
@@ -463,6 +464,8 @@ class Int8Pass {
                                   std::move(bytes), true));
     std::string op = s.op.family == fb::OpFamily::LayerNorm
                          ? std::string(s.op.rms ? "RMSNorm" : "LayerNorm")
+                     : s.op.family == fb::OpFamily::Attention
+                         ? std::string("Attention")
                          : std::string(fb::EnumNameBinaryOp(s.op.binary));
     if (s.op.act.kind != fb::ActivationKind::None)
       op = op + "+" + fb::EnumNameActivationKind(s.op.act.kind);

@@ -61,6 +61,8 @@ struct Int8Summary {
   size_t int8_binary_outputs = 0;
   // LayerNorm steps writing Int8 for INT8 readers (layer_norm_to_int8; in `steps` as well)
   size_t int8_norm_outputs = 0;
+  // Attention steps writing Int8 for an INT8 output projection (attention_to_int8; in `steps`)
+  size_t int8_attention_outputs = 0;
   // Clip steps that give a float tensor its removed Q/DQ pair's saturation (where no producer's
   // fused activation could take the clip).
   size_t saturation_steps = 0;

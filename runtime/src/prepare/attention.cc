@@ -75,10 +75,42 @@ Status read_view(const PreparedStep& s, const TensorInfo& t, const fb::Attention
   return JP_OK;
 }
 
+// An INT8 plan's Attention into Int8 O: Q, K, V and the mask of one float dtype (Float32, or
+// Float16 in CUDA plans), then the Float32 inverse of O's scale (kernels/attention.h
+// attention_to_int8).
+Status check_to_int8(const jp_plan& plan, const PreparedStep& s, uint32_t operands) {
+  JP_RETURN_IF_ERROR(check_arity(s, "Attention", operands + 1, 1));
+  const fb::DType q = input_at(plan, s, 0).dtype;
+  const TensorInfo& inv = input_at(plan, s, operands);
+  bool ok = q == fb::DType::Float32 || (q == fb::DType::Float16 && plan.backend == JP_BACKEND_CUDA);
+  for (uint32_t i = 1; i < operands; ++i) ok = ok && input_at(plan, s, i).dtype == q;
+  if (!ok || inv.dtype != fb::DType::Float32 || inv.elements != 1) {
+    return fail(JP_ERROR_UNSUPPORTED,
+                "step '%s': an Attention into Int8 takes Q, K, V and the mask of one float dtype "
+                "(Q is %s) and one Float32 inverse scale",
+                s.name, fb::EnumNameDType(q));
+  }
+  return JP_OK;
+}
+
+void run_attention_to_int8_cpu(const PreparedStep& s, void* const* tensors, void*) {
+  const kernels::AttentionParams& p = s.params.attention;
+  kernels::cpu::attention_to_int8(p, in_f32(s, tensors, 0), in_f32(s, tensors, 1),
+                                  in_f32(s, tensors, 2),
+                                  p.has_mask ? in_f32(s, tensors, 3) : nullptr,
+                                  *in_f32(s, tensors, p.inv_scale_input),
+                                  static_cast<int8_t*>(out(s, tensors)));
+}
+
 }  // namespace
 
 Status prepare_attention(const jp_plan& plan, const fb::AttentionParams& p, PreparedStep* s) {
-  JP_RETURN_IF_ERROR(check_float_inputs(plan, *s, "Attention", p.has_mask() ? 4 : 3));
+  const uint32_t operands = p.has_mask() ? 4 : 3;
+  const bool to_int8 = s->outputs->size() > 0 && output_at(plan, *s, 0).dtype == fb::DType::Int8;
+  if (to_int8)
+    JP_RETURN_IF_ERROR(check_to_int8(plan, *s, operands));
+  else
+    JP_RETURN_IF_ERROR(check_float_inputs(plan, *s, "Attention", operands));
   const TensorInfo& o = output_at(plan, *s, 0);
   if (o.rank != 3 && o.rank != 4) return invalid(*s, "Q, K, V and O must be 3-D or 4-D");
   Operand oo;
@@ -119,6 +151,10 @@ Status prepare_attention(const jp_plan& plan, const fb::AttentionParams& p, Prep
   a.k = ok.strides;
   a.v = ov.strides;
   a.o = oo.strides;
+  if (to_int8) {
+    a.inv_scale_input = static_cast<int32_t>(operands);
+    s->run_cpu = run_attention_to_int8_cpu;
+  }
   if (!p.has_mask()) return JP_OK;
   // The mask right-aligned against [batch, heads, seq_q, seq_kv] (rank 3: no heads).
   const TensorInfo& m = input_at(plan, *s, 3);

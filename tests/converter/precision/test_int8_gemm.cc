@@ -215,6 +215,70 @@ TEST(Int8Gemm, TransposesBetweenInt8StepsMoveInt8) {
   }
 }
 
+// A fused Attention step whose output only an INT8 GEMM reads writes Int8 (attention_to_int8):
+// single-head self-attention over 40 tokens (Q, K and V projections, MatMul, scale, Softmax,
+// MatMul), then the output projection and a Softmax head. No quantize step but the graph
+// input's; within 25 dB of FP32 on the CPU twins; the GPU plan names the _q8 attention kernel
+// and loads; excluded, the attention writes float and a quantize step follows it.
+TEST(Int8Gemm, AttentionInFrontOfAnInt8GemmWritesInt8) {
+  ModelBuilder m;
+  m.input("x", {2, 40, 32}).output("y");
+  for (const char* w : {"wq", "wk", "wv", "wo"}) m.random(w, {32, 32}, -0.3f, 0.3f);
+  m.random("w3", {32, 16}, -0.3f, 0.3f);
+  m.initializer("scale", {}, {0.17677669f});
+  m.node("MatMul", {"x", "wq"}, {"q"}, "q_proj");
+  m.node("MatMul", {"x", "wk"}, {"k"}, "k_proj");
+  m.node("MatMul", {"x", "wv"}, {"v"}, "v_proj");
+  attr(m.node("Transpose", {"k"}, {"kt"}, "kt"), "perm", std::vector<int64_t>{0, 2, 1});
+  m.node("MatMul", {"q", "kt"}, {"s"}, "scores");
+  m.node("Mul", {"s", "scale"}, {"ss"}, "scaled");
+  attr(m.node("Softmax", {"ss"}, {"pr"}, "probs"), "axis", int64_t{-1});
+  m.node("MatMul", {"pr", "v"}, {"o"}, "context");
+  m.node("MatMul", {"o", "wo"}, {"a"}, "out_proj");
+  m.node("MatMul", {"a", "w3"}, {"g"}, "head");
+  attr(m.node("Softmax", {"g"}, {"y"}, "softmax"), "axis", int64_t{-1});
+  std::vector<std::vector<float>> held_out;
+  ConvertOptions options = int8_cpu_options({2, 40, 32}, 150, &held_out);
+  const ConvertResult r = convert_onnx(m.bytes(), "attn.onnx", options);
+  const std::string summary = format_summary("p", r.summary);
+  EXPECT_EQ(r.summary.int8_attention_outputs, 1u) << summary;
+  EXPECT_EQ(r.summary.quantize_steps, 1u) << summary;
+  EXPECT_THAT(summary, ::testing::HasSubstr("1 attention steps writing Int8"));
+  const fb::Plan* cpu = fb::GetPlan(r.plan.data());
+  size_t attention = 0;
+  for (const auto* s : *cpu->steps())
+    if (s->op() == fb::OpFamily::Attention) {
+      ++attention;
+      EXPECT_EQ(cpu->tensors()->Get(s->outputs()->Get(0))->dtype(), fb::DType::Int8);
+    }
+  EXPECT_EQ(attention, 1u);
+  const std::vector<uint8_t> reference = convert_ok(m).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(reference, {x}))[0];
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_GT(snr_db(got, want), 25.0);
+  }
+  options.target = "h100";
+  const ConvertResult gpu = convert_onnx(m.bytes(), "attn.onnx", options);
+  const fb::Plan* p = fb::GetPlan(gpu.plan.data());
+  size_t q8 = 0;
+  for (const auto* s : *p->steps())
+    q8 += s->op() == fb::OpFamily::Attention &&
+          s->kernel()->str().rfind("jp_attention_q8_f16_d32_", 0) == 0;
+  EXPECT_EQ(q8, 1u);
+  jp_plan* loaded = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(gpu.plan.data(), gpu.plan.size(), JP_LOAD_NO_DEVICE, &loaded),
+            JP_OK)
+      << jp_last_error();
+  jp_plan_destroy(loaded);
+  options.target = "cpu";
+  options.int8_exclude = {"context"};
+  const ConvertResult kept = convert_onnx(m.bytes(), "attn.onnx", options);
+  EXPECT_EQ(kept.summary.int8_attention_outputs, 0u) << format_summary("p", kept.summary);
+  EXPECT_EQ(kept.summary.quantize_steps, 2u);
+}
+
 // FP16 GPU plans run the same GEMMs on the FP16 conv kernels (convert.cc: larger tiles and
 // deeper pipelines than the GEMM kernels'; vit_b_16 on an H200 0.93x at batch 1, 0.83x at
 // batch 8), from the same row count on; the plan loads without a device.

@@ -5,7 +5,9 @@
 // units, then exp). Outputs poisoned, guards checked, NaN never passes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -97,6 +99,40 @@ TEST(CpuAttention, MatchesDoubleReferenceOverLayoutsAndMasks) {
                    o.data());
     EXPECT_TRUE(all_close(o, reference(c, data), {1e-4, 1e-4}));
     EXPECT_TRUE(o.guard_intact());
+  }
+}
+
+// The Int8 form (attention_to_int8, an INT8 plan's attention in front of an INT8 output
+// projection): each output the double reference times the inverse scale, rounded half to even
+// and saturated; within 1e-3 of a rounding boundary (the FP32 twin's error) either neighbour.
+TEST(CpuAttention, IntoInt8RoundsTheReferenceWithTheInverseScale) {
+  SEEDED_RNG(rng);
+  const Case cases[] = {
+      {2, 3, 17, 17, 32, Layout::kBHSD, Mask::kNone, false},
+      {1, 4, 11, 11, 16, Layout::kPackedQKV, Mask::kBias, false},
+      {2, 2, 7, 12, 80, Layout::kPaddedRows, Mask::kFull, false},
+      {2, 1, 5, 9, 8, Layout::kBSHD, Mask::kPadding, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.str());
+    Data data = attention_test::make_data(c, rng);
+    data.p.inv_scale_input = data.p.has_mask ? 4 : 3;
+    const float inv_o = 127.f / 0.5f;  // some outputs saturate
+    std::vector<int8_t> o(static_cast<size_t>(data.out_elements), 0x5a);
+    const float* qkv = data.qkv.data();
+    cpu::attention_to_int8(data.p, qkv, qkv, qkv, data.mask.empty() ? nullptr : data.mask.data(),
+                           inv_o, o.data());
+    const std::vector<double> want = reference(c, data);
+    ASSERT_EQ(want.size(), o.size());
+    for (size_t i = 0; i < o.size(); ++i) {
+      const double r = want[i] * inv_o;
+      const double q = std::min(127.0, std::max(-128.0, std::nearbyint(r)));
+      const bool boundary = std::fabs(std::fabs(r - std::floor(r)) - 0.5) < 1e-3;
+      if (boundary && std::fabs(r) < 127.5)
+        EXPECT_LE(std::fabs(o[i] - q), 1.0) << i;
+      else
+        EXPECT_EQ(o[i], static_cast<int>(q)) << i << ": " << r;
+    }
   }
 }
 

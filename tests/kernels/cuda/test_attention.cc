@@ -88,6 +88,72 @@ TEST(GpuAttention, MatchesCpuTwinEveryHeadDimTileLayoutAndMask) {
   }
 }
 
+// An INT8 plan's attention writing Int8 (jp_attention_q8_f16_*, in front of an INT8 output
+// projection) against cpu::attention_to_int8 on the same inputs: every head dim, both tiles,
+// every layout and mask. The twin rounds exact FP32 values, the kernel its FP16-probability
+// ones (the float test's tolerance is about 0.6 of a unit at this scale), so every output is
+// within one unit of the twin's and at least 95% are equal. Outputs poisoned, guards checked.
+TEST(GpuAttention, IntoInt8MatchesCpuTwinWithinOneUnit) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const cuda::TargetInfo big = gpu_test::target_with(1), small = gpu_test::target_with(1u << 30);
+  const float inv_o = 127.f / 1.5f;
+  for (int64_t d : {32, 64, 80, 96, 128}) {
+    const Case cases[] = {
+        {2, 3, 197, 197, d, Layout::kBSHD, Mask::kNone, false},
+        {3, 2, 65, 130, d, Layout::kBHSD, Mask::kPadding, false},
+        {2, 2, 100, 100, d, Layout::kPackedQKV, Mask::kBias, true},
+        {1, 1, 33, 77, d, Layout::kPaddedRows, Mask::kFull, false},
+    };
+    for (const Case& c : cases)
+      for (const cuda::TargetInfo* target : {&big, &small}) {
+        SCOPED_TRACE(c.str());
+        attention_test::Data data = attention_test::make_data(c, rng);
+        data.qkv = gpu_test::round_half(data.qkv);
+        data.mask = gpu_test::round_half(data.mask);
+        AttentionParams p = data.p;
+        p.inv_scale_input = p.has_mask ? 4 : 3;
+        const size_t n = static_cast<size_t>(data.out_elements);
+        std::vector<int8_t> want(n, 0);
+        const float* qkv = data.qkv.data();
+        cpu::attention_to_int8(p, qkv, qkv, qkv, data.mask.empty() ? nullptr : data.mask.data(),
+                               inv_o, want.data());
+        const auto dqkv = gpu_test::to_device(data.qkv, DType::kFloat16);
+        const auto dmask = gpu_test::to_device(data.mask, DType::kFloat16);
+        const auto dinv = gpu_test::to_device({inv_o}, DType::kFloat32);
+        DeviceBuffer dy(n);
+        dy.poison16(gpu_test::kHalfPoison);
+        cuda::StepPointers ptrs{};
+        for (int i = 0; i < 3; ++i) ptrs.in[i] = dqkv->get();
+        if (p.has_mask) ptrs.in[3] = dmask->get();
+        ptrs.in[p.inv_scale_input] = dinv->get();
+        ptrs.out[0] = dy.get();
+        cuda::StepDesc step = gpu_test::step_of(kAttention, &p, DType::kFloat16);
+        step.num_inputs = p.inv_scale_input + 1;
+        for (int i = 0; i < p.inv_scale_input; ++i) step.input_dtypes[i] = DType::kFloat16;
+        step.input_dtypes[p.inv_scale_input] = DType::kFloat32;
+        step.num_outputs = 1;
+        step.output_dtypes[0] = DType::kInt8;
+        cuda::LaunchChoice choice;
+        std::string why;
+        ASSERT_TRUE(cuda::select_kernel(step, *target, &choice, &why)) << why;
+        EXPECT_EQ(std::string(choice.variant->name).rfind("jp_attention_q8_f16_d", 0), 0u)
+            << choice.variant->name;
+        ASSERT_EQ(gpu_test::launch(choice.variant->name, choice, ptrs, p), "");
+        const std::vector<uint8_t> got = gpu_test::download_bytes(dy, n);
+        size_t equal = 0, far = 0;
+        for (size_t i = 0; i < n; ++i) {
+          const int g = static_cast<int8_t>(got[i]), w = want[i];
+          equal += g == w;
+          far += (g - w > 1 || w - g > 1) ? 1 : 0;
+        }
+        EXPECT_EQ(far, 0u) << choice.variant->name;
+        EXPECT_GE(equal, n * 95 / 100) << choice.variant->name;
+        EXPECT_TRUE(dy.guard_intact());
+      }
+  }
+}
+
 // A grid smaller than the work: the kernel strides over query tiles, heads and batches.
 TEST(GpuAttention, AnyGridCoversTheWork) {
   GPU_TEST_OR_SKIP();

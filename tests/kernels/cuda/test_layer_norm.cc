@@ -218,9 +218,9 @@ TEST(GpuLayerNorm, IntoInt8MatchesCpuTwinWithinOneUnit) {
       std::string why;
       ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
       const bool warp = dtype == DType::kFloat16 && layer_norm_warp_fits(p);
-      EXPECT_STREQ(chosen.variant->name,
-                   warp ? "jp_layer_norm_warp_q8_f16"
-                        : (dtype == DType::kFloat16 ? "jp_layer_norm_q8_f16" : "jp_layer_norm_q8_f32"));
+      const char* block_name =
+          dtype == DType::kFloat16 ? "jp_layer_norm_q8_f16" : "jp_layer_norm_q8_f32";
+      EXPECT_STREQ(chosen.variant->name, warp ? "jp_layer_norm_warp_q8_f16" : block_name);
       std::vector<cuda::LaunchChoice> runs = {chosen};
       if (warp) {
         cuda::LaunchChoice block;
