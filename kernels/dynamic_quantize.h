@@ -1,5 +1,5 @@
 // The DynamicQuantize family (DynamicQuantizeLinear): parameters and CPU twin
-// (kernels/cpu/dynamic_quantize.cc). No CUDA kernel yet.
+// (kernels/cpu/dynamic_quantize.cc); CUDA kernels in kernels/cuda/dynamic_quantize.cu.
 #pragma once
 
 #include <cstdint>
@@ -25,3 +25,12 @@ void dynamic_quantize_linear(const DynamicQuantizeParams& p, const float* x, uin
                              float* y_scale, uint8_t* y_zero_point);
 
 }  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/dynamic_quantize.cu, gathered into the variant table by
+// kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS): one block
+// of 1024 threads (the range is a reduction over the whole tensor, then every element is
+// quantized with it), x Float32 (a graph input, read as given) or Float16 (an activation of a GPU
+// plan: its values, exactly, in float), y UInt8.
+#define JP_CUDA_VARIANTS_dynamic_quantize(X, F) \
+  X(F, jp_dynamic_quantize_f32, kF32, 1024, kU8) \
+  X(F, jp_dynamic_quantize_f16, kF16, 1024, kU8)

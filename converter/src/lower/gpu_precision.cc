@@ -81,14 +81,26 @@ bool reads_float32(const DraftStep& s, size_t slot) {
          slot == 1;
 }
 
+// Whether tensor t is written as Float32 whatever the plan's precision: the scale
+// DynamicQuantizeLinear computes (its kernels write it in Float32, as DequantizeLinear reads it).
+bool written_float32(const PlanDraft& draft, uint32_t t) {
+  for (const DraftStep& s : draft.steps)
+    if (s.op.family == fb::OpFamily::DynamicQuantize && s.outputs.size() == 3 &&
+        s.outputs[1] == t)
+      return true;
+  return false;
+}
+
 }  // namespace
 
 void gpu_precision(PlanDraft* draft) {
-  // Weights read as Float32 stay so.
+  // Weights read as Float32 stay so, and so do the tensors written so.
   for (const DraftStep& s : draft->steps)
     for (size_t k = 0; k < s.inputs.size(); ++k)
       if (reads_float32(s, k) && draft->tensors[s.inputs[k]].storage == fb::Storage::Weight)
         draft->tensors[s.inputs[k]].keep_float32 = true;
+  for (uint32_t t = 0; t < draft->tensors.size(); ++t)
+    if (written_float32(*draft, t)) draft->tensors[t].keep_float32 = true;
   for (DraftTensor& t : draft->tensors) {
     if (t.dtype != DataType::kFloat32 || t.storage == fb::Storage::Binding || t.keep_float32)
       continue;
@@ -114,9 +126,11 @@ void gpu_precision(PlanDraft* draft) {
     if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
     if (input_read_as_is(*draft, b.tensor)) continue;
     // Every reader takes the Float16 twin but those reading it as Float32: a scale, and the x
-    // of a QuantizeLinear (its Float32 kernel quantizes the input as given, as the CPU does).
+    // of a QuantizeLinear or DynamicQuantizeLinear (their Float32 kernels quantize the input as
+    // given, as the CPU does).
     const auto as_given = [](const DraftStep& s, size_t k) {
-      return reads_float32(s, k) || (s.op.family == fb::OpFamily::Quantize && k == 0);
+      return reads_float32(s, k) || (k == 0 && (s.op.family == fb::OpFamily::Quantize ||
+                                                s.op.family == fb::OpFamily::DynamicQuantize));
     };
     bool narrowed = false;
     for (const DraftStep& s : draft->steps)
@@ -133,7 +147,8 @@ void gpu_precision(PlanDraft* draft) {
   draft->steps.insert(draft->steps.begin(), casts_in.begin(), casts_in.end());
   for (const DraftBinding& b : draft->outputs) {
     if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
-    if (producer_writes_output_cast(*draft, b.tensor)) continue;
+    if (producer_writes_output_cast(*draft, b.tensor) || written_float32(*draft, b.tensor))
+      continue;
     const uint32_t h = twin(b.tensor);
     for (DraftStep& s : draft->steps)
       for (auto* list : {&s.inputs, &s.outputs})

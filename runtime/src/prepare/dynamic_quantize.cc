@@ -1,5 +1,6 @@
 // DynamicQuantize: ONNX DynamicQuantizeLinear, Float32 to UInt8 with the scale and zero point
-// computed from the data (outputs y, scale, zero point).
+// computed from the data (outputs y, scale, zero point); x Float16 too in CUDA plans (an
+// activation of the plan).
 #include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/prepare_util.h"
@@ -11,7 +12,8 @@ Status prepare_dynamic_quantize(const jp_plan& plan, const fb::DynamicQuantizePa
   JP_RETURN_IF_ERROR(check_arity_of_params(*s, "DynamicQuantize", 1, 3));
   const TensorInfo& x = input_at(plan, *s, 0);
   const TensorInfo& y = output_at(plan, *s, 0);
-  JP_RETURN_IF_ERROR(check_role_dtype(*s, x, fb::DType::Float32, "input"));
+  if (!(x.dtype == fb::DType::Float16 && plan.backend == JP_BACKEND_CUDA))
+    JP_RETURN_IF_ERROR(check_role_dtype(*s, x, fb::DType::Float32, "input"));
   JP_RETURN_IF_ERROR(check_role_dtype(*s, y, fb::DType::UInt8, "output"));
   if (!same_shape(x, y)) return invalid(*s, "input and output shapes differ");
   const TensorInfo& scale = output_at(plan, *s, 1);

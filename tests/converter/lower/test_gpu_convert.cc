@@ -12,6 +12,7 @@
 #include "kernels/cpu/half.h"
 #include "kernels/cuda/select.h"
 #include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/quantized_util.h"
 
 namespace jetplan::converter::testing {
 namespace {
@@ -392,22 +393,56 @@ TEST(GpuConvert, QuantizationScalesStayFloat32) {
   EXPECT_EQ(dtype_of_input("quantize_computed", 1), fb::DType::Float32);
 }
 
-// DynamicQuantize is a family kernels/op_families.def marks CPU_ONLY: every step of such a
-// family is named in one error, not only the first the loader would refuse.
+// QLinearMatMul is a family kernels/op_families.def marks CPU_ONLY: every step of such a family
+// is named in one error, not only the first the loader would refuse.
 TEST(GpuConvert, OneErrorNamesEveryStepWithoutACudaKernel) {
-  ASSERT_FALSE(kernels::cuda::has_selector(static_cast<uint16_t>(fb::OpFamily::DynamicQuantize)))
-      << "DynamicQuantize has CUDA kernels now: pick another CPU_ONLY family of "
+  ASSERT_FALSE(kernels::cuda::has_selector(static_cast<uint16_t>(fb::OpFamily::QLinearMatMul)))
+      << "QLinearMatMul has CUDA kernels now: pick another CPU_ONLY family of "
          "kernels/op_families.def";
-  ModelBuilder m;
-  m.input("x", {1, 4, 8, 8}).output("y", onnx::TensorProto::UINT8).output("s").output("z", onnx::TensorProto::UINT8);
-  m.output("y2", onnx::TensorProto::UINT8).output("s2").output("z2", onnx::TensorProto::UINT8);
-  m.node("Relu", {"x"}, {"r"}, "relu");
-  m.node("DynamicQuantizeLinear", {"r"}, {"y", "s", "z"}, "dq");
-  m.node("Sin", {"r"}, {"t"}, "sin");
-  m.node("DynamicQuantizeLinear", {"t"}, {"y2", "s2", "z2"}, "dq2");
+  ModelBuilder m(10);
+  m.input("a", {4, 4}, onnx::TensorProto::UINT8).output("y", onnx::TensorProto::UINT8);
+  m.output("y2", onnx::TensorProto::UINT8);
+  m.initializer("a_scale", {}, {0.02f}).initializer("b_scale", {}, {0.01f});
+  m.initializer("y_scale", {}, {0.05f});
+  u8_initializer(m, "zp", {}, {128});
+  u8_initializer(m, "b", {4, 4}, std::vector<uint8_t>(16, 140));
+  m.node("QLinearMatMul", {"a", "a_scale", "zp", "b", "b_scale", "zp", "y_scale", "zp"}, {"y"},
+         "qmm");
+  m.node("QLinearMatMul", {"y", "y_scale", "zp", "b", "b_scale", "zp", "y_scale", "zp"}, {"y2"},
+         "qmm2");
   EXPECT_EQ(convert_error(m, gpu("h100")),
-            "target h100: no CUDA kernel for 2 steps: 'dq' (DynamicQuantize): no CUDA kernel for "
-            "this op family yet; 'dq2' (DynamicQuantize): no CUDA kernel for this op family yet");
+            "target h100: no CUDA kernel for 2 steps: 'qmm' (QLinearMatMul): no CUDA kernel for "
+            "this op family yet; 'qmm2' (QLinearMatMul): no CUDA kernel for this op family yet");
+}
+
+// DynamicQuantizeLinear on the GPU: a graph input is quantized as given (Float32, no Cast), an
+// activation as the plan holds it (Float16); the computed scale stays Float32 for the
+// DequantizeLinear that reads it. The plan loads.
+TEST(GpuConvert, DynamicQuantizeReadsFloat32InputsAndWritesAFloat32Scale) {
+  ModelBuilder m;
+  m.input("x", {2, 64}).output("y", onnx::TensorProto::UINT8).output("s");
+  m.output("z", onnx::TensorProto::UINT8).output("d");
+  m.node("DynamicQuantizeLinear", {"x"}, {"y", "s", "z"}, "dq");
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  m.node("DynamicQuantizeLinear", {"r"}, {"y2", "s2", "z2"}, "dq2");
+  m.node("DequantizeLinear", {"y2", "s2", "z2"}, {"d"}, "back");
+  const ConvertResult r = convert(m, gpu("h100"));
+  const fb::Plan* plan = plan_of(r);
+  const auto steps = steps_by_name(plan);
+  auto dtype = [&](const std::string& step, bool input, uint32_t k) {
+    const auto* list = input ? steps.at(step)->inputs() : steps.at(step)->outputs();
+    return plan->tensors()->Get(list->Get(k))->dtype();
+  };
+  EXPECT_EQ(steps.at("dq")->kernel()->str(), "jp_dynamic_quantize_f32");
+  EXPECT_EQ(dtype("dq", true, 0), fb::DType::Float32);
+  EXPECT_EQ(steps.at("dq2")->kernel()->str(), "jp_dynamic_quantize_f16");
+  EXPECT_EQ(dtype("dq2", true, 0), fb::DType::Float16);
+  EXPECT_EQ(dtype("dq2", false, 1), fb::DType::Float32);
+  EXPECT_EQ(dtype("back", true, 1), fb::DType::Float32);
+  jp_plan* loaded = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
+      << jp_last_error();
+  jp_plan_destroy(loaded);
 }
 
 // The output-cast epilogue: a plan ending in a Gemm (a classifier head) has no Cast back to

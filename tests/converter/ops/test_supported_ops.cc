@@ -94,7 +94,8 @@ TEST(SupportedOps, GpuColumnFollowsTheKernelVariants) {
   EXPECT_EQ(describe_op("Conv").gpu_dtypes, "float32 (as float16)");
   EXPECT_EQ(describe_op("InstanceNormalization").gpu_dtypes, "float32 (as float16)");
   EXPECT_EQ(describe_op("GroupNormalization").gpu_dtypes, "float32 (as float16)");
-  EXPECT_EQ(describe_op("DynamicQuantizeLinear").gpu_dtypes, "");  // no CUDA kernels
+  EXPECT_EQ(describe_op("DynamicQuantizeLinear").gpu_dtypes, "float32 (as float16)");
+  EXPECT_EQ(describe_op("QLinearMatMul").gpu_dtypes, "");  // no CUDA kernels
   EXPECT_EQ(describe_op("TopK").gpu_dtypes, "float32 (as float16)");
   EXPECT_EQ(describe_op("ArgMax").gpu_dtypes, "float32 (as float16)");
   EXPECT_THAT(describe_op("GatherElements").gpu_dtypes, HasSubstr("int64"));

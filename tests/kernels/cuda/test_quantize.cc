@@ -3,7 +3,9 @@
 // per tensor and per axis, with and without a zero point, values spread past the saturation
 // points plus ties, NaN and infinities. y is poisoned (0xA5 / 0x5A) and its guard checked.
 // DequantizeLinear (kernels/cuda/dequantize.cu) against cpu::dequantize_linear: Float32 y bit for
-// bit, Float16 y the twin's float rounded to nearest even, bit for bit.
+// bit, Float16 y the twin's float rounded to nearest even, bit for bit. DynamicQuantizeLinear
+// (kernels/cuda/dynamic_quantize.cu) against cpu::dynamic_quantize_linear bit for bit: y, the
+// scale and the zero point, Float32 and Float16 x.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -111,6 +113,65 @@ TEST(GpuDequantize, MatchesCpuTwinBitForBit) {
             }
           }
         }
+}
+
+// Ranges across zero, all positive, all negative, all zero (hi == lo: scale 1/255), with NaN and
+// infinities, tensors from one element to more than the block's 1024 threads many times over; y,
+// y_scale and y_zero_point poisoned, guards checked.
+TEST(GpuDynamicQuantize, MatchesCpuTwinBitForBit) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  constexpr uint16_t kDynamic = static_cast<uint16_t>(OpFamilyId::kDynamicQuantize);
+  struct Case { int64_t n; float lo, hi; bool specials; };
+  const Case cases[] = {{1, -2.f, 3.f, false},      {37, 0.5f, 9.f, false},
+                        {1000, -7.f, -0.25f, false}, {4099, -3.f, 12.f, true},
+                        {98304, -6.f, 6.f, false},   {64, 0.f, 0.f, false}};
+  for (const DType xt : {DType::kFloat32, DType::kFloat16})
+    for (const Case& c : cases) {
+      std::vector<float> x = c.lo == c.hi ? std::vector<float>(size_t(c.n), 0.f)
+                                          : rng.uniform(c.n, c.lo, c.hi);
+      if (c.specials) {
+        x[5] = NAN;
+        x[77] = 0.5f;
+        x[700] = -0.f;
+      }
+      x = gpu_test::as_stored(x, xt == DType::kFloat16);
+      DynamicQuantizeParams p;
+      p.count = c.n;
+      std::vector<uint8_t> want(size_t(c.n));
+      float want_scale = 0.f;
+      uint8_t want_zp = 0;
+      cpu::dynamic_quantize_linear(p, x.data(), want.data(), &want_scale, &want_zp);
+      const auto dx = gpu_test::to_device(x, xt);
+      DeviceBuffer dy(size_t(c.n)), ds(4), dz(1);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx->get();
+      ptrs.out[0] = dy.get();
+      ptrs.out[1] = ds.get();
+      ptrs.out[2] = dz.get();
+      cuda::StepDesc step = gpu_test::step_of(kDynamic, &p, xt);
+      step.num_inputs = 1;
+      step.input_dtypes[0] = xt;
+      step.num_outputs = 3;
+      step.output_dtypes[0] = DType::kUInt8;
+      step.output_dtypes[1] = DType::kFloat32;
+      step.output_dtypes[2] = DType::kUInt8;
+      cuda::LaunchChoice chosen;
+      std::string why;
+      ASSERT_TRUE(cuda::select_kernel(step, gpu_test::device_target(), &chosen, &why)) << why;
+      EXPECT_STREQ(chosen.variant->name, xt == DType::kFloat16 ? "jp_dynamic_quantize_f16"
+                                                                : "jp_dynamic_quantize_f32");
+      for (DeviceBuffer* b : {&dy, &ds, &dz}) b->poison16(0xA5A5);
+      ASSERT_EQ(gpu_test::launch(chosen.variant->name, chosen, ptrs, p), "");
+      const std::string label = std::to_string(c.n) + " elements in [" + std::to_string(c.lo) +
+                                ", " + std::to_string(c.hi) + "]";
+      EXPECT_EQ(dy.download<uint8_t>(want.size()), want) << label;
+      const std::vector<float> got_scale = ds.download<float>(1);
+      EXPECT_EQ(std::memcmp(&got_scale[0], &want_scale, 4), 0)
+          << label << ": scale " << got_scale[0] << " want " << want_scale;
+      EXPECT_EQ(dz.download<uint8_t>(1)[0], want_zp) << label;
+      for (DeviceBuffer* b : {&dy, &ds, &dz}) EXPECT_TRUE(b->guard_intact()) << label;
+    }
 }
 
 }  // namespace
