@@ -37,9 +37,10 @@ JP_HD inline bool inside_dim(int64_t i, int64_t size) { return i >= 0 && i < siz
 
 // Calls tap(s, k) for every kernel tap of output position (o0, o1, o2) that lands inside the
 // input (taps in the padding are skipped), in (k0, k1, k2) order: s is the input position's
-// row-major offset in the 3-D plane, k the tap's offset in the kernel volume. (CPU twins.)
+// row-major offset in the 3-D plane, k the tap's offset in the kernel volume. (CPU twins, and the
+// CUDA QLinearConv kernel.)
 template <typename Tap>
-inline void for_each_tap(const ConvGeometry& g, int64_t o0, int64_t o1, int64_t o2, Tap tap) {
+JP_HD inline void for_each_tap(const ConvGeometry& g, int64_t o0, int64_t o1, int64_t o2, Tap tap) {
   for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
     const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dilation[0];
     if (!inside_dim(i0, g.in[0])) continue;
@@ -62,7 +63,7 @@ struct ConvVolumes {
 };
 
 template <typename P>
-inline ConvVolumes conv_volumes(const P& p, const ConvGeometry& g) {
+JP_HD inline ConvVolumes conv_volumes(const P& p, const ConvGeometry& g) {
   return {p.in_channels / p.groups, p.out_channels / p.groups, g.in[0] * g.in[1] * g.in[2],
           g.out[0] * g.out[1] * g.out[2], g.kernel[0] * g.kernel[1] * g.kernel[2]};
 }

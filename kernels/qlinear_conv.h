@@ -1,5 +1,5 @@
-// The QLinearConv family: parameters and CPU twin (kernels/cpu/qlinear_conv.cc). No CUDA kernel
-// yet.
+// The QLinearConv family: parameters and CPU twin (kernels/cpu/qlinear_conv.cc); CUDA kernel in
+// kernels/cuda/qlinear_conv.cu.
 // Quantized tensors are DType::kInt8 or DType::kUInt8 (passed as void*, read as the params' DType);
 // a zero point has its tensor's type and a scale is float32. Rounding is half to even and every
 // conversion to a quantized type saturates (kernels/quantization.h).
@@ -37,3 +37,11 @@ void qlinear_conv(const QLinearConvParams& p, const void* x, const float* x_scal
                   const int32_t* bias, void* y);
 
 }  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/qlinear_conv.cu (columns: kernels/cuda/variants.h,
+// JP_CUDA_VARIANT_COLUMNS): one thread per output element (NCHW, 1-D to 3-D, groups, pads,
+// strides, dilations), the twin's exact integer sum and double requantization (bit for bit); the
+// element types from the params (Int8 or UInt8 each). A direct convolution: ONNX Runtime's
+// QOperator models run on the GPU, not at the INT8 igemm kernels' speed (explicit Q/DQ models
+// take those).
+#define JP_CUDA_VARIANTS_qlinear_conv(X, F) X(F, jp_qlinear_conv, kAny, 0)

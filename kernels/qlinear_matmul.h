@@ -1,5 +1,5 @@
-// The QLinearMatMul family: parameters and CPU twin (kernels/cpu/qlinear_matmul.cc). No CUDA
-// kernel yet.
+// The QLinearMatMul family: parameters and CPU twin (kernels/cpu/qlinear_matmul.cc); CUDA kernel
+// in kernels/cuda/qlinear_matmul.cu.
 // Quantized tensors are DType::kInt8 or DType::kUInt8 (passed as void*, read as the params' DType);
 // a zero point has its tensor's type and a scale is float32. Rounding is half to even and every
 // conversion to a quantized type saturates (kernels/quantization.h).
@@ -41,3 +41,8 @@ void qlinear_matmul(const QLinearMatMulParams& p, const void* a, const float* a_
                     void* y);
 
 }  // namespace jetplan::kernels::cpu
+
+// CUDA kernels of kernels/cuda/qlinear_matmul.cu (columns: kernels/cuda/variants.h,
+// JP_CUDA_VARIANT_COLUMNS): one thread per output element, the twin's exact integer sum and
+// double requantization (bit for bit); the element types from the params (Int8 or UInt8 each).
+#define JP_CUDA_VARIANTS_qlinear_matmul(X, F) X(F, jp_qlinear_matmul, kAny, 0)

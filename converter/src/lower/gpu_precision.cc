@@ -75,10 +75,13 @@ void gpu_output_cast_fallback(PlanDraft* draft, size_t step) {
 namespace {
 
 // Whether step s reads its input `slot` as Float32 whatever the plan's precision: the scale of
-// QuantizeLinear and DequantizeLinear (their kernels take a float32 scale).
+// QuantizeLinear and DequantizeLinear, and the three of QLinearMatMul and QLinearConv (their
+// kernels take float32 scales).
 bool reads_float32(const DraftStep& s, size_t slot) {
-  return (s.op.family == fb::OpFamily::Quantize || s.op.family == fb::OpFamily::Dequantize) &&
-         slot == 1;
+  const fb::OpFamily f = s.op.family;
+  if (f == fb::OpFamily::QLinearMatMul || f == fb::OpFamily::QLinearConv)
+    return slot == 1 || slot == 4 || slot == 6;
+  return (f == fb::OpFamily::Quantize || f == fb::OpFamily::Dequantize) && slot == 1;
 }
 
 // Whether tensor t is written as Float32 whatever the plan's precision: the scale

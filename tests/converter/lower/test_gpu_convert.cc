@@ -393,26 +393,46 @@ TEST(GpuConvert, QuantizationScalesStayFloat32) {
   EXPECT_EQ(dtype_of_input("quantize_computed", 1), fb::DType::Float32);
 }
 
-// QLinearMatMul is a family kernels/op_families.def marks CPU_ONLY: every step of such a family
-// is named in one error, not only the first the loader would refuse.
+// Nms is the family kernels/op_families.def marks CPU_ONLY: every step of such a family is named
+// in one error, not only the first the loader would refuse.
 TEST(GpuConvert, OneErrorNamesEveryStepWithoutACudaKernel) {
-  ASSERT_FALSE(kernels::cuda::has_selector(static_cast<uint16_t>(fb::OpFamily::QLinearMatMul)))
-      << "QLinearMatMul has CUDA kernels now: pick another CPU_ONLY family of "
-         "kernels/op_families.def";
+  ASSERT_FALSE(kernels::cuda::has_selector(static_cast<uint16_t>(fb::OpFamily::Nms)))
+      << "Nms has CUDA kernels now: pick another CPU_ONLY family of kernels/op_families.def, or "
+         "drop this test where none is left";
+  ModelBuilder m(13);
+  m.input("b", {1, 6, 4}).input("s", {1, 1, 6});
+  m.output("y", onnx::TensorProto::INT64).output("y2", onnx::TensorProto::INT64);
+  m.initializer_i64("most", {1}, {3});
+  m.initializer("iou", {1}, {0.5f});
+  m.node("NonMaxSuppression", {"b", "s", "most", "iou"}, {"y"}, "nms");
+  m.node("Relu", {"s"}, {"s2"}, "relu");
+  m.node("NonMaxSuppression", {"b", "s2", "most", "iou"}, {"y2"}, "nms2");
+  EXPECT_EQ(convert_error(m, gpu("h100")),
+            "target h100: no CUDA kernel for 2 steps: 'nms' (Nms): no CUDA kernel for this op "
+            "family yet; 'nms2' (Nms): no CUDA kernel for this op family yet");
+}
+
+// QLinearMatMul on the GPU (ONNX Runtime's QOperator format): its three scales stay Float32 in
+// the plan (the kernel reads them so), the plan names jp_qlinear_matmul and loads.
+TEST(GpuConvert, QLinearMatMulKeepsItsScalesFloat32) {
   ModelBuilder m(10);
   m.input("a", {4, 4}, onnx::TensorProto::UINT8).output("y", onnx::TensorProto::UINT8);
-  m.output("y2", onnx::TensorProto::UINT8);
   m.initializer("a_scale", {}, {0.02f}).initializer("b_scale", {}, {0.01f});
   m.initializer("y_scale", {}, {0.05f});
   u8_initializer(m, "zp", {}, {128});
   u8_initializer(m, "b", {4, 4}, std::vector<uint8_t>(16, 140));
   m.node("QLinearMatMul", {"a", "a_scale", "zp", "b", "b_scale", "zp", "y_scale", "zp"}, {"y"},
          "qmm");
-  m.node("QLinearMatMul", {"y", "y_scale", "zp", "b", "b_scale", "zp", "y_scale", "zp"}, {"y2"},
-         "qmm2");
-  EXPECT_EQ(convert_error(m, gpu("h100")),
-            "target h100: no CUDA kernel for 2 steps: 'qmm' (QLinearMatMul): no CUDA kernel for "
-            "this op family yet; 'qmm2' (QLinearMatMul): no CUDA kernel for this op family yet");
+  const ConvertResult r = convert(m, gpu("h100"));
+  const fb::Plan* plan = plan_of(r);
+  const fb::Step* s = steps_by_name(plan).at("qmm");
+  EXPECT_EQ(s->kernel()->str(), "jp_qlinear_matmul");
+  for (uint32_t k : {1u, 4u, 6u})
+    EXPECT_EQ(plan->tensors()->Get(s->inputs()->Get(k))->dtype(), fb::DType::Float32) << k;
+  jp_plan* loaded = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
+      << jp_last_error();
+  jp_plan_destroy(loaded);
 }
 
 // DynamicQuantizeLinear on the GPU: a graph input is quantized as given (Float32, no Cast), an

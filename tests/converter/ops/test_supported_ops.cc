@@ -95,7 +95,7 @@ TEST(SupportedOps, GpuColumnFollowsTheKernelVariants) {
   EXPECT_EQ(describe_op("InstanceNormalization").gpu_dtypes, "float32 (as float16)");
   EXPECT_EQ(describe_op("GroupNormalization").gpu_dtypes, "float32 (as float16)");
   EXPECT_EQ(describe_op("DynamicQuantizeLinear").gpu_dtypes, "float32 (as float16)");
-  EXPECT_EQ(describe_op("QLinearMatMul").gpu_dtypes, "");  // no CUDA kernels
+  EXPECT_EQ(describe_op("NonMaxSuppression").gpu_dtypes, "");  // no CUDA kernels
   EXPECT_EQ(describe_op("TopK").gpu_dtypes, "float32 (as float16)");
   EXPECT_EQ(describe_op("ArgMax").gpu_dtypes, "float32 (as float16)");
   EXPECT_THAT(describe_op("GatherElements").gpu_dtypes, HasSubstr("int64"));
