@@ -25,9 +25,12 @@ struct PoolParams {
   int64_t pad_end[kMaxSpatial] = {0, 0, 0};
   bool count_include_pad = false;
   bool channels_last = false;
-  // Max pools' indices (CPU): the offset within the (n, c) plane is column-major (the last
-  // spatial dim slowest, ONNX MaxPool storage_order 1) rather than row-major.
+  // Max pools' indices: the offset within the (n, c) plane is column-major (the last spatial dim
+  // slowest, ONNX MaxPool storage_order 1) rather than row-major.
   bool indices_column_major = false;
+  // The step has the indices output (Max, NCHW): the CUDA kernel writes it (output 1, Int64),
+  // as the twin's pool() does given an indices pointer.
+  bool write_indices = false;
 };
 
 // A pool's window as 3-D, for the CPU twin and the CUDA kernels: 1-D and 2-D pools get leading

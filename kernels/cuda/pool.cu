@@ -102,10 +102,13 @@ __device__ void pool_indexed(const StepPointers& ptrs, const PoolParams& p, cons
     const T* xp = p.channels_last ? x + n * in_plane * C + c : x + (n * C + c) * in_plane;
     const I step = p.channels_last ? C : 1;
     float max = 0.f, sum = 0.f;
-    I inputs = 0;
+    I inputs = 0, arg = 0;
     const I counted = visit_window(g, o0, o1, o2, [&](I position) {
       const float v = load_float(xp, position * step);
-      if (inputs == 0 || v > max || v != v) max = v;
+      if (inputs == 0 || v > max || v != v) {
+        max = v;
+        arg = position;
+      }
       sum += v;
       ++inputs;
     });
@@ -114,6 +117,18 @@ __device__ void pool_indexed(const StepPointers& ptrs, const PoolParams& p, cons
     if (is_max) result = max;
     else if (divisor > 0) result = sum / static_cast<float>(divisor);
     store_float(y, i, result);
+    if (p.write_indices && !p.channels_last) {
+      // The twin's MaxPool Indices: the flat NCHW offset of the element taken (the first of
+      // equal ones; 0 for a window wholly in the padding), column-major within the plane for
+      // storage_order 1.
+      int64_t at = arg;
+      if (p.indices_column_major) {
+        const int64_t i2 = arg % g.in[2], i1 = arg / g.in[2] % g.in[1],
+                      i0 = arg / (g.in[2] * g.in[1]);
+        at = (i2 * int64_t{g.in[1]} + i1) * g.in[0] + i0;
+      }
+      static_cast<int64_t*>(ptrs.out[1])[i] = (int64_t{n} * C + c) * in_plane + at;
+    }
   }
 }
 

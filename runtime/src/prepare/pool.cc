@@ -14,15 +14,13 @@ void run_pool_indices_cpu(const PreparedStep& s, void* const* tensors, void*) {
                      out_i64(s, tensors, 1));
 }
 
-// The second output: Int64 of y's shape, from a Max pool in NCHW on the CPU backend.
-Status check_indices(const jp_plan& plan, const PreparedStep& s, const fb::PoolParams& p) {
-  const TensorInfo& x = input_at(plan, s, 0);
-  const TensorInfo& y = output_at(plan, s, 0);
-  const TensorInfo& idx = output_at(plan, s, 1);
-  if (p.kind() != fb::PoolKind::Max || plan.backend != JP_BACKEND_CPU || channels_last(x)) {
+// The second output: Int64 of y's shape, from a Max pool in NCHW.
+Status check_indices(const PreparedStep& s, const fb::PoolParams& p, const TensorInfo& x,
+                     const TensorInfo& y, const TensorInfo& idx) {
+  if (p.kind() != fb::PoolKind::Max || channels_last(x)) {
     return fail(JP_ERROR_UNSUPPORTED,
-                "step '%s': a Pool step with an indices output must be a Max pool in NCHW on "
-                "the CPU backend", s.name);
+                "step '%s': a Pool step with an indices output must be a Max pool in NCHW",
+                s.name);
   }
   if (idx.dtype != fb::DType::Int64 || !same_shape(idx, y)) {
     return invalid(s, "the indices output must be Int64 of the output's shape");
@@ -62,7 +60,7 @@ Status prepare_pool(const jp_plan& plan, const fb::PoolParams& p, PreparedStep* 
     JP_RETURN_IF_ERROR(check_float32(plan, *s));
   }
   if (with_indices) {
-    JP_RETURN_IF_ERROR(check_indices(plan, *s, p));
+    JP_RETURN_IF_ERROR(check_indices(*s, p, x, y, output_at(plan, *s, 1)));
     s->run_cpu = run_pool_indices_cpu;
   }
   Window win;
@@ -94,6 +92,7 @@ Status prepare_pool(const jp_plan& plan, const fb::PoolParams& p, PreparedStep* 
     return invalid(*s, "indices_column_major without an indices output");
   }
   k.indices_column_major = p.indices_column_major();
+  k.write_indices = with_indices;
   return JP_OK;
 }
 

@@ -418,19 +418,27 @@ TEST(MaxPoolIndices, StorageOrder1GivesColumnMajorOffsets) {
   EXPECT_THAT(values_of<int64_t>(out[1]), ElementsAre(2, 5));
 }
 
-TEST(MaxPoolIndices, AGpuTargetRefusesTheIndicesOutput) {
+// GPU targets take the indices output too: the pool stays NCHW, its generic kernel writes the
+// Int64 indices (PoolParams.write_indices), and the plan loads.
+TEST(MaxPoolIndices, AGpuTargetWritesTheIndicesOutput) {
   ModelBuilder m(12);
   m.input("x", {1, 1, 2, 2}).output("y").output("i", onnx::TensorProto::INT64);
   attr(m.node("MaxPool", {"x"}, {"y", "i"}, "pool"), "kernel_shape", std::vector<int64_t>{2, 2});
   ConvertOptions options;
   options.target = "orin-agx";
-  try {
-    convert_onnx(m.bytes(), "model.onnx", options);
-    ADD_FAILURE() << "converted";
-  } catch (const ConvertError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("indices output must be a Max pool in NCHW on the CPU "
-                                    "backend"));
-  }
+  const ConvertResult r = convert_onnx(m.bytes(), "model.onnx", options);
+  const fb::Plan* plan = fb::GetPlan(r.plan.data());
+  const fb::Step* pool = nullptr;
+  for (const auto* s : *plan->steps())
+    if (s->op() == fb::OpFamily::Pool) pool = s;
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->outputs()->size(), 2u);
+  EXPECT_THAT(pool->kernel()->str(), ::testing::StartsWith("jp_pool_f"));
+  EXPECT_EQ(plan->tensors()->Get(pool->outputs()->Get(1))->dtype(), fb::DType::Int64);
+  jp_plan* loaded = nullptr;
+  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
+      << jp_last_error();
+  jp_plan_destroy(loaded);
 }
 
 // ------------------------------------------------------------------------------ Dropout mask

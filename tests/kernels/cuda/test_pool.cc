@@ -103,6 +103,47 @@ TEST_P(GpuPool, ChannelsFirstFloat32MatchesCpuTwin) {
   check(rng, make_params(c, PoolKind::kAverage, true, false), DType::kFloat32, "jp_pool_f32");
 }
 
+// MaxPool's Indices output (NCHW, write_indices; row- and column-major within the plane) in
+// FP16 and FP32 storage: the values exactly, the Int64 indices equal to the twin's pool() on
+// the same (stored) values, ties included (integers in [-4, 4]: many equal maxima, the first
+// taken); indices poisoned, guards checked.
+TEST_P(GpuPool, MaxIndicesMatchCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const PoolCase& c = kCases[GetParam()];
+  for (DType dtype : {DType::kFloat16, DType::kFloat32})
+    for (bool column_major : {false, true}) {
+      PoolParams p = make_params(c, PoolKind::kMax, false, false);
+      p.write_indices = true;
+      p.indices_column_major = column_major;
+      const int64_t nx = p.batch * p.channels * plane(p, false),
+                    ny = p.batch * p.channels * plane(p, true);
+      std::vector<float> x = rng.integers(nx, -4, 4);
+      std::vector<float> want(static_cast<size_t>(ny));
+      std::vector<int64_t> want_i(static_cast<size_t>(ny));
+      cpu::pool(p, x.data(), want.data(), want_i.data());
+      const auto dx = gpu_test::to_device(x, dtype);
+      gpu_test::DeviceBuffer dy(static_cast<size_t>(ny) * gpu_test::float_storage_bytes(dtype)),
+          di(static_cast<size_t>(ny) * 8);
+      gpu_test::poison(dy, dtype);
+      di.poison16(0xA5A5);
+      cuda::StepPointers ptrs{};
+      ptrs.in[0] = dx->get();
+      ptrs.out[0] = dy.get();
+      ptrs.out[1] = di.get();
+      cuda::LaunchChoice chosen;
+      ASSERT_EQ(gpu_test::select_and_launch(kPool, dtype, ptrs, p, &chosen), "");
+      EXPECT_STREQ(chosen.variant->name,
+                   dtype == DType::kFloat16 ? "jp_pool_f16" : "jp_pool_f32");
+      EXPECT_TRUE(gpu_test::all_close(gpu_test::download_floats(dy, want.size(), dtype), want, 0,
+                                      0));
+      EXPECT_EQ(di.download<int64_t>(want_i.size()), want_i)
+          << "column_major " << column_major << " rank " << c.rank;
+      EXPECT_TRUE(dy.guard_intact());
+      EXPECT_TRUE(di.guard_intact());
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuPool, testing::Range(0, static_cast<int>(std::size(kCases))));
 
 // Max of Int8 (an INT8 plan's pools between INT8 convs): bit for bit the twin
