@@ -69,6 +69,17 @@ fb::DType output_dtype(const fb::Plan* p, const std::string& name) {
   return static_cast<fb::DType>(static_cast<int>(fb::DType::MAX) + 1);
 }
 
+// Every held-out input's output of the INT8 plan is more than `db` dB from the FP32 plan's.
+void expect_snr_above(const std::vector<uint8_t>& fp32, const std::vector<uint8_t>& int8,
+                      const std::vector<std::vector<float>>& held_out, double db) {
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(int8, {x}))[0];
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_GT(snr_db(got, want), db);
+  }
+}
+
 size_t int8_convs(const fb::Plan* p) {
   size_t n = 0;
   for (const auto* s : *p->steps())
@@ -92,12 +103,7 @@ TEST(Int8Gemm, GemmsWithConstantWeightsRunAsInt8Convs) {
   EXPECT_EQ(r.summary.quantize_steps, 1u) << summary;
   EXPECT_EQ(int8_convs(fb::GetPlan(r.plan.data())), 3u);
   const std::vector<uint8_t> fp32 = convert_ok(mlp_block(2)).plan;
-  for (const auto& x : held_out) {
-    const auto want = float_outputs(run_plan(fp32, {x}))[0];
-    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
-    ASSERT_EQ(got.size(), want.size());
-    EXPECT_GT(snr_db(got, want), 30.0);
-  }
+  expect_snr_above(fp32, r.plan, held_out, 30.0);
 }
 
 TEST(Int8Gemm, GpuPlansNameTheInt8ConvKernels) {
@@ -151,12 +157,7 @@ TEST(Int8Gemm, LayerNormsInFrontOfInt8GemmsWriteInt8) {
   EXPECT_EQ(output_dtype(cpu, "ln1"), fb::DType::Int8);
   EXPECT_EQ(output_dtype(cpu, "ln2"), fb::DType::Int8);
   const std::vector<uint8_t> fp32 = convert_ok(pre_ln_block(2)).plan;
-  for (const auto& x : held_out) {
-    const auto want = float_outputs(run_plan(fp32, {x}))[0];
-    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
-    ASSERT_EQ(got.size(), want.size());
-    EXPECT_GT(snr_db(got, want), 30.0);
-  }
+  expect_snr_above(fp32, r.plan, held_out, 30.0);
 
   options.target = "h100";
   const ConvertResult gpu = convert_onnx(pre_ln_block(2).bytes(), "block.onnx", options);
@@ -205,14 +206,8 @@ TEST(Int8Gemm, TransposesBetweenInt8StepsMoveInt8) {
   EXPECT_EQ(r.summary.int8_norm_outputs, 1u) << summary;
   EXPECT_EQ(r.summary.quantize_steps, 1u) << summary;
   EXPECT_EQ(output_dtype(fb::GetPlan(r.plan.data()), "batch_first"), fb::DType::Int8);
-  ModelBuilder fp32 = m;
-  const std::vector<uint8_t> reference = convert_ok(fp32).plan;
-  for (const auto& x : held_out) {
-    const auto want = float_outputs(run_plan(reference, {x}))[0];
-    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
-    ASSERT_EQ(got.size(), want.size());
-    EXPECT_GT(snr_db(got, want), 30.0);
-  }
+  const std::vector<uint8_t> reference = convert_ok(m).plan;
+  expect_snr_above(reference, r.plan, held_out, 30.0);
 }
 
 // A fused Attention step whose output only an INT8 GEMM reads writes Int8 (attention_to_int8):
@@ -253,12 +248,7 @@ TEST(Int8Gemm, AttentionInFrontOfAnInt8GemmWritesInt8) {
     }
   EXPECT_EQ(attention, 1u);
   const std::vector<uint8_t> reference = convert_ok(m).plan;
-  for (const auto& x : held_out) {
-    const auto want = float_outputs(run_plan(reference, {x}))[0];
-    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
-    ASSERT_EQ(got.size(), want.size());
-    EXPECT_GT(snr_db(got, want), 25.0);
-  }
+  expect_snr_above(reference, r.plan, held_out, 25.0);
   options.target = "h100";
   const ConvertResult gpu = convert_onnx(m.bytes(), "attn.onnx", options);
   const fb::Plan* p = fb::GetPlan(gpu.plan.data());
