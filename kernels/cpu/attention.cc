@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-#include <vector>
 
 #include "kernels/int8_epilogue.h"
 
@@ -28,11 +27,11 @@ float score(const AttentionParams& p, const float* qr, const float* kb, const fl
 
 namespace {
 
-// Every output row of O: row(b, h, i) says where to accumulate it (head_dim floats), done(b, h,
-// i, row) is called once it holds the row's values.
+// Every output row of O, head dims [d0, d1): row(b, h, i) says where to accumulate them (d1 - d0
+// floats), done(b, h, i, row) is called once it holds their values.
 template <typename Row, typename Done>
 void attention_rows(const AttentionParams& p, const float* q, const float* k, const float* v,
-                    const float* mask, Row row, Done done) {
+                    const float* mask, int64_t d0, int64_t d1, Row row, Done done) {
   const float neg_inf = -std::numeric_limits<float>::infinity();
   q += p.q.offset;
   k += p.k.offset;
@@ -51,16 +50,17 @@ void attention_rows(const AttentionParams& p, const float* q, const float* k, co
           const float s = score(p, qr, kb, mb, i, j);
           if (!(s <= max)) max = s;  // a NaN score wins, so it reaches the output
         }
-        for (int64_t d = 0; d < p.head_dim; ++d) orow[d] = 0.f;
+        const int64_t dims = d1 - d0;
+        for (int64_t d = 0; d < dims; ++d) orow[d] = 0.f;
         if (max != neg_inf) {  // else every key masked out: zeros
           float sum = 0.f;
           for (int64_t j = 0; j < p.seq_kv; ++j) {
             const float w = std::exp(score(p, qr, kb, mb, i, j) - max);
             sum += w;
-            const float* vr = vb + j * p.v.seq;
-            for (int64_t d = 0; d < p.head_dim; ++d) orow[d] += w * vr[d];
+            const float* vr = vb + j * p.v.seq + d0;
+            for (int64_t d = 0; d < dims; ++d) orow[d] += w * vr[d];
           }
-          for (int64_t d = 0; d < p.head_dim; ++d) orow[d] /= sum;
+          for (int64_t d = 0; d < dims; ++d) orow[d] /= sum;
         }
         done(b, h, i, orow);
       }
@@ -73,23 +73,29 @@ void attention(const AttentionParams& p, const float* q, const float* k, const f
                const float* mask, float* o) {
   o += p.o.offset;
   attention_rows(
-      p, q, k, v, mask,
+      p, q, k, v, mask, 0, p.head_dim,
       [&](int64_t b, int64_t h, int64_t i) {
         return o + b * p.o.batch + h * p.o.head + i * p.o.seq;
       },
       [](int64_t, int64_t, int64_t, const float*) {});
 }
 
+// The float values of up to kChunk head dims at a time in a stack row (no allocation); head
+// dims past it (above 128) take another pass over the keys.
 void attention_to_int8(const AttentionParams& p, const float* q, const float* k, const float* v,
                        const float* mask, float inv_o, int8_t* o) {
+  constexpr int64_t kChunk = 128;
+  float scratch[kChunk];
   o += p.o.offset;
-  std::vector<float> scratch(static_cast<size_t>(p.head_dim > 0 ? p.head_dim : 1));
-  attention_rows(
-      p, q, k, v, mask, [&](int64_t, int64_t, int64_t) { return scratch.data(); },
-      [&](int64_t b, int64_t h, int64_t i, const float* row) {
-        int8_t* orow = o + b * p.o.batch + h * p.o.head + i * p.o.seq;
-        for (int64_t d = 0; d < p.head_dim; ++d) orow[d] = int8_quantize(row[d], inv_o);
-      });
+  for (int64_t d0 = 0; d0 < p.head_dim; d0 += kChunk) {
+    const int64_t d1 = d0 + kChunk < p.head_dim ? d0 + kChunk : p.head_dim;
+    attention_rows(
+        p, q, k, v, mask, d0, d1, [&](int64_t, int64_t, int64_t) { return scratch; },
+        [&](int64_t b, int64_t h, int64_t i, const float* row) {
+          int8_t* orow = o + b * p.o.batch + h * p.o.head + i * p.o.seq + d0;
+          for (int64_t d = 0; d < d1 - d0; ++d) orow[d] = int8_quantize(row[d], inv_o);
+        });
+  }
 }
 
 }  // namespace jetplan::kernels::cpu

@@ -1,4 +1,5 @@
-// QLinearMatMul selection (kernels/cuda/qlinear_matmul.cu): one thread per output element, grid-stride.
+// QLinearMatMul selection (kernels/cuda/qlinear_matmul.cu): one thread per output element,
+// grid-stride.
 #include "kernels/qlinear_matmul.h"
 #include "kernels/cuda/select.h"
 

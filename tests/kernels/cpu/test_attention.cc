@@ -105,6 +105,7 @@ TEST(CpuAttention, MatchesDoubleReferenceOverLayoutsAndMasks) {
 // The Int8 form (attention_to_int8, an INT8 plan's attention in front of an INT8 output
 // projection): each output the double reference times the inverse scale, rounded half to even
 // and saturated; within 1e-3 of a rounding boundary (the FP32 twin's error) either neighbour.
+// Head dims past 128 are taken 128 at a time (a stack row, no allocation): 300 takes 3 passes.
 TEST(CpuAttention, IntoInt8RoundsTheReferenceWithTheInverseScale) {
   SEEDED_RNG(rng);
   const Case cases[] = {
@@ -112,6 +113,7 @@ TEST(CpuAttention, IntoInt8RoundsTheReferenceWithTheInverseScale) {
       {1, 4, 11, 11, 16, Layout::kPackedQKV, Mask::kBias, false},
       {2, 2, 7, 12, 80, Layout::kPaddedRows, Mask::kFull, false},
       {2, 1, 5, 9, 8, Layout::kBSHD, Mask::kPadding, true},
+      {1, 2, 9, 11, 300, Layout::kBHSD, Mask::kPadding, false},  // head dims in 3 passes
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.str());
