@@ -429,10 +429,7 @@ TEST(GpuConvert, QLinearMatMulKeepsItsScalesFloat32) {
   EXPECT_EQ(s->kernel()->str(), "jp_qlinear_matmul");
   for (uint32_t k : {1u, 4u, 6u})
     EXPECT_EQ(plan->tensors()->Get(s->inputs()->Get(k))->dtype(), fb::DType::Float32) << k;
-  jp_plan* loaded = nullptr;
-  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
-      << jp_last_error();
-  jp_plan_destroy(loaded);
+  EXPECT_TRUE(loads_without_device(r.plan));
 }
 
 // DynamicQuantizeLinear on the GPU: a graph input is quantized as given (Float32, no Cast), an
@@ -459,10 +456,7 @@ TEST(GpuConvert, DynamicQuantizeReadsFloat32InputsAndWritesAFloat32Scale) {
   EXPECT_EQ(dtype("dq2", true, 0), fb::DType::Float16);
   EXPECT_EQ(dtype("dq2", false, 1), fb::DType::Float32);
   EXPECT_EQ(dtype("back", true, 1), fb::DType::Float32);
-  jp_plan* loaded = nullptr;
-  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
-      << jp_last_error();
-  jp_plan_destroy(loaded);
+  EXPECT_TRUE(loads_without_device(r.plan));
 }
 
 // The output-cast epilogue: a plan ending in a Gemm (a classifier head) has no Cast back to

@@ -120,10 +120,7 @@ TEST(Int8Gemm, GpuPlansNameTheInt8ConvKernels) {
   EXPECT_THAT(kernels[0], ::testing::EndsWith("_i8"));  // fc1 writes Int8 for fc2
   EXPECT_THAT(kernels[1], ::testing::EndsWith("_i8"));  // fc2 for the head, through the views
   EXPECT_THAT(kernels[2], ::testing::EndsWith("_i8_f16out"));  // the head for the Softmax
-  jp_plan* loaded = nullptr;
-  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
-      << jp_last_error();
-  jp_plan_destroy(loaded);
+  EXPECT_TRUE(loads_without_device(r.plan));
 }
 
 TEST(Int8Gemm, ShortGemmsAndExcludedOnesStayFloat) {
@@ -170,11 +167,7 @@ TEST(Int8Gemm, LayerNormsInFrontOfInt8GemmsWriteInt8) {
     ++q8_norms;
   }
   EXPECT_EQ(q8_norms, 2u);
-  jp_plan* loaded = nullptr;
-  ASSERT_EQ(jp_plan_load_buffer(gpu.plan.data(), gpu.plan.size(), JP_LOAD_NO_DEVICE, &loaded),
-            JP_OK)
-      << jp_last_error();
-  jp_plan_destroy(loaded);
+  EXPECT_TRUE(loads_without_device(gpu.plan));
 
   options.target = "cpu";
   options.int8_exclude = {"ln2"};
@@ -257,11 +250,7 @@ TEST(Int8Gemm, AttentionInFrontOfAnInt8GemmWritesInt8) {
     q8 += s->op() == fb::OpFamily::Attention &&
           s->kernel()->str().rfind("jp_attention_q8_f16_d32_", 0) == 0;
   EXPECT_EQ(q8, 1u);
-  jp_plan* loaded = nullptr;
-  ASSERT_EQ(jp_plan_load_buffer(gpu.plan.data(), gpu.plan.size(), JP_LOAD_NO_DEVICE, &loaded),
-            JP_OK)
-      << jp_last_error();
-  jp_plan_destroy(loaded);
+  EXPECT_TRUE(loads_without_device(gpu.plan));
   options.target = "cpu";
   options.int8_exclude = {"context"};
   const ConvertResult kept = convert_onnx(m.bytes(), "attn.onnx", options);
@@ -289,10 +278,7 @@ TEST(Int8Gemm, Fp16GpuPlansRunLongGemmsAsConvs) {
   }
   EXPECT_EQ(convs, 3u);
   EXPECT_EQ(gemms, 0u);
-  jp_plan* loaded = nullptr;
-  ASSERT_EQ(jp_plan_load_buffer(r.plan.data(), r.plan.size(), JP_LOAD_NO_DEVICE, &loaded), JP_OK)
-      << jp_last_error();
-  jp_plan_destroy(loaded);
+  EXPECT_TRUE(loads_without_device(r.plan));
   // 40 rows: the GEMM kernels keep them; the CPU target never rewrites.
   EXPECT_EQ(convert_onnx(mlp_block(1).bytes(), "mlp.onnx", options).summary.gemms_as_convs, 0u);
   EXPECT_EQ(convert_ok(mlp_block(2)).summary.gemms_as_convs, 0u);

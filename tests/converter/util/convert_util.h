@@ -11,12 +11,24 @@
 #include <typeinfo>
 #include <vector>
 
+#include <jetplan/jetplan.h>
+
 #include "converter/src/convert.h"
 #include "converter/src/ir/error.h"
 #include "tests/converter/util/onnx_builder.h"
 #include "tests/contract/plan_contract.h"
 
 namespace jetplan::converter::testing {
+
+// Whether `plan` passes the runtime's load and prepare checks without a device (what a GPU plan
+// must, deviceless); the loader's error where it does not.
+inline ::testing::AssertionResult loads_without_device(const std::vector<uint8_t>& plan) {
+  jp_plan* loaded = nullptr;
+  if (jp_plan_load_buffer(plan.data(), plan.size(), JP_LOAD_NO_DEVICE, &loaded) != JP_OK)
+    return ::testing::AssertionFailure() << jp_last_error();
+  jp_plan_destroy(loaded);
+  return ::testing::AssertionSuccess();
+}
 
 // The matchers the converter tests use most.
 using ::testing::AllOf;
