@@ -17,27 +17,23 @@ constexpr uint32_t kMaxGridYZ = 65535;
 
 // The variant of (head dim, query tile, Int8 output); false for a head dim without one.
 bool attention_variant(int64_t head_dim, bool big, bool q8, VariantId* out) {
-  static constexpr VariantId kSmall[] = {
-      VariantId::jp_attention_f16_d32_m64, VariantId::jp_attention_f16_d64_m64,
-      VariantId::jp_attention_f16_d80_m64, VariantId::jp_attention_f16_d96_m64,
-      VariantId::jp_attention_f16_d128_m64};
-  static constexpr VariantId kBig[] = {
-      VariantId::jp_attention_f16_d32_m128, VariantId::jp_attention_f16_d64_m128,
-      VariantId::jp_attention_f16_d80_m128, VariantId::jp_attention_f16_d96_m128,
-      VariantId::jp_attention_f16_d128_m128};
-  static constexpr VariantId kSmallQ8[] = {
-      VariantId::jp_attention_q8_f16_d32_m64, VariantId::jp_attention_q8_f16_d64_m64,
-      VariantId::jp_attention_q8_f16_d80_m64, VariantId::jp_attention_q8_f16_d96_m64,
-      VariantId::jp_attention_q8_f16_d128_m64};
-  static constexpr VariantId kBigQ8[] = {
-      VariantId::jp_attention_q8_f16_d32_m128, VariantId::jp_attention_q8_f16_d64_m128,
-      VariantId::jp_attention_q8_f16_d80_m128, VariantId::jp_attention_q8_f16_d96_m128,
-      VariantId::jp_attention_q8_f16_d128_m128};
-  static_assert(sizeof kSmall / sizeof kSmall[0] ==
+  using V = VariantId;
+  static constexpr V kVariants[2][2][5] = {  // [q8][big][head dim]
+      {{V::jp_attention_f16_d32_m64, V::jp_attention_f16_d64_m64, V::jp_attention_f16_d80_m64,
+        V::jp_attention_f16_d96_m64, V::jp_attention_f16_d128_m64},
+       {V::jp_attention_f16_d32_m128, V::jp_attention_f16_d64_m128, V::jp_attention_f16_d80_m128,
+        V::jp_attention_f16_d96_m128, V::jp_attention_f16_d128_m128}},
+      {{V::jp_attention_q8_f16_d32_m64, V::jp_attention_q8_f16_d64_m64,
+        V::jp_attention_q8_f16_d80_m64, V::jp_attention_q8_f16_d96_m64,
+        V::jp_attention_q8_f16_d128_m64},
+       {V::jp_attention_q8_f16_d32_m128, V::jp_attention_q8_f16_d64_m128,
+        V::jp_attention_q8_f16_d80_m128, V::jp_attention_q8_f16_d96_m128,
+        V::jp_attention_q8_f16_d128_m128}}};
+  static_assert(sizeof kVariants[0][0] / sizeof kVariants[0][0][0] ==
                 sizeof kAttentionHeadDims / sizeof kAttentionHeadDims[0], "a variant per head dim");
-  for (size_t i = 0; i < sizeof kSmall / sizeof kSmall[0]; ++i)
+  for (size_t i = 0; i < sizeof kAttentionHeadDims / sizeof kAttentionHeadDims[0]; ++i)
     if (kAttentionHeadDims[i] == head_dim) {
-      *out = q8 ? (big ? kBigQ8[i] : kSmallQ8[i]) : (big ? kBig[i] : kSmall[i]);
+      *out = kVariants[q8][big][i];
       return true;
     }
   return false;

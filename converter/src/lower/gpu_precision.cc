@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "converter/src/lower/gpu_lower.h"
 #include "kernels/cpu/half.h"
@@ -84,14 +85,14 @@ bool reads_float32(const DraftStep& s, size_t slot) {
   return (f == fb::OpFamily::Quantize || f == fb::OpFamily::Dequantize) && slot == 1;
 }
 
-// Whether tensor t is written as Float32 whatever the plan's precision: the scale
+// Per tensor, whether it is written as Float32 whatever the plan's precision: the scale
 // DynamicQuantizeLinear computes (its kernels write it in Float32, as DequantizeLinear reads it).
-bool written_float32(const PlanDraft& draft, uint32_t t) {
+std::vector<bool> written_float32(const PlanDraft& draft) {
+  std::vector<bool> f32(draft.tensors.size(), false);
   for (const DraftStep& s : draft.steps)
-    if (s.op.family == fb::OpFamily::DynamicQuantize && s.outputs.size() == 3 &&
-        s.outputs[1] == t)
-      return true;
-  return false;
+    if (s.op.family == fb::OpFamily::DynamicQuantize && s.outputs.size() == 3)
+      f32[s.outputs[1]] = true;
+  return f32;
 }
 
 }  // namespace
@@ -102,8 +103,9 @@ void gpu_precision(PlanDraft* draft) {
     for (size_t k = 0; k < s.inputs.size(); ++k)
       if (reads_float32(s, k) && draft->tensors[s.inputs[k]].storage == fb::Storage::Weight)
         draft->tensors[s.inputs[k]].keep_float32 = true;
-  for (uint32_t t = 0; t < draft->tensors.size(); ++t)
-    if (written_float32(*draft, t)) draft->tensors[t].keep_float32 = true;
+  const std::vector<bool> f32_out = written_float32(*draft);
+  for (uint32_t t = 0; t < f32_out.size(); ++t)
+    if (f32_out[t]) draft->tensors[t].keep_float32 = true;
   for (DraftTensor& t : draft->tensors) {
     if (t.dtype != DataType::kFloat32 || t.storage == fb::Storage::Binding || t.keep_float32)
       continue;
@@ -150,7 +152,7 @@ void gpu_precision(PlanDraft* draft) {
   draft->steps.insert(draft->steps.begin(), casts_in.begin(), casts_in.end());
   for (const DraftBinding& b : draft->outputs) {
     if (draft->tensors[b.tensor].dtype != DataType::kFloat32) continue;
-    if (producer_writes_output_cast(*draft, b.tensor) || written_float32(*draft, b.tensor))
+    if (producer_writes_output_cast(*draft, b.tensor) || f32_out[b.tensor])
       continue;
     const uint32_t h = twin(b.tensor);
     for (DraftStep& s : draft->steps)
