@@ -115,10 +115,9 @@ class LayoutPass {
     t(o).layout = fb::Layout::NHWC;
   }
 
-  // Conv weights [Cout, Cin/g, *kernel] -> [Cout, *kernel, Cin/g] (data permuted, any dtype).
-  uint32_t conv_weight(uint32_t w) {
-    if (t(w).storage != fb::Storage::Weight) return as_nhwc(w);  // a run-time weight
-    if (auto it = weight_of_.find(w); it != weight_of_.end()) return it->second;
+  // A weight tensor's data permuted into channels last at conversion: [A, B, *rest] ->
+  // [A, *rest, B] (any dtype), a new weight named `name` of `layout`.
+  uint32_t permuted_constant(uint32_t w, const std::string& name, fb::Layout layout) {
     const Shape& s = t(w).shape;
     const size_t elem = dtype_size(t(w).dtype);
     const std::vector<uint8_t>& src = *t(w).data;
@@ -132,12 +131,34 @@ class LayoutPass {
           std::memcpy(&dst[static_cast<size_t>((o * kvol + k) * ci + c) * elem],
                       &src[static_cast<size_t>((o * ci + c) * kvol + k) * elem], elem);
     DraftTensor n = t(w);
-    n.name += ":ohwi";
+    n.name = name;
     n.shape = to_nhwc(s);
+    n.layout = layout;
     n.data = &dst;
     d_.tensors.push_back(std::move(n));
-    weight_of_[w] = static_cast<uint32_t>(d_.tensors.size() - 1);
+    return static_cast<uint32_t>(d_.tensors.size() - 1);
+  }
+
+  // Conv weights [Cout, Cin/g, *kernel] -> [Cout, *kernel, Cin/g]: permuted at conversion when
+  // constant; a run-time weight (a graph input, or computed) through a Transpose step before
+  // the conv, since that permutation is the one into channels last (gpu_precision then makes
+  // the Transpose write the Float16 the conv kernels read; a float32 graph input it reads as
+  // is, jp_transpose_f2h).
+  uint32_t conv_weight(uint32_t w) {
+    if (t(w).storage != fb::Storage::Weight) return as_nhwc(w);
+    if (auto it = weight_of_.find(w); it != weight_of_.end()) return it->second;
+    weight_of_[w] = permuted_constant(w, t(w).name + ":ohwi", t(w).layout);
     return weight_of_[w];
+  }
+
+  // A conv's x in channels last. A constant x (a Conv whose weight alone is computed at run
+  // time: the constant folding left it, as ONNX's causal-conv tests with their input frozen) is
+  // permuted at conversion like a weight, rather than by a Transpose step on every run.
+  uint32_t conv_input(uint32_t x) {
+    if (t(x).storage != fb::Storage::Weight) return as_nhwc(x);
+    if (auto it = nhwc_of_.find(x); it != nhwc_of_.end()) return it->second;
+    nhwc_of_[x] = permuted_constant(x, t(x).name + ":nhwc", fb::Layout::NHWC);
+    return nhwc_of_[x];
   }
 
   // A ConvTranspose the CUDA upsampling GEMM takes (kernels/conv_transpose.h
@@ -206,9 +227,10 @@ class LayoutPass {
     if (layout_transpose(s)) return;
     switch (ops::family_rules(op.family).nhwc) {
       case ops::NhwcRule::kConv:
-        if (!activation_nd(s.inputs[0]) || op.kernel.size() + 2 != t(s.inputs[0]).shape.size())
-          break;
-        s.inputs[0] = as_nhwc(s.inputs[0]);
+        // Every conv: the CUDA conv kernels take channels_last tensors only, whatever is
+        // constant (kernels/cuda/conv_select.cc).
+        if (op.kernel.size() + 2 != t(s.inputs[0]).shape.size()) break;
+        s.inputs[0] = conv_input(s.inputs[0]);
         s.inputs[1] = conv_weight(s.inputs[1]);
         if (op.has_residual) s.inputs.back() = as_nhwc(s.inputs.back());
         output_nhwc(s, 0);

@@ -14,7 +14,9 @@ namespace jetplan::converter {
 // ConvTranspose in the upsampling form (2-D, kernel == stride, no pads, groups 1, constant
 // weights: the U-Net's and FPN's), and Pool and BatchNorm over 4-D tensors: their activations get
 // the channels-last physical shape and Layout NHWC, conv weights become [Cout, *kernel, Cin /
-// groups], upsampling weights [KH, KW, Cout, Cin]. NHWC propagates through
+// groups] (permuted at conversion when constant, by a Transpose step when computed at run time
+// or a graph input; a conv's constant x is permuted at conversion too), upsampling weights [KH,
+// KW, Cout, Cin]. NHWC propagates through
 // Activation, through Binary and Pointwise (other operand the same shape, an [N, C, 1, 1]
 // tensor or a per-channel / scalar constant, which is reshaped to [1, 1, 1, C]; any of the
 // conv ranks), through Concat along channels (4-D, axis 3), through a 4-D Resize that keeps N
