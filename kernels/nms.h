@@ -1,8 +1,10 @@
-// The Nms family (NonMaxSuppression): parameters and CPU twin (kernels/cpu/nms.cc). No CUDA
-// kernel yet.
+// The Nms family (NonMaxSuppression): parameters and CPU twin (kernels/cpu/nms.cc); CUDA kernel
+// in kernels/cuda/nms.cu.
 #pragma once
 
 #include <cstdint>
+
+#include "kernels/host_device.h"
 
 namespace jetplan::kernels {
 
@@ -48,3 +50,39 @@ int64_t non_max_suppression(const NmsParams& p, const float* boxes, const float*
                             void* workspace, int64_t* selected, int64_t* count);
 
 }  // namespace jetplan::kernels::cpu
+
+namespace jetplan::kernels::cuda {
+
+// The CUDA kernel's workspace (kernels/cuda/nms.cu), in 8-byte words, for a grid of `blocks`:
+// the arrival count (word 0), each (batch, class) segment's kept count and output row offset,
+// its kept box indices (min(num_boxes, max_output_per_class) a segment), and, unless the sort
+// keys fit the block's shared memory, one row of nms_sort_keys(p) keys per block. The runtime
+// zeroes it before each launch (the arrival count must start at 0).
+struct NmsWorkspace {
+  int64_t counts, offsets, kept, keys, words;
+};
+
+// Sort keys a segment needs: num_boxes rounded up to a power of two (at least 1).
+JP_HD constexpr int64_t nms_sort_keys(const NmsParams& p) {
+  int64_t n = 1;
+  while (n < p.num_boxes) n *= 2;
+  return n;
+}
+
+JP_HD constexpr NmsWorkspace nms_workspace(const NmsParams& p, int64_t blocks, bool keys_in_shared) {
+  const int64_t segments = p.batch * p.num_classes;
+  const int64_t per_class = p.max_output_per_class < 0 ? 0
+                            : p.max_output_per_class < p.num_boxes ? p.max_output_per_class
+                                                                   : p.num_boxes;
+  NmsWorkspace w{1, 1 + segments, 1 + 2 * segments, 0, 0};
+  w.keys = w.kept + segments * per_class;
+  w.words = w.keys + (keys_in_shared ? 0 : blocks * nms_sort_keys(p));
+  return w;
+}
+
+}  // namespace jetplan::kernels::cuda
+
+// CUDA kernel of kernels/cuda/nms.cu, gathered into the variant table by kernels/cuda/variants.cc
+// (columns: kernels/cuda/variants.h): Float32 boxes and scores, Int64 rows and count; a block of
+// 256 threads; the workspace zeroed before each launch.
+#define JP_CUDA_VARIANTS_nms(X, F) X(F, jp_nms_f32, kF32, 256, kI64, 0, true)

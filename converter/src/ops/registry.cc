@@ -162,19 +162,21 @@ std::vector<DataType> row_dtypes(const std::string& text) {
 }
 
 // The dtypes of `dtypes` (row_dtypes) a GPU plan runs a step of `family` with: a float32 tensor
-// becomes float16 there (gpu_precision), and the family must have a CUDA kernel variant reading
-// the dtype (kernels::cuda::has_kernel_for, what kernel selection picks from).
+// becomes float16 there (gpu_precision) unless the family reads it as Float32 only (its kernels
+// take no Float16: NonMaxSuppression's boxes), and the family must have a CUDA kernel variant
+// reading the dtype (kernels::cuda::has_kernel_for, what kernel selection picks from).
 std::string gpu_dtypes(fb::OpFamily family, const std::vector<DataType>& dtypes) {
+  const auto has_kernel = [family](DataType d) {
+    fb::DType plan_dtype;
+    return to_plan_dtype(d, &plan_dtype) &&
+           kernels::cuda::has_kernel_for(static_cast<uint16_t>(family),
+                                         static_cast<kernels::DType>(plan_dtype));
+  };
   std::string out;
   for (DataType d : dtypes) {
-    const DataType stored = d == DataType::kFloat32 ? DataType::kFloat16 : d;
-    fb::DType plan_dtype;
-    if (!to_plan_dtype(stored, &plan_dtype) ||
-        !kernels::cuda::has_kernel_for(static_cast<uint16_t>(family),
-                                       static_cast<kernels::DType>(plan_dtype)))
-      continue;
-    out += cat(out.empty() ? "" : ", ", dtype_name(d),
-               d == DataType::kFloat32 ? " (as float16)" : "");
+    const bool as_half = d == DataType::kFloat32 && has_kernel(DataType::kFloat16);
+    if (!as_half && !has_kernel(d)) continue;
+    out += cat(out.empty() ? "" : ", ", dtype_name(d), as_half ? " (as float16)" : "");
   }
   return out;
 }

@@ -378,7 +378,8 @@ jp_status jp_context_output_desc(const jp_context* ctx, int32_t index, jp_tensor
   if (binding.count_tensor >= 0) {
     // The kernel wrote the extent into the arena; a value out of range is clamped, never trusted.
     int64_t count = 0;
-    std::memcpy(&count, ctx->tensors[static_cast<size_t>(binding.count_tensor)], sizeof(count));
+    if (ctx->cuda != nullptr) count = jetplan::rt::cuda_output_count(ctx, index);
+    else std::memcpy(&count, ctx->tensors[static_cast<size_t>(binding.count_tensor)], sizeof(count));
     const int64_t capacity = out->dims[0];
     if (count < 0) count = 0;
     if (count > capacity) count = capacity;

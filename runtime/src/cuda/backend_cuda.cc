@@ -9,6 +9,7 @@
 #include "kernels/cuda/variants.h"
 #include "runtime/src/cuda/cuda_driver.h"
 #include "runtime/src/cuda/cuda_modules.h"
+#include "runtime/src/cuda/cuda_step_checks.h"
 
 namespace jetplan::rt {
 
@@ -65,6 +66,7 @@ struct CudaContext {
   bool owns_arena = false;
   cu::CUdeviceptr bindings = 0;  // every input and output, back to back (owned)
   void* host_io = nullptr;       // pinned staging of the inputs and outputs (owned)
+  int64_t* counts = nullptr;     // in host_io: each output's run-time extent (count_tensor)
   Array<StepPointers> pointers;  // per step
   Array<cu::CUdeviceptr> input_dev, output_dev;
   Array<cu::CUevent> profile_events;  // created by the first profile call
@@ -94,79 +96,6 @@ struct CudaContext {
 };
 
 namespace {
-
-// The launch configuration against the CUDA limits and the kernel's needs (no device).
-Status check_launch(const PreparedStep& s, const fb::Step& step,
-                    const kernels::cuda::KernelVariant& v) {
-  const fb::LaunchConfig* l = step.launch();
-  if (l == nullptr) {
-    return fail(JP_ERROR_INVALID_PLAN, "step '%s': kernel '%s' has no launch configuration",
-                s.name, v.name);
-  }
-  const uint64_t threads = uint64_t{l->block_x()} * l->block_y() * l->block_z();
-  if (threads == 0 || threads > 1024 || l->block_z() > 64 || l->grid_x() == 0 ||
-      l->grid_y() == 0 || l->grid_z() == 0 || l->grid_x() > 0x7fffffffu ||
-      l->grid_y() > 65535 || l->grid_z() > 65535) {
-    return fail(JP_ERROR_INVALID_PLAN,
-                "step '%s': launch grid %ux%ux%u block %ux%ux%u is outside the CUDA limits",
-                s.name, l->grid_x(), l->grid_y(), l->grid_z(), l->block_x(), l->block_y(),
-                l->block_z());
-  }
-  if (v.block_threads != 0 && threads != v.block_threads) {
-    return fail(JP_ERROR_INVALID_PLAN, "step '%s': kernel '%s' runs %u-thread blocks, the plan "
-                "launches %" PRIu64, s.name, v.name, v.block_threads, threads);
-  }
-  if (l->shared_bytes() < v.shared_bytes) {
-    return fail(JP_ERROR_INVALID_PLAN, "step '%s': kernel '%s' needs %u bytes of shared memory, "
-                "the plan gives %u", s.name, v.name, v.shared_bytes, l->shared_bytes());
-  }
-  return JP_OK;
-}
-
-// What a step asks of its kernel that needs no device: the kernel exists in this libjetplan, is
-// of the step's family, takes the step's input and output counts and reads and writes its
-// dtypes, and the launch fits it. *variant: the kernel.
-Status check_step_kernel(const jp_plan& plan, size_t index,
-                         const kernels::cuda::KernelVariant** variant) {
-  const PreparedStep& s = plan.steps[index];
-  const fb::Step& step = *plan.fb->steps()->Get(static_cast<flatbuffers::uoffset_t>(index));
-  const char* name = step.kernel() ? step.kernel()->c_str() : "";
-  if (name[0] == '\0') {
-    return fail(JP_ERROR_INVALID_PLAN, "step '%s' (%s) names no CUDA kernel", s.name,
-                fb::EnumNameOpFamily(s.op));
-  }
-  const kernels::cuda::KernelVariant* v = kernels::cuda::find_kernel_variant(name);
-  if (v == nullptr) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s' names CUDA kernel '%s', which this libjetplan "
-                "does not have (a plan from a newer converter?)", s.name, name);
-  }
-  if (v->family != static_cast<uint16_t>(s.op)) {
-    return fail(JP_ERROR_INVALID_PLAN, "step '%s' (%s) names kernel '%s' of another op family",
-                s.name, fb::EnumNameOpFamily(s.op), name);
-  }
-  if (s.inputs->size() > static_cast<uint32_t>(kernels::cuda::kMaxStepInputs) ||
-      s.outputs->size() > static_cast<uint32_t>(kernels::cuda::kMaxStepOutputs) ||
-      s.outputs->size() == 0) {
-    return fail(JP_ERROR_UNSUPPORTED, "step '%s': %u inputs and %u outputs are more than a CUDA "
-                "step takes", s.name, s.inputs->size(), s.outputs->size());
-  }
-  if (v->dtype != kernels::cuda::kAnyDType) {
-    const uint8_t out_dtype = v->out_dtype != kernels::cuda::kAnyDType ? v->out_dtype : v->dtype;
-    const TensorInfo& y = plan.tensors[s.outputs->Get(0)];
-    const TensorInfo* x = s.inputs->size() > 0 ? &plan.tensors[s.inputs->Get(0)] : nullptr;
-    if ((x != nullptr && static_cast<uint8_t>(x->dtype) != v->dtype) ||
-        static_cast<uint8_t>(y.dtype) != out_dtype) {
-      return fail(JP_ERROR_INVALID_PLAN, "step '%s': kernel '%s' reads %s and writes %s, but the "
-                  "step's tensors '%s' and '%s' are %s and %s", s.name, name,
-                  fb::EnumNameDType(static_cast<fb::DType>(v->dtype)),
-                  fb::EnumNameDType(static_cast<fb::DType>(out_dtype)), x ? x->name : "",
-                  y.name, x ? fb::EnumNameDType(x->dtype) : "-", fb::EnumNameDType(y.dtype));
-    }
-  }
-  JP_RETURN_IF_ERROR(check_launch(s, step, *v));
-  *variant = v;
-  return JP_OK;
-}
 
 // How many blocks of `step` GPU 0 holds at once (its SMs times the driver's occupancy for this
 // launch): a kernel whose blocks wait for each other needs them all resident.
@@ -244,17 +173,6 @@ Status bind_step(const jp_plan& plan, size_t index, CudaStep* out) {
   return JP_OK;
 }
 
-// What a CUDA plan's outputs ask that needs no device: none has a run-time extent.
-Status check_cuda_outputs(const jp_plan& plan) {
-  for (size_t i = 0; i < plan.outputs.size(); ++i) {
-    if (plan.outputs[i].count_tensor >= 0) {
-      return fail(JP_ERROR_UNSUPPORTED, "output '%s' has a run-time extent; CUDA plans do not "
-                  "support such outputs yet", plan.outputs[i].name);
-    }
-  }
-  return JP_OK;
-}
-
 Status bind(jp_plan* plan) {
   CudaPlan& cp = *plan->cuda;
   const cu::Driver* d = nullptr;
@@ -267,7 +185,6 @@ Status bind(jp_plan* plan) {
                 "is sm_%d: convert the model again with a --target for this GPU",
                 target->sm_arch(), target_name, cp.device.name, cp.device.sm_arch);
   }
-  JP_RETURN_IF_ERROR(check_cuda_outputs(*plan));
   cp.primary.d = d;
   cp.primary.device = cp.device.device;
   JP_RETURN_IF_ERROR(cu::check(*d, d->DevicePrimaryCtxRetain(&cp.primary.ctx, cp.device.device),
@@ -361,6 +278,10 @@ Status setup_memory(const jp_plan& plan, const jp_context_options* options, jp_c
       !c.pointers.allocate(plan.steps.size())) {
     return fail(JP_ERROR_OUT_OF_MEMORY, "out of memory for the context's tables");
   }
+  // After the bindings: one word per output with a run-time extent, copied back after each run.
+  const size_t counts_at = total;
+  for (size_t i = 0; i < plan.outputs.size(); ++i)
+    total += plan.outputs[i].count_tensor >= 0 ? sizeof(int64_t) : 0;
   if (total > 0) {
     char what[96];
     std::snprintf(what, sizeof(what), "allocating %zu bytes of GPU memory for inputs and outputs",
@@ -368,6 +289,10 @@ Status setup_memory(const jp_plan& plan, const jp_context_options* options, jp_c
     JP_RETURN_IF_ERROR(cu::check(d, d.MemAlloc(&c.bindings, total), what));
     JP_RETURN_IF_ERROR(cu::check(d, d.MemAllocHost(&c.host_io, total),
                                  "allocating pinned host memory for inputs and outputs"));
+  }
+  if (total > counts_at) {
+    c.counts = reinterpret_cast<int64_t*>(static_cast<uint8_t*>(c.host_io) + counts_at);
+    std::memset(c.counts, 0, total - counts_at);  // none selected before the first run
   }
   size_t offset = 0;
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
@@ -421,18 +346,6 @@ Status bind_cuda_plan(jp_plan* plan) {
     plan->cuda = nullptr;
   }
   return status;
-}
-
-Status check_cuda_steps(const jp_plan& plan, bool kernels_pending) {
-  JP_RETURN_IF_ERROR(check_cuda_outputs(plan));
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const fb::Step& step = *plan.fb->steps()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    const bool named = step.kernel() != nullptr && step.kernel()->size() > 0;
-    if ((!named && kernels_pending) || plan.steps[i].skipped) continue;
-    const kernels::cuda::KernelVariant* v = nullptr;
-    JP_RETURN_IF_ERROR(check_step_kernel(plan, i, &v));
-  }
-  return JP_OK;
 }
 
 void destroy_cuda_plan(CudaPlan* cuda) { destroy(cuda); }
@@ -514,6 +427,15 @@ Status enqueue_cuda(jp_context* ctx) {
                                    "copying an output from the GPU"));
     }
   }
+  // Run-time extents come back in either mode: jp_context_output_desc reports them.
+  int64_t* count = c.counts;
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const BindingInfo& b = plan.outputs[i];
+    if (b.count_tensor < 0) continue;
+    const auto src = reinterpret_cast<cu::CUdeviceptr>(ctx->tensors[size_t(b.count_tensor)]);
+    JP_RETURN_IF_ERROR(cu::check(d, d.MemcpyDtoHAsync(count++, src, sizeof(int64_t), c.stream),
+                                 "copying an output's extent from the GPU"));
+  }
   c.queued = true;
   return JP_OK;
 }
@@ -574,6 +496,12 @@ void* cuda_device_binding(const jp_context* ctx, bool output, int32_t index) {
 }
 
 bool cuda_device_io(const jp_context* ctx) { return ctx->cuda->device_io; }
+
+int64_t cuda_output_count(const jp_context* ctx, int32_t index) {
+  const int64_t* count = ctx->cuda->counts;
+  for (int32_t i = 0; i < index; ++i) count += ctx->plan->outputs[size_t(i)].count_tensor >= 0;
+  return *count;
+}
 
 const char* cuda_device_name(const jp_plan& plan) {
   return plan.cuda != nullptr ? plan.cuda->device.name : "";

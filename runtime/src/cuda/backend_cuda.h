@@ -17,8 +17,7 @@ struct CudaContext;
 // allocated on the device (plan->cuda stays null).
 [[nodiscard]] Status bind_cuda_plan(jp_plan* plan);
 // After load_plan verified a CUDA plan that is loaded without a device (JP_LOAD_NO_DEVICE): the
-// checks bind_cuda_plan makes that need no device (no output has a run-time extent; each step
-// names a kernel that exists, is of the step's family, reads and writes the step's dtypes, and
+// checks bind_cuda_plan makes that need no device (each step names a kernel that exists, is of the step's family, reads and writes the step's dtypes, and
 // takes its launch), so a plan such a load accepts fails on a device only for what the device
 // lacks (its SM architecture, shared memory, how many cooperative blocks it holds at once).
 // kernels_pending (JP_LOAD_KERNELS_PENDING, plan_steps.h): a step that names no kernel passes
@@ -38,6 +37,9 @@ float cuda_gpu_time_ms(const jp_context* ctx);  // -1 before the first synchroni
 // Each step launched on its own between two events; ms[i] for step i (count entries).
 [[nodiscard]] Status profile_cuda_steps(jp_context* ctx, float* ms, int32_t count);
 bool cuda_device_io(const jp_context* ctx);  // JP_CONTEXT_DEVICE_IO
+// Output `index`'s run-time extent (it has a count_tensor) as the last synchronized run left it
+// (0 before the first).
+int64_t cuda_output_count(const jp_context* ctx, int32_t index);
 void* cuda_device_binding(const jp_context* ctx, bool output, int32_t index);
 const char* cuda_device_name(const jp_plan& plan);
 

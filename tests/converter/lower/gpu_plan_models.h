@@ -306,6 +306,20 @@ inline ModelBuilder gpu_quantize_ops() {
   return m;
 }
 
+// A detector's selection as exporters write it: NonMaxSuppression over the graph inputs boxes
+// [2, 64, 4] (corners) and scores [2, 3, 64], at most 6 a class, IoU above 0.25 suppressing,
+// scores above 0 taken; its Int64 rows (a run-time count of them) the graph output.
+inline ModelBuilder gpu_detector_nms() {
+  ModelBuilder m(11);
+  m.input("boxes", {2, 64, 4}).input("scores", {2, 3, 64});
+  m.output("selected", onnx::TensorProto::INT64);
+  m.initializer_i64("max_out", {1}, {6});
+  m.initializer("iou", {1}, {0.25f}).initializer("min_score", {1}, {0.f});
+  m.node("NonMaxSuppression", {"boxes", "scores", "max_out", "iou", "min_score"}, {"selected"},
+         "nms");
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
@@ -317,7 +331,8 @@ inline std::vector<GpuPlanModel> gpu_plan_models() {
           {"transformer_block", gpu_transformer_block()},
           {"mlp_rows", gpu_mlp_rows()},
           {"narrow_dtypes", gpu_narrow_dtypes()},
-          {"quantize_ops", gpu_quantize_ops()}};
+          {"quantize_ops", gpu_quantize_ops()},
+          {"detector_nms", gpu_detector_nms()}};
 }
 
 }  // namespace jetplan::converter::testing

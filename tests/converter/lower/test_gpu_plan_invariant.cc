@@ -164,10 +164,10 @@ TEST(GpuPlanInvariant, AnInconsistentDraftIsNeverWritten) {
 
 }
 
-// Only NMS outputs have a run-time extent, and it has no CUDA kernel: a draft that gives one
-// to a GPU plan's output (its count an Int64 [1] tensor a step writes) is refused as binding
-// would refuse it.
-TEST(GpuPlanInvariant, AnOutputOfRunTimeExtentIsNeverWritten) {
+// An output of run-time extent (a NonMaxSuppression's rows: the CUDA backend copies its count
+// back after each run) is written when its count is an Int64 [1] arena tensor, and refused as
+// load would refuse it when the draft names any other tensor.
+TEST(GpuPlanInvariant, AnOutputOfRunTimeExtentNeedsAnInt64CountInTheArena) {
   ModelBuilder m(13);
   m.input("x", {4, 8}).input("ids", {4}, onnx::TensorProto::INT64).output("y");
   m.initializer_i64("at", {1}, {2});
@@ -176,15 +176,19 @@ TEST(GpuPlanInvariant, AnOutputOfRunTimeExtentIsNeverWritten) {
   const Target target = find_target("orin-agx");
   GpuDraft selected = selected_gpu_draft(m, target);
   PlanDraft& d = selected.draft;
-  ASSERT_FALSE(write_gpu_plan(d, target, PlanMetadata{}).empty());
-  int32_t pick = -1;
-  for (size_t i = 0; i < d.tensors.size(); ++i)
+  int32_t pick = -1, x = -1;
+  for (size_t i = 0; i < d.tensors.size(); ++i) {
     if (d.tensors[i].name == "pick") pick = static_cast<int32_t>(i);
+    if (d.tensors[i].name == "x") x = static_cast<int32_t>(i);
+  }
   ASSERT_GE(pick, 0);
+  ASSERT_GE(x, 0);
   d.outputs[0].count_tensor = pick;
   assign_memory(&d);
-  EXPECT_THAT(write_error(d, target),
-              HasSubstr("output 'y' has a run-time extent; CUDA plans do not"));
+  const std::vector<uint8_t> plan = write_gpu_plan(d, target, PlanMetadata{});
+  EXPECT_TRUE(loads_without_device(plan));
+  d.outputs[0].count_tensor = x;  // a Float32 input binding
+  EXPECT_THAT(write_error(d, target), HasSubstr("output 'y' has an invalid count tensor"));
 }
 
 }  // namespace
