@@ -1,5 +1,5 @@
-// The Gather family: ONNX Gather (int32 or int64 indices), and Compress with a constant
-// condition (a Gather of the kept positions).
+// The Gather family: ONNX Gather (int32 or int64 indices), Compress with a constant condition
+// (a Gather of the kept positions), ReverseSequence, and GatherND (a Gather of a flattened view).
 #include "converter/src/ir/error.h"
 #include "converter/src/ir/shape_ops.h"
 #include "converter/src/ops/decompose.h"
@@ -93,7 +93,77 @@ std::string decompose_reverse_sequence(Graph& g, const Node& node, std::vector<N
   return "";
 }
 
+// GatherND (opsets 11 to 13): data [b batch dims, k indexed dims, tail] viewed as
+// [B * K, tail] (B, K the products of the batch and indexed extents); each index tuple of
+// indices [b batch dims, ..., k] becomes the row batch * K + sum_j (i_j mod d_j) * stride_j,
+// in Slice, Mod, Mul and Add steps on the index columns (folded when the indices are constant),
+// and one Gather of those rows. Mod with a positive divisor maps a negative index -d..-1 to
+// d-1..0 as ONNX asks; constant indices outside [-d, d) are refused, run-time ones wrap.
+std::string decompose_gather_nd(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = plan_dtype_input(g, node, 0); !r.empty()) return r;
+  const Value& idx = input(g, node, 1);
+  if (idx.dtype != DataType::kInt64)
+    return cat("indices must be int64 (they are ", dtype_name(idx.dtype), ")");
+  const Shape x = input(g, node, 0).shape, q = idx.shape;
+  const int64_t b = attr_int(node, "batch_dims", 0);
+  const int64_t r = int64_t(x.size()), qr = int64_t(q.size());
+  if (qr < 1 || r < 1) return "data and indices must have rank 1 or more";
+  const int64_t k = q.back();
+  if (b < 0 || b >= std::min(r, qr) || k < 1 || b + k > r)
+    fail("node ", node_label(node), ": batch_dims ", b, " and index tuples of ", k,
+         " do not fit data ", shape_str(x), " and indices ", shape_str(q));
+  for (int64_t d = 0; d < b; ++d)
+    if (x[size_t(d)] != q[size_t(d)])
+      fail("node ", node_label(node), ": the batch dims of data ", shape_str(x),
+           " and indices ", shape_str(q), " differ");
+  int64_t batch = 1, rows = 1;
+  for (int64_t d = 0; d < b; ++d) batch *= x[size_t(d)];
+  for (int64_t j = 0; j < k; ++j) rows *= x[size_t(b + j)];
+  if (idx.is_constant) {
+    const std::vector<int64_t> v = read_ints(idx);
+    for (size_t i = 0; i < v.size(); ++i) {
+      const int64_t d = x[size_t(b) + i % size_t(k)];
+      if (v[i] < -d || v[i] >= d)
+        fail("node ", node_label(node), ": index ", v[i], " is out of range for a dim of ", d);
+    }
+  }
+  OnnxNodes nodes(g, node, out);
+  using A = OnnxNodes;
+  Shape view = {batch * rows};
+  view.insert(view.end(), x.begin() + b + k, x.end());
+  const int data = nodes.add("Reshape", "rows", {node.inputs[0], nodes.ints("rows_shape", view)});
+  int row = -1;
+  int64_t stride = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    const int64_t d = x[size_t(b + j)];
+    const int col = nodes.add("Slice", cat("column", j),
+                              {node.inputs[1], nodes.ints(cat("from", j), {j}),
+                               nodes.ints(cat("to", j), {j + 1}), nodes.ints(cat("axis", j), {-1})});
+    int term = nodes.add("Mod", cat("wrapped", j), {col, nodes.ints(cat("dim", j), {d})});
+    if (stride != 1) term = nodes.add("Mul", cat("scaled", j), {term, nodes.ints(cat("stride", j), {stride})});
+    row = row < 0 ? term : nodes.add("Add", cat("sum", j), {row, term});
+    stride *= d;
+  }
+  if (b > 0) {  // the batch's first row: batch index * K, broadcast over the index dims
+    Shape offsets_shape(q.begin(), q.begin() + b);
+    offsets_shape.resize(size_t(qr), 1);
+    std::vector<int64_t> offsets(static_cast<size_t>(batch));
+    for (int64_t i = 0; i < batch; ++i) offsets[size_t(i)] = i * rows;
+    const int o = nodes.constant("batch_rows", DataType::kInt64, offsets_shape,
+                                 write_ints(DataType::kInt64, offsets));
+    row = nodes.add("Add", "batched", {row, o});
+  }
+  const Shape tuples(q.begin(), q.end() - 1);
+  row = nodes.add("Reshape", "tuples", {row, nodes.ints("tuples_shape", tuples)});
+  nodes.add("Gather", "gathered", {data, row}, {{"axis", A::int_attr(0)}}, node.outputs[0]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
+    {"GatherND", nullptr, kAnyPlanDtype,
+     "indices int64; batch_dims; runs as Mod, Mul and Add steps on the index columns (folded "
+     "when constant) and a Gather of a flattened view (run-time indices out of range wrap)", 0,
+     decompose_gather_nd},
     {"ReverseSequence", nullptr, kAnyPlanDtype,
      "sequence_lens constant; runs as a Gather of the (time, batch) rows", 0,
      decompose_reverse_sequence},

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""GatherND (issue 14; converter/src/ops/gather.cc decomposes it into index arithmetic and a
+Gather) against ONNX Runtime: models built with onnx.helper (fixed seeds), converted with
+jetplan-convert, run with jetplan-run (CPU plan) and compared with ONNX Runtime on the same
+inputs, bit for bit (a gather computes nothing); each also converted for --target orin-agx,
+which the converter writes only after the runtime's deviceless load accepts the plan.
+  tuples_2d       data [3, 4, 5] float, run-time indices [2, 6, 2] with negative entries.
+  batch_dims_1    data [2, 3, 4, 5], indices [2, 7, 1], batch_dims 1.
+  full_int32      int32 data [2, 3, 4], index tuples of all three dims: [2, 3] -> [2].
+  scalar_out      data [4, 5], indices [2]: a scalar output.
+  batch_dims_2    data [2, 3, 4, 5], indices [2, 3, 4, 1], batch_dims 2.
+  constant_idx    constant indices (negatives too) folded into one row list: the plan holds no
+                  index arithmetic (2 steps: a Copy of the input's view and the Gather).
+  out_of_range    a constant index past its dim: exit 1, the error names the node.
+    gather_nd_onnxruntime.py --convert BIN/jetplan-convert --run BIN/jetplan-run --workdir DIR
+With --gpu-run the models are also converted for --gpu-target (default h100) and run there, bit
+for bit as well (float16 storage holds the float32 data rounded, so the GPU is compared on
+data that float16 holds exactly).
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import (Suite, check_error, compare_output, run_model, run_tool,  # noqa: E402
+                        sanitize, tool_args)
+
+F, I32, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
+
+
+def indices_for(rng, data_shape, index_shape, batch_dims):
+    k = index_shape[-1]
+    dims = np.array(data_shape[batch_dims:batch_dims + k])
+    raw = rng.integers(0, 2 * dims, size=index_shape)  # [0, 2d): shift half to [-d, 0)
+    return np.where(raw >= dims, raw - 2 * dims, raw).astype(np.int64)
+
+
+def model(name, data, index_shape, batch_dims, constant=None, elem=F):
+    attrs = {"batch_dims": batch_dims} if batch_dims else {}
+    inputs = [helper.make_tensor_value_info("data", elem, list(data.shape))]
+    inits = []
+    if constant is None:
+        inputs.append(helper.make_tensor_value_info("indices", I64, index_shape))
+    else:
+        inits.append(numpy_helper.from_array(constant, "indices"))
+    node = helper.make_node("GatherND", ["data", "indices"], ["y"], name=name, **attrs)
+    graph = helper.make_graph([node], name, inputs,
+                              [helper.make_tensor_value_info("y", elem, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def cases(rng):
+    def floats(shape):  # values float16 holds exactly, so the GPU run compares bit for bit too
+        return (rng.integers(-512, 512, size=shape) / 8).astype(np.float32)
+
+    out = []
+    for name, shape, index_shape, b, elem in (
+            ("tuples_2d", (3, 4, 5), [2, 6, 2], 0, F),
+            ("batch_dims_1", (2, 3, 4, 5), [2, 7, 1], 1, F),
+            ("full_int32", (2, 3, 4), [2, 3], 0, I32),
+            ("scalar_out", (4, 5), [2], 0, F),
+            ("batch_dims_2", (2, 3, 4, 5), [2, 3, 4, 1], 2, F)):
+        data = floats(shape) if elem == F else rng.integers(-1000, 1000, shape).astype(np.int32)
+        idx = indices_for(rng, shape, index_shape, b)
+        out.append((name, model(name, data, index_shape, b, elem=elem),
+                    {"data": data, "indices": idx}))
+    data = floats((3, 4, 5))
+    idx = indices_for(rng, (3, 4, 5), [5, 2], 0)
+    out.append(("constant_idx", model("constant_idx", data, [5, 2], 0, constant=idx),
+                {"data": data}))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--gpu-run", action="store_true")
+    ap.add_argument("--gpu-target", default="h100")
+    gpu, sys.argv[1:] = ap.parse_known_args()
+    tools = tool_args(__doc__)
+    suite = Suite()
+    rng = np.random.default_rng(2024)
+    for name, m, feeds in cases(rng):
+        work = os.path.join(tools.workdir, name)
+        expected = dict(zip(["y"], ort.InferenceSession(
+            m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)))
+        # Constant indices fold to one row list: a Copy of the input binding's view and the
+        # Gather, no index arithmetic.
+        problems = run_model(tools, work, m, feeds, expected,
+                             steps=2 if name == "constant_idx" else None)
+        gpu_plan = os.path.join(work, "model.orin-agx.jplan")
+        res = run_tool([tools.convert, os.path.join(work, "model.onnx"), "--target", "orin-agx",
+                        "-o", gpu_plan])
+        if res.returncode != 0:
+            problems.append(f"--target orin-agx: {res.first_error()}")
+        if gpu.gpu_run:
+            plan = os.path.join(work, f"model.{gpu.gpu_target}.jplan")
+            res = run_tool([tools.convert, os.path.join(work, "model.onnx"), "--target",
+                            gpu.gpu_target, "-o", plan])
+            out = os.path.join(work, "gpu_out")
+            args = [tools.run, plan, "--warmup", "0", "--iterations", "1", "--save-outputs", out]
+            for k, v in feeds.items():
+                path = os.path.join(work, sanitize(k) + ".in.npy")
+                args += ["--input", f"{k}={path}"]
+            res = res if res.returncode != 0 else run_tool(args)
+            if res.returncode != 0:
+                problems.append(f"{gpu.gpu_target}: {res.first_error()}")
+            else:
+                why = compare_output("y", np.load(os.path.join(out, "y.npy")), expected["y"])
+                if why:
+                    problems.append(f"{gpu.gpu_target}: {why}")
+        suite.report(name, problems)
+    # A constant index past its dim is refused at conversion, naming the node.
+    work = os.path.join(tools.workdir, "out_of_range")
+    os.makedirs(work, exist_ok=True)
+    bad = model("gather_far", np.zeros((3, 4), np.float32), [1, 2], 0,
+                constant=np.array([[1, 4]], np.int64))
+    path = os.path.join(work, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(bad.SerializeToString())
+    res = run_tool([tools.convert, path, "-o", os.path.join(work, "model.jplan")])
+    suite.report("out_of_range", check_error(res, "jetplan-convert: error:",
+                                             mentions=("gather_far", "out of range")))
+    return suite.summary("GatherND against ONNX Runtime")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
