@@ -1,5 +1,7 @@
-// The Pool family: MaxPool, AveragePool (their window: window.h) and the global pools.
+// The Pool family: MaxPool, AveragePool (their window: window.h), the global pools, and LpPool
+// and GlobalLpPool (run as an average or a sum of |x|^p).
 #include "converter/src/ir/error.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/registry.h"
@@ -86,6 +88,51 @@ std::string check_global_pool(Graph& g, Node& node) {
   return resolve_as(g, node, fb::OpFamily::Pool, out);
 }
 
+// LpPool (opsets 2 to 22) and GlobalLpPool: (sum over the window of |x|^p)^(1/p), the padding
+// adding nothing. The sum is an AveragePool of |x|^p that counts the pads (so its divisor is the
+// window's size everywhere) times that size; the global form a ReduceSum over the spatial dims.
+// p 1 is Abs, p 2 x * x and Sqrt, others Pow. ceil_mode is refused: a window running past the
+// padding would divide by less than its size.
+std::string decompose_lp_pool(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const bool global = node.op_type == "GlobalLpPool";
+  const int64_t p = attr_int(node, "p", 2);
+  if (p < 1) return cat("p ", p, " (jetplan takes 1 or more)");
+  const int64_t rank = static_cast<int64_t>(input(g, node, 0).shape.size());
+  if (rank < 3 || rank > 5) return cat("input rank ", rank, " (1 to 3 spatial dims: rank 3 to 5)");
+  if (attr_int(node, "ceil_mode", 0) != 0) return "ceil_mode 1";
+  OnnxNodes b(g, node, out);
+  using A = OnnxNodes;
+  const int x = node.inputs[0];
+  int powered = p == 2 ? b.add("Mul", "squared", {x, x}) : b.add("Abs", "magnitude", {x});
+  if (p > 2) powered = b.add("Pow", "powered", {powered, b.scalar("p", float(p))});
+  int sum = -1;
+  if (global) {
+    std::vector<int64_t> axes;
+    for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
+    // The reduction as the model's opset spells it: axes an input from opset 13.
+    sum = g.opset >= 13
+              ? b.add("ReduceSum", "sum", {powered, b.ints("axes", axes)}, {{"keepdims", A::int_attr(1)}})
+              : b.add("ReduceSum", "sum", {powered},
+                      {{"axes", A::ints_attr(axes)}, {"keepdims", A::int_attr(1)}});
+  } else {
+    if (!has_attr(node, "kernel_shape"))
+      fail("node ", node_label(node), ": the kernel_shape attribute is missing");
+    std::map<std::string, Attribute> attrs;
+    for (const char* name : {"kernel_shape", "strides", "pads", "auto_pad", "dilations"})
+      if (has_attr(node, name)) attrs[name] = node.attrs.at(name);
+    attrs["count_include_pad"] = A::int_attr(1);
+    int64_t window = 1;
+    for (int64_t k : attr_ints(node, "kernel_shape", {})) window *= k;
+    const int mean = b.add("AveragePool", "window_mean", {powered}, attrs);
+    sum = b.add("Mul", "window_sum", {mean, b.scalar("window", float(window))});
+  }
+  if (p == 1) b.add("Identity", "norm", {sum}, {}, node.outputs[0]);
+  else if (p == 2) b.add("Sqrt", "norm", {sum}, {}, node.outputs[0]);
+  else b.add("Pow", "norm", {sum, b.scalar("inverse_p", 1.f / float(p))}, {}, node.outputs[0]);
+  return "";
+}
+
 constexpr const char* kPoolNotes =
     "1 to 3 spatial dims; ceil_mode=1 only where no window starts inside the end padding";
 
@@ -94,6 +141,12 @@ constexpr OpRow kRows[] = {
     {"AveragePool", check_pool, "float32", kPoolNotes, 19},
     {"GlobalAveragePool", check_global_pool, "float32", "1 to 3 spatial dims"},
     {"GlobalMaxPool", check_global_pool, "float32", "1 to 3 spatial dims"},
+    {"LpPool", nullptr, "float32",
+     "1 to 3 spatial dims; p 1 or more; ceil_mode 0; runs as an AveragePool of |x|^p counting "
+     "the pads, times the window size, to the power 1/p", 18, decompose_lp_pool},
+    {"GlobalLpPool", nullptr, "float32",
+     "1 to 3 spatial dims; p 1 or more; runs as a ReduceSum of |x|^p to the power 1/p", 0,
+     decompose_lp_pool},
     {"MaxPool", check_pool, "float32; int8, uint8 (in float32)",
      "1 to 3 spatial dims; the Indices output (storage_order 0 or 1) on the CPU backend only; "
      "ceil_mode=1 only where no window starts inside the end padding"},
