@@ -55,6 +55,7 @@ SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 _REDUCE = ["ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
            "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"]
 PARAMETER_SLOTS = {
+    "AffineGrid": (1,),              # size (it fixes the output's shape)
     "CastLike": (1,),                # target_type: only its dtype is read
     "CenterCropPad": (1,),           # shape
     "Compress": (1,),                # condition (it fixes the output's shape)

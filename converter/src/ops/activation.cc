@@ -85,7 +85,41 @@ std::string decompose_celu(Graph& g, const Node& node, std::vector<Node>* out) {
   return "";
 }
 
+// x * Sigmoid(alpha * x) into `to`: alpha 1 as Mul(x, Sigmoid(x)), which the pointwise fusion
+// turns into one SiLU activation.
+int swish(OnnxNodes& b, int x, float alpha, int to = -1) {
+  const int gate = alpha == 1.f ? x : b.add("Mul", "scaled", {x, b.scalar("alpha", alpha)});
+  return b.add("Mul", "swish", {x, b.add("Sigmoid", "sigmoid", {gate})}, {}, to);
+}
+
+// Swish (opset 24): x * Sigmoid(alpha * x).
+std::string decompose_swish(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const float alpha = attr_float(node, "alpha", 1.f);
+  if (!std::isfinite(alpha)) return cat("alpha ", alpha, " must be finite");
+  OnnxNodes b(g, node, out);
+  swish(b, node.inputs[0], alpha, node.outputs[0]);
+  return "";
+}
+
+// SwiGLU (opset 28): Swish_alpha(A) * B, A and B of one shape.
+std::string decompose_swiglu(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0, 1}); !r.empty()) return r;
+  if (input(g, node, 0).shape != input(g, node, 1).shape)
+    fail("node ", node_label(node), ": A ", shape_str(input(g, node, 0).shape), " and B ",
+         shape_str(input(g, node, 1).shape), " differ in shape");
+  const float alpha = attr_float(node, "alpha", 1.f);
+  if (!std::isfinite(alpha)) return cat("alpha ", alpha, " must be finite");
+  OnnxNodes b(g, node, out);
+  b.add("Mul", "gated", {swish(b, node.inputs[0], alpha), node.inputs[1]}, {}, node.outputs[0]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
+    {"Swish", nullptr, "float32", "runs as x * Sigmoid(alpha * x) (alpha 1: one SiLU step)", 24,
+     decompose_swish},
+    {"SwiGLU", nullptr, "float32", "A and B of one shape; runs as Swish(A) * B", 28,
+     decompose_swiglu},
     {"Celu", nullptr, "float32", "runs as alpha * Elu(x / alpha), its definition", 0,
      decompose_celu},
     {"Clip", check_activation, "float32; int8, uint8 (in float32, opset 12 and later)",

@@ -72,7 +72,60 @@ std::string check_matmul(Graph& g, Node& node) {
   return resolve_as(g, node, fb::OpFamily::Gemm, out);
 }
 
+// AffineGrid (opset 20) with a constant size: theta [N, 2, 3] (or [N, 3, 4]) times the constant
+// homogeneous positions [3, H * W] (x, y, 1; or [4, D * H * W]) as ONNX's reference lays them
+// out: -1 + (i + 1/2) * 2 / n, or with align_corners -1 + i * 2 / (n - 1) (-1 for n of 1); a
+// MatMul against a constant, a Transpose and a Reshape to [N, H, W, 2] (or [N, D, H, W, 3]).
+std::string decompose_affine_grid(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const Value& size_value = input(g, node, 1);
+  if (!size_value.is_constant) return run_time_reason("size");
+  const std::vector<int64_t> size = read_ints(size_value);
+  const Shape theta = input(g, node, 0).shape;
+  const size_t spatial = size.size() >= 2 ? size.size() - 2 : 0;
+  if ((spatial != 2 && spatial != 3) || theta.size() != 3 || theta[0] != size[0] ||
+      theta[1] != int64_t(spatial) || theta[2] != int64_t(spatial) + 1)
+    return cat("theta ", shape_str(theta), " and size [", size.size(),
+               " values] are not [N, 2, 3] and [N, C, H, W] (or [N, 3, 4] and [N, C, D, H, W])");
+  int64_t points = 1;
+  for (size_t d = 2; d < size.size(); ++d) {
+    if (size[d] < 1) fail("node ", node_label(node), ": size has an extent of ", size[d]);
+    points *= size[d];
+  }
+  if (points > (int64_t{1} << 24)) return cat("a grid of ", points, " points (2^24 at most)");
+  const bool align = attr_int(node, "align_corners", 0) != 0;
+  const auto coordinate = [align](int64_t i, int64_t n) {
+    if (align) return n == 1 ? -1.0 : -1.0 + double(i) * (2.0 / double(n - 1));
+    return -1.0 + 1.0 / double(n) + double(i) * (2.0 / double(n));
+  };
+  // Row r of the positions holds coordinate r (x first, the last spatial dim) of every point,
+  // the last row ones; points in row-major order of the spatial dims.
+  const int64_t rows = int64_t(spatial) + 1;
+  std::vector<float> positions(size_t(rows * points));
+  for (int64_t p = 0; p < points; ++p) {
+    int64_t rest = p;
+    for (int64_t d = int64_t(spatial) - 1, r = 0; d >= 0; --d, ++r) {
+      const int64_t n = size[size_t(2 + d)];
+      positions[size_t(r * points + p)] = float(coordinate(rest % n, n));
+      rest /= n;
+    }
+    positions[size_t((rows - 1) * points + p)] = 1.f;
+  }
+  Shape grid = {size[0]};
+  grid.insert(grid.end(), size.begin() + 2, size.end());
+  grid.push_back(int64_t(spatial));
+  OnnxNodes b(g, node, out);
+  const int moved = b.add("MatMul", "moved", {node.inputs[0], b.floats("positions", {rows, points}, positions)});
+  const int per_point = b.add("Transpose", "per_point", {moved},
+                              {{"perm", OnnxNodes::ints_attr({0, 2, 1})}});
+  b.add("Reshape", "grid", {per_point, b.ints("grid_shape", grid)}, {}, node.outputs[0]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
+    {"AffineGrid", nullptr, "float32",
+     "size constant; 2-D and 3-D; runs as a MatMul of theta and the constant positions, a "
+     "Transpose and a Reshape", 20, decompose_affine_grid},
     {"Gemm", check_gemm, "float32", "2-D A and B; C broadcasts to [M, N]"},
     {"MatMul", check_matmul, "float32",
      "numpy semantics: 1-D operands, broadcast batch dims"},

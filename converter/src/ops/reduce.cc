@@ -100,10 +100,35 @@ std::string decompose_lp_normalization(Graph& g, const Node& node, std::vector<N
   return "";
 }
 
+// MeanVarianceNormalization (opsets 9 and 13): (x - mean) / sqrt(mean((x - mean)^2)) over
+// `axes` (default 0, 2, 3), as ONNX's function body computes it (no epsilon: a constant slice
+// gives NaN, there as here).
+std::string decompose_mvn(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const int64_t rank = static_cast<int64_t>(input(g, node, 0).shape.size());
+  std::vector<int64_t> axes;
+  for (int64_t a : attr_ints(node, "axes", {0, 2, 3})) axes.push_back(normalize_axis(node, a, rank));
+  OnnxNodes b(g, node, out);
+  using A = OnnxNodes;
+  const auto mean = [&](const char* what, int x) {  // axes an input from opset 18
+    return g.opset >= 18 ? b.add("ReduceMean", what, {x, b.ints(cat(what, "_axes"), axes)},
+                                 {{"keepdims", A::int_attr(1)}})
+                         : b.add("ReduceMean", what, {x},
+                                 {{"axes", A::ints_attr(axes)}, {"keepdims", A::int_attr(1)}});
+  };
+  const int centred = b.add("Sub", "centred", {node.inputs[0], mean("mean", node.inputs[0])});
+  const int variance = mean("variance", b.add("Mul", "squared", {centred, centred}));
+  b.add("Div", "normalized", {centred, b.add("Sqrt", "deviation", {variance})}, {},
+        node.outputs[0]);
+  return "";
+}
+
 // The definitions of opset 18 (axes an input); ReduceLogSum and ReduceLogSumExp of opset 28
 // spell out the result of an empty reduction, which jetplan never computes (check.cc refuses a
 // step that reads an empty tensor and writes a non-empty one).
 constexpr OpRow kRows[] = {
+    {"MeanVarianceNormalization", nullptr, "float32",
+     "runs as (x - ReduceMean(x)) / Sqrt(ReduceMean((x - mean)^2)) over axes", 0, decompose_mvn},
     {"LpNormalization", nullptr, "float32", "p 1 or 2; runs as x / ReduceL<p>(x) along the axis (0 where the norm is 0)", 0,
      decompose_lp_normalization},
     {"ReduceL1", check_reduce, kReduceDtypes, kReduceNotes, 18},
