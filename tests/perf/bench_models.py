@@ -3,7 +3,8 @@
 
 For each model (tests/perf/perf_models.py: resnet18, resnet50, mobilenet_v2, mobilenet_v3_large,
 efficientnet_b0, regnet_y_400mf (grouped convs), convnext_tiny (7x7 depthwise, LayerNorm over
-channels), vit_b_16, bert_base at sequence 128, yolo_style, unet, lstm2; random weights) and
+channels), vit_b_16, bert_base at sequence 128, gpt_decoder (GPT-2 small, causal, a prefill of
+128 tokens; gpt_decoder_s512 with --models), yolo_style, unet, lstm2; random weights) and
 batch size: one ONNX export (symbolic batch), jetplan-convert --target (FP16), then on the same
 input sets (rotated) every system of tests/perf/perf_systems.py: jetplan FP16, PyTorch eager FP16
 channels-last with cudnn.benchmark, the same as a CUDA graph, torch.compile(mode="max-autotune")

@@ -4,9 +4,12 @@ sets, the ONNX export and the FP32 reference.
 
 Models: torchvision's resnet18, resnet50, mobilenet_v2, mobilenet_v3_large, efficientnet_b0 and
 vit_b_16; a BERT-base encoder at sequence 128 (transformers' BertModel from a default BertConfig,
-random weights; inputs input_ids and attention_mask, output last_hidden_state); a YOLO-style
-detector (CSP backbone, SPPF, PAN neck, three 1x1 heads, SiLU/Concat/Upsample); a U-Net-like
-segmenter; a 2-layer LSTM with a per-step Linear.
+random weights; inputs input_ids and attention_mask, output last_hidden_state); a GPT-2 small
+decoder (transformers' GPT2Model from a default GPT2Config, random weights, causal attention;
+input input_ids, output last_hidden_state) as the prefill of 128 tokens (gpt_decoder) and of
+512 (gpt_decoder_s512, not in the default set: --models names it); a YOLO-style detector (CSP
+backbone, SPPF, PAN neck, three 1x1 heads, SiLU/Concat/Upsample); a U-Net-like segmenter; a
+2-layer LSTM with a per-step Linear.
 """
 import os
 import sys
@@ -19,6 +22,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import export_and_check as ec  # noqa: E402
 
 BERT_SEQ = 128
+GPT_SEQ = 128  # gpt_decoder's prefill length; gpt_decoder_s512 runs 512
+GPT_VOCAB = 50257
 
 
 class ConvBnSilu(nn.Sequential):
@@ -197,9 +202,32 @@ class BertEncoder(nn.Module):
         return out.last_hidden_state
 
 
+class GptDecoder(nn.Module):
+    """transformers' GPT2Model (GPT2Config defaults: GPT-2 small, 12 layers, hidden 768, 12
+    heads, 1024 positions) with transformers' default attention for it (sdpa since 4.4x: torch's
+    scaled_dot_product_attention with is_causal or a causal mask, which the exporters write out
+    as MatMul, Softmax, MatMul and the mask); forward(input_ids) -> last_hidden_state, the
+    prefill of a whole prompt: no KV cache, every token attends to itself and those before."""
+
+    def __init__(self):
+        super().__init__()
+        import transformers  # on the GPU machine; absent here: the caller prints a skip line
+        self.gpt = transformers.GPT2Model(transformers.GPT2Config())
+
+    def forward(self, input_ids):
+        # The all-ones attention_mask a tokenizer gives one unpadded prompt: without a mask,
+        # transformers 5.x looks for packed sequences in the position ids (torch.diff, which the
+        # TorchScript exporter lacks). The exported mask is computed from the ids' shape alone,
+        # so it folds to a constant once the shape is pinned.
+        mask = torch.ones_like(input_ids)
+        return self.gpt(input_ids=input_ids, attention_mask=mask, use_cache=False,
+                        return_dict=True).last_hidden_state
+
+
 tv = ec.tv
 
-# name -> (constructor, per-sample input shape or "tokens", opset)
+# name -> (constructor, per-sample input shape, "tokens" (BERT_SEQ ids and a padding mask) or
+# ("ids", S) (S token ids, a causal decoder's prompt), opset)
 MODELS = {
     "resnet18": (tv("resnet18"), (3, 224, 224), 13),
     "resnet50": (tv("resnet50"), (3, 224, 224), 13),
@@ -211,11 +239,14 @@ MODELS = {
     "vit_b_16": (tv("vit_b_16"), (3, 224, 224), 17),
     "bert_base": (BertEncoder, "tokens", 17),
     "bert_base_nomask": (lambda: BertEncoder(with_mask=False), "tokens", 17),
+    "gpt_decoder": (GptDecoder, ("ids", GPT_SEQ), 17),
+    "gpt_decoder_s512": (GptDecoder, ("ids", 512), 17),
     "yolo_style": (YoloStyle, (3, 640, 640), 13),
     "unet": (UNet, (3, 256, 256), 13),
     "lstm2": (Lstm2, (64, 128), 13),
 }
-DEFAULT_MODELS = list(MODELS)
+# The sequence-512 prefill only where named: the default run stays within its time budget.
+DEFAULT_MODELS = [n for n in MODELS if n != "gpt_decoder_s512"]
 
 
 class Unavailable(Exception):
@@ -234,10 +265,18 @@ def build(name):
 
 
 def input_names(name, model=None):
+    if is_ids(name):
+        return ["input_ids"]
     if MODELS[name][1] != "tokens":
         return ["input"]
     return ["input_ids"] if model is not None and not model.with_mask else ["input_ids",
                                                                            "attention_mask"]
+
+
+def is_ids(name):
+    """A model whose one input is token ids (("ids", S) in MODELS)."""
+    shape = MODELS[name][1]
+    return isinstance(shape, tuple) and len(shape) == 2 and shape[0] == "ids"
 
 
 def input_sets(name, batch, count):
@@ -246,7 +285,9 @@ def input_sets(name, batch, count):
     sets = []
     for k in range(count):
         rng = np.random.default_rng(1 + k)
-        if shape == "tokens":
+        if is_ids(name):
+            sets.append([rng.integers(0, GPT_VOCAB, size=(batch, shape[1]), dtype=np.int64)])
+        elif shape == "tokens":
             ids = rng.integers(1000, 30000, size=(batch, BERT_SEQ), dtype=np.int64)
             ids[:, 0] = 101  # [CLS]
             mask = np.ones((batch, BERT_SEQ), dtype=np.int64)

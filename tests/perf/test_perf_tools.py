@@ -149,6 +149,18 @@ def main():
     ids, mask = pm.input_sets("bert_base", 2, 2)[1]
     check(ids.dtype == np.int64 and mask.shape == (2, pm.BERT_SEQ) and mask.min() == 0,
           "bert_base input sets: int64 ids, the second set masks padding")
+    for name, seq in (("gpt_decoder", pm.GPT_SEQ), ("gpt_decoder_s512", 512)):
+        try:
+            model = pm.build(name)
+            check(pm.input_names(name, model) == ["input_ids"], f"{name} builds, ids only")
+        except pm.Unavailable as e:
+            check("transformers" in str(e), f"{name}: a clear skip reason: {e}")
+        sets = pm.input_sets(name, 2, 2)
+        check(len(sets[0]) == 1 and sets[0][0].shape == (2, seq) and sets[0][0].dtype == np.int64
+              and sets[1][0].max() < pm.GPT_VOCAB and pm.input_names(name) == ["input_ids"],
+              f"{name} input sets: one int64 [2, {seq}] ids tensor per set")
+    check("gpt_decoder" in pm.DEFAULT_MODELS and "gpt_decoder_s512" not in pm.DEFAULT_MODELS,
+          "the default run has the sequence-128 decoder, --models names the 512 one")
 
     # A GPU plan converted here and read back: shapes, FLOPs and memory figures.
     model = pm.build("resnet18")

@@ -31,9 +31,10 @@ void fold_batchnorm(Graph& g);
 // Intermediates must have no other reader and be no graph outputs.
 void fuse_patterns(Graph& g);
 
-// After fuse_patterns(), before fuse(): MatMul(Q, Kt) [scalar scales] [+ mask] -> Softmax(last
-// axis) -> MatMul(., V), every intermediate read once and no graph output, becomes one Attention
-// node; the Transposes around Q, K, V and O become its axes (fuse_attention.cc). For GPU plans
+// After fuse_patterns(), before fuse(): MatMul(Q, Kt) [scalar scales] [masks: + mask, Where
+// of a constant condition and a masked-out fill] -> Softmax(last axis) -> [NaN guard] ->
+// MatMul(., V), every intermediate read once and no graph output, becomes one Attention node
+// (a constant causal mask: its causal flag); the Transposes around Q, K, V and O become its axes (fuse_attention.cc). For GPU plans
 // only heads of a dim the CUDA kernels have (kernels/attention.h) fuse; the others keep their
 // steps. Then attention_row_order(): row Transposes next to the projections move into them.
 void fuse_attention(Graph& g, bool gpu);
