@@ -258,6 +258,8 @@ std::string supported_ops_markdown() {
       "- **folds**: evaluated at conversion when all its inputs are constants (shape "
       "arithmetic, weight preprocessing); **folds only**: refused where an input is computed "
       "at run time.\n"
+      "- **-**: left out; the restrictions column says why (`src/ops/left_out.cc`), as does "
+      "the converter's error for a model that uses the op.\n"
       "- **family**: the plan step's op family, whose file `src/ops/<family>.cc` "
       "(`kernels/op_families.def` names it) holds the op's check; for an op whose family "
       "depends on its inputs (Add: Binary on float32, Elementwise otherwise), the family that "

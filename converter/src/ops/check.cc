@@ -11,6 +11,7 @@
 
 #include "converter/src/import/onnx_definitions.h"
 #include "converter/src/ir/error.h"
+#include "converter/src/ops/left_out.h"
 #include "converter/src/ops/registry.h"
 #include "converter/src/passes/passes.h"
 
@@ -188,8 +189,10 @@ void check_support(Graph& g) {
     const CheckFn check = node.domain.empty() ? find_check(node.op_type) : nullptr;
     std::string reason;
     if (check == nullptr && !(node.domain.empty() && can_fold_op(node.op_type))) {
-      reason = node.domain.empty() ? "no such op in jetplan"
-                                   : cat("no such op in jetplan (domain '", node.domain, "')");
+      const char* why = node.domain.empty() ? ops::left_out_reason(node.op_type.c_str()) : nullptr;
+      reason = !node.domain.empty() ? cat("no such op in jetplan (domain '", node.domain, "')")
+               : why != nullptr      ? cat("no such op in jetplan (", why, ")")
+                                     : std::string("no such op in jetplan");
     } else if (!input_shapes_known(g, node)) {
       continue;  // fed by an unsupported node that is listed already
     } else {

@@ -13,6 +13,7 @@
 #include "converter/src/import/onnx_definitions.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/lower/lower.h"
+#include "converter/src/ops/left_out.h"
 #include "converter/src/passes/passes.h"
 #include "kernels/cuda/select.h"
 
@@ -197,6 +198,9 @@ OpSupport describe_op(const std::string& op_type) {
   if (const char* notes = control_flow_notes(op_type)) {
     out.folds = true;
     out.notes = notes;
+  }
+  if (!out.runs && !out.folds) {
+    if (const char* why = ops::left_out_reason(op_type.c_str())) out.notes = why;
   }
   for (int opset = kLibOnnxOpset + 1; opset <= kNewestOnnxOpset && out.refused_from == 0; ++opset)
     if (unread_definition(op_type, opset) != 0) out.refused_from = opset;

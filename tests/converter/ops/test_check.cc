@@ -27,7 +27,9 @@ TEST(Support, AllUnsupportedNodesInOneError) {
 
   const std::string e = convert_error(m);
   EXPECT_EQ(e,
-            "3 unsupported nodes: 'n1' (RandomNormalLike): no such op in jetplan; "
+            "3 unsupported nodes: 'n1' (RandomNormalLike): no such op in jetplan (random "
+            "sampling: a plan's outputs are a function of its inputs; feed random tensors as "
+            "inputs instead); "
             "'n2' (Clip): its min input is computed at run time (jetplan needs a constant "
             "scalar); "
             "'n4' (Foo): no such op in jetplan (domain 'com.example')");

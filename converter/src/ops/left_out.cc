@@ -1,0 +1,79 @@
+#include "converter/src/ops/left_out.h"
+
+#include <cstring>
+
+namespace jetplan::converter::ops {
+namespace {
+
+constexpr const char* kRandom =
+    "random sampling: a plan's outputs are a function of its inputs; feed random tensors as "
+    "inputs instead";
+constexpr const char* kSequence = "sequence values: plans hold tensors only";
+constexpr const char* kOptional = "optional values: plans hold tensors only";
+constexpr const char* kString = "strings are not a plan dtype";
+constexpr const char* kTraining = "a training loss";
+constexpr const char* kDataDependent =
+    "the output's extent depends on the input's values; jetplan gives a run-time extent only to "
+    "a NonMaxSuppression that is a graph output";
+
+struct LeftOut {
+  const char* op_type;
+  const char* reason;
+};
+
+constexpr LeftOut kLeftOut[] = {
+    {"Bernoulli", kRandom},
+    {"BitCast", "not yet: no exporter of the test set writes it"},
+    {"CausalConvWithState", "not yet as one op; its function body of Concat, Conv and Slice runs"},
+    {"Col2Im", "not yet: a scatter-add of patches, rare in exported inference models"},
+    {"ConcatFromSequence", kSequence},
+    {"CumProd", "not yet; CumSum runs"},
+    {"DeformConv", "not yet: needs a kernel of its own, bilinear sampling inside the conv"},
+    {"Det", "not yet: batched determinants are rare in inference models"},
+    {"GridSample", "not yet: needs a kernel of its own, sampling at run-time coordinates"},
+    {"ImageDecoder",
+     "decodes an encoded image inside the model; jetplan's camera path, jp_preprocessor, takes "
+     "decoded frames"},
+    {"LinearAttention", "not yet: opset 27"},
+    {"MaxRoiPool", "not yet: region pooling over run-time boxes, as two-stage detectors do"},
+    {"MaxUnpool",
+     "not yet: a scatter of the pooled values to their indices, which the GPU's scatter kernel "
+     "takes only for small tensors"},
+    {"Multinomial", kRandom},
+    {"NegativeLogLikelihoodLoss", kTraining},
+    {"NonZero", kDataDependent},
+    {"Optional", kOptional},
+    {"OptionalGetElement", kOptional},
+    {"OptionalHasElement", kOptional},
+    {"RandomNormal", kRandom},
+    {"RandomNormalLike", kRandom},
+    {"RandomUniform", kRandom},
+    {"RandomUniformLike", kRandom},
+    {"RegexFullMatch", kString},
+    {"RoiAlign", "not yet: region pooling over run-time boxes, as two-stage detectors do"},
+    {"SequenceAt", kSequence},
+    {"SequenceConstruct", kSequence},
+    {"SequenceEmpty", kSequence},
+    {"SequenceErase", kSequence},
+    {"SequenceInsert", kSequence},
+    {"SequenceLength", kSequence},
+    {"SequenceMap", kSequence},
+    {"SoftmaxCrossEntropyLoss", kTraining},
+    {"SplitToSequence", kSequence},
+    {"StringConcat", kString},
+    {"StringNormalizer", kString},
+    {"StringSplit", kString},
+    {"TensorScatter", "not yet: opset 24's KV-cache update"},
+    {"TfIdfVectorizer", kString},
+    {"Unique", kDataDependent},
+};
+
+}  // namespace
+
+const char* left_out_reason(const char* op_type) {
+  for (const LeftOut& l : kLeftOut)
+    if (std::strcmp(l.op_type, op_type) == 0) return l.reason;
+  return nullptr;
+}
+
+}  // namespace jetplan::converter::ops
