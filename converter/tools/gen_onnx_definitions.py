@@ -12,12 +12,13 @@ LIBONNX_OPSET = 17
 # Redefinitions that keep the signature: Pad 19 adds mode 'wrap', Resize 19 the coordinate mode
 # 'half_pixel_symmetric', Mod 28 and ReduceLogSum(Exp) 28 spell out the results of special
 # values, ScatterElements and ScatterND 18 add the reductions 'max' and 'min', OptionalGetElement
-# 18 takes a tensor. (DepthToSpace 28 changes nothing jetplan reads: it is left out.)
+# 18 takes a tensor, GridSample 20 renames its modes (linear, cubic) and takes 1 to N spatial dims.
+# (DepthToSpace 28 changes nothing jetplan reads: it is left out.)
 # IsInf 20 adds float16, which jetplan reads and libonnx's opset-10 schema refuses: kept so that
 # libonnx does not check it.
 SAME_SIGNATURE = {("Pad", 19), ("Resize", 19), ("Mod", 28), ("ReduceLogSum", 28), ("IsInf", 20),
                   ("ReduceLogSumExp", 28), ("ScatterElements", 18),
-                  ("ScatterND", 18), ("OptionalGetElement", 18)}
+                  ("ScatterND", 18), ("OptionalGetElement", 18), ("GridSample", 20)}
 TYPE_NAMES = {1: "float", 2: "int", 3: "string", 4: "tensor", 5: "graph", 6: "floats", 7: "ints",
               8: "strings", 9: "tensors", 10: "graphs", 11: "sparse_tensor", 12: "sparse_tensors",
               13: "type_proto", 14: "type_protos"}

@@ -157,4 +157,23 @@ void contract_resize(StepContract& c) {
            "resize rank and scales");
 }
 
+// GridSample: X [N, C, *in] of 1 to 3 spatial dims, grid [N, *out, r] Float32, Y [N, C, *out] of
+// X's dtype.
+void contract_grid_sample(StepContract& c) {
+  const auto* p = c.step->params_as_GridSampleParams();
+  if (!p || c.in.size() != 2) return c.bad("step ", c.name, " grid_sample");
+  const Shape& x = c.in[0];
+  const Shape& grid = c.in[1];
+  const size_t r = x.size() >= 2 ? x.size() - 2 : 0;
+  bool ok = r >= 1 && r <= 3 && grid.size() == r + 2 && c.y.size() == r + 2 &&
+            grid[0] == x[0] && grid.back() == static_cast<int64_t>(r) && c.y[0] == x[0] &&
+            c.y[1] == x[1];
+  for (size_t d = 0; ok && d < r; ++d) ok = c.y[2 + d] == grid[1 + d];
+  c.expect(ok, "grid_sample shapes X " + str(x) + " grid " + str(grid) + " y " + str(c.y));
+  c.expect(c.in_dtype(1) == fb::DType::Float32 && c.dtype_of(0) == c.in_dtype(0) &&
+               (c.in_dtype(0) == fb::DType::Float32 ||
+                (!c.cpu && c.in_dtype(0) == fb::DType::Float16)),
+           "grid_sample dtypes");
+}
+
 }  // namespace jetplan::converter::testing::contract

@@ -58,6 +58,7 @@ constexpr OnnxDefinition kDefinitions[] = {
     {"DequantizeLinear", 21, false, "axis:int block_size:int", 2, 3, 1, 1},
     {"DequantizeLinear", 23, false, "axis:int block_size:int output_dtype:int", 2, 3, 1, 1},
     {"Gelu", 20, true, "approximate:string", 1, 1, 1, 1},
+    {"GridSample", 20, false, "align_corners:int mode:string padding_mode:string", 2, 2, 1, 1},
     {"GroupNormalization", 18, true, "epsilon:float num_groups:int", 3, 3, 1, 1},
     {"GroupNormalization", 21, false, "epsilon:float num_groups:int stash_type:int", 3, 3, 1, 1},
     {"ImageDecoder", 20, true, "pixel_format:string", 1, 1, 1, 1},

@@ -151,6 +151,13 @@ struct AttentionDesc {
   AttentionViewDesc q_view, k_view, v_view;
 };
 
+// GridSample: ONNX's mode, padding_mode and align_corners.
+struct GridSampleDesc {
+  fb::GridSampleMode mode = fb::GridSampleMode::Linear;
+  fb::GridSamplePadding padding = fb::GridSamplePadding::Zeros;
+  bool align_corners = false;
+};
+
 // The plan operation a node resolves to. Only the fields of `family` are meaningful.
 struct OpDesc {
   bool resolved = false;
@@ -227,6 +234,7 @@ struct OpDesc {
   QuantDesc quant;
   AttentionDesc attention;
   bool rms = false;  // LayerNorm: by the root mean square (RMSNormalization)
+  GridSampleDesc grid_sample;
 };
 
 }  // namespace jetplan::converter

@@ -78,10 +78,12 @@ namespace {
 // Whether step s reads its input `slot` as Float32 whatever the plan's precision: the scale of
 // QuantizeLinear and DequantizeLinear, and the three of QLinearMatMul and QLinearConv (their
 // kernels take float32 scales); NonMaxSuppression's boxes and scores (its kernel decides IoU
-// ties as the twin does, on the float32 coordinates).
+// ties as the twin does, on the float32 coordinates); GridSample's grid (a coordinate of 500 in
+// float16 is off by up to a quarter pixel).
 bool reads_float32(const DraftStep& s, size_t slot) {
   const fb::OpFamily f = s.op.family;
   if (f == fb::OpFamily::Nms) return slot <= 1;
+  if (f == fb::OpFamily::GridSample) return slot == 1;
   if (f == fb::OpFamily::QLinearMatMul || f == fb::OpFamily::QLinearConv)
     return slot == 1 || slot == 4 || slot == 6;
   return (f == fb::OpFamily::Quantize || f == fb::OpFamily::Dequantize) && slot == 1;

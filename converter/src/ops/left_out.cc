@@ -30,7 +30,6 @@ constexpr LeftOut kLeftOut[] = {
     {"CumProd", "not yet; CumSum runs"},
     {"DeformConv", "not yet: needs a kernel of its own, bilinear sampling inside the conv"},
     {"Det", "not yet: batched determinants are rare in inference models"},
-    {"GridSample", "not yet: needs a kernel of its own, sampling at run-time coordinates"},
     {"ImageDecoder",
      "decodes an encoded image inside the model; jetplan's camera path, jp_preprocessor, takes "
      "decoded frames"},
