@@ -20,8 +20,9 @@ enum class ActivationKind : uint8_t {
   kGelu = 9,         // 0.5 * x * (1 + erf(x / sqrt(2)))
   kElu = 10,         // x < 0 ? alpha * (exp(x) - 1) : x
   kSelu = 11,        // x > 0 ? beta * x : beta * alpha * (exp(x) - 1)
+  kGeluTanh = 12,    // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
 };
-constexpr int kActivationKindCount = 12;
+constexpr int kActivationKindCount = 13;
 
 struct Activation {
   ActivationKind kind = ActivationKind::kNone;

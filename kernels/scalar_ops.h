@@ -31,7 +31,8 @@ enum class BinaryOp : uint8_t { kAdd = 0, kSub, kMul, kDiv, kMax, kMin, kPow, kP
 constexpr int kBinaryOpCount = 8;
 
 // Unary math (the Unary family: y[i] = op(x[i]); y has the dtype unary_out_dtype(op, dtype)).
-// Activations with a kind in ActivationKind (Relu, Sigmoid, Tanh, erf-Gelu, ...) are not here.
+// Activations with a kind in ActivationKind (Relu, Sigmoid, Tanh, Gelu, ...) are not here; the
+// Unary GeluTanh is the float16 form of ActivationKind kGeluTanh (the same host bits).
 enum class UnaryOp : uint8_t {
   kAbs = 0,
   kNeg,
@@ -105,6 +106,23 @@ inline float clamp01(float v) { return v < 0.f ? 0.f : (v > 1.f ? 1.f : v); }
 }  // namespace scalar_host
 #endif
 
+// GELU's tanh form (ONNX Gelu approximate="tanh", GPT-2's NewGELUActivation):
+// 0.5 x (1 + tanh(z)), z = sqrt(2 / pi) (x + 0.044715 x^3), as x / (1 + exp(-2z)): the same
+// value without the cancellation of 1 + tanh(z) for very negative x, where ONNX's float32
+// reference keeps few or no correct digits (its formula within 2 ulp elsewhere). The factor
+// underflows to 0 far left, where -inf * 0 would be NaN; the limit is -0. FAST (the fused
+// activation): the device's __expf and approximate reciprocal, as Sigmoid and Silu use __expf
+// (a factor under 2^-126 gives -0 there); otherwise (the Unary op) libdevice's expf and an IEEE
+// division. The host computes both alike.
+template <bool FAST>
+JP_HD_INLINE float gelu_tanh_value(float x) {
+  const float z = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  const float e = JP_DEVICE_OR_HOST(FAST ? __expf(-2.f * z) : expf(-2.f * z), std::exp(-2.f * z));
+  const float factor =
+      JP_DEVICE_OR_HOST(FAST ? __fdividef(1.f, 1.f + e) : 1.f / (1.f + e), 1.f / (1.f + e));
+  return factor == 0.f ? -0.f : x * factor;
+}
+
 JP_HD_INLINE float activation_value(const Activation& act, float x) {
   switch (act.kind) {
     case ActivationKind::kNone: return x;
@@ -137,6 +155,7 @@ JP_HD_INLINE float activation_value(const Activation& act, float x) {
       return JP_DEVICE_OR_HOST(
           x > 0.f ? act.beta * x : act.beta * act.alpha * (__expf(x) - 1.f),
           x > 0.f ? act.beta * x : act.beta * act.alpha * std::expm1(x));
+    case ActivationKind::kGeluTanh: return gelu_tanh_value<true>(x);
   }
   return x;  // unreachable for a validated plan; keeps -Wreturn-type quiet without a default
 }
@@ -228,15 +247,7 @@ JP_HD_INLINE float unary_value(UnaryOp op, float x) {
       const float t = JP_DEVICE_OR_HOST(tanhf(softplus_value(x)), std::tanh(softplus_value(x)));
       return t == 0.f ? JP_DEVICE_OR_HOST(copysignf(0.f, x), std::copysign(0.f, x)) : x * t;
     }
-    case UnaryOp::kGeluTanh: {
-      // 0.5 (1 + tanh(z)) == 1 / (1 + exp(-2z)): the same value without the cancellation of
-      // 1 + tanh(z) for very negative x. The factor underflows to 0 far left, where -inf * 0
-      // would be NaN; the limit is -0.
-      const float z = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-      const float factor =
-          JP_DEVICE_OR_HOST(1.f / (1.f + expf(-2.f * z)), 1.f / (1.f + std::exp(-2.f * z)));
-      return factor == 0.f ? -0.f : x * factor;
-    }
+    case UnaryOp::kGeluTanh: return gelu_tanh_value<false>(x);
     case UnaryOp::kIsNaN:
     case UnaryOp::kIsInf:
     case UnaryOp::kIsPosInf:

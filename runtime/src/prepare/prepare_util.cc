@@ -24,8 +24,8 @@ static_assert(static_cast<int>(kernels::DType::kFloat32) == static_cast<int>(fb:
                   kernels::kDTypeCount == static_cast<int>(fb::DType::MAX) + 1,
               "kernels::DType must mirror fb::DType");
 static_assert(kernels::kActivationKindCount == static_cast<int>(fb::ActivationKind::MAX) + 1 &&
-                  static_cast<int>(kernels::ActivationKind::kSelu) ==
-                      static_cast<int>(fb::ActivationKind::Selu),
+                  static_cast<int>(kernels::ActivationKind::kGeluTanh) ==
+                      static_cast<int>(fb::ActivationKind::GeluTanh),
               "kernels::ActivationKind must follow fb::ActivationKind");
 
 bool same_shape(const TensorInfo& a, const TensorInfo& b) {
