@@ -45,6 +45,11 @@ inline double activation_ref(const Activation& a, double x) {
       return x >= 0 ? x : a.alpha * (std::exp(x) - 1.0);
     case ActivationKind::kSelu:  // alpha, gamma in alpha, beta
       return a.beta * (x > 0 ? x : a.alpha * std::exp(x) - a.alpha);
+    case ActivationKind::kGeluTanh: {
+      // ONNX's formula; left of 0, 1 + tanh(z) as exp(z) / cosh(z), which does not cancel.
+      const double z = std::sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x);
+      return 0.5 * x * (z >= 0 ? 1.0 + std::tanh(z) : std::exp(z) / std::cosh(z));
+    }
   }
   ADD_FAILURE() << "activation kind " << int(a.kind) << " has no reference";
   return NAN;
@@ -82,6 +87,7 @@ inline constexpr Activation kEveryActivation[] = {
     {ActivationKind::kHardSigmoid, 0.2f, 0.5f}, {ActivationKind::kHardSwish, 0.f, 0.f},
     {ActivationKind::kSilu, 0.f, 0.f},       {ActivationKind::kGelu, 0.f, 0.f},
     {ActivationKind::kElu, 1.3f, 0.f},       {ActivationKind::kSelu, 1.6732632f, 1.0507010f},
+    {ActivationKind::kGeluTanh, 0.f, 0.f},
 };
 static_assert(sizeof kEveryActivation / sizeof kEveryActivation[0] == kActivationKindCount,
               "a new ActivationKind needs an entry here and a formula in activation_ref");

@@ -1,5 +1,6 @@
 // The Unary family: the one-input math of kernels/kernels.h UnaryOp, float16 and 8-bit
-// integers computed in a wider dtype between Cast steps; the erf form of Gelu is an Activation.
+// integers computed in a wider dtype between Cast steps; Gelu of float32 is an Activation (Gelu,
+// or GeluTanh for approximate tanh: the same host bits as the Unary GeluTanh of float16).
 #include "converter/src/fold/eval.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/ops/op_helpers.h"
@@ -20,6 +21,11 @@ std::string check_unary(Graph& g, Node& node) {
     if (x.dtype != DataType::kFloat32)
       return cat("Gelu on ", dtype_name(x.dtype), " is not supported (float32 only)");
     node.op.act.kind = fb::ActivationKind::Gelu;
+    return resolve_as(g, node, fb::OpFamily::Activation, x.dtype, x.shape);
+  }
+  if (node.op_type == "Gelu" && attr_string(node, "approximate", "none") == "tanh" &&
+      x.dtype == DataType::kFloat32) {  // an activation too, so it fuses into an epilogue
+    node.op.act.kind = fb::ActivationKind::GeluTanh;
     return resolve_as(g, node, fb::OpFamily::Activation, x.dtype, x.shape);
   }
   kernels::UnaryOp op;

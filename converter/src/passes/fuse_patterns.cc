@@ -3,12 +3,15 @@
 // the producer's epilogue.
 //   x * Sigmoid(x)                                  -> Activation Silu
 //   x * 0.5 * (1 + Erf(x / sqrt(2)))  (any order)   -> Activation Gelu
+//   x * 0.5 * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))  (any order, x^3 as Pow or two
+//                                                      Muls)  -> Activation GeluTanh
 //   MatMul(s * x) through Transposes and Copies     -> MatMul(x) with alpha * s (s a constant)
 //   Transpose(Transpose(x))                         -> one Transpose (views take the identity)
 //   reshape(Gemm(A, B))                             -> Gemm(reshape(A), B): the Gemm meets what
 //                                                      reads the reshape (a residual Add)
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "converter/src/ir/graph_edit.h"
 #include "converter/src/passes/passes.h"
@@ -29,8 +32,8 @@ class Patterns {
       readers_ = g_.consumers();
       for (size_t i = 0; i < g_.nodes.size() && !changed; ++i) {
         if (g_.nodes[i].dead || !g_.nodes[i].op.resolved) continue;
-        changed = silu(i) || gelu(i) || scale_into_gemm(i) || compose_transposes(i) ||
-                  view_through_gemm(i);
+        changed = silu(i) || gelu(i) || gelu_tanh(i) || scale_into_gemm(i) ||
+                  compose_transposes(i) || view_through_gemm(i);
       }
     }
     g_.compact();
@@ -64,7 +67,7 @@ class Patterns {
   }
   // `at` becomes Activation `kind` of x (same shape as its output); the others die.
   void become_activation(Node& at, fb::ActivationKind kind, int x,
-                         std::initializer_list<Node*> dead) {
+                         const std::vector<Node*>& dead) {
     std::string name;
     for (Node* n : dead) {
       name += n->name + "+";
@@ -76,6 +79,11 @@ class Patterns {
     at.op.family = fb::OpFamily::Activation;
     at.op.act.kind = kind;
     at.op_type = kind == fb::ActivationKind::Silu ? "Silu" : "Gelu";
+    at.attrs.clear();
+    if (kind == fb::ActivationKind::GeluTanh) {
+      at.attrs["approximate"].kind = Attribute::Kind::kString;
+      at.attrs["approximate"].s = "tanh";
+    }
     at.inputs = {x};
   }
 
@@ -132,6 +140,82 @@ class Patterns {
     const int c = other(*half, x);
     if (c < 0 || !near(scalar(c), 0.5)) return false;
     become_activation(*mul, fb::ActivationKind::Gelu, x, {half, scaled, &erf, add});
+    return true;
+  }
+
+  // For a Mul: the operand beside a scalar constant near c (either side), or -1.
+  int scaled_by(const Node& mul, double c) const {
+    if (!binary(mul, fb::BinaryOp::Mul)) return -1;
+    for (int k = 0; k < 2; ++k)
+      if (near(scalar(mul.inputs[k]), c)) return mul.inputs[1 - k];
+    return -1;
+  }
+  // x^3 as Pow(x, 3), x * (x * x) or (x * x) * x, written to `value` (read once); its nodes.
+  bool cube_of(int value, int x, std::vector<Node*>* nodes) {
+    Node* c = private_producer(value);
+    if (c == nullptr) return false;
+    if (binary(*c, fb::BinaryOp::Pow) && c->inputs[0] == x && near(scalar(c->inputs[1]), 3.0)) {
+      nodes->push_back(c);
+      return true;
+    }
+    if (!binary(*c, fb::BinaryOp::Mul)) return false;
+    const int square = other(*c, x);
+    Node* sq = square < 0 ? nullptr : private_producer(square);
+    if (sq == nullptr || !binary(*sq, fb::BinaryOp::Mul) || sq->inputs[0] != x ||
+        sq->inputs[1] != x)
+      return false;
+    nodes->insert(nodes->end(), {c, sq});
+    return true;
+  }
+
+  // Tanh(c1 * (x + c2 * x^3)) (c1 = sqrt(2 / pi), c2 = 0.044715) + 1, then the product of it, x
+  // and 0.5 in any grouping; every Mul and Add in either operand order.
+  bool gelu_tanh(size_t i) {
+    Node& tanh = g_.nodes[i];
+    if (tanh.op.family != fb::OpFamily::Activation ||
+        tanh.op.act.kind != fb::ActivationKind::Tanh || tanh.op.expand != Expansion::kNone ||
+        !is_floating(g_.values[tanh.outputs[0]].dtype))
+      return false;
+    std::vector<Node*> dead = {&tanh};
+    Node* scaled = private_producer(tanh.inputs[0]);
+    const int inner = scaled == nullptr ? -1 : scaled_by(*scaled, 0.7978845608028654);
+    Node* sum = inner < 0 ? nullptr : private_producer(inner);
+    if (sum == nullptr || !binary(*sum, fb::BinaryOp::Add)) return false;
+    dead.insert(dead.end(), {scaled, sum});
+    int x = -1;
+    for (int k = 0; k < 2 && x < 0; ++k) {
+      Node* cubic = private_producer(sum->inputs[1 - k]);
+      const int cube = cubic == nullptr ? -1 : scaled_by(*cubic, 0.044715);
+      if (cube >= 0 && cube_of(cube, sum->inputs[k], &dead)) {
+        x = sum->inputs[k];
+        dead.push_back(cubic);
+      }
+    }
+    if (x < 0) return false;
+    const Shape& shape = g_.values[x].shape;
+    Node* add = only_reader(tanh.outputs[0]);
+    if (add == nullptr || !binary(*add, fb::BinaryOp::Add)) return false;
+    const int one = other(*add, tanh.outputs[0]);
+    if (one < 0 || !near(scalar(one), 1.0)) return false;
+    dead.push_back(add);
+    Node* mul = only_reader(add->outputs[0]);
+    if (mul == nullptr || !binary(*mul, fb::BinaryOp::Mul)) return false;
+    const int factor = other(*mul, add->outputs[0]);
+    if (factor < 0) return false;
+    Node* last = mul;
+    if (factor == x || near(scalar(factor), 0.5)) {  // (t * x) * 0.5 or (t * 0.5) * x
+      last = only_reader(mul->outputs[0]);
+      if (last == nullptr || !binary(*last, fb::BinaryOp::Mul)) return false;
+      const int rest = other(*last, mul->outputs[0]);
+      if (factor == x ? !near(scalar(rest), 0.5) : rest != x) return false;
+      dead.push_back(mul);
+    } else {  // (x * 0.5) * t
+      Node* half = private_producer(factor);
+      if (half == nullptr || scaled_by(*half, 0.5) != x) return false;
+      dead.push_back(half);
+    }
+    if (g_.values[last->outputs[0]].shape != shape) return false;
+    become_activation(*last, fb::ActivationKind::GeluTanh, x, dead);
     return true;
   }
 

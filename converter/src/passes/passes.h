@@ -26,7 +26,8 @@ void fold_batchnorm(Graph& g);
 
 // Rewrites exporters' spellings of one function into that function, before fuse(): x *
 // Sigmoid(x) -> Silu; the erf form of GELU (x * 0.5 * (1 + Erf(x / sqrt(2))), in any order of
-// the products) -> Gelu; a Mul or Div by a scalar constant whose result reaches a Gemm operand
+// the products) -> Gelu; its tanh form (x * 0.5 * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))),
+// x^3 as Pow or two Muls, any order) -> GeluTanh; a Mul or Div by a scalar constant whose result reaches a Gemm operand
 // through Transposes and Copies only -> the Gemm's alpha; two Transposes in a row -> one.
 // Intermediates must have no other reader and be no graph outputs.
 void fuse_patterns(Graph& g);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/scalar_ops.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/kernels/reference_formulas.h"
 #include "tests/kernels/onnx_node_data.h"
@@ -72,6 +73,42 @@ TEST(Activation, HandValues) {
   EXPECT_FLOAT_EQ(cpu::apply_activation(selu, -1.f), -3.7927232f);
   EXPECT_EQ(cpu::apply_activation(selu, 0.f), 0.f);
   EXPECT_EQ(cpu::apply_activation(selu, 1.f), 3.f);
+}
+
+// GeluTanh, the twin of every fused epilogue with GELU's tanh form, against ONNX's formula in
+// double (reference_formulas.h) on a dense sweep. The float32 argument z = sqrt(2/pi) (x +
+// 0.044715 x^3) carries a few ulp of rounding, which exp(-2z) multiplies by |2z| (the
+// function's own conditioning, far left): tolerance 4 ulp (2^-22) * (2 + |2z|) relative, plus
+// 1e-37 absolute (results below float32's normal range).
+TEST(Activation, GeluTanhAgainstDouble) {
+  const Activation act{ActivationKind::kGeluTanh, 0.f, 0.f};
+  double worst = 0.0;  // in units of the relative tolerance's 2^-22 (2 + |2z|) part
+  for (int i = -16 * 256; i <= 16 * 256; ++i) {
+    const float x = static_cast<float>(i) / 256.f;
+    const double want = activation_ref(act, x);
+    const double z = 0.7978845608028654 * (x + 0.044715 * double(x) * x * x);
+    const double unit = std::ldexp(1.0, -22) * (2.0 + std::fabs(2.0 * z)) * std::fabs(want);
+    const float got = cpu::apply_activation(act, x);
+    ASSERT_LE(std::fabs(got - want), unit + 1e-37) << "x " << x << ": " << got << " vs " << want;
+    if (std::fabs(want) > 1e-30) worst = std::max(worst, std::fabs(got - want) / unit);
+    // The Unary op of float16 models computes the same bits on the host.
+    ASSERT_EQ(got, unary_value(UnaryOp::kGeluTanh, x)) << "x " << x;
+  }
+  RecordProperty("worst_in_tolerance_units", std::to_string(worst));
+  // ONNX's example (test_gelu_tanh_1): [-1, 0, 1] -> [-0.158808, 0, 0.841192].
+  EXPECT_NEAR(cpu::apply_activation(act, -1.f), -0.158808f, 1e-6f);
+  EXPECT_EQ(cpu::apply_activation(act, 0.f), 0.f);
+  EXPECT_NEAR(cpu::apply_activation(act, 1.f), 0.841192f, 1e-6f);
+  // The limits: -0 far left and at -inf (no -inf * 0 = NaN), x itself far right.
+  for (float x : {-20.f, -1e10f, -1e30f, -INFINITY}) {
+    const float y = cpu::apply_activation(act, x);
+    EXPECT_EQ(y, 0.f) << x;
+    EXPECT_TRUE(std::signbit(y)) << x;
+  }
+  EXPECT_EQ(cpu::apply_activation(act, 20.f), 20.f);
+  EXPECT_EQ(cpu::apply_activation(act, 1e30f), 1e30f);
+  EXPECT_EQ(cpu::apply_activation(act, INFINITY), INFINITY);
+  EXPECT_TRUE(std::isnan(cpu::apply_activation(act, NAN)));
 }
 
 TEST(Activation, InPlace) {

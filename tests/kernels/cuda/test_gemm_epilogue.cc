@@ -160,6 +160,7 @@ std::vector<Case> residual_matrix() {
     for (bool tb : {false, true}) {
       cases.push_back({1, 37, 53, 29, ta, tb, true, true, A::kRelu});
       cases.push_back({1, 65, 197, 40, ta, tb, false, true, A::kGelu});
+      cases.push_back({1, 33, 130, 48, ta, tb, true, false, A::kGeluTanh});
     }
   const Case rest[] = {
       // Batched (not folded: trans_a) with the residual per batch.
@@ -173,6 +174,8 @@ std::vector<Case> residual_matrix() {
       // Split-K: batch 1, long K, few tiles.
       {1, 40, 64, 768, false, true, true, true, A::kNone},
       {1, 97, 130, 1024, true, true, false, true, A::kHardSwish},
+      // GPT-2's c_fc at a prefill of 128 tokens: bias and the tanh form of GELU.
+      {1, 128, 3072, 768, false, false, true, false, A::kGeluTanh},
       // No residual: the f32out variants must still match the twin.
       {1, 70, 96, 128, false, true, true, false, A::kNone},
       {1, 2, 1000, 512, false, false, true, false, A::kNone},
