@@ -5,19 +5,19 @@
 namespace jetplan::kernels::cpu {
 namespace {
 
-// Each lane in order: T the elements, Acc what they are summed in. Integers add as unsigned
-// (two's-complement wrap, defined, as ONNX Runtime's sums).
+// Each lane in order: T the elements, Acc what they are summed (multiplied) in. Integers
+// combine as unsigned (two's-complement wrap, defined, as ONNX Runtime's sums and products).
 template <typename T, typename Acc, typename Load, typename Store>
 void lanes(const CumSumParams& p, const T* x, T* y, Load load, Store store) {
   for (int64_t lane = 0; lane < p.outer * p.inner; ++lane) {
     const CumSumLane l = cum_sum_lane(p, lane);
-    Acc sum = Acc(0);
+    Acc acc = cum_sum_identity<Acc>(p);
     for (int64_t j = 0; j < p.length; ++j) {
       const int64_t at = l.base + j * l.step;
       const Acc v = load(x[at]);
-      if (!p.exclusive) sum = sum + v;
-      y[at] = store(sum);
-      if (p.exclusive) sum = sum + v;
+      if (!p.exclusive) acc = cum_sum_combine(p, acc, v);
+      y[at] = store(acc);
+      if (p.exclusive) acc = cum_sum_combine(p, acc, v);
     }
   }
 }

@@ -1,7 +1,8 @@
-// CumSum on the GPU: one thread per lane (outer, inner), adding along the axis in order, as the
-// CPU twin (kernels/cpu/cum_sum.cc) does: the same sums in the same order, so float32 and the
-// integers agree with it bit for bit and float16 (summed in float32, each output rounded once)
-// up to the twin's own rounding. Exporters use it on position indices and masks, whose axes are
+// CumSum and CumProd on the GPU: one thread per lane (outer, inner), adding (multiplying) along
+// the axis in order, as the CPU twin (kernels/cpu/cum_sum.cc) does, through the same
+// cum_sum_combine: the same operations in the same order, so float32, float64 and the integers
+// agree with it bit for bit and float16 (accumulated in float32, each output rounded once) up to
+// the twin's own rounding. Exporters use it on position indices and masks, whose axes are
 // short next to the lane count, so a scan within a lane would not pay for itself.
 #include <cuda_fp16.h>
 
@@ -14,7 +15,7 @@
 namespace jetplan::kernels::cuda {
 namespace {
 
-// T the elements, Acc the sum (integers as unsigned: a defined two's-complement wrap).
+// T the elements, Acc the sum or product (integers as unsigned: a defined two's-complement wrap).
 template <typename T, typename Acc>
 __device__ Acc load_acc(const T* x, int64_t i) {
   return static_cast<Acc>(x[i]);
@@ -39,13 +40,13 @@ __device__ void cum_sum_kernel(const StepPointers& ptrs, const CumSumParams& p) 
   const int64_t lanes = p.outer * p.inner;
   for (int64_t lane = global_thread(); lane < lanes; lane += global_threads()) {
     const CumSumLane l = cum_sum_lane(p, lane);
-    Acc sum = Acc(0);
+    Acc acc = cum_sum_identity<Acc>(p);
     for (int64_t j = 0; j < p.length; ++j) {
       const int64_t at = l.base + j * l.step;
       const Acc v = load_acc<T, Acc>(x, at);
-      if (!p.exclusive) sum = sum + v;
-      store_acc<T, Acc>(y, at, sum);
-      if (p.exclusive) sum = sum + v;
+      if (!p.exclusive) acc = cum_sum_combine(p, acc, v);
+      store_acc<T, Acc>(y, at, acc);
+      if (p.exclusive) acc = cum_sum_combine(p, acc, v);
     }
   }
 }

@@ -3,7 +3,8 @@
 
 namespace jetplan::kernels::cuda {
 
-// One thread per lane, whatever the axis' length: float32, float16, float64, int32, int64.
+// One thread per lane, whatever the axis' length: float32, float16, float64, int32, int64, sums
+// and products alike.
 bool select_cum_sum(const StepDesc& step, const TargetInfo& target, LaunchChoice* out,
                     std::string* why) {
   const auto* p = static_cast<const CumSumParams*>(step.params);
@@ -17,7 +18,8 @@ bool select_cum_sum(const StepDesc& step, const TargetInfo& target, LaunchChoice
   } else if (p->dtype == DType::kFloat64) {
     id = VariantId::jp_cum_sum_f64;
   } else if (p->dtype != DType::kFloat32) {
-    *why = "no CUDA CumSum kernel for this dtype (float32, float16, float64, int32 and int64 have one)";
+    *why = "no CUDA CumSum/CumProd kernel for this dtype (float32, float16, float64, int32 and "
+           "int64 have one)";
     return false;
   }
   out->variant = &kernel_variant(id);

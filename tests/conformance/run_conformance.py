@@ -61,6 +61,7 @@ PARAMETER_SLOTS = {
     "Compress": (1,),                # condition (it fixes the output's shape)
     "Clip": (1, 2),                  # min, max
     "ConstantOfShape": (0,),         # shape
+    "CumProd": (1,),                 # axis
     "CumSum": (1,),                  # axis
     "DFT": (1, 2),                   # dft_length, axis (opset 20)
     "Dropout": (1, 2),               # ratio, training_mode

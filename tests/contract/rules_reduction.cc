@@ -45,8 +45,8 @@ void contract_top_k(StepContract& c) {
            "topk outputs " + str(y));
 }
 
-// CumSum: y of x's shape and dtype (float32, float16, float64, int32 or int64), the axis one of
-// its dims.
+// CumSum (sums, or CumProd's products with product set): y of x's shape and dtype (float32,
+// float16, float64, int32 or int64), the axis one of its dims.
 void contract_cum_sum(StepContract& c) {
   const auto* p = c.step->params_as_CumSumParams();
   if (!p || c.in.size() != 1) return c.bad("step ", c.name, " cum_sum");

@@ -528,8 +528,8 @@ bool eval_where(const Args& a, std::vector<TensorData>* out) {
   return true;
 }
 
-// CumSum through its CPU twin: position embeddings made from a mask of the (fixed) input shape
-// fold whole.
+// CumSum and CumProd through their CPU twin: position embeddings made from a mask of the (fixed)
+// input shape fold whole.
 bool eval_cum_sum(const Args& a, std::vector<TensorData>* out) {
   if (a.in.size() != 2 || a.in[1] == nullptr) return false;
   const Value &x = *a.in[0], &axis = *a.in[1];
@@ -545,6 +545,7 @@ bool eval_cum_sum(const Args& a, std::vector<TensorData>* out) {
   for (int64_t i = 0; i < rank; ++i) (i < d ? p.outer : i > d ? p.inner : p.length) *= x.shape[i];
   p.exclusive = attr_int(a.node, "exclusive", 0) != 0;
   p.reverse = attr_int(a.node, "reverse", 0) != 0;
+  p.product = a.node.op_type == "CumProd";
   TensorData t{x.dtype, x.shape, std::vector<uint8_t>(x.data.size())};
   if (!t.bytes.empty()) kernels::cpu::cum_sum(p, x.data.data(), t.bytes.data());
   out->push_back(std::move(t));

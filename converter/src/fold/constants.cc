@@ -42,6 +42,7 @@ constexpr Rule kRules[] = {
     {"ConstantOfShape", eval_constant_of_shape, 1, false},
     {"Cos", eval_unary, 1, false},
     {"Cosh", eval_unary, 1, false},
+    {"CumProd", eval_cum_sum, 2, false},
     {"CumSum", eval_cum_sum, 2, false},
     {"DepthToSpace", eval_space_depth, 1, false},
     {"Div", eval_binary, 2, false},

@@ -192,7 +192,8 @@ struct OpDesc {
   int32_t axis = 0;
   bool log = false;  // Softmax: LogSoftmax
   bool masked_rows_zero = false;  // Softmax: a row of -inf gives 0 (kSoftmaxMaskedRowsZero)
-  bool exclusive = false, reverse = false;  // CumSum
+  bool exclusive = false, reverse = false;  // CumSum, CumProd
+  bool product = false;                     // CumProd
   // Scatter: ScatterND (else ScatterElements, along `axis`), and how updates meet the data.
   bool scatter_nd = false;
   fb::ScatterReduction scatter_reduction = fb::ScatterReduction::None;

@@ -1,4 +1,5 @@
-// CumSum: running sums along one axis, y of x's shape and dtype (kernels::cum_sum_supported).
+// CumSum and CumProd: running sums (products) along one axis, y of x's shape and dtype
+// (kernels::cum_sum_supported).
 #include "runtime/src/cpu/step_tensors.h"
 #include "runtime/src/prepare/op_families.h"
 #include "runtime/src/prepare/prepare_util.h"
@@ -25,6 +26,7 @@ Status prepare_cum_sum(const jp_plan& plan, const fb::CumSumParams& p, PreparedS
   k.length = x.dims[axis];
   k.exclusive = p.exclusive();
   k.reverse = p.reverse();
+  k.product = p.product();
   return JP_OK;
 }
 

@@ -5,6 +5,12 @@
 // sum the device flushes is the only difference allowed) and float16 within one output
 // rounding: |got - want| <= 1e-3 |want| + 1e-4. Outputs poisoned, guards checked, NaN never
 // passes.
+// CumProd (CumSumParams::product): the same kernels multiply through the twin's own
+// cum_sum_combine, left to right, each product rounded once (IEEE multiplication, no
+// contraction possible, denormals kept: no -ftz), so float32, float64 and the integers must
+// match bit for bit; float16 (multiplied in float32) within one output rounding as above.
+// Factors are near 1 in magnitude with random signs, so 4096 of them neither overflow nor vanish
+// and every product is inexact; integer factors are odd, so wrapped products never reach 0.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -34,8 +40,10 @@ constexpr Case kCases[] = {
     {64, 16, 1},    // position ids of a batch
 };
 
-CumSumParams params_of(const Case& c, DType dtype, bool exclusive, bool reverse) {
+CumSumParams params_of(const Case& c, DType dtype, bool exclusive, bool reverse,
+                       bool product = false) {
   CumSumParams p;
+  p.product = product;
   p.dtype = dtype;
   p.outer = c.outer;
   p.length = c.length;
@@ -121,6 +129,63 @@ TEST(GpuCumSum, IntegersAndFloat64MatchCpuTwinBitForBit) {
               << "(" << c.outer << ", " << c.length << ", " << c.inner << ") exclusive "
               << exclusive << " reverse " << reverse << " dtype " << static_cast<int>(dtype);
         }
+      }
+}
+
+// A factor of magnitude in [0.97, 1.03), of random sign.
+float factor(test_util::SeededRng& rng) {
+  return rng.uniform(0.97f, 1.03f) * (rng.coin() ? 1.f : -1.f);
+}
+
+TEST(GpuCumProd, Float32Float64AndIntegersMatchCpuTwinBitForBit) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (const Case& c : kCases)
+    for (bool exclusive : {false, true})
+      for (bool reverse : {false, true}) {
+        const int64_t n = c.outer * c.length * c.inner;
+        std::vector<float> f32(n);
+        std::vector<double> f64(n);
+        std::vector<int32_t> x32(n);
+        std::vector<int64_t> x64(n);
+        for (int64_t i = 0; i < n; ++i) {
+          f32[i] = factor(rng);
+          f64[i] = double(factor(rng)) / 1.0000001;  // full 53-bit mantissas
+          x32[i] = static_cast<int32_t>(2 * rng.integer(-1000000000, 1000000000) + 1);
+          x64[i] = 2 * rng.integer(-4000000000000000000, 4000000000000000000) + 1;
+        }
+        for (const auto& [dtype, xb] :
+             {std::pair{DType::kFloat32, bytes_of(f32)}, std::pair{DType::kFloat64, bytes_of(f64)},
+              std::pair{DType::kInt32, bytes_of(x32)}, std::pair{DType::kInt64, bytes_of(x64)}}) {
+          const CumSumParams p = params_of(c, dtype, exclusive, reverse, true);
+          std::vector<uint8_t> want(xb.size());
+          cpu::cum_sum(p, xb.data(), want.data());
+          EXPECT_EQ(gpu_test::first_difference(run_gpu(p, xb), want), -1)
+              << "(" << c.outer << ", " << c.length << ", " << c.inner << ") exclusive "
+              << exclusive << " reverse " << reverse << " dtype " << static_cast<int>(dtype);
+        }
+      }
+}
+
+TEST(GpuCumProd, Float16MatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (const Case& c : kCases)
+    for (bool exclusive : {false, true})
+      for (bool reverse : {false, true}) {
+        const int64_t n = c.outer * c.length * c.inner;
+        std::vector<float> x(n);
+        for (float& v : x) v = factor(rng);
+        const std::vector<uint8_t> xb = bytes_of(gpu_test::to_half(x));
+        const CumSumParams p = params_of(c, DType::kFloat16, exclusive, reverse, true);
+        std::vector<uint8_t> want(xb.size());
+        cpu::cum_sum(p, xb.data(), want.data());
+        const std::vector<uint8_t> got = run_gpu(p, xb);
+        ASSERT_TRUE(gpu_test::all_close(gpu_test::from_half(values_of<uint16_t>(got)),
+                                        gpu_test::from_half(values_of<uint16_t>(want)), 1e-3,
+                                        1e-4))
+            << "(" << c.outer << ", " << c.length << ", " << c.inner << ") exclusive "
+            << exclusive << " reverse " << reverse;
       }
 }
 
