@@ -197,6 +197,16 @@ TEST(GpuConv, EveryActivationOnWholeAndEdgeTiles) {
     }
 }
 
+// GPT-2's c_fc as GPU plans run it: a 1x1 conv over 128 tokens, 768 -> 3072 channels, with
+// bias and the tanh form of GELU (out of line in every tile: inlined beside Gelu, it added
+// spills to the 128x128k64 tile), every variant.
+TEST(GpuConv, Gpt2MlpWithGeluTanh) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const Case c{"gpt2 c_fc", 1, 768, 3072, 1, {1, 128}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+  check_every_variant(c, params_of(c, true, {ActivationKind::kGeluTanh, 0.f, 0.f}), 1, rng);
+}
+
 // Concat in place: y has `extra` more channels than the conv makes and the conv writes its own
 // at `offset` (odd offsets take the kernels' unpaired stores). Every variant must match the CPU
 // twin inside the slice and leave every other channel as it was (poisoned).
