@@ -293,6 +293,30 @@ def run_model(tools, work, model, feeds, expected, iterations=1, steps=None, con
     return problems
 
 
+def gpu_problems(tools, gpu_target, work, feeds, expected, rtol=RTOL, atol=ATOL):
+    """Converts work/model.onnx (run_model wrote it and the feeds) for gpu_target, runs it on this
+    machine's GPU and compares every output of `expected` within atol + rtol |want|. The
+    problems found."""
+    plan, out = os.path.join(work, f"model.{gpu_target}.jplan"), os.path.join(work, "gpu_out")
+    res = run_tool([tools.convert, os.path.join(work, "model.onnx"), "--target", gpu_target,
+                    "-o", plan])
+    if res.returncode != 0 or res.timed_out:
+        return [f"jetplan-convert --target {gpu_target} failed: {res.first_error()}"]
+    args = [tools.run, plan, "--warmup", "0", "--iterations", "1", "--save-outputs", out]
+    for name in feeds:
+        args += ["--input", f"{name}={os.path.join(work, sanitize(name) + '.in.npy')}"]
+    res = run_tool(args)
+    if res.returncode != 0 or res.timed_out:
+        return [f"jetplan-run of the {gpu_target} plan failed: {res.first_error()}"]
+    problems = []
+    for name, want in expected.items():
+        why = compare_output(name, np.load(os.path.join(out, sanitize(name) + ".npy")),
+                             np.asarray(want), rtol=rtol, atol=atol)
+        if why:
+            problems.append(f"{gpu_target}: {why}")
+    return problems
+
+
 def run_cases(title, tools, cases, iterations=1, suite=None):
     """Every case of `cases` (each with .name, .model(), .feeds, .expected and optionally
     .steps) not left out by --only, through run_model; the exit status."""

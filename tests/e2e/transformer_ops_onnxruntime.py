@@ -39,8 +39,8 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (PLAN_STEPS, Suite, check_error, compare_output, fb_field,  # noqa: E402
-                        fb_root, fb_table_vector, onnx_model, run_model, run_tool, sanitize,
+from e2e_common import (PLAN_STEPS, Suite, check_error, fb_field, fb_root,  # noqa: E402
+                        fb_table_vector, gpu_problems, onnx_model, run_model, run_tool,
                         tool_args)
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -180,28 +180,6 @@ def ort_outputs(model, feeds):
     return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
 
 
-def gpu_problems(tools, gpu_target, work, feeds, expected):
-    """Converts work/model.onnx for gpu_target, runs it on this machine's GPU, compares."""
-    plan, out = os.path.join(work, f"model.{gpu_target}.jplan"), os.path.join(work, "gpu_out")
-    res = run_tool([tools.convert, os.path.join(work, "model.onnx"), "--target", gpu_target,
-                    "-o", plan])
-    if res.returncode != 0 or res.timed_out:
-        return [f"jetplan-convert --target {gpu_target} failed: {res.first_error()}"]
-    args = [tools.run, plan, "--warmup", "0", "--iterations", "1", "--save-outputs", out]
-    for name in feeds:
-        args += ["--input", f"{name}={os.path.join(work, sanitize(name) + '.in.npy')}"]
-    res = run_tool(args)
-    if res.returncode != 0 or res.timed_out:
-        return [f"jetplan-run of the {gpu_target} plan failed: {res.first_error()}"]
-    problems = []
-    for name, want in expected.items():
-        why = compare_output(name, np.load(os.path.join(out, sanitize(name) + ".npy")),
-                             np.asarray(want), rtol=GPU_TOL, atol=GPU_TOL)
-        if why:
-            problems.append(f"{gpu_target}: {why}")
-    return problems
-
-
 def check_case(suite, tools, name, make, rng, gpu_target=None):
     model, feeds, want_steps = make(rng)
     work = os.path.join(tools.workdir, name)
@@ -209,7 +187,7 @@ def check_case(suite, tools, name, make, rng, gpu_target=None):
     try:
         problems = run_model(tools, work, model, feeds, expected)
         if gpu_target:
-            problems += gpu_problems(tools, gpu_target, work, feeds, expected)
+            problems += gpu_problems(tools, gpu_target, work, feeds, expected, GPU_TOL, GPU_TOL)
     except Exception as e:  # a broken case must not hide the others
         problems = [f"{type(e).__name__}: {e}"]
     cpu_plan = os.path.join(work, "model.jplan")

@@ -14,17 +14,6 @@ namespace {
 
 using OpFamily = fb::OpFamily;
 
-size_t count_of(const fb::Plan* plan, OpFamily op) {
-  size_t n = 0;
-  for (OpFamily f : step_ops(plan)) n += f == op;
-  return n;
-}
-
-const fb::Step* attention_step(const fb::Plan* plan) {
-  for (const fb::Step* s : *plan->steps())
-    if (s->op() == OpFamily::Attention) return s;
-  return nullptr;
-}
 
 std::vector<int> axes(const flatbuffers::Vector<uint8_t>* v) {
   return v ? std::vector<int>(v->begin(), v->end()) : std::vector<int>{};
@@ -67,10 +56,10 @@ TEST(AttentionFusion, BertSelfAttentionIsOneStepReadingTheProjectionsThroughStri
     const ModelBuilder m = bert_attention(8, mask);
     const ConvertResult r = convert_ok(m);
     const fb::Plan* plan = plan_of(r);
-    EXPECT_EQ(count_of(plan, OpFamily::Attention), 1u);
-    EXPECT_EQ(count_of(plan, OpFamily::Softmax), 0u);
-    EXPECT_EQ(count_of(plan, OpFamily::Transpose), 0u);  // every head Transpose became axes
-    const fb::Step* s = attention_step(plan);
+    EXPECT_EQ(count_steps(plan, OpFamily::Attention), 1u);
+    EXPECT_EQ(count_steps(plan, OpFamily::Softmax), 0u);
+    EXPECT_EQ(count_steps(plan, OpFamily::Transpose), 0u);  // every head Transpose became axes
+    const fb::Step* s = find_step_of(plan, OpFamily::Attention);
     ASSERT_NE(s, nullptr);
     const auto* p = s->params_as_AttentionParams();
     EXPECT_NEAR(p->scale(), 1 / std::sqrt(8.0), 1e-7);
@@ -116,8 +105,8 @@ TEST(AttentionFusion, MultiheadAttentionOfFlattenedHeads) {
 TEST(AttentionFusion, WhatOthersReadOrNoTransposeGivesStaysApart) {
   // The probabilities are a graph output too: the Softmax stays.
   const ConvertResult r = convert_ok(mha_attention(true));
-  EXPECT_EQ(count_of(plan_of(r), OpFamily::Attention), 0u);
-  EXPECT_EQ(count_of(plan_of(r), OpFamily::Softmax), 1u);
+  EXPECT_EQ(count_steps(plan_of(r), OpFamily::Attention), 0u);
+  EXPECT_EQ(count_steps(plan_of(r), OpFamily::Softmax), 1u);
   // Kt given as is ([.., D, S], no Transpose to read through): its head dim is not contiguous.
   ModelBuilder m(17);
   m.input("q", {4, 5, 8}).input("kt", {4, 8, 7}).input("v", {4, 7, 8}).output("y");
@@ -125,7 +114,7 @@ TEST(AttentionFusion, WhatOthersReadOrNoTransposeGivesStaysApart) {
   attr(m.node("Softmax", {"s"}, {"p"}, "softmax"), "axis", int64_t{-1});
   m.node("MatMul", {"p", "v"}, {"y"}, "pv");
   const ConvertResult r2 = convert_ok(m);
-  EXPECT_EQ(count_of(plan_of(r2), OpFamily::Attention), 0u);
+  EXPECT_EQ(count_steps(plan_of(r2), OpFamily::Attention), 0u);
 }
 
 // The exporters' causal mask, a constant triu(full(-inf), 1), becomes the causal flag (no mask
@@ -277,11 +266,11 @@ TEST(AttentionFusion, FusedProjectionIsReadThroughViews) {
     const ModelBuilder m = packed_attention(c.form, c.batch);
     const ConvertResult r = convert_ok(m);
     const fb::Plan* plan = plan_of(r);
-    EXPECT_EQ(count_of(plan, OpFamily::Attention), 1u);
-    EXPECT_EQ(count_of(plan, OpFamily::Gemm), 1u);
-    EXPECT_EQ(count_of(plan, OpFamily::Gather), 0u);
-    EXPECT_EQ(count_of(plan, OpFamily::Slice), c.views ? 0u : 3u);
-    const fb::Step* s = attention_step(plan);
+    EXPECT_EQ(count_steps(plan, OpFamily::Attention), 1u);
+    EXPECT_EQ(count_steps(plan, OpFamily::Gemm), 1u);
+    EXPECT_EQ(count_steps(plan, OpFamily::Gather), 0u);
+    EXPECT_EQ(count_steps(plan, OpFamily::Slice), c.views ? 0u : 3u);
+    const fb::Step* s = find_step_of(plan, OpFamily::Attention);
     ASSERT_NE(s, nullptr);
     const auto* p = s->params_as_AttentionParams();
     const fb::AttentionView* views[] = {p->q_view(), p->k_view(), p->v_view()};
@@ -300,7 +289,7 @@ TEST(AttentionFusion, FusedProjectionIsReadThroughViews) {
       }
     }
     if (c.views) {
-      EXPECT_EQ(count_of(plan, OpFamily::Transpose), 0u);
+      EXPECT_EQ(count_steps(plan, OpFamily::Transpose), 0u);
     }
     expect_same_as_unfused(m, {static_cast<size_t>(kS * c.batch * kE)}, 2.f);
   }
@@ -317,7 +306,7 @@ TEST(AttentionFusion, BatchFirstTransposesMoveIntoTheProjections) {
     const ConvertResult r = convert_ok(m);
     const fb::Plan* plan = plan_of(r);
     EXPECT_THAT(step_ops(plan), ElementsAre(OpFamily::Gemm, OpFamily::Attention, OpFamily::Gemm));
-    const fb::Step* s = attention_step(plan);
+    const fb::Step* s = find_step_of(plan, OpFamily::Attention);
     ASSERT_NE(s, nullptr);
     const auto* p = s->params_as_AttentionParams();
     ASSERT_NE(p->k_view(), nullptr);
@@ -338,14 +327,14 @@ TEST(AttentionFusion, GpuPlansFuseTheHeadDimsTheKernelsHave) {
   gpu.target = "h100";
   // (convert_onnx itself: the plan contract of the tests reads CPU plans.)
   const ConvertResult r = convert_onnx(bert_attention(32, true).bytes(), "model.onnx", gpu);
-  const fb::Step* s = attention_step(plan_of(r));
+  const fb::Step* s = find_step_of(plan_of(r), OpFamily::Attention);
   ASSERT_NE(s, nullptr);
   EXPECT_THAT(s->kernel()->str(), StartsWith("jp_attention_f16_d32_m"));
   for (uint32_t i = 0; i < s->inputs()->size(); ++i)  // Q, K, V and the mask in FP16
     EXPECT_EQ(plan_of(r)->tensors()->Get(s->inputs()->Get(i))->dtype(), fb::DType::Float16);
   const ConvertResult r16 = convert_onnx(bert_attention(8, true).bytes(), "model.onnx", gpu);
-  EXPECT_EQ(count_of(plan_of(r16), OpFamily::Attention), 0u);
-  EXPECT_EQ(count_of(plan_of(r16), OpFamily::Softmax), 1u);
+  EXPECT_EQ(count_steps(plan_of(r16), OpFamily::Attention), 0u);
+  EXPECT_EQ(count_steps(plan_of(r16), OpFamily::Softmax), 1u);
 }
 
 }  // namespace

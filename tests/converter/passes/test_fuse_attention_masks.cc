@@ -19,17 +19,6 @@ namespace {
 
 using OpFamily = fb::OpFamily;
 
-size_t count_of(const fb::Plan* plan, OpFamily op) {
-  size_t n = 0;
-  for (OpFamily f : step_ops(plan)) n += f == op;
-  return n;
-}
-
-const fb::Step* attention_step(const fb::Plan* plan) {
-  for (const fb::Step* s : *plan->steps())
-    if (s->op() == OpFamily::Attention) return s;
-  return nullptr;
-}
 
 constexpr int64_t kS = 5, kH = 2;
 constexpr float kFinfoMin = std::numeric_limits<float>::lowest();
@@ -166,12 +155,12 @@ TEST(AttentionMasks, GptCausalAttentionIsOneGemmAndOneCausalStep) {
       const ModelBuilder m = gpt_attention(8, mask, guard, guard);
       const ConvertResult r = convert_ok(m);
       const fb::Plan* plan = plan_of(r);
-      EXPECT_EQ(count_of(plan, OpFamily::Gemm), 1u);
-      EXPECT_EQ(count_of(plan, OpFamily::Attention), 1u);
+      EXPECT_EQ(count_steps(plan, OpFamily::Gemm), 1u);
+      EXPECT_EQ(count_steps(plan, OpFamily::Attention), 1u);
       for (OpFamily f : {OpFamily::Softmax, OpFamily::Where, OpFamily::Unary, OpFamily::Binary,
                          OpFamily::Transpose, OpFamily::Slice})
-        EXPECT_EQ(count_of(plan, f), 0u) << fb::EnumNameOpFamily(f);
-      const fb::Step* s = attention_step(plan);
+        EXPECT_EQ(count_steps(plan, f), 0u) << fb::EnumNameOpFamily(f);
+      const fb::Step* s = find_step_of(plan, OpFamily::Attention);
       ASSERT_NE(s, nullptr);
       const auto* p = s->params_as_AttentionParams();
       EXPECT_TRUE(p->causal());
@@ -190,8 +179,8 @@ TEST(AttentionMasks, CausalPlusBiasIsOneConstantMask) {
   const ModelBuilder m = gpt_attention(8, Mask::kBiasAndCausal, true, false);
   const ConvertResult r = convert_ok(m);
   const fb::Plan* plan = plan_of(r);
-  EXPECT_EQ(count_of(plan, OpFamily::Softmax), 0u);
-  const fb::Step* s = attention_step(plan);
+  EXPECT_EQ(count_steps(plan, OpFamily::Softmax), 0u);
+  const fb::Step* s = find_step_of(plan, OpFamily::Attention);
   ASSERT_NE(s, nullptr);
   const auto* p = s->params_as_AttentionParams();
   EXPECT_FALSE(p->causal());
@@ -209,8 +198,8 @@ TEST(AttentionMasks, FillsThatAreNotMaskingStayApart) {
   for (Mask mask : {Mask::kFillMinusOne, Mask::kWholeRowMasked}) {
     SCOPED_TRACE(static_cast<int>(mask));
     const ConvertResult r = convert_ok(gpt_attention(8, mask, false, false));
-    EXPECT_EQ(count_of(plan_of(r), OpFamily::Attention), 0u);
-    EXPECT_EQ(count_of(plan_of(r), OpFamily::Softmax), 1u);
+    EXPECT_EQ(count_steps(plan_of(r), OpFamily::Attention), 0u);
+    EXPECT_EQ(count_steps(plan_of(r), OpFamily::Softmax), 1u);
   }
 }
 
@@ -235,7 +224,7 @@ TEST(AttentionMasks, GpuPlanOfGptAttentionIsTwoSteps) {
     }
     EXPECT_EQ(projections, 1u);
     EXPECT_EQ(others, 0u);
-    const fb::Step* s = attention_step(plan);
+    const fb::Step* s = find_step_of(plan, OpFamily::Attention);
     ASSERT_NE(s, nullptr);
     EXPECT_THAT(s->kernel()->str(), StartsWith("jp_attention_f16_d64_m"));
     EXPECT_TRUE(s->params_as_AttentionParams()->causal());

@@ -135,6 +135,20 @@ inline std::vector<fb::OpFamily> step_ops(const fb::Plan* plan) {
   return ops;
 }
 
+// How many of the plan's steps are of `op`.
+inline size_t count_steps(const fb::Plan* plan, fb::OpFamily op) {
+  size_t n = 0;
+  for (const auto* s : *plan->steps()) n += s->op() == op;
+  return n;
+}
+
+// The plan's first step of `op`; null (no failure) when there is none.
+inline const fb::Step* find_step_of(const fb::Plan* plan, fb::OpFamily op) {
+  for (const auto* s : *plan->steps())
+    if (s->op() == op) return s;
+  return nullptr;
+}
+
 inline const fb::Step* find_step(const fb::Plan* plan, const std::string& name) {
   for (const auto* s : *plan->steps())
     if (s->name()->str() == name) return s;
