@@ -3,8 +3,10 @@
 // reference written the way ONNX's reference is (onnx/reference/ops/op_grid_sample.py: each
 // dim interpolated by recursion over the leading one, in double) on random data of 1 to 3
 // spatial dims, every mode, padding and align_corners; the ONNX node tests run it too
-// (tests/conformance). Tolerance against the reference: 2e-5 relative, 2e-6 absolute (float32
-// sums against double ones).
+// (tests/conformance). Tolerance against the reference: 2e-5 relative and 2e-5 absolute: float32
+// sums against double ones, of up to 64 cubic taps of |x| <= 2 whose weights sum to less than 2
+// in magnitude, so the rounding scales with the taps, not with a result that cancels (a seed
+// gave a cubic output of -0.0067 off by 2.2e-6).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -232,7 +234,7 @@ TEST(CpuGridSample, MatchesOnnxStyleReference) {
           Output y(p.batch * p.channels * positions);
           cpu::grid_sample(p, x.data(), grid.data(), y.data());
           EXPECT_TRUE(test_util::all_close(y, reference(c.x, c.out, x, grid, mode, padding, align),
-                                           {2e-5, 2e-6}))
+                                           {2e-5, 2e-5}))
               << test_util::shape_str(c.x) << " mode " << int(mode) << " padding "
               << int(padding) << " align " << align;
         }
