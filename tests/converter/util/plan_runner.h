@@ -98,6 +98,22 @@ inline std::vector<PlanOutput> run_plan_inputs(const std::vector<uint8_t>& plan,
   return outs;
 }
 
+// A GPU plan's outputs, `runs` times with early (programmatic dependent) launches, equal bit for
+// bit to those of one run with every kernel started after the one before
+// (JP_CONTEXT_NO_EARLY_LAUNCH): early launches change when a kernel starts, never what it writes.
+inline void expect_early_launches_give_the_same_bits(const std::vector<uint8_t>& plan,
+                                                     const std::vector<PlanInput>& inputs,
+                                                     int runs = 10) {
+  const std::vector<PlanOutput> want = run_plan_inputs(plan, inputs, JP_CONTEXT_NO_EARLY_LAUNCH);
+  ASSERT_FALSE(want.empty());
+  for (int run = 0; run < runs; ++run) {
+    const std::vector<PlanOutput> got = run_plan_inputs(plan, inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < want.size(); ++o)
+      ASSERT_EQ(got[o].bytes, want[o].bytes) << "output " << o << ", run " << run;
+  }
+}
+
 // run_plan_inputs on float32 inputs.
 inline std::vector<PlanOutput> run_plan(const std::vector<uint8_t>& plan,
                                         const std::vector<std::vector<float>>& inputs) {
