@@ -314,9 +314,9 @@ std::vector<std::string> conv_kernels(const std::vector<uint8_t>& plan) {
 // An inverted-residual block (MobileNetV2's): 1x1 expand + ReLU6, depthwise 3x3 + ReLU6, 1x1
 // project + the block's input. All three convs run in INT8, the depthwise one included, with
 // Int8 tensors between them, and the output stays close to FP32.
-ModelBuilder mobile_block() {
+ModelBuilder mobile_block(int64_t hw = 10) {
   ModelBuilder m;
-  m.input("x", {1, 16, 10, 10}).output("y");
+  m.input("x", {1, 16, hw, hw}).output("y");
   m.random("we", {64, 16, 1, 1}, -0.3f, 0.3f).random("be", {64}, -0.1f, 0.1f);
   m.random("wd", {64, 1, 3, 3}, -0.4f, 0.4f).random("bd", {64}, -0.1f, 0.1f);
   m.random("wp", {16, 64, 1, 1}, -0.15f, 0.15f);
@@ -376,11 +376,21 @@ TEST(Int8Precision, DepthwiseConvsRunInInt8) {
                       p->tensors()->Get(s->inputs()->Get(0))->dtype() == fb::DType::Int8;
   EXPECT_TRUE(depthwise_int8);
   expect_int8_close(r.plan, mobile_block(), held_out);
-  // For a GPU the depthwise step gets the tiled depthwise INT8 kernel (3x3, 64 channels).
+  // For a GPU the depthwise step gets an INT8 depthwise kernel: at 10x10 (1,600 threads of 4
+  // channels, fewer than 128 threads of 8 an SM) the one of 1 or 4 channels a thread ...
   options.target = "h100";
   const ConvertResult gpu = convert_int8(mobile_block(), options);
   const std::vector<std::string> kernels = conv_kernels(gpu.plan);
-  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_dw3_i8")) << ::testing::PrintToString(kernels);
+  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_depthwise_i8"))
+      << ::testing::PrintToString(kernels);
+  // ... at 48x48 (18,432 threads of 8 channels, 140 an SM of an H100) the tiled 3x3 kernel.
+  std::vector<std::vector<float>> held_out48;
+  ConvertOptions options48 = int8_cpu_options({1, 16, 48, 48}, 41, &held_out48);
+  options48.target = "h100";
+  const std::vector<std::string> kernels48 =
+      conv_kernels(convert_int8(mobile_block(48), options48).plan);
+  EXPECT_THAT(kernels48, ::testing::Contains("jp_conv_dw3_i8"))
+      << ::testing::PrintToString(kernels48);
 }
 
 // A RegNet-style bottleneck: 1x1 32 -> 48, a grouped 3x3 of 8 channels a group (`gw`), 1x1

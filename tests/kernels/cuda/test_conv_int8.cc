@@ -274,9 +274,16 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
             << chosen.variant->name;
       }
       if (depthwise) {
-        // The tiled kernel where it takes the conv, else the previous one.
+        // The tiled kernel where it takes the conv and the layer gives every SM 128 threads of
+        // 8 channels (or the window is 7x7), else the previous one.
         const bool tiled = conv_dw_tiled_fits(p);
-        EXPECT_EQ(std::string(chosen.variant->name).find(tiled ? "jp_conv_dw" : "jp_conv_depthwise_i8"), 0u)
+        const int64_t threads8 = p.batch * p.out_size[0] * p.out_size[1] * p.in_channels / 8;
+        const bool picks_tiled =
+            tiled && (threads8 >= 128 * int64_t(gpu_test::device_target().sm_count) ||
+                      p.kernel[0] == 7);
+        EXPECT_EQ(std::string(chosen.variant->name)
+                      .find(picks_tiled ? "jp_conv_dw" : "jp_conv_depthwise_i8"),
+                  0u)
             << chosen.variant->name;
         const cuda::LaunchChoice legacy = depthwise_legacy(p, y8);
         runs.push_back({"previous kernel", legacy});
@@ -454,10 +461,12 @@ void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<
         best = std::string(v + 14) + " split " + std::to_string(split);
       }
     }
-    // The sliced-K tiles' own best, for tuning their rule.
-    if (std::string(v).find("k128s") != std::string::npos && mine > 0)
-      sliced += std::string(" ") + (v + 14) + " " + std::to_string(mine).substr(0, 5) + "/" +
-                std::to_string(mine_split);
+    // Every tile's own best (us / split), for tuning the rules.
+    if (mine > 0) {
+      char one[64];
+      std::snprintf(one, sizeof one, " %s %.2f/%u", v + 14, mine, mine_split);
+      sliced += one;
+    }
   }
   std::printf("b%lld %4lld->%4lld %3lldx%-3lld k%lld s%lld x%lld  int8 %-28s split %2u %7.2f us | fp16 %-26s split %2u %7.2f us | %.2fx | best int8 %s %.2f us |%s\n",
               (long long)batch, (long long)l.cin, (long long)l.cout, (long long)l.hw, (long long)l.hw,
