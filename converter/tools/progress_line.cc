@@ -1,5 +1,7 @@
 #include "converter/tools/progress_line.h"
 
+#include <algorithm>
+#include <cmath>
 #include <system_error>
 
 namespace jetplan::converter {
@@ -20,18 +22,42 @@ double ProgressLine::elapsed() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-std::string ProgressLine::text_locked() const {
+std::string progress_text(const std::string& stage, size_t done, size_t total,
+                          double stage_seconds, double seconds) {
+  std::string text = "jetplan-convert: " + stage;
+  if (total > 0) {
+    constexpr size_t kBar = 20;
+    const size_t filled = std::min(done, total) * kBar / total;
+    text += " [" + std::string(filled, '#') + std::string(kBar - filled, '-') + "] " +
+            std::to_string(done) + "/" + std::to_string(total);
+    if (done > 0 && done < total) {
+      const double left = stage_seconds / double(done) * double(total - done);
+      char eta[48];
+      if (left >= 120.0) {
+        const long s = std::lround(left);
+        std::snprintf(eta, sizeof eta, ", %ld min %02ld s left", s / 60, s % 60);
+      } else {
+        std::snprintf(eta, sizeof eta, left >= 10.0 ? ", %.0f s left" : ", %.1f s left", left);
+      }
+      text += eta;
+    }
+  }
   char time[32];
-  std::snprintf(time, sizeof time, " (%.1f s)", elapsed());
-  std::string text = "jetplan-convert: " + stage_;
-  if (total_ > 0) text += " " + std::to_string(done_) + "/" + std::to_string(total_);
+  std::snprintf(time, sizeof time, " (%.1f s)", seconds);
   return text + time;
+}
+
+std::string ProgressLine::text_locked() const {
+  const double now = elapsed();
+  return progress_text(stage_, done_, total_, now - stage_start_, now);
 }
 
 void ProgressLine::update(const char* stage, size_t done, size_t total) {
   if (mode_ == Mode::kOff) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (finished_) return;
+  // A new stage, or a new count in it, starts the clock of its estimate.
+  if (stage_ != stage || total != total_ || done < done_) stage_start_ = elapsed();
   stage_ = stage;
   done_ = done;
   total_ = total;

@@ -1,6 +1,8 @@
 // jetplan-convert's progress line on stderr: the stage a conversion is in (ConvertOptions::
-// progress: import, calibrate N/M, fold, ..., serialize) and the time since it began, e.g.
-//   jetplan-convert: calibrate 12/100 (3.4 s)
+// progress: import, calibrate N/M, fold, ..., serialize) and the time since it began; a counted
+// stage also gets a bar and an estimate of the time it has left (its time so far per item
+// done, times the items left), e.g.
+//   jetplan-convert: calibrate [##------------------] 12/100, 25 s left (3.4 s)
 // It goes to stderr only, so a plan and the summary on stdout are the same with it or without.
 #pragma once
 
@@ -15,6 +17,12 @@
 #include "converter/src/convert.h"
 
 namespace jetplan::converter {
+
+// The line's text: STAGE, and for a counted stage (total > 0) the bar, DONE/TOTAL and, once
+// something is done and until all is, the time left at the stage's pace so far
+// (stage_seconds: since the stage's count began); then the conversion's time (seconds).
+std::string progress_text(const std::string& stage, size_t done, size_t total,
+                          double stage_seconds, double seconds);
 
 class ProgressLine {
  public:
@@ -56,6 +64,7 @@ class ProgressLine {
   std::condition_variable wake_;
   std::string stage_;
   size_t done_ = 0, total_ = 0;
+  double stage_start_ = 0.0;  // when the current stage's count began (elapsed())
   bool shown_ = false;     // something was printed
   bool finished_ = false;
   // kLines: what the last line said and when, so counts are printed at most once a second.

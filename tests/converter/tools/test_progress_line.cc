@@ -46,8 +46,8 @@ TEST(ProgressLine, LinesModePrintsEachStageAndThrottlesCounts) {
   line.update("serialize", 0, 0);  // after finish: nothing
   EXPECT_THAT(out.text(), MatchesRegex("jetplan-convert: import \\([0-9.]+ s\\)\n"
                                        "jetplan-convert: calibrate \\([0-9.]+ s\\)\n"
-                                       "jetplan-convert: calibrate 0/1000 \\([0-9.]+ s\\)\n"
-                                       "jetplan-convert: calibrate 1000/1000 \\([0-9.]+ s\\)\n"
+                                       "jetplan-convert: calibrate \\[-{20}\\] 0/1000 \\([0-9.]+ s\\)\n"
+                                       "jetplan-convert: calibrate \\[#{20}\\] 1000/1000 \\([0-9.]+ s\\)\n"
                                        "jetplan-convert: fold \\([0-9.]+ s\\)\n"
                                        "jetplan-convert: converted in [0-9.]+ s\n"));
 }
@@ -62,9 +62,26 @@ TEST(ProgressLine, TerminalModeDrawsOverItselfAndEndsWithTheTime) {
   }
   const std::string text = out.text();
   EXPECT_THAT(text, StartsWith(kErase + "jetplan-convert: import ("));
-  EXPECT_THAT(text, HasSubstr(kErase + "jetplan-convert: calibrate 3/10 ("));
+  EXPECT_THAT(text, ContainsRegex("\r\033\\[Kjetplan-convert: calibrate \\[#{6}-{14}\\] 3/10, "
+                                  "[0-9.]+ s left \\("));
   EXPECT_THAT(text, ContainsRegex("\r\033\\[Kjetplan-convert: converted in [0-9.]+ s\n$"));
   EXPECT_EQ(text.find('\n'), text.size() - 1);  // one line on the screen, ended once
+}
+
+// The bar, the count and the time left at the stage's pace so far.
+TEST(ProgressLine, CountedStagesShowABarAndTheTimeLeft) {
+  EXPECT_EQ(progress_text("calibrate", 25, 100, 10.0, 12.0),
+            "jetplan-convert: calibrate [#####---------------] 25/100, 30 s left (12.0 s)");
+  EXPECT_EQ(progress_text("calibrate", 3, 4, 1.5, 2.0),
+            "jetplan-convert: calibrate [###############-----] 3/4, 0.5 s left (2.0 s)");
+  EXPECT_EQ(progress_text("calibrate", 1, 500, 2.0, 3.0),
+            "jetplan-convert: calibrate [--------------------] 1/500, 16 min 38 s left (3.0 s)");
+  // Nothing done yet, or all of it: no estimate.
+  EXPECT_EQ(progress_text("calibrate", 0, 8, 0.0, 0.5),
+            "jetplan-convert: calibrate [--------------------] 0/8 (0.5 s)");
+  EXPECT_EQ(progress_text("calibrate", 8, 8, 4.0, 4.5),
+            "jetplan-convert: calibrate [####################] 8/8 (4.5 s)");
+  EXPECT_EQ(progress_text("fold", 0, 0, 0.0, 1.3), "jetplan-convert: fold (1.3 s)");
 }
 
 TEST(ProgressLine, TerminalModeShowsNothingForAQuickConversion) {
