@@ -158,6 +158,15 @@ struct GridSampleDesc {
   bool align_corners = false;
 };
 
+// RoiAlign and MaxRoiPool: the mode, RoiAlign's coordinate transformation and sampling ratio,
+// the scale of the boxes' coordinates.
+struct RoiPoolDesc {
+  fb::RoiPoolMode mode = fb::RoiPoolMode::AlignAvg;
+  bool half_pixel = false;
+  int64_t sampling_ratio = 0;
+  float spatial_scale = 1.f;
+};
+
 // The plan operation a node resolves to. Only the fields of `family` are meaningful.
 struct OpDesc {
   bool resolved = false;
@@ -236,6 +245,7 @@ struct OpDesc {
   AttentionDesc attention;
   bool rms = false;  // LayerNorm: by the root mean square (RMSNormalization)
   GridSampleDesc grid_sample;
+  RoiPoolDesc roi_pool;
 };
 
 }  // namespace jetplan::converter

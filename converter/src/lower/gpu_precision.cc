@@ -79,11 +79,11 @@ namespace {
 // QuantizeLinear and DequantizeLinear, and the three of QLinearMatMul and QLinearConv (their
 // kernels take float32 scales); NonMaxSuppression's boxes and scores (its kernel decides IoU
 // ties as the twin does, on the float32 coordinates); GridSample's grid (a coordinate of 500 in
-// float16 is off by up to a quarter pixel).
+// float16 is off by up to a quarter pixel); RoiAlign's and MaxRoiPool's boxes (the same).
 bool reads_float32(const DraftStep& s, size_t slot) {
   const fb::OpFamily f = s.op.family;
   if (f == fb::OpFamily::Nms) return slot <= 1;
-  if (f == fb::OpFamily::GridSample) return slot == 1;
+  if (f == fb::OpFamily::GridSample || f == fb::OpFamily::RoiPool) return slot == 1;
   if (f == fb::OpFamily::QLinearMatMul || f == fb::OpFamily::QLinearConv)
     return slot == 1 || slot == 4 || slot == 6;
   return (f == fb::OpFamily::Quantize || f == fb::OpFamily::Dequantize) && slot == 1;

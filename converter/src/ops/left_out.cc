@@ -33,7 +33,6 @@ constexpr LeftOut kLeftOut[] = {
      "decodes an encoded image inside the model; jetplan's camera path, jp_preprocessor, takes "
      "decoded frames"},
     {"LinearAttention", "not yet: opset 27"},
-    {"MaxRoiPool", "not yet: region pooling over run-time boxes, as two-stage detectors do"},
     {"MaxUnpool",
      "not yet: a scatter of the pooled values to their indices, which the GPU's scatter kernel "
      "takes only for small tensors"},
@@ -48,7 +47,6 @@ constexpr LeftOut kLeftOut[] = {
     {"RandomUniform", kRandom},
     {"RandomUniformLike", kRandom},
     {"RegexFullMatch", kString},
-    {"RoiAlign", "not yet: region pooling over run-time boxes, as two-stage detectors do"},
     {"SequenceAt", kSequence},
     {"SequenceConstruct", kSequence},
     {"SequenceEmpty", kSequence},
