@@ -251,12 +251,6 @@ namespace jk = jetplan::kernels::cuda;
       StepPointers ptrs, const ConvParams p) {                                                \
     jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, VEC>, Epi>(ptrs, p);                      \
   }
-// Sliced K (conv_igemm_load.cuh, Igemm's SLICES): SL groups of WM x WN warps a stage.
-#define JP_CONV_IGEMM_SLICED(name, threads, MINB, E, BM, BN, BK, WM, WN, ST, SL, Epi)       \
-  extern "C" __global__ void __launch_bounds__(threads, MINB) name(                          \
-      StepPointers ptrs, const ConvParams p) {                                                \
-    jk::igemm<jk::Igemm<E, BM, BN, BK, WM, WN, ST, true, false, SL>, Epi>(ptrs, p);          \
-  }
 #define JP_CONV_IGEMM_HALF(name, threads, MINB, E, BM, BN, BK, WM, WN, ST, Epi)             \
   extern "C" __global__ void __launch_bounds__(threads, MINB) name(                          \
       StepPointers ptrs, const ConvParams p) {                                                \
@@ -281,11 +275,6 @@ JP_CONV_IGEMM(jp_conv_igemm_128x128_i8_f16out, 256, 2, int8_t, 128, 128, 64, 2, 
 JP_CONV_IGEMM(jp_conv_igemm_64x64_i8_f16out, 128, 5, int8_t, 64, 64, 64, 2, 2, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64_i8_f16out, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
 JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, 1, int8_t, 32, 64, 128, 1, 4, 3, true, jk::EpilogueI8<false>)
-// 128 K a stage in two or four slices of K (8 or 16 warps on one tile): the layers of few
-// tiles and long K, where a CTA of 4 warps waits on its loads.
-JP_CONV_IGEMM_SLICED(jp_conv_igemm_64x64k128s2_i8, 256, 2, int8_t, 64, 64, 128, 2, 2, 3, 2, jk::EpilogueI8<true>)
-JP_CONV_IGEMM_SLICED(jp_conv_igemm_64x64k128s4_i8, 512, 1, int8_t, 64, 64, 128, 2, 2, 3, 4, jk::EpilogueI8<true>)
-JP_CONV_IGEMM_SLICED(jp_conv_igemm_32x64k128s2_i8, 256, 2, int8_t, 32, 64, 128, 1, 4, 3, 2, jk::EpilogueI8<true>)
 // Cin a multiple of 8, not 16 (EfficientNet's and MobileNetV2's 24- and 40-channel inputs):
 // 16-byte chunks loaded as two 8-byte halves.
 JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<true>)
@@ -306,7 +295,6 @@ JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8, 1, int8_t, 32, 64, 64, 1, 
 JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
 #undef JP_CONV_IGEMM_HALF
-#undef JP_CONV_IGEMM_SLICED
 #undef JP_CONV_IGEMM_GROUPED
 // The tiled depthwise kernels (conv_depthwise.cuh), one a window: blocks of at most 256.
 // AHEAD: the next kernel row of x is loaded while one is summed (conv_depthwise.cuh). The 7x7

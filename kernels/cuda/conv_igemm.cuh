@@ -64,17 +64,12 @@ __device__ __forceinline__ bool igemm_split_k(A (&acc)[T::kMI][T::kNI][4],
   const uint64_t tile = uint64_t(blockIdx.y) * gridDim.x + blockIdx.x;
   uint32_t* counters = reinterpret_cast<uint32_t*>(ws + tiles * splits * T::kBM * T::kBN);
   A* mine = ws + (blockIdx.z * tiles + tile) * (T::kBM * T::kBN);
-  // Sliced K: the first slice's threads hold the CTA's sums (igemm_sum_slices).
-  constexpr int kT = T::kSliceThreads;
-  const bool holds = tid < kT;
-  if (holds) {
 #pragma unroll
-    for (int a = 0; a < T::kMI; ++a)
+  for (int a = 0; a < T::kMI; ++a)
 #pragma unroll
-      for (int b = 0; b < T::kNI; ++b)
+    for (int b = 0; b < T::kNI; ++b)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) __stcg(mine + ((a * T::kNI + b) * 4 + c) * kT + tid, acc[a][b][c]);
-  }
+      for (int c = 0; c < 4; ++c) __stcg(mine + ((a * T::kNI + b) * 4 + c) * T::kThreads + tid, acc[a][b][c]);
   __threadfence();
   __syncthreads();
   __shared__ uint32_t last;
@@ -82,7 +77,6 @@ __device__ __forceinline__ bool igemm_split_k(A (&acc)[T::kMI][T::kNI][4],
   __syncthreads();
   if (!last) return false;
   __threadfence();
-  if (!holds) return true;  // the epilogue's second pass still needs every thread
   // Slice order for every element (so the bits do not depend on which CTA came last); the
   // loads of one slice are independent, so they are all in flight at once.
 #pragma unroll
@@ -99,45 +93,10 @@ __device__ __forceinline__ bool igemm_split_k(A (&acc)[T::kMI][T::kNI][4],
       for (int b = 0; b < T::kNI; ++b)
 #pragma unroll
         for (int c = 0; c < 4; ++c)
-          acc[a][b][c] += __ldcg(slice + ((a * T::kNI + b) * 4 + c) * kT);
+          acc[a][b][c] += __ldcg(slice + ((a * T::kNI + b) * 4 + c) * T::kThreads);
   }
   if (tid == 0) counters[tile] = 0;
   return true;
-}
-
-// Sliced K, after the K loop (every thread): the other slices' accumulators, through the
-// pipeline's shared memory, into the first slice's threads, which then hold the tile's sums
-// (int32: exact, the bits of an unsliced tile; FP32: in slice order). The other slices' acc are
-// left as they were: only the first slice's reach the workspace or the epilogue's first pass.
-template <typename T, typename A = typename T::Acc>
-__device__ __forceinline__ void igemm_sum_slices(A (&acc)[T::kMI][T::kNI][4], int tid) {
-  if constexpr (T::kSlices > 1) {
-    extern __shared__ __align__(16) unsigned char igemm_smem[];
-    A* part = reinterpret_cast<A*>(igemm_smem);
-    constexpr int kT = T::kSliceThreads, kN = T::kMI * T::kNI * 4;
-    const int slice = tid / kT, t = tid % kT;
-    __syncthreads();  // every warp is done reading the pipeline's stages
-    if (slice > 0) {
-#pragma unroll
-      for (int a = 0; a < T::kMI; ++a)
-#pragma unroll
-        for (int b = 0; b < T::kNI; ++b)
-#pragma unroll
-          for (int c = 0; c < 4; ++c)
-            part[((slice - 1) * kN + (a * T::kNI + b) * 4 + c) * kT + t] = acc[a][b][c];
-    }
-    __syncthreads();
-    if (slice == 0) {
-      for (int s = 1; s < T::kSlices; ++s)
-#pragma unroll
-        for (int a = 0; a < T::kMI; ++a)
-#pragma unroll
-          for (int b = 0; b < T::kNI; ++b)
-#pragma unroll
-            for (int c = 0; c < 4; ++c)
-              acc[a][b][c] += part[((s - 1) * kN + (a * T::kNI + b) * 4 + c) * kT + t];
-    }
-  }
 }
 
 // igemm_tiles' forms: the general one, the pointwise one (see PwRows), the grouped one (see
@@ -240,11 +199,7 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
 #pragma unroll
       for (int c = 0; c < 4; ++c) acc[a][b][c] = A(0);
 
-  // Sliced K: warp `warp` is warp w of slice `slice`, which multiplies the K of its part of
-  // each stage.
-  const int slice = warp / (T::kSliceThreads / 32), sw = warp % (T::kSliceThreads / 32);
-  const int wm = (sw / T::kWarpsN) * T::kWM, wn = (sw % T::kWarpsN) * T::kWN;
-  const int k_slice = slice * T::kSliceK;
+  const int wm = (warp / T::kWarpsN) * T::kWM, wn = (warp % T::kWarpsN) * T::kWN;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (kt_begin + s < kt_end) {
@@ -262,8 +217,7 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
     const E* sa = smem + ((kt - kt_begin) % kStages) * T::kStageElems;
     const E* sb = sa + kBM * kPitch;
 #pragma unroll
-    for (int k2 = 0; k2 < T::kSliceK; k2 += T::kMmaK) {
-      const int kk = k_slice + k2;
+    for (int kk = 0; kk < kBK; kk += T::kMmaK) {
       uint32_t af[T::kMI][4], bf[T::kNI / 2][4];
 #pragma unroll
       for (int mi = 0; mi < T::kMI; ++mi)
@@ -282,7 +236,6 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
     }
   }
   cp_async_wait<0>();
-  igemm_sum_slices<T>(acc, tid);
 
   if (splits > 1 && !igemm_split_k<T>(acc, ptrs, splits, tiles, tid)) return;
   igemm_epilogue<T, Epi>(acc, ptrs, p, M, N, m0, n0, wm, wn, tid);

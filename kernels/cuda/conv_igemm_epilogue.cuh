@@ -98,21 +98,17 @@ __device__ __forceinline__ void igemm_epilogue(const typename T::Acc (&acc)[T::k
   for (int ni = 0; ni < T::kNI; ++ni)
     cols[ni] = Epi::column(ctx, p, n0 + wn + ni * 8 + (lane & 3) * 2, N);
   __syncthreads();  // every warp is done reading the pipeline's stages
-  // Sliced K (conv_igemm.cuh): the first slice's warps hold the sums; every thread takes part in
-  // the second pass.
-  if (tid < T::kSliceThreads) {
 #pragma unroll
-    for (int mi = 0; mi < T::kMI; ++mi)
+  for (int mi = 0; mi < T::kMI; ++mi)
 #pragma unroll
-      for (int ni = 0; ni < T::kNI; ++ni)
+    for (int ni = 0; ni < T::kNI; ++ni)
 #pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int r = wm + mi * 16 + (lane >> 2) + hr * 8, c = wn + ni * 8 + (lane & 3) * 2;
-          *reinterpret_cast<float2*>(tile + r * kP + c) =
-              make_float2(Epi::staged(p, cols[ni], 0, acc[mi][ni][hr * 2]),
-                          Epi::staged(p, cols[ni], 1, acc[mi][ni][hr * 2 + 1]));
-        }
-  }
+      for (int hr = 0; hr < 2; ++hr) {
+        const int r = wm + mi * 16 + (lane >> 2) + hr * 8, c = wn + ni * 8 + (lane & 3) * 2;
+        *reinterpret_cast<float2*>(tile + r * kP + c) =
+            make_float2(Epi::staged(p, cols[ni], 0, acc[mi][ni][hr * 2]),
+                        Epi::staged(p, cols[ni], 1, acc[mi][ni][hr * 2 + 1]));
+      }
   __syncthreads();
   // Groups of at most 8 a thread at a time keep the residuals' registers within the
   // accumulators' (the 128x128 tiles have 16 a thread).

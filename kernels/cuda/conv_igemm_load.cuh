@@ -77,22 +77,16 @@ struct IgemmElem<int8_t> {
 // loads of whole 16-byte chunks (Cin a multiple of the chunk), or with HALF of two 8-byte
 // halves each (Cin a multiple of half a chunk: INT8 convs of 24 or 40 channels); otherwise
 // element-wise loads.
-// SLICES (sliced K): SLICES groups of WARPS_M x WARPS_N warps share each stage, group s taking
-// its s-th part of the stage's BK; the groups' accumulators are summed in shared memory after
-// the K loop (igemm_sum_slices), so a CTA has SLICES times the warps on the same tile and
-// pipeline: more warps an SM to hide the loads' latency where a layer has few tiles.
 template <typename E, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool VEC,
-          bool HALF = false, int SLICES = 1>
+          bool HALF = false>
 struct Igemm {
   using Elem = E;
   using Acc = typename IgemmElem<E>::Acc;
   static constexpr bool kVec = VEC, kHalf = VEC && HALF;
   static constexpr int kChunk = IgemmElem<E>::kChunk, kMmaK = IgemmElem<E>::kMmaK;
   static constexpr int kBM = BM, kBN = BN, kBK = BK, kPitch = BK + kChunk;
-  static constexpr int kStages = STAGES, kWarpsN = WARPS_N, kSlices = SLICES;
-  static constexpr int kSliceThreads = WARPS_M * WARPS_N * 32;  // one slice's warps
-  static constexpr int kThreads = kSliceThreads * SLICES;
-  static constexpr int kSliceK = BK / SLICES;  // the K of a stage one slice multiplies
+  static constexpr int kStages = STAGES, kWarpsN = WARPS_N;
+  static constexpr int kThreads = WARPS_M * WARPS_N * 32;
   static constexpr int kWM = BM / WARPS_M, kWN = BN / WARPS_N;
   static constexpr int kMI = kWM / 16, kNI = kWN / 8;
   static constexpr int kChunksPerRow = BK / kChunk;
@@ -109,11 +103,6 @@ struct Igemm {
   static_assert(kSharedBytes <= 160 * 1024, "fits a block on Orin");
   static_assert(BM * BN / 4 % kThreads == 0, "the epilogue's groups of four columns");
   static_assert(kAChunks >= 1 && kBChunks >= 1 && kNI % 2 == 0, "tile shape");
-  static_assert(kSliceK % kMmaK == 0, "whole mma steps a slice");
-  // The other slices' accumulators go through the pipeline's shared memory.
-  static_assert(SLICES == 1 || (SLICES - 1) * kSliceThreads * (BM / WARPS_M / 16) *
-                                       (BN / WARPS_N / 8) * 4 * 4 <= kPipelineBytes,
-                "the slices' sums fit");
 };
 
 // The output pixels whose A rows a thread loads, fixed for the whole K loop: batch entry n, the

@@ -31,9 +31,6 @@ constexpr uint32_t kBK = 32;
 struct TilesI8 {
   Tile t128, t64, t64k, t32, t32k;
 };
-// Sliced K (two warp groups a stage, conv_igemm_load.cuh): Int8 y only.
-constexpr Tile kTile64S2{VariantId::jp_conv_igemm_64x64k128s2_i8, 64, 64, 128, 1};
-constexpr Tile kTile32S2{VariantId::jp_conv_igemm_32x64k128s2_i8, 32, 64, 128, 1};
 constexpr TilesI8 kTilesI8{{VariantId::jp_conv_igemm_128x128_i8, 128, 128, 64, 1},
                            {VariantId::jp_conv_igemm_64x64_i8, 64, 64, 64, 1},
                            {VariantId::jp_conv_igemm_64x64k128_i8, 64, 64, 128, 1},
@@ -224,24 +221,22 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
       p.groups == p.out_channels) {  // depthwise: the tiled kernel, or a thread per pixel and
                                      // 1 or 4 channels
     // The tiled kernel (8 channels a thread) from 128 threads an SM on, or for 7x7 windows, as
-    // FP16's rule (select_conv); below, the kernel of 1 or 4 channels a thread has more
-    // threads to hide its loads behind (EfficientNet-B0 at batch 1, H100: its 5x5 layers into
-    // Float16 took 86.2 us tiled against FP16's 70.3 us one channel a thread; session 25).
-    const uint64_t threads8 = uint64_t(p.batch) * uint64_t(p.out_size[0]) *
-                              uint64_t(p.out_size[1]) * uint64_t(p.in_channels) / 8;
-    if ((threads8 >= 128ull * std::max<uint32_t>(1, target.sm_count) || p.kernel[0] == 7) &&
-        launch_conv_dw_tiled(p, target, out))
-      return true;
+    // FP16's rule (select_conv); below, one channel a thread has more threads to hide its loads
+    // behind (EfficientNet-B0 at batch 1, H100, session 25: its 5x5 layers into Float16 took
+    // 86.2 us tiled against FP16's 70.3 us one channel a thread; one channel a thread, INT8:
+    // 240 channels 28x28 stride 2 4.4 us, 1152 at 7x7 4.6 us, against 7.8 and 7.9 at four).
+    const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
+    const uint64_t sms = std::max<uint32_t>(1, target.sm_count);
+    const bool large = pixels * uint64_t(p.in_channels) / 8 >= 128 * sms;
+    if ((large || p.kernel[0] == 7) && launch_conv_dw_tiled(p, target, out)) return true;
     out->variant = &kernel_variant(y == DType::kInt8 ? VariantId::jp_conv_depthwise_i8
                                                      : VariantId::jp_conv_depthwise_i8_f16out);
-    // Four channels a thread (four-byte loads and stores; a launch of at most pixels * C / 4
-    // threads tells the kernel so) where C allows and that still gives every SM 192 threads;
-    // smaller layers (batch 1, late) run faster one channel a thread. H200 timings of
-    // MobileNetV2's depthwise layers: tests/kernels/cuda/test_conv_int8.cc GpuConvInt8Bench.
-    const uint64_t pixels = uint64_t(p.batch) * uint64_t(p.out_size[0]) * uint64_t(p.out_size[1]);
+    // Large layers the tiled kernel does not take: four channels a thread (four-byte loads and
+    // stores; a launch of at most pixels * C / 4 threads tells the kernel so) where C allows
+    // and that gives every SM 192 threads. H200 timings of MobileNetV2's depthwise layers:
+    // tests/kernels/cuda/test_conv_int8_bench.cc GpuConvInt8Bench.
     const uint64_t work4 = pixels * uint64_t(p.in_channels / 4);
-    const uint64_t sms = std::max<uint32_t>(1, target.sm_count);
-    const uint64_t vec = p.in_channels % 4 == 0 && work4 >= 192 * sms ? 4 : 1;
+    const uint64_t vec = large && p.in_channels % 4 == 0 && work4 >= 192 * sms ? 4 : 1;
     launch_1d(pixels * uint64_t(p.in_channels) / vec, 256,
               std::max<uint32_t>(1, target.sm_count) * 16, out);
     return true;
@@ -287,14 +282,8 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   // 0.4 of a tile an SM, split over K only below one an SM (H200 layer tables of session 11,
   // after the igemm's index math went: 8-18% faster on ResNet-50's batch-8 layers with 56 to 224
   // such tiles; batch 1's long-K layers have fewer and keep the 32x64 rule).
-  // Sliced K (Int8 y): twice the warps on each of these few tiles, its two groups' sums added
-  // in shared memory, where the 4-warp CTA waits on its loads; split-K to half as many CTAs
-  // an SM as the 4-warp tiles take.
-  const bool sliced = y == DType::kInt8 && k >= 512;
   if (k >= 512 && tiles64 * 5 >= 2 * sms)
-    return launch_igemm(sliced ? kTile64S2 : t.t64k, m, n, k, target, out, why,
-                        /*ctas_per_sm=*/sliced ? 0.5 : 1);
-  if (sliced) return launch_igemm(kTile32S2, m, n, k, target, out, why, /*ctas_per_sm=*/1.5);
+    return launch_igemm(t.t64k, m, n, k, target, out, why, /*ctas_per_sm=*/1);
   return launch_igemm(long_k ? t.t32k : t.t32, m, n, k, target, out, why);
 }
 

@@ -32,9 +32,7 @@ inline const char* const kVariants[] = {
     "jp_conv_igemm_32x64_i8_f16out",  "jp_conv_igemm_32x64k128_i8_f16out",
     "jp_conv_igemm_64x64k128_i8",     "jp_conv_igemm_64x64k128_i8_f16out",
     "jp_conv_igemm_32x64_c8_i8",      "jp_conv_igemm_32x64_c8_i8_f16out",
-    "jp_conv_igemm_32x64_grouped_i8", "jp_conv_igemm_32x64_grouped_i8_f16out",
-    "jp_conv_igemm_64x64k128s2_i8",   "jp_conv_igemm_64x64k128s4_i8",
-    "jp_conv_igemm_32x64k128s2_i8"};
+    "jp_conv_igemm_32x64_grouped_i8", "jp_conv_igemm_32x64_grouped_i8_f16out"};
 
 // The tile of a variant, from its name (BMxBN).
 inline void tile_of(const std::string& name, uint32_t* bm, uint32_t* bn) {

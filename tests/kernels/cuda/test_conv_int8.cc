@@ -263,12 +263,17 @@ TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
       DeviceBuffer dy(want.size());
       cuda::LaunchChoice chosen;
       ASSERT_EQ(select_int8(p, p.int8.y_dtype, &chosen), "");
-      // The large layer holds one kernel row at a time (384 threads an SM or more).
+      // The small layer takes one channel a thread (fewer than 128 threads of 8 channels an
+      // SM), the large one the tiled kernel holding one kernel row at a time (384 threads an
+      // SM or more); both tiled 3x3 kernels and the previous one run too.
       const std::string out = y8 ? "" : "_f16out";
-      EXPECT_EQ(chosen.variant->name, (hw == 9 ? "jp_conv_dw3_i8" : "jp_conv_dw3_1row_i8") + out);
+      EXPECT_EQ(chosen.variant->name,
+                (hw == 9 ? "jp_conv_depthwise_i8" : "jp_conv_dw3_1row_i8") + out);
+      cuda::LaunchChoice tiled;
+      ASSERT_TRUE(cuda::launch_conv_dw_tiled(p, gpu_test::device_target(), &tiled));
       const cuda::StepPointers ptrs = gpu_test::step_pointers({dx.get(), dw.get(), de.get()}, dy);
       for (const cuda::LaunchChoice& run :
-           {chosen, other_dw3_i8(chosen), depthwise_legacy(p, y8)}) {
+           {chosen, tiled, other_dw3_i8(tiled), depthwise_legacy(p, y8)}) {
         dy.poison16(0x5A5A);
         ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "");
         EXPECT_EQ(compare(dy.download<uint8_t>(want.size()), want, y8, true), "")
