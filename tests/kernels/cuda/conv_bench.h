@@ -1,5 +1,5 @@
 // The ResNet-50 conv layers and the launch timer of the conv benchmarks (test_conv_bench.cc: FP16,
-// test_conv_int8.cc: INT8 against FP16), run with --gtest_also_run_disabled_tests.
+// test_conv_int8_bench.cc: INT8 against FP16), run with --gtest_also_run_disabled_tests.
 #pragma once
 
 #include "kernels/kernels.h"
