@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/host_device.h"
+#include "kernels/rounded_float.h"
 
 namespace jetplan::kernels {
 
@@ -46,29 +47,12 @@ JP_HD_INLINE int64_t grid_sample_plane(const GridSampleParams& p) {
 // pick at an exact half depends on them.
 namespace grid_sample_math {
 
+using rounded::add;
+using rounded::mul;
+using rounded::sub;
+
 constexpr int kMaxTaps = 4;  // cubic
 
-JP_HD_INLINE float mul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-JP_HD_INLINE float add(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-JP_HD_INLINE float sub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
 
 // The input elements one sampling position reads along one dim: index -1 for a zero of 'zeros'
 // padding, else within [0, extent).

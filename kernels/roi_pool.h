@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/host_device.h"
+#include "kernels/rounded_float.h"
 
 namespace jetplan::kernels {
 
@@ -50,34 +51,11 @@ JP_HD_INLINE int64_t roi_pool_roi_columns(const RoiPoolParams& p) {
 // one fmaf), so the twin and the kernels agree bit for bit on Float32.
 namespace roi_pool_math {
 
-JP_HD_INLINE float mul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-JP_HD_INLINE float add(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-JP_HD_INLINE float sub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-JP_HD_INLINE float div(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
+using rounded::add;
+using rounded::div;
+using rounded::mul;
+using rounded::sub;
+
 // std::max(a, b) (and Python's max(a, b) with b first): b only when a < b, so a NaN in a stays.
 JP_HD_INLINE float max_of(float a, float b) { return a < b ? b : a; }
 

@@ -30,7 +30,6 @@ With --gpu-run the models are also converted for --gpu-target (default h100) and
 for bit where the CPU is (the float data are values float16 holds exactly), the pools within
 3e-2 + 3e-2 |want| (float16 storage), as are MVN and AffineGrid.
 """
-import argparse
 import os
 import sys
 
@@ -39,7 +38,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (ATOL, RTOL, Suite, check_error, gpu_problems, run_model,  # noqa: E402
+from e2e_common import (ATOL, RTOL, Suite, check_error, gpu_problems, gpu_run_args, run_model,  # noqa: E402
                         run_tool, tool_args)
 
 F, I32, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
@@ -144,10 +143,7 @@ def graph_model(name, nodes, inputs, inits, out_elem=F, opset=13):
 
 
 def main():
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--gpu-run", action="store_true")
-    ap.add_argument("--gpu-target", default="h100")
-    gpu, sys.argv[1:] = ap.parse_known_args()
+    gpu_target = gpu_run_args()
     tools = tool_args(__doc__)
     suite = Suite()
     rng = np.random.default_rng(2024)
@@ -164,11 +160,11 @@ def main():
                         "-o", gpu_plan])
         if res.returncode != 0:
             problems.append(f"--target orin-agx: {res.first_error()}")
-        if gpu.gpu_run:  # bit for bit where the CPU is, float16's tolerance for the rest
+        if gpu_target:  # bit for bit where the CPU is, float16's tolerance for the rest
             exact = name.split("_")[0] in ("tuples", "batch", "full", "scalar", "constant",
                                            "one", "eye")
             tol = (RTOL, ATOL) if exact else (3e-2, 3e-2)
-            problems += gpu_problems(tools, gpu.gpu_target, work, feeds, expected, *tol)
+            problems += gpu_problems(tools, gpu_target, work, feeds, expected, *tol)
         suite.report(name, problems)
     # A constant index past its dim is refused at conversion, naming the node.
     work = os.path.join(tools.workdir, "out_of_range")

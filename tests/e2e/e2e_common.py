@@ -101,6 +101,17 @@ def check_error(res, prefix, exit_codes=(1,), mentions=(), any_of=(), usage=Fals
 # Command line and reporting
 # --------------------------------------------------------------------------------------------
 
+def gpu_run_args():
+    """The GPU scripts' own options, taken off sys.argv before tool_args reads the rest: --gpu-run
+    (the models are also converted for --gpu-target, default h100, and run on this machine's
+    GPU). Returns that target, or None without --gpu-run."""
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--gpu-run", action="store_true")
+    ap.add_argument("--gpu-target", default="h100")
+    gpu, sys.argv[1:] = ap.parse_known_args()
+    return gpu.gpu_target if gpu.gpu_run else None
+
+
 def tool_args(doc, with_self_check=False):
     """The scripts' command line: --convert, --run, --workdir (emptied first), --only CASE,...
     and, with_self_check, --self-check (the references alone; the tools are then optional).

@@ -20,7 +20,6 @@ pixel: ONNX Runtime refuses half_pixel boxes whose both extents are a bin or mor
 With --gpu-run the models are also converted for --gpu-target (default h100) and run there,
 within 3e-2 + 3e-2 |want| (float16 storage of X and Y).
 """
-import argparse
 import os
 import sys
 
@@ -29,7 +28,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import (Suite, check_error, gpu_problems, run_model, run_tool,  # noqa: E402
+from e2e_common import (Suite, check_error, gpu_problems, gpu_run_args, run_model, run_tool,  # noqa: E402
                         tool_args)
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -104,10 +103,7 @@ def cases(rng):
 
 
 def main():
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--gpu-run", action="store_true")
-    ap.add_argument("--gpu-target", default="h100")
-    gpu, sys.argv[1:] = ap.parse_known_args()
+    gpu_target = gpu_run_args()
     tools = tool_args(__doc__)
     suite = Suite()
     rng = np.random.default_rng(2026)
@@ -125,8 +121,8 @@ def main():
                         "-o", gpu_plan])
         if res.returncode != 0:
             problems.append(f"--target orin-agx: {res.first_error()}")
-        if gpu.gpu_run:
-            problems += gpu_problems(tools, gpu.gpu_target, work, feeds, expected, 3e-2, 3e-2)
+        if gpu_target:
+            problems += gpu_problems(tools, gpu_target, work, feeds, expected, 3e-2, 3e-2)
         suite.report(name, problems)
     # Rois of 5 columns for RoiAlign: refused at conversion, naming the node.
     work = os.path.join(tools.workdir, "bad_rois_shape")

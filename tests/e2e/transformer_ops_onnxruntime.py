@@ -29,7 +29,6 @@ onnxruntime (JETPLAN_ONNX_PYTHON); a few seconds.
 With --gpu-run (on a machine with the --gpu-target GPU, default h100) each model is also converted
 for that target and run there: float16 tensors, so within 3e-2 + 3e-2 |want| of ONNX Runtime.
 """
-import argparse
 import os
 import struct
 import sys
@@ -40,7 +39,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import (PLAN_STEPS, Suite, check_error, fb_field, fb_root,  # noqa: E402
-                        fb_table_vector, gpu_problems, onnx_model, run_model, run_tool,
+                        fb_table_vector, gpu_problems, gpu_run_args, onnx_model, run_model, run_tool,
                         tool_args)
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -209,11 +208,7 @@ def check_case(suite, tools, name, make, rng, gpu_target=None):
 
 
 def main():
-    # --gpu-run and --gpu-target are this script's; tool_args reads the rest.
-    ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--gpu-run", action="store_true")
-    ap.add_argument("--gpu-target", default="h100")
-    gpu, sys.argv[1:] = ap.parse_known_args()
+    gpu_target = gpu_run_args()
     tools = tool_args(__doc__)
     suite = Suite()
     rng = np.random.default_rng(23)
@@ -221,7 +216,7 @@ def main():
                  rotary_4d_interleaved_partial, rms_axis1):
         if tools.only and make.__name__ not in tools.only:
             continue
-        check_case(suite, tools, make.__name__, make, rng, gpu.gpu_target if gpu.gpu_run else None)
+        check_case(suite, tools, make.__name__, make, rng, gpu_target)
     if tools.only and "refused" not in tools.only:
         return suite.summary("transformer ops against ONNX Runtime")
     work = os.path.join(tools.workdir, "refused")
