@@ -74,7 +74,7 @@ void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<
   ASSERT_GT(us8, 0);
   ASSERT_GT(us16, 0);
   double best_us = us8;
-  std::string best = "selected", sliced;
+  std::string best = "selected", each_tile;
   for (const char* v : kVariants) {
     if (std::string(v).find("f16out") != std::string::npos) continue;
     // The grouped tiles refuse groups-1 steps (computing nothing, in no time at all).
@@ -95,14 +95,14 @@ void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<
     if (mine > 0) {
       char one[64];
       std::snprintf(one, sizeof one, " %s %.2f/%u", v + 14, mine, mine_split);
-      sliced += one;
+      each_tile += one;
     }
   }
   std::printf("b%lld %4lld->%4lld %3lldx%-3lld k%lld s%lld x%lld  int8 %-28s split %2u %7.2f us | fp16 %-26s split %2u %7.2f us | %.2fx | best int8 %s %.2f us |%s\n",
               (long long)batch, (long long)l.cin, (long long)l.cout, (long long)l.hw, (long long)l.hw,
               (long long)l.k, (long long)l.stride, (long long)l.count, ch8.variant->name, ch8.split_k,
               us8, ch16.variant->name, ch16.split_k, us16, us8 / us16, best.c_str(), best_us,
-              sliced.c_str());
+              each_tile.c_str());
   *total8 += us8 * double(l.count);
   *total16 += us16 * double(l.count);
 }
