@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/dtype.h"
+#include "kernels/host_device.h"
 #include "kernels/quantization.h"
 
 namespace jetplan::kernels {
@@ -20,6 +21,13 @@ namespace jetplan::kernels {
 // (ONNX per-axis: channels is dim[axis]), else one. A missing zero point is 0 (and then ONNX's
 // y is uint8 unless output_dtype says otherwise: the converter sets qtype). NaN quantizes
 // to zero_point (ONNX leaves it undefined); +-inf saturate.
+//
+// The image form (QuantizeLinear only, per tensor; the plan's QuantizeLayout): x [N, H, W, C]
+// (kNhwcPadded) or [N, C, H, W] (kNchwToNhwcPadded) into y [N, H, W, padded_channels], the
+// channels from C on the zero point: outer = N, channels = C, inner = H * W. An INT8 plan's RGB
+// input becomes the 8-channel NHWC tensor its stem conv reads, in one pass.
+enum class QuantizeLayout : uint8_t { kSame = 0, kNhwcPadded = 1, kNchwToNhwcPadded = 2 };
+
 struct QuantizeLinearParams {
   DType qtype = DType::kUInt8;
   int64_t outer = 1;
@@ -27,7 +35,17 @@ struct QuantizeLinearParams {
   int64_t inner = 1;
   bool per_channel = false;
   bool has_zero_point = false;
+  QuantizeLayout layout = QuantizeLayout::kSame;
+  int64_t padded_channels = 0;  // the image form's C' (>= channels)
 };
+
+// The element of x that the image form's output (pixel, c) quantizes, c < p.channels; pixel
+// runs over N * H * W.
+JP_HD_INLINE int64_t quantize_image_source(const QuantizeLinearParams& p, int64_t pixel, int64_t c) {
+  if (p.layout == QuantizeLayout::kNhwcPadded) return pixel * p.channels + c;
+  const int64_t n = pixel / p.inner, hw = pixel - n * p.inner;
+  return (n * p.channels + c) * p.inner + hw;
+}
 
 }  // namespace jetplan::kernels
 
@@ -45,4 +63,6 @@ void quantize_linear(const QuantizeLinearParams& p, const float* x, const float*
   X(F, jp_quantize_f16_i8, kF16, 0, kI8) \
   X(F, jp_quantize_f32_i8, kF32, 0, kI8) \
   X(F, jp_quantize_f16_u8, kF16, 0, kU8) \
-  X(F, jp_quantize_f32_u8, kF32, 0, kU8)
+  X(F, jp_quantize_f32_u8, kF32, 0, kU8) \
+  X(F, jp_quantize_image_f16_i8, kF16, 0, kI8) \
+  X(F, jp_quantize_image_f32_i8, kF32, 0, kI8)

@@ -192,6 +192,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.int8_steps = int8_summary.steps.size();
   result.summary.int8_gemms = int8_summary.int8_gemms;
   result.summary.quantize_steps = int8_summary.quantize_steps;
+  result.summary.padded_inputs = int8_summary.padded_inputs;
   result.summary.saturation_steps = int8_summary.saturation_steps;
   result.summary.int8_pools = int8_summary.int8_pools;
   result.summary.int8_concats = int8_summary.int8_concats;
@@ -298,6 +299,7 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
               " convs in INT8, ");
   if (s.int8_gemms > 0) line += cat(s.int8_gemms, " GEMMs in INT8 (as 1x1 convs), ");
   line += cat(s.int8_tensors, " Int8 tensors between them, ", s.quantize_steps, " quantize steps");
+  if (s.padded_inputs > 0) line += cat(" (", s.padded_inputs, " padding an input to 8k channels)");
   if (s.int8_pools > 0) line += cat(", ", s.int8_pools, " max pools on Int8");
   if (s.int8_concats > 0) line += cat(", ", s.int8_concats, " concats on Int8");
   if (s.int8_resizes > 0) line += cat(", ", s.int8_resizes, " resizes on Int8");

@@ -73,6 +73,7 @@ struct ConvertSummary {
   // --precision int8: what ran in INT8 (precision/int8_precision.h) and on how many samples.
   bool int8 = false;
   size_t int8_steps = 0, quantize_steps = 0, int8_tensors = 0, calibration_samples = 0;
+  size_t padded_inputs = 0;  // of the quantize steps, those padding an input to 8k channels
   size_t int8_gemms = 0;  // of int8_steps, the GEMMs (run as 1x1 convs)
   size_t gemms_as_convs = 0;  // FP16 GPU plans: GEMMs run on the conv kernels (int8_gemm.h)
   size_t saturation_steps = 0;  // Clip steps keeping removed Q/DQ pairs' int8 range

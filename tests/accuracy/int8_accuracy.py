@@ -235,9 +235,10 @@ def run_tool(argv):
 
 def eligible_int8_convs(model_path):
     """(required, candidates): the convs of the model the INT8 kernels take (2-D with constant
-    weights, depthwise or group 1 with a multiple of 8 input channels), and of those the ones
-    the INT8 pass must take (docs/int8.md): the ones not writing a graph output (a plan may
-    still run such a conv in INT8 where a layout step follows it, as the detector's head)."""
+    weights, depthwise or group 1: the RGB stem too, its input padded to 8 channels), and of
+    those the ones the INT8 pass must take (docs/int8.md): the ones not writing a graph output
+    (a plan may still run such a conv in INT8 where a layout step follows it, as the detector's
+    head)."""
     import onnx
     g = onnx.load(model_path).graph
     weights = {t.name: list(t.dims) for t in g.initializer}
@@ -249,7 +250,7 @@ def eligible_int8_convs(model_path):
         dims = weights[node.input[1]]
         group = next((a.i for a in node.attribute if a.name == "group"), 1)
         depthwise = group == dims[0] and dims[1] == 1
-        if len(dims) == 4 and ((group == 1 and dims[1] % 8 == 0) or depthwise):
+        if len(dims) == 4 and (group == 1 or depthwise):
             candidates += 1
             required += node.output[0] not in outputs
     return required, candidates

@@ -6,10 +6,22 @@
 namespace jetplan::converter::testing::contract {
 namespace {
 
-// Quantize: x, scale, [zero_point]; Dequantize: q, scale, [zero_point]; y of x's shape.
+// Quantize: x, scale, [zero_point]; Dequantize: q, scale, [zero_point]; y of x's shape, or for
+// a Quantize of the image form y [N, H, W, C'] of x [N, H, W, C] or [N, C, H, W], C' >= C.
 void quantize_shape(StepContract& c) {
-  c.expect(c.step->params_as_QuantizeParams() && c.in.size() >= 2 && c.in[0] == c.y,
-           "quantize shape");
+  const fb::QuantizeParams* p = c.step->params_as_QuantizeParams();
+  c.expect(p != nullptr && c.in.size() >= 2, "quantize operands");
+  if (p == nullptr || c.in.size() < 2) return;
+  if (p->layout() == fb::QuantizeLayout::Same) {
+    c.expect(c.in[0] == c.y, "quantize shape");
+    return;
+  }
+  const Shape& x = c.in[0];
+  const bool nchw = p->layout() == fb::QuantizeLayout::NchwToNhwcPadded;
+  c.expect(c.step->op() == fb::OpFamily::Quantize && x.size() == 4 && c.y.size() == 4 &&
+               c.y[0] == x[0] && c.y[1] == x[nchw ? 2 : 1] && c.y[2] == x[nchw ? 3 : 2] &&
+               c.y[3] >= x[nchw ? 1 : 3],
+           "padded quantize shape");
 }
 
 // QLinearMatMul and QLinearConv: inputs x/a, its scale and zero point, w/b, its scale and zero

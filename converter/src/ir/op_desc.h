@@ -98,6 +98,9 @@ struct QuantDesc {
   int32_t axis = 1;
   bool per_axis = false;
   bool has_zero_point = false;
+  // Quantize: the image form an INT8 plan's stem reads (x NHWC or NCHW, y NHWC with its channels
+  // padded; plan.fbs QuantizeLayout), else Same.
+  fb::QuantizeLayout layout = fb::QuantizeLayout::Same;
   // QLinearMatMul with a 1-D operand: its expansion views it as a matrix ([1, K] / [K, 1]) and
   // the step's [.., M, N] output as ONNX's.
   bool a_vector = false;

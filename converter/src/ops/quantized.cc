@@ -242,7 +242,7 @@ std::string check_quantize_linear(Graph& g, Node& node) {
 StepParamsOffset serialize_quantize_params(flatbuffers::FlatBufferBuilder& fbb,
                                            const DraftStep& s) {
   const QuantDesc& d = s.op.quant;
-  const auto p = fb::CreateQuantizeParams(fbb, d.axis, d.per_axis, d.has_zero_point);
+  const auto p = fb::CreateQuantizeParams(fbb, d.axis, d.per_axis, d.has_zero_point, d.layout);
   return params(p);
 }
 

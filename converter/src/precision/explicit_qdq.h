@@ -15,10 +15,11 @@
 // after it. Only what jetplan's INT8 kernels compute can be honoured: int8 with zero point 0
 // (symmetric, as TensorRT requires), one scale per activation tensor, per-channel weight scales
 // along the output channels; anything else is a ConvertError naming the node. A pair whose
-// readers do not run in INT8 (a Cin-3 stem conv, pooling, a Gemm) is removed all the same: they
-// read the unrounded value, within half a quantization step of the model's inside int8's range
-// (docs/int8.md), and clipped to that range like the pair's output (the INT8 pass puts the clip
-// in the producer's fused activation or a Clip step after it; graph inputs are not clipped).
+// readers do not run in INT8 (an excluded conv, average pooling, a Gemm) is removed all the
+// same: they read the unrounded value, within half a quantization step of the model's inside
+// int8's range (docs/int8.md), and clipped to that range like the pair's output (the INT8 pass
+// puts the clip in the producer's fused activation or a Clip step after it; graph inputs are
+// not clipped).
 #pragma once
 
 #include <map>

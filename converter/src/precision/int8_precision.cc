@@ -8,6 +8,7 @@
 #include "converter/src/ir/error.h"
 #include "converter/src/precision/explicit_qdq.h"
 #include "converter/src/precision/int8_gemm.h"
+#include "converter/src/precision/int8_saturate.h"
 #include "converter/src/precision/int8_weights.h"
 
 namespace jetplan::converter {
@@ -36,7 +37,14 @@ class Int8Pass {
       gemms_.insert(std::move(name));
     index_readers();
     std::vector<std::string> why(d_.steps.size());
-    for (size_t s = 0; s < d_.steps.size(); ++s) candidate_[s] = eligible(s, &why[s]);
+    padded_.assign(d_.steps.size(), 0);
+    for (size_t s = 0; s < d_.steps.size(); ++s) {
+      candidate_[s] = eligible(s, &why[s]);
+      const DraftStep& c = d_.steps[s];
+      const int64_t cin = candidate_[s] ? d_.tensors[c.inputs[0]].shape[3] : 0;
+      if (candidate_[s] && int8_padded_channels(c.op.groups, cin) != cin)
+        padded_[s] = int8_padded_channels(c.op.groups, cin);
+    }
     for (size_t s = 0; s < d_.steps.size(); ++s)
       if (d_.steps[s].op.family == fb::OpFamily::Conv && !candidate_[s])
         summary_.kept_fp16.push_back(cat("'", d_.steps[s].name, "': ", why[s]));
@@ -63,12 +71,14 @@ class Int8Pass {
       bool int8_readers_only = !readers_[x].empty();
       for (const auto& [step, k] : readers_[x]) int8_readers_only &= candidate_[step] && k == 0;
       input_twin_[x] = int8_readers_only;
+      const std::vector<int> to_nhwc = {0, 2, 3, 1};
+      if (int8_readers_only && w.op.perm == to_nhwc) nchw_source_[x] = w.inputs[0];
     }
 
     std::vector<DraftStep> steps = std::move(d_.steps);
     d_.steps.clear();
     for (size_t s = 0; s < steps.size(); ++s) {
-      if (candidate_[s]) rewrite(steps[s]);
+      if (candidate_[s]) rewrite(steps[s], padded_[s]);
       // An Int8 Concat's Float inputs are quantized with the Concat's scale in front of it.
       if (mover_[s] == Mover::kConcat)
         for (uint32_t& i : steps[s].inputs) i = quantized(i);
@@ -76,6 +86,7 @@ class Int8Pass {
       if (mover_[s] == Mover::kToInt8) to_int8(steps[s]);
       d_.steps.push_back(std::move(steps[s]));
     }
+    drop_unread_input_twins();
     for (uint32_t t = 0; t < int8_.size(); ++t) {
       if (!int8_[t]) continue;
       DraftTensor& tensor = d_.tensors[t];
@@ -83,7 +94,7 @@ class Int8Pass {
       tensor.size_bytes = tensor.size_bytes / 4;
       ++summary_.int8_tensors;
     }
-    saturate_explicit();
+    summary_.saturation_steps += saturate_explicit(&d_, o_.scales, int8_);
     return summary_;
   }
 
@@ -113,16 +124,6 @@ class Int8Pass {
     }
   }
 
-  // A draft tensor's name in the FP32 graph: the NHWC twin "<name>:nhwc" and the permuted conv
-  // weight "<name>:ohwi" are "<name>" there.
-  static std::string graph_name(std::string name) {
-    for (const std::string suffix : {":nhwc", ":ohwi"}) {
-      if (name.size() > suffix.size() &&
-          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        name.resize(name.size() - suffix.size());
-    }
-    return name;
-  }
 
   // An activation tensor's scale. Tensors joined by Int8 data movement (decide_movers()) share
   // their class's (scale_classes()). Otherwise the model's own (explicit quantization), else its
@@ -146,7 +147,7 @@ class Int8Pass {
     return own_scale(static_cast<uint32_t>(view_input_[static_cast<size_t>(w)]));
   }
   float named_scale(const std::string& tensor_name) const {
-    const std::string name = graph_name(tensor_name);
+    const std::string name = draft_graph_name(tensor_name);
     if (const auto it = o_.scales.find(name); it != o_.scales.end())
       return positive_finite(it->second) ? it->second : 0.f;
     const auto it = o_.amax.find(name);
@@ -189,7 +190,7 @@ class Int8Pass {
     else if (y.storage != fb::Storage::Arena || s.op.y_channel_offset != 0)
       *why = "writes a graph output";
     else if (y.shape.size() == 4 && y.shape[1] * y.shape[2] == 1 &&
-             y.shape[0] < kInt8GemmMinRows && o_.scales.count(graph_name(x.name)) == 0)
+             y.shape[0] < kInt8GemmMinRows && o_.scales.count(draft_graph_name(x.name)) == 0)
       *why = cat("one output pixel an image and fewer than ", kInt8GemmMinRows,
                  " images (a squeeze-excitation or head conv on a pooled vector): latency-bound, "
                  "where INT8 gains nothing and would cost a quantize step");
@@ -245,7 +246,7 @@ class Int8Pass {
     std::set<float> given;
     for (const std::vector<uint32_t>* list : {&s.inputs, &s.outputs})
       for (uint32_t i : *list)
-        if (const auto it = o_.scales.find(graph_name(d_.tensors[i].name)); it != o_.scales.end())
+        if (const auto it = o_.scales.find(draft_graph_name(d_.tensors[i].name)); it != o_.scales.end())
           given.insert(it->second);
     return given.size() <= 1 ? kind : Mover::kNone;
   }
@@ -363,7 +364,7 @@ class Int8Pass {
           }
           class_of_[i] = it->second;
           class_scale_[it->second] = std::max(class_scale_[it->second], own_scale(i));
-          if (const auto g = o_.scales.find(graph_name(d_.tensors[i].name)); g != o_.scales.end())
+          if (const auto g = o_.scales.find(draft_graph_name(d_.tensors[i].name)); g != o_.scales.end())
             given[it->second].insert(g->second);
         }
     }
@@ -396,6 +397,7 @@ class Int8Pass {
       if (mover_[step] != Mover::kNone) continue;
       const bool residual = r.op.has_residual && k + 1 == r.inputs.size();
       if (!candidate_[step] || (k != 0 && !residual)) return false;
+      if (k == 0 && padded_[step] != 0) return false;  // it reads its own padded Quantize step
     }
     return true;
   }
@@ -415,34 +417,61 @@ class Int8Pass {
   }
 
   // The Int8 twin of Float32 activation x: a Quantize step (added now, in front of the first
-  // INT8 conv that reads x) with x's scale.
-  uint32_t quantized(uint32_t x) {
-    if (int8_[x]) return x;
-    if (auto it = quantized_.find(x); it != quantized_.end()) return it->second;
-    if (input_twin_[x]) t(x).keep_float32 = true;
+  // INT8 conv that reads x) with x's scale. With cp, x [N, H, W, C] with its channels padded to
+  // cp, for an INT8 conv whose Cin is not a multiple of 8 (an RGB stem): a Quantize step of the
+  // image form (kernels/quantize.h), the padding 0; where x is a graph input's NHWC twin, the
+  // step reads the NCHW input itself, so the twin's Transpose goes (drop_unread_input_twins()).
+  uint32_t quantized(uint32_t x, int64_t cp = 0) {
+    if (int8_[x] && cp == 0) return x;
+    if (auto it = quantized_.find({x, cp}); it != quantized_.end()) return it->second;
+    const auto nchw = cp != 0 ? nchw_source_.find(x) : nchw_source_.end();
+    if (nchw == nchw_source_.end() && input_twin_[x]) t(x).keep_float32 = true;
     const float x_scale = scale(x);
     std::vector<uint8_t> bytes(4);
     std::memcpy(bytes.data(), &x_scale, 4);
-    const uint32_t s = add_weight(t(x).name + ":i8_scale", DataType::kFloat32, {1}, bytes, true);
+    const std::string suffix = cp != 0 ? cat(":i8c", cp) : std::string(":i8");
+    const uint32_t s =
+        add_weight(t(x).name + suffix + "_scale", DataType::kFloat32, {1}, bytes, true);
     DraftTensor q = t(x);
-    q.name += ":i8";
+    q.name += suffix;
     q.dtype = DataType::kInt8;
-    q.size_bytes = t(x).size_bytes / 4;
+    if (cp != 0) q.shape[3] = cp;
+    q.size_bytes = static_cast<uint64_t>(shape_count(q.shape));
     q.storage = fb::Storage::Arena;
     q.binding = -1;
     q.output_binding = false;
+    q.alias_of = -1;
     d_.tensors.push_back(std::move(q));
     const uint32_t qi = static_cast<uint32_t>(d_.tensors.size() - 1);
     DraftStep step;
-    step.name = t(x).name + ":to_i8";
+    step.name = t(x).name + ":to_" + suffix.substr(1);
     step.op.resolved = true;
     step.op.family = fb::OpFamily::Quantize;
-    step.inputs = {x, s};
+    if (cp != 0)
+      step.op.quant.layout = nchw != nchw_source_.end() ? fb::QuantizeLayout::NchwToNhwcPadded
+                                                        : fb::QuantizeLayout::NhwcPadded;
+    step.inputs = {nchw != nchw_source_.end() ? nchw->second : x, s};
     step.outputs = {qi};
     d_.steps.push_back(std::move(step));
-    quantized_[x] = qi;
+    quantized_[{x, cp}] = qi;
     ++summary_.quantize_steps;
+    summary_.padded_inputs += cp != 0 ? 1 : 0;
     return qi;
+  }
+
+  // Removes the Transposes into graph inputs' NHWC twins that no step reads any more (their INT8
+  // convs read a Quantize step of the NCHW input, quantized()).
+  void drop_unread_input_twins() {
+    std::vector<bool> read(d_.tensors.size(), false);
+    for (const DraftStep& s : d_.steps)
+      for (uint32_t i : s.inputs) read[i] = true;
+    std::vector<DraftStep> kept;
+    for (DraftStep& s : d_.steps) {
+      const bool twin = s.op.family == fb::OpFamily::Transpose && s.outputs.size() == 1 &&
+                        nchw_source_.count(s.outputs[0]) != 0 && !read[s.outputs[0]];
+      if (!twin) kept.push_back(std::move(s));
+    }
+    d_.steps = std::move(kept);
   }
 
   // An Int8 Add's third input: the Float32 scales a's, b's and 1 / y's (binary_add_int8).
@@ -472,14 +501,16 @@ class Int8Pass {
     summary_.steps.push_back({s.name, t(s.outputs[0]).name, scale(s.outputs[0]), op + "->Int8"});
   }
 
-  void rewrite(DraftStep& s) {
+  void rewrite(DraftStep& s, int64_t cp) {
     const uint32_t x = s.inputs[0], w = s.inputs[1], y = s.outputs[0];
     const bool has_bias = s.inputs.size() - (s.op.has_residual ? 1 : 0) == 3;
     const int64_t oc = t(w).shape[0];
-    std::vector<uint8_t> wq;
-    const auto given = o_.weight_scales.find(graph_name(t(w).name));
+    std::vector<uint8_t> wq, padded_w;
+    const auto given = o_.weight_scales.find(draft_graph_name(t(w).name));
+    DraftTensor wf = t(w);  // the OHWI weight, its input channels padded with zeros if need be
+    if (cp != 0) wf = pad_input_channels(t(w), cp, &padded_w);
     const std::vector<float> w_scales = quantize_conv_weights(
-        t(w), given == o_.weight_scales.end() ? nullptr : &given->second, &wq);
+        wf, given == o_.weight_scales.end() ? nullptr : &given->second, &wq);
     const float x_scale = scale(x);
     std::vector<float> epi(static_cast<size_t>(2 * oc), 0.f);
     for (int64_t o = 0; o < oc; ++o) {
@@ -490,9 +521,9 @@ class Int8Pass {
     }
     std::vector<uint8_t> epi_bytes(epi.size() * 4);
     std::memcpy(epi_bytes.data(), epi.data(), epi_bytes.size());
-    const uint32_t xq = quantized(x);
+    const uint32_t xq = quantized(x, cp);
     const uint32_t wi =
-        add_weight(t(w).name + ":i8", DataType::kInt8, t(w).shape, std::move(wq), false);
+        add_weight(t(w).name + ":i8", DataType::kInt8, wf.shape, std::move(wq), false);
     const uint32_t ei = add_weight(s.name + ":i8_epilogue", DataType::kFloat32, {2, oc},
                                    std::move(epi_bytes), true);
     std::vector<uint32_t> inputs = {xq, wi, ei};
@@ -512,65 +543,6 @@ class Int8Pass {
     summary_.steps.push_back({s.name, t(y).name, s.op.y_scale, std::move(op)});
   }
 
-  // A tensor the model quantizes itself (its Q/DQ pair removed by explicit_qdq) that stays
-  // float: its readers see the pair's clip to int8's range, [-128 s, 127 s], as ONNX's
-  // QuantizeLinear saturates (the rounding to s's grid is not kept: within half a step,
-  // docs/int8.md). The clip joins its producer's fused activation where that is none, Relu or
-  // Clip (Conv, Gemm, Binary), else a Clip step follows the producer. Once per graph tensor, at
-  // the step that computes it: its layout twins (a Transpose or Copy of it) carry the clipped
-  // values, and a graph input's twin is left alone (an INT8 reader's quantize step saturates).
-  void saturate_explicit() {
-    std::vector<DraftStep> steps = std::move(d_.steps);
-    d_.steps.clear();
-    std::set<std::string> clipped;
-    for (DraftStep& s : steps) {
-      std::vector<DraftStep> after;
-      const bool layout_move =
-          s.op.family == fb::OpFamily::Transpose || s.op.family == fb::OpFamily::Copy;
-      for (uint32_t& o : s.outputs) {
-        const std::string name = graph_name(t(o).name);
-        const auto given = o_.scales.find(name);
-        if (given == o_.scales.end() || !positive_finite(given->second) ||
-            t(o).dtype != DataType::kFloat32 || layout_move || !clipped.insert(name).second)
-          continue;
-        const float lo = -128.f * given->second, hi = kQMax * given->second;
-        if (within_range(s, given->second, clipped)) continue;
-        if (s.outputs.size() == 1 && fuse_int8_range_clip(&s.op, lo, hi)) continue;
-        DraftTensor pre = t(o);
-        pre.name += ":unclipped";
-        pre.storage = fb::Storage::Arena;
-        pre.binding = -1;
-        pre.output_binding = false;
-        d_.tensors.push_back(std::move(pre));
-        DraftStep clip;
-        clip.name = t(o).name + ":int8_range";
-        clip.op.resolved = true;
-        clip.op.family = fb::OpFamily::Activation;
-        clip.op.act = {fb::ActivationKind::Clip, lo, hi};
-        clip.inputs = {static_cast<uint32_t>(d_.tensors.size() - 1)};
-        clip.outputs = {o};
-        o = clip.inputs[0];
-        after.push_back(std::move(clip));
-        ++summary_.saturation_steps;
-      }
-      d_.steps.push_back(std::move(s));
-      for (DraftStep& a : after) d_.steps.push_back(std::move(a));
-    }
-  }
-
-  // Whether a Pool step's output already lies in int8's range at scale s: max and average of
-  // an input in [-128 s_in, 127 s_in] stay in it (a convex combination, or zero padding), so
-  // s_in <= s suffices, where the input is Int8 or was clipped by a pair of its own.
-  bool within_range(const DraftStep& s, float scale, const std::set<std::string>& clipped) const {
-    if (s.op.family != fb::OpFamily::Pool || s.inputs.empty()) return false;
-    const uint32_t x = s.inputs[0];
-    const std::string name = graph_name(t_const(x).name);
-    const auto given = o_.scales.find(name);
-    const bool bounded = int8_[x] || (given != o_.scales.end() && clipped.count(name) != 0);
-    return bounded && given != o_.scales.end() && given->second <= scale;
-  }
-  const DraftTensor& t_const(uint32_t i) const { return d_.tensors[i]; }
-
   PlanDraft& d_;
   const Int8Options& o_;
   std::vector<std::vector<std::pair<size_t, size_t>>> readers_;  // per tensor: (step, input)
@@ -586,8 +558,11 @@ class Int8Pass {
   std::map<uint32_t, size_t> class_of_;
   std::vector<float> class_scale_;
   std::vector<int64_t> view_input_;    // per step: a view's input (Copy, unit-dim Transpose), else -1
-  std::map<uint32_t, uint32_t> quantized_;
+  std::map<std::pair<uint32_t, int64_t>, uint32_t> quantized_;  // (x, cp) -> its Int8 twin
   std::set<std::string> gemms_;  // the steps that were Gemm steps (gemms_as_convs)
+  // Per step: the padded input channels of an INT8 conv whose Cin is not a multiple of 8, else 0.
+  std::vector<int64_t> padded_;
+  std::map<uint32_t, uint32_t> nchw_source_;  // input twin -> its NCHW graph input (quantized())
   Int8Summary summary_;
 };
 

@@ -52,6 +52,7 @@ struct Int8Summary {
   std::vector<Int8Step> steps;
   size_t int8_gemms = 0;        // of them, the Gemm steps run as 1x1 convs (int8_gemm.h)
   size_t quantize_steps = 0;  // Float16 -> Int8 steps added in front of them
+  size_t padded_inputs = 0;   // of them, those padding channels (int8_padded_channels)
   size_t int8_tensors = 0;    // activations stored as Int8 between INT8 convs
   size_t int8_pools = 0;      // max pools between them that move Int8 (no requantization)
   size_t int8_concats = 0;    // Concats on Int8: their inputs and output share one scale

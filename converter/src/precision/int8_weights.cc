@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "converter/src/ir/error.h"
 
@@ -35,8 +36,26 @@ std::vector<float> quantize_conv_weights(const DraftTensor& w, const std::vector
   return scales;
 }
 
+DraftTensor pad_input_channels(const DraftTensor& w, int64_t cp, std::vector<uint8_t>* storage) {
+  const int64_t c = w.shape.back();
+  const size_t rows = w.data->size() / 4 / static_cast<size_t>(c);
+  storage->assign(rows * static_cast<size_t>(cp) * 4, 0);  // +0.0f
+  for (size_t r = 0; r < rows; ++r)
+    std::memcpy(storage->data() + r * static_cast<size_t>(cp) * 4,
+                w.data->data() + r * static_cast<size_t>(c) * 4, static_cast<size_t>(c) * 4);
+  DraftTensor padded = w;
+  padded.shape.back() = cp;
+  padded.size_bytes = storage->size();
+  padded.data = storage;
+  return padded;
+}
+
+int64_t int8_padded_channels(int64_t groups, int64_t cin) {
+  return groups == 1 && cin % 8 != 0 ? (cin + 7) / 8 * 8 : cin;
+}
+
 const char* int8_conv_form_refusal(int64_t groups, int64_t cin, int64_t cout) {
-  if (groups == 1) return cin % 8 == 0 ? nullptr : "input channels not a multiple of 8";
+  if (groups == 1) return nullptr;  // Cin % 8 != 0: padded (int8_padded_channels)
   if (groups == cin && cout == cin) return nullptr;  // depthwise
   if (groups > 1 && cin % groups == 0 && cout % groups == 0 && (cin / groups) % 8 == 0)
     return nullptr;

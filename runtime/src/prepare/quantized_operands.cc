@@ -41,6 +41,45 @@ Status check_scale_pair(const PreparedStep& s, const TensorInfo& scale, const Te
   return JP_OK;
 }
 
+namespace {
+
+// QuantizeLinear's image form (kernels/quantize.h): per tensor, rank 4, y [N, H, W, C'] with
+// C' >= C of x [N, H, W, C] or [N, C, H, W]. The dtypes are checked by the caller.
+Status prepare_quantize_image(const jp_plan& plan, const fb::QuantizeParams& p, PreparedStep* s) {
+  const TensorInfo& x = input_at(plan, *s, 0);
+  const TensorInfo& y = output_at(plan, *s, 0);
+  const bool nchw = p.layout() == fb::QuantizeLayout::NchwToNhwcPadded;
+  if (p.layout() != fb::QuantizeLayout::NhwcPadded && !nchw)
+    return invalid(*s, "the quantization layout is not one this runtime knows");
+  if (p.per_axis()) return invalid(*s, "the padded (image) quantization is per tensor only");
+  if (x.rank != 4 || y.rank != 4)
+    return invalid(*s, "the padded (image) quantization needs 4-D input and output");
+  const int64_t c = x.dims[nchw ? 1 : 3];
+  const int64_t h = x.dims[nchw ? 2 : 1], w = x.dims[nchw ? 3 : 2];
+  if (y.dims[0] != x.dims[0] || y.dims[1] != h || y.dims[2] != w || y.dims[3] < c) {
+    return invalid(*s, nchw ? "output is not the NCHW input's NHWC form with at least its channels"
+                            : "output is not the input's NHWC form with at least its channels");
+  }
+  JP_RETURN_IF_ERROR(check_role_elements(*s, input_at(plan, *s, 1), 1, "scale"));
+  if (p.has_zero_point()) {
+    const TensorInfo& zp = input_at(plan, *s, 2);
+    JP_RETURN_IF_ERROR(check_role_dtype(*s, zp, y.dtype, "zero point"));
+    JP_RETURN_IF_ERROR(check_role_elements(*s, zp, 1, "zero point"));
+  }
+  kernels::QuantizeLinearParams& k = fresh_params(&s->params.quantize);
+  k.qtype = kernel_dtype(y.dtype);
+  k.has_zero_point = p.has_zero_point();
+  k.layout = nchw ? kernels::QuantizeLayout::kNchwToNhwcPadded
+                  : kernels::QuantizeLayout::kNhwcPadded;
+  k.outer = x.dims[0];
+  k.channels = c;
+  k.inner = h * w;
+  k.padded_channels = y.dims[3];
+  return JP_OK;
+}
+
+}  // namespace
+
 Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p, PreparedStep* s,
                                bool quantize) {
   const char* family = quantize ? "Quantize" : "Dequantize";
@@ -59,6 +98,10 @@ Status prepare_quantize_linear(const jp_plan& plan, const fb::QuantizeParams& p,
   }
   JP_RETURN_IF_ERROR(check_quantized(*s, q, quantize ? "output" : "input"));
   JP_RETURN_IF_ERROR(check_role_dtype(*s, scale, fb::DType::Float32, "scale"));
+  if (p.layout() != fb::QuantizeLayout::Same) {
+    if (!quantize) return invalid(*s, "a padded (image) quantization layout on a Dequantize step");
+    return prepare_quantize_image(plan, p, s);
+  }
   if (!same_shape(x, y)) return invalid(*s, "input and output shapes differ");
 
   kernels::QuantizeLinearParams& k = fresh_params(&s->params.quantize);

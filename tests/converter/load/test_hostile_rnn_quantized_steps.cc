@@ -197,11 +197,12 @@ TEST(SeqLoad, HostileRnnStepsAreRefused) {
   }
 }
 
-ParamsFn quantize_params(int32_t axis, bool per_axis, bool has_zp) {
+ParamsFn quantize_params(int32_t axis, bool per_axis, bool has_zp,
+                         fb::QuantizeLayout layout = fb::QuantizeLayout::Same) {
   return [=](flatbuffers::FlatBufferBuilder& b)
              -> std::pair<fb::StepParams, flatbuffers::Offset<void>> {
     return {fb::StepParams::QuantizeParams,
-            fb::CreateQuantizeParams(b, axis, per_axis, has_zp).Union()};
+            fb::CreateQuantizeParams(b, axis, per_axis, has_zp, layout).Union()};
   };
 }
 
@@ -246,6 +247,59 @@ TEST(SeqLoad, HostileQuantizeStepsAreRefused) {
     HostileStep h = quantize_step();
     h.params = quantize_params(1, false, true);  // per-tensor with 3 scales
     expect_refused(h, "scale 'in1' has 3 elements, expected 1", "per-tensor count");
+  }
+}
+
+// The image form: x [2, 3, 4, 5] (NCHW) quantized into y [2, 4, 5, 8] Int8, channels padded.
+HostileStep quantize_image_step(fb::QuantizeLayout layout = fb::QuantizeLayout::NchwToNhwcPadded) {
+  return {fb::OpFamily::Quantize,
+          quantize_params(1, false, false, layout),
+          {{{2, 3, 4, 5}}, {{1}}},
+          {{{2, 4, 5, 8}, fb::DType::Int8}}};
+}
+
+TEST(SeqLoad, HostilePaddedQuantizeStepsAreRefused) {
+  EXPECT_EQ(load_step(quantize_image_step()).first, JP_OK) << jp_last_error();
+  {
+    HostileStep h = quantize_image_step(fb::QuantizeLayout::NhwcPadded);
+    h.inputs[0].shape = {2, 4, 5, 3};
+    EXPECT_EQ(load_step(h).first, JP_OK) << jp_last_error();
+    h.inputs[0].shape = {2, 3, 4, 5};  // read as NHWC: 3 x 4 pixels of 5 channels, not 4 x 5
+    expect_refused(h, "output is not the input's NHWC form with at least its channels", "nhwc");
+  }
+  {
+    HostileStep h = quantize_image_step();
+    h.outputs[0].shape = {2, 4, 5, 2};  // fewer channels than x
+    expect_refused(h, "output is not the NCHW input's NHWC form with at least its channels",
+                   "channels");
+  }
+  {
+    HostileStep h = quantize_image_step();
+    h.outputs[0].shape = {2, 5, 4, 8};  // H and W swapped
+    expect_refused(h, "output is not the NCHW input's NHWC form", "spatial");
+  }
+  {
+    HostileStep h = quantize_image_step();
+    h.params = quantize_params(1, true, false, fb::QuantizeLayout::NchwToNhwcPadded);
+    expect_refused(h, "the padded (image) quantization is per tensor only", "per axis");
+  }
+  {
+    HostileStep h = quantize_image_step();
+    h.inputs[0].shape = {2, 3, 20};
+    h.outputs[0].shape = {2, 20, 8};
+    expect_refused(h, "needs 4-D input and output", "rank");
+  }
+  {
+    HostileStep h = quantize_image_step();
+    h.params = quantize_params(1, false, false, static_cast<fb::QuantizeLayout>(7));
+    expect_refused(h, "the quantization layout is not one this runtime knows", "layout");
+  }
+  {
+    HostileStep h = quantize_image_step();
+    h.op = fb::OpFamily::Dequantize;
+    h.inputs[0].dtype = fb::DType::Int8;
+    h.outputs[0].dtype = fb::DType::Float32;
+    expect_refused(h, "a padded (image) quantization layout on a Dequantize step", "dequantize");
   }
 }
 

@@ -1,5 +1,5 @@
 // Shared by the INT8 precision tests: calibration folders of random inputs, the SNR of an INT8
-// plan's output against FP32, and conversion with its failure reported.
+// plan's output against FP32, conversion with its failure reported, and a plan's conv kernels.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +14,8 @@
 #include "converter/src/ir/error.h"
 #include "tests/converter/util/onnx_builder.h"
 #include "tests/converter/calibrate/calib_test_util.h"
+#include "tests/converter/util/convert_util.h"
+#include "tests/converter/util/plan_runner.h"
 
 namespace jetplan::converter::testing {
 
@@ -61,6 +63,25 @@ inline ConvertResult convert_int8(const ModelBuilder& model, const ConvertOption
     ADD_FAILURE() << e.what();
     return ConvertResult{};
   }
+}
+
+// The INT8 plan's outputs against the FP32 plan of `model` on each held-out input: SNR > 30 dB.
+inline void expect_int8_close(const std::vector<uint8_t>& int8_plan, const ModelBuilder& model,
+                              const std::vector<std::vector<float>>& held_out) {
+  const std::vector<uint8_t> fp32 = convert_ok(model).plan;
+  for (const auto& x : held_out) {
+    const auto want = float_outputs(run_plan(fp32, {x}))[0];
+    const auto got = float_outputs(run_plan(int8_plan, {x}))[0];
+    EXPECT_GT(snr_db(got, want), 30.0);
+  }
+}
+
+// The kernels of a plan's Conv steps, in step order.
+inline std::vector<std::string> conv_kernels(const std::vector<uint8_t>& plan) {
+  std::vector<std::string> kernels;
+  for (const auto* s : *fb::GetPlan(plan.data())->steps())
+    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+  return kernels;
 }
 
 }  // namespace jetplan::converter::testing

@@ -111,6 +111,49 @@ TEST(QuantizeLinear, RandomMatchesDoubleReference) {
   EXPECT_LE(ties * 100, total) << "near-ties should be rare";
 }
 
+// The image form (an INT8 stem's input): x NCHW or NHWC into y NHWC with C' >= C channels, the
+// added ones the zero point; each value against the double reference at the place the layouts
+// put it, Int8 and UInt8, with and without a zero point, C' a multiple of 8 or not.
+TEST(QuantizeLinear, ImageFormTransposesAndPadsChannels) {
+  SEEDED_RNG(rng);
+  for (const QuantizeLayout layout :
+       {QuantizeLayout::kNchwToNhwcPadded, QuantizeLayout::kNhwcPadded})
+    for (DType t : kQTypes)
+      for (const auto [c, cp] : {std::pair<int64_t, int64_t>{3, 8}, {12, 16}, {5, 7}, {8, 8}}) {
+        const int64_t n = 2, h = 3, w = 5;
+        QuantizeLinearParams p;
+        p.qtype = t;
+        p.has_zero_point = c == 5;
+        p.layout = layout;
+        p.outer = n;
+        p.channels = c;
+        p.inner = h * w;
+        p.padded_channels = cp;
+        const std::vector<float> x = rng.uniform(n * c * h * w, -3.f, 3.f);
+        const float scale = rng.uniform(0.005f, 0.02f);  // |x| / scale reaches 150
+        const uint8_t zp = t == DType::kInt8 ? encode(-3) : 7;
+        const int32_t zero = p.has_zero_point ? decode(t, zp) : 0;
+        Allowed want;
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t i = 0; i < h * w; ++i)
+            for (int64_t ch = 0; ch < cp; ++ch) {
+              if (ch >= c) {
+                want.lo.push_back(zero);
+                want.hi.push_back(zero);
+                continue;
+              }
+              const size_t at = size_t(layout == QuantizeLayout::kNhwcPadded
+                                           ? (b * h * w + i) * c + ch
+                                           : (b * c + ch) * h * w + i);
+              allow(want, double(x[at]) / scale, 0x1p-23, zero, t);
+            }
+        const int64_t saturated = check_bytes(n * h * w * cp, t, want, [&](uint8_t* y) {
+          cpu::quantize_linear(p, x.data(), &scale, p.has_zero_point ? &zp : nullptr, y);
+        });
+        EXPECT_GT(saturated, 0) << "the inputs should reach saturation";
+      }
+}
+
 TEST(QuantizeValue, RoundsHalfToEvenAndSaturates) {
   EXPECT_EQ(cpu::round_half_even(2.5), 2.0);
   EXPECT_EQ(cpu::round_half_even(3.5), 4.0);

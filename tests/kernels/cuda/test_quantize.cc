@@ -1,7 +1,7 @@
 // CUDA QuantizeLinear (kernels/cuda/quantize.cu) against the CPU twin (cpu::quantize_linear) bit
 // for bit: Float16 and Float32 x (the twin reads the same values as float32), Int8 and UInt8 y,
 // per tensor and per axis, with and without a zero point, values spread past the saturation
-// points plus ties, NaN and infinities. y is poisoned (0xA5 / 0x5A) and its guard checked.
+// points plus ties, NaN and infinities; and the image form (NCHW or NHWC into padded NHWC). y is poisoned (0xA5 / 0x5A) and its guard checked.
 // DequantizeLinear (kernels/cuda/dequantize.cu) against cpu::dequantize_linear: Float32 y bit for
 // bit, Float16 y the twin's float rounded to nearest even, bit for bit. DynamicQuantizeLinear
 // (kernels/cuda/dynamic_quantize.cu) against cpu::dynamic_quantize_linear bit for bit: y, the
@@ -71,6 +71,57 @@ TEST(GpuQuantize, MatchesCpuTwinBitForBit) {
             EXPECT_TRUE(dy.guard_intact());
           }
         }
+}
+
+// The image form (an INT8 stem's input transposed and padded to 8k channels, one thread a
+// pixel): NCHW and NHWC x, Float16 and Float32, C' a multiple of 8 (8-byte stores) or not, with
+// and without a zero point, against the twin bit for bit; y poisoned, its guard checked.
+TEST(GpuQuantize, ImageFormMatchesCpuTwinBitForBit) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (const DType xt : {DType::kFloat16, DType::kFloat32})
+    for (const QuantizeLayout layout :
+         {QuantizeLayout::kNchwToNhwcPadded, QuantizeLayout::kNhwcPadded})
+      for (const auto [c, cp] : {std::pair<int64_t, int64_t>{3, 8}, {12, 16}, {5, 7}, {1, 8}}) {
+        QuantizeLinearParams p;
+        p.qtype = DType::kInt8;
+        p.has_zero_point = c == 5;
+        p.layout = layout;
+        p.outer = 3;
+        p.channels = c;
+        p.inner = 37 * 29;
+        p.padded_channels = cp;
+        const int64_t n = p.outer * c * p.inner, m = p.outer * p.inner * cp;
+        std::vector<float> x = rng.uniform(n, -4.f, 4.f);
+        const float specials[] = {NAN, INFINITY, -INFINITY, 0.5f, 1.5f, -2.5f, 0.f, -0.f};
+        for (size_t i = 0; i < std::size(specials); ++i) x[i * 11] = specials[i];
+        x = gpu_test::as_stored(x, xt == DType::kFloat16);
+        const std::vector<float> scale = {0.5f};  // ties land exactly on .5
+        const std::vector<uint8_t> zero = {uint8_t(int8_t(-5))};
+        std::vector<uint8_t> want(static_cast<size_t>(m));
+        cpu::quantize_linear(p, x.data(), scale.data(), p.has_zero_point ? zero.data() : nullptr,
+                             want.data());
+        const auto dx = gpu_test::to_device(x, xt);
+        const auto ds = gpu_test::to_device(scale, DType::kFloat32);
+        DeviceBuffer dz(1);
+        dz.upload(zero.data(), 1);
+        DeviceBuffer dy(static_cast<size_t>(m));
+        cuda::StepPointers ptrs{};
+        ptrs.in[0] = dx->get();
+        ptrs.in[1] = ds->get();
+        if (p.has_zero_point) ptrs.in[2] = dz.get();
+        ptrs.out[0] = dy.get();
+        for (const uint16_t poison : {uint16_t{0xA5A5}, uint16_t{0x5A5A}}) {
+          dy.poison16(poison);
+          cuda::LaunchChoice chosen;
+          ASSERT_EQ(gpu_test::select_and_launch(kQuantize, xt, ptrs, p, &chosen), "");
+          EXPECT_STREQ(chosen.variant->name, xt == DType::kFloat16 ? "jp_quantize_image_f16_i8"
+                                                                   : "jp_quantize_image_f32_i8");
+          EXPECT_EQ(dy.download<uint8_t>(want.size()), want)
+              << chosen.variant->name << " C " << c << " C' " << cp;
+          EXPECT_TRUE(dy.guard_intact());
+        }
+      }
 }
 
 TEST(GpuDequantize, MatchesCpuTwinBitForBit) {
