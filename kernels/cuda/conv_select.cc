@@ -66,10 +66,11 @@ uint64_t grouped_k(const ConvParams& p, const Tile& t, uint64_t kvol) {
 }
 
 // The igemm launch for `t`; serial split-K when its tiles alone leave the SMs short of work:
-// fewer than `ctas_per_sm` CTAs an SM, with slices of at least `min_slice_bytes` of K.
+// fewer than `ctas_per_sm` CTAs an SM, with slices of at least `min_slice_bytes` of K, and K of
+// at least `min_split_bytes` unless the tiles leave 7 of 8 SMs idle.
 bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
                   LaunchChoice* out, std::string* why, double ctas_per_sm = 3,
-                  uint32_t min_slice_bytes = 512) {
+                  uint32_t min_slice_bytes = 512, uint64_t min_split_bytes = 0) {
   out->variant = &kernel_variant(t.id);
   if (out->variant->shared_bytes > target.max_shared_per_block && target.max_shared_per_block) {
     *why = "the target's shared memory per block is too small for the conv tile";
@@ -80,7 +81,7 @@ bool launch_igemm(const Tile& t, uint64_t m, uint64_t n, uint64_t k, const Targe
   uint32_t split = 1;
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
   const uint64_t want = uint64_t(ctas_per_sm * sms);
-  if (tiles < want) {
+  if (tiles < want && (k * t.elem_bytes >= min_split_bytes || tiles * 8 < sms)) {
     // About `ctas_per_sm` CTAs per SM, each slice at least min_slice_bytes of K, at most 8
     // slices (fitted to H100 and H200 timings of ResNet-50 at batch 1 and 8, FP16 and INT8:
     // tests/kernels/cuda/test_conv*.cc GpuConv*Bench).
@@ -208,6 +209,14 @@ bool launch_conv_dw_tiled(const ConvParams& p, const TargetInfo& target, LaunchC
 
 namespace {
 
+// INT8 convs split K from 2048 bytes of K on (in slices of 512), or where their tiles leave 7
+// of 8 SMs idle: below it one slice was faster than two on every ResNet-50 layer of 1024 and
+// 1152 K at batch 1, of 28 to 64 tiles (H200, session 26's split curves: 4.95 against 5.23 us
+// at 1024 K, 5.88 against 6.04 at 1152; the plan 9% faster), where 2304 and 4608 K ran fastest
+// in four to eight; EfficientNet-B0's 1152-K layers of 6 and 10 tiles lost without it (the
+// plan 1.3% slower). FP16's rule (slices of 1024 bytes) starts splitting at the same bytes.
+constexpr uint64_t kInt8MinSplitBytes = 2048;
+
 bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInfo& target,
                       LaunchChoice* out, std::string* why) {
   const DType y = step.num_outputs > 0 ? step.output_dtypes[0] : DType::kInt8;
@@ -263,7 +272,8 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   const TilesI8& t = y == DType::kInt8 ? kTilesI8 : kTilesI8F16;
   // Cin a multiple of 8, not 16: the one tile that loads 8-byte halves (split-K as any).
   if (p.in_channels % 16 != 0)
-    return launch_igemm(y == DType::kInt8 ? kTileC8 : kTileC8F16, m, n, k, target, out, why);
+    return launch_igemm(y == DType::kInt8 ? kTileC8 : kTileC8F16, m, n, k, target, out, why, 3,
+                        512, kInt8MinSplitBytes);
   // 128x128 where N allows and its tiles alone fill the SMs; 64x64 where they fill them twice;
   // else 32x64 (with split-K when even those are few). The long-K form (128 K a stage) from 256
   // K on. Fitted to H200 layer tables of ResNet-50 at batch 1 and 8 (GpuConvInt8Bench, every
@@ -274,17 +284,21 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   const bool big_fits = target.max_shared_per_block == 0 ||
                         big.shared_bytes <= target.max_shared_per_block;
   if (big_fits && n % 128 == 0 && k >= 128 && tiles_of(t.t128, m, n) >= sms)
-    return launch_igemm(t.t128, m, n, k, target, out, why);
+    return launch_igemm(t.t128, m, n, k, target, out, why, 3, 512, kInt8MinSplitBytes);
   const bool long_k = k >= 256;
   const uint64_t tiles64 = tiles_of(t.t64, m, n);
-  if (tiles64 >= 2 * sms) return launch_igemm(long_k ? t.t64k : t.t64, m, n, k, target, out, why);
+  if (tiles64 >= 2 * sms)
+    return launch_igemm(long_k ? t.t64k : t.t64, m, n, k, target, out, why, 3, 512,
+                        kInt8MinSplitBytes);
   // From 512 K on, 64x64 tiles with 128 K a stage beat twice as many 32x64 ones down to about
   // 0.4 of a tile an SM, split over K only below one an SM (H200 layer tables of session 11,
   // after the igemm's index math went: 8-18% faster on ResNet-50's batch-8 layers with 56 to 224
   // such tiles; batch 1's long-K layers have fewer and keep the 32x64 rule).
   if (k >= 512 && tiles64 * 5 >= 2 * sms)
-    return launch_igemm(t.t64k, m, n, k, target, out, why, /*ctas_per_sm=*/1);
-  return launch_igemm(long_k ? t.t32k : t.t32, m, n, k, target, out, why);
+    return launch_igemm(t.t64k, m, n, k, target, out, why, /*ctas_per_sm=*/1, 512,
+                        kInt8MinSplitBytes);
+  return launch_igemm(long_k ? t.t32k : t.t32, m, n, k, target, out, why, 3, 512,
+                      kInt8MinSplitBytes);
 }
 
 }  // namespace

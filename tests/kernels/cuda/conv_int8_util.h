@@ -34,10 +34,11 @@ inline const char* const kVariants[] = {
     "jp_conv_igemm_32x64_c8_i8",      "jp_conv_igemm_32x64_c8_i8_f16out",
     "jp_conv_igemm_32x64_grouped_i8", "jp_conv_igemm_32x64_grouped_i8_f16out"};
 
-// The tile of a variant, from its name (BMxBN).
+// The tile of a variant, from its name ("jp_conv_igemm_<BM>x<BN>...").
 inline void tile_of(const std::string& name, uint32_t* bm, uint32_t* bn) {
-  *bm = name.find("128x128") != std::string::npos ? 128 : (name.find("64x64") != std::string::npos ? 64 : 32);
-  *bn = *bm == 32 ? 64 : *bm;
+  const size_t at = name.find("igemm_") + 6;
+  *bm = uint32_t(std::stoul(name.substr(at)));
+  *bn = uint32_t(std::stoul(name.substr(name.find('x', at) + 1)));
 }
 
 inline cuda::LaunchChoice choice_of(const char* name, const ConvParams& p, uint32_t split) {

@@ -1,7 +1,9 @@
 // GpuConvInt8Bench (run with --gtest_also_run_disabled_tests): ResNet-50's conv layers in INT8
 // against FP16 at batch 1 and 8 (DISABLED_ResNet50Batch1/8, with every INT8 tile's own best),
-// the expansions of 24 and 40 channels (DISABLED_Cin24And40), and the depthwise layers of
-// MobileNetV2 and EfficientNet-B0 (DISABLED_MobileNetV2Depthwise, DISABLED_EfficientNetB0Depthwise).
+// the expansions of 24 and 40 channels (DISABLED_Cin24And40), the depthwise layers of
+// MobileNetV2 and EfficientNet-B0 (DISABLED_MobileNetV2Depthwise, DISABLED_EfficientNetB0Depthwise)
+// and the RGB stem (DISABLED_Stem). JP_BENCH_SPLITS=1 adds the split-K curve of each ResNet-50
+// layer's selected INT8 and FP16 tiles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,7 +36,8 @@ struct BenchRun {
   ConvParams p16;
 };
 
-void bench_run(const ConvParams& p, int64_t nx, int64_t nw, int64_t ny, BenchRun* r) {
+void bench_run(const ConvParams& p, int64_t nx, int64_t nw, int64_t ny, BenchRun* r,
+               bool int8 = true) {
   r->dx = std::make_unique<DeviceBuffer>(size_t(nx * 2));
   r->dw = std::make_unique<DeviceBuffer>(size_t(nw * 2));
   r->de = std::make_unique<DeviceBuffer>(size_t(p.out_channels * 8));
@@ -43,7 +46,7 @@ void bench_run(const ConvParams& p, int64_t nx, int64_t nw, int64_t ny, BenchRun
   r->dw->poison16(0x0101);
   r->de->poison32(0);
   r->ptrs = gpu_test::step_pointers({r->dx.get(), r->dw.get(), r->de.get()}, *r->dy);
-  ASSERT_EQ(select_int8(p, DType::kInt8, &r->ch8), "");
+  if (int8) ASSERT_EQ(select_int8(p, DType::kInt8, &r->ch8), "");
   r->p16 = p;
   r->p16.int8 = ConvInt8{};
   ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, r->p16, &r->ch16), "");
@@ -103,6 +106,22 @@ void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<
               (long long)l.k, (long long)l.stride, (long long)l.count, ch8.variant->name, ch8.split_k,
               us8, ch16.variant->name, ch16.split_k, us16, us8 / us16, best.c_str(), best_us,
               each_tile.c_str());
+  // JP_BENCH_SPLITS=1: the selected INT8 and FP16 tiles at every split of the list (the split-K
+  // rule's curve), "split:us".
+  if (std::getenv("JP_BENCH_SPLITS") != nullptr) {
+    std::string curve;
+    for (const auto& [name, q] : {std::pair<const char*, const ConvParams*>{ch8.variant->name, &p},
+                                  {ch16.variant->name, &p16}}) {
+      curve += std::string("   ") + (name + 14) + ":";
+      for (uint32_t split : splits) {
+        if (split > 1 && split > cuda::ceil_div_u32(uint64_t(k), 64) / 2) continue;
+        char one[32];
+        std::snprintf(one, sizeof one, " %u:%.2f", split, timed(choice_of(name, *q, split), *q));
+        curve += one;
+      }
+    }
+    std::printf("  splits%s\n", curve.c_str());
+  }
   *total8 += us8 * double(l.count);
   *total16 += us16 * double(l.count);
 }
@@ -234,6 +253,36 @@ TEST(GpuConvInt8Bench, DISABLED_EfficientNetB0Depthwise) {
   for (const int64_t b : {1, 8}) bench_depthwise_f16out(b);
 }
 
+// The RGB stem (ResNet-50's 7x7 stride-2 conv to 64 channels, bias + ReLU) at batch 1 and 8:
+// FP16 on its 3 channels (the element-wise anyc tile, the FP16 plan's), FP16 on the input padded
+// to 8 channels (16-byte loads: a candidate for FP16 plans), INT8 padded to 8 (the c8 tile, the
+// INT8 plan's since session 26).
+TEST(GpuConvInt8Bench, DISABLED_Stem) {
+  GPU_TEST_OR_SKIP();
+  for (const int64_t b : {1, 8}) {
+    double us[3] = {0, 0, 0};
+    std::string names[3];
+    for (const int64_t cin : {3, 8}) {
+      ConvParams p = params_of({"stem", b, cin, 64, 224, 224, 7, 2, 1, 3});
+      p.act = test_util::kEveryActivation[1];
+      BenchRun r;
+      bench_run(p, b * 224 * 224 * cin, 64 * 49 * cin, b * 112 * 112 * 64, &r, cin == 8);
+      if (::testing::Test::HasFatalFailure()) return;
+      double host = 0;
+      const int at = cin == 3 ? 0 : 1;
+      us[at] = time_launch(r.ch16, r.ptrs, r.p16, &host);
+      names[at] = r.ch16.variant->name;
+      if (cin == 8) {
+        us[2] = time_launch(r.ch8, r.ptrs, p, &host);
+        names[2] = r.ch8.variant->name;
+      }
+    }
+    std::printf("stem b%lld: fp16 C3 %s %.2f us | fp16 C8 %s %.2f us | int8 C8 %s %.2f us\n",
+                (long long)b, names[0].c_str(), us[0], names[1].c_str(), us[1], names[2].c_str(),
+                us[2]);
+  }
+}
+
 TEST(GpuConvInt8Bench, DISABLED_ResNet50Batch1) {
   GPU_TEST_OR_SKIP();
   bench_int8(1, {1, 2, 3, 4, 6, 8, 12, 16});
@@ -241,7 +290,7 @@ TEST(GpuConvInt8Bench, DISABLED_ResNet50Batch1) {
 
 TEST(GpuConvInt8Bench, DISABLED_ResNet50Batch8) {
   GPU_TEST_OR_SKIP();
-  bench_int8(8, {1, 2, 4});
+  bench_int8(8, {1, 2, 3, 4});
 }
 
 }  // namespace
