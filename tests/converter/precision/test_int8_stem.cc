@@ -37,6 +37,13 @@ const fb::Tensor* tensor_of(const fb::Plan* p, uint32_t i) { return p->tensors()
 
 std::vector<int64_t> dims(const fb::Tensor* t) { return {t->shape()->begin(), t->shape()->end()}; }
 
+// Every step's kernel (a GPU plan), in step order.
+std::vector<std::string> step_kernels(const std::vector<uint8_t>& plan) {
+  std::vector<std::string> kernels;
+  for (const fb::Step* s : *fb::GetPlan(plan.data())->steps()) kernels.push_back(s->kernel()->str());
+  return kernels;
+}
+
 TEST(Int8Stem, RgbStemRunsInInt8FromTheNchwInput) {
   std::vector<std::vector<float>> held_out;
   ConvertOptions options = int8_cpu_options({1, 3, 16, 16}, 90, &held_out);
@@ -82,9 +89,7 @@ TEST(Int8Stem, RgbStemRunsInInt8FromTheNchwInput) {
   options.target = "h100";
   const ConvertResult gpu = convert_int8(rgb_stem(), options);
   ASSERT_FALSE(gpu.plan.empty());
-  const fb::Plan* g = fb::GetPlan(gpu.plan.data());
-  std::vector<std::string> kernels;
-  for (const fb::Step* s : *g->steps()) kernels.push_back(s->kernel()->str());
+  const std::vector<std::string> kernels = step_kernels(gpu.plan);
   ASSERT_GE(kernels.size(), 3u);
   EXPECT_EQ(kernels[0], "jp_quantize_image_f32_i8");
   EXPECT_THAT(kernels[1], ::testing::HasSubstr("_c8_i8"));
@@ -138,9 +143,7 @@ TEST(Int8Stem, ThreeChannelActivationIsPaddedFromNhwc) {
   options.target = "h100";
   const ConvertResult gpu = convert_int8(narrow_middle(), options);
   ASSERT_FALSE(gpu.plan.empty());
-  std::vector<std::string> kernels;
-  for (const fb::Step* s : *fb::GetPlan(gpu.plan.data())->steps())
-    kernels.push_back(s->kernel()->str());
+  const std::vector<std::string> kernels = step_kernels(gpu.plan);
   EXPECT_THAT(kernels, ::testing::Contains("jp_quantize_image_f16_i8"))
       << ::testing::PrintToString(kernels);
 }
