@@ -76,12 +76,16 @@ inline void expect_int8_close(const std::vector<uint8_t>& int8_plan, const Model
   }
 }
 
-// The kernels of a plan's Conv steps, in step order.
-inline std::vector<std::string> conv_kernels(const std::vector<uint8_t>& plan) {
+// The kernels of a GPU plan's steps (only its Conv steps with convs_only), in step order.
+inline std::vector<std::string> step_kernels(const std::vector<uint8_t>& plan,
+                                             bool convs_only = false) {
   std::vector<std::string> kernels;
   for (const auto* s : *fb::GetPlan(plan.data())->steps())
-    if (s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
+    if (!convs_only || s->op() == fb::OpFamily::Conv) kernels.push_back(s->kernel()->str());
   return kernels;
+}
+inline std::vector<std::string> conv_kernels(const std::vector<uint8_t>& plan) {
+  return step_kernels(plan, true);
 }
 
 }  // namespace jetplan::converter::testing

@@ -37,13 +37,6 @@ const fb::Tensor* tensor_of(const fb::Plan* p, uint32_t i) { return p->tensors()
 
 std::vector<int64_t> dims(const fb::Tensor* t) { return {t->shape()->begin(), t->shape()->end()}; }
 
-// Every step's kernel (a GPU plan), in step order.
-std::vector<std::string> step_kernels(const std::vector<uint8_t>& plan) {
-  std::vector<std::string> kernels;
-  for (const fb::Step* s : *fb::GetPlan(plan.data())->steps()) kernels.push_back(s->kernel()->str());
-  return kernels;
-}
-
 TEST(Int8Stem, RgbStemRunsInInt8FromTheNchwInput) {
   std::vector<std::vector<float>> held_out;
   ConvertOptions options = int8_cpu_options({1, 3, 16, 16}, 90, &held_out);
