@@ -21,7 +21,7 @@
 //
 //   jp_conv_igemm_<BM>x<BN>_i8[_f16out]  the same implicit GEMM with mma.sync m16n8k32 s8, 2-D,
 //                                     groups 1, Cin % 16 == 0; Int8 y, or Float16 y (_f16out).
-//   jp_conv_igemm_32x64_c8_i8[_f16out]   the same for Cin % 8 == 0 (8-byte cp.async halves).
+//   jp_conv_igemm_<BM>x64_c8_i8[_f16out] the same for Cin % 8 == 0 (8-byte cp.async halves).
 //   jp_conv_igemm_32x64_grouped_i8[_f16out]  the grouped form (groups of 8k channels, Cin % 8
 //                                     == 0; 8-byte cp.async halves).
 //   jp_conv_dw<K>_i8[_f16out]         the tiled depthwise kernels' INT8 form (and
@@ -279,6 +279,12 @@ JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, 1, int8_t, 32, 64, 128, 1,
 // 16-byte chunks loaded as two 8-byte halves.
 JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<true>)
 JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8_f16out, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<false>)
+// The same in 64- and 128-row tiles (warp tiles of 32x32 and 64x32): the RGB stem padded to 8
+// channels at batch 8, 1568 to 3136 tiles that each read all its weights.
+JP_CONV_IGEMM_HALF(jp_conv_igemm_64x64_c8_i8, 128, 1, int8_t, 64, 64, 64, 2, 2, 4, jk::EpilogueI8<true>)
+JP_CONV_IGEMM_HALF(jp_conv_igemm_64x64_c8_i8_f16out, 128, 1, int8_t, 64, 64, 64, 2, 2, 4, jk::EpilogueI8<false>)
+JP_CONV_IGEMM_HALF(jp_conv_igemm_128x64_c8_i8, 128, 1, int8_t, 128, 64, 64, 2, 2, 4, jk::EpilogueI8<true>)
+JP_CONV_IGEMM_HALF(jp_conv_igemm_128x64_c8_i8_f16out, 128, 1, int8_t, 128, 64, 64, 2, 2, 4, jk::EpilogueI8<false>)
 // 64x64 with 128 K a stage: the many-tile layers with long K.
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)

@@ -42,9 +42,11 @@ constexpr TilesI8 kTilesI8F16{{VariantId::jp_conv_igemm_128x128_i8_f16out, 128, 
                               {VariantId::jp_conv_igemm_32x64_i8_f16out, 32, 64, 64, 1},
                               {VariantId::jp_conv_igemm_32x64k128_i8_f16out, 32, 64, 128, 1}};
 
-// Cin % 8 == 0 but not 16: 32x64 tiles whose 16-byte chunks load as two 8-byte halves.
+// Cin % 8 == 0 but not 16: tiles whose 16-byte chunks load as two 8-byte halves.
 constexpr Tile kTileC8{VariantId::jp_conv_igemm_32x64_c8_i8, 32, 64, 64, 1};
 constexpr Tile kTileC8F16{VariantId::jp_conv_igemm_32x64_c8_i8_f16out, 32, 64, 64, 1};
+constexpr Tile kTileC8x64{VariantId::jp_conv_igemm_64x64_c8_i8, 64, 64, 64, 1};
+constexpr Tile kTileC8x64F16{VariantId::jp_conv_igemm_64x64_c8_i8_f16out, 64, 64, 64, 1};
 
 // The grouped form's tiles (conv_grouped_igemm_fits), N tiles of 64 output channels.
 constexpr Tile kTileG64{VariantId::jp_conv_igemm_64x64_grouped_f16, 64, 64, 32};
@@ -271,10 +273,14 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
     return launch_igemm(g, m, n, grouped_k(p, g, kvol), target, out, why);
   }
   const TilesI8& t = y == DType::kInt8 ? kTilesI8 : kTilesI8F16;
-  // Cin a multiple of 8, not 16: the one tile that loads 8-byte halves (split-K as any).
-  if (p.in_channels % 16 != 0)
-    return launch_igemm(y == DType::kInt8 ? kTileC8 : kTileC8F16, m, n, k, target, out, why, 3,
-                        512, kInt8MinSplitBytes);
+  // Cin a multiple of 8, not 16: the tiles that load 8-byte halves (split-K as any), 64 rows
+  // where those tiles fill the SMs twice, as below.
+  if (p.in_channels % 16 != 0) {
+    const Tile& t64 = y == DType::kInt8 ? kTileC8x64 : kTileC8x64F16;
+    const bool rows64 = tiles_of(t64, m, n) >= 2 * uint64_t(std::max<uint32_t>(1, target.sm_count));
+    return launch_igemm(rows64 ? t64 : y == DType::kInt8 ? kTileC8 : kTileC8F16, m, n, k, target,
+                        out, why, 3, 512, kInt8MinSplitBytes);
+  }
   // 128x128 where N allows and its tiles alone fill the SMs; 64x64 where they fill them twice;
   // else 32x64 (with split-K when even those are few). The long-K form (128 K a stage) from 256
   // K on. Fitted to H200 layer tables of ResNet-50 at batch 1 and 8 (GpuConvInt8Bench, every

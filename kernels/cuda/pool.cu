@@ -205,9 +205,9 @@ __device__ void pool_nhwc8(const StepPointers& ptrs, const PoolParams& p) {
 }
 
 // Max of Int8 (an INT8 plan's max pools between INT8 convs; the twin is max_pool_int8): one
-// output position's 16 channels a thread (a 16-byte vector) where NHWC channels % 16 == 0 and
-// the pointers allow, else one element a thread. Max is exact in any order, and the window
-// rules are visit_window()'s; a window without input gives 0.
+// output position's 16 channels a thread (a 16-byte vector, four __vmaxs4 a tap) where NHWC
+// channels % 16 == 0 and the pointers allow, else one element a thread. Max is exact in any
+// order, and the window rules are visit_window()'s; a window without input gives 0.
 template <int V>
 __device__ void max_pool_i8_vec(const StepPointers& ptrs, const PoolParams& p, const Geometry& geo) {
   const IndexGeometry<int32_t> g(geo);
@@ -234,21 +234,30 @@ __device__ void max_pool_i8_vec(const StepPointers& ptrs, const PoolParams& p, c
                   o0 = o / (g.out[2] * g.out[1]);
     const int32_t step = p.channels_last ? C : 1;
     const int8_t* xp = p.channels_last ? x + n * in_plane * C + c : x + (n * C + c) * in_plane;
-    __align__(16) int8_t best[V];
-#pragma unroll
-    for (int k = 0; k < V; ++k) best[k] = 0;
-    bool any = false;
-    visit_window(g, o0, o1, o2, [&](int32_t position) {
-      __align__(16) int8_t v[V];
-      if (V == 16) *reinterpret_cast<uint4*>(v) = *reinterpret_cast<const uint4*>(xp + position * step);
-      else v[0] = xp[position * step];
-#pragma unroll
-      for (int k = 0; k < V; ++k) best[k] = any && best[k] > v[k] ? best[k] : v[k];
-      any = true;
-    });
     const int32_t out = p.channels_last ? (n * out_plane + o) * C + c : i;
-    if (V == 16) *reinterpret_cast<uint4*>(y + out) = *reinterpret_cast<const uint4*>(best);
-    else y[out] = best[0];
+    bool any = false;
+    if constexpr (V == 16) {
+      // Four signed bytes a word, from -128 (the max of nothing yet).
+      uint32_t best[4] = {0x80808080u, 0x80808080u, 0x80808080u, 0x80808080u};
+      visit_window(g, o0, o1, o2, [&](int32_t position) {
+        const uint4 v = *reinterpret_cast<const uint4*>(xp + position * step);
+        best[0] = __vmaxs4(best[0], v.x);
+        best[1] = __vmaxs4(best[1], v.y);
+        best[2] = __vmaxs4(best[2], v.z);
+        best[3] = __vmaxs4(best[3], v.w);
+        any = true;
+      });
+      *reinterpret_cast<uint4*>(y + out) =
+          any ? make_uint4(best[0], best[1], best[2], best[3]) : make_uint4(0, 0, 0, 0);
+    } else {
+      int8_t best = 0;
+      visit_window(g, o0, o1, o2, [&](int32_t position) {
+        const int8_t v = xp[position * step];
+        best = any && best > v ? best : v;
+        any = true;
+      });
+      y[out] = best;
+    }
   }
 }
 

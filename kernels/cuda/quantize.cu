@@ -41,33 +41,63 @@ __device__ void quantize(const StepPointers& ptrs, const QuantizeLinearParams& p
 // The image form (kernels/quantize.h): one thread a pixel reads its C values (NCHW: a warp's
 // 32 pixels are 32 neighbouring floats of each channel plane) and writes the pixel's C' bytes,
 // 8 at a time where C' is a multiple of 8 (the form the converter writes), the padding the zero
-// point. The same quotient, rounding and saturation as quantize() above, so the same bits.
-template <typename T>
-__device__ void quantize_image(const StepPointers& ptrs, const QuantizeLinearParams& p) {
-  if (p.layout == QuantizeLayout::kSame || p.qtype != DType::kInt8) return;  // not its step
+// point. The same quotient, rounding and saturation as quantize() above, so the same bits. The
+// pixel's first element and the stride between its channels come from one division a pixel,
+// in 32 bits where the tensor allows (I), and its bytes are packed in registers.
+template <typename T, typename I>
+__device__ void quantize_image_walk(const StepPointers& ptrs, const QuantizeLinearParams& p) {
   const T* x = static_cast<const T*>(ptrs.in[0]);
   const float scale = static_cast<const float*>(ptrs.in[1])[0];
   const float z = p.has_zero_point ? float(static_cast<const int8_t*>(ptrs.in[2])[0]) : 0.f;
   int8_t* y = static_cast<int8_t*>(ptrs.out[0]);
-  const int64_t pixels = p.outer * p.inner, cp = p.padded_channels;
-  const bool wide = cp % 8 == 0;
-  for (int64_t i = global_thread(); i < pixels; i += global_threads()) {
-    for (int64_t c0 = 0; c0 < cp; c0 += 8) {
-      uint32_t word[2] = {0, 0};
-      for (int j = 0; j < 8 && c0 + j < cp; ++j) {
-        const int64_t c = c0 + j;
-        float q = z;
-        if (c < p.channels) {
-          const float r = rintf(load_float(x, quantize_image_source(p, i, c)) / scale);
-          q = r != r ? z : fminf(127.f, fmaxf(-128.f, r + z));
+  const I pixels = I(p.outer * p.inner), inner = I(p.inner), channels = I(p.channels),
+          cp = I(p.padded_channels);
+  const bool nchw = p.layout == QuantizeLayout::kNchwToNhwcPadded;
+  const I stride = nchw ? inner : 1;
+  const uint32_t zbyte = uint8_t(int8_t(z));
+  for (I i = I(global_thread()); i < pixels; i += I(global_threads())) {
+    I src = i * channels;  // NHWC: the pixel's channels are neighbours
+    if (nchw) {
+      const I n = i / inner;
+      src = n * channels * inner + (i - n * inner);
+    }
+    for (I c0 = 0; c0 < cp; c0 += 8) {
+      uint32_t word[2];
+#pragma unroll
+      for (int w = 0; w < 2; ++w) {
+        uint32_t packed = 0;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const I c = c0 + 4 * w + j;
+          uint32_t b = zbyte;
+          if (c < channels) {
+            const float r = rintf(load_float(x, src + c * stride) / scale);
+            b = uint8_t(int8_t(r != r ? z : fminf(127.f, fmaxf(-128.f, r + z))));
+          }
+          packed |= b << (8 * j);
         }
-        const int8_t b = static_cast<int8_t>(q);
-        if (wide) word[j / 4] |= uint32_t(uint8_t(b)) << (8 * (j % 4));
-        else y[i * cp + c] = b;
+        word[w] = packed;
       }
-      if (wide) *reinterpret_cast<uint2*>(y + i * cp + c0) = make_uint2(word[0], word[1]);
+      int8_t* out = y + i * cp + c0;
+      if (cp % 8 == 0) {
+        *reinterpret_cast<uint2*>(out) = make_uint2(word[0], word[1]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          if (c0 + j < cp) out[j] = int8_t(uint8_t(word[j / 4] >> (8 * (j % 4))));
+      }
     }
   }
+}
+
+template <typename T>
+__device__ void quantize_image(const StepPointers& ptrs, const QuantizeLinearParams& p) {
+  if (p.layout == QuantizeLayout::kSame || p.qtype != DType::kInt8) return;  // not its step
+  // Every index of x and y below 2^31: 32-bit arithmetic.
+  const int64_t elems = p.outer * p.inner * (p.padded_channels > p.channels ? p.padded_channels
+                                                                             : p.channels);
+  if (elems < (int64_t{1} << 31) - 8) quantize_image_walk<T, int32_t>(ptrs, p);
+  else quantize_image_walk<T, int64_t>(ptrs, p);
 }
 
 }  // namespace

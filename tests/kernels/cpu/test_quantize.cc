@@ -119,7 +119,7 @@ TEST(QuantizeLinear, ImageFormTransposesAndPadsChannels) {
   for (const QuantizeLayout layout :
        {QuantizeLayout::kNchwToNhwcPadded, QuantizeLayout::kNhwcPadded})
     for (DType t : kQTypes)
-      for (const auto [c, cp] : {std::pair<int64_t, int64_t>{3, 8}, {12, 16}, {5, 7}, {8, 8}}) {
+      for (const auto& [c, cp] : {std::pair<int64_t, int64_t>{3, 8}, {12, 16}, {5, 7}, {8, 8}}) {
         const int64_t n = 2, h = 3, w = 5;
         QuantizeLinearParams p;
         p.qtype = t;

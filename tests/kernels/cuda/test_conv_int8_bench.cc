@@ -46,7 +46,9 @@ void bench_run(const ConvParams& p, int64_t nx, int64_t nw, int64_t ny, BenchRun
   r->dw->poison16(0x0101);
   r->de->poison32(0);
   r->ptrs = gpu_test::step_pointers({r->dx.get(), r->dw.get(), r->de.get()}, *r->dy);
-  if (int8) ASSERT_EQ(select_int8(p, DType::kInt8, &r->ch8), "");
+  if (int8) {
+    ASSERT_EQ(select_int8(p, DType::kInt8, &r->ch8), "");
+  }
   r->p16 = p;
   r->p16.int8 = ConvInt8{};
   ASSERT_EQ(gpu_test::select(kConv, DType::kFloat16, r->p16, &r->ch16), "");
@@ -261,7 +263,7 @@ TEST(GpuConvInt8Bench, DISABLED_Stem) {
   GPU_TEST_OR_SKIP();
   for (const int64_t b : {1, 8}) {
     double us[3] = {0, 0, 0};
-    std::string names[3];
+    std::string names[3], each;
     for (const int64_t cin : {3, 8}) {
       ConvParams p = params_of({"stem", b, cin, 64, 224, 224, 7, 2, 1, 3});
       p.act = test_util::kEveryActivation[1];
@@ -275,11 +277,20 @@ TEST(GpuConvInt8Bench, DISABLED_Stem) {
       if (cin == 8) {
         us[2] = time_launch(r.ch8, r.ptrs, p, &host);
         names[2] = r.ch8.variant->name;
+        for (const char* v : kVariants) {  // every tile of 8-byte halves, one slice
+          const std::string name(v);
+          if (name.find("_c8_") == std::string::npos || name.find("f16out") != std::string::npos)
+            continue;
+          char one[64];
+          std::snprintf(one, sizeof one, " %s %.2f", v + 14,
+                        time_launch(choice_of(v, p, 1), r.ptrs, p, &host));
+          each += one;
+        }
       }
     }
-    std::printf("stem b%lld: fp16 C3 %s %.2f us | fp16 C8 %s %.2f us | int8 C8 %s %.2f us\n",
+    std::printf("stem b%lld: fp16 C3 %s %.2f us | fp16 C8 %s %.2f us | int8 C8 %s %.2f us |%s\n",
                 (long long)b, names[0].c_str(), us[0], names[1].c_str(), us[1], names[2].c_str(),
-                us[2]);
+                us[2], each.c_str());
   }
 }
 

@@ -82,7 +82,7 @@ TEST(GpuQuantize, ImageFormMatchesCpuTwinBitForBit) {
   for (const DType xt : {DType::kFloat16, DType::kFloat32})
     for (const QuantizeLayout layout :
          {QuantizeLayout::kNchwToNhwcPadded, QuantizeLayout::kNhwcPadded})
-      for (const auto [c, cp] : {std::pair<int64_t, int64_t>{3, 8}, {12, 16}, {5, 7}, {1, 8}}) {
+      for (const auto& [c, cp] : {std::pair<int64_t, int64_t>{3, 8}, {12, 16}, {5, 7}, {1, 8}}) {
         QuantizeLinearParams p;
         p.qtype = DType::kInt8;
         p.has_zero_point = c == 5;
