@@ -175,4 +175,5 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_depthwise_f16, kF16, 0) \
   X(F, jp_conv_depthwise_i8, kI8, 0) \
   X(F, jp_conv_depthwise_i8_f16out, kI8, 0, kF16) \
-  X(F, jp_conv_direct_f16, kF16, 0)
+  X(F, jp_conv_direct_f16, kF16, 0) \
+  X(F, jp_conv_direct_f32, kF32, 0)

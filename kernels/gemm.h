@@ -68,4 +68,5 @@ inline void gemm(const GemmParams& p, const float* a, const float* b, const floa
   X(F, jp_gemm_f16_mma32_nn_f32out, kF16, 128, kF32) \
   X(F, jp_gemm_f16_mma32_nt_f32out, kF16, 128, kF32) \
   X(F, jp_gemm_f16_gemv_bt_f32out, kF16, 256, kF32) \
-  X(F, jp_gemm_f16_gemv_bn_f32out, kF16, 256, kF32)
+  X(F, jp_gemm_f16_gemv_bn_f32out, kF16, 256, kF32) \
+  X(F, jp_gemm_f32, kF32, 256)

@@ -95,6 +95,13 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   // target otherwise runs its QuantizeLinear and DequantizeLinear nodes as they are.
   const bool qdq = (gpu || options.precision == Precision::kInt8) && has_qdq_pairs(g);
   const bool int8 = options.precision == Precision::kInt8 || qdq;
+  // Float32 GPU plans (--precision fp32): every step in float32, as the CPU plan computes it
+  // (reference runs, accuracy checks, calibration on the GPU); not with INT8.
+  const bool fp32 = gpu && options.precision == Precision::kFp32;
+  if (fp32 && qdq)
+    throw ConvertError("--precision fp32: the model carries QuantizeLinear/DequantizeLinear "
+                       "pairs, which a GPU plan runs in INT8; convert it with --precision int8 "
+                       "or without --precision");
   ExplicitScales given;
   if (qdq) given = remove_qdq_pairs(g);
   // Calibration (its own FP32 CPU plan of the model) for every tensor the model gives no scale;
@@ -113,7 +120,8 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
     tell(options, "fuse");
     fold_batchnorm(g);
     fuse_patterns(g);
-    fuse_attention(g, gpu);
+    // The fused attention kernels are Float16: a Float32 plan keeps attention's own steps.
+    if (!fp32) fuse_attention(g, gpu);
     fuse(g);
     fuse_pointwise(g);
   }
@@ -136,15 +144,15 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   // INT8 plans are channels_last around the convs on the CPU target as well (the INT8 CPU
   // twins' layout, as on the GPU); the GPU's other steps then go to Float16.
   if (gpu || int8) tell(options, "precision");
-  if (gpu || int8) gpu_layout(&draft);
+  if (gpu || int8) gpu_layout(&draft, fp32);
   if (int8) int8_summary = int8_precision(&draft, int8_options);
   // FP16 GPU plans run their GEMMs of constant weights and many rows (transformers'
   // projections and MLPs) as 1x1 convs too (int8_gemm.h), on the conv implicit-GEMM kernels:
   // larger tiles and deeper pipelines than the GEMM kernels', the same fused epilogue.
-  if (gpu && !int8)
+  if (gpu && !int8 && !fp32)
     result.summary.gemms_as_convs =
         gemms_as_convs(&draft, [](const DraftStep&, uint32_t, uint32_t) { return true; }).size();
-  if (gpu) gpu_precision(&draft);
+  if (gpu && !fp32) gpu_precision(&draft);
   if (gpu || int8) {
     concat_in_place(&draft);
     remove_unused_tensors(&draft);
@@ -162,6 +170,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   for (const auto& [name, shape] : options.input_shapes)
     metadata.options["shape." + name] = dims_text(shape);
   for (const auto& [name, value] : options.freeze) metadata.options["freeze." + name] = value;
+  if (fp32) metadata.options["precision"] = "fp32";
   if (int8) {
     metadata.options["precision"] = "int8";
     if (qdq) metadata.options["quantization"] = "explicit";
@@ -266,7 +275,8 @@ std::string supported_ops_markdown() {
       "depends on its inputs (Add: Binary on float32, Elementwise otherwise), the family that "
       "decides.\n"
       "- **dtypes**: the element types its steps take on the CPU backend; **GPU**: those a plan "
-      "for a CUDA target runs (float32 in float16 there), from the op family's CUDA kernel "
+      "for a CUDA target runs (float32 in float16 there; in float32 with `--precision fp32`, "
+      "on the families' Float32 kernels), from the op family's CUDA kernel "
       "variants that kernel selection picks from (`kernels/cuda/select.h` has_kernel_for); "
       "**CPU only**: none (convert for the CPU target). A selector may still refuse a form "
       "of a listed dtype, naming the step and why.\n\n",

@@ -44,8 +44,11 @@ struct ConvertOptions {
   // post-training calibration (calibrate/calibrate.h, run with `calibration`). On a CUDA target
   // the other steps run in Float16; on the CPU target they run in Float32, channels_last around
   // the convs, and the INT8 convs with the GPU kernels' integer arithmetic (the CPU twins): the
-  // INT8 reference plan, for checking a quantized model's accuracy on a workstation.
-  enum class Precision { kFp16, kInt8 };
+  // INT8 reference plan, for checking a quantized model's accuracy on a workstation. kFp32 on
+  // a CUDA target keeps every step in Float32 (no Float16 pass, no fused attention, convs on the
+  // direct kernel): the model as the CPU plan computes it, on the device; on the CPU target it
+  // is the default plan.
+  enum class Precision { kFp16, kInt8, kFp32 };
   Precision precision = Precision::kFp16;
   CalibrationOptions calibration;  // --calib*: read only when precision is kInt8
   // kInt8: steps kept in Float16 (--int8-exclude NODE): a step's or an ONNX node's name.

@@ -53,14 +53,16 @@ constexpr const char* kUsage =
     "                        file. GPU plans hold float16 tensors inside\n"
     "                        (float32 inputs and outputs), NHWC around convolutions, and\n"
     "                        each step's CUDA kernel and launch configuration\n"
-    "  --precision fp16|int8 the precision of a GPU plan's steps (default fp16). int8\n"
+    "  --precision fp16|int8|fp32 the precision of a GPU plan's steps (default fp16). int8\n"
     "                        quantizes with scales from post-training calibration: it needs\n"
     "                        --calib DIR, or a --calib-cache that exists. With --target cpu,\n"
     "                        int8 writes the INT8 reference plan: the INT8 convs with the GPU\n"
     "                        kernels' integer arithmetic, everything else in float32. A model\n"
     "                        with QuantizeLinear/DequantizeLinear pairs (QAT, onnxruntime's\n"
     "                        QDQ format) runs in INT8 with its own scales on GPU targets\n"
-    "                        without --precision or --calib\n"
+    "                        without --precision or --calib. fp32 keeps every step in\n"
+    "                        float32 as the CPU plan computes it (slower: a reference\n"
+    "                        on the device; convs on a direct kernel, no fused attention)\n"
     "  --calib DIR           int8: the calibration set: .npy files (one sample each), images\n"
     "                        (.png .jpg .jpeg .bmp) or one folder per sample holding\n"
     "                        <input>.npy for each input; read in order of file name\n"
@@ -267,11 +269,12 @@ bool parse_args(int argc, char** argv, Args* args) {
         throw UsageError{jetplan::converter::unknown_target_message(args->options.target)};
     } else if (is("--precision")) {
       const std::string p = value("--precision");
-      if (p != "fp16" && p != "int8") {
-        throw UsageError{"--precision '" + p + "': expected fp16 or int8"};
+      if (p != "fp16" && p != "int8" && p != "fp32") {
+        throw UsageError{"--precision '" + p + "': expected fp16, int8 or fp32"};
       }
-      args->options.precision = p == "int8" ? jetplan::converter::Precision::kInt8
-                                            : jetplan::converter::Precision::kFp16;
+      args->options.precision = p == "int8"   ? jetplan::converter::Precision::kInt8
+                                : p == "fp32" ? jetplan::converter::Precision::kFp32
+                                              : jetplan::converter::Precision::kFp16;
     } else if (is("--int8-report")) {
       args->int8_report = value("--int8-report");
       if (args->int8_report.empty()) throw UsageError{"--int8-report needs a file"};

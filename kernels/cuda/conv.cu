@@ -15,6 +15,7 @@
 //                                     8 channels a thread (kernels/cuda/conv_depthwise.cuh).
 //   jp_conv_depthwise_f16             groups == Cin == Cout, 2-D (the other depthwise convs).
 //   jp_conv_direct_f16                everything else (other grouped, 3-D): one thread per output.
+//   jp_conv_direct_f32                the same in Float32: every conv of a Float32 GPU plan.
 // (The output stages all of them share: kernels/cuda/conv_epilogue.cuh.)
 //
 // INT8 steps (ConvInt8 in kernels/conv.h) accumulate in int32 and requantize in the epilogue:
@@ -177,12 +178,15 @@ __device__ __forceinline__ void depthwise_i8_step(const StepPointers& ptrs, cons
 
 // ------------------------------------------------------------------------ direct (any case)
 
+// One thread per output element, FP32 sums: Float16 (T = __half) or Float32 tensors (Float32
+// GPU plans: every conv form, 1-3 spatial dims, any groups).
+template <typename T>
 __device__ void direct(const StepPointers& ptrs, const ConvParams& p) {
-  const __half* x = static_cast<const __half*>(ptrs.in[0]);
-  const __half* w = static_cast<const __half*>(ptrs.in[1]);
-  const __half* bias = p.has_bias ? static_cast<const __half*>(ptrs.in[2]) : nullptr;
-  const __half* res = residual_ptr(ptrs, p);
-  __half* y = static_cast<__half*>(ptrs.out[0]);
+  const T* x = static_cast<const T*>(ptrs.in[0]);
+  const T* w = static_cast<const T*>(ptrs.in[1]);
+  const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
+  const T* res = p.has_residual ? static_cast<const T*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
+  T* y = static_cast<T*>(ptrs.out[0]);
   // Rank 1 and 2 run as rank 3 with leading unit dims.
   int64_t in[3], out[3], ker[3], st[3], dil[3], pad[3];
   const int lead = 3 - p.spatial_rank;
@@ -218,13 +222,15 @@ __device__ void direct(const StepPointers& ptrs, const ConvParams& p) {
         for (int64_t k2 = 0; k2 < ker[2]; ++k2) {
           const int64_t i2 = o2 * st[2] - pad[2] + k2 * dil[2];
           if (i2 < 0 || i2 >= in[2]) continue;
-          const __half* xs = x + (((n * in[0] + i0) * in[1] + i1) * in[2] + i2) * p.in_channels + ic0;
-          const __half* ws = w + (oc * kvol + (k0 * ker[1] + k1) * ker[2] + k2) * cin_g;
-          for (int64_t c = 0; c < cin_g; ++c) acc += __half2float(xs[c]) * __half2float(ws[c]);
+          const int64_t xs = (((n * in[0] + i0) * in[1] + i1) * in[2] + i2) * p.in_channels + ic0;
+          const int64_t ws = (oc * kvol + (k0 * ker[1] + k1) * ker[2] + k2) * cin_g;
+          for (int64_t c = 0; c < cin_g; ++c) acc += load_float(x, xs + c) * load_float(w, ws + c);
         }
       }
     }
-    y[y_index(p, i, oc)] = __float2half_rn(epilogue(p, bias, res, i, int(oc), acc));
+    if (p.has_bias) acc += load_float(bias, oc);
+    if (p.has_residual) acc += load_float(res, i);
+    store_float(y, y_index(p, i, oc), activation_value(p.act, acc));
   }
 }
 
@@ -352,6 +358,13 @@ extern "C" __global__ void jp_conv_depthwise_i8_f16out(StepPointers ptrs, const 
 extern "C" __global__ void jp_conv_direct_f16(StepPointers ptrs, const ConvParams p) {
   jk::pdl_wait();
   jk::pdl_trigger();
-  if (!p.channels_last) return;  // NCHW steps are not this kernel's (an untrusted plan)
-  jk::direct(ptrs, p);
+  if (!p.channels_last || p.int8.enabled) return;  // not this kernel's step (an untrusted plan)
+  jk::direct<__half>(ptrs, p);
+}
+// Float32 GPU plans (--precision fp32): every conv.
+extern "C" __global__ void jp_conv_direct_f32(StepPointers ptrs, const ConvParams p) {
+  jk::pdl_wait();
+  jk::pdl_trigger();
+  if (!p.channels_last || p.int8.enabled) return;  // not this kernel's step (an untrusted plan)
+  jk::direct<float>(ptrs, p);
 }

@@ -315,13 +315,22 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   const auto& p = *static_cast<const ConvParams*>(step.params);
   // INT8 steps by their params (the converter describes a step by its first float tensor).
   if (p.int8.enabled) return select_conv_int8(step, p, target, out, why);
-  if (step.dtype != DType::kFloat16) {
-    *why = "the CUDA conv kernels take Float16 or Int8 only";
+  if (step.dtype != DType::kFloat16 && step.dtype != DType::kFloat32) {
+    *why = "the CUDA conv kernels take Float16, Float32 or Int8 only";
     return false;
   }
   if (!p.channels_last) {
     *why = "the CUDA conv kernels take channels_last (NHWC) tensors only";
     return false;
+  }
+  uint64_t out_elems = uint64_t(p.batch) * uint64_t(p.out_channels);
+  for (int d = 0; d < p.spatial_rank; ++d) out_elems *= uint64_t(p.out_size[d]);
+  // Float32 (GPU plans of --precision fp32): every form on the direct kernel, FP32 sums of
+  // FP32 products, as the CPU reference computes them.
+  if (step.dtype == DType::kFloat32) {
+    out->variant = &kernel_variant(VariantId::jp_conv_direct_f32);
+    launch_1d(out_elems, 256, std::max<uint32_t>(1, target.sm_count) * 16, out);
+    return true;
   }
   uint64_t out_vol = 1;
   for (int d = 0; d < p.spatial_rank; ++d) out_vol *= uint64_t(p.out_size[d]);

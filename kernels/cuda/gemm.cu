@@ -7,6 +7,8 @@
 //       32) and (trans_a, trans_b); grid (ceil(N / 64), ceil(M / tile), batch), 128 threads.
 //   jp_gemm_f16_mma32_splitk_{nn,nt,tn,tt}: batch 1, K split over grid.z CTAs that meet in the
 //       workspace (serial split-K, fixed summation order: gemm_mma.cuh); zero_workspace.
+//   jp_gemm_f32: Float32 storage and FP32 arithmetic (Float32 GPU plans), every form: 64x64
+//       tiles through shared memory, 256 threads; grid (ceil(N / 64), ceil(M / 64), batch).
 //   jp_gemm_f16_gemv_bt / _bn: M <= 8 (batch-1 FC layers), B stored [N, K] / [K, N]; K split
 //       across the lanes and warps of a CTA and summed in a fixed order (deterministic);
 //       grid (ceil(N / 2), 1, batch) / (ceil(N / 64), 1, batch), 256 threads.
@@ -208,6 +210,69 @@ __device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
   }
 }
 
+// Float32 storage and arithmetic (GPU plans of --precision fp32, as the CPU twin computes):
+// 64x64 tiles of y, 256 threads of 4x4 outputs (rows ty + 16 i, columns tx + 16 j), K in steps
+// of 16 through shared memory. A and B are read element by element by their strides, so every
+// (trans_a, trans_b) and batch stride takes the one kernel. Grid (ceil(N / 64), ceil(M / 64),
+// batches), looping over the rest of the batches.
+constexpr int kF32Tile = 64, kF32K = 16, kF32Threads = 256;
+__device__ void gemm_f32(const StepPointers& ptrs, const GemmParams& p) {
+  __shared__ float As[kF32K][kF32Tile + 1];
+  __shared__ float Bs[kF32K][kF32Tile + 1];
+  const float* A = static_cast<const float*>(ptrs.in[0]);
+  const float* B = static_cast<const float*>(ptrs.in[1]);
+  const float* C = p.has_c ? static_cast<const float*>(ptrs.in[2]) : nullptr;
+  const float* R = p.has_residual ? static_cast<const float*>(ptrs.in[p.has_c ? 3 : 2]) : nullptr;
+  float* Y = static_cast<float*>(ptrs.out[0]);
+  if (blockDim.x != kF32Threads) return;  // not this kernel's launch (an untrusted plan)
+  const int64_t M = p.M, N = p.N, K = p.K;
+  const int tid = int(threadIdx.x), tx = tid % 16, ty = tid / 16;
+  const int64_t m0 = int64_t(blockIdx.y) * kF32Tile, n0 = int64_t(blockIdx.x) * kF32Tile;
+  // A's element (m, k) and B's (k, n) of one batch.
+  const int64_t a_m = p.trans_a ? 1 : K, a_k = p.trans_a ? M : 1;
+  const int64_t b_k = p.trans_b ? 1 : N, b_n = p.trans_b ? K : 1;
+  for (int64_t bi = blockIdx.z; bi < p.batch; bi += gridDim.z) {
+    const float* a = A + bi * p.a_batch_stride;
+    const float* b = B + bi * p.b_batch_stride;
+    float acc[4][4] = {};
+    for (int64_t k0 = 0; k0 < K; k0 += kF32K) {
+      // 64 x 16 elements of each operand, four a thread.
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int idx = tid + e * kF32Threads, r = idx % kF32Tile, kk = idx / kF32Tile;
+        const int64_t m = m0 + r, n = n0 + r, k = k0 + kk;
+        As[kk][r] = m < M && k < K ? a[m * a_m + k * a_k] : 0.f;
+        Bs[kk][r] = n < N && k < K ? b[k * b_k + n * b_n] : 0.f;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < kF32K; ++kk) {
+        float av[4], bv[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) av[i] = As[kk][ty + 16 * i];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) bv[j] = Bs[kk][tx + 16 * j];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int64_t m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
+        if (m >= M || n >= N) continue;
+        float v = p.alpha * acc[i][j];
+        if (C != nullptr) v += p.beta * C[bi * p.c_stride_batch + m * p.c_stride_m + n * p.c_stride_n];
+        if (R != nullptr) v += R[(bi * M + m) * N + n];
+        Y[(bi * M + m) * N + n] = activation_value(p.act, v);
+      }
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda::gemm
 
@@ -254,3 +319,9 @@ JP_GEMV(jp_gemm_f16_gemv_bn, gemv_bn, __half)
 JP_GEMV(jp_gemm_f16_gemv_bt_f32out, gemv_bt, float)
 JP_GEMV(jp_gemm_f16_gemv_bn_f32out, gemv_bn, float)
 #undef JP_GEMV
+
+extern "C" __global__ void __launch_bounds__(256) jp_gemm_f32(StepPointers ptrs, const GemmParams p) {
+  jetplan::kernels::cuda::pdl_wait();
+  jetplan::kernels::cuda::pdl_trigger();
+  g::gemm_f32(ptrs, p);
+}

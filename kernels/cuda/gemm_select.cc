@@ -1,4 +1,5 @@
-// Selection for the Gemm family (kernels/cuda/gemm.cu): FP16 only.
+// Selection for the Gemm family (kernels/cuda/gemm.cu): Float32 storage takes jp_gemm_f32;
+// FP16 storage:
 //   M <= 8: the gemv variants (B [N, K]: 4 warps per column, 2 columns per CTA; B [K, N]: 64
 //       columns per CTA);
 //       a 64-row tensor-core tile would idle 7/8 of its rows and give ceil(N / 64) CTAs.
@@ -33,19 +34,34 @@ bool select_gemm(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   // step.dtype is the output's; the inputs' when the step lists them.
   const DType in_dtype = step.num_inputs > 0 ? step.input_dtypes[0] : step.dtype;
   const DType out_dtype = step.num_outputs > 0 ? step.output_dtypes[0] : step.dtype;
-  if (in_dtype != DType::kFloat16 ||
-      (out_dtype != DType::kFloat16 && out_dtype != DType::kFloat32)) {
-    *why =
-        "the CUDA Gemm kernels take Float16 storage (FP32 accumulation) only, with a Float16 "
-        "or Float32 output";
-    return false;
-  }
-  const bool f32_out = out_dtype == DType::kFloat32;
   const auto* p = static_cast<const GemmParams*>(step.params);
   if (p == nullptr || p->batch < 0 || p->M < 0 || p->N < 0 || p->K < 0) {
     *why = "Gemm with negative extents";
     return false;
   }
+  // Float32 storage (Float32 GPU plans): the one FP32 kernel, 64x64 tiles.
+  if (in_dtype == DType::kFloat32 && out_dtype == DType::kFloat32) {
+    const uint32_t row_tiles = ceil_div_u32(p->M, 64);
+    if (row_tiles > kMaxGridYZ) {
+      *why = "Float32 Gemm with more than " + std::to_string(kMaxGridYZ * 64) + " rows";
+      return false;
+    }
+    out->variant = &kernel_variant(VariantId::jp_gemm_f32);
+    out->grid[0] = std::max<uint32_t>(1, ceil_div_u32(p->N, 64));
+    out->grid[1] = std::max<uint32_t>(1, row_tiles);
+    out->grid[2] = std::max<uint32_t>(1, std::min<uint32_t>(ceil_div_u32(p->batch, 1), kMaxGridYZ));
+    out->block[0] = 256;
+    out->block[1] = out->block[2] = 1;
+    return true;
+  }
+  if (in_dtype != DType::kFloat16 ||
+      (out_dtype != DType::kFloat16 && out_dtype != DType::kFloat32)) {
+    *why =
+        "the CUDA Gemm kernels take Float16 storage (FP32 accumulation) with a Float16 or "
+        "Float32 output, or Float32 storage and output";
+    return false;
+  }
+  const bool f32_out = out_dtype == DType::kFloat32;
   if (f32_out && p->trans_a) {
     *why = "no Float32-output CUDA Gemm variant for a transposed A";
     return false;

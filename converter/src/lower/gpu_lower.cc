@@ -38,7 +38,7 @@ std::vector<int32_t> channels_last_perm(size_t r, bool into_nhwc) {
 
 class LayoutPass {
  public:
-  explicit LayoutPass(PlanDraft* d) : d_(*d) {}
+  LayoutPass(PlanDraft* d, bool float32) : d_(*d), float32_(float32) {}
 
   void run() {
     std::vector<DraftStep> steps = std::move(d_.steps);
@@ -277,7 +277,7 @@ class LayoutPass {
         if (resize_nhwc(s)) return;
         break;
       case ops::NhwcRule::kUpsample:
-        if (!upsampling(op) || !activation4d(s.inputs[0]) ||
+        if (float32_ || !upsampling(op) || !activation4d(s.inputs[0]) ||
             t(s.inputs[1]).storage != fb::Storage::Weight)
           break;
         s.inputs[0] = as_nhwc(s.inputs[0]);
@@ -377,6 +377,7 @@ class LayoutPass {
   }
 
   PlanDraft& d_;
+  const bool float32_;  // a Float32 plan: ConvTranspose stays NCHW (its NHWC kernels are FP16)
   std::vector<DraftStep> after_;  // steps that follow the current one
   std::map<uint32_t, uint32_t> nhwc_of_, nchw_of_, weight_of_, upsample_weight_of_;
   std::map<std::pair<uint32_t, size_t>, uint32_t> channel_of_;  // by constant and rank
@@ -384,7 +385,7 @@ class LayoutPass {
 
 }  // namespace
 
-void gpu_layout(PlanDraft* draft) { LayoutPass(draft).run(); }
+void gpu_layout(PlanDraft* draft, bool float32) { LayoutPass(draft, float32).run(); }
 
 DraftStep make_step(const std::string& name, fb::OpFamily family, uint32_t in, uint32_t out) {
   DraftStep s;

@@ -24,8 +24,10 @@ namespace jetplan::converter {
 // those of NCHW then).
 // Everywhere else tensors stay NCHW; a Transpose step goes where a producer and a consumer
 // disagree (one per tensor and direction, before its first such consumer). Bindings keep
-// their NCHW shape. Run on a float32 draft, before gpu_precision.
-void gpu_layout(PlanDraft* draft);
+// their NCHW shape. Run on a float32 draft, before gpu_precision. float32: the draft of a
+// Float32 plan (--precision fp32), whose ConvTransposes stay NCHW (the channels_last upsampling
+// kernels are FP16 only).
+void gpu_layout(PlanDraft* draft, bool float32 = false);
 
 // Float16 inside the plan: every float32 arena and weight tensor becomes float16 (weights
 // rounded to nearest even; finite weights past the half range saturate to +-65504). Float32

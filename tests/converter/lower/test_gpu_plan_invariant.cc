@@ -62,6 +62,34 @@ TEST(GpuPlanInvariant, EveryModelOfTheSpreadConvertsAndLoadsWithoutADevice) {
   }
 }
 
+// Float32 GPU plans (--precision fp32) of the same spread: every one converts for every kind of
+// target and loads without a device, and no step but a model's own Cast runs a Float16 kernel.
+TEST(GpuPlanInvariant, EveryModelOfTheSpreadConvertsInFloat32) {
+  for (const GpuPlanModel& model : gpu_plan_models()) {
+    for (const char* target : kGpuTargets) {
+      SCOPED_TRACE(model.name + " for " + target);
+      ConvertOptions options;
+      options.target = target;
+      options.precision = ConvertOptions::Precision::kFp32;
+      ConvertResult r;
+      try {
+        r = convert_onnx(model.builder.bytes(), "model.onnx", options);
+      } catch (const ConvertError& e) {
+        ADD_FAILURE() << "conversion failed: " << e.what();
+        continue;
+      }
+      EXPECT_EQ(strict_load_error(r.plan), "");
+      const fb::Plan* plan = plan_of(r);
+      ASSERT_GT(plan->steps()->size(), 0u);
+      for (const fb::Step* step : *plan->steps()) {
+        const std::string kernel = step->kernel() != nullptr ? step->kernel()->str() : "";
+        if (kernel.rfind("jp_cast_", 0) == 0) continue;
+        EXPECT_EQ(kernel.find("_f16"), std::string::npos) << step->name()->str();
+      }
+    }
+  }
+}
+
 // The draft convert_onnx builds for a GPU target, up to its kernel selection (convert.cc's
 // order), for tests that change it before write_gpu_plan. The draft borrows its weights from
 // the graph, which lives as long as it.

@@ -3,7 +3,8 @@
 // random inputs: the 1-D and 3-D convs, InstanceNorm and GroupNorm end to end with the layout
 // and precision passes around them. Skips, saying why, where no sm_90 GPU takes the plan (CI).
 // Tolerance: |gpu - cpu| <= 3e-2 * |cpu| + 3e-2 for float outputs (float16 storage through a
-// few layers, inputs and weights in [-1, 1]), NaN never passes; integer outputs bit for bit.
+// few layers, inputs and weights in [-1, 1]), 1e-4 * |cpu| + 1e-4 for the Float32 plans
+// (--precision fp32), NaN never passes; integer outputs bit for bit.
 #include <gmock/gmock.h>
 #include <jetplan/jetplan.h>
 
@@ -58,9 +59,11 @@ std::vector<std::vector<uint8_t>> random_inputs(const jp_plan* plan, uint32_t se
 
 // `model` converted for sm_90 (target h100), and loaded on this machine's GPU: null (with the
 // runtime's reason in *why) where none takes it.
-jp_plan* gpu_plan(const GpuPlanModel& model, ConvertResult* g, std::string* why) {
+jp_plan* gpu_plan(const GpuPlanModel& model, ConvertResult* g, std::string* why,
+                  ConvertOptions::Precision precision = ConvertOptions::Precision::kFp16) {
   ConvertOptions gpu;
   gpu.target = "h100";
+  gpu.precision = precision;
   *g = convert_onnx(model.builder.bytes(), "model.onnx", gpu);
   jp_plan* loaded = nullptr;
   if (jp_plan_load_buffer(g->plan.data(), g->plan.size(), JP_LOAD_COPY, &loaded) == JP_OK)
@@ -69,13 +72,15 @@ jp_plan* gpu_plan(const GpuPlanModel& model, ConvertResult* g, std::string* why)
   return nullptr;
 }
 
-TEST(GpuPlanRun, SpreadMatchesTheCpuPlanOnThisGpu) {
+// The spread's GPU plans against their CPU plans: FP16 plans within `tol` * (1 + |cpu|), Float32
+// ones (--precision fp32) likewise with a tolerance of float32 sums in another order.
+void spread_matches_cpu(ConvertOptions::Precision precision, double tol) {
   for (const GpuPlanModel& model : gpu_plan_models()) {
     if (!model.compare_on_gpu) continue;
     SCOPED_TRACE(model.name);
     ConvertResult g;
     std::string why;
-    jp_plan* loaded = gpu_plan(model, &g, &why);
+    jp_plan* loaded = gpu_plan(model, &g, &why, precision);
     if (loaded == nullptr) GTEST_SKIP() << "no sm_90 GPU takes the plan here: " << why;
     const std::vector<std::vector<uint8_t>> inputs = random_inputs(loaded, 17);
     std::vector<bool> is_float;  // per output: compared within the tolerance, else bit for bit
@@ -107,13 +112,23 @@ TEST(GpuPlanRun, SpreadMatchesTheCpuPlanOnThisGpu) {
       ASSERT_EQ(v.size(), w.size()) << "output " << o;
       size_t off = 0, first = w.size();
       for (size_t i = 0; i < w.size(); ++i)
-        if (!(std::fabs(v[i] - w[i]) <= 3e-2 + 3e-2 * std::fabs(w[i])) && off++ == 0) first = i;
+        if (!(std::fabs(v[i] - w[i]) <= tol + tol * std::fabs(w[i])) && off++ == 0) first = i;
       EXPECT_EQ(off, 0u) << "output " << o << ": " << off << " of " << w.size()
                          << " elements off, the first " << first << ": got "
                          << (first < w.size() ? v[first] : 0.0) << ", want "
                          << (first < w.size() ? w[first] : 0.0);
     }
   }
+}
+
+TEST(GpuPlanRun, SpreadMatchesTheCpuPlanOnThisGpu) {
+  spread_matches_cpu(ConvertOptions::Precision::kFp16, 3e-2);
+}
+
+// Float32 GPU plans compute what the CPU plan computes but for the order of float32 sums (and
+// the GPU's own exp, erf, tanh): |gpu - cpu| <= 1e-4 * (1 + |cpu|).
+TEST(GpuPlanRun, SpreadInFloat32MatchesTheCpuPlanOnThisGpu) {
+  spread_matches_cpu(ConvertOptions::Precision::kFp32, 1e-4);
 }
 
 // Early (programmatic dependent) launches, the default on sm_90+, change only when a kernel

@@ -213,7 +213,8 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
   const std::string missing_cache = temp_path("missing.cache");
   std::remove(missing_cache.c_str());
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {" --precision int4", "--precision 'int4': expected fp16 or int8"},
+      {" --precision int4", "--precision 'int4': expected fp16, int8 or fp32"},
+      {" --target orin-agx --precision fp32 --calib /tmp", "--calib is for --precision int8"},
       {" --target orin-agx --calib /tmp", "--calib is for --precision int8"},
       {" --target orin-agx --precision int8 --calib /tmp --calib-method kl",
        "--calib-method: unknown calibration method 'kl'"},
@@ -259,8 +260,19 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
       run(base + " --target orin-agx --precision int8 --calib-cache " + cache +
           " --calib-method minmax --calib-threads 2 --calib-samples 8");
   EXPECT_NE(cached.status, 2) << cached.err;
+  // --precision fp32: a Float32 GPU plan, its metadata saying so.
+  const ToolRun fp32 = run(base + " --target orin-agx --precision fp32");
+  ASSERT_EQ(fp32.status, 0) << fp32.err;
+  const std::string bytes = slurp(plan);
+  const std::vector<uint8_t> buf(bytes.begin(), bytes.end());
+  const fb::Plan* p = read_plan(buf);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->metadata()->options()->LookupByKey("precision")->value()->str(), "fp32");
+  std::vector<std::string> kernels;
+  for (const fb::Step* step : *p->steps()) kernels.push_back(step->kernel()->str());
+  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_direct_f32"));
   const ToolRun help = run("--help");
-  EXPECT_THAT(help.out, HasSubstr("--precision fp16|int8"));
+  EXPECT_THAT(help.out, HasSubstr("--precision fp16|int8|fp32"));
   EXPECT_THAT(help.out, HasSubstr("--calib-preprocess S"));
   EXPECT_THAT(help.out, HasSubstr("--int8-report FILE"));
 }

@@ -180,6 +180,46 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
   }
 }
 
+// Float32 convs (GPU plans of --precision fp32): the selector's jp_conv_direct_f32 on every
+// case against the twin on the same float32 inputs; only the summation order differs:
+// |got - want| <= 1e-5 * |want| + 1e-5 * sqrt(K) / 8. Outputs poisoned (NaN), the guard checked.
+TEST_P(GpuConv, Float32MatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  const Case c = cases()[size_t(GetParam())];
+  for (int epilogue = 0; epilogue < 2; ++epilogue) {
+    const Activation act = epilogue ? test_util::kEveryActivation[1 + GetParam() % 10] : Activation{};
+    const ConvParams p = params_of(c, epilogue == 1, act);
+    const int64_t ny = p.batch * out_volume(p) * p.out_channels;
+    const int64_t k = kernel_volume(p) * (p.in_channels / p.groups);
+    const std::vector<float> x = rng.uniform(p.batch * in_volume(p) * p.in_channels, -1.f, 1.f);
+    const std::vector<float> w = rng.uniform(p.out_channels * k, -1.f, 1.f);
+    const std::vector<float> bias = rng.uniform(p.out_channels, -1.f, 1.f);
+    const std::vector<float> res = rng.uniform(ny, -1.f, 1.f);
+    std::vector<float> want(static_cast<size_t>(ny));
+    cpu::conv(p, x.data(), w.data(), bias.data(), res.data(), want.data());
+    const auto dx = gpu_test::to_device(x, DType::kFloat32);
+    const auto dw = gpu_test::to_device(w, DType::kFloat32);
+    const auto db = gpu_test::to_device(bias, DType::kFloat32);
+    const auto dr = gpu_test::to_device(res, DType::kFloat32);
+    DeviceBuffer dy(size_t(ny) * 4);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = dx->get();
+    ptrs.in[1] = dw->get();
+    if (p.has_bias) ptrs.in[2] = db->get();
+    if (p.has_residual) ptrs.in[p.has_bias ? 3 : 2] = dr->get();
+    ptrs.out[0] = dy.get();
+    gpu_test::poison(dy, DType::kFloat32);
+    cuda::LaunchChoice chosen;
+    ASSERT_EQ(gpu_test::select_and_launch(kConv, DType::kFloat32, ptrs, p, &chosen), "") << c.name;
+    EXPECT_STREQ(chosen.variant->name, "jp_conv_direct_f32");
+    EXPECT_TRUE(gpu_test::all_close(dy.download<float>(size_t(ny)), want, 1e-5,
+                                    1e-5 * std::sqrt(double(k)) / 8))
+        << c.name << ", epilogue " << epilogue;
+    EXPECT_TRUE(dy.guard_intact()) << c.name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuConv, testing::Range(0, static_cast<int>(cases().size())));
 
 // Every activation on convs of whole tiles (M and N multiples of 128), where the FP16 epilogue

@@ -175,6 +175,41 @@ TEST(GpuGemm, EveryVariantMatchesCpuTwin) {
     for (const std::string& v : variants_for(c)) run_case(rng, c, v);
 }
 
+// Float32 storage (GPU plans of --precision fp32): the selector's jp_gemm_f32 on every case of
+// the matrix against the twin on the same float32 inputs; only the summation order differs:
+// |got - want| <= 1e-5 * |want| + 1e-5 * sqrt(K) / 8 + 1e-6. Output poisoned (NaN), guard checked.
+TEST(GpuGemm, Float32MatchesCpuTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  for (const Case& c : matrix()) {
+    SCOPED_TRACE(describe(c));
+    const GemmParams p = params_of(c);
+    const int64_t na = (c.a_bcast ? 1 : c.batch) * c.M * c.K;
+    const int64_t nb = (c.b_bcast ? 1 : c.batch) * c.K * c.N;
+    const int64_t nc = c_elems(c), ny = c.batch * c.M * c.N;
+    const std::vector<float> a = rng.uniform(na, -1.f, 1.f), b = rng.uniform(nb, -1.f, 1.f);
+    const std::vector<float> cv = rng.uniform(std::max<int64_t>(nc, 1), -1.f, 1.f);
+    std::vector<float> want(ny);
+    cpu::gemm(p, a.data(), b.data(), nc > 0 ? cv.data() : nullptr, want.data());
+    const auto da = gpu_test::to_device(a, DType::kFloat32);
+    const auto db = gpu_test::to_device(b, DType::kFloat32);
+    const auto dc = gpu_test::to_device(cv, DType::kFloat32);
+    DeviceBuffer dy(std::max<int64_t>(ny, 1) * 4);
+    gpu_test::poison(dy, DType::kFloat32);
+    cuda::StepPointers ptrs{};
+    ptrs.in[0] = da->get();
+    ptrs.in[1] = db->get();
+    ptrs.in[2] = nc > 0 ? dc->get() : nullptr;
+    ptrs.out[0] = dy.get();
+    cuda::LaunchChoice chosen;
+    ASSERT_EQ(gpu_test::select_and_launch(kGemm, DType::kFloat32, ptrs, p, &chosen), "");
+    EXPECT_STREQ(chosen.variant->name, "jp_gemm_f32");
+    EXPECT_TRUE(gpu_test::all_close(dy.download<float>(ny), want, 1e-5,
+                                    1e-5 * std::sqrt(double(c.K)) / 8 + 1e-6));
+    EXPECT_TRUE(dy.guard_intact());
+  }
+}
+
 TEST(GpuGemm, SelectedVariantMatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
@@ -241,6 +276,13 @@ TEST(GpuGemmSelect, RefusesOtherDtypesAndPicksByShape) {
   cuda::TargetInfo t = gpu_test::target_with(16);
   cuda::LaunchChoice l;
   std::string why;
+  // Float32 storage (Float32 GPU plans): the FP32 kernel, 64x64 tiles.
+  ASSERT_TRUE(cuda::select_kernel(step, t, &l, &why)) << why;
+  EXPECT_STREQ(l.variant->name, "jp_gemm_f32");
+  EXPECT_EQ(l.grid[0], 16u);
+  EXPECT_EQ(l.grid[1], 1u);
+  EXPECT_EQ(l.block[0], l.variant->block_threads);
+  step.dtype = DType::kFloat64;
   EXPECT_FALSE(cuda::select_kernel(step, t, &l, &why));
   EXPECT_NE(why.find("Float16"), std::string::npos) << why;
   step.dtype = DType::kFloat16;
