@@ -155,8 +155,6 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_igemm_32x64_c8_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
   X(F, jp_conv_igemm_64x64_c8_i8, kI8, 128, kAny, 4 * (64 + 64) * 80, true) \
   X(F, jp_conv_igemm_64x64_c8_i8_f16out, kI8, 128, kF16, 4 * (64 + 64) * 80, true) \
-  X(F, jp_conv_igemm_128x64_c8_i8, kI8, 128, kAny, 4 * (128 + 64) * 80, true) \
-  X(F, jp_conv_igemm_128x64_c8_i8_f16out, kI8, 128, kF16, 4 * (128 + 64) * 80, true) \
   X(F, jp_conv_igemm_64x64_grouped_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
   X(F, jp_conv_igemm_32x64_grouped_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, true) \
   X(F, jp_conv_igemm_32x64_grouped_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
@@ -176,4 +174,5 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_depthwise_i8, kI8, 0) \
   X(F, jp_conv_depthwise_i8_f16out, kI8, 0, kF16) \
   X(F, jp_conv_direct_f16, kF16, 0) \
-  X(F, jp_conv_direct_f32, kF32, 0)
+  X(F, jp_conv_direct_f32, kF32, 0) \
+  X(F, jp_conv_igemm_f32, kF32, 256)

@@ -15,14 +15,16 @@
 //                                     8 channels a thread (kernels/cuda/conv_depthwise.cuh).
 //   jp_conv_depthwise_f16             groups == Cin == Cout, 2-D (the other depthwise convs).
 //   jp_conv_direct_f16                everything else (other grouped, 3-D): one thread per output.
-//   jp_conv_direct_f32                the same in Float32: every conv of a Float32 GPU plan.
+//   jp_conv_igemm_f32                 Float32 GPU plans (--precision fp32), groups 1, 1-3 spatial
+//                                     dims: FP32 implicit GEMM, 64x64 tiles in shared memory.
+//   jp_conv_direct_f32                the direct kernel in Float32: the other convs of those plans.
 // (The output stages all of them share: kernels/cuda/conv_epilogue.cuh.)
 //
 // INT8 steps (ConvInt8 in kernels/conv.h) accumulate in int32 and requantize in the epilogue:
 //
 //   jp_conv_igemm_<BM>x<BN>_i8[_f16out]  the same implicit GEMM with mma.sync m16n8k32 s8, 2-D,
 //                                     groups 1, Cin % 16 == 0; Int8 y, or Float16 y (_f16out).
-//   jp_conv_igemm_<BM>x64_c8_i8[_f16out] the same for Cin % 8 == 0 (8-byte cp.async halves).
+//   jp_conv_igemm_{32,64}x64_c8_i8[_f16out] the same for Cin % 8 == 0 (8-byte cp.async halves).
 //   jp_conv_igemm_32x64_grouped_i8[_f16out]  the grouped form (groups of 8k channels, Cin % 8
 //                                     == 0; 8-byte cp.async halves).
 //   jp_conv_dw<K>_i8[_f16out]         the tiled depthwise kernels' INT8 form (and
@@ -234,6 +236,97 @@ __device__ void direct(const StepPointers& ptrs, const ConvParams& p) {
   }
 }
 
+// FP32 implicit GEMM (Float32 GPU plans, groups 1, 1 to 3 spatial dims as direct()): M =
+// N * output volume rows, N = Cout columns, K = kernel volume * Cin. 64x64 tiles of y, K 16 at
+// a time through shared memory, 256 threads of 4x4 outputs (rows ty + 16 i, columns tx + 16 j).
+// Loads: a thread takes K element kk = tid % 16 of rows (and weight rows) tid / 16 + 16 e, so a
+// warp reads 16 neighbouring channels of two pixels; each row's pixel is decoded once.
+constexpr int kF32Tile = 64, kF32K = 16, kF32Threads = 256;
+__device__ void igemm_f32(const StepPointers& ptrs, const ConvParams& p) {
+  __shared__ float As[kF32K][kF32Tile + 4];
+  __shared__ float Bs[kF32K][kF32Tile + 4];
+  if (blockDim.x != kF32Threads || p.groups != 1) return;  // not its launch (an untrusted plan)
+  const float* x = static_cast<const float*>(ptrs.in[0]);
+  const float* w = static_cast<const float*>(ptrs.in[1]);
+  const float* bias = p.has_bias ? static_cast<const float*>(ptrs.in[2]) : nullptr;
+  const float* res = p.has_residual ? static_cast<const float*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
+  float* y = static_cast<float*>(ptrs.out[0]);
+  int64_t in[3], out[3], ker[3], st[3], dil[3], pad[3];
+  const int lead = 3 - p.spatial_rank;
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - lead;
+    in[d] = s < 0 ? 1 : p.in_size[s];
+    out[d] = s < 0 ? 1 : p.out_size[s];
+    ker[d] = s < 0 ? 1 : p.kernel[s];
+    st[d] = s < 0 ? 1 : p.stride[s];
+    dil[d] = s < 0 ? 1 : p.dilation[s];
+    pad[d] = s < 0 ? 0 : p.pad_begin[s];
+  }
+  const int64_t cin = p.in_channels, N = p.out_channels, K = ker[0] * ker[1] * ker[2] * cin;
+  const int64_t M = p.batch * out[0] * out[1] * out[2];
+  const int tid = int(threadIdx.x), kl = tid % kF32K, rq = tid / kF32K;
+  const int64_t m0 = int64_t(blockIdx.x) * kF32Tile, n0 = int64_t(blockIdx.y) * kF32Tile;
+  // This thread's four A rows: batch entry and the window's first input position.
+  int64_t rn[4], rb[4][3];
+  bool rok[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const int64_t m = m0 + rq + 16 * e;
+    rok[e] = m < M;
+    int64_t t = rok[e] ? m : 0;
+    const int64_t o2 = t % out[2];
+    t /= out[2];
+    const int64_t o1 = t % out[1];
+    t /= out[1];
+    rb[e][0] = (t % out[0]) * st[0] - pad[0];
+    rb[e][1] = o1 * st[1] - pad[1];
+    rb[e][2] = o2 * st[2] - pad[2];
+    rn[e] = t / out[0];
+  }
+  float acc[4][4] = {};
+  for (int64_t k0 = 0; k0 < K; k0 += kF32K) {
+    const int64_t k = k0 + kl;
+    const bool kok = k < K;
+    const int64_t c = k % cin, tap = k / cin;
+    const int64_t t2 = tap % ker[2], t1 = (tap / ker[2]) % ker[1], t0 = tap / (ker[2] * ker[1]);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int64_t i0 = rb[e][0] + t0 * dil[0], i1 = rb[e][1] + t1 * dil[1],
+                    i2 = rb[e][2] + t2 * dil[2];
+      const bool inside = kok && rok[e] && i0 >= 0 && i0 < in[0] && i1 >= 0 && i1 < in[1] &&
+                          i2 >= 0 && i2 < in[2];
+      As[kl][rq + 16 * e] = inside ? x[(((rn[e] * in[0] + i0) * in[1] + i1) * in[2] + i2) * cin + c] : 0.f;
+      const int64_t n = n0 + rq + 16 * e;
+      Bs[kl][rq + 16 * e] = kok && n < N ? w[n * K + k] : 0.f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kF32K; ++kk) {
+      float av[4], bv[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) av[i] = As[kk][rq + 16 * i];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) bv[j] = Bs[kk][kl + 16 * j];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int64_t m = m0 + rq + 16 * i, n = n0 + kl + 16 * j;
+      if (m >= M || n >= N) continue;
+      float v = acc[i][j];
+      if (bias != nullptr) v += bias[n];
+      if (res != nullptr) v += res[m * N + n];
+      y[y_index(p, m * N + n, n)] = activation_value(p.act, v);
+    }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
@@ -285,12 +378,12 @@ JP_CONV_IGEMM(jp_conv_igemm_32x64k128_i8_f16out, 128, 1, int8_t, 32, 64, 128, 1,
 // 16-byte chunks loaded as two 8-byte halves.
 JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<true>)
 JP_CONV_IGEMM_HALF(jp_conv_igemm_32x64_c8_i8_f16out, 128, 1, int8_t, 32, 64, 64, 1, 4, 4, jk::EpilogueI8<false>)
-// The same in 64- and 128-row tiles (warp tiles of 32x32 and 64x32): the RGB stem padded to 8
-// channels at batch 8, 1568 to 3136 tiles that each read all its weights.
+// The same in 64-row tiles (warp tiles of 32x32) where those fill the SMs twice: the RGB stem
+// padded to 8 channels at batch 8 (1568 tiles, each reading all its weights) 33.7 us against
+// 43.4 in 32-row ones, 128-row ones 33.0 but 1.7-2.4x slower on the 24- and 40-channel
+// expansions (H100, session 27: tests/perf/RESULTS.md).
 JP_CONV_IGEMM_HALF(jp_conv_igemm_64x64_c8_i8, 128, 1, int8_t, 64, 64, 64, 2, 2, 4, jk::EpilogueI8<true>)
 JP_CONV_IGEMM_HALF(jp_conv_igemm_64x64_c8_i8_f16out, 128, 1, int8_t, 64, 64, 64, 2, 2, 4, jk::EpilogueI8<false>)
-JP_CONV_IGEMM_HALF(jp_conv_igemm_128x64_c8_i8, 128, 1, int8_t, 128, 64, 64, 2, 2, 4, jk::EpilogueI8<true>)
-JP_CONV_IGEMM_HALF(jp_conv_igemm_128x64_c8_i8_f16out, 128, 1, int8_t, 128, 64, 64, 2, 2, 4, jk::EpilogueI8<false>)
 // 64x64 with 128 K a stage: the many-tile layers with long K.
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM(jp_conv_igemm_64x64k128_i8_f16out, 128, 4, int8_t, 64, 64, 128, 2, 2, 3, true, jk::EpilogueI8<false>)
@@ -361,7 +454,15 @@ extern "C" __global__ void jp_conv_direct_f16(StepPointers ptrs, const ConvParam
   if (!p.channels_last || p.int8.enabled) return;  // not this kernel's step (an untrusted plan)
   jk::direct<__half>(ptrs, p);
 }
-// Float32 GPU plans (--precision fp32): every conv.
+// Float32 GPU plans (--precision fp32): convs of groups 1 on the FP32 implicit GEMM, the rest
+// direct.
+extern "C" __global__ void __launch_bounds__(256) jp_conv_igemm_f32(StepPointers ptrs,
+                                                                    const ConvParams p) {
+  jk::pdl_wait();
+  jk::pdl_trigger();
+  if (!p.channels_last || p.int8.enabled) return;  // not this kernel's step (an untrusted plan)
+  jk::igemm_f32(ptrs, p);
+}
 extern "C" __global__ void jp_conv_direct_f32(StepPointers ptrs, const ConvParams p) {
   jk::pdl_wait();
   jk::pdl_trigger();

@@ -274,7 +274,9 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   }
   const TilesI8& t = y == DType::kInt8 ? kTilesI8 : kTilesI8F16;
   // Cin a multiple of 8, not 16: the tiles that load 8-byte halves (split-K as any), 64 rows
-  // where those tiles fill the SMs twice, as below.
+  // where those tiles fill the SMs twice, as below (H100, GpuConvInt8Bench.DISABLED_Stem and
+  // DISABLED_Cin24And40: the RGB stem at batch 8 33.7 against 43.4 us, the 24-channel expansion
+  // 10.8 against 12.0; at batch 1, with fewer tiles, 32 rows stay faster: 7.5 against 8.2).
   if (p.in_channels % 16 != 0) {
     const Tile& t64 = y == DType::kInt8 ? kTileC8x64 : kTileC8x64F16;
     const bool rows64 = tiles_of(t64, m, n) >= 2 * uint64_t(std::max<uint32_t>(1, target.sm_count));
@@ -325,9 +327,23 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   }
   uint64_t out_elems = uint64_t(p.batch) * uint64_t(p.out_channels);
   for (int d = 0; d < p.spatial_rank; ++d) out_elems *= uint64_t(p.out_size[d]);
-  // Float32 (GPU plans of --precision fp32): every form on the direct kernel, FP32 sums of
-  // FP32 products, as the CPU reference computes them.
+  // Float32 (GPU plans of --precision fp32): FP32 sums of FP32 products, as the CPU reference
+  // computes them; groups 1 on the FP32 implicit GEMM (64x64 tiles), the rest direct.
   if (step.dtype == DType::kFloat32) {
+    const uint64_t col_tiles = (uint64_t(p.out_channels) + 63) / 64,
+                   row_tiles = (out_elems / std::max<uint64_t>(1, uint64_t(p.out_channels)) + 63) / 64;
+    if (p.groups == 1 && col_tiles <= 65535 && row_tiles < (1ull << 31)) {
+      out->variant = &kernel_variant(VariantId::jp_conv_igemm_f32);
+      out->grid[0] = uint32_t(row_tiles);
+      out->grid[1] = uint32_t(col_tiles);
+      out->grid[2] = 1;
+      out->block[0] = 256;
+      out->block[1] = out->block[2] = 1;
+      out->shared_bytes = 0;
+      out->split_k = 1;
+      out->workspace_bytes = 0;
+      return true;
+    }
     out->variant = &kernel_variant(VariantId::jp_conv_direct_f32);
     launch_1d(out_elems, 256, std::max<uint32_t>(1, target.sm_count) * 16, out);
     return true;

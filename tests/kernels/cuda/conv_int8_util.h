@@ -33,7 +33,6 @@ inline const char* const kVariants[] = {
     "jp_conv_igemm_64x64k128_i8",     "jp_conv_igemm_64x64k128_i8_f16out",
     "jp_conv_igemm_32x64_c8_i8",      "jp_conv_igemm_32x64_c8_i8_f16out",
     "jp_conv_igemm_64x64_c8_i8",      "jp_conv_igemm_64x64_c8_i8_f16out",
-    "jp_conv_igemm_128x64_c8_i8",     "jp_conv_igemm_128x64_c8_i8_f16out",
     "jp_conv_igemm_32x64_grouped_i8", "jp_conv_igemm_32x64_grouped_i8_f16out"};
 
 // The tile of a variant, from its name ("jp_conv_igemm_<BM>x<BN>...").

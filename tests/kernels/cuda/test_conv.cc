@@ -180,8 +180,9 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
   }
 }
 
-// Float32 convs (GPU plans of --precision fp32): the selector's jp_conv_direct_f32 on every
-// case against the twin on the same float32 inputs; only the summation order differs:
+// Float32 convs (GPU plans of --precision fp32): the selector's kernel (jp_conv_igemm_f32 for
+// groups 1, else jp_conv_direct_f32) and the direct one on every case against the twin on the
+// same float32 inputs; only the summation order differs:
 // |got - want| <= 1e-5 * |want| + 1e-5 * sqrt(K) / 8. Outputs poisoned (NaN), the guard checked.
 TEST_P(GpuConv, Float32MatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
@@ -209,14 +210,21 @@ TEST_P(GpuConv, Float32MatchesCpuTwin) {
     if (p.has_bias) ptrs.in[2] = db->get();
     if (p.has_residual) ptrs.in[p.has_bias ? 3 : 2] = dr->get();
     ptrs.out[0] = dy.get();
-    gpu_test::poison(dy, DType::kFloat32);
+    // The selector's kernel (the implicit GEMM for groups 1, else direct), then direct forced.
     cuda::LaunchChoice chosen;
-    ASSERT_EQ(gpu_test::select_and_launch(kConv, DType::kFloat32, ptrs, p, &chosen), "") << c.name;
-    EXPECT_STREQ(chosen.variant->name, "jp_conv_direct_f32");
-    EXPECT_TRUE(gpu_test::all_close(dy.download<float>(size_t(ny)), want, 1e-5,
-                                    1e-5 * std::sqrt(double(k)) / 8))
-        << c.name << ", epilogue " << epilogue;
-    EXPECT_TRUE(dy.guard_intact()) << c.name;
+    ASSERT_EQ(gpu_test::select(kConv, DType::kFloat32, p, &chosen), "") << c.name;
+    EXPECT_STREQ(chosen.variant->name, p.groups == 1 ? "jp_conv_igemm_f32" : "jp_conv_direct_f32");
+    cuda::LaunchChoice direct;
+    direct.variant = cuda::find_kernel_variant("jp_conv_direct_f32");
+    cuda::launch_1d(uint64_t(ny), 256, 1024, &direct);
+    for (const cuda::LaunchChoice& run : {chosen, direct}) {
+      gpu_test::poison(dy, DType::kFloat32);
+      ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "") << c.name;
+      EXPECT_TRUE(gpu_test::all_close(dy.download<float>(size_t(ny)), want, 1e-5,
+                                      1e-5 * std::sqrt(double(k)) / 8))
+          << c.name << ", epilogue " << epilogue << ", " << run.variant->name;
+      EXPECT_TRUE(dy.guard_intact()) << c.name;
+    }
   }
 }
 

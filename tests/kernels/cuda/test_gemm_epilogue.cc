@@ -267,9 +267,12 @@ TEST(GpuGemmEpilogueSelect, Float32OutputVariants) {
   p.trans_a = true;
   EXPECT_FALSE(cuda::select_kernel(step, t, &l, &why));
   EXPECT_NE(why.find("transposed A"), std::string::npos) << why;
-  // Float32 inputs: no kernel at all.
+  // Float32 inputs: the FP32 kernel into Float32 (Float32 GPU plans), none into Float16.
   p.trans_a = false;
   step.input_dtypes[0] = DType::kFloat32;
+  ASSERT_TRUE(cuda::select_kernel(step, t, &l, &why)) << why;
+  EXPECT_STREQ(l.variant->name, "jp_gemm_f32");
+  step.output_dtypes[0] = DType::kFloat16;
   EXPECT_FALSE(cuda::select_kernel(step, t, &l, &why));
   EXPECT_NE(why.find("Float16"), std::string::npos) << why;
 }
