@@ -339,6 +339,20 @@ TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
   t.max_shared_per_block = 163 * 1024;
   cuda::LaunchChoice c;
   std::string why;
+  // Float32 (GPU plans of --precision fp32): the FP32 implicit GEMM for groups 1 (64x64 tiles),
+  // the direct kernel for the rest; Float64: none.
+  ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
+  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_f32");
+  EXPECT_EQ(c.block[0], c.variant->block_threads);
+  EXPECT_EQ(c.grid[1], uint32_t((p.out_channels + 63) / 64));
+  const std::vector<Case> all = cases();
+  const auto grouped_case =
+      std::find_if(all.begin(), all.end(), [](const Case& k) { return k.groups > 1; });
+  ASSERT_NE(grouped_case, all.end());
+  ConvParams grouped = params_of(*grouped_case, false, {});
+  ASSERT_TRUE(cuda::select_kernel(gpu_test::step_of(kConv, &grouped), t, &c, &why)) << why;
+  EXPECT_STREQ(c.variant->name, "jp_conv_direct_f32");
+  step.dtype = DType::kFloat64;
   EXPECT_FALSE(cuda::select_kernel(step, t, &c, &why));
   EXPECT_NE(why.find("Float16"), std::string::npos) << why;
   step.dtype = DType::kFloat16;
