@@ -276,6 +276,12 @@ TEST(ExplicitQdq, GpuTargetsRunQdqModelsInInt8WithoutCalibration) {
       << jp_last_error();
   jp_plan_destroy(loaded);
   EXPECT_EQ(convert(qdq_net(), "h100", false).plan, r.plan);  // byte-identical
+  // A Float32 GPU plan cannot honour the pairs: refused, saying what to do instead.
+  ConvertOptions fp32;
+  fp32.target = "h100";
+  fp32.precision = ConvertOptions::Precision::kFp32;
+  EXPECT_THAT(convert_error(qdq_net(), fp32),
+              ::testing::HasSubstr("--precision fp32: the model carries QuantizeLinear"));
 }
 
 TEST(ExplicitQdq, PatternsSymmetricInt8CannotHonourAreRefusedNamingTheNode) {
