@@ -235,9 +235,12 @@ JP_NODISCARD JP_API jp_status jp_context_output_desc(const jp_context* ctx, int3
 typedef void (*jp_step_observer_fn)(void* user, int32_t step, const char* tensor_name,
                                     jp_dtype dtype, const int64_t* dims, int32_t rank,
                                     const void* data);
-/* Sets the context's observer (fn NULL clears it; user is passed through, not owned). CPU plans
-   only: on a CUDA plan's context it returns JP_ERROR_UNSUPPORTED (the tensors live in GPU
-   memory). Allocates nothing; runs stay allocation-free. */
+/* Sets the context's observer (fn NULL clears it; user is passed through, not owned). CPU plans:
+   allocates nothing; runs stay allocation-free. CUDA plans: allocates pinned host memory for the
+   largest tensor a step writes (an error, and no observer, if it cannot), and a run with an observer
+   launches the steps one by one instead of the CUDA graph, copies each tensor a step writes to
+   that memory and waits for it before the call (so jp_context_enqueue returns only when the
+   observer has seen every step): slow, for calibration and debugging. */
 JP_NODISCARD JP_API jp_status jp_context_set_step_observer(jp_context* ctx,
                                                           jp_step_observer_fn fn, void* user);
 

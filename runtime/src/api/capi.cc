@@ -281,12 +281,10 @@ jp_status jp_context_set_step_observer(jp_context* ctx, jp_step_observer_fn fn, 
   if (ctx == nullptr) {
     return fail(JP_ERROR_INVALID_ARGUMENT, "jp_context_set_step_observer: null context");
   }
-  if (ctx->cuda != nullptr) {
-    // A CUDA run replays one graph with its tensors in GPU memory: observing a step would need
-    // a copy and a sync per step, which the run promises not to do.
-    return fail(JP_ERROR_UNSUPPORTED,
-                "step observer: the context runs a CUDA plan; observers are for CPU plans only "
-                "(convert the model with --target cpu to observe its steps)");
+  // A CUDA context observes with its steps launched one by one and each tensor copied to pinned
+  // host memory, allocated here (backend_cuda.h observe_cuda_steps).
+  if (ctx->cuda != nullptr && fn != nullptr) {
+    JP_RETURN_IF_ERROR(jetplan::rt::prepare_cuda_observer(ctx));
   }
   ctx->observer.fn = fn;
   ctx->observer.user = fn != nullptr ? user : nullptr;

@@ -66,6 +66,8 @@ struct CudaContext {
   bool owns_arena = false;
   cu::CUdeviceptr bindings = 0;  // every input and output, back to back (owned)
   void* host_io = nullptr;       // pinned staging of the inputs and outputs (owned)
+  void* observed = nullptr;      // pinned staging of one observed tensor (owned; an observer's)
+  size_t observed_bytes = 0;
   int64_t* counts = nullptr;     // in host_io: each output's run-time extent (count_tensor)
   Array<StepPointers> pointers;  // per step
   Array<cu::CUdeviceptr> input_dev, output_dev;
@@ -90,6 +92,7 @@ struct CudaContext {
     if (stop != nullptr) (void)d->EventDestroy(stop);
     if (owns_stream && stream != nullptr) (void)d->StreamDestroy(stream);
     if (host_io != nullptr) (void)d->MemFreeHost(host_io);
+    if (observed != nullptr) (void)d->MemFreeHost(observed);
     if (bindings != 0) (void)d->MemFree(bindings);
     if (owns_arena && arena != 0) (void)d->MemFree(arena);
   }
@@ -396,6 +399,53 @@ Status create_cuda_context(const jp_plan& plan, const jp_context_options* option
 
 void destroy_cuda_context(CudaContext* cuda) { destroy(cuda); }
 
+Status prepare_cuda_observer(jp_context* ctx) {
+  const jp_plan& plan = *ctx->plan;
+  CudaContext& c = *ctx->cuda;
+  const cu::Driver& d = *c.d;
+  size_t most = 0;  // the largest tensor a step writes
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (uint32_t t : *plan.steps[i].outputs) most = std::max<size_t>(most, plan.tensors[t].bytes);
+  if (most <= c.observed_bytes) return JP_OK;
+  JP_RETURN_IF_ERROR(cu::check(d, d.CtxSetCurrent(c.plan->primary.ctx), "cuCtxSetCurrent"));
+  if (c.observed != nullptr) (void)d.MemFreeHost(c.observed);
+  c.observed = nullptr;
+  c.observed_bytes = 0;
+  JP_RETURN_IF_ERROR(cu::check(d, d.MemAllocHost(&c.observed, most),
+                               "allocating pinned host memory for the step observer"));
+  c.observed_bytes = most;
+  return JP_OK;
+}
+
+// A run with an observer: each step launched on its own, then every tensor it wrote copied to
+// the observer's staging and handed to it (the run waits for each step; no graph).
+Status observe_cuda_steps(jp_context* ctx) {
+  const jp_plan& plan = *ctx->plan;
+  CudaContext& c = *ctx->cuda;
+  const cu::Driver& d = *c.d;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PreparedStep& step = plan.steps[i];
+    if (!step.skipped)
+      JP_RETURN_IF_ERROR(launch_step(d, step, c.plan->steps[i], &c.pointers[i], c.stream, false));
+    for (uint32_t t : *step.outputs) {
+      const TensorInfo& info = plan.tensors[t];
+      if (info.bytes > c.observed_bytes) {
+        return fail(JP_ERROR_INTERNAL, "step observer: tensor '%s' is larger than its staging",
+                    info.name);
+      }
+      if (info.bytes > 0) {
+        const auto src = reinterpret_cast<cu::CUdeviceptr>(ctx->tensors[t]);
+        JP_RETURN_IF_ERROR(cu::check(d, d.MemcpyDtoHAsync(c.observed, src, info.bytes, c.stream),
+                                     "copying an observed tensor from the GPU"));
+      }
+      JP_RETURN_IF_ERROR(cu::check(d, d.StreamSynchronize(c.stream), "running an observed step"));
+      ctx->observer.fn(ctx->observer.user, static_cast<int32_t>(i), info.name,
+                       static_cast<jp_dtype>(info.dtype), info.dims, info.rank, c.observed);
+    }
+  }
+  return JP_OK;
+}
+
 Status enqueue_cuda(jp_context* ctx) {
   const jp_plan& plan = *ctx->plan;
   CudaContext& c = *ctx->cuda;
@@ -412,7 +462,9 @@ Status enqueue_cuda(jp_context* ctx) {
     }
   }
   JP_RETURN_IF_ERROR(cu::check(d, d.EventRecord(c.start, c.stream), "cuEventRecord"));
-  if (c.graph != nullptr) {
+  if (ctx->observer.fn != nullptr) {
+    JP_RETURN_IF_ERROR(observe_cuda_steps(ctx));
+  } else if (c.graph != nullptr) {
     JP_RETURN_IF_ERROR(cu::check(d, d.GraphLaunch(c.graph, c.stream), "launching the CUDA graph"));
   } else {
     JP_RETURN_IF_ERROR(launch_steps(*ctx, c.stream));

@@ -31,6 +31,12 @@ void destroy_cuda_context(CudaContext* cuda);
 
 // Queues one run on the context's stream (inputs in, the steps, outputs out) and returns.
 [[nodiscard]] Status enqueue_cuda(jp_context* ctx);
+// With a step observer set (ctx->observer), enqueue_cuda launches the steps one by one and
+// hands each tensor a step writes to the observer from pinned host memory, waiting for each:
+// the run returns when the observer has seen the last step. prepare_cuda_observer allocates
+// that staging (the largest tensor a step writes) when the observer is set.
+[[nodiscard]] Status prepare_cuda_observer(jp_context* ctx);
+[[nodiscard]] Status observe_cuda_steps(jp_context* ctx);
 // Waits for the queued run; records its GPU time (CUDA events around the steps).
 [[nodiscard]] Status synchronize_cuda(jp_context* ctx);
 float cuda_gpu_time_ms(const jp_context* ctx);  // -1 before the first synchronized run

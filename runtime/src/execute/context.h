@@ -23,7 +23,7 @@ struct jp_context {
   jetplan::rt::Array<uint8_t*> output_data;  // per output
 
   jetplan::rt::CudaContext* cuda = nullptr;
-  // CPU plans: called after each step (jp_context_set_step_observer); null: none.
+  // Called after each step (jp_context_set_step_observer); null: none.
   jetplan::rt::StepObserver observer;
 
   ~jp_context() {

@@ -8,8 +8,10 @@
 #include <gmock/gmock.h>
 #include <jetplan/jetplan.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -129,6 +131,49 @@ TEST(GpuPlanRun, SpreadMatchesTheCpuPlanOnThisGpu) {
 // the GPU's own exp, erf, tanh): |gpu - cpu| <= 1e-4 * (1 + |cpu|).
 TEST(GpuPlanRun, SpreadInFloat32MatchesTheCpuPlanOnThisGpu) {
   spread_matches_cpu(ConvertOptions::Precision::kFp32, 1e-4);
+}
+
+// The largest |x| of each Float32 tensor a step writes, by name (what calibration gathers).
+void record_amax(void* user, int32_t, const char* name, jp_dtype dtype, const int64_t* dims,
+                 int32_t rank, const void* data) {
+  if (dtype != JP_FLOAT32) return;
+  size_t n = 1;
+  for (int32_t k = 0; k < rank; ++k) n *= static_cast<size_t>(dims[k]);
+  double amax = 0;
+  for (size_t i = 0; i < n; ++i)
+    amax = std::max(amax, std::fabs(double(static_cast<const float*>(data)[i])));
+  (*static_cast<std::map<std::string, double>*>(user))[name] = amax;
+}
+
+// A step observer on a Float32 GPU plan's context sees what the CPU plan's observer sees: every
+// Float32 tensor of the same name holds the same largest |x| (layouts may differ: NHWC on the
+// GPU), within 1e-4 * (1 + |x|), and most tensors of the CPU plan are seen on the GPU too.
+TEST(GpuPlanRun, ObserverOfAFloat32PlanSeesTheCpuPlansTensors) {
+  for (const GpuPlanModel& model : gpu_plan_models()) {
+    if (!model.compare_on_gpu) continue;
+    SCOPED_TRACE(model.name);
+    ConvertResult g;
+    std::string why;
+    jp_plan* loaded = gpu_plan(model, &g, &why, ConvertOptions::Precision::kFp32);
+    if (loaded == nullptr) GTEST_SKIP() << "no sm_90 GPU takes the plan here: " << why;
+    const std::vector<std::vector<uint8_t>> inputs = random_inputs(loaded, 29);
+    jp_plan_destroy(loaded);
+    std::vector<PlanInput> in;
+    for (const auto& b : inputs) in.push_back({b.data(), b.size()});
+    std::map<std::string, double> cpu, gpu;
+    const std::vector<PlanOutput> want =
+        run_plan_inputs(convert_ok(model.builder).plan, in, 0, record_amax, &cpu);
+    const std::vector<PlanOutput> got = run_plan_inputs(g.plan, in, 0, record_amax, &gpu);
+    ASSERT_EQ(got.size(), want.size());
+    size_t common = 0;
+    for (const auto& [name, amax] : cpu) {
+      const auto it = gpu.find(name);
+      if (it == gpu.end()) continue;
+      ++common;
+      EXPECT_LE(std::fabs(it->second - amax), 1e-4 * (1 + amax)) << name;
+    }
+    EXPECT_GE(common * 2, cpu.size()) << common << " of " << cpu.size() << " tensors seen on both";
+  }
 }
 
 // Early (programmatic dependent) launches, the default on sm_90+, change only when a kernel

@@ -56,12 +56,15 @@ struct PlanInput {
   size_t bytes;
 };
 
-// Loads `plan`, runs it once on `inputs` (a context made with `context_flags`, JP_CONTEXT_*)
-// and returns every output. Each failing call fails the test with the runtime's message; nothing
-// is returned when the plan does not load or no context can be made.
+// Loads `plan`, runs it once on `inputs` (a context made with `context_flags`, JP_CONTEXT_*;
+// with `observer` as its step observer when one is given) and returns every output. Each
+// failing call fails the test with the runtime's message; nothing is returned when the plan
+// does not load or no context can be made.
 inline std::vector<PlanOutput> run_plan_inputs(const std::vector<uint8_t>& plan,
                                                const std::vector<PlanInput>& inputs,
-                                               uint32_t context_flags = 0) {
+                                               uint32_t context_flags = 0,
+                                               jp_step_observer_fn observer = nullptr,
+                                               void* observer_user = nullptr) {
   std::vector<PlanOutput> outs;
   jp_plan* p = nullptr;
   if (jp_plan_load_buffer(plan.data(), plan.size(), JP_LOAD_COPY, &p) != JP_OK) {
@@ -81,6 +84,8 @@ inline std::vector<PlanOutput> run_plan_inputs(const std::vector<uint8_t>& plan,
     EXPECT_EQ(jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data, inputs[i].bytes),
               JP_OK)
         << "input " << i << ": " << jp_last_error();
+  if (observer != nullptr)
+    EXPECT_EQ(jp_context_set_step_observer(ctx, observer, observer_user), JP_OK) << jp_last_error();
   EXPECT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
   for (int32_t o = 0; o < jp_plan_num_outputs(p); ++o) {
     const void* data = nullptr;

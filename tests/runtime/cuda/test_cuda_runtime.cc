@@ -110,12 +110,29 @@ TEST(CudaRuntime, RunsWithAndWithoutTheGraph) {
     ASSERT_EQ(jp_context_create(plan, &options, &ctx), JP_OK) << jp_last_error();
     float ms = 0.f;
     EXPECT_EQ(jp_context_gpu_time_ms(ctx, &ms), JP_ERROR_NOT_FOUND);
-    // Observers read host tensors after each step: a CUDA plan has none to give.
-    auto observer = [](void*, int32_t, const char*, jp_dtype, const int64_t*, int32_t,
-                       const void*) {};
-    EXPECT_EQ(jp_context_set_step_observer(ctx, observer, nullptr), JP_ERROR_UNSUPPORTED);
-    EXPECT_NE(std::string(jp_last_error()).find("CPU plans only"), std::string::npos);
     ASSERT_EQ(jp_context_set_input(ctx, 0, x.data(), x.size() * 4), JP_OK);
+    // An observer sees each tensor every step writes, copied from the GPU after the step (the
+    // steps launched one by one): the last is the output, the ReLU of x. Cleared, the runs below
+    // replay the graph again.
+    struct Seen {
+      std::vector<int32_t> steps;
+      std::vector<std::vector<uint8_t>> data;
+    } seen;
+    auto observer = [](void* user, int32_t step, const char* name, jp_dtype dtype,
+                       const int64_t* dims, int32_t rank, const void* data) {
+      auto* s = static_cast<Seen*>(user);
+      size_t n = name != nullptr && name[0] != '\0' ? 1 : 0;
+      for (int32_t k = 0; k < rank; ++k) n *= static_cast<size_t>(dims[k]);
+      const auto* b = static_cast<const uint8_t*>(data);
+      s->steps.push_back(step);
+      s->data.emplace_back(b, b + n * (dtype == JP_FLOAT16 ? 2 : 4));
+    };
+    ASSERT_EQ(jp_context_set_step_observer(ctx, observer, &seen), JP_OK) << jp_last_error();
+    ASSERT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
+    ASSERT_EQ(seen.steps, (std::vector<int32_t>{0, 1, 2}));
+    ASSERT_EQ(seen.data.back().size(), x.size() * 4);
+    expect_relu(x, reinterpret_cast<const float*>(seen.data.back().data()));
+    ASSERT_EQ(jp_context_set_step_observer(ctx, nullptr, nullptr), JP_OK);
     for (int run = 0; run < 3; ++run) {
       ASSERT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
       const void* y = nullptr;
