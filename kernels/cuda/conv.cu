@@ -39,6 +39,7 @@
 #include "kernels/cuda/conv_epilogue.cuh"
 #include "kernels/cuda/conv_igemm.cuh"
 #include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/fp32_tile.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/int8_epilogue.h"
 
@@ -180,6 +181,25 @@ __device__ __forceinline__ void depthwise_i8_step(const StepPointers& ptrs, cons
 
 // ------------------------------------------------------------------------ direct (any case)
 
+// A conv's geometry at rank 3: ranks 1 and 2 with leading unit dims.
+struct Geo3 {
+  int64_t in[3], out[3], ker[3], st[3], dil[3], pad[3];
+};
+__device__ __forceinline__ Geo3 geo3(const ConvParams& p) {
+  Geo3 g;
+  const int lead = 3 - p.spatial_rank;
+  for (int d = 0; d < 3; ++d) {
+    const int s = d - lead;
+    g.in[d] = s < 0 ? 1 : p.in_size[s];
+    g.out[d] = s < 0 ? 1 : p.out_size[s];
+    g.ker[d] = s < 0 ? 1 : p.kernel[s];
+    g.st[d] = s < 0 ? 1 : p.stride[s];
+    g.dil[d] = s < 0 ? 1 : p.dilation[s];
+    g.pad[d] = s < 0 ? 0 : p.pad_begin[s];
+  }
+  return g;
+}
+
 // One thread per output element, FP32 sums: Float16 (T = __half) or Float32 tensors (Float32
 // GPU plans: every conv form, 1-3 spatial dims, any groups).
 template <typename T>
@@ -189,18 +209,8 @@ __device__ void direct(const StepPointers& ptrs, const ConvParams& p) {
   const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
   const T* res = p.has_residual ? static_cast<const T*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
   T* y = static_cast<T*>(ptrs.out[0]);
-  // Rank 1 and 2 run as rank 3 with leading unit dims.
-  int64_t in[3], out[3], ker[3], st[3], dil[3], pad[3];
-  const int lead = 3 - p.spatial_rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;
-    in[d] = s < 0 ? 1 : p.in_size[s];
-    out[d] = s < 0 ? 1 : p.out_size[s];
-    ker[d] = s < 0 ? 1 : p.kernel[s];
-    st[d] = s < 0 ? 1 : p.stride[s];
-    dil[d] = s < 0 ? 1 : p.dilation[s];
-    pad[d] = s < 0 ? 0 : p.pad_begin[s];
-  }
+  const Geo3 g = geo3(p);
+  const int64_t *in = g.in, *out = g.out, *ker = g.ker, *st = g.st, *dil = g.dil, *pad = g.pad;
   const int64_t cin_g = p.in_channels / p.groups, cout_g = p.out_channels / p.groups;
   const int64_t kvol = ker[0] * ker[1] * ker[2];
   const int64_t total = p.batch * out[0] * out[1] * out[2] * p.out_channels;
@@ -237,31 +247,19 @@ __device__ void direct(const StepPointers& ptrs, const ConvParams& p) {
 }
 
 // FP32 implicit GEMM (Float32 GPU plans, groups 1, 1 to 3 spatial dims as direct()): M =
-// N * output volume rows, N = Cout columns, K = kernel volume * Cin. 64x64 tiles of y, K 16 at
-// a time through shared memory, 256 threads of 4x4 outputs (rows ty + 16 i, columns tx + 16 j).
+// N * output volume rows, N = Cout columns, K = kernel volume * Cin, on fp32_tile.cuh's tiles.
 // Loads: a thread takes K element kk = tid % 16 of rows (and weight rows) tid / 16 + 16 e, so a
 // warp reads 16 neighbouring channels of two pixels; each row's pixel is decoded once.
-constexpr int kF32Tile = 64, kF32K = 16, kF32Threads = 256;
 __device__ void igemm_f32(const StepPointers& ptrs, const ConvParams& p) {
-  __shared__ float As[kF32K][kF32Tile + 4];
-  __shared__ float Bs[kF32K][kF32Tile + 4];
+  __shared__ F32Stage As, Bs;
   if (blockDim.x != kF32Threads || p.groups != 1) return;  // not its launch (an untrusted plan)
   const float* x = static_cast<const float*>(ptrs.in[0]);
   const float* w = static_cast<const float*>(ptrs.in[1]);
   const float* bias = p.has_bias ? static_cast<const float*>(ptrs.in[2]) : nullptr;
   const float* res = p.has_residual ? static_cast<const float*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
   float* y = static_cast<float*>(ptrs.out[0]);
-  int64_t in[3], out[3], ker[3], st[3], dil[3], pad[3];
-  const int lead = 3 - p.spatial_rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;
-    in[d] = s < 0 ? 1 : p.in_size[s];
-    out[d] = s < 0 ? 1 : p.out_size[s];
-    ker[d] = s < 0 ? 1 : p.kernel[s];
-    st[d] = s < 0 ? 1 : p.stride[s];
-    dil[d] = s < 0 ? 1 : p.dilation[s];
-    pad[d] = s < 0 ? 0 : p.pad_begin[s];
-  }
+  const Geo3 g = geo3(p);
+  const int64_t *in = g.in, *out = g.out, *ker = g.ker, *st = g.st, *dil = g.dil, *pad = g.pad;
   const int64_t cin = p.in_channels, N = p.out_channels, K = ker[0] * ker[1] * ker[2] * cin;
   const int64_t M = p.batch * out[0] * out[1] * out[2];
   const int tid = int(threadIdx.x), kl = tid % kF32K, rq = tid / kF32K;
@@ -300,18 +298,7 @@ __device__ void igemm_f32(const StepPointers& ptrs, const ConvParams& p) {
       Bs[kl][rq + 16 * e] = kok && n < N ? w[n * K + k] : 0.f;
     }
     __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < kF32K; ++kk) {
-      float av[4], bv[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) av[i] = As[kk][rq + 16 * i];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) bv[j] = Bs[kk][kl + 16 * j];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-    }
+    f32_tile_fma(As, Bs, rq, kl, acc);
     __syncthreads();
   }
 #pragma unroll

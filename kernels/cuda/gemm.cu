@@ -16,6 +16,7 @@
 #include <cuda_fp16.h>
 
 #include "kernels/cuda/device_math.cuh"
+#include "kernels/cuda/fp32_tile.cuh"
 #include "kernels/cuda/gemm_mma.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/gemm.h"
@@ -210,15 +211,12 @@ __device__ void gemv_bn(const StepPointers& ptrs, const GemmParams& p) {
   }
 }
 
-// Float32 storage and arithmetic (GPU plans of --precision fp32, as the CPU twin computes):
-// 64x64 tiles of y, 256 threads of 4x4 outputs (rows ty + 16 i, columns tx + 16 j), K in steps
-// of 16 through shared memory. A and B are read element by element by their strides, so every
+// Float32 storage and arithmetic (GPU plans of --precision fp32, as the CPU twin computes), on
+// fp32_tile.cuh's tiles. A and B are read element by element by their strides, so every
 // (trans_a, trans_b) and batch stride takes the one kernel. Grid (ceil(N / 64), ceil(M / 64),
 // batches), looping over the rest of the batches.
-constexpr int kF32Tile = 64, kF32K = 16, kF32Threads = 256;
 __device__ void gemm_f32(const StepPointers& ptrs, const GemmParams& p) {
-  __shared__ float As[kF32K][kF32Tile + 1];
-  __shared__ float Bs[kF32K][kF32Tile + 1];
+  __shared__ F32Stage As, Bs;
   const float* A = static_cast<const float*>(ptrs.in[0]);
   const float* B = static_cast<const float*>(ptrs.in[1]);
   const float* C = p.has_c ? static_cast<const float*>(ptrs.in[2]) : nullptr;
@@ -245,18 +243,7 @@ __device__ void gemm_f32(const StepPointers& ptrs, const GemmParams& p) {
         Bs[kk][r] = n < N && k < K ? b[k * b_k + n * b_n] : 0.f;
       }
       __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < kF32K; ++kk) {
-        float av[4], bv[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) av[i] = As[kk][ty + 16 * i];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) bv[j] = Bs[kk][tx + 16 * j];
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-      }
+      f32_tile_fma(As, Bs, ty, tx, acc);
       __syncthreads();
     }
 #pragma unroll
