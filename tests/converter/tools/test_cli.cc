@@ -270,7 +270,7 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
   EXPECT_EQ(p->metadata()->options()->LookupByKey("precision")->value()->str(), "fp32");
   std::vector<std::string> kernels;
   for (const fb::Step* step : *p->steps()) kernels.push_back(step->kernel()->str());
-  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_igemm_f32"));
+  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_direct_f32"));
   const ToolRun help = run("--help");
   EXPECT_THAT(help.out, HasSubstr("--precision fp16|int8|fp32"));
   EXPECT_THAT(help.out, HasSubstr("--calib-preprocess S"));
