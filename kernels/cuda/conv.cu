@@ -37,6 +37,7 @@
 #include <cstdint>
 
 #include "kernels/conv.h"
+#include "kernels/conv_geometry.h"
 #include "kernels/cuda/conv_depthwise.cuh"
 #include "kernels/cuda/conv_epilogue.cuh"
 #include "kernels/cuda/conv_igemm.cuh"
@@ -183,24 +184,6 @@ __device__ __forceinline__ void depthwise_i8_step(const StepPointers& ptrs, cons
 
 // ------------------------------------------------------------------------ direct (any case)
 
-// A conv's geometry at rank 3: ranks 1 and 2 with leading unit dims.
-struct Geo3 {
-  int64_t in[3], out[3], ker[3], st[3], dil[3], pad[3];
-};
-__device__ __forceinline__ Geo3 geo3(const ConvParams& p) {
-  Geo3 g;
-  const int lead = 3 - p.spatial_rank;
-  for (int d = 0; d < 3; ++d) {
-    const int s = d - lead;
-    g.in[d] = s < 0 ? 1 : p.in_size[s];
-    g.out[d] = s < 0 ? 1 : p.out_size[s];
-    g.ker[d] = s < 0 ? 1 : p.kernel[s];
-    g.st[d] = s < 0 ? 1 : p.stride[s];
-    g.dil[d] = s < 0 ? 1 : p.dilation[s];
-    g.pad[d] = s < 0 ? 0 : p.pad_begin[s];
-  }
-  return g;
-}
 
 // One thread per output element, FP32 sums: Float16 (T = __half) or Float32 tensors (Float32
 // GPU plans: every conv form, 1-3 spatial dims, any groups).
@@ -211,8 +194,9 @@ __device__ void direct(const StepPointers& ptrs, const ConvParams& p) {
   const T* bias = p.has_bias ? static_cast<const T*>(ptrs.in[2]) : nullptr;
   const T* res = p.has_residual ? static_cast<const T*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
   T* y = static_cast<T*>(ptrs.out[0]);
-  const Geo3 g = geo3(p);
-  const int64_t *in = g.in, *out = g.out, *ker = g.ker, *st = g.st, *dil = g.dil, *pad = g.pad;
+  const ConvGeometry g = conv_geometry_3d(p);  // ranks 1 and 2 as 3 with leading unit dims
+  const int64_t *in = g.in, *out = g.out, *ker = g.kernel, *st = g.stride, *dil = g.dilation,
+                *pad = g.pad;
   const int64_t cin_g = p.in_channels / p.groups, cout_g = p.out_channels / p.groups;
   const int64_t kvol = ker[0] * ker[1] * ker[2];
   const int64_t total = p.batch * out[0] * out[1] * out[2] * p.out_channels;
@@ -260,8 +244,9 @@ __device__ void igemm_f32(const StepPointers& ptrs, const ConvParams& p) {
   const float* bias = p.has_bias ? static_cast<const float*>(ptrs.in[2]) : nullptr;
   const float* res = p.has_residual ? static_cast<const float*>(ptrs.in[p.has_bias ? 3 : 2]) : nullptr;
   float* y = static_cast<float*>(ptrs.out[0]);
-  const Geo3 g = geo3(p);
-  const int64_t *in = g.in, *out = g.out, *ker = g.ker, *st = g.st, *dil = g.dil, *pad = g.pad;
+  const ConvGeometry g = conv_geometry_3d(p);  // ranks 1 and 2 as 3 with leading unit dims
+  const int64_t *in = g.in, *out = g.out, *ker = g.kernel, *st = g.stride, *dil = g.dilation,
+                *pad = g.pad;
   const int64_t cin = p.in_channels, N = p.out_channels, K = ker[0] * ker[1] * ker[2] * cin;
   const int64_t M = p.batch * out[0] * out[1] * out[2];
   const int tid = int(threadIdx.x), kl = tid % kF32K, rq = tid / kF32K;
