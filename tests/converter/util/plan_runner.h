@@ -84,8 +84,9 @@ inline std::vector<PlanOutput> run_plan_inputs(const std::vector<uint8_t>& plan,
     EXPECT_EQ(jp_context_set_input(ctx, static_cast<int32_t>(i), inputs[i].data, inputs[i].bytes),
               JP_OK)
         << "input " << i << ": " << jp_last_error();
-  if (observer != nullptr)
+  if (observer != nullptr) {
     EXPECT_EQ(jp_context_set_step_observer(ctx, observer, observer_user), JP_OK) << jp_last_error();
+  }
   EXPECT_EQ(jp_context_run(ctx), JP_OK) << jp_last_error();
   for (int32_t o = 0; o < jp_plan_num_outputs(p); ++o) {
     const void* data = nullptr;
