@@ -154,7 +154,9 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
         gemms_as_convs(&draft, [](const DraftStep&, uint32_t, uint32_t) { return true; }).size();
   if (gpu && !fp32) gpu_precision(&draft);
   if (gpu || int8) {
-    concat_in_place(&draft);
+    // A Float32 plan keeps every Concat input a tensor of its own, as the CPU plan does: its
+    // step observer (calibration on the GPU) then sees each conv's output, and whole.
+    if (!fp32) concat_in_place(&draft);
     remove_unused_tensors(&draft);
   }
   tell(options, "memory");
@@ -216,6 +218,7 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   result.summary.qdq_pairs = given.pairs;
   result.summary.explicit_weights = given.weights.size();
   result.summary.calibration_from_cache = calibration.from_cache;
+  result.summary.calibration_device = calibration.device;
   return result;
 }
 
@@ -328,7 +331,8 @@ std::string format_summary(const std::string& plan_name, const ConvertSummary& s
   if (s.calibration_from_cache)
     line += "; calibration from the cache";
   else if (s.calibration_samples > 0)
-    line += cat("; calibration over ", s.calibration_samples, " samples");
+    line += cat("; calibration over ", s.calibration_samples, " samples on ",
+                s.calibration_device);
   if (!s.kept_fp16.empty()) line += cat("\nconvs kept in float (", s.kept_fp16.size(), "):");
   for (const std::string& k : s.kept_fp16) line += "\n  " + k;
   if (s.int8_error_before > 0.0) {

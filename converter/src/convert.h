@@ -87,6 +87,7 @@ struct ConvertSummary {
   size_t int8_norm_outputs = 0;    // LayerNorm steps writing Int8 (in int8_steps too)
   size_t int8_attention_outputs = 0;  // Attention steps writing Int8 (in int8_steps too)
   bool calibration_from_cache = false;
+  std::string calibration_device;  // where calibration ran the model (CalibrationResult::device)
   // Explicit quantization (precision/explicit_qdq.h): the model's activation Q/DQ pairs and
   // quantized weights whose scales the plan uses.
   size_t qdq_pairs = 0, explicit_weights = 0;

@@ -62,7 +62,7 @@ constexpr const char* kUsage =
     "                        QDQ format) runs in INT8 with its own scales on GPU targets\n"
     "                        without --precision or --calib. fp32 keeps every step in\n"
     "                        float32 as the CPU plan computes it (slower: a reference\n"
-    "                        on the device; convs on a direct kernel, no fused attention)\n"
+    "                        on the device; FP32 convs and GEMMs, no fused attention)\n"
     "  --calib DIR           int8: the calibration set: .npy files (one sample each), images\n"
     "                        (.png .jpg .jpeg .bmp) or one folder per sample holding\n"
     "                        <input>.npy for each input; read in order of file name\n"
@@ -74,7 +74,12 @@ constexpr const char* kUsage =
     "                        side, resize=HxW exact; crop=N or HxW, centred)\n"
     "  --calib-cache PATH    read the scales from PATH when it exists (it must be of this\n"
     "                        model and method; the model does not run), else write them there\n"
-    "  --calib-threads N     calibration threads (default: one per core)\n"
+    "  --calib-device D      where calibration runs the FP32 model: auto (the default: GPU 0\n"
+    "                        as a Float32 plan where it has a target, else the CPU), cpu or\n"
+    "                        gpu (an error where it cannot). The scales agree within float32\n"
+    "                        rounding; for plans identical across machines use cpu or a cache\n"
+    "  --calib-threads N     CPU: contexts run at once; GPU: threads building histograms\n"
+    "                        (default: one per core)\n"
     "  --calib-samples N     use only the first N samples (default: all)\n"
     "  --int8-exclude NODE   int8: keep the steps of ONNX node NODE in FP16 (repeatable)\n"
     "  --int8-report FILE    int8: measure each INT8 step's error against FP32 on calibration\n"
@@ -132,7 +137,8 @@ bool parse_calibration_option(Is is, Value value,
                               jetplan::converter::CalibrationOptions* calibration,
                               std::vector<std::string>* given) {
   static const char* const kOptions[] = {"--calib",         "--calib-method",  "--calib-preprocess",
-                                         "--calib-cache",   "--calib-threads", "--calib-samples"};
+                                         "--calib-cache",   "--calib-threads", "--calib-samples",
+                                         "--calib-device"};
   const char* option = nullptr;
   for (const char* o : kOptions) {
     if (is(o)) option = o;
@@ -165,6 +171,12 @@ bool parse_calibration_option(Is is, Value value,
     calibration->cache_path = v;
   } else if (name == "--calib-threads") {
     calibration->threads = positive_count(name, v);
+  } else if (name == "--calib-device") {
+    try {
+      calibration->device = jetplan::converter::parse_calibration_device(v);
+    } catch (const ConvertError& e) {
+      throw UsageError{std::string("--calib-device: ") + e.what()};
+    }
   } else {
     calibration->max_samples = positive_count(name, v);
   }

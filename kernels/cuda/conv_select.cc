@@ -347,10 +347,10 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   uint64_t out_elems = uint64_t(p.batch) * uint64_t(p.out_channels);
   for (int d = 0; d < p.spatial_rank; ++d) out_elems *= uint64_t(p.out_size[d]);
   // Float32 (GPU plans of --precision fp32): FP32 sums of FP32 products, as the CPU reference
-  // computes them, on the direct kernel (verified on an H100, session 27: ResNet-50 22.5 ms at
-  // batch 1). The FP32 implicit GEMM (launch_conv_igemm_f32) is to take groups 1 once the GPU
-  // tests have run it; session 27 had no device time left for them.
+  // computes them: the FP32 implicit GEMM for groups 1 (64x64 tiles), the direct kernel for the
+  // rest (grouped and depthwise convs, and grids past its limits).
   if (step.dtype == DType::kFloat32) {
+    if (launch_conv_igemm_f32(p, out)) return true;
     out->variant = &kernel_variant(VariantId::jp_conv_direct_f32);
     launch_1d(out_elems, 256, std::max<uint32_t>(1, target.sm_count) * 16, out);
     return true;

@@ -100,8 +100,8 @@ bool select_float_pair(const StepDesc& step, const char* kernels, KernelVariantI
 // the tiled depthwise kernels; false where they do not take p (conv_dw_tiled_fits).
 bool launch_conv_dw_tiled(const ConvParams& p, const TargetInfo& target, LaunchChoice* out);
 // Conv: the launch of jp_conv_igemm_f32 (the FP32 implicit GEMM, Float32 convs of groups 1:
-// 64x64 tiles, 256 threads); false where it does not take p. Not selected yet: the GPU tests
-// run it forced until it has been verified on a GPU (conv_select.cc).
+// 64x64 tiles, 256 threads); false where it does not take p (select_conv then takes the direct
+// kernel).
 bool launch_conv_igemm_f32(const ConvParams& p, LaunchChoice* out);
 // Elements of a dense shape (1 for rank 0).
 uint64_t count_elements(int32_t rank, const int64_t* dims);

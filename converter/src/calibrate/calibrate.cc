@@ -13,6 +13,7 @@
 
 #include "converter/src/calibrate/calib_cache.h"
 #include "converter/src/calibrate/calib_data.h"
+#include "converter/src/calibrate/gpu_calibration.h"
 #include "converter/src/calibrate/histogram.h"
 #include "converter/src/calibrate/plan_handles.h"
 #include "converter/src/ir/error.h"
@@ -163,15 +164,43 @@ CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions
              ? std::string()
              : cat(": the cache '", calibration.cache_path, "' does not exist yet"));
   }
-  // The FP32 reference: the same model and shapes as a CPU plan (and no calibration of its own).
   if (convert.progress) convert.progress("calibrate", 0, 0);
-  ConvertOptions cpu = convert;
-  cpu.progress = nullptr;  // its stages are the calibration's, not the conversion's
-  cpu.target = "cpu";
-  cpu.precision = Precision::kFp16;
-  cpu.calibration = CalibrationOptions{};
-  const ConvertResult converted = convert_onnx(model_bytes, "calibration.onnx", cpu);
-  const PlanPtr plan = load_plan(converted.plan, "calibration: loading the FP32 CPU plan");
+  // The FP32 reference: the same model and shapes as a Float32 plan for GPU 0 (CalibrationDevice)
+  // or a CPU plan (and no calibration of its own).
+  ConvertOptions fp32 = convert;
+  fp32.progress = nullptr;  // its stages are the calibration's, not the conversion's
+  fp32.calibration = CalibrationOptions{};
+  fp32.int8_exclude.clear();
+  fp32.int8_report = false;
+  fp32.int8_max_error = 0.0;
+  fp32.select_kernels = true;
+  // GPU 0 where it takes a Float32 plan of the model; kAuto falls back to the CPU, saying why.
+  CalibrationGpu gpu;
+  PlanPtr plan;
+  if (calibration.device != CalibrationDevice::kCpu) {
+    gpu = find_calibration_gpu(convert.target);
+    if (!gpu.target.empty()) {
+      fp32.target = gpu.target;
+      fp32.precision = Precision::kFp32;
+      try {
+        plan = load_plan(convert_onnx(model_bytes, "calibration.onnx", fp32).plan,
+                         cat("loading the Float32 plan for GPU 0 '", gpu.name, "' (target ",
+                             gpu.target, ")"));
+      } catch (const ConvertError& e) {
+        gpu.target.clear();
+        gpu.why = e.what();
+      }
+    }
+    if (!plan && calibration.device == CalibrationDevice::kGpu)
+      fail("--calib-device gpu: ", gpu.why);
+  }
+  const bool on_gpu = plan != nullptr;
+  if (!on_gpu) {
+    fp32.target = "cpu";
+    fp32.precision = Precision::kFp16;  // the CPU plan is float32 whatever this says
+    plan = load_plan(convert_onnx(model_bytes, "calibration.onnx", fp32).plan,
+                     "calibration: loading the FP32 CPU plan");
+  }
   const std::vector<jp_tensor_desc> inputs = plan_inputs(plan.get());
   std::vector<CalibrationInput> set_inputs;
   for (const jp_tensor_desc& d : inputs) {
@@ -182,13 +211,21 @@ CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions
       calibration.max_samples > 0 ? static_cast<size_t>(calibration.max_samples) : 0);
   size_t threads = calibration.threads > 0 ? static_cast<size_t>(calibration.threads)
                                            : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min(threads, set.size());
-  const auto stats = run_calibration(plan.get(), set, inputs, threads, convert.progress);
+  std::map<std::string, TensorHistogram> stats;
+  if (on_gpu) {
+    stats = run_gpu_calibration(plan.get(), set, threads, convert.progress);
+  } else {
+    threads = std::min(threads, set.size());
+    stats = run_calibration(plan.get(), set, inputs, threads, convert.progress);
+  }
 
   CalibrationResult result;
   result.samples = set.size();
   result.method = calibration.method;
   result.percentile = calibration.percentile;
+  result.device = on_gpu ? cat("GPU 0 '", gpu.name, "'")
+                         : cat("the CPU (", threads, " threads",
+                               gpu.why.empty() ? std::string() : cat("; not the GPU: ", gpu.why), ")");
   for (const auto& [name, histogram] : stats) {
     const auto amax = compute_amax(histogram, calibration.method, calibration.percentile);
     if (amax) {

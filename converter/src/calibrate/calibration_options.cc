@@ -47,4 +47,11 @@ void parse_method(const std::string& text, CalibrationMethod* method, double* pe
   }
 }
 
+CalibrationDevice parse_calibration_device(const std::string& text) {
+  if (text == "auto") return CalibrationDevice::kAuto;
+  if (text == "cpu") return CalibrationDevice::kCpu;
+  if (text == "gpu") return CalibrationDevice::kGpu;
+  fail("unknown calibration device '", text, "' (known: auto, cpu, gpu)");
+}
+
 }  // namespace jetplan::converter

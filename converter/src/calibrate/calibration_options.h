@@ -14,6 +14,12 @@ namespace jetplan::converter {
 //   kMse         the clip minimising the mean squared error of int8 quantize-dequantize
 enum class CalibrationMethod { kEntropy, kPercentile, kMinMax, kMse };
 
+// Where the FP32 model runs (--calib-device): kAuto on GPU 0 when this machine has one that a
+// Float32 plan of a known target runs on, else on the CPU backend; kCpu always on the CPU;
+// kGpu on the GPU or an error saying why not. The two give the same scales within float32
+// rounding (a sum's order): for plans byte-identical across machines, use kCpu or a cache.
+enum class CalibrationDevice { kAuto, kCpu, kGpu };
+
 struct CalibrationOptions {
   // The calibration set (calib_data.h says what it may hold); may be empty when cache_path names
   // an existing cache of this model.
@@ -30,7 +36,10 @@ struct CalibrationOptions {
   // A calibration cache (calib_cache.h): read instead of running the model when it exists and
   // is of this model; written after a run. Empty: none.
   std::string cache_path;
-  int threads = 0;      // 0: std::thread::hardware_concurrency()
+  CalibrationDevice device = CalibrationDevice::kAuto;
+  // CPU: contexts run at once; GPU: threads building the histograms. 0:
+  // std::thread::hardware_concurrency().
+  int threads = 0;
   int max_samples = 0;  // 0: every sample of dir; else the first max_samples by file name
 };
 
@@ -40,5 +49,7 @@ std::string method_name(CalibrationMethod method, double percentile);
 // Parses such a name into *method and *percentile ("percentile" alone keeps 99.99); throws
 // ConvertError naming `text` when it is none of them or the percentile is not in (0, 100].
 void parse_method(const std::string& text, CalibrationMethod* method, double* percentile);
+// "auto", "cpu", "gpu" (--calib-device); throws ConvertError naming `text` otherwise.
+CalibrationDevice parse_calibration_device(const std::string& text);
 
 }  // namespace jetplan::converter

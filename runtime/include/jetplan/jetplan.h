@@ -113,6 +113,19 @@ typedef struct jp_allocator {
 } jp_allocator;
 JP_API void jp_set_allocator(const jp_allocator* allocator);
 
+/* ---- the GPU ---- */
+
+/* GPU 0, the one CUDA plans run on. */
+typedef struct jp_device_desc {
+  char name[128];       /* e.g. "NVIDIA H100 80GB HBM3", "Orin" */
+  int32_t sm_arch;      /* compute capability major * 10 + minor: 87 (Orin), 90 (H100, H200) */
+  int32_t sm_count;
+  size_t total_memory;  /* bytes */
+} jp_device_desc;
+/* Fills *out with GPU 0's description. JP_ERROR_DEVICE (jp_last_error says why: no CUDA
+   driver, no GPU) when there is none; what a CUDA plan's --target must match is sm_arch. */
+JP_NODISCARD JP_API jp_status jp_cuda_device(jp_device_desc* out);
+
 /* ---- plans ---- */
 
 /* The plan keeps its own copy of the file. */

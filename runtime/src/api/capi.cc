@@ -347,6 +347,20 @@ jp_status jp_plan_step_desc(const jp_plan* plan, int32_t index, jp_step_desc* ou
   return JP_OK;
 }
 
+jp_status jp_cuda_device(jp_device_desc* out) {
+  if (out == nullptr) return fail(JP_ERROR_INVALID_ARGUMENT, "jp_cuda_device: null out");
+  *out = jp_device_desc{};
+  const jetplan::rt::cu::Driver* d = nullptr;
+  JP_RETURN_IF_ERROR(jetplan::rt::cu::driver(&d));
+  jetplan::rt::cu::DeviceInfo info;
+  JP_RETURN_IF_ERROR(jetplan::rt::cu::device_info(*d, 0, &info));
+  std::snprintf(out->name, sizeof(out->name), "%s", info.name);
+  out->sm_arch = info.sm_arch;
+  out->sm_count = info.sm_count;
+  out->total_memory = info.total_memory;
+  return JP_OK;
+}
+
 const char* jp_plan_device_name(const jp_plan* plan) {
   if (plan == nullptr) return "";
   return plan->backend == JP_BACKEND_CUDA ? jetplan::rt::cuda_device_name(*plan) : "cpu";

@@ -81,10 +81,12 @@ float max_abs_output(const std::string& model, const ConvertOptions& options,
   return m;
 }
 
+// On the CPU backend whatever the machine has (test_gpu_calibration.cc compares the GPU's).
 CalibrationOptions options_for(const std::string& dir, CalibrationMethod method) {
   CalibrationOptions o;
   o.dir = dir;
   o.method = method;
+  o.device = CalibrationDevice::kCpu;
   return o;
 }
 

@@ -153,9 +153,11 @@ TEST(FuseGeluTanh, AnIntermediateReadElsewhereStays) {
   ModelBuilder m = gelu_tanh_mlp(Form::kDynamo);
   m.output("t");
   const ConvertResult r = convert_ok(m);
-  for (const auto* s : *plan_of(r)->steps())
-    if (s->op() == OpFamily::Gemm)
+  for (const auto* s : *plan_of(r)->steps()) {
+    if (s->op() == OpFamily::Gemm) {
       EXPECT_NE(s->params_as_GemmParams()->activation()->kind(), fb::ActivationKind::GeluTanh);
+    }
+  }
 }
 
 }  // namespace

@@ -224,6 +224,9 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
        "--calib-preprocess: preprocessing spec 'crop=x'"},
       {" --target orin-agx --precision int8 --calib /tmp --calib-threads 0",
        "--calib-threads '0': expected a positive integer"},
+      {" --target orin-agx --precision int8 --calib /tmp --calib-device tpu",
+       "--calib-device: unknown calibration device 'tpu' (known: auto, cpu, gpu)"},
+      {" --target orin-agx --calib-device cpu", "--calib-device is for --precision int8"},
       {" --target orin-agx --precision int8 --calib /tmp --calib-samples -3",
        "--calib-samples '-3': expected a positive integer"},
       {" --target orin-agx --precision int8 --calib /tmp --calib /tmp", "--calib given twice"},
@@ -258,7 +261,7 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
   // An existing cache stands in for the data (the usage is accepted: the run gets past parsing).
   const ToolRun cached =
       run(base + " --target orin-agx --precision int8 --calib-cache " + cache +
-          " --calib-method minmax --calib-threads 2 --calib-samples 8");
+          " --calib-method minmax --calib-threads 2 --calib-samples 8 --calib-device cpu");
   EXPECT_NE(cached.status, 2) << cached.err;
   // --precision fp32: a Float32 GPU plan, its metadata saying so.
   const ToolRun fp32 = run(base + " --target orin-agx --precision fp32");
@@ -270,10 +273,11 @@ TEST(Cli, PrecisionAndCalibrationUsageErrors) {
   EXPECT_EQ(p->metadata()->options()->LookupByKey("precision")->value()->str(), "fp32");
   std::vector<std::string> kernels;
   for (const fb::Step* step : *p->steps()) kernels.push_back(step->kernel()->str());
-  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_direct_f32"));
+  EXPECT_THAT(kernels, ::testing::Contains("jp_conv_igemm_f32"));
   const ToolRun help = run("--help");
   EXPECT_THAT(help.out, HasSubstr("--precision fp16|int8|fp32"));
   EXPECT_THAT(help.out, HasSubstr("--calib-preprocess S"));
+  EXPECT_THAT(help.out, HasSubstr("--calib-device D"));
   EXPECT_THAT(help.out, HasSubstr("--int8-report FILE"));
 }
 

@@ -180,9 +180,9 @@ TEST_P(GpuConv, EveryVariantMatchesCpuTwin) {
   }
 }
 
-// Float32 convs (GPU plans of --precision fp32): the selector's kernel (jp_conv_direct_f32) and
-// the FP32 implicit GEMM (jp_conv_igemm_f32, groups 1) on every case against the twin on the
-// same float32 inputs; only the summation order differs:
+// Float32 convs (GPU plans of --precision fp32): the FP32 implicit GEMM (jp_conv_igemm_f32, the
+// selector's for groups 1) and the direct kernel (jp_conv_direct_f32, every case) against the
+// twin on the same float32 inputs; only the summation order differs:
 // |got - want| <= 1e-5 * |want| + 1e-5 * sqrt(K) / 8. Outputs poisoned (NaN), the guard checked.
 TEST_P(GpuConv, Float32MatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
@@ -210,14 +210,20 @@ TEST_P(GpuConv, Float32MatchesCpuTwin) {
     if (p.has_bias) ptrs.in[2] = db->get();
     if (p.has_residual) ptrs.in[p.has_bias ? 3 : 2] = dr->get();
     ptrs.out[0] = dy.get();
-    // The selector's kernel (direct), then the FP32 implicit GEMM forced (groups 1).
+    // The selector's kernel (the FP32 implicit GEMM for groups 1, else direct), then the
+    // direct kernel forced for groups 1 too.
     cuda::LaunchChoice chosen;
     ASSERT_EQ(gpu_test::select(kConv, DType::kFloat32, p, &chosen), "") << c.name;
-    EXPECT_STREQ(chosen.variant->name, "jp_conv_direct_f32");
+    EXPECT_STREQ(chosen.variant->name, p.groups == 1 ? "jp_conv_igemm_f32" : "jp_conv_direct_f32");
     std::vector<cuda::LaunchChoice> runs = {chosen};
     cuda::LaunchChoice igemm;
     EXPECT_EQ(cuda::launch_conv_igemm_f32(p, &igemm), p.groups == 1) << c.name;
-    if (p.groups == 1) runs.push_back(igemm);
+    if (p.groups == 1) {
+      cuda::LaunchChoice direct;
+      direct.variant = cuda::find_kernel_variant("jp_conv_direct_f32");
+      cuda::launch_1d(uint64_t(ny), 256, 1024, &direct);
+      runs.push_back(direct);
+    }
     for (const cuda::LaunchChoice& run : runs) {
       gpu_test::poison(dy, DType::kFloat32);
       ASSERT_EQ(gpu_test::launch(run.variant->name, run, ptrs, p), "") << c.name;
@@ -340,10 +346,10 @@ TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
   t.max_shared_per_block = 163 * 1024;
   cuda::LaunchChoice c;
   std::string why;
-  // Float32 (GPU plans of --precision fp32): the direct kernel, grouped or not; the FP32
-  // implicit GEMM's launch takes groups 1 only (64x64 tiles, 256 threads); Float64: none.
+  // Float32 (GPU plans of --precision fp32): the FP32 implicit GEMM for groups 1 (64x64 tiles,
+  // 256 threads), the direct kernel for grouped convs; Float64: none.
   ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
-  EXPECT_STREQ(c.variant->name, "jp_conv_direct_f32");
+  EXPECT_STREQ(c.variant->name, "jp_conv_igemm_f32");
   ASSERT_TRUE(cuda::launch_conv_igemm_f32(p, &c));
   EXPECT_STREQ(c.variant->name, "jp_conv_igemm_f32");
   EXPECT_EQ(c.block[0], c.variant->block_threads);
