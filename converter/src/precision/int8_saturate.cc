@@ -9,10 +9,16 @@
 namespace jetplan::converter {
 
 std::string draft_graph_name(std::string name) {
-  for (const std::string suffix : {":nhwc", ":ohwi"}) {
-    if (name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      name.resize(name.size() - suffix.size());
+  // Twins of twins too ("x:nhwc:nchw": the NCHW copy of x's NHWC twin).
+  for (bool stripped = true; stripped;) {
+    stripped = false;
+    for (const std::string suffix : {":nhwc", ":nchw", ":ohwi"}) {
+      if (name.size() > suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        name.resize(name.size() - suffix.size());
+        stripped = true;
+      }
+    }
   }
   return name;
 }

@@ -10,8 +10,9 @@
 
 namespace jetplan::converter {
 
-// A draft tensor's name in the FP32 graph: the NHWC twin "<name>:nhwc" and the permuted conv
-// weight "<name>:ohwi" are "<name>" there.
+// A draft tensor's name in the FP32 graph: the NHWC twin "<name>:nhwc", the NCHW twin
+// "<name>:nchw" of a tensor made NHWC (gpu_layout's Transpose back for an NCHW reader) and the
+// permuted conv weight "<name>:ohwi" are "<name>" there, as are twins of twins.
 std::string draft_graph_name(std::string name);
 
 // A tensor the model quantizes itself (its Q/DQ pair removed by explicit_qdq, its scale in

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "converter/src/precision/int8_saturate.h"
 #include "tests/converter/util/convert_util.h"
 #include "tests/converter/util/plan_runner.h"
 
@@ -298,6 +299,18 @@ TEST(ExplicitQdq, PatternsSymmetricInt8CannotHonourAreRefusedNamingTheNode) {
     gpu.target = "h100";
     EXPECT_THAT(convert_error(qdq_net(flaw), gpu), ::testing::HasSubstr(message));
   }
+}
+
+// The scales and calibrated ranges of a GPU draft's tensors are looked up by their FP32 graph
+// names: layout twins (and twins of twins) and permuted weights are the tensor they copy.
+TEST(DraftGraphName, LayoutTwinsAreTheTensorTheyCopy) {
+  EXPECT_EQ(draft_graph_name("conv1"), "conv1");
+  EXPECT_EQ(draft_graph_name("conv1:nhwc"), "conv1");
+  EXPECT_EQ(draft_graph_name("cat:nchw"), "cat");
+  EXPECT_EQ(draft_graph_name("x:nhwc:nchw"), "x");
+  EXPECT_EQ(draft_graph_name("w:ohwi"), "w");
+  EXPECT_EQ(draft_graph_name("a:nhwc.b"), "a:nhwc.b");  // not a suffix
+  EXPECT_EQ(draft_graph_name(":nhwc"), ":nhwc");         // nothing would be left
 }
 
 }  // namespace
