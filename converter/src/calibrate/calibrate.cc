@@ -177,6 +177,7 @@ CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions
   // GPU 0 where it takes a Float32 plan of the model; kAuto falls back to the CPU, saying why.
   CalibrationGpu gpu;
   PlanPtr plan;
+  ContextPtr gpu_context;
   if (calibration.device != CalibrationDevice::kCpu) {
     gpu = find_calibration_gpu(convert.target);
     if (!gpu.target.empty()) {
@@ -186,7 +187,9 @@ CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions
         plan = load_plan(convert_onnx(model_bytes, "calibration.onnx", fp32).plan,
                          cat("loading the Float32 plan for GPU 0 '", gpu.name, "' (target ",
                              gpu.target, ")"));
+        gpu_context = gpu_calibration_context(plan.get());
       } catch (const ConvertError& e) {
+        plan.reset();
         gpu.target.clear();
         gpu.why = e.what();
       }
@@ -213,7 +216,7 @@ CalibrationResult calibrate(const std::string& model_bytes, const ConvertOptions
                                            : std::max(1u, std::thread::hardware_concurrency());
   std::map<std::string, TensorHistogram> stats;
   if (on_gpu) {
-    stats = run_gpu_calibration(plan.get(), set, threads, convert.progress);
+    stats = run_gpu_calibration(gpu_context.get(), set, threads, convert.progress);
   } else {
     threads = std::min(threads, set.size());
     stats = run_calibration(plan.get(), set, inputs, threads, convert.progress);

@@ -122,6 +122,8 @@ void observe(void* user, int32_t, const char* name, jp_dtype dtype, const int64_
   }
 }
 
+void observe_nothing(void*, int32_t, const char*, jp_dtype, const int64_t*, int32_t, const void*) {}
+
 }  // namespace
 
 CalibrationGpu find_calibration_gpu(const std::string& preferred) {
@@ -167,17 +169,24 @@ CalibrationGpu find_calibration_gpu(const std::string& preferred) {
   return gpu;
 }
 
-std::map<std::string, TensorHistogram> run_gpu_calibration(const jp_plan* plan,
+ContextPtr gpu_calibration_context(const jp_plan* plan) {
+  jp_context* raw = nullptr;
+  check_runtime(jp_context_create(plan, nullptr, &raw), "creating a context on GPU 0");
+  ContextPtr ctx(raw);
+  // Setting an observer allocates its staging; run_gpu_calibration's own then allocates nothing.
+  check_runtime(jp_context_set_step_observer(ctx.get(), observe_nothing, nullptr),
+                "observing the plan's steps on GPU 0");
+  return ctx;
+}
+
+std::map<std::string, TensorHistogram> run_gpu_calibration(jp_context* ctx,
                                                            const CalibrationSet& set,
                                                            size_t threads,
                                                            const ProgressFn& progress) {
-  jp_context* raw = nullptr;
-  check_runtime(jp_context_create(plan, nullptr, &raw), "calibration on the GPU: creating a context");
-  const ContextPtr ctx(raw);
   HistogramPool pool(std::max<size_t>(threads, 1));
   Observation observation;
   observation.pool = &pool;
-  check_runtime(jp_context_set_step_observer(ctx.get(), observe, &observation),
+  check_runtime(jp_context_set_step_observer(ctx, observe, &observation),
                 "calibration on the GPU: observing the plan's steps");
   const std::vector<CalibrationInput>& inputs = set.inputs();
   if (progress) progress("calibrate", 0, set.size());
@@ -185,7 +194,7 @@ std::map<std::string, TensorHistogram> run_gpu_calibration(const jp_plan* plan,
   for (size_t i = 0; i < set.size(); ++i) {
     const std::string sample = cat("calibration sample '", set.sample_path(i), "'");
     const std::vector<std::vector<uint8_t>> buffers = set.load(i);
-    set_inputs(ctx.get(), buffers, sample);
+    set_inputs(ctx, buffers, sample);
     observation.seen.clear();
     for (size_t k = 0; k < inputs.size(); ++k) {
       if (inputs[k].dtype != JP_FLOAT32) continue;
@@ -193,7 +202,7 @@ std::map<std::string, TensorHistogram> run_gpu_calibration(const jp_plan* plan,
       pool.add(inputs[k].name, reinterpret_cast<const float*>(buffers[k].data()),
                buffers[k].size() / sizeof(float));
     }
-    check_runtime(jp_context_run(ctx.get()), cat(sample, " on GPU 0"));
+    check_runtime(jp_context_run(ctx), cat(sample, " on GPU 0"));
     if (!observation.error.empty()) fail(sample, ": ", observation.error);
     // Told every 100 ms, as the CPU calibration's progress is, and at the end.
     const auto now = std::chrono::steady_clock::now();

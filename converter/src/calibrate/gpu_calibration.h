@@ -11,6 +11,7 @@
 #include <string>
 
 #include "converter/src/calibrate/calib_data.h"
+#include "converter/src/calibrate/plan_handles.h"
 #include "converter/src/calibrate/histogram.h"
 #include "converter/src/convert.h"
 #include "jetplan/jetplan.h"
@@ -29,11 +30,15 @@ struct CalibrationGpu {
 // where the runtime finds no GPU (jp_cuda_device) or no known target is of its architecture.
 CalibrationGpu find_calibration_gpu(const std::string& preferred);
 
-// Runs every sample of `set` through `plan` (a Float32 CUDA plan bound to GPU 0) on one context;
-// `threads` threads build the histograms. Statistics by FP32 graph tensor name: a tensor's NHWC
+// A context of `plan` (a Float32 CUDA plan bound to GPU 0) ready to be observed: its arena and
+// the observer's pinned staging allocated. Throws ConvertError (out of GPU or pinned memory).
+ContextPtr gpu_calibration_context(const jp_plan* plan);
+
+// Runs every sample of `set` on `ctx` (gpu_calibration_context's); `threads` threads build the
+// histograms. Statistics by FP32 graph tensor name: a tensor's NHWC
 // twin ("<name>:nhwc", draft_graph_name) is the tensor, counted once a sample; graph inputs come
 // from the samples. `progress` as calibrate's. Throws ConvertError naming the sample that failed.
-std::map<std::string, TensorHistogram> run_gpu_calibration(const jp_plan* plan,
+std::map<std::string, TensorHistogram> run_gpu_calibration(jp_context* ctx,
                                                            const CalibrationSet& set,
                                                            size_t threads,
                                                            const ProgressFn& progress);
