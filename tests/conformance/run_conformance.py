@@ -71,6 +71,7 @@ PARAMETER_SLOTS = {
     "HannWindow": (0,),              # size
     "If": (0,),                      # cond: jetplan folds If to a branch (--freeze)
     "Loop": (0, 1),                  # trip count, cond: jetplan unrolls Loop (--freeze)
+    "MaxUnpool": (2,),               # output_shape
     "MelWeightMatrix": (0, 1, 2, 3, 4),  # every input: it folds
     "NonMaxSuppression": (2, 3, 4),  # max_output_boxes_per_class, iou/score thresholds
     "OneHot": (1,),                  # depth

@@ -119,6 +119,27 @@ void contract_scatter(StepContract& c) {
   }
 }
 
+// MaxUnpool: x of a float dtype (rank 3 or more: N, C, spatial), indices (Int64) of x's shape;
+// y of x's dtype and rank; index_shape empty or of y's rank within y's extents.
+void contract_max_unpool(StepContract& c) {
+  const auto* p = c.step->params_as_MaxUnpoolParams();
+  if (!p || c.in.size() != 2) return c.bad("step ", c.name, " max_unpool");
+  const fb::DType t = c.in_dtype(0);
+  c.expect(c.in[1] == c.in[0] && c.in_dtype(1) == fb::DType::Int64, "max_unpool indices");
+  c.expect(c.dtype_of(0) == t && c.y.size() == c.in[0].size() && c.in[0].size() >= 3 &&
+               (t == fb::DType::Float32 || t == fb::DType::Float16 || t == fb::DType::Float64),
+           "max_unpool output " + str(c.y));
+  bool within = true;
+  if (p->index_shape() != nullptr && p->index_shape()->size() > 0) {
+    within = p->index_shape()->size() == c.y.size();
+    for (size_t d = 0; within && d < c.y.size(); ++d) {
+      const int64_t e = p->index_shape()->Get(static_cast<flatbuffers::uoffset_t>(d));
+      within = e >= 1 && e <= c.y[d];
+    }
+  }
+  c.expect(within, "max_unpool index_shape within " + str(c.y));
+}
+
 void contract_pad(StepContract& c) {
   const auto* p = c.step->params_as_PadParams();
   if (!p || c.in.size() != 1) return c.bad("step ", c.name, " pad");

@@ -205,6 +205,9 @@ struct OpDesc {
   bool log = false;  // Softmax: LogSoftmax
   bool masked_rows_zero = false;  // Softmax: a row of -inf gives 0 (kSoftmaxMaskedRowsZero)
   bool exclusive = false, reverse = false;  // CumSum, CumProd
+  // MaxUnpool: the shape its indices address (the op's default output shape) where the output
+  // is larger (output_shape); empty: the output's own.
+  std::vector<int64_t> index_shape;
   bool product = false;                     // CumProd
   // Scatter: ScatterND (else ScatterElements, along `axis`), and how updates meet the data.
   bool scatter_nd = false;

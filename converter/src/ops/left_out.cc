@@ -33,9 +33,6 @@ constexpr LeftOut kLeftOut[] = {
      "decodes an encoded image inside the model; jetplan's camera path, jp_preprocessor, takes "
      "decoded frames"},
     {"LinearAttention", "not yet: opset 27"},
-    {"MaxUnpool",
-     "not yet: a scatter of the pooled values to their indices, which the GPU's scatter kernel "
-     "takes only for small tensors"},
     {"Multinomial", kRandom},
     {"NegativeLogLikelihoodLoss", kTraining},
     {"NonZero", kDataDependent},

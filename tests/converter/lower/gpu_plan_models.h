@@ -320,6 +320,31 @@ inline ModelBuilder gpu_detector_nms() {
   return m;
 }
 
+// A decoder's unpooling as SegNet- and ENet-style networks export it: x [1, 4, 3, 5] and the
+// graph input r [1, 4, 3, 5] (int64, 0 to 3) give the indices 4 k + r (a position in each
+// element's own 2x2 window's worth of y, as a MaxPool's would be) -> MaxUnpool 2x2 stride 2 -> y
+// [1, 4, 6, 10] -> Relu; and the same into output_shape [1, 4, 7, 11] (the indices address the
+// default shape inside it) -> z.
+inline ModelBuilder gpu_unpool() {
+  ModelBuilder m(11);
+  m.input("x", {1, 4, 3, 5}).input("r", {1, 4, 3, 5}, onnx::TensorProto::INT64);
+  m.output("y").output("z");
+  std::vector<int64_t> base(60);
+  for (size_t k = 0; k < base.size(); ++k) base[k] = int64_t(4 * k);
+  m.initializer_i64("base", {1, 4, 3, 5}, base);
+  m.initializer_i64("shape", {4}, {1, 4, 7, 11});
+  m.node("Add", {"base", "r"}, {"idx"}, "indices");
+  for (const char* out : {"u", "z"}) {
+    std::vector<std::string> in = {"x", "idx"};
+    if (std::string(out) == "z") in.push_back("shape");
+    auto& n = m.node("MaxUnpool", in, {out}, std::string("unpool_") + out);
+    attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+    attr(n, "strides", std::vector<int64_t>{2, 2});
+  }
+  m.node("Relu", {"u"}, {"y"}, "relu");
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
@@ -332,7 +357,8 @@ inline std::vector<GpuPlanModel> gpu_plan_models() {
           {"mlp_rows", gpu_mlp_rows()},
           {"narrow_dtypes", gpu_narrow_dtypes()},
           {"quantize_ops", gpu_quantize_ops()},
-          {"detector_nms", gpu_detector_nms()}};
+          {"detector_nms", gpu_detector_nms()},
+          {"unpool", gpu_unpool()}};
 }
 
 }  // namespace jetplan::converter::testing
