@@ -15,11 +15,10 @@
 //                                     8 channels a thread (kernels/cuda/conv_depthwise.cuh).
 //   jp_conv_depthwise_f16             groups == Cin == Cout, 2-D (the other depthwise convs).
 //   jp_conv_direct_f16                everything else (other grouped, 3-D): one thread per output.
-//   jp_conv_direct_f32                the direct kernel in Float32: the convs of Float32 GPU plans
-//                                     (--precision fp32).
+//   jp_conv_direct_f32                the direct kernel in Float32: the grouped convs of Float32
+//                                     GPU plans (--precision fp32).
 //   jp_conv_igemm_f32                 Float32, groups 1, 1-3 spatial dims: FP32 implicit GEMM,
-//                                     64x64 tiles in shared memory (not selected until verified
-//                                     on a GPU: conv_select.cc).
+//                                     64x64 tiles in shared memory (conv_select.cc).
 // (The output stages all of them share: kernels/cuda/conv_epilogue.cuh.)
 //
 // INT8 steps (ConvInt8 in kernels/conv.h) accumulate in int32 and requantize in the epilogue:
@@ -428,8 +427,8 @@ extern "C" __global__ void jp_conv_direct_f16(StepPointers ptrs, const ConvParam
   if (!p.channels_last || p.int8.enabled) return;  // not this kernel's step (an untrusted plan)
   jk::direct<__half>(ptrs, p);
 }
-// Float32 GPU plans (--precision fp32): the direct kernel, and the FP32 implicit GEMM for groups
-// 1 once verified on a GPU.
+// Float32 GPU plans (--precision fp32): the FP32 implicit GEMM for groups 1 (verified on an H100,
+// session 28), the direct kernel for the rest.
 extern "C" __global__ void __launch_bounds__(256) jp_conv_igemm_f32(StepPointers ptrs,
                                                                     const ConvParams p) {
   jk::pdl_wait();

@@ -94,4 +94,34 @@ void contract_conv_transpose(StepContract& c) {
   if (p->has_residual()) c.expect(in.back() == y, "convtranspose residual shape");
 }
 
+// DeformConv: x [N, C, H, W], w [Cout, C / group, KH, KW], offset [N, offset_group * KH * KW *
+// 2, OH, OW], then b [Cout] and mask [N, offset_group * KH * KW, OH, OW] as the flags say; y [N,
+// Cout, OH, OW] of the window arithmetic; one float dtype.
+void contract_deform_conv(StepContract& c) {
+  const auto* p = c.step->params_as_DeformConvParams();
+  const size_t inputs = 3 + (p && p->has_bias() ? 1 : 0) + (p && p->has_mask() ? 1 : 0);
+  if (!p || c.in.size() != inputs || !p->kernel() || p->kernel()->size() != 2 || !p->strides() ||
+      p->strides()->size() != 2 || !p->pads() || p->pads()->size() != 4 || !p->dilations() ||
+      p->dilations()->size() != 2)
+    return c.bad("step ", c.name, " deform_conv");
+  const Shape &x = c.in[0], &w = c.in[1], &off = c.in[2];
+  if (x.size() != 4 || w.size() != 4 || c.y.size() != 4) return c.bad("step ", c.name, " deform_conv rank");
+  const int64_t G = p->group(), OG = p->offset_group();
+  bool ok = G >= 1 && OG >= 1 && x[1] % G == 0 && w[0] % G == 0 && x[1] % OG == 0 &&
+            w[1] == x[1] / G && w[2] == p->kernel()->Get(0) && w[3] == p->kernel()->Get(1);
+  for (uint32_t d = 0; ok && d < 2; ++d) {
+    const int64_t k = p->kernel()->Get(d), s = p->strides()->Get(d), dl = p->dilations()->Get(d);
+    ok = s >= 1 && dl >= 1 &&
+         c.y[2 + d] == (x[2 + d] + p->pads()->Get(d) + p->pads()->Get(d + 2) - dl * (k - 1) - 1) / s + 1;
+  }
+  const int64_t taps = w[2] * w[3];
+  ok = ok && c.y[0] == x[0] && c.y[1] == w[0] && off == Shape{x[0], OG * taps * 2, c.y[2], c.y[3]};
+  if (p->has_bias()) ok = ok && c.in[3] == Shape{w[0]};
+  if (p->has_mask()) ok = ok && c.in[inputs - 1] == Shape{x[0], OG * taps, c.y[2], c.y[3]};
+  const fb::DType t = c.in_dtype(0);
+  for (size_t i = 1; i < inputs; ++i) ok = ok && c.in_dtype(uint32_t(i)) == t;
+  c.expect(ok && c.dtype_of(0) == t && (t == fb::DType::Float32 || t == fb::DType::Float16),
+           "deform_conv shapes " + str(c.y));
+}
+
 }  // namespace jetplan::converter::testing::contract

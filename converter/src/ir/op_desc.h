@@ -208,6 +208,9 @@ struct OpDesc {
   // MaxUnpool: the shape its indices address (the op's default output shape) where the output
   // is larger (output_shape); empty: the output's own.
   std::vector<int64_t> index_shape;
+  // DeformConv: its offset groups and optional inputs (kernel, stride, dilation and pads above).
+  int64_t offset_groups = 1;
+  bool has_mask = false;
   bool product = false;                     // CumProd
   // Scatter: ScatterND (else ScatterElements, along `axis`), and how updates meet the data.
   bool scatter_nd = false;

@@ -27,7 +27,6 @@ constexpr LeftOut kLeftOut[] = {
     {"CausalConvWithState", "not yet as one op; its function body of Concat, Conv and Slice runs"},
     {"Col2Im", "not yet: a scatter-add of patches, rare in exported inference models"},
     {"ConcatFromSequence", kSequence},
-    {"DeformConv", "not yet: needs a kernel of its own, bilinear sampling inside the conv"},
     {"Det", "not yet: batched determinants are rare in inference models"},
     {"ImageDecoder",
      "decodes an encoded image inside the model; jetplan's camera path, jp_preprocessor, takes "

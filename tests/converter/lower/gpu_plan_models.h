@@ -345,6 +345,25 @@ inline ModelBuilder gpu_unpool() {
   return m;
 }
 
+// A deformable conv as detection networks export it (torchvision's deform_conv2d): x [1, 8, 9,
+// 10] -> Conv 1x1 -> offsets [1, 36, 9, 10] (offset_group 2, 3x3) and, through a Sigmoid, the
+// mask [1, 18, 9, 10] -> DeformConv of x, group 2, pads 1, bias -> Relu -> y.
+inline ModelBuilder gpu_deform_conv() {
+  ModelBuilder m(19);
+  m.input("x", {1, 8, 9, 10}).output("y");
+  m.random("wo", {36, 8, 1, 1}, -0.5f, 0.5f).random("wm", {18, 8, 1, 1});
+  m.random("w", {12, 4, 3, 3}).random("b", {12});
+  m.node("Conv", {"x", "wo"}, {"offset"}, "offset_conv");
+  m.node("Conv", {"x", "wm"}, {"mask_logits"}, "mask_conv");
+  m.node("Sigmoid", {"mask_logits"}, {"mask"}, "mask");
+  auto& n = m.node("DeformConv", {"x", "w", "offset", "b", "mask"}, {"d"}, "dcn");
+  attr(n, "group", int64_t{2});
+  attr(n, "offset_group", int64_t{2});
+  attr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Relu", {"d"}, {"y"}, "relu");
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
@@ -358,7 +377,8 @@ inline std::vector<GpuPlanModel> gpu_plan_models() {
           {"narrow_dtypes", gpu_narrow_dtypes()},
           {"quantize_ops", gpu_quantize_ops()},
           {"detector_nms", gpu_detector_nms()},
-          {"unpool", gpu_unpool()}};
+          {"unpool", gpu_unpool()},
+          {"deform_conv", gpu_deform_conv()}};
 }
 
 }  // namespace jetplan::converter::testing
