@@ -268,7 +268,7 @@ __device__ void igemm_f32(const StepPointers& ptrs, const ConvParams& p) {
     rn[e] = t / out[0];
   }
   float acc[4][4] = {};
-  for (int64_t k0 = 0; k0 < K; k0 += kF32K) {
+  f32_tile_k_loop(As, Bs, K, rq, kl, [&](int64_t k0) {
     const int64_t k = k0 + kl;
     const bool kok = k < K;
     const int64_t c = k % cin, tap = k / cin;
@@ -283,21 +283,12 @@ __device__ void igemm_f32(const StepPointers& ptrs, const ConvParams& p) {
       const int64_t n = n0 + rq + 16 * e;
       Bs[kl][rq + 16 * e] = kok && n < N ? w[n * K + k] : 0.f;
     }
-    __syncthreads();
-    f32_tile_fma(As, Bs, rq, kl, acc);
-    __syncthreads();
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int64_t m = m0 + rq + 16 * i, n = n0 + kl + 16 * j;
-      if (m >= M || n >= N) continue;
-      float v = acc[i][j];
-      if (bias != nullptr) v += bias[n];
-      if (res != nullptr) v += res[m * N + n];
-      y[y_index(p, m * N + n, n)] = activation_value(p.act, v);
-    }
+  }, acc);
+  f32_tile_store(m0, n0, rq, kl, M, N, acc, [&](int64_t m, int64_t n, float v) {
+    if (bias != nullptr) v += bias[n];
+    if (res != nullptr) v += res[m * N + n];
+    y[y_index(p, m * N + n, n)] = activation_value(p.act, v);
+  });
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ __device__ void deform_conv_kernel(const StepPointers& ptrs, const DeformConvPar
   const int tid = int(threadIdx.x), kl = tid % kF32K, rq = tid / kF32K;
   const int64_t m0 = int64_t(blockIdx.x) * kF32Tile, o0 = int64_t(blockIdx.y) * kF32Tile;
   float acc[4][4] = {};
-  for (int64_t k0 = 0; k0 < K; k0 += kF32K) {
+  f32_tile_k_loop(As, Bs, K, rq, kl, [&](int64_t k0) {
     const int64_t k = k0 + kl;
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
@@ -44,21 +44,12 @@ __device__ void deform_conv_kernel(const StepPointers& ptrs, const DeformConvPar
           k < K && m < plane ? deform_conv_a(p, load, n, g, m / p.out_w, m % p.out_w, k) : 0.f;
       Bs[kl][rq + 16 * e] = k < K && o < cout_g ? load_float(w, (g * cout_g + o) * K + k) : 0.f;
     }
-    __syncthreads();
-    f32_tile_fma(As, Bs, rq, kl, acc);
-    __syncthreads();
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int64_t m = m0 + rq + 16 * i, o = o0 + kl + 16 * j;
-      if (m >= plane || o >= cout_g) continue;
-      const int64_t oc = g * cout_g + o;
-      float v = acc[i][j];
-      if (bias != nullptr) v += load_float(bias, oc);
-      store_float(y, (n * p.out_channels + oc) * plane + m, v);
-    }
+  }, acc);
+  f32_tile_store(m0, o0, rq, kl, plane, cout_g, acc, [&](int64_t m, int64_t o, float v) {
+    const int64_t oc = g * cout_g + o;
+    if (bias != nullptr) v += load_float(bias, oc);
+    store_float(y, (n * p.out_channels + oc) * plane + m, v);
+  });
 }
 
 __device__ void deform_conv_f32(const StepPointers& ptrs, const DeformConvParams& p) {

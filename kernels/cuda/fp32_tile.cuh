@@ -28,5 +28,32 @@ __device__ __forceinline__ void f32_tile_fma(const F32Stage& As, const F32Stage&
   }
 }
 
+// The K loop of one tile: for each stage of kF32K from 0 to K, fill(k0) writes the stage's A and B
+// elements into As and Bs (zeros past K and the tile's edges), then the stage's FMAs.
+template <typename Fill>
+__device__ __forceinline__ void f32_tile_k_loop(const F32Stage& As, const F32Stage& Bs, int64_t K,
+                                                int r, int c, Fill fill, float (&acc)[4][4]) {
+  for (int64_t k0 = 0; k0 < K; k0 += kF32K) {
+    fill(k0);
+    __syncthreads();
+    f32_tile_fma(As, Bs, r, c, acc);
+    __syncthreads();  // the stage is rewritten next
+  }
+}
+
+// The tile's outputs: store(m, n, acc) for each of the thread's 4x4 (row m0 + r + 16 i, column
+// n0 + c + 16 j) inside M x N.
+template <typename Store>
+__device__ __forceinline__ void f32_tile_store(int64_t m0, int64_t n0, int r, int c, int64_t M,
+                                               int64_t N, const float (&acc)[4][4], Store store) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int64_t m = m0 + r + 16 * i, n = n0 + c + 16 * j;
+      if (m < M && n < N) store(m, n, acc[i][j]);
+    }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda

@@ -233,8 +233,8 @@ __device__ void gemm_f32(const StepPointers& ptrs, const GemmParams& p) {
     const float* a = A + bi * p.a_batch_stride;
     const float* b = B + bi * p.b_batch_stride;
     float acc[4][4] = {};
-    for (int64_t k0 = 0; k0 < K; k0 += kF32K) {
-      // 64 x 16 elements of each operand, four a thread.
+    // 64 x 16 elements of each operand a stage, four a thread.
+    f32_tile_k_loop(As, Bs, K, ty, tx, [&](int64_t k0) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int idx = tid + e * kF32Threads, r = idx % kF32Tile, kk = idx / kF32Tile;
@@ -242,21 +242,13 @@ __device__ void gemm_f32(const StepPointers& ptrs, const GemmParams& p) {
         As[kk][r] = m < M && k < K ? a[m * a_m + k * a_k] : 0.f;
         Bs[kk][r] = n < N && k < K ? b[k * b_k + n * b_n] : 0.f;
       }
-      __syncthreads();
-      f32_tile_fma(As, Bs, ty, tx, acc);
-      __syncthreads();
-    }
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int64_t m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
-        if (m >= M || n >= N) continue;
-        float v = p.alpha * acc[i][j];
-        if (C != nullptr) v += p.beta * C[bi * p.c_stride_batch + m * p.c_stride_m + n * p.c_stride_n];
-        if (R != nullptr) v += R[(bi * M + m) * N + n];
-        Y[(bi * M + m) * N + n] = activation_value(p.act, v);
-      }
+    }, acc);
+    f32_tile_store(m0, n0, ty, tx, M, N, acc, [&](int64_t m, int64_t n, float v) {
+      v *= p.alpha;
+      if (C != nullptr) v += p.beta * C[bi * p.c_stride_batch + m * p.c_stride_m + n * p.c_stride_n];
+      if (R != nullptr) v += R[(bi * M + m) * N + n];
+      Y[(bi * M + m) * N + n] = activation_value(p.act, v);
+    });
   }
 }
 
