@@ -56,7 +56,8 @@ TEST(DeformConv, ZeroOffsetsAndUnitMaskAreThePlainConv) {
   ASSERT_EQ(g.size(), w.size());
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-5 * (1 + std::fabs(w[i]))) << i;
   // Without a mask the step reads four inputs.
-  const fb::Step* unmasked = first_step(plan_of(converted_plan(deform_model(false))), OpFamily::DeformConv);
+  const std::vector<uint8_t> unmasked_bytes = converted_plan(deform_model(false));
+  const fb::Step* unmasked = first_step(plan_of(unmasked_bytes), OpFamily::DeformConv);
   ASSERT_NE(unmasked, nullptr);
   EXPECT_EQ(unmasked->inputs()->size(), 4u);
   EXPECT_FALSE(unmasked->params_as_DeformConvParams()->has_mask());
