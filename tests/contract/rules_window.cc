@@ -100,9 +100,9 @@ void contract_conv_transpose(StepContract& c) {
 void contract_deform_conv(StepContract& c) {
   const auto* p = c.step->params_as_DeformConvParams();
   const size_t inputs = 3 + (p && p->has_bias() ? 1 : 0) + (p && p->has_mask() ? 1 : 0);
-  if (!p || c.in.size() != inputs || !p->kernel() || p->kernel()->size() != 2 || !p->strides() ||
-      p->strides()->size() != 2 || !p->pads() || p->pads()->size() != 4 || !p->dilations() ||
-      p->dilations()->size() != 2)
+  const auto two = [](const flatbuffers::Vector<int64_t>* v) { return v && v->size() == 2; };
+  if (!p || c.in.size() != inputs || !two(p->kernel()) || !two(p->stride()) ||
+      !two(p->dilation()) || !two(p->pad_begin()) || !two(p->pad_end()))
     return c.bad("step ", c.name, " deform_conv");
   const Shape &x = c.in[0], &w = c.in[1], &off = c.in[2];
   if (x.size() != 4 || w.size() != 4 || c.y.size() != 4) return c.bad("step ", c.name, " deform_conv rank");
@@ -110,9 +110,10 @@ void contract_deform_conv(StepContract& c) {
   bool ok = G >= 1 && OG >= 1 && x[1] % G == 0 && w[0] % G == 0 && x[1] % OG == 0 &&
             w[1] == x[1] / G && w[2] == p->kernel()->Get(0) && w[3] == p->kernel()->Get(1);
   for (uint32_t d = 0; ok && d < 2; ++d) {
-    const int64_t k = p->kernel()->Get(d), s = p->strides()->Get(d), dl = p->dilations()->Get(d);
+    const int64_t k = p->kernel()->Get(d), s = p->stride()->Get(d), dl = p->dilation()->Get(d);
     ok = s >= 1 && dl >= 1 &&
-         c.y[2 + d] == (x[2 + d] + p->pads()->Get(d) + p->pads()->Get(d + 2) - dl * (k - 1) - 1) / s + 1;
+         c.y[2 + d] ==
+             (x[2 + d] + p->pad_begin()->Get(d) + p->pad_end()->Get(d) - dl * (k - 1) - 1) / s + 1;
   }
   const int64_t taps = w[2] * w[3];
   ok = ok && c.y[0] == x[0] && c.y[1] == w[0] && off == Shape{x[0], OG * taps * 2, c.y[2], c.y[3]};

@@ -4,16 +4,6 @@
 #include "runtime/src/prepare/prepare_util.h"
 
 namespace jetplan::rt {
-namespace {
-
-// The vector's n values, or false.
-bool read_longs(const flatbuffers::Vector<int64_t>* v, uint32_t n, int64_t* out) {
-  if (v == nullptr || v->size() != n) return false;
-  for (uint32_t i = 0; i < n; ++i) out[i] = v->Get(i);
-  return true;
-}
-
-}  // namespace
 
 Status prepare_deform_conv(const jp_plan& plan, const fb::DeformConvParams& p, PreparedStep* s) {
   const uint32_t inputs = 3 + (p.has_bias() ? 1 : 0) + (p.has_mask() ? 1 : 0);
@@ -34,11 +24,13 @@ Status prepare_deform_conv(const jp_plan& plan, const fb::DeformConvParams& p, P
       channels_last(y)) {
     return invalid(*s, "DeformConv takes NCHW x, w, offset and y of rank 4");
   }
-  int64_t kernel[2], stride[2], pads[4], dilation[2];
-  if (!read_longs(p.kernel(), 2, kernel) || !read_longs(p.strides(), 2, stride) ||
-      !read_longs(p.pads(), 4, pads) || !read_longs(p.dilations(), 2, dilation)) {
-    return invalid(*s, "kernel, strides and dilations need 2 values, pads 4");
-  }
+  int64_t kernel[kernels::kMaxSpatial], stride[kernels::kMaxSpatial],
+      dilation[kernels::kMaxSpatial], pad_begin[kernels::kMaxSpatial], pad_end[kernels::kMaxSpatial];
+  JP_RETURN_IF_ERROR(read_spatial(*s, "kernel", p.kernel(), 2, 1, 1, kernel));
+  JP_RETURN_IF_ERROR(read_spatial(*s, "stride", p.stride(), 2, 1, 1, stride));
+  JP_RETURN_IF_ERROR(read_spatial(*s, "dilation", p.dilation(), 2, 1, 1, dilation));
+  JP_RETURN_IF_ERROR(read_spatial(*s, "pad_begin", p.pad_begin(), 2, 0, 0, pad_begin));
+  JP_RETURN_IF_ERROR(read_spatial(*s, "pad_end", p.pad_end(), 2, 0, 0, pad_end));
   kernels::DeformConvParams& k = fresh_params(&s->params.deform_conv);
   k.dtype = kernel_dtype(x.dtype);
   k.batch = x.dims[0];
@@ -52,8 +44,8 @@ Status prepare_deform_conv(const jp_plan& plan, const fb::DeformConvParams& p, P
   k.kernel_w = kernel[1];
   k.stride_h = stride[0];
   k.stride_w = stride[1];
-  k.pad_top = pads[0];
-  k.pad_left = pads[1];
+  k.pad_top = pad_begin[0];
+  k.pad_left = pad_begin[1];
   k.dilation_h = dilation[0];
   k.dilation_w = dilation[1];
   k.groups = p.group();
@@ -68,9 +60,8 @@ Status prepare_deform_conv(const jp_plan& plan, const fb::DeformConvParams& p, P
   }
   for (int d = 0; d < 2; ++d) {
     const int64_t in = x.dims[2 + d], out = y.dims[2 + d];
-    if (kernel[d] < 1 || stride[d] < 1 || dilation[d] < 1 || pads[d] < 0 || pads[d + 2] < 0 ||
-        w.dims[2 + d] != kernel[d] ||
-        out != (in + pads[d] + pads[d + 2] - dilation[d] * (kernel[d] - 1) - 1) / stride[d] + 1) {
+    if (w.dims[2 + d] != kernel[d] ||
+        out != (in + pad_begin[d] + pad_end[d] - dilation[d] * (kernel[d] - 1) - 1) / stride[d] + 1) {
       return invalid(*s, "kernel, strides, pads and dilations do not give y's extents");
     }
   }
