@@ -51,25 +51,39 @@ JP_HD_INLINE float deform_conv_bilinear(Load load, int64_t H, int64_t W, float h
   return v;
 }
 
-// Element (k) of output pixel (n, oh, ow)'s row of the group-`g` GEMM's A: input channel
-// g * C / groups + k / (KH * KW), tap k % (KH * KW), sampled and masked. Load(i) reads x, offset
-// or mask element i as float (which one: its first argument, 0, 1 or 2).
-template <typename Load>
-JP_HD_INLINE float deform_conv_a(const DeformConvParams& p, Load load, int64_t n, int64_t g,
-                                 int64_t oh, int64_t ow, int64_t k) {
+// Element k of group g's K (input channel g * C / groups + k / (KH * KW), then the tap
+// k % (KH * KW)): what sampling it needs but the pixel. Decoded once per k (a GPU stage's K
+// element serves four pixels; the twin's pixel loop reuses nothing else).
+struct DeformConvTap {
+  int64_t x_plane;   // c * H * W: channel c's plane in image 0
+  int64_t channel;   // og * KH * KW + tap: the mask's channel, the offsets' pair, in image 0
+  int64_t h0, w0;    // kh * dilation_h, kw * dilation_w
+};
+JP_HD_INLINE DeformConvTap deform_conv_tap(const DeformConvParams& p, int64_t g, int64_t k) {
   const int64_t taps = p.kernel_h * p.kernel_w;
   const int64_t c = g * (p.in_channels / p.groups) + k / taps, tap = k % taps;
-  const int64_t kh = tap / p.kernel_w, kw = tap % p.kernel_w;
-  const int64_t og = c / (p.in_channels / p.offset_groups);
+  DeformConvTap t;
+  t.x_plane = c * p.in_h * p.in_w;
+  t.channel = c / (p.in_channels / p.offset_groups) * taps + tap;
+  t.h0 = tap / p.kernel_w * p.dilation_h;
+  t.w0 = tap % p.kernel_w * p.dilation_w;
+  return t;
+}
+
+// Tap t of output pixel (n, oh, ow): x sampled at its offset position, times its mask. Load(i)
+// reads element i of x, the offsets or the mask (its first argument, 0, 1 or 2) as float.
+template <typename Load>
+JP_HD_INLINE float deform_conv_sample(const DeformConvParams& p, Load load, int64_t n, int64_t oh,
+                                      int64_t ow, const DeformConvTap& t) {
   const int64_t plane = p.out_h * p.out_w, at = oh * p.out_w + ow;
-  const int64_t off = ((n * p.offset_groups + og) * taps + tap) * 2 * plane + at;
-  const float h = float(oh * p.stride_h - p.pad_top + kh * p.dilation_h) + load(1, off);
-  const float w = float(ow * p.stride_w - p.pad_left + kw * p.dilation_w) + load(1, off + plane);
-  const int64_t x0 = (n * p.in_channels + c) * p.in_h * p.in_w;
+  const int64_t channel = n * p.offset_groups * p.kernel_h * p.kernel_w + t.channel;
+  const int64_t off = channel * 2 * plane + at;
+  const float h = float(oh * p.stride_h - p.pad_top + t.h0) + load(1, off);
+  const float w = float(ow * p.stride_w - p.pad_left + t.w0) + load(1, off + plane);
+  const int64_t x0 = n * p.in_channels * p.in_h * p.in_w + t.x_plane;
   const float v = deform_conv_bilinear([&](int64_t i) { return load(0, x0 + i); }, p.in_h,
                                        p.in_w, h, w);
-  if (!p.has_mask) return v;
-  return v * load(2, ((n * p.offset_groups + og) * taps + tap) * plane + at);
+  return p.has_mask ? v * load(2, channel * plane + at) : v;
 }
 
 }  // namespace jetplan::kernels

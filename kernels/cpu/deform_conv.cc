@@ -17,7 +17,7 @@ void deform_conv(const DeformConvParams& p, const float* x, const float* w, cons
           float* out = y + (n * p.out_channels + g * cout_g) * plane + oh * p.out_w + ow;
           for (int64_t o = 0; o < cout_g; ++o) out[o * plane] = 0.f;
           for (int64_t k = 0; k < K; ++k) {
-            const float a = deform_conv_a(p, load, n, g, oh, ow, k);
+            const float a = deform_conv_sample(p, load, n, oh, ow, deform_conv_tap(p, g, k));
             for (int64_t o = 0; o < cout_g; ++o) out[o * plane] += a * w[(g * cout_g + o) * K + k];
           }
           if (p.has_bias)

@@ -1,7 +1,8 @@
 // DeformConv on the GPU: per image and group, the GEMM y[pixel, oc] = sum over k of A[pixel, k] *
 // w[oc, k] on fp32_tile.cuh's 64x64 tiles (grid x: pixel tiles, y: output-channel tiles of the
 // group, z: image * groups + group), where each A element is sampled as it is loaded
-// (deform_conv_a: the offsets, the bilinear blend, the mask) and B is w's rows. FP32 FMAs in K
+// (deform_conv_tap once per K element, deform_conv_sample per pixel: the offsets, the bilinear
+// blend, the mask) and B is w's rows. FP32 FMAs in K
 // order, the bias after: the twin's sums but for their rounding (fmaf against a product then a
 // sum). x, offsets, mask, w, b and y of one dtype, Float32 or Float16 (converted on load, y
 // rounded once).
@@ -37,11 +38,11 @@ __device__ void deform_conv_kernel(const StepPointers& ptrs, const DeformConvPar
   float acc[4][4] = {};
   f32_tile_k_loop(As, Bs, K, rq, kl, [&](int64_t k0) {
     const int64_t k = k0 + kl;
+    const DeformConvTap tap = deform_conv_tap(p, g, k < K ? k : 0);  // once for four pixels
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int64_t m = m0 + rq + 16 * e, o = o0 + rq + 16 * e;
-      As[kl][rq + 16 * e] =
-          k < K && m < plane ? deform_conv_a(p, load, n, g, m / p.out_w, m % p.out_w, k) : 0.f;
+      As[kl][rq + 16 * e] = k < K && m < plane ? deform_conv_sample(p, load, n, m / p.out_w, m % p.out_w, tap) : 0.f;
       Bs[kl][rq + 16 * e] = k < K && o < cout_g ? load_float(w, (g * cout_g + o) * K + k) : 0.f;
     }
   }, acc);

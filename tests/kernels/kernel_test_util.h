@@ -535,6 +535,30 @@ inline ConvParams int8_conv2d(int64_t batch, int64_t cin, int64_t cout, int64_t 
   return p;
 }
 
+// A DeformConv step's params (kernels/deform_conv.h) for x [n, c, h, w] into cout channels: a kh
+// x kw kernel, one stride, symmetric pad and dilation in both dims; no bias, no mask.
+struct DeformConvShape {
+  int64_t n, c, h, w, cout, kh, kw, stride, pad, dil, groups, offset_groups;
+};
+inline DeformConvParams deform_conv_params(const DeformConvShape& s) {
+  DeformConvParams p;
+  p.batch = s.n;
+  p.in_channels = s.c;
+  p.out_channels = s.cout;
+  p.in_h = s.h;
+  p.in_w = s.w;
+  p.kernel_h = s.kh;
+  p.kernel_w = s.kw;
+  p.stride_h = p.stride_w = s.stride;
+  p.pad_top = p.pad_left = s.pad;
+  p.dilation_h = p.dilation_w = s.dil;
+  p.out_h = (s.h + 2 * s.pad - s.dil * (s.kh - 1) - 1) / s.stride + 1;
+  p.out_w = (s.w + 2 * s.pad - s.dil * (s.kw - 1) - 1) / s.stride + 1;
+  p.groups = s.groups;
+  p.offset_groups = s.offset_groups;
+  return p;
+}
+
 // A Conv or ConvTranspose test case's params (S: a shape with WindowShape's fields, batch, the
 // channel counts, groups and out()).
 template <typename Params, typename S>

@@ -10,32 +10,10 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace jetplan::kernels {
 namespace {
-
-struct Shape2 {
-  int64_t n, c, h, w, cout, kh, kw, stride, pad, dil, groups, offset_groups;
-};
-
-DeformConvParams deform_of(const Shape2& s) {
-  DeformConvParams p;
-  p.batch = s.n;
-  p.in_channels = s.c;
-  p.out_channels = s.cout;
-  p.in_h = s.h;
-  p.in_w = s.w;
-  p.kernel_h = s.kh;
-  p.kernel_w = s.kw;
-  p.stride_h = p.stride_w = s.stride;
-  p.pad_top = p.pad_left = s.pad;
-  p.dilation_h = p.dilation_w = s.dil;
-  p.out_h = (s.h + 2 * s.pad - s.dil * (s.kh - 1) - 1) / s.stride + 1;
-  p.out_w = (s.w + 2 * s.pad - s.dil * (s.kw - 1) - 1) / s.stride + 1;
-  p.groups = s.groups;
-  p.offset_groups = s.offset_groups;
-  return p;
-}
 
 ConvParams conv_of(const DeformConvParams& d) {
   ConvParams p;
@@ -74,12 +52,12 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 
 TEST(CpuDeformConv, ZeroOffsetsAreThePlainConvAndWholePixelOffsetsShiftX) {
   std::mt19937 rng(5);
-  const Shape2 shapes[] = {{1, 4, 7, 9, 6, 3, 3, 1, 1, 1, 1, 1},
+  const test_util::DeformConvShape shapes[] = {{1, 4, 7, 9, 6, 3, 3, 1, 1, 1, 1, 1},
                            {1, 4, 7, 9, 6, 3, 3, 1, 0, 1, 1, 1},
                            {2, 6, 8, 8, 4, 3, 2, 2, 0, 1, 2, 3},
                            {1, 4, 9, 7, 8, 3, 3, 1, 2, 2, 4, 2}};
-  for (const Shape2& s : shapes) {
-    DeformConvParams p = deform_of(s);
+  for (const test_util::DeformConvShape& s : shapes) {
+    DeformConvParams p = test_util::deform_conv_params(s);
     p.has_bias = true;
     const int64_t taps = s.kh * s.kw, plane = p.out_h * p.out_w;
     const std::vector<float> x = uniform(rng, s.n * s.c * s.h * s.w);

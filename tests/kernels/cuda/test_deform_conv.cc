@@ -1,7 +1,7 @@
 // CUDA DeformConv (kernels/cuda/deform_conv.cu) against its CPU twin (kernels/cpu/deform_conv.cc)
 // on fresh random inputs: offsets of a few pixels either way (taps in, across and outside x),
 // masks, bias, groups and offset groups, tiles whole and partial, Float32 and Float16 storage.
-// Both sample through deform_conv_a and sum in K order; the GPU fuses each product into its sum
+// Both sample through deform_conv_tap and deform_conv_sample and sum in K order; the GPU fuses each product into its sum
 // (fmaf), so float32 agrees within 1e-5 * |y| + 1e-5 * sqrt(K); Float16 tensors (the twin fed the
 // same rounded values) within one rounding of y: 2e-3 * |y| + 1e-3 * sqrt(K). y poisoned (NaN
 // never passes), guards checked.
@@ -22,37 +22,24 @@ using gpu_test::DeviceBuffer;
 constexpr uint16_t kDeformConv = static_cast<uint16_t>(OpFamilyId::kDeformConv);
 
 struct Case {
-  int64_t n, c, h, w, cout, kh, kw, stride, pad, dil, groups, offset_groups;
+  test_util::DeformConvShape shape;
   bool bias, mask;
 };
 
 TEST(GpuDeformConv, MatchesCpuTwin) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
-  const Case cases[] = {{1, 8, 12, 10, 16, 3, 3, 1, 1, 1, 1, 1, true, true},
-                        {2, 6, 9, 11, 4, 3, 2, 2, 0, 1, 2, 3, false, true},
-                        {1, 16, 20, 20, 72, 3, 3, 1, 2, 2, 4, 2, true, false},
-                        {1, 64, 17, 15, 130, 3, 3, 1, 1, 1, 1, 4, true, true}};
-  for (const Case& c : cases) {
+  const Case cases[] = {{{1, 8, 12, 10, 16, 3, 3, 1, 1, 1, 1, 1}, true, true},
+                        {{2, 6, 9, 11, 4, 3, 2, 2, 0, 1, 2, 3}, false, true},
+                        {{1, 16, 20, 20, 72, 3, 3, 1, 2, 2, 4, 2}, true, false},
+                        {{1, 64, 17, 15, 130, 3, 3, 1, 1, 1, 1, 4}, true, true}};
+  for (const Case& cs : cases) {
+    const test_util::DeformConvShape& c = cs.shape;
     for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
-      DeformConvParams p;
+      DeformConvParams p = test_util::deform_conv_params(c);
       p.dtype = dtype;
-      p.batch = c.n;
-      p.in_channels = c.c;
-      p.out_channels = c.cout;
-      p.in_h = c.h;
-      p.in_w = c.w;
-      p.kernel_h = c.kh;
-      p.kernel_w = c.kw;
-      p.stride_h = p.stride_w = c.stride;
-      p.pad_top = p.pad_left = c.pad;
-      p.dilation_h = p.dilation_w = c.dil;
-      p.out_h = (c.h + 2 * c.pad - c.dil * (c.kh - 1) - 1) / c.stride + 1;
-      p.out_w = (c.w + 2 * c.pad - c.dil * (c.kw - 1) - 1) / c.stride + 1;
-      p.groups = c.groups;
-      p.offset_groups = c.offset_groups;
-      p.has_bias = c.bias;
-      p.has_mask = c.mask;
+      p.has_bias = cs.bias;
+      p.has_mask = cs.mask;
       const int64_t taps = c.kh * c.kw, plane = p.out_h * p.out_w, K = deform_conv_k(p);
       std::vector<float> x = rng.uniform(c.n * c.c * c.h * c.w, -1.f, 1.f);
       std::vector<float> w = rng.uniform(c.cout * K, -1.f, 1.f);
@@ -70,8 +57,8 @@ TEST(GpuDeformConv, MatchesCpuTwin) {
       DeviceBuffer dy(size_t(ny) * (dtype == DType::kFloat16 ? 2 : 4));
       gpu_test::poison(dy, dtype);
       std::vector<const DeviceBuffer*> in = {dx.get(), dw.get(), doff.get()};
-      if (c.bias) in.push_back(db.get());
-      if (c.mask) in.push_back(dm.get());
+      if (cs.bias) in.push_back(db.get());
+      if (cs.mask) in.push_back(dm.get());
       cuda::StepPointers ptrs{};
       for (size_t i = 0; i < in.size(); ++i) ptrs.in[i] = in[i]->get();
       ptrs.out[0] = dy.get();
