@@ -282,7 +282,11 @@ std::string supported_ops_markdown() {
       "on the families' Float32 kernels), from the op family's CUDA kernel "
       "variants that kernel selection picks from (`kernels/cuda/select.h` has_kernel_for); "
       "**CPU only**: none (convert for the CPU target). A selector may still refuse a form "
-      "of a listed dtype, naming the step and why.\n\n",
+      "of a listed dtype, naming the step and why.\n"
+      "- A model stored in float16 or bfloat16 runs as the float32 graph it rounds "
+      "(`src/import/widen_floats.h`): every op that takes float32 takes it, rounded once at "
+      "its outputs and at its Casts to a narrow type; its inputs and outputs keep their "
+      "types.\n\n",
       runs, " of the ", ops.size(), " ops of ONNX's default domain (opsets up to ", kNewestOnnxOpset,
       ") run, ",
       folds_only, " more fold on constants only; ", runs - cpu_only, " of those that run have "

@@ -21,6 +21,7 @@
 #include "converter/src/import/freeze.h"
 #include "converter/src/import/onnx_definitions.h"
 #include "converter/src/import/onnx_proto.h"
+#include "converter/src/import/widen_floats.h"
 #include "converter/src/import/onnx_schemas.h"
 #include "converter/src/import/onnx_to_ir.h"
 #include "converter/src/ir/error.h"
@@ -468,6 +469,7 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   freeze_inputs(model.mutable_graph(), initializers, options.freeze);
   for (const auto& [name, value] : options.freeze) initializers.insert(name);
   pin_input_shapes(model.mutable_graph(), initializers, options.input_shapes);
+  const NarrowValues narrow = widen_floats(&model);
 
   int opset = model_opset;
   if (opset < kMinOpset) {
@@ -486,6 +488,7 @@ Graph import_onnx(const std::string& bytes, const ImportOptions& options) {
   run_checker(model, unknown, unknown_in(opsets, model_opset));
   run_shape_inference(&model, /*strict=*/true, model_opset);
   Graph g = build_graph(model, order, std::max(opset, model_opset));
+  narrow_values(g, narrow);
   check_newer_definitions(g);
   return g;
 }

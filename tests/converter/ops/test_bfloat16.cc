@@ -1,6 +1,6 @@
 // bfloat16 (schema revision: DType.BFloat16): end to end through the converter and the CPU
-// runtime where steps take it (Cast, CastLike, data movement; a constant cast at conversion),
-// and refused by name everywhere else; GPU plans take it on the same steps. Float32 to bfloat16 rounds to nearest even (kernels/cpu/bfloat16.h).
+// runtime where steps take it (Cast, CastLike, data movement; a constant cast at conversion);
+// its math runs in float32 (import/widen_floats.h); GPU plans take it on the same steps. Float32 to bfloat16 rounds to nearest even (kernels/cpu/bfloat16.h).
 #include <gmock/gmock.h>
 
 #include <cmath>
@@ -112,10 +112,9 @@ TEST(BFloat16, ConstantsCastAtConversion) {
   EXPECT_THAT(values_of<float>(out[0]), ElementsAre(2.0078125f, -5.f, std::ldexp(1.f, -133)));
 }
 
-TEST(BFloat16, OtherOpsRefuseItByNodeAndDtype) {
-  // Relu, Add and Equal refuse it in their own checks (Add and Equal take int16 and friends);
-  // Max of one input would be a copy, which moves any dtype, but Max is among the ops that take
-  // the CPU-only integers only (converter/src/ops/check.cc).
+TEST(BFloat16, OtherOpsComputeItInFloat32) {
+  // A bfloat16 model's math runs as its float32 graph (import/widen_floats.h), rounded to
+  // bfloat16 at the outputs: twice the largest bfloat16 is infinity there as in bfloat16.
   ModelBuilder m(13);
   m.input("a", {4}, onnx::TensorProto::BFLOAT16)
       .output("r", onnx::TensorProto::BFLOAT16)
@@ -126,14 +125,18 @@ TEST(BFloat16, OtherOpsRefuseItByNodeAndDtype) {
   m.node("Add", {"a", "a"}, {"s"}, "add_bf16");
   m.node("Equal", {"a", "a"}, {"e"}, "equal_bf16");
   m.node("Max", {"a"}, {"t"}, "max_bf16");
-  const std::string error = convert_error(m);
-  EXPECT_THAT(error, HasSubstr("4 unsupported nodes"));
-  EXPECT_THAT(error, HasSubstr("'relu_bf16' (Relu): input 'a' is bfloat16"));
-  EXPECT_THAT(error, HasSubstr("'add_bf16' (Add): Add on bfloat16 is not supported"));
-  EXPECT_THAT(error, HasSubstr("'equal_bf16' (Equal): Equal on bfloat16 is not supported"));
-  EXPECT_THAT(error, HasSubstr("'max_bf16' (Max): Max on bfloat16 ('a') is not supported "
-                               "(bfloat16 goes through data movement and Cast only)"));
-  EXPECT_THAT(error, Not(HasSubstr("graph input")));  // the input itself is a plan dtype
+  const Converted c = convert(m);
+  ASSERT_NE(c.fb, nullptr);
+  EXPECT_EQ(plan_dtype_of(c.fb, "a"), fb::DType::BFloat16);
+  EXPECT_EQ(plan_dtype_of(c.fb, "s"), fb::DType::BFloat16);
+  // 1.5, -2.25, the largest bfloat16, 2^-7.
+  const std::vector<uint16_t> a = {0x3fc0, 0xc010, 0x7f7f, 0x3c00};
+  const auto out = run(c.plan, {bytes_of(a)});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_THAT(values_of<uint16_t>(out[0]), ElementsAre(0x3fc0, 0x0000, 0x7f7f, 0x3c00));
+  EXPECT_THAT(values_of<uint16_t>(out[1]), ElementsAre(0x4040, 0xc090, 0x7f80, 0x3c80));
+  EXPECT_THAT(out[2], ElementsAre(1, 1, 1, 1));
+  EXPECT_EQ(values_of<uint16_t>(out[3]), a);
 }
 
 // GPU plans take it through Cast (the generic CUDA cast kernel, float32 as float16 there).
