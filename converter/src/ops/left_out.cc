@@ -55,7 +55,6 @@ constexpr LeftOut kLeftOut[] = {
     {"StringConcat", kString},
     {"StringNormalizer", kString},
     {"StringSplit", kString},
-    {"TensorScatter", "not yet: opset 24's KV-cache update"},
     {"TfIdfVectorizer", kString},
     {"Unique", kDataDependent},
 };

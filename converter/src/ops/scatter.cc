@@ -195,6 +195,65 @@ std::string decompose_scatter_nd(Graph& g, const Node& node, std::vector<Node>* 
   return decompose_scatter(g, node, out, true);
 }
 
+// TensorScatter (opset 24, the KV-cache update): past_cache with update written along `axis` at
+// positions write_indices[b] + i for batch entry b and i < the update's extent there (mode
+// circular: modulo the cache's extent; write_indices left out: zeros). Runs as
+//   ScatterElements(past_cache, Expand(positions, update's shape), update, axis)
+// with positions = Reshape(write_indices, [B, 1, ...]) + [0 .. i) along axis (int64; a Mod by
+// the cache's extent for circular). Linear positions past the cache skip their update (ONNX
+// leaves them undefined); negative ones count from the end, as ScatterElements's do. With
+// constant write_indices the positions fold and ScatterElements takes its sorted form.
+std::string decompose_tensor_scatter(Graph& g, const Node& node, std::vector<Node>* out) {
+  // Copies: the constants added below may move the graph's values.
+  const Shape cache = input(g, node, 0).shape, update = input(g, node, 1).shape;
+  const DataType cache_dtype = input(g, node, 0).dtype, update_dtype = input(g, node, 1).dtype;
+  if (std::string r = plan_dtype_reason(input(g, node, 0)); !r.empty()) return r;
+  if (update_dtype != cache_dtype)
+    return cat("update is ", dtype_name(update_dtype), ", past_cache ", dtype_name(cache_dtype));
+  const int64_t rank = int64_t(cache.size());
+  if (rank < 2 || rank > kernels::kMaxRank)
+    return cat("past_cache must have rank 2 to ", kernels::kMaxRank, " (it is ", shape_str(cache), ")");
+  const int64_t axis = normalize_axis(node, attr_int(node, "axis", -2), rank);
+  if (axis == 0) return "axis 0 is the batch axis; the sequence axis must follow it";
+  const std::string mode = attr_string(node, "mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    fail("node ", node_label(node), ": mode '", mode, "' (linear or circular)");
+  bool fits = int64_t(update.size()) == rank;
+  for (int64_t d = 0; fits && d < rank; ++d)
+    fits = d == axis ? update[size_t(d)] <= cache[size_t(d)] : update[size_t(d)] == cache[size_t(d)];
+  if (!fits)
+    fail("node ", node_label(node), ": update ", shape_str(update), " does not fit past_cache ",
+         shape_str(cache), " along axis ", axis);
+  const int64_t batch = cache[0], extent = update[size_t(axis)];
+  OnnxNodes b(g, node, out);
+  int starts = -1;
+  if (has_input(node, 2)) {
+    const Value& wi = input(g, node, 2);
+    if (wi.dtype != DataType::kInt64 || wi.shape != Shape{batch})
+      return cat("write_indices must be int64 [", batch, "] (it is ", dtype_name(wi.dtype), " ",
+                 shape_str(wi.shape), ")");
+    starts = node.inputs[2];
+  } else {
+    starts = b.ints("write_indices", std::vector<int64_t>(size_t(batch), 0));
+  }
+  Shape column(size_t(rank), 1), along(size_t(rank), 1);
+  column[0] = batch;
+  along[size_t(axis)] = extent;
+  std::vector<int64_t> offsets(static_cast<size_t>(extent));
+  for (int64_t i = 0; i < extent; ++i) offsets[size_t(i)] = i;
+  int positions = b.add("Add", "positions",
+                        {b.add("Reshape", "starts", {starts, b.ints("starts_shape", column)}),
+                         b.constant("offsets", DataType::kInt64, along, write_ints(DataType::kInt64, offsets))});
+  if (mode == "circular")
+    positions = b.add("Mod", "wrapped",
+                      {positions, b.constant("extent", DataType::kInt64, {},
+                                             write_ints(DataType::kInt64, {cache[size_t(axis)]}))});
+  const int indices = b.add("Expand", "indices", {positions, b.ints("update_shape", update)});
+  b.add("ScatterElements", "written", {node.inputs[0], indices, node.inputs[1]},
+        {{"axis", OnnxNodes::int_attr(axis)}}, node.outputs[0]);
+  return "";
+}
+
 std::string check_scatter_elements(Graph& g, Node& node) { return check_scatter(g, node, false); }
 std::string check_scatter_nd(Graph& g, Node& node) { return check_scatter(g, node, true); }
 
@@ -212,6 +271,11 @@ constexpr OpRow kRows[] = {
     {"ScatterElements", check_scatter_elements, kAnyPlanDtype, kNotes, 18,
      decompose_scatter_elements},
     {"ScatterND", check_scatter_nd, kAnyPlanDtype, kNotes, 18, decompose_scatter_nd},
+    {"TensorScatter", nullptr, kAnyPlanDtype,
+     "write_indices int64 [batch] or left out; linear or circular; runs as a ScatterElements "
+     "along axis (not the batch axis) at write_indices + 0, 1, ... (modulo the cache's extent "
+     "for circular); linear positions past the cache skip their update",
+     24, decompose_tensor_scatter},
 };
 
 StepParamsOffset serialize_scatter(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
