@@ -59,6 +59,7 @@ _REDUCE = ["ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax
 PARAMETER_SLOTS = {
     "AffineGrid": (1,),              # size (it fixes the output's shape)
     "CastLike": (1,),                # target_type: only its dtype is read
+    "Col2Im": (1, 2),                # image_shape, block_shape (they fix the output)
     "CenterCropPad": (1,),           # shape
     "Compress": (1,),                # condition (it fixes the output's shape)
     "Clip": (1, 2),                  # min, max

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ops that jetplan runs as other ops (issue 14): GatherND (converter/src/ops/gather.cc: index
 arithmetic and a Gather), OneHot and EyeLike (where.cc), LpPool and GlobalLpPool (pool.cc),
-MeanVarianceNormalization (reduce.cc), AffineGrid (gemm.cc),
+MeanVarianceNormalization (reduce.cc), AffineGrid (gemm.cc), Col2Im (conv_transpose.cc),
 against ONNX Runtime: models built with onnx.helper (fixed seeds), converted with
 jetplan-convert, run with jetplan-run (CPU plan) and compared with ONNX Runtime on the same
 inputs (gathers, one-hot rows and identity patterns bit for bit, the pools within e2e_common's
@@ -24,6 +24,9 @@ after the runtime's deviceless load accepts the plan.
   affine_grid_2d  AffineGrid: theta [2, 2, 3], size [2, 3, 5, 7]; affine_grid_3d_align: theta
                   [2, 3, 4], size [2, 1, 3, 4, 5], align_corners 1.
   eye_like        EyeLike [4, 6], k 2, dtype int32 from a float input.
+  col2im_2d       Col2Im: image [7, 8], block [3, 2], strides [2, 3] (a row left over: output
+                  padding), dilations [1, 2], pads [1, 0, 0, 1], 3 channels, batch 2.
+  col2im_3d       Col2Im: image [4, 5, 6], block [2, 3, 2], stride 2 along the last dim.
   out_of_range    GatherND: a constant index past its dim: exit 1, the error names the node.
     decomposed_ops_onnxruntime.py --convert BIN/jetplan-convert --run BIN/jetplan-run --workdir DIR
 With --gpu-run the models are also converted for --gpu-target (default h100) and run there: bit
@@ -122,6 +125,19 @@ def cases(rng):
             name, [helper.make_node("AffineGrid", ["theta", "size"], ["y"], align_corners=align)],
             [vi("theta", F, list(theta.shape))], [const("size", np.array(size, np.int64))],
             opset=20), {"theta": theta}))
+    for name, img, blk, attrs in (
+            ("col2im_2d", [7, 8], [3, 2], dict(strides=[2, 3], dilations=[1, 2], pads=[1, 0, 0, 1])),
+            ("col2im_3d", [4, 5, 6], [2, 3, 2], dict(strides=[1, 1, 2]))):
+        r, st = len(img), attrs.get("strides", [1] * len(img))
+        dl, pd = attrs.get("dilations", [1] * r), attrs.get("pads", [0] * (2 * r))
+        count = int(np.prod([(img[i] + pd[i] + pd[i + r] - dl[i] * (blk[i] - 1) - 1) // st[i] + 1
+                             for i in range(r)]))
+        cols = rng.normal(size=(2, 3 * int(np.prod(blk)), count)).astype(np.float32)
+        out.append((name, graph_model(
+            name, [helper.make_node("Col2Im", ["x", "image", "block"], ["y"], **attrs)],
+            [vi("x", F, list(cols.shape))],
+            [const("image", np.array(img, np.int64)), const("block", np.array(blk, np.int64))],
+            opset=18), {"x": cols}))
     e = rng.normal(size=(4, 6)).astype(np.float32)
     out.append(("eye_like", graph_model(
         "eye_like", [helper.make_node("EyeLike", ["x"], ["y"], k=2, dtype=I32)],

@@ -1,6 +1,7 @@
 // The ConvTranspose family: ONNX ConvTranspose, whose window (window.h for what it shares with
 // Conv) crops the full transposed convolution by pads, output_shape or auto_pad.
 #include "converter/src/ir/error.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/registry.h"
@@ -99,7 +100,78 @@ std::string check_conv_transpose(Graph& g, Node& node) {
   return resolve_as(g, node, fb::OpFamily::ConvTranspose, out);
 }
 
+// Col2Im (opset 18): the sum of the patches of input [N, C * K, L] (K the block's elements, L
+// the blocks) into an image [N, C, image_shape...]. It is the transpose of the convolution
+// that cuts those patches, so it runs as one:
+//   ConvTranspose(Reshape(input, [N, C * K, blocks...]), one-hot w [C * K, 1, block...],
+//                 group C, the strides, dilations and pads, output_padding the rows the
+//                 blocks leave over)
+// where w's filter c * K + k holds a 1 at the block's element k. Each image element sums the
+// patch elements that land on it, as Col2Im's definition does.
+std::string decompose_col2im(Graph& g, const Node& node, std::vector<Node>* out) {
+  const Value& x = input(g, node, 0);
+  if (x.dtype != DataType::kFloat32) return cat("input '", x.name, "' is ", dtype_name(x.dtype), " (jetplan takes float32)");
+  if (!input(g, node, 1).is_constant) return run_time_reason("image_shape");
+  if (!input(g, node, 2).is_constant) return run_time_reason("block_shape");
+  const Shape xs = x.shape;
+  const std::vector<int64_t> image = read_ints(input(g, node, 1));
+  const std::vector<int64_t> block = read_ints(input(g, node, 2));
+  const size_t r = image.size();
+  if (xs.size() != 3) return cat("input must be [N, C * block elements, blocks] (it is ", shape_str(xs), ")");
+  if (r < 1 || r > 3 || block.size() != r)
+    return cat("image_shape and block_shape must name the same 1 to 3 dims (", image.size(), " and ",
+               block.size(), ")");
+  const auto per_dim = [&](const char* name, int64_t fallback, size_t count) {
+    std::vector<int64_t> v = attr_ints(node, name, std::vector<int64_t>(count, fallback));
+    if (v.size() != count)
+      fail("node ", node_label(node), ": ", name, " has ", v.size(), " values, not ", count);
+    return v;
+  };
+  const std::vector<int64_t> strides = per_dim("strides", 1, r), dilations = per_dim("dilations", 1, r);
+  const std::vector<int64_t> pads = per_dim("pads", 0, 2 * r);
+  int64_t k = 1, blocks = 1;
+  std::vector<int64_t> counts(r), leftover(r);
+  for (size_t d = 0; d < r; ++d) {
+    if (image[d] < 1 || block[d] < 1 || strides[d] < 1 || dilations[d] < 1 || pads[d] < 0 ||
+        pads[d + r] < 0)
+      fail("node ", node_label(node), ": image_shape, block_shape, strides and dilations must be "
+           "positive and pads not negative");
+    const int64_t span = image[d] + pads[d] + pads[d + r] - dilations[d] * (block[d] - 1) - 1;
+    if (span < 0) fail("node ", node_label(node), ": the block does not fit the padded image along dim ", d);
+    counts[d] = span / strides[d] + 1;
+    leftover[d] = span % strides[d];
+    k *= block[d];
+    blocks *= counts[d];
+  }
+  if (xs[1] % k != 0 || xs[2] != blocks)
+    fail("node ", node_label(node), ": input ", shape_str(xs), " holds no [N, C * ", k, ", ", blocks,
+         "] patches of the blocks");
+  const int64_t channels = xs[1] / k;
+  if (channels * k * k > (int64_t{1} << 26))
+    return cat("its one-hot weight of ", channels * k * k, " elements is too large");
+  Shape grid = {xs[0], xs[1]};
+  grid.insert(grid.end(), counts.begin(), counts.end());
+  Shape wshape = {xs[1], 1};
+  wshape.insert(wshape.end(), block.begin(), block.end());
+  std::vector<float> w(size_t(xs[1] * k), 0.f);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t e = 0; e < k; ++e) w[size_t(((c * k) + e) * k + e)] = 1.f;
+  OnnxNodes b(g, node, out);
+  using A = OnnxNodes;
+  const int patches = b.add("Reshape", "patches", {node.inputs[0], b.ints("grid", grid)});
+  b.add("ConvTranspose", "sum", {patches, b.floats("one_hot", wshape, w)},
+        {{"group", A::int_attr(channels)}, {"kernel_shape", A::ints_attr(block)},
+         {"strides", A::ints_attr(strides)}, {"dilations", A::ints_attr(dilations)},
+         {"pads", A::ints_attr(pads)}, {"output_padding", A::ints_attr(leftover)}},
+        node.outputs[0]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
+    {"Col2Im", nullptr, "float32",
+     "image_shape and block_shape constant; 1 to 3 spatial dims; runs as a ConvTranspose of "
+     "one-hot filters (group C) over the patches",
+     18, decompose_col2im},
     {"ConvTranspose", check_conv_transpose, "float32",
      "1 to 3 spatial dims; groups, dilations, output_padding, output_shape, auto_pad"},
 };

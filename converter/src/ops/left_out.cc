@@ -25,7 +25,6 @@ constexpr LeftOut kLeftOut[] = {
     {"Bernoulli", kRandom},
     {"BitCast", "not yet: no exporter of the test set writes it"},
     {"CausalConvWithState", "not yet as one op; its function body of Concat, Conv and Slice runs"},
-    {"Col2Im", "not yet: a scatter-add of patches, rare in exported inference models"},
     {"ConcatFromSequence", kSequence},
     {"Det", "not yet: batched determinants are rare in inference models"},
     {"ImageDecoder",

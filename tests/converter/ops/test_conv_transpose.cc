@@ -121,5 +121,49 @@ TEST(ConvTranspose, BadAttributesNameTheNode) {
   attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
   EXPECT_THAT(convert_error(m), HasSubstr("'bad_up' (ConvTranspose): kernel_shape [2,2] differs"));
 }
+
+// ------------------------------------------------------------------------ Col2Im (a ConvTranspose)
+
+// Col2Im [1, 2 * 4, L] into [1, 2, 3, 3] with 2x2 blocks, stride 1: each image element the sum of
+// the patch elements that land on it (worked out here); e2e_decomposed_ops_onnxruntime checks
+// strides, dilations, pads and 3-D against ONNX Runtime.
+TEST(Col2Im, SumsOverlappingPatchesAsOneConvTranspose) {
+  ModelBuilder m(18);
+  m.input("x", {1, 8, 4}).output("y");
+  m.initializer_i64("image", {2}, {3, 3});
+  m.initializer_i64("block", {2}, {2, 2});
+  m.node("Col2Im", {"x", "image", "block"}, {"y"}, "fold");
+  const std::vector<uint8_t> bytes = converted_plan(m);
+  const fb::Plan* plan = plan_of(bytes);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_NE(first_step(plan, OpFamily::ConvTranspose), nullptr);
+  std::vector<float> x(32);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i + 1);
+  std::vector<float> want(18, 0.f);
+  for (int c = 0; c < 2; ++c)
+    for (int k = 0; k < 4; ++k)      // block element (ky, kx)
+      for (int l = 0; l < 4; ++l) {  // block (by, bx)
+        const int y = l / 2 + k / 2, xx = l % 2 + k % 2;
+        want[size_t(c * 9 + y * 3 + xx)] += x[size_t((c * 4 + k) * 4 + l)];
+      }
+  const std::vector<PlanOutput> out = run_plan(bytes, {x});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].as<float>(), want);
+}
+
+TEST(Col2Im, RefusalsNameTheNode) {
+  ModelBuilder m(18);
+  m.input("x", {1, 8, 5}).output("y");  // 2x2 blocks of a 3x3 image: 4 blocks, not 5
+  m.initializer_i64("image", {2}, {3, 3});
+  m.initializer_i64("block", {2}, {2, 2});
+  m.node("Col2Im", {"x", "image", "block"}, {"y"}, "fold");
+  EXPECT_THAT(convert_error(m), HasSubstr("'fold' (Col2Im): input [1,8,5] holds no [N, C * 4, 4] "
+                                          "patches of the blocks"));
+  ModelBuilder r(18);
+  r.input("x", {1, 8, 4}).input("image", {2}, onnx::TensorProto::INT64).output("y");
+  r.initializer_i64("block", {2}, {2, 2});
+  r.node("Col2Im", {"x", "image", "block"}, {"y"}, "fold");
+  EXPECT_THAT(convert_error(r), HasSubstr("image_shape input is computed at run time"));
+}
 }  // namespace
 }  // namespace jetplan::converter::testing
