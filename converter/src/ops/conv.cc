@@ -1,6 +1,7 @@
 // The Conv family: ONNX Conv (its window: window.h), with the epilogue the fusions add (bias,
 // residual, activation).
 #include "converter/src/ir/error.h"
+#include "converter/src/ops/decompose.h"
 #include "converter/src/ops/op_helpers.h"
 #include "converter/src/ops/params_table.h"
 #include "converter/src/ops/registry.h"
@@ -26,7 +27,53 @@ std::string check_conv(Graph& g, Node& node) {
   return resolve_as(g, node, fb::OpFamily::Conv, window_output(node, x, w[0], op));
 }
 
+// CausalConvWithState (opset 27; a streaming depthwise Conv1d, as in state-space and speech
+// models): its definition's graph. padded = Concat(past_state (zeros when left out), input) along
+// the length; output = the depthwise Conv of padded (group C, no padding) [+ bias], times its
+// Sigmoid for activation silu or swish; present_state = padded's last K - 1 positions.
+std::string decompose_causal_conv(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0, 1, 2, 3}); !r.empty()) return r;
+  const Shape x = input(g, node, 0).shape, w = input(g, node, 1).shape;
+  if (x.size() != 3 || w.size() != 3 || w[0] != x[1] || w[1] != 1 || w[2] < 1)
+    fail("node ", node_label(node), ": input ", shape_str(x), " and weight ", shape_str(w),
+         " are not [B, C, L] and [C, 1, K]");
+  const int64_t k = w[2];
+  const Shape state = {x[0], x[1], k - 1};
+  if (has_input(node, 3) && input(g, node, 3).shape != state)
+    fail("node ", node_label(node), ": past_state ", shape_str(input(g, node, 3).shape),
+         " is not ", shape_str(state));
+  const std::string act = attr_string(node, "activation", "none");
+  if (act != "none" && act != "silu" && act != "swish")
+    fail("node ", node_label(node), ": activation '", act, "' (none, silu or swish)");
+  OnnxNodes b(g, node, out);
+  using A = OnnxNodes;
+  int padded = node.inputs[0];
+  if (k > 1) {
+    const int past = has_input(node, 3)
+                         ? node.inputs[3]
+                         : b.floats("zero_state", state, std::vector<float>(size_t(shape_count(state)), 0.f));
+    padded = b.add("Concat", "padded", {past, node.inputs[0]}, {{"axis", A::int_attr(2)}});
+  }
+  std::vector<int> conv_in = {padded, node.inputs[1]};
+  if (has_input(node, 2)) conv_in.push_back(node.inputs[2]);
+  const bool silu = act != "none";
+  const int conv = b.add("Conv", "conv", conv_in,
+                         {{"group", A::int_attr(x[1])}, {"kernel_shape", A::ints_attr({k})}},
+                         silu ? -1 : node.outputs[0]);
+  if (silu) b.add("Mul", "silu", {conv, b.add("Sigmoid", "gate", {conv})}, {}, node.outputs[0]);
+  if (node.outputs.size() > 1 && node.outputs[1] >= 0)
+    b.add("Slice", "present_state",
+          {padded, b.ints("state_start", {x[2]}), b.ints("state_end", {x[2] + k - 1}),
+           b.ints("state_axis", {2})},
+          {}, node.outputs[1]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
+    {"CausalConvWithState", nullptr, "float32",
+     "[B, C, L] input, [C, 1, K] weight; runs as its Concat with the state, depthwise Conv "
+     "(fused SiLU) and Slice of the new state",
+     27, decompose_causal_conv},
     {"Conv", check_conv, "float32",
      "1 to 3 spatial dims; bias, BatchNorm, residual Add and activation fused"},
 };

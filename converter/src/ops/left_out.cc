@@ -24,7 +24,6 @@ struct LeftOut {
 constexpr LeftOut kLeftOut[] = {
     {"Bernoulli", kRandom},
     {"BitCast", "not yet: no exporter of the test set writes it"},
-    {"CausalConvWithState", "not yet as one op; its function body of Concat, Conv and Slice runs"},
     {"ConcatFromSequence", kSequence},
     {"Det", "not yet: batched determinants are rare in inference models"},
     {"ImageDecoder",
