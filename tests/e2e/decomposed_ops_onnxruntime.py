@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Ops that jetplan runs as other ops (issue 14): GatherND (converter/src/ops/gather.cc: index
 arithmetic and a Gather), OneHot and EyeLike (where.cc), LpPool and GlobalLpPool (pool.cc),
-MeanVarianceNormalization (reduce.cc), AffineGrid (gemm.cc), Col2Im (conv_transpose.cc),
+MeanVarianceNormalization (reduce.cc), AffineGrid (gemm.cc), Col2Im (conv_transpose.cc), Det
+(binary.cc),
 against ONNX Runtime: models built with onnx.helper (fixed seeds), converted with
 jetplan-convert, run with jetplan-run (CPU plan) and compared with ONNX Runtime on the same
 inputs (gathers, one-hot rows and identity patterns bit for bit, the pools within e2e_common's
@@ -27,7 +28,9 @@ after the runtime's deviceless load accepts the plan.
   col2im_2d       Col2Im: image [7, 8], block [3, 2], strides [2, 3] (a row left over: output
                   padding), dilations [1, 2], pads [1, 0, 0, 1], 3 channels, batch 2.
   col2im_3d       Col2Im: image [4, 5, 6], block [2, 3, 2], stride 2 along the last dim.
+  det_4x4, det_3x3, det_1x1  Det of [2, 3, 4, 4], [3, 3] (a scalar out) and [5, 1, 1] matrices.
   out_of_range    GatherND: a constant index past its dim: exit 1, the error names the node.
+  det_5x5         Det of 5x5 matrices: exit 1, the error names the node and the limit.
     decomposed_ops_onnxruntime.py --convert BIN/jetplan-convert --run BIN/jetplan-run --workdir DIR
 With --gpu-run the models are also converted for --gpu-target (default h100) and run there: bit
 for bit where the CPU is (the float data are values float16 holds exactly), the pools within
@@ -138,6 +141,11 @@ def cases(rng):
             [vi("x", F, list(cols.shape))],
             [const("image", np.array(img, np.int64)), const("block", np.array(blk, np.int64))],
             opset=18), {"x": cols}))
+    for name, shape in (("det_4x4", (2, 3, 4, 4)), ("det_3x3", (3, 3)), ("det_1x1", (5, 1, 1))):
+        n = shape[-1]
+        mats = (3 * np.eye(n) + rng.normal(size=shape) * 0.5).astype(np.float32)
+        out.append((name, graph_model(name, [helper.make_node("Det", ["x"], ["y"])],
+                                      [vi("x", F, list(shape))], [], opset=11), {"x": mats}))
     e = rng.normal(size=(4, 6)).astype(np.float32)
     out.append(("eye_like", graph_model(
         "eye_like", [helper.make_node("EyeLike", ["x"], ["y"], k=2, dtype=I32)],
@@ -193,6 +201,16 @@ def main():
     res = run_tool([tools.convert, path, "-o", os.path.join(work, "model.jplan")])
     suite.report("out_of_range", check_error(res, "jetplan-convert: error:",
                                              mentions=("gather_far", "out of range")))
+    # Det of 5x5 matrices is refused by name (no step factorizes them).
+    work = os.path.join(tools.workdir, "det_5x5")
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "model.onnx")
+    with open(path, "wb") as f:
+        f.write(graph_model("det_5x5", [helper.make_node("Det", ["x"], ["y"], name="det5")],
+                            [vi("x", F, [2, 5, 5])], [], opset=11).SerializeToString())
+    res = run_tool([tools.convert, path, "-o", os.path.join(work, "model.jplan")])
+    suite.report("det_5x5", check_error(res, "jetplan-convert: error:",
+                                        mentions=("det5", "5x5", "up to 4x4")))
     return suite.summary("Decomposed ops against ONNX Runtime")
 
 

@@ -1,5 +1,9 @@
 // The Binary family: float32 two-input arithmetic (its ONNX ops have their rows in elementwise.cc,
 // which decides by dtype and hands float32 here: check_binary) and PRelu.
+#include <functional>
+#include <map>
+#include <utility>
+
 #include "converter/src/ir/error.h"
 #include "converter/src/ir/shape_ops.h"
 #include "converter/src/ops/decompose.h"
@@ -45,7 +49,63 @@ std::string check_prelu(Graph& g, Node& node) {
   return resolve_as(g, node, fb::OpFamily::Binary, x);
 }
 
+// Det (opset 11) of float32 matrices of up to 4x4: each determinant written out by cofactor
+// expansion along the first row over the matrix elements (a Gather each of the matrices
+// flattened to [..., n * n]), the minors of the lower rows shared. Larger matrices are refused:
+// they would want an LU factorization, which no step does.
+std::string decompose_det(Graph& g, const Node& node, std::vector<Node>* out) {
+  if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
+  const Shape x = input(g, node, 0).shape;
+  if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+    fail("node ", node_label(node), ": Det takes square matrices [..., n, n] (the input is ",
+         shape_str(x), ")");
+  const int64_t n = x.back();
+  if (n < 1 || n > 4) return cat("matrices of ", n, "x", n, " (jetplan writes out determinants of up to 4x4)");
+  Shape flat(x.begin(), x.end() - 2);
+  flat.push_back(n * n);
+  OnnxNodes b(g, node, out);
+  using A = OnnxNodes;
+  const int elements = b.add("Reshape", "elements", {node.inputs[0], b.ints("flat", flat)});
+  const int64_t axis = int64_t(flat.size()) - 1;
+  const auto element = [&](int64_t i, int64_t j, int to) {
+    const int index = b.constant(cat("index_", i, j), DataType::kInt64, {},
+                                 write_ints(DataType::kInt64, {i * n + j}));
+    return b.add("Gather", cat("m", i, j), {elements, index}, {{"axis", A::int_attr(axis)}}, to);
+  };
+  std::map<std::pair<int64_t, unsigned>, int> minors;  // (first row, columns) -> determinant
+  // The determinant of rows row.. n - 1 over the columns in `cols` (a bit set); `to` names the
+  // value the last node writes (-1: a new one).
+  std::function<int(int64_t, unsigned, int)> det = [&](int64_t row, unsigned cols, int to) {
+    auto hit = minors.find({row, cols});
+    if (hit != minors.end() && to < 0) return hit->second;
+    std::vector<int64_t> c;
+    for (int64_t j = 0; j < n; ++j)
+      if (cols & (1u << j)) c.push_back(j);
+    int result = -1;
+    if (c.size() == 1) {
+      result = element(row, c[0], to);
+    } else {
+      for (size_t k = 0; k < c.size(); ++k) {
+        const int term = b.add("Mul", cat("term_", row, "_", c[k]),
+                               {element(row, c[k], -1), det(row + 1, cols & ~(1u << c[k]), -1)});
+        const bool last = k + 1 == c.size();
+        result = k == 0 ? term
+                        : b.add(k % 2 ? "Sub" : "Add", cat("sum_", row, "_", c[k]), {result, term},
+                                {}, last ? to : -1);
+      }
+    }
+    minors[{row, cols}] = result;
+    return result;
+  };
+  det(0, (1u << n) - 1, node.outputs[0]);
+  return "";
+}
+
 constexpr OpRow kRows[] = {
+    {"Det", nullptr, "float32",
+     "matrices of up to 4x4; runs as the cofactor expansion over Gathers of the elements, Mul, "
+     "Add and Sub",
+     0, decompose_det},
     {"RotaryEmbedding", nullptr, "float32 (position_ids: int64 or int32)",
      "runs as its Gather, Slice, Mul, Sub, Add and Concat graph; 3-D (num_heads) and 4-D "
      "input, rotary_embedding_dim, interleaved, with or without position_ids",

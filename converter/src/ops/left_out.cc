@@ -25,7 +25,6 @@ constexpr LeftOut kLeftOut[] = {
     {"Bernoulli", kRandom},
     {"BitCast", "not yet: no exporter of the test set writes it"},
     {"ConcatFromSequence", kSequence},
-    {"Det", "not yet: batched determinants are rare in inference models"},
     {"ImageDecoder",
      "decodes an encoded image inside the model; jetplan's camera path, jp_preprocessor, takes "
      "decoded frames"},
