@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "converter/src/ir/error.h"
 #include "kernels/cpu/bfloat16.h"
 #include "kernels/cpu/half.h"
 
@@ -19,17 +20,28 @@ float narrow_to_float(int32_t onnx_type, uint16_t bits) {
                                                  : kernels::bfloat16_to_float(bits);
 }
 
-// The elements of a float16 or bfloat16 tensor as float32 raw_data. A tensor whose data does not
-// hold whole elements, or whose data stays in an external file, is left as it is (the import
-// then names what is wrong with it).
+// The elements of a float16 or bfloat16 tensor as float32 raw_data. Data that does not hold the
+// dims' elements is refused here, naming the tensor in its own type (a tensor whose data stays
+// in an external file is left as it is: the import names it).
 void widen_tensor(onnx::TensorProto* t) {
   if (!narrow(t->data_type()) || t->data_location() == onnx::TensorProto::EXTERNAL) return;
+  const char* type = t->data_type() == onnx::TensorProto::FLOAT16 ? "float16" : "bfloat16";
+  const std::string what = t->name().empty() ? std::string("a tensor attribute") : cat("tensor '", t->name(), "'");
+  Shape dims(t->dims().begin(), t->dims().end());
+  const int64_t bytes = checked_bytes(dims, 2);
+  if (bytes < 0) fail(what, " of shape ", shape_str(dims), " is not a tensor jetplan can hold");
+  const int64_t count = bytes / 2;
   std::vector<uint16_t> bits;
   if (!t->raw_data().empty()) {
-    if (t->raw_data().size() % 2 != 0) return;
-    bits.resize(t->raw_data().size() / 2);
+    if (int64_t(t->raw_data().size()) != bytes)
+      fail(what, ": raw_data holds ", t->raw_data().size(), " bytes, but ", shape_str(dims), " ",
+           type, " needs ", bytes);
+    bits.resize(size_t(count));
     std::memcpy(bits.data(), t->raw_data().data(), t->raw_data().size());
   } else {
+    if (t->int32_data_size() != count)
+      fail(what, " holds ", t->int32_data_size(), " values, but ", shape_str(dims), " ", type,
+           " needs ", count);
     for (int32_t v : t->int32_data()) bits.push_back(static_cast<uint16_t>(v));
   }
   std::string raw(bits.size() * 4, '\0');

@@ -219,5 +219,21 @@ TEST(WidenFloats, CastLikeOfAFloat16InitializerRounds) {
               ElementsAre(1.f, kernels::half_to_float(kernels::half_from_float(3.14159f))));
 }
 
+// Narrow data that does not hold its dims' elements is refused naming the tensor in its type.
+TEST(WidenFloats, MalformedNarrowDataIsNamed) {
+  ModelBuilder odd(17);
+  odd.input("x", {3}, kF16).output("y", kF16);
+  raw_initializer(odd, "w", kF16, {3}, {0x00, 0x3c, 0x00, 0x3c, 0x00});
+  odd.node("Add", {"x", "w"}, {"y"}, "add");
+  EXPECT_THAT(convert_error(odd), HasSubstr("tensor 'w': raw_data holds 5 bytes, but [3] float16 needs 6"));
+  ModelBuilder few(17);
+  few.input("x", {3}, kBF16).output("y", kBF16);
+  auto* t = few.empty_initializer("w", kBF16, {3});
+  t->add_int32_data(0x3f80);
+  t->add_int32_data(0x3f80);
+  few.node("Add", {"x", "w"}, {"y"}, "add");
+  EXPECT_THAT(convert_error(few), HasSubstr("tensor 'w' holds 2 values, but [3] bfloat16 needs 3"));
+}
+
 }  // namespace
 }  // namespace jetplan::converter::testing
