@@ -246,7 +246,16 @@ std::string run_time_reason(const Graph& g, const char* what, int value) {
   const std::vector<std::string> inputs = input_dependencies(g, value);
   const std::string head = cat("its ", what, " '", g.values[value].name, "' is computed at run time");
   if (inputs.empty()) {
-    const int p = g.values[value].producer;
+    // No graph input reaches it: some node on the way did not fold though its inputs are
+    // constant. Name that node, the first one up the chain whose inputs are all constant.
+    int p = g.values[value].producer;
+    for (int hops = 0; p >= 0 && hops < int(g.nodes.size()); ++hops) {
+      int next = -1;
+      for (int in : g.nodes[p].inputs)
+        if (in >= 0 && !g.values[in].is_constant && g.values[in].producer >= 0) next = g.values[in].producer;
+      if (next < 0) break;
+      p = next;
+    }
     return p < 0 ? head
                  : cat(head, " by node ", node_label(g.nodes[p]), ", which jetplan does not fold");
   }

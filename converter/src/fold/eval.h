@@ -41,6 +41,7 @@ bool eval_unary(const Args& a, std::vector<TensorData>* out);     // Neg Abs Sqr
 bool eval_elementwise(const Args& a, std::vector<TensorData>* out);  // Equal Less And Mod ...
 bool eval_where(const Args& a, std::vector<TensorData>* out);
 bool eval_cum_sum(const Args& a, std::vector<TensorData>* out);
+bool eval_reduce(const Args& a, std::vector<TensorData>* out);    // the Reduce* ops
 
 // ---- Evaluators of the data movement and shape ops (fold_moves.cc) ----
 bool eval_concat(const Args& a, std::vector<TensorData>* out);

@@ -78,6 +78,54 @@ TEST(ControlFlow, IfOnAConstantNodeBecomesItsBranch) {
   EXPECT_THAT(c.fb->steps()->Get(0)->name()->str(), HasSubstr("choose/else/"));
 }
 
+// torchvision's `if boxes.numel() == 0`: Shape -> ReduceProd -> Equal on a static shape folds (the
+// Reduce ops fold on constants, integers included), and so does the If.
+TEST(ControlFlow, IfOnTheElementCountOfAStaticShapeFolds) {
+  for (const char* reduce : {"ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin"}) {
+    ModelBuilder m(13);
+    m.input("x", {2, 3}).output("y");
+    m.initializer_i64("zero", {}, {0});
+    m.node("Shape", {"x"}, {"dims"}, "dims");
+    attr(m.node(reduce, {"dims"}, {"count"}, "count"), "keepdims", int64_t{0});
+    m.node("Equal", {"count", "zero"}, {"empty"}, "empty");
+    Body then("then"), other("else");
+    then.node("Neg", {"x"}, {"a"});
+    then.output("a");
+    other.node("Relu", {"x"}, {"b"});
+    other.output("b");
+    auto& n = m.node("If", {"empty"}, {"y"}, "if_empty");
+    graph_attr(n, "then_branch", then);
+    graph_attr(n, "else_branch", other);
+    Converted c;
+    EXPECT_THAT(run_f32(m, {{-1, 2, -3, 4, -5, 6}}, &c), ElementsAre(0, 2, 0, 4, 0, 6)) << reduce;
+    ASSERT_NE(c.fb, nullptr);
+    EXPECT_EQ(c.fb->steps()->size(), 1u) << reduce;
+  }
+}
+
+// A condition no graph input reaches but a node that does not fold (TopK of a constant): the
+// error names that node, not the comparison after it.
+TEST(ControlFlow, AConditionThatDoesNotFoldNamesTheNodeThatStopsIt) {
+  ModelBuilder m(13);
+  m.input("x", {3}).output("y");
+  m.initializer("c", {3}, {3, 1, 2});
+  m.initializer_i64("k", {1}, {2});
+  m.initializer("z", {}, {0});
+  m.node("TopK", {"c", "k"}, {"v", "i"}, "topk");
+  attr(m.node("ReduceSum", {"v"}, {"s"}, "sum"), "keepdims", int64_t{0});
+  m.node("Greater", {"s", "z"}, {"cond"}, "gt");
+  Body then("then"), other("else");
+  then.node("Neg", {"x"}, {"a"});
+  then.output("a");
+  other.node("Relu", {"x"}, {"b"});
+  other.output("b");
+  auto& n = m.node("If", {"cond"}, {"y"}, "branch");
+  graph_attr(n, "then_branch", then);
+  graph_attr(n, "else_branch", other);
+  EXPECT_THAT(convert_error(m), HasSubstr("its condition 'cond' is computed at run time by node "
+                                          "'topk' (TopK), which jetplan does not fold"));
+}
+
 TEST(ControlFlow, OuterReferenceToAValueLaterInTheFileSortsFirst) {
   // The branch reads 'h', which a node after the If in the file computes: the If waits for it.
   ModelBuilder m;

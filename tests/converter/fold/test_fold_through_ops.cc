@@ -56,6 +56,59 @@ TEST(TensorGroup, ConstantsFoldThroughPadTileSplitAndMath) {
   EXPECT_THAT(ops_of(c), ElementsAre(OpFamily::Binary));
 }
 
+// The Reduce ops fold on constants: float32 through the Reduce family's CPU twin (the same values
+// as the step that would compute them, here the run of the unfolded reduction of the input), int64
+// and bool in int64 (the element count of a shape, an any() of a mask).
+TEST(TensorGroup, ReductionsFoldOnConstants) {
+  const std::vector<float> c = {0.5f, -2.f, 3.f, 1.25f, -0.75f, 4.f};
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"}) {
+    // y = x + Reduce(c over axis 1, kept) against the step itself: Reduce(x) of x = c.
+    ModelBuilder folded(13);
+    folded.input("x", {2, 1}).output("y");
+    folded.initializer("c", {2, 3}, c);
+    auto& r = folded.node(op, {"c"}, {"r"}, "reduce");
+    if (std::string(op) == "ReduceSum") {
+      folded.initializer_i64("axes", {1}, {1});
+      r.add_input("axes");
+    } else {
+      attr(r, "axes", std::vector<int64_t>{1});
+    }
+    folded.node("Add", {"x", "r"}, {"y"}, "add");
+    Converted cf;
+    const std::vector<float> got = run_f32(folded, {{0, 0}}, &cf);
+    EXPECT_THAT(ops_of(cf), ElementsAre(OpFamily::Binary)) << op;
+    ModelBuilder step(13);
+    step.input("c", {2, 3}).output("y");
+    auto& rs = step.node(op, {"c"}, {"y"}, "reduce");
+    if (std::string(op) == "ReduceSum") {
+      step.initializer_i64("axes", {1}, {1});
+      rs.add_input("axes");
+    } else {
+      attr(rs, "axes", std::vector<int64_t>{1});
+    }
+    EXPECT_EQ(got, run_f32(step, {c})) << op;
+  }
+  // int64 over a Shape (keepdims 0) and bool (ReduceMax of opset 20: any) feed a Reshape's shape.
+  ModelBuilder m(20);
+  m.model().set_ir_version(9);
+  m.input("x", {2, 3}).output("y");
+  m.node("Shape", {"x"}, {"dims"}, "dims");
+  attr(m.node("ReduceProd", {"dims"}, {"count"}, "count"), "keepdims", int64_t{1});
+  raw_initializer(m, "mask", onnx::TensorProto::BOOL, {3}, {0, 1, 0});
+  m.node("ReduceMax", {"mask"}, {"any"}, "any");
+  auto& cast = m.node("Cast", {"any"}, {"any64"}, "any64");
+  attr(cast, "to", int64_t{onnx::TensorProto::INT64});
+  m.node("Mul", {"count", "any64"}, {"shape"}, "shape");  // [6]
+  m.node("Reshape", {"x", "shape"}, {"y"}, "flat");
+  Converted c6;
+  EXPECT_THAT(run_f32(m, {{1, 2, 3, 4, 5, 6}}, &c6), ElementsAre(1, 2, 3, 4, 5, 6));
+  ASSERT_NE(c6.fb, nullptr);
+  EXPECT_EQ(c6.fb->outputs()->Get(0) != nullptr, true);
+  const auto* y = c6.fb->tensors()->Get(c6.fb->outputs()->Get(0)->tensor());
+  EXPECT_THAT(std::vector<int64_t>(y->shape()->begin(), y->shape()->end()), ElementsAre(6));
+}
+
 TEST(TensorGroup, FoldedMaxPropagatesNanAsTheKernelDoes) {
   ModelBuilder m;
   m.input("x", {2}).output("y");
