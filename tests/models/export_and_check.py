@@ -14,7 +14,10 @@ refuses). Exit status 1 when a model of --require (default: every model run) is 
     /usr/bin/python3 tests/models/export_and_check.py \\
         --convert build/converter/jetplan-convert --run build/runtime/tools/jetplan-run \\
         [--models fast|all|NAME,...] [--require NAME,...|all|none] [--workdir DIR] \\
-        [--target h100 --batch 8] [--exporter dynamo] [--fixtures DIR]
+        [--target h100 --batch 8] [--exporter dynamo] [--fixtures DIR] [--half]
+
+--models zoo runs the architectures of ZOO, which nobody tuned jetplan for (not in "all"); --half
+converts each model stored in float16 (weights, input and output, as after .half()).
 
 --exporter dynamo exports with torch.export (torch >= 2.9's default exporter, opset 18 to 20 and
 up); --fixtures DIR checks models exported so before, elsewhere (tests/models/fixtures: exported
@@ -36,6 +39,7 @@ import warnings
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 import torch
 import torch.nn as nn
 import torchvision
@@ -147,8 +151,91 @@ MODELS = {
 FAST = ["resnet18", "mobilenet_v2", "squeezenet1_1", "unet_small", "lstm_gru"]
 
 
+class OutKey(nn.Module):
+    """torchvision's segmentation models return a dict: its 'out' entry."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+def tv_kw(name, **kw):
+    return lambda: getattr(torchvision.models, name)(weights=None, **kw)
+
+
+def seg(name):
+    return lambda: OutKey(getattr(torchvision.models.segmentation, name)(
+        weights=None, weights_backbone=None, aux_loss=False))
+
+
+def video(name):
+    return lambda: getattr(torchvision.models.video, name)(weights=None)
+
+
+# A zoo of architectures nobody tuned jetplan for (--models zoo; not in "all", which CI runs):
+# classifiers of every family torchvision has, video (3-D convs), segmentation heads.
+ZOO = {
+    "shufflenet_v2_x1_0": (tv("shufflenet_v2_x1_0"), (1, 3, 224, 224), 17),
+    "mnasnet1_0": (tv("mnasnet1_0"), (1, 3, 224, 224), 17),
+    "googlenet": (tv_kw("googlenet", aux_logits=False, init_weights=True), (1, 3, 224, 224), 17),
+    "inception_v3": (tv_kw("inception_v3", aux_logits=False, init_weights=False), (1, 3, 299, 299), 17),
+    "resnext50_32x4d": (tv("resnext50_32x4d"), (1, 3, 224, 224), 17),
+    "wide_resnet50_2": (tv("wide_resnet50_2"), (1, 3, 224, 224), 17),
+    "efficientnet_v2_s": (tv("efficientnet_v2_s"), (1, 3, 224, 224), 17),
+    "regnet_x_400mf": (tv("regnet_x_400mf"), (1, 3, 224, 224), 17),
+    "swin_t": (tv("swin_t"), (1, 3, 224, 224), 17),
+    "vit_b_32": (tv("vit_b_32"), (1, 3, 224, 224), 17),
+    "convnext_small": (tv("convnext_small"), (1, 3, 224, 224), 17),
+    "mobilenet_v3_large": (tv("mobilenet_v3_large"), (1, 3, 224, 224), 17),
+    "alexnet": (tv("alexnet"), (1, 3, 224, 224), 17),
+    "vgg11_bn": (tv("vgg11_bn"), (1, 3, 224, 224), 17),
+    "r3d_18": (video("r3d_18"), (1, 3, 16, 112, 112), 17),
+    "mc3_18": (video("mc3_18"), (1, 3, 16, 112, 112), 17),
+    "r2plus1d_18": (video("r2plus1d_18"), (1, 3, 16, 112, 112), 17),
+    "deeplabv3_mobilenet_v3_large": (seg("deeplabv3_mobilenet_v3_large"), (1, 3, 320, 320), 17),
+    "lraspp_mobilenet_v3_large": (lambda: OutKey(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+        weights=None, weights_backbone=None)), (1, 3, 320, 320), 17),
+    "fcn_resnet50": (seg("fcn_resnet50"), (1, 3, 320, 320), 17),
+}
+# float16 models (--half): every float32 weight rounded to 11 significant bits, the output too.
+HALF_TOLERANCE = 1e-2
+
+
+def half_model(src, dst):
+    """The float32 ONNX model at src stored in float16, as onnxconverter-common's float16
+    conversion writes it: initializers, tensor attributes, declared types and Cast targets."""
+    m = onnx.load(src)
+    F, H = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
+
+    def tensor(t):
+        if t.data_type == F:
+            t.CopyFrom(numpy_helper.from_array(
+                numpy_helper.to_array(t).astype(np.float16), t.name))
+
+    def walk(g):
+        for t in g.initializer:
+            tensor(t)
+        for v in list(g.input) + list(g.output) + list(g.value_info):
+            if v.type.tensor_type.elem_type == F:
+                v.type.tensor_type.elem_type = H
+        for n in g.node:
+            for a in n.attribute:
+                if a.name == "to" and n.op_type == "Cast" and a.i == F:
+                    a.i = H
+                if a.HasField("t"):
+                    tensor(a.t)
+                if a.HasField("g"):
+                    walk(a.g)
+
+    walk(m.graph)
+    onnx.save(m, dst)
+
+
 def build(name, batch=None):
-    ctor, shape, opset = MODELS[name]
+    ctor, shape, opset = {**MODELS, **ZOO}[name]
     if batch is not None:
         shape = (batch,) + tuple(shape[1:])
     torch.manual_seed(0)
@@ -215,7 +302,8 @@ def check_model(name, args):
     """Returns a dict: status, why, abs_err, rel_err, tol, times."""
     gpu = args.target != "cpu"
     row = {"name": name, "status": "FAIL", "why": "", "abs": None, "rel": None,
-           "tol": GPU_TOLERANCE if gpu else TOLERANCE.get(name, DEFAULT_TOLERANCE), "ops": "",
+           "tol": (GPU_TOLERANCE if gpu else HALF_TOLERANCE if args.half
+                   else TOLERANCE.get(name, DEFAULT_TOLERANCE)), "ops": "",
            "t_conv": 0.0, "t_run": 0.0}
     work = os.path.join(args.workdir, name)
     os.makedirs(work, exist_ok=True)
@@ -237,6 +325,11 @@ def check_model(name, args):
         except Exception as e:  # an export failure is a finding, not a crash of the run
             row["why"] = f"export: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
             return row
+    if args.half:
+        half_path, half_npy = os.path.join(work, "model_fp16.onnx"), os.path.join(work, "input_fp16.npy")
+        half_model(onnx_path, half_path)
+        np.save(half_npy, np.load(in_npy).astype(np.float16))
+        onnx_path, in_npy = half_path, half_npy
     ops = sorted({n.op_type for n in onnx.load(onnx_path, load_external_data=False).graph.node})
     row["ops"] = ",".join(ops)
 
@@ -292,7 +385,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--convert", required=True)
     ap.add_argument("--run", required=True)
-    ap.add_argument("--models", default="fast", help="fast, all, or a comma-separated list")
+    ap.add_argument("--models", default="fast", help="fast, all, zoo, or a comma-separated list")
     ap.add_argument("--require", default="all",
                     help="models that must PASS (comma-separated), all (default) or none")
     ap.add_argument("--workdir", default=None, help="keep the models, plans and outputs here")
@@ -302,16 +395,20 @@ def main():
     ap.add_argument("--exporter", choices=["legacy", "dynamo"], default="legacy",
                     help="torch.onnx.export's TorchScript exporter (legacy, default) or its "
                          "torch.export one (dynamo: torch >= 2.9's default)")
+    ap.add_argument("--half", action="store_true",
+                    help="convert the model stored in float16 (weights, input and output), "
+                         "held to HALF_TOLERANCE (or GPU_TOLERANCE on a GPU)")
     ap.add_argument("--fixtures", default=None,
                     help="models exported before: DIR/NAME/{model.onnx,input.npy,ref.npy} "
                          "(--models names them; nothing is exported)")
     args = ap.parse_args()
 
     names = (FAST if args.models == "fast" else list(MODELS) if args.models == "all"
-             else [n for n in args.models.split(",") if n])
-    unknown = [n for n in names if n not in MODELS and not args.fixtures]
+             else list(ZOO) if args.models == "zoo" else [n for n in args.models.split(",") if n])
+    unknown = [n for n in names if n not in MODELS and n not in ZOO and not args.fixtures]
     if unknown:
-        print(f"unknown model(s) {unknown}; known: {', '.join(MODELS)}", file=sys.stderr)
+        print(f"unknown model(s) {unknown}; known: {', '.join(list(MODELS) + list(ZOO))}",
+              file=sys.stderr)
         return 2
     require = (set(names) if args.require == "all" else set() if args.require == "none"
                else set(args.require.split(",")))
