@@ -175,8 +175,50 @@ def video(name):
     return lambda: getattr(torchvision.models.video, name)(weights=None)
 
 
+class DetrTiny(nn.Module):
+    """A detection transformer at toy size: a ResNet-18 trunk, a 1x1 projection, sine-free
+    learned positions, nn.Transformer's encoder and decoder over 10 learned queries, class and
+    box heads (sigmoid boxes), the two concatenated per query."""
+
+    def __init__(self, d=64, queries=10, classes=5):
+        super().__init__()
+        r = torchvision.models.resnet18(weights=None)
+        self.trunk = nn.Sequential(*list(r.children())[:-2])
+        self.proj = nn.Conv2d(512, d, 1)
+        self.pos = nn.Parameter(torch.randn(1, 49, d) * 0.1)
+        self.queries = nn.Parameter(torch.randn(1, queries, d) * 0.1)
+        self.transformer = nn.Transformer(d, 4, 2, 2, 128, batch_first=True)
+        self.cls = nn.Linear(d, classes + 1)
+        self.box = nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 4))
+
+    def forward(self, x):
+        f = self.proj(self.trunk(x)).flatten(2).transpose(1, 2) + self.pos
+        h = self.transformer(f, self.queries.expand(x.shape[0], -1, -1))
+        return torch.cat([self.cls(h), self.box(h).sigmoid()], dim=-1)
+
+
+class CrnnOcr(nn.Module):
+    """A text-line recognizer (CRNN): conv and pool stages down to a height of 1, a 2-layer
+    bidirectional LSTM over the width, per-column log-softmax over the characters (CTC's input)."""
+
+    def __init__(self, chars=37):
+        super().__init__()
+        def block(i, o, pool):
+            return [nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(), nn.MaxPool2d(pool)]
+        self.conv = nn.Sequential(*block(1, 32, 2), *block(32, 64, 2), *block(64, 128, (2, 1)),
+                                  *block(128, 128, (4, 1)))
+        self.rnn = nn.LSTM(128, 64, num_layers=2, bidirectional=True, batch_first=True)
+        self.fc = nn.Linear(128, chars)
+
+    def forward(self, x):
+        f = self.conv(x).squeeze(2).transpose(1, 2)  # [N, W/4, 128]
+        y, _ = self.rnn(f)
+        return self.fc(y).log_softmax(-1)
+
+
 # A zoo of architectures nobody tuned jetplan for (--models zoo; not in "all", which CI runs):
-# classifiers of every family torchvision has, video (3-D convs), segmentation heads.
+# classifiers of every family torchvision has, video (3-D convs), segmentation heads, a detection
+# transformer and an OCR text-line recognizer.
 ZOO = {
     "shufflenet_v2_x1_0": (tv("shufflenet_v2_x1_0"), (1, 3, 224, 224), 17),
     "mnasnet1_0": (tv("mnasnet1_0"), (1, 3, 224, 224), 17),
@@ -199,6 +241,8 @@ ZOO = {
     "lraspp_mobilenet_v3_large": (lambda: OutKey(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
         weights=None, weights_backbone=None)), (1, 3, 320, 320), 17),
     "fcn_resnet50": (seg("fcn_resnet50"), (1, 3, 320, 320), 17),
+    "detr_tiny": (DetrTiny, (1, 3, 224, 224), 17),
+    "crnn_ocr": (CrnnOcr, (1, 1, 32, 128), 17),
 }
 # float16 models (--half): every float32 weight rounded to 11 significant bits, the output too.
 HALF_TOLERANCE = 1e-2
