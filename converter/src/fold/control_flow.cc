@@ -16,13 +16,10 @@ namespace jetplan::converter {
 namespace fold {
 namespace {
 
-// A subgraph's reference to a value of an enclosing graph (see Graph).
-bool is_outer(const Value& v) { return v.producer < 0 && !v.is_constant && v.graph_input < 0; }
-
 // The names `sub` and the subgraphs inside it read from graphs enclosing `sub`.
 void outer_names(const Graph& sub, std::set<std::string>* out) {
   std::set<std::string> local;
-  for (const Value& v : sub.values) (is_outer(v) ? *out : local).insert(v.name);
+  for (const Value& v : sub.values) (is_outer_reference(v) ? *out : local).insert(v.name);
   for (const Node& n : sub.nodes)
     for (const auto& [name, a] : n.attrs) {
       if (a.kind != Attribute::Kind::kGraph || !a.graph) continue;
@@ -31,24 +28,6 @@ void outer_names(const Graph& sub, std::set<std::string>* out) {
       for (const std::string& s : inner)
         if (!local.count(s)) out->insert(s);
     }
-}
-
-// `sub` with its references to enclosing values renamed by `rename` (old name -> new name), at
-// every depth; a name a graph defines itself hides the enclosing one below it.
-std::shared_ptr<const Graph> renamed(const Graph& sub, std::map<std::string, std::string> rename) {
-  auto out = std::make_shared<Graph>(sub);
-  for (const Value& v : sub.values)
-    if (!is_outer(v)) rename.erase(v.name);
-  if (rename.empty()) return out;
-  for (Value& v : out->values) {
-    if (!is_outer(v)) continue;
-    auto it = rename.find(v.name);
-    if (it != rename.end()) v.name = it->second;
-  }
-  for (Node& n : out->nodes)
-    for (auto& [name, a] : n.attrs)
-      if (a.kind == Attribute::Kind::kGraph && a.graph) a.graph = renamed(*a.graph, rename);
-  return out;
 }
 
 // If: its chosen branch, when the condition is a constant.
@@ -168,7 +147,7 @@ std::vector<int> Expansion::inline_graph(const Graph& sub, const std::vector<int
     n.domain = s.domain;
     n.attrs = s.attrs;
     for (auto& [name, a] : n.attrs)
-      if (a.kind == Attribute::Kind::kGraph && a.graph) a.graph = renamed(*a.graph, rename);
+      if (a.kind == Attribute::Kind::kGraph && a.graph) a.graph = renamed_references(*a.graph, rename);
   }
   std::vector<int> outputs;
   for (int v : sub.outputs) outputs.push_back(id[v]);

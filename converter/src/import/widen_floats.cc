@@ -201,9 +201,18 @@ bool reads_as_it_is(const Node& n, size_t k) {
   return n.op_type == "Cast" || (n.op_type == "CastLike" && k == 0);
 }
 
+bool has_subgraphs(const Graph& g) {
+  for (const Node& n : g.nodes)
+    for (const auto& [name, a] : n.attrs)
+      if (a.kind == Attribute::Kind::kGraph) return true;
+  return false;
+}
+
 // The Cast or CastLike writing value `v` writes it in `type` again (a CastLike becomes that
-// Cast); a Cast to float32 after it feeds the readers that are no Casts.
-void round_at_cast(Graph& g, Names& names, size_t node, int v, DataType type) {
+// Cast); a Cast to float32 after it feeds the readers that are no Casts (and the subgraphs' by
+// name: `outer` gets the renaming). Returns the float32 value, -1 when nothing reads one.
+int round_at_cast(Graph& g, Names& names, size_t node, int v, DataType type,
+                  std::map<std::string, std::string>* outer) {
   {
     Node& cast = g.nodes[node];
     cast.op_type = "Cast";
@@ -215,16 +224,18 @@ void round_at_cast(Graph& g, Names& names, size_t node, int v, DataType type) {
     cast.attrs["to"] = to;
   }
   g.values[static_cast<size_t>(v)].dtype = type;
-  int w = -1;
+  int w = has_subgraphs(g) ? float32_twin(g, names, v) : -1;
   for (Node& n : g.nodes)
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       if (n.inputs[k] != v || reads_as_it_is(n, k)) continue;
       if (w < 0) w = float32_twin(g, names, v);
       n.inputs[k] = w;
     }
-  if (w < 0) return;
+  if (w < 0) return -1;
+  (*outer)[g.values[static_cast<size_t>(v)].name] = g.values[static_cast<size_t>(w)].name;
   Node up = cast_node(names.unique(g.nodes[node].name + ":to_float32"), v, w, DataType::kFloat32);
   g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(node) + 1, std::move(up));
+  return w;
 }
 
 }  // namespace
@@ -232,6 +243,9 @@ void round_at_cast(Graph& g, Names& names, size_t node, int v, DataType type) {
 void narrow_values(Graph& g, const NarrowValues& narrow) {
   if (narrow.bindings.empty() && narrow.casts.empty()) return;
   Names names(g);
+  // Subgraphs (If branches, Loop and Scan bodies) read enclosing values by name: those that
+  // become narrow are read there by their float32 twins' names.
+  std::map<std::string, std::string> outer;
   // Casts first: their outputs are narrow then, and a narrow output they write needs no Cast
   // at the end.
   for (size_t k = 0; k < g.nodes.size(); ++k) {
@@ -240,7 +254,7 @@ void narrow_values(Graph& g, const NarrowValues& narrow) {
         n.outputs[0] < 0)
       continue;
     auto it = narrow.casts.find(g.values[static_cast<size_t>(n.outputs[0])].name);
-    if (it != narrow.casts.end()) round_at_cast(g, names, k, n.outputs[0], it->second);
+    if (it != narrow.casts.end()) round_at_cast(g, names, k, n.outputs[0], it->second, &outer);
   }
   std::vector<Node> front;
   std::set<int> done;
@@ -251,6 +265,7 @@ void narrow_values(Graph& g, const NarrowValues& narrow) {
     redirect_reads(g, v, w);
     Value& in = g.values[static_cast<size_t>(v)];
     in.dtype = it->second;
+    outer[in.name] = g.values[static_cast<size_t>(w)].name;
     front.push_back(cast_node(names.unique(in.name + ":to_float32"), v, w, DataType::kFloat32));
   }
   for (int v : g.outputs) {
@@ -265,6 +280,7 @@ void narrow_values(Graph& g, const NarrowValues& narrow) {
         if (n.inputs[k] == v && !reads_as_it_is(n, k)) n.inputs[k] = w;
     Value& out = g.values[static_cast<size_t>(v)];
     out.dtype = it->second;
+    outer[out.name] = g.values[static_cast<size_t>(w)].name;
     if (out.is_constant) {
       out.data = narrowed(out.dtype, out.data);
       continue;
@@ -281,6 +297,10 @@ void narrow_values(Graph& g, const NarrowValues& narrow) {
       break;
     }
   }
+  if (!outer.empty())
+    for (Node& n : g.nodes)
+      for (auto& [name, a] : n.attrs)
+        if (a.kind == Attribute::Kind::kGraph && a.graph) a.graph = renamed_references(*a.graph, outer);
   std::vector<Node> nodes = std::move(front);
   for (Node& n : g.nodes) nodes.push_back(std::move(n));
   g.nodes = std::move(nodes);

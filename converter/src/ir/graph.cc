@@ -133,6 +133,28 @@ void Graph::replace_uses(int from, int to) {
   values[from].graph_output = false;
 }
 
+bool is_outer_reference(const Value& v) {
+  return v.producer < 0 && !v.is_constant && v.graph_input < 0;
+}
+
+std::shared_ptr<const Graph> renamed_references(const Graph& sub,
+                                                std::map<std::string, std::string> rename) {
+  auto out = std::make_shared<Graph>(sub);
+  for (const Value& v : sub.values)
+    if (!is_outer_reference(v)) rename.erase(v.name);
+  if (rename.empty()) return out;
+  for (Value& v : out->values) {
+    if (!is_outer_reference(v)) continue;
+    auto it = rename.find(v.name);
+    if (it != rename.end()) v.name = it->second;
+  }
+  for (Node& n : out->nodes)
+    for (auto& [name, a] : n.attrs)
+      if (a.kind == Attribute::Kind::kGraph && a.graph)
+        a.graph = renamed_references(*a.graph, rename);
+  return out;
+}
+
 std::string node_label(const Node& node) { return cat("'", node.name, "' (", node.op_type, ")"); }
 
 namespace {

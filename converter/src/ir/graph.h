@@ -128,6 +128,14 @@ struct Graph {
   void replace_uses(int from, int to);
 };
 
+// A subgraph's reference to a value of an enclosing graph (see Graph): no constant, no formal
+// input, no node's output.
+bool is_outer_reference(const Value& v);
+// `sub` with its references to enclosing values renamed by `rename` (old name -> new name), at
+// every depth; a name a graph defines itself hides the enclosing one below it.
+std::shared_ptr<const Graph> renamed_references(const Graph& sub,
+                                                std::map<std::string, std::string> rename);
+
 // "'conv1' (Conv)", the way every message names a node.
 std::string node_label(const Node& node);
 

@@ -78,6 +78,18 @@ TEST(ControlFlow, IfOnAConstantNodeBecomesItsBranch) {
   EXPECT_THAT(c.fb->steps()->Get(0)->name()->str(), HasSubstr("choose/else/"));
 }
 
+// y = If(cond) then -x else Relu(x), the If named `name`.
+void add_neg_or_relu_if(ModelBuilder& m, const std::string& cond, const std::string& name) {
+  Body then("then"), other("else");
+  then.node("Neg", {"x"}, {"a"});
+  then.output("a");
+  other.node("Relu", {"x"}, {"b"});
+  other.output("b");
+  auto& n = m.node("If", {cond}, {"y"}, name);
+  graph_attr(n, "then_branch", then);
+  graph_attr(n, "else_branch", other);
+}
+
 // torchvision's `if boxes.numel() == 0`: Shape -> ReduceProd -> Equal on a static shape folds (the
 // Reduce ops fold on constants, integers included), and so does the If.
 TEST(ControlFlow, IfOnTheElementCountOfAStaticShapeFolds) {
@@ -88,14 +100,7 @@ TEST(ControlFlow, IfOnTheElementCountOfAStaticShapeFolds) {
     m.node("Shape", {"x"}, {"dims"}, "dims");
     attr(m.node(reduce, {"dims"}, {"count"}, "count"), "keepdims", int64_t{0});
     m.node("Equal", {"count", "zero"}, {"empty"}, "empty");
-    Body then("then"), other("else");
-    then.node("Neg", {"x"}, {"a"});
-    then.output("a");
-    other.node("Relu", {"x"}, {"b"});
-    other.output("b");
-    auto& n = m.node("If", {"empty"}, {"y"}, "if_empty");
-    graph_attr(n, "then_branch", then);
-    graph_attr(n, "else_branch", other);
+    add_neg_or_relu_if(m, "empty", "if_empty");
     Converted c;
     EXPECT_THAT(run_f32(m, {{-1, 2, -3, 4, -5, 6}}, &c), ElementsAre(0, 2, 0, 4, 0, 6)) << reduce;
     ASSERT_NE(c.fb, nullptr);
@@ -114,14 +119,7 @@ TEST(ControlFlow, AConditionThatDoesNotFoldNamesTheNodeThatStopsIt) {
   m.node("TopK", {"c", "k"}, {"v", "i"}, "topk");
   attr(m.node("ReduceSum", {"v"}, {"s"}, "sum"), "keepdims", int64_t{0});
   m.node("Greater", {"s", "z"}, {"cond"}, "gt");
-  Body then("then"), other("else");
-  then.node("Neg", {"x"}, {"a"});
-  then.output("a");
-  other.node("Relu", {"x"}, {"b"});
-  other.output("b");
-  auto& n = m.node("If", {"cond"}, {"y"}, "branch");
-  graph_attr(n, "then_branch", then);
-  graph_attr(n, "else_branch", other);
+  add_neg_or_relu_if(m, "cond", "branch");
   EXPECT_THAT(convert_error(m), HasSubstr("its condition 'cond' is computed at run time by node "
                                           "'topk' (TopK), which jetplan does not fold"));
 }

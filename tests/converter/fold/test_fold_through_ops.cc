@@ -63,30 +63,28 @@ TEST(TensorGroup, ReductionsFoldOnConstants) {
   const std::vector<float> c = {0.5f, -2.f, 3.f, 1.25f, -0.75f, 4.f};
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                          "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"}) {
-    // y = x + Reduce(c over axis 1, kept) against the step itself: Reduce(x) of x = c.
+    // The reduction over axis 1 (kept) of `from` into `to`; ReduceSum's axes an input at 13.
+    const auto reduce = [&](ModelBuilder& m, const std::string& from, const std::string& to) {
+      auto& r = m.node(op, {from}, {to}, "reduce");
+      if (std::string(op) == "ReduceSum") {
+        m.initializer_i64("axes", {1}, {1});
+        r.add_input("axes");
+      } else {
+        attr(r, "axes", std::vector<int64_t>{1});
+      }
+    };
+    // y = x + Reduce(c) against the step itself: Reduce(x) of x = c.
     ModelBuilder folded(13);
     folded.input("x", {2, 1}).output("y");
     folded.initializer("c", {2, 3}, c);
-    auto& r = folded.node(op, {"c"}, {"r"}, "reduce");
-    if (std::string(op) == "ReduceSum") {
-      folded.initializer_i64("axes", {1}, {1});
-      r.add_input("axes");
-    } else {
-      attr(r, "axes", std::vector<int64_t>{1});
-    }
+    reduce(folded, "c", "r");
     folded.node("Add", {"x", "r"}, {"y"}, "add");
     Converted cf;
     const std::vector<float> got = run_f32(folded, {{0, 0}}, &cf);
     EXPECT_THAT(ops_of(cf), ElementsAre(OpFamily::Binary)) << op;
     ModelBuilder step(13);
     step.input("c", {2, 3}).output("y");
-    auto& rs = step.node(op, {"c"}, {"y"}, "reduce");
-    if (std::string(op) == "ReduceSum") {
-      step.initializer_i64("axes", {1}, {1});
-      rs.add_input("axes");
-    } else {
-      attr(rs, "axes", std::vector<int64_t>{1});
-    }
+    reduce(step, "c", "y");
     EXPECT_EQ(got, run_f32(step, {c})) << op;
   }
   // int64 over a Shape (keepdims 0) and bool (ReduceMax of opset 20: any) feed a Reshape's shape.
@@ -104,7 +102,7 @@ TEST(TensorGroup, ReductionsFoldOnConstants) {
   Converted c6;
   EXPECT_THAT(run_f32(m, {{1, 2, 3, 4, 5, 6}}, &c6), ElementsAre(1, 2, 3, 4, 5, 6));
   ASSERT_NE(c6.fb, nullptr);
-  EXPECT_EQ(c6.fb->outputs()->Get(0) != nullptr, true);
+  ASSERT_NE(c6.fb->outputs()->Get(0), nullptr);
   const auto* y = c6.fb->tensors()->Get(c6.fb->outputs()->Get(0)->tensor());
   EXPECT_THAT(std::vector<int64_t>(y->shape()->begin(), y->shape()->end()), ElementsAre(6));
 }

@@ -219,6 +219,34 @@ TEST(WidenFloats, CastLikeOfAFloat16InitializerRounds) {
               ElementsAre(1.f, kernels::half_to_float(kernels::half_from_float(3.14159f))));
 }
 
+// An If branch of a float16 model reads the model's float16 input by name: it reads its float32
+// twin, as the main graph's nodes do, and the If folds to that branch.
+TEST(WidenFloats, SubgraphsReadTheFloat32TwinsOfNarrowValues) {
+  ModelBuilder m(13);
+  m.input("x", {3}, kF16).output("y", kF16);
+  raw_initializer(m, "go", onnx::TensorProto::BOOL, {}, {1});
+  auto& n = m.node("If", {"go"}, {"y"}, "branch");
+  for (const char* which : {"then_branch", "else_branch"}) {
+    auto* a = add_attr(n, which);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(which);
+    auto* node = g->add_node();
+    node->set_op_type(std::string(which) == "then_branch" ? "Relu" : "Neg");
+    node->add_input("x");
+    node->add_output(std::string(which) + "_out");
+    auto* out = g->add_output();
+    out->set_name(std::string(which) + "_out");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(kF16);
+  }
+  const ConvertResult r = convert_ok(m);
+  ASSERT_FALSE(r.plan.empty());
+  const std::vector<float> x = {-1.5f, 0.25f, 2.f};
+  const auto out = run(r.plan, {input_bytes(kF16, x)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], input_bytes(kF16, {0.f, 0.25f, 2.f}));
+}
+
 // Narrow data that does not hold its dims' elements is refused naming the tensor in its type.
 TEST(WidenFloats, MalformedNarrowDataIsNamed) {
   ModelBuilder odd(17);
