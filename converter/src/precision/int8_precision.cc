@@ -117,9 +117,7 @@ class Int8Pass {
       const DraftStep& v = d_.steps[s];
       if (v.inputs.size() == 1 && v.outputs.size() == 1 &&
           d_.tensors[v.inputs[0]].dtype == d_.tensors[v.outputs[0]].dtype &&
-          (v.op.family == fb::OpFamily::Copy ||
-           (v.op.family == fb::OpFamily::Transpose &&
-            moves_only_unit_dims(d_.tensors[v.inputs[0]].shape, v.op.perm))))
+          (v.op.family == fb::OpFamily::Copy || v.op.family == fb::OpFamily::Transpose))
         view_input_[s] = v.inputs[0];
     }
   }
@@ -130,8 +128,9 @@ class Int8Pass {
   // calibrated amax / 127; 0 where it has neither. An Int8 max pool's or resize's output has
   // its input's: it moves (or, linear, interpolates) the input's integers in the same units.
   // A view without a range of its own (a Reshape's output: the calibration's FP32 plan reads it
-  // in place of its input) has its input's, the same values (a Transpose that moves only dims
-  // of 1 is such a view as well).
+  // in place of its input) has its input's, the same values; so has a Transpose's output (the
+  // layout transposes gpu_layout adds, a channel shuffle's permutation): it moves the same
+  // values.
   float scale(uint32_t i) const {
     if (const auto c = class_of_.find(i); c != class_of_.end()) return class_scale_[c->second];
     return own_scale(i);
@@ -557,7 +556,7 @@ class Int8Pass {
   // The scale classes of the tensors Int8 movers join (scale_classes()): tensor -> class.
   std::map<uint32_t, size_t> class_of_;
   std::vector<float> class_scale_;
-  std::vector<int64_t> view_input_;    // per step: a view's input (Copy, unit-dim Transpose), else -1
+  std::vector<int64_t> view_input_;    // per step: a Copy's or Transpose's input, else -1
   std::map<std::pair<uint32_t, int64_t>, uint32_t> quantized_;  // (x, cp) -> its Int8 twin
   std::set<std::string> gemms_;  // the steps that were Gemm steps (gemms_as_convs)
   // Per step: the padded input channels of an INT8 conv whose Cin is not a multiple of 8, else 0.

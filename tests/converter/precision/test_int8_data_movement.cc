@@ -13,6 +13,7 @@
 #include "tests/converter/precision/int8_test_util.h"
 #include "tests/converter/util/convert_util.h"
 #include "tests/converter/util/plan_runner.h"
+#include "tests/converter/util/run_util.h"
 
 namespace jetplan::converter::testing {
 namespace {
@@ -261,6 +262,55 @@ TEST(Int8DataMovement, SqueezeExcitationMulWritesInt8ForItsInt8Reader) {
     EXPECT_EQ(g->tensors()->Get(s->inputs()->Get(0))->dtype(), fb::DType::Float16);
   }
   EXPECT_EQ(q8, 1u);
+}
+
+// ShuffleNet's channel shuffle between two convs (Reshape [N, 2, C/2, H, W], Transpose of the two
+// groups, Reshape back): a Transpose moves the same values, so the conv after it reads its
+// input's scale through the shuffle and runs in INT8 too (it was kept in float: "no scale").
+// Against the same model without the shuffle, its second conv's input channels permuted to
+// match: the same integers meet the same weights, so the INT8 outputs agree bit for bit.
+TEST(Int8DataMovement, ConvAfterAChannelShuffleRunsInInt8) {
+  constexpr int64_t kC = 16, kHalf = kC / 2;
+  std::vector<float> w = random_floats(kC * kC * 9, 31, -0.12f, 0.12f), w_direct(w.size());
+  for (int64_t o = 0; o < kC; ++o)
+    for (int64_t g = 0; g < 2; ++g)
+      for (int64_t i = 0; i < kHalf; ++i)
+        for (int64_t k = 0; k < 9; ++k)  // shuffled channel i * 2 + g holds channel g * 8 + i
+          w_direct[size_t((o * kC + g * kHalf + i) * 9 + k)] = w[size_t((o * kC + i * 2 + g) * 9 + k)];
+  const std::vector<float> b = random_floats(kC, 32, -0.1f, 0.1f);
+  const auto model = [&](bool shuffle) {
+    ModelBuilder m;
+    m.input("x", {1, kC, 8, 8}).output("y");
+    conv(m, "x", "a", "before", kC, kC, 3, true);
+    std::string in = "a";
+    if (shuffle) {
+      m.initializer_i64("groups", {5}, {1, 2, kHalf, 8, 8});
+      m.node("Reshape", {"a", "groups"}, {"g"}, "split_groups");
+      attr(m.node("Transpose", {"g"}, {"t"}, "shuffle"), "perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+      m.initializer_i64("flat", {4}, {1, kC, 8, 8});
+      m.node("Reshape", {"t", "flat"}, {"s"}, "join_groups");
+      in = "s";
+    }
+    m.initializer("w_after", {kC, kC, 3, 3}, shuffle ? w : w_direct).initializer("b_after", {kC}, b);
+    attr(m.node("Conv", {in, "w_after", "b_after"}, {"y"}, "after"), "pads", kPads);
+    return m;
+  };
+  std::vector<std::vector<float>> held_out;
+  const ConvertOptions options = int8_cpu_options({1, kC, 8, 8}, 2900, &held_out);
+  const ConvertResult r = convert_int8(model(true), options);
+  const ConvertResult direct = convert_int8(model(false), options);
+  ASSERT_FALSE(r.plan.empty());
+  ASSERT_FALSE(direct.plan.empty());
+  EXPECT_EQ(r.summary.int8_steps, 2u);
+  EXPECT_TRUE(r.summary.kept_fp16.empty());
+  EXPECT_EQ(direct.summary.int8_steps, 2u);
+  for (const auto& x : held_out) {
+    const auto got = float_outputs(run_plan(r.plan, {x}))[0];
+    const auto want = float_outputs(run_plan(direct.plan, {x}))[0];
+    ASSERT_EQ(got.size(), want.size());
+    for (float v : got) ASSERT_FALSE(std::isnan(v));
+    EXPECT_EQ(got, want);
+  }
 }
 
 }  // namespace
