@@ -39,6 +39,9 @@ std::string decompose_causal_conv(Graph& g, const Node& node, std::vector<Node>*
          " are not [B, C, L] and [C, 1, K]");
   const int64_t k = w[2];
   const Shape state = {x[0], x[1], k - 1};
+  const int64_t state_bytes = checked_bytes(state, sizeof(float));
+  if (state_bytes < 0 || state_bytes > (int64_t{1} << 30))
+    fail("node ", node_label(node), ": its state ", shape_str(state), " is too large");
   if (has_input(node, 3) && input(g, node, 3).shape != state)
     fail("node ", node_label(node), ": past_state ", shape_str(input(g, node, 3).shape),
          " is not ", shape_str(state));

@@ -1,5 +1,7 @@
 // The ConvTranspose family: ONNX ConvTranspose, whose window (window.h for what it shares with
 // Conv) crops the full transposed convolution by pads, output_shape or auto_pad.
+#include <algorithm>
+
 #include "converter/src/ir/error.h"
 #include "converter/src/ops/decompose.h"
 #include "converter/src/ops/op_helpers.h"
@@ -131,24 +133,32 @@ std::string decompose_col2im(Graph& g, const Node& node, std::vector<Node>* out)
   const std::vector<int64_t> pads = per_dim("pads", 0, 2 * r);
   int64_t k = 1, blocks = 1;
   std::vector<int64_t> counts(r), leftover(r);
+  constexpr int64_t kMaxDim = int64_t{1} << 24;  // keeps the arithmetic below far from overflow
   for (size_t d = 0; d < r; ++d) {
     if (image[d] < 1 || block[d] < 1 || strides[d] < 1 || dilations[d] < 1 || pads[d] < 0 ||
         pads[d + r] < 0)
       fail("node ", node_label(node), ": image_shape, block_shape, strides and dilations must be "
            "positive and pads not negative");
+    if (image[d] > kMaxDim || block[d] > kMaxDim || strides[d] > kMaxDim ||
+        dilations[d] > kMaxDim || pads[d] > kMaxDim || pads[d + r] > kMaxDim)
+      fail("node ", node_label(node), ": image_shape, block_shape, strides, dilations and pads "
+           "past ", kMaxDim);
     const int64_t span = image[d] + pads[d] + pads[d + r] - dilations[d] * (block[d] - 1) - 1;
     if (span < 0) fail("node ", node_label(node), ": the block does not fit the padded image along dim ", d);
     counts[d] = span / strides[d] + 1;
     leftover[d] = span % strides[d];
     k *= block[d];
     blocks *= counts[d];
+    if (k > std::max<int64_t>(xs[1], 1) || blocks > std::max<int64_t>(xs[2], 1))
+      fail("node ", node_label(node), ": input ", shape_str(xs), " holds fewer than the block's "
+           "elements or the blocks along dim ", d);
   }
   if (xs[1] % k != 0 || xs[2] != blocks)
     fail("node ", node_label(node), ": input ", shape_str(xs), " holds no [N, C * ", k, ", ", blocks,
          "] patches of the blocks");
   const int64_t channels = xs[1] / k;
-  if (channels * k * k > (int64_t{1} << 26))
-    return cat("its one-hot weight of ", channels * k * k, " elements is too large");
+  if (k > (int64_t{1} << 26) / std::max<int64_t>(xs[1], 1))
+    return cat("its one-hot weight of ", xs[1], "x", k, " elements is too large");
   Shape grid = {xs[0], xs[1]};
   grid.insert(grid.end(), counts.begin(), counts.end());
   Shape wshape = {xs[1], 1};

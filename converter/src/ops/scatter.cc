@@ -225,6 +225,8 @@ std::string decompose_tensor_scatter(Graph& g, const Node& node, std::vector<Nod
     fail("node ", node_label(node), ": update ", shape_str(update), " does not fit past_cache ",
          shape_str(cache), " along axis ", axis);
   const int64_t batch = cache[0], extent = update[size_t(axis)];
+  if (extent > (int64_t{1} << 26) || batch > (int64_t{1} << 26))
+    return cat("an update of ", extent, " positions for ", batch, " batch entries is too large");
   OnnxNodes b(g, node, out);
   int starts = -1;
   if (has_input(node, 2)) {
