@@ -129,6 +129,20 @@ struct SpaceDepthSpec {
 };
 SpaceDepthSpec space_depth_spec(const Node& node, const Shape& x);
 
+// The Reduce ops of x: the op (fb::ReduceOp by op type), the dims reduced (sorted; every dim when
+// the axes are none), the shape with them kept as 1 and the output's (keepdims), or an
+// Identity (noop_with_empty_axes with no axes). The axes are an attribute, or an input from
+// opset 13 (ReduceSum) or 18 (the others); false with *why where that input is computed at run
+// time.
+struct ReduceSpec {
+  fb::ReduceOp op = fb::ReduceOp::Sum;
+  std::vector<int32_t> axes;
+  Shape kept, out;
+  bool identity = false;
+};
+bool reduce_spec(const Graph& g, const Node& node, const Shape& x, ReduceSpec* spec,
+                 std::string* why);
+
 // The dtype a Unary or Elementwise op of `dtype` tensors computes in, as the plan lowers it:
 // the tensors' own where the kernel takes it, else float32 for float16 and int32 for int8 and
 // uint8 (Cast steps around; exact for these ops); kUndefined where the kernels have no way.

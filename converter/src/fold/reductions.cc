@@ -14,47 +14,27 @@ namespace jetplan::converter::fold {
 // The Reduce ops on constants: float32 and float64 through the Reduce family's CPU twin; integers
 // and bool (the element count of a Shape, a ReduceMax of a mask) in int64 for Sum, Prod, Max,
 // Min, L1 and SumSquare (integers wrap as int64 does; an empty Max or Min is left to run time).
-// The axes as check_reduce reads them: an attribute, or an input from opset 13 (ReduceSum) or
-// 18 (the others); none reduces every dim, unless noop_with_empty_axes.
+// The axes, output shape and op as check_reduce reads them (reduce_spec).
 bool eval_reduce(const Args& a, std::vector<TensorData>* out) {
   const Value& x = *a.in[0];
-  const std::string& op = a.node.op_type;
-  const bool axes_input = a.g.opset >= 18 || (a.g.opset >= 13 && op == "ReduceSum");
-  std::vector<int64_t> axes;
-  if (axes_input) {
-    if (a.in.size() > 1 && a.in[1] != nullptr) axes = read_ints(*a.in[1]);
-  } else {
-    axes = attr_ints(a.node, "axes", {});
-  }
   const auto rank = static_cast<int64_t>(x.shape.size());
   if (rank > kernels::kMaxRank) return false;
-  if (axes.empty() && axes_input && attr_int(a.node, "noop_with_empty_axes", 0) != 0) {
+  ReduceSpec spec;
+  std::string why;
+  if (!reduce_spec(a.g, a.node, x.shape, &spec, &why)) return false;
+  if (spec.identity) {
     out->push_back({x.dtype, x.shape, x.data});
     return true;
   }
   uint32_t mask = 0;
-  for (int64_t axis : axes) {
-    const int64_t d = normalize_axis(a.node, axis, rank);
-    if (mask & (1u << d)) fail("node ", node_label(a.node), ": axis ", axis, " is repeated");
-    mask |= 1u << d;
-  }
-  if (axes.empty()) mask = rank == 0 ? 0u : (1u << rank) - 1;
-  const bool keepdims = attr_int(a.node, "keepdims", 1) != 0;
-  Shape kept = x.shape, shape;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (mask & (1u << d)) kept[size_t(d)] = 1;
-    if (keepdims || !(mask & (1u << d))) shape.push_back(kept[size_t(d)]);
-  }
+  for (int32_t d : spec.axes) mask |= 1u << d;
+  const Shape& kept = spec.kept;
+  const Shape& shape = spec.out;
   const int64_t n = shape_count(x.shape), m = shape_count(kept);
   if (x.dtype == DataType::kFloat32 || x.dtype == DataType::kFloat64) {
+    if (!fits(kept, x.dtype)) return false;
     kernels::ReduceParams p;
-    const char* const kOps[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                                "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
-                                "ReduceLogSumExp"};
-    int k = 0;
-    while (k < kernels::kReduceOpCount && op != kOps[k]) ++k;
-    if (k == kernels::kReduceOpCount || !fits(kept, x.dtype)) return false;
-    p.op = static_cast<kernels::ReduceOp>(k);
+    p.op = static_cast<kernels::ReduceOp>(spec.op);  // one numbering, as the runtime reads it
     p.rank = static_cast<int32_t>(rank);
     for (int64_t d = 0; d < rank; ++d) p.in_dims[d] = x.shape[size_t(d)];
     p.axis_mask = mask;
@@ -69,8 +49,9 @@ bool eval_reduce(const Args& a, std::vector<TensorData>* out) {
     return true;
   }
   if (is_floating(x.dtype) || !(is_numeric(x.dtype) || x.dtype == DataType::kBool)) return false;
-  const bool sum = op == "ReduceSum", prod = op == "ReduceProd", max = op == "ReduceMax",
-             min = op == "ReduceMin", l1 = op == "ReduceL1", square = op == "ReduceSumSquare";
+  using R = fb::ReduceOp;
+  const bool sum = spec.op == R::Sum, prod = spec.op == R::Prod, max = spec.op == R::Max,
+             min = spec.op == R::Min, l1 = spec.op == R::L1, square = spec.op == R::SumSquare;
   if (!(sum || prod || max || min || l1 || square) || !fits(kept, x.dtype)) return false;
   if ((max || min) && n == 0 && m > 0) return false;
   const std::vector<int64_t> v = x.dtype == DataType::kBool

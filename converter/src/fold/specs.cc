@@ -368,6 +368,56 @@ bool tile_shape(const Graph& g, const Node& node, const Shape& x, Shape* out, st
   return true;
 }
 
+bool reduce_spec(const Graph& g, const Node& node, const Shape& x, ReduceSpec* spec,
+                 std::string* why) {
+  struct ReduceName {
+    const char* op_type;
+    fb::ReduceOp op;
+  };
+  constexpr ReduceName kReduceOps[] = {
+      {"ReduceL1", fb::ReduceOp::L1},         {"ReduceL2", fb::ReduceOp::L2},
+      {"ReduceLogSum", fb::ReduceOp::LogSum}, {"ReduceLogSumExp", fb::ReduceOp::LogSumExp},
+      {"ReduceMax", fb::ReduceOp::Max},       {"ReduceMean", fb::ReduceOp::Mean},
+      {"ReduceMin", fb::ReduceOp::Min},       {"ReduceProd", fb::ReduceOp::Prod},
+      {"ReduceSum", fb::ReduceOp::Sum},       {"ReduceSumSquare", fb::ReduceOp::SumSquare},
+  };
+  bool known = false;
+  for (const ReduceName& r : kReduceOps)
+    if (node.op_type == r.op_type) spec->op = r.op, known = true;
+  if (!known) fail("node ", node_label(node), ": ", node.op_type, " is no Reduce op");
+  const bool axes_input = g.opset >= 18 || (g.opset >= 13 && node.op_type == "ReduceSum");
+  std::vector<int64_t> axes;
+  if (axes_input) {
+    if (node.inputs.size() > 1 && node.inputs[1] >= 0) {
+      const Value& a = g.values[size_t(node.inputs[1])];
+      if (!a.is_constant) {
+        *why = "its axes input is computed at run time (jetplan needs it constant)";
+        return false;
+      }
+      axes = read_ints(a);
+    }
+  } else {
+    axes = attr_ints(node, "axes", {});
+  }
+  const auto rank = static_cast<int64_t>(x.size());
+  spec->identity = axes.empty() && axes_input && attr_int(node, "noop_with_empty_axes", 0) != 0;
+  spec->axes.clear();
+  for (int64_t a : axes) spec->axes.push_back(static_cast<int32_t>(normalize_axis(node, a, rank)));
+  std::sort(spec->axes.begin(), spec->axes.end());
+  if (std::adjacent_find(spec->axes.begin(), spec->axes.end()) != spec->axes.end())
+    fail("node ", node_label(node), ": axes ", shape_str(axes), " name a dim twice");
+  if (axes.empty())
+    for (int32_t d = 0; d < rank; ++d) spec->axes.push_back(d);
+  const bool keepdims = attr_int(node, "keepdims", 1) != 0;
+  spec->kept = x;
+  spec->out.clear();
+  for (int32_t d : spec->axes) spec->kept[size_t(d)] = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (keepdims || !std::binary_search(spec->axes.begin(), spec->axes.end(), d))
+      spec->out.push_back(spec->kept[size_t(d)]);
+  return true;
+}
+
 SpaceDepthSpec space_depth_spec(const Node& node, const Shape& x) {
   if (x.size() != 4) fail("node ", node_label(node), ": input has rank ", x.size(), ", not 4");
   if (!has_attr(node, "blocksize")) fail("node ", node_label(node), ": blocksize is missing");

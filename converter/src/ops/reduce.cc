@@ -2,6 +2,7 @@
 // become Reduce steps too (einsum.h), and LpNormalization a ReduceL1 or ReduceL2 and a Div.
 #include <algorithm>
 
+#include "converter/src/fold/eval.h"
 #include "converter/src/ir/error.h"
 #include "converter/src/ir/shape_ops.h"
 #include "converter/src/ops/decompose.h"
@@ -14,59 +15,25 @@ namespace jetplan::converter::ops {
 
 namespace {
 
-struct ReduceName {
-  const char* op_type;
-  fb::ReduceOp op;
-};
-constexpr ReduceName kReduceOps[] = {
-    {"ReduceL1", fb::ReduceOp::L1},         {"ReduceL2", fb::ReduceOp::L2},
-    {"ReduceLogSum", fb::ReduceOp::LogSum}, {"ReduceLogSumExp", fb::ReduceOp::LogSumExp},
-    {"ReduceMax", fb::ReduceOp::Max},       {"ReduceMean", fb::ReduceOp::Mean},
-    {"ReduceMin", fb::ReduceOp::Min},       {"ReduceProd", fb::ReduceOp::Prod},
-    {"ReduceSum", fb::ReduceOp::Sum},       {"ReduceSumSquare", fb::ReduceOp::SumSquare},
-};
-
 // Float32, or float64 (the CPU backend's Reduce computes it in double throughout).
 std::string check_reduce(Graph& g, Node& node) {
   const DataType dtype = input(g, node, 0).dtype;
   if (dtype != DataType::kFloat64)
     if (std::string r = float_inputs(g, node, {0}); !r.empty()) return r;
   const Shape& x = input(g, node, 0).shape;
-  const int64_t rank = static_cast<int64_t>(x.size());
-  // The axes are an input since opset 13 (ReduceSum) or 18 (the others), an attribute before.
-  const bool axes_input = g.opset >= 18 || (g.opset >= 13 && node.op_type == "ReduceSum");
-  std::vector<int64_t> axes;
-  if (axes_input) {
-    if (has_input(node, 1)) {
-      const Value& a = input(g, node, 1);
-      if (!a.is_constant) return run_time_reason("axes");
-      axes = read_ints(a);
-    }
-  } else {
-    axes = attr_ints(node, "axes", {});
-  }
-  const bool keepdims = attr_int(node, "keepdims", 1) != 0;
+  fold::ReduceSpec spec;
+  std::string why;
+  if (!fold::reduce_spec(g, node, x, &spec, &why)) return why;
   node.inputs.resize(1);
-  if (axes.empty() && axes_input && attr_int(node, "noop_with_empty_axes", 0) != 0) {
+  if (spec.identity) {
     node.op.family = fb::OpFamily::Copy;  // ONNX: the input unchanged
     node.op.removable = true;
     set_output_typed(g, node, 0, dtype, x);
     return "";
   }
-  std::vector<int32_t> reduced;
-  if (axes.empty()) {
-    for (int32_t d = 0; d < rank; ++d) reduced.push_back(d);
-  } else {
-    reduced = resolve_axes(node, axes, rank);
-  }
-  Shape step = x, out;
-  for (int32_t d : reduced) step[d] = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    if (keepdims || !std::binary_search(reduced.begin(), reduced.end(), d)) out.push_back(step[d]);
-  for (const ReduceName& r : kReduceOps)
-    if (node.op_type == r.op_type) node.op.reduce.op = r.op;
-  node.op.reduce.axes = reduced;
-  return resolve_reduced(g, node, fb::OpFamily::Reduce, dtype, step, out);
+  node.op.reduce.op = spec.op;
+  node.op.reduce.axes = spec.axes;
+  return resolve_reduced(g, node, fb::OpFamily::Reduce, dtype, spec.kept, spec.out);
 }
 
 constexpr const char* kReduceDtypes = "float32, float64";
