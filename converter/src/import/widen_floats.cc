@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "converter/src/ir/error.h"
+#include "converter/src/ir/graph_edit.h"
 #include "kernels/cpu/bfloat16.h"
 #include "kernels/cpu/half.h"
 
@@ -91,23 +92,6 @@ void widen_graph(onnx::GraphProto* graph) {
   for (auto& n : *graph->mutable_node()) widen_node(&n);
 }
 
-class Names {
- public:
-  explicit Names(const Graph& g) {
-    for (const Value& v : g.values) taken_.insert(v.name);
-    for (const Node& n : g.nodes) taken_.insert(n.name);
-  }
-  std::string unique(const std::string& base) {
-    std::string name = base;
-    for (int k = 2; taken_.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
-    taken_.insert(name);
-    return name;
-  }
-
- private:
-  std::set<std::string> taken_;
-};
-
 Node cast_node(const std::string& name, int from, int to, DataType type) {
   Node n;
   n.name = name;
@@ -122,16 +106,14 @@ Node cast_node(const std::string& name, int from, int to, DataType type) {
 }
 
 // A float32 value in the place of value `v` (float32 still): its shape, its data.
-int float32_twin(Graph& g, Names& names, int v) {
-  Value w;
+int float32_twin(Graph& g, GraphNames& names, int v) {
+  const std::string name = names.unique(g.values[static_cast<size_t>(v)].name + ":float32");
+  const int w = new_value(g, name, DataType::kFloat32, g.values[static_cast<size_t>(v)].shape);
   const Value& of = g.values[static_cast<size_t>(v)];
-  w.name = names.unique(of.name + ":float32");
-  w.dtype = DataType::kFloat32;
-  w.shape = of.shape;
-  w.shape_known = of.shape_known;
-  w.is_constant = of.is_constant;
-  w.data = of.data;
-  return g.add_value(std::move(w));
+  g.values[static_cast<size_t>(w)].shape_known = of.shape_known;
+  g.values[static_cast<size_t>(w)].is_constant = of.is_constant;
+  g.values[static_cast<size_t>(w)].data = of.data;
+  return w;
 }
 
 // The float32 data of a constant, as `type` (exact: the values came from that type).
@@ -211,7 +193,7 @@ bool has_subgraphs(const Graph& g) {
 // The Cast or CastLike writing value `v` writes it in `type` again (a CastLike becomes that
 // Cast); a Cast to float32 after it feeds the readers that are no Casts (and the subgraphs' by
 // name: `outer` gets the renaming). Returns the float32 value, -1 when nothing reads one.
-int round_at_cast(Graph& g, Names& names, size_t node, int v, DataType type,
+int round_at_cast(Graph& g, GraphNames& names, size_t node, int v, DataType type,
                   std::map<std::string, std::string>* outer) {
   {
     Node& cast = g.nodes[node];
@@ -242,7 +224,7 @@ int round_at_cast(Graph& g, Names& names, size_t node, int v, DataType type,
 
 void narrow_values(Graph& g, const NarrowValues& narrow) {
   if (narrow.bindings.empty() && narrow.casts.empty()) return;
-  Names names(g);
+  GraphNames names(g);
   // Subgraphs (If branches, Loop and Scan bodies) read enclosing values by name: those that
   // become narrow are read there by their float32 twins' names.
   std::map<std::string, std::string> outer;

@@ -4,12 +4,32 @@
 // passes share.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "converter/src/ir/graph.h"
 
 namespace jetplan::converter {
+
+// The names a graph's values and nodes hold, and fresh ones: `base`, or `base_1`, `base_2`, ...
+// where it is taken. Names it hands out count as taken.
+class GraphNames {
+ public:
+  explicit GraphNames(const Graph& g) {
+    for (const Value& v : g.values) taken_.insert(v.name);
+    for (const Node& n : g.nodes) taken_.insert(n.name);
+  }
+  std::string unique(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; taken_.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
+    taken_.insert(name);
+    return name;
+  }
+
+ private:
+  std::set<std::string> taken_;
+};
 
 inline int new_value(Graph& g, const std::string& name, DataType dtype, const Shape& shape) {
   Value v;

@@ -10,17 +10,9 @@
 namespace jetplan::converter::ops {
 
 OnnxNodes::OnnxNodes(Graph& g, const Node& node, std::vector<Node>* out)
-    : g_(g), prefix_(node.name + "/"), out_(*out) {
-  for (const Value& v : g.values) names_.insert(v.name);
-  for (const Node& n : g.nodes) names_.insert(n.name);
-}
+    : g_(g), prefix_(node.name + "/"), out_(*out), names_(g) {}
 
-std::string OnnxNodes::unique(const std::string& what) {
-  std::string name = prefix_ + what;
-  for (int k = 1; names_.count(name); ++k) name = cat(prefix_, what, "_", k);
-  names_.insert(name);
-  return name;
-}
+std::string OnnxNodes::unique(const std::string& what) { return names_.unique(prefix_ + what); }
 
 int OnnxNodes::add(const std::string& op_type, const std::string& what, std::vector<int> inputs,
                    std::map<std::string, Attribute> attrs, int to) {

@@ -4,11 +4,11 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "converter/src/ir/graph.h"
+#include "converter/src/ir/graph_edit.h"
 
 namespace jetplan::converter::ops {
 
@@ -38,7 +38,7 @@ class OnnxNodes {
   Graph& g_;
   std::string prefix_;
   std::vector<Node>& out_;
-  std::set<std::string> names_;  // every value and node name of the graph
+  GraphNames names_;  // every value and node name of the graph
 };
 
 // Attention (opset 23 to 25; attention.cc) and RotaryEmbedding (opset 23; binary.cc).
