@@ -20,6 +20,7 @@ the runtime's deviceless load accepts it).
                   bit for bit with ONNX Runtime.
     narrow_float_models.py --convert BIN/jetplan-convert --run BIN/jetplan-run --workdir DIR
 """
+import copy
 import os
 import sys
 
@@ -173,7 +174,6 @@ def within(name, got, want, rtol, atol_scale):
 
 def narrow_twin(model):
     """The float32 twin of a narrow model: every float16/bfloat16 type and tensor as float32."""
-    import copy
     m = copy.deepcopy(model)
     g = m.graph
     for t in g.initializer:
