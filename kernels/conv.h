@@ -129,6 +129,8 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
 // INT8 (_i8) ones, and the epilogue's staged tile of BM * (BN + 8) floats (the larger for the
 // 128x128 tiles); conv_select.cc derives its tiles from these rows. They count split-K arrivals
 // in the workspace, hence zero_workspace.
+// The _wg rows are the Hopper tiles (sm_only 90: wgmma, kernels/cuda/wgmma.cuh), whose stages
+// are 64 K of 128-byte rows (no padding) plus 1 KiB for aligning them.
 // The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y. The _grouped
 // rows take grouped convs (conv_grouped_igemm_fits), the others groups 1. The tiled
 // depthwise rows (jp_conv_dw<K>_*: window KxK) take any block of at most 256 threads and check
@@ -159,6 +161,10 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_igemm_32x64_grouped_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, true) \
   X(F, jp_conv_igemm_32x64_grouped_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
   X(F, jp_conv_igemm_32x64_grouped_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
+  X(F, jp_conv_igemm_wg128x128_f16, kF16, 256, kAny, 3 * (128 + 128) * 128 + 1024, true, false, true, 90) \
+  X(F, jp_conv_igemm_wg128x128p_f16, kF16, 256, kAny, 4 * (128 + 128) * 128 + 1024, true, false, true, 90) \
+  X(F, jp_conv_igemm_wg64x128_f16, kF16, 128, kAny, 4 * (64 + 128) * 128 + 1024, true, false, true, 90) \
+  X(F, jp_conv_igemm_wg64x128p_f16, kF16, 128, kAny, 4 * (64 + 128) * 128 + 1024, true, false, true, 90) \
   X(F, jp_conv_dw3_f16, kF16, 0) \
   X(F, jp_conv_dw5_f16, kF16, 0) \
   X(F, jp_conv_dw7_f16, kF16, 0) \

@@ -82,7 +82,8 @@ void tell(const ConvertOptions& options, const char* stage) {
 
 ConvertResult convert_onnx(const std::string& model_bytes, const std::string& source_name,
                            const ConvertOptions& options) {
-  const Target target = find_target(options.target);
+  Target target = find_target(options.target);
+  target.device.arch_kernels = !options.portable_kernels;
   const bool gpu = target.plan.backend == fb::Backend::CUDA;
   tell(options, "import");
   Graph g = import_onnx(model_bytes,

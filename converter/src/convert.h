@@ -40,6 +40,9 @@ struct ConvertOptions {
   // CUDA targets: false skips kernel selection, leaving steps without kernels (a plan the
   // runtime refuses): for tests of the layout and precision passes alone. Not in the metadata.
   bool select_kernels = true;
+  // CUDA targets: only the kernels every GPU arch has (--portable-kernels), none of the target
+  // arch's own (sm_90's wgmma tiles): the Ampere-class kernels Orin runs, on a development GPU.
+  bool portable_kernels = false;
   // The precision of the plan's steps. kInt8 quantizes with the amax of each tensor from
   // post-training calibration (calibrate/calibrate.h, run with `calibration`). On a CUDA target
   // the other steps run in Float16; on the CPU target they run in Float32, channels_last around

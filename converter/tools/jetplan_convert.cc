@@ -53,6 +53,9 @@ constexpr const char* kUsage =
     "                        file. GPU plans hold float16 tensors inside\n"
     "                        (float32 inputs and outputs), NHWC around convolutions, and\n"
     "                        each step's CUDA kernel and launch configuration\n"
+    "  --portable-kernels    GPU plans: only kernels that every GPU arch has, none of the\n"
+    "                        target's own (sm_90's wgmma tiles): the Ampere-class kernels\n"
+    "                        Orin runs, for timing them on an H100 or H200\n"
     "  --precision fp16|int8|fp32 the precision of a GPU plan's steps (default fp16). int8\n"
     "                        quantizes with scales from post-training calibration: it needs\n"
     "                        --calib DIR, or a --calib-cache that exists. With --target cpu,\n"
@@ -270,6 +273,8 @@ bool parse_args(int argc, char** argv, Args* args) {
       if (args->progress && args->quiet) throw UsageError{"--progress and --quiet given together"};
     } else if (arg == "--no-fuse") {
       args->options.fuse = false;
+    } else if (arg == "--portable-kernels") {
+      args->options.portable_kernels = true;
     } else if (is("--target")) {
       if (have_target) throw UsageError{"--target given twice"};
       have_target = true;

@@ -291,6 +291,17 @@ __device__ void igemm_f32(const StepPointers& ptrs, const ConvParams& p) {
   });
 }
 
+// The Hopper tiles' body: the igemm in IgemmWg tiles where compiled for sm_90a, and elsewhere
+// only the wait every step kernel makes (no plan for another GPU names these kernels).
+template <int BM, int ST, int INFLIGHT>
+__device__ __forceinline__ void igemm_wg(const StepPointers& ptrs, const ConvParams& p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  igemm<IgemmWg<BM, ST, INFLIGHT>, EpilogueF16Gelu>(ptrs, p);
+#else
+  pdl_wait();
+#endif
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
 
@@ -362,9 +373,25 @@ JP_CONV_IGEMM_GROUPED(jp_conv_igemm_64x64_grouped_f16, 1, __half, 64, 64, 32, 2,
 JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_f16, 1, __half, 32, 64, 32, 1, 4, 4, false, jk::EpilogueF16)
 JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<true>)
 JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 64, 1, 4, 4, true, jk::EpilogueI8<false>)
+// The Hopper tiles (IgemmWg: wgmma from swizzled shared memory, kernels/cuda/wgmma.cuh), an
+// extra of sm_90 targets: their rows say sm_only 90 (conv_select.cc picks them for those
+// targets only, load refuses them on other GPUs), and their bodies are empty but for sm_90a.
+// FP16, groups 1, the general and pointwise forms, split-K and the epilogue as the tiles above.
+// MINB: CTAs an SM, as many as the shared memory allows (2 of 97 KiB, 1 of 129).
+// _p: one stage's wgmma steps in flight while the next stage's are issued (IgemmWg INFLIGHT).
+#define JP_CONV_IGEMM_WG(name, MINB, BM, ST, INFLIGHT)                                       \
+  extern "C" __global__ void __launch_bounds__(BM * 2, MINB) name(StepPointers ptrs,         \
+                                                                 const ConvParams p) {       \
+    jk::igemm_wg<BM, ST, INFLIGHT>(ptrs, p);                                                 \
+  }
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128_f16, 2, 128, 3, 0)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128p_f16, 1, 128, 4, 1)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_f16, 2, 64, 4, 0)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128p_f16, 2, 64, 4, 1)
 #undef JP_CONV_IGEMM
 #undef JP_CONV_IGEMM_HALF
 #undef JP_CONV_IGEMM_GROUPED
+#undef JP_CONV_IGEMM_WG
 // The tiled depthwise kernels (conv_depthwise.cuh), one a window: blocks of at most 256.
 // AHEAD: the next kernel row of x is loaded while one is summed (conv_depthwise.cuh). The 7x7
 // FP16 kernel loads a row, then sums it: 90 registers where loading ahead took 128 (and

@@ -26,6 +26,7 @@
 #include "kernels/cuda/conv_igemm_load.cuh"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/wgmma.cuh"
 
 namespace jetplan::kernels::cuda {
 namespace {
@@ -99,6 +100,48 @@ __device__ __forceinline__ bool igemm_split_k(A (&acc)[T::kMI][T::kNI][4],
   return true;
 }
 
+// One stage's tensor-core steps: the tile's A rows at sa and B rows at sb (shared memory) into
+// acc; mma.sync from ldmatrix fragments (warp tile at wm, wn), or wgmma (IgemmWg).
+template <typename T>
+__device__ __forceinline__ void igemm_stage(typename T::Acc (&acc)[T::kMI][T::kNI][4],
+                                            const typename T::Elem* sa,
+                                            const typename T::Elem* sb, int warp, int lane, int wm,
+                                            int wn) {
+  constexpr int kBK = T::kBK, kPitch = T::kPitch, kC = T::kChunk;
+  if constexpr (T::kWgmma) {
+    // Each warpgroup its 64 rows of A against all of B, four k16 steps, of which the last
+    // kInflight stages' may still run when the next barrier comes (see igemm_tiles).
+    const uint32_t a0 = smem_u32(sa) + (warp / 4) * 64 * 128, b0 = smem_u32(sb);
+    wgmma_fence_acc(acc[0]);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_m64n128k16(acc[0], wg_desc(a0 + kk * 32), wg_desc(b0 + kk * 32));
+    wgmma_commit();
+    wgmma_wait<T::kInflight>();
+    wgmma_fence_acc(acc[0]);
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < kBK; kk += T::kMmaK) {
+      uint32_t af[T::kMI][4], bf[T::kNI / 2][4];
+#pragma unroll
+      for (int mi = 0; mi < T::kMI; ++mi)
+        ldmatrix_x4(smem_u32(sa + (wm + mi * 16 + (lane & 15)) * kPitch + kk + (lane >> 4) * kC),
+                    af[mi]);
+#pragma unroll
+      for (int np = 0; np < T::kNI / 2; ++np)
+        ldmatrix_x4(smem_u32(sb + (wn + np * 16 + (lane & 7) + (lane >> 4) * 8) * kPitch + kk +
+                             ((lane >> 3) & 1) * kC),
+                    bf[np]);
+#pragma unroll
+      for (int mi = 0; mi < T::kMI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < T::kNI; ++ni)
+          mma_step(acc[mi][ni], af[mi], bf[ni / 2][(ni & 1) * 2], bf[ni / 2][(ni & 1) * 2 + 1]);
+    }
+  }
+}
+
 // igemm_tiles' forms: the general one, the pointwise one (see PwRows), the grouped one (see
 // GroupRows).
 enum IgemmForm { kIgemmGeneral, kIgemmPointwise, kIgemmGrouped };
@@ -111,9 +154,11 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
   using E = typename T::Elem;
   using A = typename T::Acc;
   constexpr int kBM = T::kBM, kBN = T::kBN, kBK = T::kBK, kPitch = T::kPitch;
-  constexpr int kC = T::kChunk, kStages = T::kStages;
+  constexpr int kC = T::kChunk, kStages = T::kStages, kAhead = T::kAhead;
   extern __shared__ __align__(16) unsigned char igemm_smem[];
-  E* smem = reinterpret_cast<E*>(igemm_smem);
+  // The Hopper tiles' stages start 1024-byte aligned (the swizzle's unit; IgemmWg).
+  E* smem = reinterpret_cast<E*>(
+      igemm_smem + (T::kWgmma ? (1024 - (smem_u32(igemm_smem) & 1023)) & 1023 : 0));
   const E* x = static_cast<const E*>(ptrs.in[0]);
   const E* w = static_cast<const E*>(ptrs.in[1]);
   const int N = int(p.out_channels);
@@ -185,7 +230,7 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
     KPos kb = kp;
     int bpos = kpos;
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s)
+    for (int s = 0; s < kAhead; ++s)
       if (kt_begin + s < kt_end) load(OnlyB{}, s, kt_begin + s, bpos, kb);
   }
   pdl_wait();
@@ -201,7 +246,7 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
 
   const int wm = (warp / T::kWarpsN) * T::kWM, wn = (warp % T::kWarpsN) * T::kWN;
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
+  for (int s = 0; s < kAhead; ++s) {
     if (kt_begin + s < kt_end) {
       if (p.w_constant) load(OnlyA{}, s, kt_begin + s, kpos, kp);
       else load(Both{}, s, kt_begin + s, kpos, kp);
@@ -209,33 +254,24 @@ __device__ __forceinline__ void igemm_tiles(const StepPointers& ptrs, const Conv
     cp_async_commit();
   }
   for (int kt = kt_begin; kt < kt_end; ++kt) {
-    cp_async_wait<kStages - 2>();
+    cp_async_wait<kAhead - 1>();
+    if constexpr (T::kWgmma) fence_proxy_async();
     __syncthreads();
-    const int next = kt + kStages - 1;
+    // The stage loaded next was last read kStages - kAhead stages ago: by the mma steps before
+    // this barrier, or (wgmma with a stage in flight) by those that the wgmma_wait<1> before it
+    // finished in every warpgroup.
+    const int next = kt + kAhead;
     if (next < kt_end) load(Both{}, (next - kt_begin) % kStages, next, kpos, kp);
     cp_async_commit();
     const E* sa = smem + ((kt - kt_begin) % kStages) * T::kStageElems;
     const E* sb = sa + kBM * kPitch;
-#pragma unroll
-    for (int kk = 0; kk < kBK; kk += T::kMmaK) {
-      uint32_t af[T::kMI][4], bf[T::kNI / 2][4];
-#pragma unroll
-      for (int mi = 0; mi < T::kMI; ++mi)
-        ldmatrix_x4(smem_u32(sa + (wm + mi * 16 + (lane & 15)) * kPitch + kk + (lane >> 4) * kC),
-                    af[mi]);
-#pragma unroll
-      for (int np = 0; np < T::kNI / 2; ++np)
-        ldmatrix_x4(smem_u32(sb + (wn + np * 16 + (lane & 7) + (lane >> 4) * 8) * kPitch + kk +
-                             ((lane >> 3) & 1) * kC),
-                    bf[np]);
-#pragma unroll
-      for (int mi = 0; mi < T::kMI; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < T::kNI; ++ni)
-          mma_step(acc[mi][ni], af[mi], bf[ni / 2][(ni & 1) * 2], bf[ni / 2][(ni & 1) * 2 + 1]);
-    }
+    igemm_stage<T>(acc, sa, sb, warp, lane, wm, wn);
   }
   cp_async_wait<0>();
+  if constexpr (T::kWgmma) {
+    wgmma_wait<0>();
+    wgmma_fence_acc(acc[0]);
+  }
 
   if (splits > 1 && !igemm_split_k<T>(acc, ptrs, splits, tiles, tid)) return;
   igemm_epilogue<T, Epi>(acc, ptrs, p, M, N, m0, n0, wm, wn, tid);

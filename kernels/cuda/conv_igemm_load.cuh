@@ -103,6 +103,45 @@ struct Igemm {
   static_assert(kSharedBytes <= 160 * 1024, "fits a block on Orin");
   static_assert(BM * BN / 4 % kThreads == 0, "the epilogue's groups of four columns");
   static_assert(kAChunks >= 1 && kBChunks >= 1 && kNI % 2 == 0, "tile shape");
+  static constexpr bool kWgmma = false;
+  static constexpr int kAhead = STAGES - 1;  // stages loaded ahead of the one computed
+  // Where 16-byte chunk `chunk` of a stage's tile row `row` starts (elements; rows of A, then
+  // of B from row kBM on).
+  static __device__ __forceinline__ int at(int row, int chunk) { return row * kPitch + chunk * kChunk; }
+};
+
+// The Hopper tiles (sm_90a, kernels/cuda/wgmma.cuh): FP16, 64 K a stage, BM / 64 warpgroups
+// each computing 64 rows by 128 with wgmma from shared memory. INFLIGHT: the wgmma steps of one
+// stage (1) stay in flight while the next stage's are issued, so loads run kStages - 2 stages
+// ahead instead of kStages - 1 (0: each stage's steps finish before the next barrier). Same loads, split-K and epilogue
+// as Igemm (the fields they read mean the same), but the stage's rows are 128 bytes in the
+// 128-byte swizzle (at(): chunk c of row r at chunk c ^ (r % 8)), each stage 1024-byte aligned
+// (kSharedBytes has 1 KiB of slack for aligning the dynamic shared memory's start). Each warp
+// holds 16 full rows of accumulators: kMI 1, kNI BN / 8, warp tile 16 x BN.
+template <int BM, int STAGES, int INFLIGHT>
+struct IgemmWg {
+  static constexpr int BN = 128;
+  using Elem = __half;
+  using Acc = float;
+  static constexpr bool kVec = true, kHalf = false, kWgmma = true;
+  static constexpr int kInflight = INFLIGHT, kAhead = STAGES - 1 - INFLIGHT;
+  static constexpr int kChunk = 8, kMmaK = 16;
+  static constexpr int kBM = BM, kBN = BN, kBK = 64, kPitch = 64;
+  static constexpr int kStages = STAGES, kWarpsN = 1;
+  static constexpr int kThreads = BM / 16 * 32;
+  static constexpr int kWM = 16, kWN = BN, kMI = 1, kNI = BN / 8;
+  static constexpr int kChunksPerRow = 8;
+  static constexpr int kAChunks = BM * 8 / kThreads, kBChunks = BN * 8 / kThreads;
+  static constexpr int kStageElems = (BM + BN) * 64;
+  static constexpr int kEpiPitch = BN + 8;
+  static constexpr int kPipelineBytes = STAGES * kStageElems * 2 + 1024;
+  static constexpr int kEpiBytes = BM * kEpiPitch * 4;
+  static constexpr int kSharedBytes = kPipelineBytes > kEpiBytes ? kPipelineBytes : kEpiBytes;
+  static_assert(kSharedBytes <= 227 * 1024, "fits a block on sm_90");
+  static_assert(BM % 64 == 0 && (INFLIGHT == 0 || INFLIGHT == 1) && kAhead >= 1, "tile shape");
+  static __device__ __forceinline__ int at(int row, int chunk) {
+    return row * 64 + ((chunk ^ (row & 7)) << 3);
+  }
 };
 
 // The output pixels whose A rows a thread loads, fixed for the whole K loop: batch entry n, the
@@ -186,14 +225,14 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
       const bool ok = k_ok && a.ok[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
       const E* src = ok ? x + ((int64_t(a.n[i]) * g.H + ih) * g.W + iw) * g.CS + c : x;
       if (!T::kHalf) {
-        cp_async16(smem_u32(sa + row * T::kPitch + j * kC), src, ok);
+        cp_async16(smem_u32(sa + T::at(row, j)), src, ok);
         continue;
       }
-      cp_async8(smem_u32(sa + row * T::kPitch + j * kC), src, ok);
+      cp_async8(smem_u32(sa + T::at(row, j)), src, ok);
       const int ih2 = a.ih[i] + kh2 * g.dh, iw2 = a.iw[i] + kw2 * g.dw;
       const bool ok2 = k2_ok && a.ok[i] && ih2 >= 0 && ih2 < g.H && iw2 >= 0 && iw2 < g.W;
       const E* src2 = ok2 ? x + ((int64_t(a.n[i]) * g.H + ih2) * g.W + iw2) * g.CS + c2 : x;
-      cp_async8(smem_u32(sa + row * T::kPitch + j * kC + kH), src2, ok2);
+      cp_async8(smem_u32(sa + T::at(row, j) + kH), src2, ok2);
     }
 #pragma unroll
     for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i) {
@@ -201,12 +240,12 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
       const bool ok = k_ok && n0 + row < N;
       const E* src = ok ? w + int64_t(n0 + row) * K + kp.k : w;
       if (!T::kHalf) {
-        cp_async16(smem_u32(sb + row * T::kPitch + j * kC), src, ok);
+        cp_async16(smem_u32(sb + T::at(row, j)), src, ok);
         continue;
       }
-      cp_async8(smem_u32(sb + row * T::kPitch + j * kC), src, ok);
+      cp_async8(smem_u32(sb + T::at(row, j)), src, ok);
       const bool ok2 = k2_ok && n0 + row < N;
-      cp_async8(smem_u32(sb + row * T::kPitch + j * kC + kH), ok2 ? src + kH : w, ok2);
+      cp_async8(smem_u32(sb + T::at(row, j) + kH), ok2 ? src + kH : w, ok2);
     }
   } else {
     // (kh, kw, c) of the chunk's elements: divisions for the first only, then stepped (c runs
@@ -241,7 +280,7 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
         v[e] = ok ? x[((int64_t(a.n[i]) * g.H + ih) * g.W + iw) * g.CS + cs[e]]
                   : IgemmElem<E>::zero();
       }
-      *reinterpret_cast<uint4*>(sa + row * T::kPitch + j * kC) = *reinterpret_cast<uint4*>(v);
+      *reinterpret_cast<uint4*>(sa + T::at(row, j)) = *reinterpret_cast<uint4*>(v);
     }
 #pragma unroll
     for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i) {
@@ -251,7 +290,7 @@ __device__ __forceinline__ void igemm_load_tile(E* sa, int kt, const KPos& kp, c
       for (int e = 0; e < kC; ++e)
         v[e] = (kok[e] && n0 + row < N) ? w[int64_t(n0 + row) * K + kbase + e]
                                         : IgemmElem<E>::zero();
-      *reinterpret_cast<uint4*>(sb + row * T::kPitch + j * kC) = *reinterpret_cast<uint4*>(v);
+      *reinterpret_cast<uint4*>(sb + T::at(row, j)) = *reinterpret_cast<uint4*>(v);
     }
   }
 }
@@ -308,10 +347,10 @@ __device__ __forceinline__ void igemm_load_tile_pw(E* sa, int k, int K, const Pw
   };
 #pragma unroll
   for (int i = 0; i < (LOAD_A ? T::kAChunks : 0); ++i)
-    put(sa + (tid / T::kChunksPerRow + i * kRowStep) * T::kPitch + j * kC, r.a[i], r.a_ok[i]);
+    put(sa + T::at(tid / T::kChunksPerRow + i * kRowStep, j), r.a[i], r.a_ok[i]);
 #pragma unroll
   for (int i = 0; i < (LOAD_B ? T::kBChunks : 0); ++i)
-    put(sb + (tid / T::kChunksPerRow + i * kRowStep) * T::kPitch + j * kC, r.b[i], r.b_ok[i]);
+    put(sb + T::at(tid / T::kChunksPerRow + i * kRowStep, j), r.b[i], r.b_ok[i]);
 }
 
 // The grouped form (conv_grouped_igemm_fits): an N tile of output channels runs K over the input
@@ -361,7 +400,7 @@ __device__ __forceinline__ void igemm_load_b_grouped(E* sa, const KPos& kp, cons
   const bool k_of[2] = {kp.k < K, kp.k + kH < K};
 #pragma unroll
   for (int i = 0; i < T::kBChunks; ++i) {
-    E* s = sb + (tid / T::kChunksPerRow + i * kRowStep) * T::kPitch + j * kC;
+    E* s = sb + T::at(tid / T::kChunksPerRow + i * kRowStep, j);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int c = c_of[h] - r.lo[i];

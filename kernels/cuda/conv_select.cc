@@ -26,6 +26,9 @@ constexpr Tile kTile32{VariantId::jp_conv_igemm_32x64_f16, 32, 64, 32};
 constexpr Tile kTile32K64{VariantId::jp_conv_igemm_32x64k64_f16, 32, 64, 64};
 constexpr Tile kTileAnyC{VariantId::jp_conv_igemm_64x64_anyc_f16, 64, 64, 32};
 constexpr uint32_t kBK = 32;
+// The Hopper tiles (sm_90 targets only: wgmma, IgemmWg in conv_igemm_load.cuh), 64 K a stage.
+constexpr Tile kTileWg128{VariantId::jp_conv_igemm_wg128x128_f16, 128, 128, 64};
+constexpr Tile kTileWg64{VariantId::jp_conv_igemm_wg64x128_f16, 64, 128, 64};
 
 // The INT8 tiles: 64 K a stage (128 for the long-K ones), Int8 y and Float16 y.
 struct TilesI8 {
@@ -162,6 +165,27 @@ bool launch_tiles(const Tile& t128, const Tile& t64k, const Tile& t32, const Til
   // Otherwise many 32x64 tiles; from 512 bytes of K on, twice the K a stage halves the
   // pipeline steps of these latency-bound CTAs.
   return launch(kt >= 8 ? t32k : t32);
+}
+
+// The Hopper tiles on sm_90 targets (an extra behind the same kernels' interface: other targets
+// keep the mma.sync tiles above), for GEMMs of 2^29 multiply-adds or more, M of 256 rows or
+// more and N of 64 or more: 128x128 tiles where they alone fill the SMs, or half of them from
+// 2048 K on (split along K to about 1.7 CTAs an SM), else 64x128 ones split along K to about
+// one CTA an SM in slices of 128 K at least. H100, GpuConvBench over ResNet-50, ViT-B/16 and
+// ConvNeXt-T layers at batch 1 and 8 (tests/perf/RESULTS.md, session 30): below that size
+// every layer was as fast or faster in the mma.sync tiles (ViT-B's 197-token GEMMs, ResNet-50
+// at batch 1: 1.1-2x), above it the Hopper tiles took 0.64-1.01x their time. False where they
+// do not apply.
+bool launch_hopper_tiles(uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
+                         LaunchChoice* out, std::string* why) {
+  if (target.sm_arch != 90 || !target.arch_kernels || n < 64 || m < 256 ||
+      m * n * k < (uint64_t(1) << 29))
+    return false;
+  const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
+  const uint64_t t128 = tiles_of(kTileWg128, m, n);
+  if (t128 >= sms || (k >= 2048 && t128 * 2 >= sms))
+    return launch_igemm(kTileWg128, m, n, k, target, out, why, 1.7, /*min_slice_bytes=*/1024);
+  return launch_igemm(kTileWg64, m, n, k, target, out, why, 1, /*min_slice_bytes=*/256);
 }
 
 }  // namespace
@@ -370,6 +394,7 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   const bool planar = p.spatial_rank == 1 || p.spatial_rank == 2;
   if (p.groups == 1 && planar && fits32) {
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
+    if (launch_hopper_tiles(m, n, k, target, out, why)) return true;
     return launch_tiles(kTile128K64, kTile64K64, kTile32, kTile32K64, m, n, k, kvol, target,
                         out, why);
   }

@@ -25,6 +25,10 @@ struct TargetInfo {
   uint32_t l2_bytes = 0;
   double dram_gbps = 0;         // GB/s
   double fp16_tensor_tflops = 0;  // dense FP16 tensor-core peak (FP32 accumulate)
+  // Whether kernels of this arch only (rows with sm_only, such as sm_90's wgmma tiles) may be
+  // picked; false keeps to the kernels every arch has (jetplan-convert --portable-kernels: the
+  // Ampere-class path Orin runs, timed on a development GPU).
+  bool arch_kernels = true;
 };
 
 // One step as plan load prepared it: the family's parameter struct and the element types.

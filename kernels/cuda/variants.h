@@ -42,6 +42,10 @@ struct KernelVariant {
   // the conv igemm loads its first weight tiles before the wait), so rows default to true;
   // cooperative ones are launched the plain way. On other GPUs both calls compile to nothing.
   bool early_launch = true;
+  // Nonzero: the kernel runs only on GPUs of exactly this SM arch (Hopper's wgmma tiles: 90);
+  // elsewhere its body is empty. Selectors pick it for such targets only; load refuses it on
+  // any other GPU.
+  uint8_t sm_only = 0;
 };
 
 // Null when no variant has that name.
@@ -49,11 +53,12 @@ const KernelVariant* find_kernel_variant(const char* name);
 const KernelVariant* kernel_variants(size_t* count);
 
 // The columns of a family's JP_CUDA_VARIANTS_<file>(X, F) rows, X(F, symbol, dtype,
-// block_threads[, out_dtype[, shared_bytes[, zero_workspace[, cooperative[, early_launch]]]]]):
+// block_threads[, out_dtype[, shared_bytes[, zero_workspace[, cooperative[, early_launch[,
+// sm_only]]]]]]):
 // F is the family (passed through), symbol the extern "C" kernel name as a bare identifier (its
 // string is #symbol), the rest KernelVariant's fields; dtypes are written kF32, kF16, kF64, kI8,
 // kU8, kI16, kU16, kI32, kU32, kI64, kU64, kBool or kAny. The trailing columns, which most rows leave at KernelVariant's
-// defaults (kAny, 0, false, false, true), may be left out. JP_CUDA_VARIANT_ROWS(X) lists every family's rows in op_families.def order.
+// defaults (kAny, 0, false, false, true, 0), may be left out. JP_CUDA_VARIANT_ROWS(X) lists every family's rows in op_families.def order.
 #define JP_CUDA_VARIANT_ROWS_CUDA(Name, file, X) JP_CUDA_VARIANTS_##file(X, Name)
 #define JP_CUDA_VARIANT_ROWS_CPU_ONLY(Name, file, X)
 

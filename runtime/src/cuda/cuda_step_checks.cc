@@ -78,6 +78,12 @@ Status check_step_kernel(const jp_plan& plan, size_t index,
                   y.name, x ? fb::EnumNameDType(x->dtype) : "-", fb::EnumNameDType(y.dtype));
     }
   }
+  // bind() holds the plan's target to the GPU's arch, so this holds the kernel to both.
+  const uint32_t target_sm = plan.fb->target() ? plan.fb->target()->sm_arch() : 0;
+  if (v->sm_only != 0 && v->sm_only != target_sm) {
+    return fail(JP_ERROR_INVALID_PLAN, "step '%s': kernel '%s' runs only on sm_%u GPUs, but the "
+                "plan is for sm_%u", s.name, name, unsigned(v->sm_only), unsigned(target_sm));
+  }
   JP_RETURN_IF_ERROR(check_launch(s, step, *v));
   *variant = v;
   return JP_OK;

@@ -132,7 +132,7 @@ void check_every_variant(const Case& c, const ConvParams& p, int epilogue, Rng& 
   const bool igemm_ok = p.groups == 1 && p.spatial_rank <= 2;
   const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
   for (const IgemmTile& t : kTiles) {
-    if (!igemm_ok || (!t.any_channels && p.in_channels % 8 != 0)) continue;
+    if (!igemm_ok || (!t.any_channels && p.in_channels % 8 != 0) || !tile_runs_here(t)) continue;
     runs.push_back({t.name, igemm_choice(t, p, 1)});
     if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
     if (kt >= 16) runs.push_back({std::string(t.name) + " split 7", igemm_choice(t, p, 7)});
@@ -295,7 +295,8 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
     std::vector<std::pair<std::string, cuda::LaunchChoice>> runs;
     const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
     for (const IgemmTile& t : kTiles) {
-      if (p.groups != 1 || p.spatial_rank > 2 || (!t.any_channels && p.in_channels % 8 != 0))
+      if (p.groups != 1 || p.spatial_rank > 2 || (!t.any_channels && p.in_channels % 8 != 0) ||
+          !tile_runs_here(t))
         continue;
       runs.push_back({t.name, igemm_choice(t, p, 1)});
       if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
@@ -436,6 +437,36 @@ TEST(GpuConvSelect, BigTileRulesAtConvNextShapes) {
        "jp_conv_igemm_64x64_f16"}};
   const cuda::TargetInfo t = gpu_test::target_with(132);
   for (const Want& w : wants) expect_selected(w, t);
+}
+
+// The Hopper tiles (wgmma, sm_only 90) on sm_90 targets only, and not with --portable-kernels
+// (arch_kernels false), for large GEMMs: ViT-B's QKV GEMM at batch 8 in 128x128 ones, its MLP
+// down-projection in 128x128 ones in 3 K slices, ResNet-50's 3x3 conv of 128 channels at batch 8
+// in 64x128 ones; the QKV GEMM at batch 1 and the 1x1 conv of 256 to 64 channels at batch 1
+// (too small) keep the Ampere-class tiles; an sm_87 target of as many SMs never gets them.
+TEST(GpuConvSelect, HopperTilesOnSm90TargetsOnly) {
+  const Case qkv8{"qkv b8", 1, 768, 2304, 1, {1, 1576}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+  const Case down8{"down b8", 1, 3072, 768, 1, {1, 1576}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+  const Case r3x3{"3x3 b8", 8, 128, 128, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  const Case qkv1{"qkv b1", 1, 768, 2304, 1, {1, 197}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+  const Case n64{"n 64", 1, 256, 64, 1, {56, 56}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+  cuda::TargetInfo h100 = gpu_test::target_with(132);
+  h100.sm_arch = 90;
+  h100.max_shared_per_block = 232448;
+  EXPECT_EQ(expect_selected({qkv8, "jp_conv_igemm_wg128x128_f16"}, h100).split_k, 1u);
+  EXPECT_EQ(expect_selected({down8, "jp_conv_igemm_wg128x128_f16"}, h100).split_k, 3u);
+  EXPECT_EQ(expect_selected({r3x3, "jp_conv_igemm_wg64x128_f16"}, h100).split_k, 1u);
+  EXPECT_EQ(cuda::find_kernel_variant("jp_conv_igemm_wg64x128_f16")->sm_only, 90);
+  EXPECT_EQ(expect_selected({qkv1, "jp_conv_igemm_32x64k64_f16"}, h100).variant->sm_only, 0);
+  EXPECT_EQ(expect_selected({n64, "jp_conv_igemm_32x64k64_f16"}, h100).variant->sm_only, 0);
+  cuda::TargetInfo portable = h100;
+  portable.arch_kernels = false;
+  cuda::TargetInfo orin_like = h100;
+  orin_like.sm_arch = 87;
+  for (const cuda::TargetInfo& t : {portable, orin_like}) {
+    EXPECT_EQ(expect_selected({qkv8, "jp_conv_igemm_128x128k64_f16"}, t).variant->sm_only, 0);
+    expect_selected({qkv1, "jp_conv_igemm_32x64k64_f16"}, t);
+  }
 }
 
 // FP16 depthwise convs go to the tiled kernel of their window where it takes them (3x3/5x5 at

@@ -1,0 +1,74 @@
+// Hopper's warpgroup tensor-core instructions (sm_90a only: wgmma, PTX ISA 8.0), for the conv
+// igemm's Hopper tiles (IgemmWg, conv_igemm_load.cuh). An extra of the sm_90 targets behind the
+// same kernels' interface; the Ampere-class mma.sync tiles remain the product (Orin has no wgmma).
+// Only code compiled for sm_90a may include this (the kernels that do guard their bodies with
+// __CUDA_ARCH_FEAT_SM90_ALL, kernels/cuda/conv.cu).
+//
+// Shared-memory operands: K-major tiles of 64 halves (128 bytes) a row in the 128-byte swizzle,
+// 16-byte chunk c of row r stored at chunk c ^ (r % 8), the 8-row groups 1024 bytes apart and
+// 1024-byte aligned (wg_desc). A k16 step within the 64-wide row moves the start address by 32
+// bytes; the swizzle is of absolute address bits, so the base offset stays 0.
+// Accumulators of m64nNk16 (f32): warp w of the warpgroup holds rows 16w..16w+15; its
+// registers d[j][0..3] are mma.sync m16n8's C fragment of columns 8j..8j+7 (rows lane/4 and
+// lane/4 + 8, columns 2 * (lane % 4) + 0, 1), which is the layout igemm_epilogue() reads.
+#pragma once
+
+#include <cstdint>
+
+namespace jetplan::kernels::cuda {
+namespace {
+
+// The matrix descriptor of a K-major, 128-byte-swizzled tile at shared address `addr`: start
+// address >> 4 (bits 0-13), leading byte offset 1 (unused by swizzled K-major layouts, bits
+// 16-29), stride byte offset 1024 >> 4 between 8-row groups (bits 32-45), base offset 0,
+// swizzle mode 1 = 128 bytes (bits 62-63).
+__device__ __forceinline__ uint64_t wg_desc(uint32_t addr) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
+}
+// Orders this thread's earlier shared-memory writes (cp.async's, the generic proxy) before the
+// async proxy's reads (wgmma's): after cp.async.wait_group, before the barrier.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving other accesses of the accumulators across the asynchronous
+// instructions that write them.
+template <int NI>
+__device__ __forceinline__ void wgmma_fence_acc(float (&d)[NI][4]) {
+#pragma unroll
+  for (int i = 0; i < NI; ++i)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) asm volatile("" : "+f"(d[i][c])::"memory");
+}
+
+// D += A * B for a 64 x 128 x 16 step, A and B from shared memory (descriptors), FP16 inputs,
+// FP32 accumulators, both K-major (no transposes), scale-d 1.
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], uint64_t a, uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+      "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
+        "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
+        "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
+        "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : "l"(a), "l"(b), "r"(1));
+}
+}  // namespace
+}  // namespace jetplan::kernels::cuda
