@@ -128,7 +128,7 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
 // the pipeline's STAGES * (BM + BN) * (BK + 8) halves * 2 bytes, or (BK + 16) bytes a row for the
 // INT8 (_i8) ones, and the epilogue's staged tile of BM * (BN + 8) floats (the larger for the
 // 128x128 tiles); conv_select.cc derives its tiles from these rows. They count split-K arrivals
-// in the workspace, hence zero_workspace.
+// at the end of the workspace, which the runtime clears (kZeroCounters).
 // The _wg rows are the Hopper tiles (sm_only 90: wgmma, kernels/cuda/wgmma.cuh), whose stages
 // are 64 K of 128-byte rows (no padding) plus 1 KiB for aligning them.
 // The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y. The _grouped
@@ -136,35 +136,34 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
 // depthwise rows (jp_conv_dw<K>_*: window KxK) take any block of at most 256 threads and check
 // their dynamic shared memory themselves (K * K * 8 * blockDim.x weights of 4 bytes).
 #define JP_CUDA_VARIANTS_conv(X, F) \
-  X(F, jp_conv_igemm_128x128_f16, kF16, 256, kAny, 128 * (128 + 8) * 4, true) \
-  X(F, jp_conv_igemm_64x64_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
-  X(F, jp_conv_igemm_32x64_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, true) \
-  X(F, jp_conv_igemm_32x64k64_f16, kF16, 128, kAny, 3 * (32 + 64) * 72 * 2, true) \
-  X(F, jp_conv_igemm_128x128k64_f16, kF16, 256, kAny, 3 * (128 + 128) * 72 * 2, true) \
-  X(F, jp_conv_igemm_64x64k64_f16, kF16, 128, kAny, 4 * (64 + 64) * 72 * 2, true) \
-  X(F, jp_conv_igemm_64x64_anyc_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
-  X(F, jp_conv_igemm_128x128_i8, kI8, 256, kAny, 128 * (128 + 8) * 4, true) \
-  X(F, jp_conv_igemm_64x64_i8, kI8, 128, kAny, 4 * (64 + 64) * 80, true) \
-  X(F, jp_conv_igemm_32x64_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
-  X(F, jp_conv_igemm_32x64k128_i8, kI8, 128, kAny, 3 * (32 + 64) * 144, true) \
-  X(F, jp_conv_igemm_128x128_i8_f16out, kI8, 256, kF16, 128 * (128 + 8) * 4, true) \
-  X(F, jp_conv_igemm_64x64_i8_f16out, kI8, 128, kF16, 4 * (64 + 64) * 80, true) \
-  X(F, jp_conv_igemm_32x64_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
-  X(F, jp_conv_igemm_32x64k128_i8_f16out, kI8, 128, kF16, 3 * (32 + 64) * 144, true) \
-  X(F, jp_conv_igemm_64x64k128_i8, kI8, 128, kAny, 3 * (64 + 64) * 144, true) \
-  X(F, jp_conv_igemm_64x64k128_i8_f16out, kI8, 128, kF16, 3 * (64 + 64) * 144, true) \
-  X(F, jp_conv_igemm_32x64_c8_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
-  X(F, jp_conv_igemm_32x64_c8_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
-  X(F, jp_conv_igemm_64x64_c8_i8, kI8, 128, kAny, 4 * (64 + 64) * 80, true) \
-  X(F, jp_conv_igemm_64x64_c8_i8_f16out, kI8, 128, kF16, 4 * (64 + 64) * 80, true) \
-  X(F, jp_conv_igemm_64x64_grouped_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, true) \
-  X(F, jp_conv_igemm_32x64_grouped_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, true) \
-  X(F, jp_conv_igemm_32x64_grouped_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, true) \
-  X(F, jp_conv_igemm_32x64_grouped_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, true) \
-  X(F, jp_conv_igemm_wg128x128_f16, kF16, 256, kAny, 3 * (128 + 128) * 128 + 1024, true, false, true, 90) \
-  X(F, jp_conv_igemm_wg128x128p_f16, kF16, 256, kAny, 4 * (128 + 128) * 128 + 1024, true, false, true, 90) \
-  X(F, jp_conv_igemm_wg64x128_f16, kF16, 128, kAny, 4 * (64 + 128) * 128 + 1024, true, false, true, 90) \
-  X(F, jp_conv_igemm_wg64x128p_f16, kF16, 128, kAny, 4 * (64 + 128) * 128 + 1024, true, false, true, 90) \
+  X(F, jp_conv_igemm_128x128_f16, kF16, 256, kAny, 128 * (128 + 8) * 4, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64k64_f16, kF16, 128, kAny, 3 * (32 + 64) * 72 * 2, kZeroCounters) \
+  X(F, jp_conv_igemm_128x128k64_f16, kF16, 256, kAny, 3 * (128 + 128) * 72 * 2, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64k64_f16, kF16, 128, kAny, 4 * (64 + 64) * 72 * 2, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64_anyc_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, kZeroCounters) \
+  X(F, jp_conv_igemm_128x128_i8, kI8, 256, kAny, 128 * (128 + 8) * 4, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64_i8, kI8, 128, kAny, 4 * (64 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64k128_i8, kI8, 128, kAny, 3 * (32 + 64) * 144, kZeroCounters) \
+  X(F, jp_conv_igemm_128x128_i8_f16out, kI8, 256, kF16, 128 * (128 + 8) * 4, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64_i8_f16out, kI8, 128, kF16, 4 * (64 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64k128_i8_f16out, kI8, 128, kF16, 3 * (32 + 64) * 144, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64k128_i8, kI8, 128, kAny, 3 * (64 + 64) * 144, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64k128_i8_f16out, kI8, 128, kF16, 3 * (64 + 64) * 144, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64_c8_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64_c8_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64_c8_i8, kI8, 128, kAny, 4 * (64 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64_c8_i8_f16out, kI8, 128, kF16, 4 * (64 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_64x64_grouped_f16, kF16, 128, kAny, 4 * (64 + 64) * 40 * 2, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64_grouped_f16, kF16, 128, kAny, 4 * (32 + 64) * 40 * 2, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64_grouped_i8, kI8, 128, kAny, 4 * (32 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_32x64_grouped_i8_f16out, kI8, 128, kF16, 4 * (32 + 64) * 80, kZeroCounters) \
+  X(F, jp_conv_igemm_wg128x128_f16, kF16, 256, kAny, 3 * (128 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
+  X(F, jp_conv_igemm_wg128x128p_f16, kF16, 256, kAny, 3 * (128 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
+  X(F, jp_conv_igemm_wg64x128_f16, kF16, 128, kAny, 4 * (64 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
   X(F, jp_conv_dw3_f16, kF16, 0) \
   X(F, jp_conv_dw5_f16, kF16, 0) \
   X(F, jp_conv_dw7_f16, kF16, 0) \

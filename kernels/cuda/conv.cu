@@ -377,17 +377,20 @@ JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 
 // extra of sm_90 targets: their rows say sm_only 90 (conv_select.cc picks them for those
 // targets only, load refuses them on other GPUs), and their bodies are empty but for sm_90a.
 // FP16, groups 1, the general and pointwise forms, split-K and the epilogue as the tiles above.
-// MINB: CTAs an SM, as many as the shared memory allows (2 of 97 KiB, 1 of 129).
-// _p: one stage's wgmma steps in flight while the next stage's are issued (IgemmWg INFLIGHT).
+// MINB: CTAs an SM, as many as the shared memory allows (2 of 97 KiB). INFLIGHT (IgemmWg): one
+// stage's wgmma steps in flight while the next stage's are issued, so loads run a stage less
+// ahead: 4 stages, 2 ahead, in the 64-row tiles, 10-20% faster than none in flight on most
+// layers of the H100 tables (tests/perf/RESULTS.md, session 30); _p, 3 stages and 1 ahead in
+// the 128-row tiles, benched for the selector, not selected. With 4 stages the 128-row tiles
+// (129 KiB, one CTA an SM) were slower with a stage in flight or without.
 #define JP_CONV_IGEMM_WG(name, MINB, BM, ST, INFLIGHT)                                       \
   extern "C" __global__ void __launch_bounds__(BM * 2, MINB) name(StepPointers ptrs,         \
                                                                  const ConvParams p) {       \
     jk::igemm_wg<BM, ST, INFLIGHT>(ptrs, p);                                                 \
   }
 JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128_f16, 2, 128, 3, 0)
-JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128p_f16, 1, 128, 4, 1)
-JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_f16, 2, 64, 4, 0)
-JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128p_f16, 2, 64, 4, 1)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128p_f16, 2, 128, 3, 1)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_f16, 2, 64, 4, 1)
 #undef JP_CONV_IGEMM
 #undef JP_CONV_IGEMM_HALF
 #undef JP_CONV_IGEMM_GROUPED

@@ -169,22 +169,21 @@ bool launch_tiles(const Tile& t128, const Tile& t64k, const Tile& t32, const Til
 
 // The Hopper tiles on sm_90 targets (an extra behind the same kernels' interface: other targets
 // keep the mma.sync tiles above), for GEMMs of 2^29 multiply-adds or more, M of 256 rows or
-// more and N of 64 or more: 128x128 tiles where they alone fill the SMs, or half of them from
-// 2048 K on (split along K to about 1.7 CTAs an SM), else 64x128 ones split along K to about
-// one CTA an SM in slices of 128 K at least. H100, GpuConvBench over ResNet-50, ViT-B/16 and
-// ConvNeXt-T layers at batch 1 and 8 (tests/perf/RESULTS.md, session 30): below that size
-// every layer was as fast or faster in the mma.sync tiles (ViT-B's 197-token GEMMs, ResNet-50
-// at batch 1: 1.1-2x), above it the Hopper tiles took 0.64-1.01x their time. False where they
-// do not apply.
+// more and N of 64 or more: 128x128 tiles where they alone fill the SMs, else 64x128 ones
+// split along K to about one CTA an SM in slices of 128 K at least. H100, GpuConvBench over
+// ResNet-50, ViT-B/16 and ConvNeXt-T layers at batch 1 and 8 (tests/perf/RESULTS.md, session
+// 30): below that size the mma.sync tiles were as fast on most layers and up to 2x faster on
+// the smallest; above it the Hopper tiles took 0.56-0.95x their time. ViT-B's MLP
+// down-projection at batch 8 (78 tiles of 128x128, 3072 K) was 11% faster in 128x128 tiles
+// split 3 ways alone, but slower as a step of the plan (its 15 MB of partial tiles).
 bool launch_hopper_tiles(uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
                          LaunchChoice* out, std::string* why) {
   if (target.sm_arch != 90 || !target.arch_kernels || n < 64 || m < 256 ||
       m * n * k < (uint64_t(1) << 29))
     return false;
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
-  const uint64_t t128 = tiles_of(kTileWg128, m, n);
-  if (t128 >= sms || (k >= 2048 && t128 * 2 >= sms))
-    return launch_igemm(kTileWg128, m, n, k, target, out, why, 1.7, /*min_slice_bytes=*/1024);
+  if (tiles_of(kTileWg128, m, n) >= sms)
+    return launch_igemm(kTileWg128, m, n, k, target, out, why, 1, /*min_slice_bytes=*/256);
   return launch_igemm(kTileWg64, m, n, k, target, out, why, 1, /*min_slice_bytes=*/256);
 }
 

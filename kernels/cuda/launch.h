@@ -19,7 +19,8 @@
 //     so in its KernelVariant row (variants.h), and load refuses launch configs that differ.
 //   - Deterministic: no unordered atomics in reductions; same inputs, same bits.
 //   - The workspace (ptrs.workspace, Step.workspace_bytes of the arena) holds garbage on entry,
-//     unless the variant's row sets zero_workspace (then it is all zero bytes).
+//     except what the variant's row says the runtime clears (zero_workspace: all of it, or only
+//     the split-K arrival counters at its end).
 //   - Activation tensors of GPU plans are FP16 (storage) with FP32 arithmetic; 4-D tensors the
 //     converter marked NHWC have shape [N, H, W, C] and the Conv/Pool/BatchNorm/ConvTranspose
 //     params say channels_last (conv weights are then [Cout, KH, KW, Cin / groups], upsampling

@@ -23,7 +23,7 @@ constexpr uint8_t kU64 = static_cast<uint8_t>(DType::kUInt64);
 // One row: the trailing columns a row leaves out take these defaults (variants.h).
 constexpr KernelVariant variant_row(const char* symbol, OpFamilyId family, uint8_t dtype,
                                     uint32_t threads, uint8_t out = kAny, uint32_t shared = 0,
-                                    bool zero_ws = false, bool coop = false,
+                                    uint8_t zero_ws = kZeroNone, bool coop = false,
                                     bool early = true, uint8_t sm_only = 0) {
   return {symbol, static_cast<uint16_t>(family), dtype, threads, shared, zero_ws, out, coop,
           early && !coop, sm_only};

@@ -26,9 +26,12 @@ struct KernelVariant {
   uint8_t dtype;           // a DType value, or kAnyDType
   uint32_t block_threads;  // blockDim.x * y * z the kernel assumes; 0: any block up to 1024
   uint32_t shared_bytes;   // dynamic shared memory it needs at least (0: none)
-  // The runtime clears the step's whole workspace before each launch (a memset node in the
-  // graph): for kernels that count arrivals there (serial split-K). Otherwise it is garbage.
-  bool zero_workspace = false;
+  // What the runtime clears of the step's workspace before each launch (a memset node in the
+  // graph), for kernels that count arrivals there: kZeroAll the whole workspace, kZeroCounters
+  // only its last grid_x * grid_y * 4 bytes (the conv igemm's serial split-K: one arrival
+  // counter a tile after the partial tiles, which each CTA writes whole before it counts; see
+  // workspace_clear_range). kZeroNone (0): the workspace is garbage.
+  uint8_t zero_workspace = 0;
   uint8_t out_dtype = kAnyDType;  // see above (Cast: the destination type)
   // The kernel's blocks wait for each other's results (through the workspace): the runtime
   // launches it cooperatively, so every block is resident at once, and load refuses a grid
@@ -47,6 +50,21 @@ struct KernelVariant {
   // any other GPU.
   uint8_t sm_only = 0;
 };
+
+constexpr uint8_t kZeroNone = 0, kZeroAll = 1, kZeroCounters = 2;
+
+// The bytes [*offset, *offset + *count) of a workspace of `bytes` that the runtime clears before
+// a launch of `v` with `grid` (count 0: none).
+inline void workspace_clear_range(const KernelVariant& v, const uint32_t grid[3], uint64_t bytes,
+                                  uint64_t* offset, uint64_t* count) {
+  *offset = 0;
+  *count = v.zero_workspace == kZeroNone ? 0 : bytes;
+  if (v.zero_workspace == kZeroCounters) {
+    const uint64_t counters = uint64_t(grid[0]) * grid[1] * 4;
+    *count = counters < bytes ? counters : bytes;
+    *offset = bytes - *count;
+  }
+}
 
 // Null when no variant has that name.
 const KernelVariant* find_kernel_variant(const char* name);

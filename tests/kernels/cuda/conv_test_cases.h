@@ -64,8 +64,7 @@ inline constexpr IgemmTile kTiles[] = {{"jp_conv_igemm_128x128_f16", 128, 128, f
                                 {"jp_conv_igemm_64x64_anyc_f16", 64, 64, true},
                                 {"jp_conv_igemm_wg128x128_f16", 128, 128, false},
                                 {"jp_conv_igemm_wg128x128p_f16", 128, 128, false},
-                                {"jp_conv_igemm_wg64x128_f16", 64, 128, false},
-                                {"jp_conv_igemm_wg64x128p_f16", 64, 128, false}};
+                                {"jp_conv_igemm_wg64x128_f16", 64, 128, false}};
 
 // Whether tile `t`'s kernel runs on this GPU (the Hopper tiles' rows say sm_only 90). A tile
 // left out for that is named once, so the skip is visible.

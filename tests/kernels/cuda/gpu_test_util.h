@@ -115,6 +115,13 @@ class DeviceBuffer {
     const std::vector<uint8_t> zeros(bytes_, 0);
     upload(zeros.data(), zeros.size());
   }
+  // Zeroes bytes [offset, offset + count) of the data.
+  void zero_range(uint64_t offset, uint64_t count) {
+    ASSERT_LE(offset + count, bytes_);
+    const std::vector<uint8_t> zeros(count, 0);
+    ASSERT_EQ(device()->d->MemcpyHtoD(ptr_ + offset, zeros.data(), count),
+              cu::kSuccess);
+  }
   // Fills the data with `poison` (16- or 32-bit pattern) and the guard with 0xA5.
   void poison16(uint16_t poison) {
     std::vector<uint16_t> fill(bytes_ / 2, poison);
@@ -281,16 +288,23 @@ std::string select(uint16_t family, DType dtype, const Params& params, cuda::Lau
   return "";
 }
 
-// The workspace `choice` asks for, as the runtime hands it over: zeroed for the variants that
-// ask the runtime to clear it, garbage (poisoned) for the others; or zeroed in any case with
-// `zeroed` (timings and replays: the split-K kernels leave their counters at 0, so zeroing once
-// is enough). Points ptrs->workspace at it. Null when the choice needs none.
+// The workspace `choice` asks for, as the runtime hands it over: garbage (poisoned) but for what
+// the variant asks the runtime to clear (workspace_clear_range: all of it, or the split-K
+// counters at its end); or zeroed in any case with `zeroed` (timings and replays: the split-K
+// kernels leave their counters at 0, so zeroing once is enough). Points ptrs->workspace at it.
+// Null when the choice needs none.
 inline std::unique_ptr<DeviceBuffer> workspace_for(const cuda::LaunchChoice& choice,
                                                    cuda::StepPointers* ptrs, bool zeroed = false) {
   if (choice.workspace_bytes == 0) return nullptr;
   auto ws = std::make_unique<DeviceBuffer>(choice.workspace_bytes);
-  if (zeroed || choice.variant->zero_workspace) ws->zero();
-  else ws->poison32(kFloatPoison);
+  uint64_t offset = 0, count = 0;
+  cuda::workspace_clear_range(*choice.variant, choice.grid, choice.workspace_bytes, &offset, &count);
+  if (zeroed || count == choice.workspace_bytes) {
+    ws->zero();
+  } else {
+    ws->poison32(kFloatPoison);
+    if (count > 0) ws->zero_range(offset, count);
+  }
   ptrs->workspace = ws->get();
   ptrs->workspace_bytes = choice.workspace_bytes;
   return ws;
@@ -396,10 +410,12 @@ struct RepeatLaunch {
   cu::CUresult operator()(cu::CUstream stream = nullptr) {
     const cu::Driver& d = *device()->d;
     const cuda::LaunchChoice& c = choice;
-    // As the runtime launches a step: the workspace cleared first for the variants that ask.
-    if (c.variant->zero_workspace && ptrs.workspace_bytes > 0) {
-      const cu::CUresult r = d.MemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(ptrs.workspace), 0,
-                                             ptrs.workspace_bytes, stream);
+    // As the runtime launches a step: what the variant asks cleared of the workspace first.
+    uint64_t offset = 0, count = 0;
+    cuda::workspace_clear_range(*c.variant, c.grid, ptrs.workspace_bytes, &offset, &count);
+    if (count > 0) {
+      const cu::CUresult r = d.MemsetD8Async(
+          reinterpret_cast<cu::CUdeviceptr>(ptrs.workspace) + offset, 0, count, stream);
       if (r != cu::kSuccess) return r;
     }
     void* args[] = {&ptrs, params.data()};

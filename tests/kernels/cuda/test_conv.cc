@@ -31,8 +31,8 @@ using gpu_test::DeviceBuffer;
 constexpr uint16_t kConv = static_cast<uint16_t>(OpFamilyId::kConv);
 
 
-// Launches `choice` with a workspace as the runtime gives it: zeroed for zero_workspace rows,
-// garbage otherwise. "" on success.
+// Launches `choice` with a workspace as the runtime gives it: garbage but for what the row's
+// zero_workspace clears (the igemm rows: the split-K counters at its end). "" on success.
 std::string launch_with_workspace(const cuda::LaunchChoice& choice, cuda::StepPointers ptrs,
                                   const ConvParams& p) {
   const std::unique_ptr<DeviceBuffer> ws = gpu_test::workspace_for(choice, &ptrs);
@@ -441,21 +441,23 @@ TEST(GpuConvSelect, BigTileRulesAtConvNextShapes) {
 
 // The Hopper tiles (wgmma, sm_only 90) on sm_90 targets only, and not with --portable-kernels
 // (arch_kernels false), for large GEMMs: ViT-B's QKV GEMM at batch 8 in 128x128 ones, its MLP
-// down-projection in 128x128 ones in 3 K slices, ResNet-50's 3x3 conv of 128 channels at batch 8
-// in 64x128 ones; the QKV GEMM at batch 1 and the 1x1 conv of 256 to 64 channels at batch 1
+// down-projection (78 such tiles) and ResNet-50's 3x3 convs of 128 and 512 channels at batch 8
+// in 64x128 ones, the latter's 28 tiles in 5 K slices; the QKV GEMM at batch 1 and the 1x1 conv of 256 to 64 channels at batch 1
 // (too small) keep the Ampere-class tiles; an sm_87 target of as many SMs never gets them.
 TEST(GpuConvSelect, HopperTilesOnSm90TargetsOnly) {
   const Case qkv8{"qkv b8", 1, 768, 2304, 1, {1, 1576}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
   const Case down8{"down b8", 1, 3072, 768, 1, {1, 1576}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
   const Case r3x3{"3x3 b8", 8, 128, 128, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  const Case r7x7{"7x7 b8", 8, 512, 512, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
   const Case qkv1{"qkv b1", 1, 768, 2304, 1, {1, 197}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
   const Case n64{"n 64", 1, 256, 64, 1, {56, 56}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
   cuda::TargetInfo h100 = gpu_test::target_with(132);
   h100.sm_arch = 90;
   h100.max_shared_per_block = 232448;
   EXPECT_EQ(expect_selected({qkv8, "jp_conv_igemm_wg128x128_f16"}, h100).split_k, 1u);
-  EXPECT_EQ(expect_selected({down8, "jp_conv_igemm_wg128x128_f16"}, h100).split_k, 3u);
+  EXPECT_EQ(expect_selected({down8, "jp_conv_igemm_wg64x128_f16"}, h100).split_k, 1u);
   EXPECT_EQ(expect_selected({r3x3, "jp_conv_igemm_wg64x128_f16"}, h100).split_k, 1u);
+  EXPECT_EQ(expect_selected({r7x7, "jp_conv_igemm_wg64x128_f16"}, h100).split_k, 5u);
   EXPECT_EQ(cuda::find_kernel_variant("jp_conv_igemm_wg64x128_f16")->sm_only, 90);
   EXPECT_EQ(expect_selected({qkv1, "jp_conv_igemm_32x64k64_f16"}, h100).variant->sm_only, 0);
   EXPECT_EQ(expect_selected({n64, "jp_conv_igemm_32x64k64_f16"}, h100).variant->sm_only, 0);
@@ -467,6 +469,25 @@ TEST(GpuConvSelect, HopperTilesOnSm90TargetsOnly) {
     EXPECT_EQ(expect_selected({qkv8, "jp_conv_igemm_128x128k64_f16"}, t).variant->sm_only, 0);
     expect_selected({qkv1, "jp_conv_igemm_32x64k64_f16"}, t);
   }
+}
+
+// The runtime clears only the split-K arrival counters of an igemm step's workspace (its last
+// 4 bytes a tile; the partial tiles before them are written whole before any CTA counts), and
+// the whole workspace of a kZeroAll row. The GPU tests hand the kernels such workspaces
+// (gpu_test::workspace_for: poisoned, the counters zeroed).
+TEST(GpuConvSelect, SplitKClearsOnlyTheCounters) {
+  const Case late{"late 3x3 512", 1, 512, 512, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  const cuda::LaunchChoice c = expect_selected({late, "jp_conv_igemm_32x64k64_f16"}, gpu_test::target_with(132));
+  ASSERT_GT(c.split_k, 1u);
+  uint64_t offset = 0, count = 0;
+  cuda::workspace_clear_range(*c.variant, c.grid, c.workspace_bytes, &offset, &count);
+  EXPECT_EQ(count, uint64_t(c.grid[0]) * c.grid[1] * 4);
+  EXPECT_EQ(offset + count, c.workspace_bytes);
+  EXPECT_EQ(c.workspace_bytes, count + count / 4 * c.split_k * 32 * 64 * 4);
+  const cuda::KernelVariant* all = cuda::find_kernel_variant("jp_gemm_f16_mma32_splitk_nn");
+  cuda::workspace_clear_range(*all, c.grid, 1000, &offset, &count);
+  EXPECT_EQ(offset, 0u);
+  EXPECT_EQ(count, 1000u);
 }
 
 // FP16 depthwise convs go to the tiled kernel of their window where it takes them (3x3/5x5 at
