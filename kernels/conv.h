@@ -164,6 +164,10 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_igemm_wg128x128_f16, kF16, 256, kAny, 3 * (128 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
   X(F, jp_conv_igemm_wg128x128p_f16, kF16, 256, kAny, 3 * (128 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
   X(F, jp_conv_igemm_wg64x128_f16, kF16, 128, kAny, 4 * (64 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
+  X(F, jp_conv_igemm_wg128x128_i8, kI8, 256, kAny, 3 * (128 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
+  X(F, jp_conv_igemm_wg128x128_i8_f16out, kI8, 256, kF16, 3 * (128 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
+  X(F, jp_conv_igemm_wg64x128_i8, kI8, 128, kAny, 4 * (64 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
+  X(F, jp_conv_igemm_wg64x128_i8_f16out, kI8, 128, kF16, 4 * (64 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
   X(F, jp_conv_dw3_f16, kF16, 0) \
   X(F, jp_conv_dw5_f16, kF16, 0) \
   X(F, jp_conv_dw7_f16, kF16, 0) \

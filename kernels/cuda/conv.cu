@@ -293,10 +293,10 @@ __device__ void igemm_f32(const StepPointers& ptrs, const ConvParams& p) {
 
 // The Hopper tiles' body: the igemm in IgemmWg tiles where compiled for sm_90a, and elsewhere
 // only the wait every step kernel makes (no plan for another GPU names these kernels).
-template <int BM, int ST, int INFLIGHT>
+template <typename E, typename Epi, int BM, int ST, int INFLIGHT>
 __device__ __forceinline__ void igemm_wg(const StepPointers& ptrs, const ConvParams& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  igemm<IgemmWg<BM, ST, INFLIGHT>, EpilogueF16Gelu>(ptrs, p);
+  igemm<IgemmWg<E, BM, ST, INFLIGHT>, Epi>(ptrs, p);
 #else
   pdl_wait();
 #endif
@@ -383,14 +383,19 @@ JP_CONV_IGEMM_GROUPED(jp_conv_igemm_32x64_grouped_i8_f16out, 1, int8_t, 32, 64, 
 // layers of the H100 tables (tests/perf/RESULTS.md, session 30); _p, 3 stages and 1 ahead in
 // the 128-row tiles, benched for the selector, not selected. With 4 stages the 128-row tiles
 // (129 KiB, one CTA an SM) were slower with a stage in flight or without.
-#define JP_CONV_IGEMM_WG(name, MINB, BM, ST, INFLIGHT)                                       \
+#define JP_CONV_IGEMM_WG(name, MINB, E, BM, ST, INFLIGHT, Epi)                               \
   extern "C" __global__ void __launch_bounds__(BM * 2, MINB) name(StepPointers ptrs,         \
                                                                  const ConvParams p) {       \
-    jk::igemm_wg<BM, ST, INFLIGHT>(ptrs, p);                                                 \
+    jk::igemm_wg<E, Epi, BM, ST, INFLIGHT>(ptrs, p);                                         \
   }
-JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128_f16, 2, 128, 3, 0)
-JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128p_f16, 2, 128, 3, 1)
-JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_f16, 2, 64, 4, 1)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128_f16, 2, __half, 128, 3, 0, jk::EpilogueF16Gelu)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128p_f16, 2, __half, 128, 3, 1, jk::EpilogueF16Gelu)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_f16, 2, __half, 64, 4, 1, jk::EpilogueF16Gelu)
+// INT8 (s8 wgmma, 128 K a stage; Cin a multiple of 16), into Int8 and into Float16.
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128_i8, 2, int8_t, 128, 3, 0, jk::EpilogueI8<true>)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128_i8_f16out, 2, int8_t, 128, 3, 0, jk::EpilogueI8<false>)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_i8, 2, int8_t, 64, 4, 1, jk::EpilogueI8<true>)
+JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_i8_f16out, 2, int8_t, 64, 4, 1, jk::EpilogueI8<false>)
 #undef JP_CONV_IGEMM
 #undef JP_CONV_IGEMM_HALF
 #undef JP_CONV_IGEMM_GROUPED

@@ -116,7 +116,7 @@ __device__ __forceinline__ void igemm_stage(typename T::Acc (&acc)[T::kMI][T::kN
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
-      wgmma_m64n128k16(acc[0], wg_desc(a0 + kk * 32), wg_desc(b0 + kk * 32));
+      wgmma_step(acc[0], wg_desc(a0 + kk * 32), wg_desc(b0 + kk * 32));
     wgmma_commit();
     wgmma_wait<T::kInflight>();
     wgmma_fence_acc(acc[0]);

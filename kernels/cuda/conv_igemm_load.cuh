@@ -110,37 +110,38 @@ struct Igemm {
   static __device__ __forceinline__ int at(int row, int chunk) { return row * kPitch + chunk * kChunk; }
 };
 
-// The Hopper tiles (sm_90a, kernels/cuda/wgmma.cuh): FP16, 64 K a stage, BM / 64 warpgroups
-// each computing 64 rows by 128 with wgmma from shared memory. INFLIGHT: the wgmma steps of one
+// The Hopper tiles (sm_90a, kernels/cuda/wgmma.cuh): FP16 or INT8, 128 bytes of K a stage (64
+// halves, 128 int8), BM / 64 warpgroups each computing 64 rows by 128 with wgmma from shared
+// memory. INFLIGHT: the wgmma steps of one
 // stage (1) stay in flight while the next stage's are issued, so loads run kStages - 2 stages
 // ahead instead of kStages - 1 (0: each stage's steps finish before the next barrier). Same loads, split-K and epilogue
 // as Igemm (the fields they read mean the same), but the stage's rows are 128 bytes in the
 // 128-byte swizzle (at(): chunk c of row r at chunk c ^ (r % 8)), each stage 1024-byte aligned
 // (kSharedBytes has 1 KiB of slack for aligning the dynamic shared memory's start). Each warp
 // holds 16 full rows of accumulators: kMI 1, kNI BN / 8, warp tile 16 x BN.
-template <int BM, int STAGES, int INFLIGHT>
+template <typename E, int BM, int STAGES, int INFLIGHT>
 struct IgemmWg {
   static constexpr int BN = 128;
-  using Elem = __half;
-  using Acc = float;
+  using Elem = E;
+  using Acc = typename IgemmElem<E>::Acc;
   static constexpr bool kVec = true, kHalf = false, kWgmma = true;
   static constexpr int kInflight = INFLIGHT, kAhead = STAGES - 1 - INFLIGHT;
-  static constexpr int kChunk = 8, kMmaK = 16;
-  static constexpr int kBM = BM, kBN = BN, kBK = 64, kPitch = 64;
+  static constexpr int kChunk = IgemmElem<E>::kChunk, kMmaK = IgemmElem<E>::kMmaK;
+  static constexpr int kBM = BM, kBN = BN, kBK = 128 / int(sizeof(E)), kPitch = kBK;
   static constexpr int kStages = STAGES, kWarpsN = 1;
   static constexpr int kThreads = BM / 16 * 32;
   static constexpr int kWM = 16, kWN = BN, kMI = 1, kNI = BN / 8;
   static constexpr int kChunksPerRow = 8;
   static constexpr int kAChunks = BM * 8 / kThreads, kBChunks = BN * 8 / kThreads;
-  static constexpr int kStageElems = (BM + BN) * 64;
+  static constexpr int kStageElems = (BM + BN) * kBK;
   static constexpr int kEpiPitch = BN + 8;
-  static constexpr int kPipelineBytes = STAGES * kStageElems * 2 + 1024;
+  static constexpr int kPipelineBytes = STAGES * kStageElems * int(sizeof(E)) + 1024;
   static constexpr int kEpiBytes = BM * kEpiPitch * 4;
   static constexpr int kSharedBytes = kPipelineBytes > kEpiBytes ? kPipelineBytes : kEpiBytes;
   static_assert(kSharedBytes <= 227 * 1024, "fits a block on sm_90");
   static_assert(BM % 64 == 0 && (INFLIGHT == 0 || INFLIGHT == 1) && kAhead >= 1, "tile shape");
   static __device__ __forceinline__ int at(int row, int chunk) {
-    return row * 64 + ((chunk ^ (row & 7)) << 3);
+    return row * kPitch + (chunk ^ (row & 7)) * kChunk;
   }
 };
 

@@ -4,10 +4,11 @@
 // Only code compiled for sm_90a may include this (the kernels that do guard their bodies with
 // __CUDA_ARCH_FEAT_SM90_ALL, kernels/cuda/conv.cu).
 //
-// Shared-memory operands: K-major tiles of 64 halves (128 bytes) a row in the 128-byte swizzle,
-// 16-byte chunk c of row r stored at chunk c ^ (r % 8), the 8-row groups 1024 bytes apart and
-// 1024-byte aligned (wg_desc). A k16 step within the 64-wide row moves the start address by 32
-// bytes; the swizzle is of absolute address bits, so the base offset stays 0.
+// Shared-memory operands: K-major tiles of 128 bytes a row (64 halves or 128 int8) in the
+// 128-byte swizzle, 16-byte chunk c of row r stored at chunk c ^ (r % 8), the 8-row groups 1024
+// bytes apart and 1024-byte aligned (wg_desc). A step of 32 bytes of K (16 halves, 32 int8)
+// within the row moves the start address by 32 bytes; the swizzle is of absolute address bits,
+// so the base offset stays 0.
 // Accumulators of m64nNk16 (f32): warp w of the warpgroup holds rows 16w..16w+15; its
 // registers d[j][0..3] are mma.sync m16n8's C fragment of columns 8j..8j+7 (rows lane/4 and
 // lane/4 + 8, columns 2 * (lane % 4) + 0, 1), which is the layout igemm_epilogue() reads.
@@ -48,6 +49,13 @@ __device__ __forceinline__ void wgmma_fence_acc(float (&d)[NI][4]) {
 #pragma unroll
     for (int c = 0; c < 4; ++c) asm volatile("" : "+f"(d[i][c])::"memory");
 }
+template <int NI>
+__device__ __forceinline__ void wgmma_fence_acc(int32_t (&d)[NI][4]) {
+#pragma unroll
+  for (int i = 0; i < NI; ++i)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) asm volatile("" : "+r"(d[i][c])::"memory");
+}
 
 // D += A * B for a 64 x 128 x 16 step, A and B from shared memory (descriptors), FP16 inputs,
 // FP32 accumulators, both K-major (no transposes), scale-d 1.
@@ -70,5 +78,35 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], uint64_t a, 
         "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
       : "l"(a), "l"(b), "r"(1));
 }
+// The same for Int8 (s8 x s8, int32 accumulators, exact): a 64 x 128 x 32 step; 32 bytes of K,
+// as the FP16 step's 16 halves.
+__device__ __forceinline__ void wgmma_m64n128k32(int32_t (&d)[16][4], uint64_t a, uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+      "}, %64, %65, p;\n}\n"
+      : "+r"(d[0][0]), "+r"(d[0][1]), "+r"(d[0][2]), "+r"(d[0][3]), "+r"(d[1][0]), "+r"(d[1][1]), "+r"(d[1][2]), "+r"(d[1][3]),
+        "+r"(d[2][0]), "+r"(d[2][1]), "+r"(d[2][2]), "+r"(d[2][3]), "+r"(d[3][0]), "+r"(d[3][1]), "+r"(d[3][2]), "+r"(d[3][3]),
+        "+r"(d[4][0]), "+r"(d[4][1]), "+r"(d[4][2]), "+r"(d[4][3]), "+r"(d[5][0]), "+r"(d[5][1]), "+r"(d[5][2]), "+r"(d[5][3]),
+        "+r"(d[6][0]), "+r"(d[6][1]), "+r"(d[6][2]), "+r"(d[6][3]), "+r"(d[7][0]), "+r"(d[7][1]), "+r"(d[7][2]), "+r"(d[7][3]),
+        "+r"(d[8][0]), "+r"(d[8][1]), "+r"(d[8][2]), "+r"(d[8][3]), "+r"(d[9][0]), "+r"(d[9][1]), "+r"(d[9][2]), "+r"(d[9][3]),
+        "+r"(d[10][0]), "+r"(d[10][1]), "+r"(d[10][2]), "+r"(d[10][3]), "+r"(d[11][0]), "+r"(d[11][1]), "+r"(d[11][2]), "+r"(d[11][3]),
+        "+r"(d[12][0]), "+r"(d[12][1]), "+r"(d[12][2]), "+r"(d[12][3]), "+r"(d[13][0]), "+r"(d[13][1]), "+r"(d[13][2]), "+r"(d[13][3]),
+        "+r"(d[14][0]), "+r"(d[14][1]), "+r"(d[14][2]), "+r"(d[14][3]), "+r"(d[15][0]), "+r"(d[15][1]), "+r"(d[15][2]), "+r"(d[15][3])
+      : "l"(a), "l"(b), "r"(1));
+}
+
+// One 32-byte K step of the accumulators' type: FP16 (m64n128k16) or INT8 (m64n128k32).
+__device__ __forceinline__ void wgmma_step(float (&d)[16][4], uint64_t a, uint64_t b) {
+  wgmma_m64n128k16(d, a, b);
+}
+__device__ __forceinline__ void wgmma_step(int32_t (&d)[16][4], uint64_t a, uint64_t b) {
+  wgmma_m64n128k32(d, a, b);
+}
+
 }  // namespace
 }  // namespace jetplan::kernels::cuda
