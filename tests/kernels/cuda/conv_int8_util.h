@@ -111,9 +111,7 @@ inline cuda::LaunchChoice depthwise_one_channel_a_thread(cuda::LaunchChoice c, c
 
 // The selector's choice for an INT8 conv step (Int8 x and w, the Float32 channel epilogue, a
 // residual where p has one, y of type `y`): "" or why it refused.
-// The selection for this GPU, or for `target`.
-inline std::string select_int8(const ConvParams& p, DType y, cuda::LaunchChoice* out,
-                               const cuda::TargetInfo* target = nullptr) {
+inline std::string select_int8(const ConvParams& p, DType y, cuda::LaunchChoice* out) {
   cuda::StepDesc step = gpu_test::step_of(kConv, &p, DType::kInt8);
   step.num_inputs = p.has_residual ? 4 : 3;
   step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
@@ -121,10 +119,7 @@ inline std::string select_int8(const ConvParams& p, DType y, cuda::LaunchChoice*
   step.num_outputs = 1;
   step.output_dtypes[0] = y;
   std::string why;
-  return cuda::select_kernel(step, target != nullptr ? *target : gpu_test::device_target(), out,
-                            &why)
-             ? ""
-             : why;
+  return cuda::select_kernel(step, gpu_test::device_target(), out, &why) ? "" : why;
 }
 
 }  // namespace jetplan::kernels::int8_conv_test

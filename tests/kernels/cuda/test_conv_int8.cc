@@ -310,34 +310,5 @@ TEST(GpuConvInt8, KernelsRefuseStepsOfTheOtherType) {
 
 
 
-// The INT8 Hopper tiles (sm_only 90) on sm_90 targets only, not with --portable-kernels, from
-// 2^30 multiply-adds: a ViT-B-sized GEMM at batch 8 (1576 x 3072 x 768, 78 tiles of 128x128) in
-// 64x128 ones, into Int8 and into Float16; ResNet-50's 3x3 conv of 128 channels at batch 8
-// (0.9 * 2^30) keeps the mma.sync tiles; an sm_87 target of as many SMs never gets them.
-TEST(GpuConvInt8Select, HopperTilesOnSm90TargetsOnly) {
-  cuda::TargetInfo h100 = gpu_test::target_with(132);
-  h100.sm_arch = 90;
-  h100.max_shared_per_block = 232448;
-  cuda::TargetInfo portable = h100, orin_like = h100;
-  portable.arch_kernels = false;
-  orin_like.sm_arch = 87;
-  const ConvParams gemm = params_of({"1576 x 3072 -> 768", 8, 3072, 768, 197, 1, 1, 1, 1, 0});
-  const ConvParams r3x3 = params_of({"3x3 128", 8, 128, 128, 28, 28, 3, 1, 1, 1});
-  cuda::LaunchChoice c;
-  for (const DType y : {DType::kInt8, DType::kFloat16}) {
-    const std::string want = y == DType::kInt8 ? "jp_conv_igemm_wg64x128_i8"
-                                               : "jp_conv_igemm_wg64x128_i8_f16out";
-    ASSERT_EQ(select_int8(gemm, y, &c, &h100), "");
-    EXPECT_EQ(c.variant->name, want);
-    EXPECT_EQ(c.variant->sm_only, 90);
-    for (const cuda::TargetInfo* t : {&portable, &orin_like}) {
-      ASSERT_EQ(select_int8(gemm, y, &c, t), "");
-      EXPECT_EQ(c.variant->sm_only, 0) << c.variant->name;
-    }
-    ASSERT_EQ(select_int8(r3x3, y, &c, &h100), "");
-    EXPECT_EQ(c.variant->sm_only, 0) << c.variant->name;
-  }
-}
-
 }  // namespace
 }  // namespace jetplan::kernels
