@@ -107,18 +107,20 @@ struct Igemm {
   static constexpr int kAhead = STAGES - 1;  // stages loaded ahead of the one computed
   // Where 16-byte chunk `chunk` of a stage's tile row `row` starts (elements; rows of A, then
   // of B from row kBM on).
-  static __device__ __forceinline__ int at(int row, int chunk) { return row * kPitch + chunk * kChunk; }
+  static __device__ __forceinline__ int at(int row, int chunk) {
+    return row * kPitch + chunk * kChunk;
+  }
 };
 
 // The Hopper tiles (sm_90a, kernels/cuda/wgmma.cuh): FP16 or INT8, 128 bytes of K a stage (64
 // halves, 128 int8), BM / 64 warpgroups each computing 64 rows by 128 with wgmma from shared
-// memory. INFLIGHT: the wgmma steps of one
-// stage (1) stay in flight while the next stage's are issued, so loads run kStages - 2 stages
-// ahead instead of kStages - 1 (0: each stage's steps finish before the next barrier). Same loads, split-K and epilogue
-// as Igemm (the fields they read mean the same), but the stage's rows are 128 bytes in the
-// 128-byte swizzle (at(): chunk c of row r at chunk c ^ (r % 8)), each stage 1024-byte aligned
-// (kSharedBytes has 1 KiB of slack for aligning the dynamic shared memory's start). Each warp
-// holds 16 full rows of accumulators: kMI 1, kNI BN / 8, warp tile 16 x BN.
+// memory. INFLIGHT: the wgmma steps of one stage (1) stay in flight while the next stage's are
+// issued, so loads run kStages - 2 stages ahead instead of kStages - 1 (0: each stage's steps
+// finish before the next barrier). Same loads, split-K and epilogue as Igemm (the fields they
+// read mean the same), but the stage's rows are 128 bytes in the 128-byte swizzle (at(): chunk c
+// of row r at chunk c ^ (r % 8)), each stage 1024-byte aligned (kSharedBytes has 1 KiB of slack
+// for aligning the dynamic shared memory's start). Each warp holds 16 full rows of
+// accumulators: kMI 1, kNI BN / 8, warp tile 16 x BN.
 template <typename E, int BM, int STAGES, int INFLIGHT>
 struct IgemmWg {
   static constexpr int BN = 128;

@@ -32,7 +32,9 @@ __device__ __forceinline__ uint64_t wg_desc(uint32_t addr) {
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
 __device__ __forceinline__ void wgmma_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
@@ -57,48 +59,48 @@ __device__ __forceinline__ void wgmma_fence_acc(int32_t (&d)[NI][4]) {
     for (int c = 0; c < 4; ++c) asm volatile("" : "+r"(d[i][c])::"memory");
 }
 
-// D += A * B for a 64 x 128 x 16 step, A and B from shared memory (descriptors), FP16 inputs,
-// FP32 accumulators, both K-major (no transposes), scale-d 1.
+// D += A * B for a 64 x 128 x 32-byte-of-K step, A and B from shared memory (descriptors), both
+// K-major (no transposes), scale-d 1: FP16 inputs into FP32 accumulators (m64n128k16; scale-a
+// and scale-b 1) or Int8 into int32 (m64n128k32, exact). The 64 accumulator operands of either:
+// JP_WGMMA_ACC with the constraint macro of their type.
+#define JP_WGMMA_REGS \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
+  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
+  "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47," \
+  "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+#define JP_WGMMA_ACC(C) \
+  C(d[0][0]), C(d[0][1]), C(d[0][2]), C(d[0][3]), C(d[1][0]), C(d[1][1]), C(d[1][2]), \
+  C(d[1][3]), C(d[2][0]), C(d[2][1]), C(d[2][2]), C(d[2][3]), C(d[3][0]), C(d[3][1]), \
+  C(d[3][2]), C(d[3][3]), C(d[4][0]), C(d[4][1]), C(d[4][2]), C(d[4][3]), C(d[5][0]), \
+  C(d[5][1]), C(d[5][2]), C(d[5][3]), C(d[6][0]), C(d[6][1]), C(d[6][2]), C(d[6][3]), \
+  C(d[7][0]), C(d[7][1]), C(d[7][2]), C(d[7][3]), C(d[8][0]), C(d[8][1]), C(d[8][2]), \
+  C(d[8][3]), C(d[9][0]), C(d[9][1]), C(d[9][2]), C(d[9][3]), C(d[10][0]), C(d[10][1]), \
+  C(d[10][2]), C(d[10][3]), C(d[11][0]), C(d[11][1]), C(d[11][2]), C(d[11][3]), C(d[12][0]), \
+  C(d[12][1]), C(d[12][2]), C(d[12][3]), C(d[13][0]), C(d[13][1]), C(d[13][2]), C(d[13][3]), \
+  C(d[14][0]), C(d[14][1]), C(d[14][2]), C(d[14][3]), C(d[15][0]), C(d[15][1]), C(d[15][2]), \
+  C(d[15][3])
+#define JP_WGMMA_F32(x) "+f"(x)
+#define JP_WGMMA_S32(x) "+r"(x)
 __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], uint64_t a, uint64_t b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
-      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
-      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" JP_WGMMA_REGS
       "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
-        "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
-        "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
-        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
-        "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : JP_WGMMA_ACC(JP_WGMMA_F32)
       : "l"(a), "l"(b), "r"(1));
 }
-// The same for Int8 (s8 x s8, int32 accumulators, exact): a 64 x 128 x 32 step; 32 bytes of K,
-// as the FP16 step's 16 halves.
 __device__ __forceinline__ void wgmma_m64n128k32(int32_t (&d)[16][4], uint64_t a, uint64_t b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {"
-      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
-      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
-      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+      "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {" JP_WGMMA_REGS
       "}, %64, %65, p;\n}\n"
-      : "+r"(d[0][0]), "+r"(d[0][1]), "+r"(d[0][2]), "+r"(d[0][3]), "+r"(d[1][0]), "+r"(d[1][1]), "+r"(d[1][2]), "+r"(d[1][3]),
-        "+r"(d[2][0]), "+r"(d[2][1]), "+r"(d[2][2]), "+r"(d[2][3]), "+r"(d[3][0]), "+r"(d[3][1]), "+r"(d[3][2]), "+r"(d[3][3]),
-        "+r"(d[4][0]), "+r"(d[4][1]), "+r"(d[4][2]), "+r"(d[4][3]), "+r"(d[5][0]), "+r"(d[5][1]), "+r"(d[5][2]), "+r"(d[5][3]),
-        "+r"(d[6][0]), "+r"(d[6][1]), "+r"(d[6][2]), "+r"(d[6][3]), "+r"(d[7][0]), "+r"(d[7][1]), "+r"(d[7][2]), "+r"(d[7][3]),
-        "+r"(d[8][0]), "+r"(d[8][1]), "+r"(d[8][2]), "+r"(d[8][3]), "+r"(d[9][0]), "+r"(d[9][1]), "+r"(d[9][2]), "+r"(d[9][3]),
-        "+r"(d[10][0]), "+r"(d[10][1]), "+r"(d[10][2]), "+r"(d[10][3]), "+r"(d[11][0]), "+r"(d[11][1]), "+r"(d[11][2]), "+r"(d[11][3]),
-        "+r"(d[12][0]), "+r"(d[12][1]), "+r"(d[12][2]), "+r"(d[12][3]), "+r"(d[13][0]), "+r"(d[13][1]), "+r"(d[13][2]), "+r"(d[13][3]),
-        "+r"(d[14][0]), "+r"(d[14][1]), "+r"(d[14][2]), "+r"(d[14][3]), "+r"(d[15][0]), "+r"(d[15][1]), "+r"(d[15][2]), "+r"(d[15][3])
+      : JP_WGMMA_ACC(JP_WGMMA_S32)
       : "l"(a), "l"(b), "r"(1));
 }
+#undef JP_WGMMA_REGS
+#undef JP_WGMMA_ACC
+#undef JP_WGMMA_F32
+#undef JP_WGMMA_S32
 
 // One 32-byte K step of the accumulators' type: FP16 (m64n128k16) or INT8 (m64n128k32).
 __device__ __forceinline__ void wgmma_step(float (&d)[16][4], uint64_t a, uint64_t b) {
