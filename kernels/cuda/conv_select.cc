@@ -26,8 +26,8 @@ constexpr Tile kTile32{VariantId::jp_conv_igemm_32x64_f16, 32, 64, 32};
 constexpr Tile kTile32K64{VariantId::jp_conv_igemm_32x64k64_f16, 32, 64, 64};
 constexpr Tile kTileAnyC{VariantId::jp_conv_igemm_64x64_anyc_f16, 64, 64, 32};
 constexpr uint32_t kBK = 32;
-// The Hopper tiles (sm_90 targets only: wgmma, IgemmWg in conv_igemm_load.cuh), 64 K a stage.
-// {128x128, 64x128} tiles, FP16 and INT8 into Int8 and into Float16 (128 K a stage).
+// The Hopper tiles (sm_90 targets only: wgmma, IgemmWg in conv_igemm_load.cuh), {128x128,
+// 64x128}: FP16 (64 K a stage), and INT8 into Int8 and into Float16 (128 K a stage).
 constexpr Tile kTilesWg[3][2] = {
     {{VariantId::jp_conv_igemm_wg128x128_f16, 128, 128, 64},
      {VariantId::jp_conv_igemm_wg64x128_f16, 64, 128, 64}},

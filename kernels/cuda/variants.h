@@ -30,7 +30,10 @@ struct KernelVariant {
   // graph), for kernels that count arrivals there: kZeroAll the whole workspace, kZeroCounters
   // only its last grid_x * grid_y * 4 bytes (the conv igemm's serial split-K: one arrival
   // counter a tile after the partial tiles, which each CTA writes whole before it counts; see
-  // workspace_clear_range). kZeroNone (0): the workspace is garbage.
+  // workspace_clear_range). kZeroNone (0): the workspace is garbage. The igemm's counters sit
+  // right after the partials, so they are the workspace's last bytes only in a workspace of the
+  // size the selection gives (launch_igemm); a plan with another size (edited by hand) stays in
+  // bounds but may leave tiles unwritten.
   uint8_t zero_workspace = 0;
   uint8_t out_dtype = kAnyDType;  // see above (Cast: the destination type)
   // The kernel's blocks wait for each other's results (through the workspace): the runtime
