@@ -520,6 +520,30 @@ TEST(GpuConvert, GemmWritesTheFloat32OutputItself) {
   EXPECT_EQ(steps.at("head")->kernel()->str(), "jp_gemm_f16_gemv_bt");
 }
 
+// sm_90 targets run large convs in the Hopper tiles (kernels for that arch only), other targets
+// and --portable-kernels in the tiles every arch has; each plan loads without a device.
+TEST(GpuConvert, HopperTilesOnlyForSm90AndNotWithPortableKernels) {
+  ModelBuilder m;
+  m.input("x", {1, 768, 40, 40}).output("y");
+  m.random("w", {512, 768, 1, 1}).random("b", {512});
+  m.node("Conv", {"x", "w", "b"}, {"y"}, "conv");
+  const auto conv_kernel = [&](const std::string& target, bool portable) {
+    ConvertOptions o = gpu(target);
+    o.portable_kernels = portable;
+    const ConvertResult r = convert(m, o);
+    EXPECT_TRUE(loads_without_device(r.plan)) << target;
+    return steps_by_name(plan_of(r)).at("conv")->kernel()->str();
+  };
+  EXPECT_EQ(conv_kernel("h100", false), "jp_conv_igemm_wg64x128_f16");
+  EXPECT_EQ(conv_kernel("h200", false), "jp_conv_igemm_wg64x128_f16");
+  for (const auto& [target, portable] : {std::pair<const char*, bool>{"h100", true},
+                                         {"orin-agx", false}, {"thor", false}}) {
+    const std::string k = conv_kernel(target, portable);
+    EXPECT_THAT(k, ::testing::StartsWith("jp_conv_igemm_")) << target;
+    EXPECT_EQ(k.find("_wg"), std::string::npos) << target << " " << k;
+  }
+}
+
 TEST(GpuConvert, CpuPlansAreUnchanged) {
   const ConvertResult r = convert_ok(conv_net());
   for (const auto* s : *plan_of(r)->steps()) EXPECT_EQ(s->kernel()->str(), "");
