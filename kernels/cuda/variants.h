@@ -79,7 +79,7 @@ const KernelVariant* kernel_variants(size_t* count);
 // F is the family (passed through), symbol the extern "C" kernel name as a bare identifier (its
 // string is #symbol), the rest KernelVariant's fields; dtypes are written kF32, kF16, kF64, kI8,
 // kU8, kI16, kU16, kI32, kU32, kI64, kU64, kBool or kAny. The trailing columns, which most rows leave at KernelVariant's
-// defaults (kAny, 0, false, false, true, 0), may be left out. JP_CUDA_VARIANT_ROWS(X) lists every family's rows in op_families.def order.
+// defaults (kAny, 0, kZeroNone, false, true, 0), may be left out. JP_CUDA_VARIANT_ROWS(X) lists every family's rows in op_families.def order.
 #define JP_CUDA_VARIANT_ROWS_CUDA(Name, file, X) JP_CUDA_VARIANTS_##file(X, Name)
 #define JP_CUDA_VARIANT_ROWS_CPU_ONLY(Name, file, X)
 
