@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace jetplan::kernels::cuda {
 namespace {
@@ -44,19 +45,15 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 // Keeps the compiler from moving other accesses of the accumulators across the asynchronous
 // instructions that write them.
-template <int NI>
-__device__ __forceinline__ void wgmma_fence_acc(float (&d)[NI][4]) {
+template <typename A, int NI>
+__device__ __forceinline__ void wgmma_fence_acc(A (&d)[NI][4]) {
 #pragma unroll
   for (int i = 0; i < NI; ++i)
 #pragma unroll
-    for (int c = 0; c < 4; ++c) asm volatile("" : "+f"(d[i][c])::"memory");
-}
-template <int NI>
-__device__ __forceinline__ void wgmma_fence_acc(int32_t (&d)[NI][4]) {
-#pragma unroll
-  for (int i = 0; i < NI; ++i)
-#pragma unroll
-    for (int c = 0; c < 4; ++c) asm volatile("" : "+r"(d[i][c])::"memory");
+    for (int c = 0; c < 4; ++c) {
+      if constexpr (std::is_floating_point_v<A>) asm volatile("" : "+f"(d[i][c])::"memory");
+      else asm volatile("" : "+r"(d[i][c])::"memory");
+    }
 }
 
 // D += A * B for a 64 x 128 x 32-byte-of-K step, A and B from shared memory (descriptors), both

@@ -35,7 +35,10 @@ struct CudaStep {
   uint32_t grid[3];
   uint32_t block[3];
   uint32_t shared_bytes;
-  const kernels::cuda::KernelVariant* variant;  // its row (what it clears of the workspace)
+  // The bytes [clear_offset, clear_offset + clear_bytes) of the step's workspace cleared before
+  // each launch (workspace_clear_range of its kernel row; 0 bytes: none).
+  uint64_t clear_offset;
+  uint64_t clear_bytes;
   bool cooperative;
   bool early;  // launched early (programmatic dependent launch): see KernelVariant::early_launch
 };
@@ -151,7 +154,8 @@ Status bind_step(const jp_plan& plan, size_t index, CudaStep* out) {
   out->block[1] = l.block_y();
   out->block[2] = l.block_z();
   out->shared_bytes = l.shared_bytes();
-  out->variant = v;
+  kernels::cuda::workspace_clear_range(*v, out->grid, s.workspace_bytes, &out->clear_offset,
+                                       &out->clear_bytes);
   out->cooperative = v->cooperative;
   out->early = v->early_launch && cu::early_launch(*cp.primary.d, cp.device.sm_arch);
   JP_RETURN_IF_ERROR(cp.modules.function(v->name, &out->fn));
@@ -216,18 +220,16 @@ size_t round_up(size_t value, size_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// Enqueues one step: the part of its workspace the kernel asks to find cleared
-// (workspace_clear_range), then the launch (early where the kernel allows it and it follows a
+// Enqueues one step: the part of its workspace the kernel asks to find cleared (CudaStep's
+// clear range, from bind), then the launch (early where the kernel allows it and it follows a
 // kernel: not after the memset).
 Status launch_step(const cu::Driver& d, const PreparedStep& step, const CudaStep& s,
                    StepPointers* ptrs, cu::CUstream stream, bool early) {
-  uint64_t offset = 0, count = 0;
-  kernels::cuda::workspace_clear_range(*s.variant, s.grid, ptrs->workspace_bytes, &offset, &count);
-  const bool memset = count > 0;
+  const bool memset = s.clear_bytes > 0;
   if (memset) {
     JP_RETURN_IF_ERROR(cu::check(
-        d, d.MemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(ptrs->workspace) + offset, 0, count,
-                           stream),
+        d, d.MemsetD8Async(reinterpret_cast<cu::CUdeviceptr>(ptrs->workspace) + s.clear_offset, 0,
+                           s.clear_bytes, stream),
         "clearing a step workspace"));
   }
   // The driver copies the arguments at launch (and into the graph at capture).

@@ -4,8 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
-#include <set>
 #include <string>
 
 #include "kernels/kernels.h"
@@ -39,18 +37,6 @@ inline const char* const kVariants[] = {
     "jp_conv_igemm_wg128x128_i8",     "jp_conv_igemm_wg128x128_i8_f16out",
     "jp_conv_igemm_wg64x128_i8",      "jp_conv_igemm_wg64x128_i8_f16out"};
 
-// Whether variant `name` runs on this GPU (the Hopper tiles: sm_90 only). A variant left out for
-// that is named once, so the skip is visible.
-inline bool runs_here(const char* name) {
-  const uint8_t only = cuda::find_kernel_variant(name)->sm_only;
-  const uint32_t sm = gpu_test::device_target().sm_arch;
-  if (only == 0 || only == sm) return true;
-  static std::set<std::string> told;
-  if (told.insert(name).second)
-    std::printf("[ SKIPPED  ] %s runs on sm_%u GPUs only; this one is sm_%u\n", name,
-                unsigned(only), unsigned(sm));
-  return false;
-}
 
 // The tile of a variant, from its name ("jp_conv_igemm_[wg]<BM>x<BN>...").
 inline void tile_of(const std::string& name, uint32_t* bm, uint32_t* bn) {

@@ -3,9 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
-#include <set>
-#include <string>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -66,18 +63,6 @@ inline constexpr IgemmTile kTiles[] = {{"jp_conv_igemm_128x128_f16", 128, 128, f
                                 {"jp_conv_igemm_wg128x128p_f16", 128, 128, false},
                                 {"jp_conv_igemm_wg64x128_f16", 64, 128, false}};
 
-// Whether tile `t`'s kernel runs on this GPU (the Hopper tiles' rows say sm_only 90). A tile
-// left out for that is named once, so the skip is visible.
-inline bool tile_runs_here(const IgemmTile& t) {
-  const uint8_t only = cuda::find_kernel_variant(t.name)->sm_only;
-  const uint32_t sm = gpu_test::device_target().sm_arch;
-  if (only == 0 || only == sm) return true;
-  static std::set<std::string> told;
-  if (told.insert(t.name).second)
-    std::printf("[ SKIPPED  ] %s runs on sm_%u GPUs only; this one is sm_%u\n", t.name,
-                unsigned(only), unsigned(sm));
-  return false;
-}
 // The grouped form's tiles (conv_grouped_igemm_fits).
 inline constexpr IgemmTile kGroupedTiles[] = {{"jp_conv_igemm_64x64_grouped_f16", 64, 64, false},
                                        {"jp_conv_igemm_32x64_grouped_f16", 32, 64, false}};

@@ -16,10 +16,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <ios>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,20 @@ inline cuda::TargetInfo device_target() {
   t.shared_per_sm = t.max_shared_per_block;
   t.l2_bytes = static_cast<uint32_t>(i.l2_bytes);
   return t;
+}
+
+// Whether kernel variant `name` runs on this GPU (rows with sm_only, such as the Hopper conv
+// tiles, run on GPUs of that arch only). A variant left out for that is named once, so the skip
+// is visible.
+inline bool variant_runs_here(const char* name) {
+  const uint8_t only = cuda::find_kernel_variant(name)->sm_only;
+  const uint32_t sm = device_target().sm_arch;
+  if (only == 0 || only == sm) return true;
+  static std::set<std::string> told;
+  if (told.insert(name).second)
+    std::printf("[ SKIPPED  ] %s runs on sm_%u GPUs only; this one is sm_%u\n", name,
+                unsigned(only), unsigned(sm));
+  return false;
 }
 
 // Device memory of `bytes` plus a poisoned guard after the end, freed on destruction.

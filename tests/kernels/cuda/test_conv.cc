@@ -132,7 +132,7 @@ void check_every_variant(const Case& c, const ConvParams& p, int epilogue, Rng& 
   const bool igemm_ok = p.groups == 1 && p.spatial_rank <= 2;
   const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
   for (const IgemmTile& t : kTiles) {
-    if (!igemm_ok || (!t.any_channels && p.in_channels % 8 != 0) || !tile_runs_here(t)) continue;
+    if (!igemm_ok || (!t.any_channels && p.in_channels % 8 != 0) || !gpu_test::variant_runs_here(t.name)) continue;
     runs.push_back({t.name, igemm_choice(t, p, 1)});
     if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
     if (kt >= 16) runs.push_back({std::string(t.name) + " split 7", igemm_choice(t, p, 7)});
@@ -296,7 +296,7 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
     const uint32_t kt = cuda::ceil_div_u32(uint64_t(k), 32);
     for (const IgemmTile& t : kTiles) {
       if (p.groups != 1 || p.spatial_rank > 2 || (!t.any_channels && p.in_channels % 8 != 0) ||
-          !tile_runs_here(t))
+          !gpu_test::variant_runs_here(t.name))
         continue;
       runs.push_back({t.name, igemm_choice(t, p, 1)});
       if (kt >= 3) runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});

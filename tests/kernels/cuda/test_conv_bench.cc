@@ -57,7 +57,7 @@ void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint3
     double best_us = us;
     std::string best = "selected", alts;
     for (const IgemmTile& t : kTiles) {
-      if ((!t.any_channels && q.in_channels % 8 != 0) || !tile_runs_here(t)) continue;
+      if ((!t.any_channels && q.in_channels % 8 != 0) || !gpu_test::variant_runs_here(t.name)) continue;
       for (uint32_t split : splits) {
         if (split > cuda::ceil_div_u32(uint64_t(k), 32) / 2 && split > 1) continue;
         const cuda::LaunchChoice alt = igemm_choice(t, q, split);

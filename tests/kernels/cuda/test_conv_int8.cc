@@ -165,7 +165,7 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
           continue;
         // Cin % 16 != 0: only the tile of 8-byte halves takes it (the others refuse the step).
         if (p.in_channels % 16 != 0 && std::string(v).find("_c8_") == std::string::npos) continue;
-        if (!runs_here(v)) continue;
+        if (!gpu_test::variant_runs_here(v)) continue;
         runs.push_back({v, choice_of(v, p, 1)});
         if (kt >= 3 || grouped)
           runs.push_back({std::string(v) + " split 3", choice_of(v, p, 3)});

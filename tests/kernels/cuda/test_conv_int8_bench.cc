@@ -85,7 +85,7 @@ void bench_int8_layer(const BenchLayer& l, int64_t batch, std::initializer_list<
     // The grouped tiles refuse groups-1 steps (computing nothing, in no time at all).
     if (std::string(v).find("_grouped_") != std::string::npos) continue;
     if (l.cin % 16 != 0 && std::string(v).find("_c8_") == std::string::npos) continue;
-    if (!runs_here(v)) continue;
+    if (!gpu_test::variant_runs_here(v)) continue;
     double mine = 0;  // this variant's best over the splits
     uint32_t mine_split = 1;
     for (uint32_t split : splits) {
