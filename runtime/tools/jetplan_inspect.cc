@@ -53,6 +53,13 @@ std::string longs(const flatbuffers::Vector<int64_t>* v) {
   return s;
 }
 
+std::string bytes_list(const flatbuffers::Vector<uint8_t>* v) {
+  std::string s;
+  for (uint32_t i = 0; v != nullptr && i < v->size(); ++i)
+    s += (i ? "," : "") + std::to_string(v->Get(i));
+  return s;
+}
+
 std::string activation(const fb::Activation* a) {
   if (a == nullptr || a->kind() == fb::ActivationKind::None) return "";
   return std::string(" act=") + fb::EnumNameActivationKind(a->kind());
@@ -115,6 +122,16 @@ std::string params_of(const fb::Step* s) {
       }
       text += op;
     }
+    return text;
+  }
+  if (const auto* p = s->params_as_AttentionParams()) {
+    // Enough to restate the step elsewhere (tests/perf/perf_layers.py): O's axes (absent: its
+    // own order) give batch, heads, queries and head dim; K's view or axes the keys.
+    std::string text = "scale=" + std::to_string(p->scale()) + (p->causal() ? " causal" : "") +
+                       (p->has_mask() ? " mask" : "");
+    if (p->o_axes() != nullptr) text += " o_axes=" + bytes_list(p->o_axes());
+    if (p->k_axes() != nullptr) text += " k_axes=" + bytes_list(p->k_axes());
+    if (p->k_view() != nullptr) text += " k_seq_len=" + std::to_string(p->k_view()->seq_len());
     return text;
   }
   if (s->params_type() == fb::StepParams::CopyParams) return "";

@@ -1,9 +1,10 @@
-"""Layer level (tests/perf/bench_models.py): every convolution and GEMM shape of a plan (from
-jetplan-inspect: shapes, fused bias/residual/activation, kernel) with jetplan's time for it (the
-per-step profile of jetplan-run --profile) against the same operation run by PyTorch through
-cuDNN (conv2d FP16 channels-last, then the residual add and the activation as eager PyTorch runs
-them) or cuBLAS (F.linear / torch.matmul), as achieved TFLOP/s and % of the tensor-core peak
-measured in the same run with a large FP16 matmul.
+"""Layer level (tests/perf/bench_models.py): every convolution, GEMM and fused attention shape of
+a plan (from jetplan-inspect: shapes, fused bias/residual/activation, kernel) with jetplan's time
+for it (the per-step profile of jetplan-run --profile) against the same operation run by PyTorch
+through cuDNN (conv2d FP16 channels-last, then the residual add and the activation as eager
+PyTorch runs them), cuBLAS (F.linear / torch.matmul) or F.scaled_dot_product_attention (flash,
+or the memory-efficient kernel where a mask is given), as achieved TFLOP/s and % of the
+tensor-core peak measured in the same run with a large FP16 matmul.
 """
 import re
 import time
@@ -99,7 +100,8 @@ def ints(text, key):
 
 
 def describe(step):
-    """(op, shape key, flops, torch closure factory) for a Conv or Gemm step, else None."""
+    """(op, shape key, flops, torch closure factory) for a Conv, Gemm or Attention step, else
+    None."""
     p, ins, outs = step["params"], step["inputs"], step["outputs"]
     act = re.search(r"act=(\w+)", p)
     act = act.group(1) if act else None
@@ -168,7 +170,46 @@ def describe(step):
                     return f_act(y) if f_act else y
                 return fn
         return "Gemm", key, flops, make
+    if step["op"] == "Attention" and len(ins) >= 3:
+        return describe_attention(p, ins, outs)
     return None
+
+
+def describe_attention(p, ins, outs):
+    """An Attention step (jetplan-inspect's params: scale, causal, mask, O's axes, K's axes or
+    view length) as (op, key, flops, make): PyTorch's scaled_dot_product_attention on dense
+    [batch, heads, seq, head dim] operands of the same extents."""
+    o = outs[0]["shape"]
+    rank = len(o)
+    order = ints(p, "o_axes") or list(range(rank))
+    batch, dim = o[order[0]], o[-1]
+    heads = o[order[1]] if rank == 4 else 1
+    seq_q = o[order[rank - 2]]
+    seq_kv = ints(p, "k_seq_len")
+    if seq_kv:
+        seq_kv = seq_kv[0]
+    else:
+        k = ins[1]["shape"]
+        k_order = ints(p, "k_axes") or list(range(len(k)))
+        seq_kv = k[k_order[len(k) - 2]]
+    causal, masked = " causal" in p, " mask" in p
+    scale = float(re.search(r"scale=([0-9.eE+-]+)", p).group(1))
+    key = (f"{batch}x{heads} heads, {seq_q}x{seq_kv} keys, d{dim}" + (" causal" if causal else "")
+           + (" +mask" if masked else ""))
+    flops = 4.0 * batch * heads * seq_q * seq_kv * dim * (0.5 if causal else 1.0)
+
+    def make():
+        def rand(s):
+            return torch.randn(batch, heads, s, dim, device="cuda", dtype=torch.float16)
+        q, k, v = rand(seq_q), rand(seq_kv), rand(seq_kv)
+        m = (torch.randn(batch, 1, 1, seq_kv, device="cuda", dtype=torch.float16)
+             if masked else None)
+
+        def fn():
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal,
+                                                  scale=scale)
+        return fn
+    return "Attention", key, flops, make
 
 
 def bench_layers(plans, peak, deadline):
@@ -195,7 +236,7 @@ def bench_layers(plans, peak, deadline):
                                               "kernels": set()})
             g["ms"].append(profile[step["index"]]["ms"])
             g["kernels"].add(step.get("kernel", "?"))
-        jp_sum = torch_sum = 0.0
+        sum_of = {}  # what -> [jetplan us, torch us]
         for (op, key), g in groups.items():
             if time.monotonic() > deadline:
                 totals.append(f"{model} b{batch}: stopped at the time budget")
@@ -216,11 +257,13 @@ def bench_layers(plans, peak, deadline):
                 if row.get(f"{side}_tflops"):
                     row[f"{side}_pct"] = 100.0 * row[f"{side}_tflops"] / pk
             if row.get("torch_us"):
-                jp_sum += jp_us * row["count"]
-                torch_sum += row["torch_us"] * row["count"]
+                sums = sum_of.setdefault("attention" if op == "Attention" else "conv/GEMM",
+                                         [0.0, 0.0])
+                sums[0] += jp_us * row["count"]
+                sums[1] += row["torch_us"] * row["count"]
             rows.append(row)
-        if torch_sum:
-            totals.append(f"{model} batch {batch}: conv/GEMM steps in all, jetplan "
+        for what, (jp_sum, torch_sum) in sorted(sum_of.items(), reverse=True):
+            totals.append(f"{model} batch {batch}: {what} steps in all, jetplan "
                           f"{jp_sum:.0f} us against torch {torch_sum:.0f} us "
                           f"({jp_sum / torch_sum:.2f}x).")
     torch.cuda.empty_cache()

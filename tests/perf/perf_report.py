@@ -118,19 +118,21 @@ def markdown(res):
                      f"{mb(x.get('torch_peak_bytes'))} |")
     lay = res.get("layers") or {}
     if lay.get("rows"):
-        lines += ["", "### Layers: jetplan's kernels against cuDNN / cuBLAS through torch", "",
+        lines += ["", "### Layers: jetplan's kernels against cuDNN / cuBLAS / SDPA through torch", "",
                   f"Tensor-core peak measured in this run: {lay['peak_tflops']:.0f} TFLOP/s "
                   f"(FP16 torch.matmul {lay['peak_shape']}). jetplan: the per-step profile "
                   f"(`jetplan-run --profile`: each step launched in turn between CUDA events, "
                   f"median of 20), the step's fused bias/residual/activation included; torch: "
                   f"the same operation as PyTorch eager runs it (conv2d FP16 channels-last with "
                   f"bias, then the residual add and activation as their own kernels; "
-                  f"F.linear/matmul, then the activation), timed the way the profile times a "
+                  f"F.linear/matmul, then the activation; attention: F.scaled_dot_product_attention "
+                  f"on dense [batch, heads, seq, dim] operands), timed the way the profile times a "
                   f"step: {lay['reps']} calls queued back to back with a CUDA event between "
                   f"each (the GPU held by a spin kernel until all are queued, so that Python's "
                   f"launch cost stays out), median interval; the last column: the same calls "
                   f"captured in one CUDA graph, time per call (no events between kernels). "
-                  f"TFLOP/s count the multiply-adds of the conv/GEMM only. One row per distinct "
+                  f"TFLOP/s count the multiply-adds of the conv/GEMM (attention: its two products) "
+                  f"only. One row per distinct "
                   f"shape; 'count' steps share it (jetplan: median over them).",
                   "",
                   "| model | batch | op | shape | count | jetplan kernel | jetplan us | TFLOP/s "

@@ -2,7 +2,7 @@
 """CPU checks of the benchmark's parts that need no GPU (ctest perf_tools): the new models build,
 export and give the expected output shapes; a GPU plan (--target h100, converted here) is read
 back from jetplan-inspect, and the layer table's shapes and FLOPs agree with PyTorch's own
-modules; the report's tables hold every row. Exit status 1 on the first failed check.
+modules (a fused attention step's too); the report's tables hold every row. Exit status 1 on the first failed check.
 
     python3 tests/perf/test_perf_tools.py --convert build/converter/jetplan-convert \\
         --inspect build/runtime/tools/jetplan-inspect [--workdir DIR]
@@ -182,6 +182,26 @@ def main():
     check(abs(got - want) < 1e-6 * want, f"resnet18 conv+GEMM FLOPs {got:.4g} == torch's "
           f"{want:.4g}")
     check(any("+res Relu" in d[1] for d in layers), "residual add and ReLU fused into a conv")
+
+    # A fused attention step read back and restated for SDPA: a one-layer ViT (3 images of 17
+    # tokens, 2 heads of 64), which GPU plans run as one Attention step over [tokens, 6, 64].
+    import torchvision
+    vit = torchvision.models.VisionTransformer(image_size=64, patch_size=16, num_layers=1,
+                                               num_heads=2, hidden_dim=128, mlp_dim=256).eval()
+    onnx_path, plan = os.path.join(work, "vit_tiny.onnx"), os.path.join(work, "vit_tiny.jplan")
+    kwargs = dict(opset_version=17, input_names=["input"], output_names=["output"],
+                  dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    try:
+        torch.onnx.export(vit, (torch.randn(1, 3, 64, 64),), onnx_path, dynamo=False, **kwargs)
+    except TypeError:  # older torch has no dynamo argument
+        torch.onnx.export(vit, (torch.randn(1, 3, 64, 64),), onnx_path, **kwargs)
+    c = ps.convert(tools, onnx_path, plan, {"input": (3, 3, 64, 64)}, "h100")
+    check("error" not in c, f"the one-layer ViT converts for h100: {c}")
+    info = ps.inspect(tools, plan) or {"steps": []}
+    att = [pl.describe(s) for s in info["steps"] if s["op"] == "Attention"]
+    check(len(att) == 1 and att[0][:3] == ("Attention", "6x1 heads, 17x17 keys, d64",
+                                           4.0 * 6 * 17 * 17 * 64),
+          f"the ViT's attention step restated for SDPA: {[a[:3] for a in att]}")
 
     # Timing statistics and the report.
     med, p99 = ps.stats(list(range(1, 101)))
