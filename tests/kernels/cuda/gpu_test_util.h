@@ -21,13 +21,16 @@
 #include <initializer_list>
 #include <ios>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/half.h"
+#include "kernels/conv.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/cuda/select.h"
+#include "kernels/op_family.h"
 #include "runtime/src/cuda/cuda_driver.h"
 #include "runtime/src/cuda/cuda_modules.h"
 
@@ -150,6 +153,22 @@ class DeviceBuffer {
     std::vector<uint8_t> all(bytes_ + kGuard, 0xA5);
     std::memcpy(all.data(), fill.data(), fill.size() * 4);
     ASSERT_EQ(device()->d->MemcpyHtoD(ptr_, all.data(), all.size()), cu::kSuccess);
+  }
+  // Benchmark data: halves uniform in [-scale, scale], or bytes uniform in [-64, 63] (random
+  // operands: the tensor cores run slower on them than on constant ones, as on real weights).
+  void random16(uint32_t seed, float scale) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-scale, scale);
+    std::vector<uint16_t> fill(bytes_ / 2);
+    for (uint16_t& h : fill) h = half_from_float(u(rng));
+    upload(fill.data(), fill.size() * 2);
+  }
+  void random8(uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> u(-64, 63);
+    std::vector<int8_t> fill(bytes_);
+    for (int8_t& b : fill) b = static_cast<int8_t>(u(rng));
+    upload(fill.data(), fill.size());
   }
   std::vector<uint8_t> download_all() const {  // data + guard
     std::vector<uint8_t> out(bytes_ + kGuard);
@@ -353,6 +372,18 @@ inline cuda::StepDesc step_of(uint16_t family, const void* params, DType dtype =
   step.family = family;
   step.params = params;
   step.dtype = dtype;
+  return step;
+}
+
+// An INT8 conv step as the converter writes it: Int8 x and w, the Float32 channel epilogue, y of
+// type `y`.
+inline cuda::StepDesc int8_conv_step(const ConvParams* p, DType y) {
+  cuda::StepDesc step = step_of(static_cast<uint16_t>(OpFamilyId::kConv), p, DType::kInt8);
+  step.num_inputs = 3;
+  step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
+  step.input_dtypes[2] = DType::kFloat32;
+  step.num_outputs = 1;
+  step.output_dtypes[0] = y;
   return step;
 }
 

@@ -32,18 +32,6 @@ ConvParams grouped_conv(int64_t batch, int64_t cin, int64_t cout, int64_t groups
   return p;
 }
 
-// An INT8 conv step as the converter writes it: Int8 x and w, the Float32 channel epilogue, y of
-// type `y`.
-cuda::StepDesc int8_step(const ConvParams* p, DType y) {
-  cuda::StepDesc step = gpu_test::step_of(kConv, p, DType::kInt8);
-  step.num_inputs = 3;
-  step.input_dtypes[0] = step.input_dtypes[1] = DType::kInt8;
-  step.input_dtypes[2] = DType::kFloat32;
-  step.num_outputs = 1;
-  step.output_dtypes[0] = y;
-  return step;
-}
-
 int64_t most_tile_channels(const ConvParams& p) {
   int64_t first = 0, most = 0;
   for (int64_t n0 = 0; n0 < p.out_channels; n0 += 64)
@@ -101,7 +89,7 @@ TEST(GpuConvSelect, Int8GroupedTakesTheGroupedTile) {
   for (const DType y : {DType::kInt8, DType::kFloat16}) {
     ConvParams p = test_util::int8_conv2d(8, 48, 48, 6, {56, 56}, 3, 1, 1, 1, true);
     p.int8.y_dtype = y;
-    const cuda::StepDesc step = int8_step(&p, y);
+    const cuda::StepDesc step = gpu_test::int8_conv_step(&p, y);
     cuda::LaunchChoice c;
     std::string why;
     ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
@@ -185,7 +173,7 @@ TEST(GpuConvGroupedBench, DISABLED_RegNetY400MF) {
       q.act = p.act;
       cuda::LaunchChoice sel8;
       std::string why;
-      ASSERT_TRUE(cuda::select_kernel(int8_step(&q, DType::kInt8), gpu_test::device_target(),
+      ASSERT_TRUE(cuda::select_kernel(gpu_test::int8_conv_step(&q, DType::kInt8), gpu_test::device_target(),
                                       &sel8, &why))
           << why;
       cuda::StepPointers ptrs8 = ptrs;

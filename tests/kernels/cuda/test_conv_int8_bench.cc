@@ -27,7 +27,7 @@ namespace {
 using gpu_test::DeviceBuffer;
 using namespace int8_conv_test;
 
-// Buffers for timing one conv layer (x and w of small values, a zero epilogue, room for FP16)
+// Buffers for timing one conv layer (x and w random, a zero epilogue, room for FP16)
 // and the selector's INT8 (Int8 y) and FP16 choices for it.
 struct BenchRun {
   std::unique_ptr<DeviceBuffer> dx, dw, de, dy;
@@ -42,8 +42,8 @@ void bench_run(const ConvParams& p, int64_t nx, int64_t nw, int64_t ny, BenchRun
   r->dw = std::make_unique<DeviceBuffer>(size_t(nw * 2));
   r->de = std::make_unique<DeviceBuffer>(size_t(p.out_channels * 8));
   r->dy = std::make_unique<DeviceBuffer>(size_t(ny * 2));
-  r->dx->poison16(0x0101);
-  r->dw->poison16(0x0101);
+  r->dx->random16(1, 1.0f);  // random halves; as bytes, random Int8
+  r->dw->random16(2, 1.0f);
   r->de->poison32(0);
   r->ptrs = gpu_test::step_pointers({r->dx.get(), r->dw.get(), r->de.get()}, *r->dy);
   if (int8) {
