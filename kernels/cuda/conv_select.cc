@@ -182,7 +182,7 @@ bool launch_tiles(const Tile& t128, const Tile& t64k, const Tile& t32, const Til
 // the smallest; above it the Hopper tiles took 0.56-0.95x their time. ViT-B's MLP
 // down-projection at batch 8 (78 tiles of 128x128, 3072 K) was 11% faster in 128x128 tiles
 // split 3 ways alone, but slower as a step of the plan (its 15 MB of partial tiles).
-// INT8 (`kind` 1: into Int8, 2: into Float16; not called yet, see select_conv_int8) from 2^30
+// INT8 (`kind` 1: into Int8, 2: into Float16; not called, see select_conv_int8) from 2^30
 // multiply-adds, twice FP16's bound, as its tensor steps take half the time; split-K as the
 // INT8 rule's.
 bool launch_hopper_tiles(int kind, uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
@@ -309,7 +309,12 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   // where those tiles fill the SMs twice, as below (H100, GpuConvInt8Bench.DISABLED_Stem and
   // DISABLED_Cin24And40: the RGB stem at batch 8 33.7 against 43.4 us, the 24-channel expansion
   // 10.8 against 12.0; at batch 1, with fewer tiles, 32 rows stay faster: 7.5 against 8.2).
-  if (p.in_channels % 16 != 0) {
+  // The same tiles for short K: 64 input channels or fewer, or 1x1 into 64 channels or fewer
+  // from 256 K or less (H100, random operands, session 31: ResNet-50's 56x56 layers at batch 8
+  // 4.20 against 5.69 us 64->64, 10.46 against 12.49 64->64 3x3, 11.55 against 13.93 64->256,
+  // 6.56 against 8.52 256->64; at batch 1 2.80 against 3.34, 3.39 against 4.22 and 3.76, the
+  // 3x3 a tie; with more K they lose: 256->128 13.84 against 10.47).
+  if (p.in_channels % 16 != 0 || p.in_channels <= 64 || (k <= 256 && n <= 64)) {
     const Tile& t64 = y == DType::kInt8 ? kTileC8x64 : kTileC8x64F16;
     const bool rows64 = tiles_of(t64, m, n) >= 2 * uint64_t(std::max<uint32_t>(1, target.sm_count));
     return launch_igemm(rows64 ? t64 : y == DType::kInt8 ? kTileC8 : kTileC8F16, m, n, k, target,
@@ -320,10 +325,12 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   // K on. Fitted to H200 layer tables of ResNet-50 at batch 1 and 8 (GpuConvInt8Bench, every
   // variant timed; tests/perf/int8_layers_h200_*.txt); shapes outside them follow the same
   // occupancy reasoning.
-  // The INT8 Hopper tiles (launch_hopper_tiles kinds 1 and 2) are not selected yet: written in
-  // session 30 after its device time ran out, they have not run on a GPU. The GPU tests check
-  // them against the CPU twin (GpuConvInt8.EveryVariantMatchesCpuTwinBitForBit) and
-  // GpuConvInt8Bench times them; selecting them is a call here once those pass.
+  // The INT8 Hopper tiles (launch_hopper_tiles kinds 1 and 2) are not selected: bit-exact
+  // against the CPU twin (GpuConvInt8.EveryVariantMatchesCpuTwinBitForBit, H100, session 31),
+  // 64x128 ones faster alone on some of ResNet-50's batch-8 layers (128->128 3x3 8.8 against
+  // 10.3 us, 512->256 6.5 against 9.0) and slower on others (256->256 3x3 14x14 13.6 against
+  // 11.8, 1024->512 12.7 against 9.1), but with the FP16 rule's bound (2^29 multiply-adds) the
+  // whole batch-8 INT8 plan took 0.809 ms against 0.738 (tests/perf/RESULTS.md, session 31).
   const uint64_t sms = std::max<uint32_t>(1, target.sm_count);
   const KernelVariant& big = kernel_variant(t.t128.id);
   const bool big_fits = target.max_shared_per_block == 0 ||

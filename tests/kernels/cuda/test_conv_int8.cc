@@ -174,8 +174,10 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
       ASSERT_EQ(select_int8(p, y8 ? DType::kInt8 : DType::kFloat16, &chosen), "");
       runs.push_back({std::string("selected ") + chosen.variant->name, chosen});
       if (p.groups == 1) {
+        const int64_t k = p.kernel[0] * p.kernel[1] * p.in_channels;
         EXPECT_EQ(std::string(chosen.variant->name).find("_c8_") != std::string::npos,
-                  p.in_channels % 16 != 0)
+                  p.in_channels % 16 != 0 || p.in_channels <= 64 ||
+                      (k <= 256 && p.out_channels <= 64))
             << chosen.variant->name;
       }
       if (grouped) {
@@ -281,6 +283,40 @@ TEST(GpuConvInt8, DepthwiseWritesAChannelSlice) {
             << run.variant->name << ", " << hw << "x" << hw << ", offset " << offset;
         EXPECT_TRUE(dy.guard_intact());
       }
+    }
+  }
+}
+
+// The tiles of 8-byte halves take Cin % 16 != 0 and the short-K convs (64 input channels or
+// fewer; 1x1 into 64 channels or fewer from 256 K or less): ResNet-50's 56x56 layers at batch 1
+// and 8, 32 rows where 64-row tiles would not fill the SMs twice; 256->128 stays on the others.
+TEST(GpuConvSelect, Int8ShortKTakesTheTilesOfHalves) {
+  cuda::TargetInfo h100 = gpu_test::target_with(132);
+  h100.sm_arch = 90;
+  h100.max_shared_per_block = 232448;
+  struct Want {
+    int64_t batch, cin, cout, k;
+    const char* tile;  // without _i8 / _i8_f16out; nullptr: not a tile of halves
+  };
+  const Want wants[] = {{8, 64, 64, 1, "64x64_c8"},  {8, 64, 64, 3, "64x64_c8"},
+                        {8, 64, 256, 1, "64x64_c8"}, {8, 256, 64, 1, "64x64_c8"},
+                        {1, 64, 256, 1, "32x64_c8"}, {1, 256, 64, 1, "32x64_c8"},
+                        {8, 256, 128, 1, nullptr},   {8, 128, 128, 3, nullptr},
+                        {1, 512, 64, 1, nullptr}};
+  for (const DType y : {DType::kInt8, DType::kFloat16}) {
+    const std::string suffix = y == DType::kInt8 ? "_i8" : "_i8_f16out";
+    for (const Want& w : wants) {
+      ConvParams p = test_util::int8_conv2d(w.batch, w.cin, w.cout, 1, {56, 56}, w.k, 1, 1,
+                                            w.k / 2, true);
+      p.int8.y_dtype = y;
+      cuda::LaunchChoice c;
+      std::string why;
+      ASSERT_TRUE(cuda::select_kernel(gpu_test::int8_conv_step(&p, y), h100, &c, &why)) << why;
+      const std::string name = c.variant->name;
+      if (w.tile != nullptr)
+        EXPECT_EQ(name, "jp_conv_igemm_" + std::string(w.tile) + suffix);
+      else
+        EXPECT_EQ(name.find("_c8_"), std::string::npos) << name;
     }
   }
 }
