@@ -154,21 +154,14 @@ class DeviceBuffer {
     std::memcpy(all.data(), fill.data(), fill.size() * 4);
     ASSERT_EQ(device()->d->MemcpyHtoD(ptr_, all.data(), all.size()), cu::kSuccess);
   }
-  // Benchmark data: halves uniform in [-scale, scale], or bytes uniform in [-64, 63] (random
-  // operands: the tensor cores run slower on them than on constant ones, as on real weights).
+  // Benchmark data: halves uniform in [-scale, scale] (random operands: the tensor cores run
+  // slower on them than on constant ones, as on real weights).
   void random16(uint32_t seed, float scale) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> u(-scale, scale);
     std::vector<uint16_t> fill(bytes_ / 2);
     for (uint16_t& h : fill) h = half_from_float(u(rng));
     upload(fill.data(), fill.size() * 2);
-  }
-  void random8(uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> u(-64, 63);
-    std::vector<int8_t> fill(bytes_);
-    for (int8_t& b : fill) b = static_cast<int8_t>(u(rng));
-    upload(fill.data(), fill.size());
   }
   std::vector<uint8_t> download_all() const {  // data + guard
     std::vector<uint8_t> out(bytes_ + kGuard);

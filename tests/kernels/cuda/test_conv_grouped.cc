@@ -173,8 +173,8 @@ TEST(GpuConvGroupedBench, DISABLED_RegNetY400MF) {
       q.act = p.act;
       cuda::LaunchChoice sel8;
       std::string why;
-      ASSERT_TRUE(cuda::select_kernel(gpu_test::int8_conv_step(&q, DType::kInt8), gpu_test::device_target(),
-                                      &sel8, &why))
+      ASSERT_TRUE(cuda::select_kernel(gpu_test::int8_conv_step(&q, DType::kInt8),
+                                      gpu_test::device_target(), &sel8, &why))
           << why;
       cuda::StepPointers ptrs8 = ptrs;
       const auto ws8 = gpu_test::workspace_for(sel8, &ptrs8, /*zeroed=*/true);
