@@ -392,7 +392,7 @@ JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128_f16, 2, __half, 128, 3, 0, jk::Epilogue
 JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128p_f16, 2, __half, 128, 3, 1, jk::EpilogueF16Gelu)
 JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_f16, 2, __half, 64, 4, 1, jk::EpilogueF16Gelu)
 // INT8 (s8 wgmma, 128 K a stage; Cin a multiple of 16), into Int8 and into Float16: in the GPU
-// tests and benches, not selected until they have run on a GPU (conv_select.cc).
+// tests and benches, not selected (slower as a whole plan: select_conv_int8, conv_select.cc).
 JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128_i8, 2, int8_t, 128, 3, 0, jk::EpilogueI8<true>)
 JP_CONV_IGEMM_WG(jp_conv_igemm_wg128x128_i8_f16out, 2, int8_t, 128, 3, 0, jk::EpilogueI8<false>)
 JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_i8, 2, int8_t, 64, 4, 1, jk::EpilogueI8<true>)

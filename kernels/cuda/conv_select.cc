@@ -26,15 +26,10 @@ constexpr Tile kTile32{VariantId::jp_conv_igemm_32x64_f16, 32, 64, 32};
 constexpr Tile kTile32K64{VariantId::jp_conv_igemm_32x64k64_f16, 32, 64, 64};
 constexpr Tile kTileAnyC{VariantId::jp_conv_igemm_64x64_anyc_f16, 64, 64, 32};
 constexpr uint32_t kBK = 32;
-// The Hopper tiles (sm_90 targets only: wgmma, IgemmWg in conv_igemm_load.cuh), {128x128,
-// 64x128}: FP16 (64 K a stage), and INT8 into Int8 and into Float16 (128 K a stage).
-constexpr Tile kTilesWg[3][2] = {
-    {{VariantId::jp_conv_igemm_wg128x128_f16, 128, 128, 64},
-     {VariantId::jp_conv_igemm_wg64x128_f16, 64, 128, 64}},
-    {{VariantId::jp_conv_igemm_wg128x128_i8, 128, 128, 128, 1},
-     {VariantId::jp_conv_igemm_wg64x128_i8, 64, 128, 128, 1}},
-    {{VariantId::jp_conv_igemm_wg128x128_i8_f16out, 128, 128, 128, 1},
-     {VariantId::jp_conv_igemm_wg64x128_i8_f16out, 64, 128, 128, 1}}};
+// The Hopper tiles (sm_90 targets only: wgmma, IgemmWg in conv_igemm_load.cuh), 64 K a stage.
+// Their INT8 twins (jp_conv_igemm_wg*_i8[_f16out]) are not selected: see select_conv_int8.
+constexpr Tile kTileWg128{VariantId::jp_conv_igemm_wg128x128_f16, 128, 128, 64};
+constexpr Tile kTileWg64{VariantId::jp_conv_igemm_wg64x128_f16, 64, 128, 64};
 
 // The INT8 tiles: 64 K a stage (128 for the long-K ones), Int8 y and Float16 y.
 struct TilesI8 {
@@ -182,18 +177,14 @@ bool launch_tiles(const Tile& t128, const Tile& t64k, const Tile& t32, const Til
 // the smallest; above it the Hopper tiles took 0.56-0.95x their time. ViT-B's MLP
 // down-projection at batch 8 (78 tiles of 128x128, 3072 K) was 11% faster in 128x128 tiles
 // split 3 ways alone, but slower as a step of the plan (its 15 MB of partial tiles).
-// INT8 (`kind` 1: into Int8, 2: into Float16; not called, see select_conv_int8) from 2^30
-// multiply-adds, twice FP16's bound, as its tensor steps take half the time; split-K as the
-// INT8 rule's.
-bool launch_hopper_tiles(int kind, uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
+bool launch_hopper_tiles(uint64_t m, uint64_t n, uint64_t k, const TargetInfo& target,
                          LaunchChoice* out, std::string* why) {
   if (target.sm_arch != 90 || !target.arch_kernels || n < 64 || m < 256 ||
-      m * n * k < (uint64_t(1) << (kind == 0 ? 29 : 30)))
+      m * n * k < (uint64_t(1) << 29))
     return false;
   const uint32_t sms = std::max<uint32_t>(1, target.sm_count);
-  const Tile& t = tiles_of(kTilesWg[kind][0], m, n) >= sms ? kTilesWg[kind][0] : kTilesWg[kind][1];
-  if (kind == 0) return launch_igemm(t, m, n, k, target, out, why, 1, /*min_slice_bytes=*/256);
-  return launch_igemm(t, m, n, k, target, out, why, 1, 512, /*min_split_bytes=*/2048);
+  const Tile& t = tiles_of(kTileWg128, m, n) >= sms ? kTileWg128 : kTileWg64;
+  return launch_igemm(t, m, n, k, target, out, why, 1, /*min_slice_bytes=*/256);
 }
 
 }  // namespace
@@ -325,7 +316,7 @@ bool select_conv_int8(const StepDesc& step, const ConvParams& p, const TargetInf
   // K on. Fitted to H200 layer tables of ResNet-50 at batch 1 and 8 (GpuConvInt8Bench, every
   // variant timed; tests/perf/int8_layers_h200_*.txt); shapes outside them follow the same
   // occupancy reasoning.
-  // The INT8 Hopper tiles (launch_hopper_tiles kinds 1 and 2) are not selected: bit-exact
+  // The INT8 Hopper tiles (jp_conv_igemm_wg*_i8[_f16out]) are not selected: bit-exact
   // against the CPU twin (GpuConvInt8.EveryVariantMatchesCpuTwinBitForBit, H100, session 31),
   // 64x128 ones faster alone on some of ResNet-50's batch-8 layers (128->128 3x3 8.8 against
   // 10.3 us, 512->256 6.5 against 9.0) and slower on others (256->256 3x3 14x14 13.6 against
@@ -413,7 +404,7 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   const bool planar = p.spatial_rank == 1 || p.spatial_rank == 2;
   if (p.groups == 1 && planar && fits32) {
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
-    if (launch_hopper_tiles(0, m, n, k, target, out, why)) return true;
+    if (launch_hopper_tiles(m, n, k, target, out, why)) return true;
     return launch_tiles(kTile128K64, kTile64K64, kTile32, kTile32K64, m, n, k, kvol, target,
                         out, why);
   }

@@ -37,7 +37,6 @@ inline const char* const kVariants[] = {
     "jp_conv_igemm_wg128x128_i8",     "jp_conv_igemm_wg128x128_i8_f16out",
     "jp_conv_igemm_wg64x128_i8",      "jp_conv_igemm_wg64x128_i8_f16out"};
 
-
 // The tile of a variant, from its name ("jp_conv_igemm_[wg]<BM>x<BN>...").
 inline void tile_of(const std::string& name, uint32_t* bm, uint32_t* bn) {
   size_t at = name.find("igemm_") + 6;
