@@ -46,17 +46,11 @@ std::string tensor_list(const fb::Plan* plan, const flatbuffers::Vector<uint32_t
   return s;
 }
 
-std::string longs(const flatbuffers::Vector<int64_t>* v) {
+template <typename T>
+std::string longs(const flatbuffers::Vector<T>* v) {  // "1,2,3"; "-" when absent
   if (v == nullptr) return "-";
   std::string s;
   for (uint32_t i = 0; i < v->size(); ++i) s += (i ? "," : "") + std::to_string(v->Get(i));
-  return s;
-}
-
-std::string bytes_list(const flatbuffers::Vector<uint8_t>* v) {
-  std::string s;
-  for (uint32_t i = 0; v != nullptr && i < v->size(); ++i)
-    s += (i ? "," : "") + std::to_string(v->Get(i));
   return s;
 }
 
@@ -129,8 +123,8 @@ std::string params_of(const fb::Step* s) {
     // own order) give batch, heads, queries and head dim; K's view or axes the keys.
     std::string text = "scale=" + std::to_string(p->scale()) + (p->causal() ? " causal" : "") +
                        (p->has_mask() ? " mask" : "");
-    if (p->o_axes() != nullptr) text += " o_axes=" + bytes_list(p->o_axes());
-    if (p->k_axes() != nullptr) text += " k_axes=" + bytes_list(p->k_axes());
+    if (p->o_axes() != nullptr) text += " o_axes=" + longs(p->o_axes());
+    if (p->k_axes() != nullptr) text += " k_axes=" + longs(p->k_axes());
     if (p->k_view() != nullptr) text += " k_seq_len=" + std::to_string(p->k_view()->seq_len());
     return text;
   }
