@@ -52,11 +52,12 @@ constexpr bool attention_head_dim_on_gpu(int64_t head_dim) {
 
 // The CUDA kernels' tiles (kernels/cuda/attention.cu): query rows per CTA (64 or 128, one warp
 // per 16 rows), key rows per step of the online softmax, and the dynamic shared memory they
-// need: the Q tile and one K and one V tile, rows padded by 8 halves (16 bytes: the 8 rows of
-// an ldmatrix land in distinct banks).
+// need: the Q tile and one K and one V tile (two of each for the key-split _k2 kernels), rows
+// padded by 8 halves (16 bytes: the 8 rows of an ldmatrix land in distinct banks).
 constexpr int kAttentionKeyTile = 64;
-constexpr uint32_t attention_shared_bytes(int head_dim, int query_tile) {
-  return static_cast<uint32_t>((query_tile + 2 * kAttentionKeyTile) * (head_dim + 8) * 2);
+constexpr uint32_t attention_shared_bytes(int head_dim, int query_tile, int key_split = 1) {
+  return static_cast<uint32_t>((query_tile + 2 * key_split * kAttentionKeyTile) *
+                               (head_dim + 8) * 2);
 }
 
 }  // namespace jetplan::kernels
@@ -79,11 +80,15 @@ void attention_to_int8(const AttentionParams& p, const float* q, const float* k,
 // CUDA kernels of kernels/cuda/attention.cu, one row each, gathered into the variant table by
 // kernels/cuda/variants.cc (columns: kernels/cuda/variants.h, JP_CUDA_VARIANT_COLUMNS): FP16
 // storage (FP32 accumulation and softmax), one per head dim (32, 64, 80, 96, 128) and query
-// tile (64 rows: 128 threads; 128 rows: 256 threads), dynamic shared memory as above; the _q8
-// rows write Int8 (p.inv_scale_input).
+// tile (64 rows: 128 threads; 128 rows: 256 threads; 64 rows with the keys split over two
+// warps, _k2: 256 threads), dynamic shared memory as above; the _q8 rows write Int8
+// (p.inv_scale_input).
 #define JP_ATTENTION_ROW(X, F, d, m) \
   X(F, jp_attention_f16_d##d##_m##m, kF16, m * 2, kAny, attention_shared_bytes(d, m)) \
   X(F, jp_attention_q8_f16_d##d##_m##m, kF16, m * 2, kI8, attention_shared_bytes(d, m))
+#define JP_ATTENTION_K2_ROW(X, F, d) \
+  X(F, jp_attention_f16_d##d##_m64_k2, kF16, 256, kAny, attention_shared_bytes(d, 64, 2)) \
+  X(F, jp_attention_q8_f16_d##d##_m64_k2, kF16, 256, kI8, attention_shared_bytes(d, 64, 2))
 #define JP_CUDA_VARIANTS_attention(X, F) \
   JP_ATTENTION_ROW(X, F, 32, 64) \
   JP_ATTENTION_ROW(X, F, 64, 64) \
@@ -94,4 +99,9 @@ void attention_to_int8(const AttentionParams& p, const float* q, const float* k,
   JP_ATTENTION_ROW(X, F, 64, 128) \
   JP_ATTENTION_ROW(X, F, 80, 128) \
   JP_ATTENTION_ROW(X, F, 96, 128) \
-  JP_ATTENTION_ROW(X, F, 128, 128)
+  JP_ATTENTION_ROW(X, F, 128, 128) \
+  JP_ATTENTION_K2_ROW(X, F, 32) \
+  JP_ATTENTION_K2_ROW(X, F, 64) \
+  JP_ATTENTION_K2_ROW(X, F, 80) \
+  JP_ATTENTION_K2_ROW(X, F, 96) \
+  JP_ATTENTION_K2_ROW(X, F, 128)

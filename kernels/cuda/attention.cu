@@ -2,8 +2,9 @@
 // cores): O = softmax(scale * Q Kt + mask) V with FP16 storage, FP32 accumulation and an online
 // softmax, so no score matrix ever reaches memory. Twin: kernels/cpu/attention.cc.
 //
-// A CTA owns BM query rows (64 or 128) of one (batch, head), one warp per 16 rows, and walks the
-// keys in tiles of kAttentionKeyTile (64) rows. Shared memory holds the Q tile (read once into
+// A CTA owns BM query rows (64 or 128) of one (batch, head), one warp per 16 rows (two in the
+// key-split _k2 kernels, see attention()), and walks the keys in tiles of kAttentionKeyTile (64)
+// rows. Shared memory holds the Q tile (read once into
 // mma fragments, later the staging area of O), one K and one V tile; V's copy overlaps Q Kt and
 // the softmax, the next K's copy overlaps P V (cp.async, 16 bytes a thread). Each warp keeps its
 // scores (16 x 64), its O accumulators (16 x D) and its rows' running max and sum in registers;
@@ -221,15 +222,59 @@ __device__ __forceinline__ void store_rows(RowState<D>& st, __half* so, Y* og,
   }
 }
 
+// The _k2 kernels' end of a query tile: the second warp of each 16 rows hands its softmax state
+// (O, running max and sum, lane by lane: both warps' lanes hold the same rows and columns)
+// through shared memory `buf` (the K/V tiles', free by then) to the first, which rescales both
+// to the larger maximum and adds them (a row no key reached in either keeps max -inf, sum 0).
+// Ends with every warp past the barrier; the caller's next barrier guards `buf`'s reuse.
+template <int D, int BM>
+__device__ __forceinline__ void merge_halves(RowState<D>& st, float* buf, int warp, int half,
+                                             int lane) {
+  constexpr int kFields = D / 2 + 4;
+  float* mine = buf + warp * kFields * 32 + lane;  // field f at mine[f * 32]
+  if (half == 1) {
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) mine[(d * 4 + e) * 32] = st.o[d][e];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mine[(D / 2 + r) * 32] = st.max[r];
+      mine[(D / 2 + 2 + r) * 32] = st.sum[r];
+    }
+  }
+  __syncthreads();
+  if (half != 0) return;
+  const float neg_inf = -__int_as_float(0x7f800000);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float m1 = mine[(D / 2 + r) * 32], s1 = mine[(D / 2 + 2 + r) * 32];
+    const float m = fmaxf(st.max[r], m1);
+    const float c0 = m == neg_inf ? 0.f : exp2f((st.max[r] - m) * kLog2e);
+    const float c1 = m == neg_inf ? 0.f : exp2f((m1 - m) * kLog2e);
+    st.max[r] = m;
+    st.sum[r] = st.sum[r] * c0 + s1 * c1;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+      for (int c = 0; c < 2; ++c)
+        st.o[d][2 * r + c] = st.o[d][2 * r + c] * c0 + mine[(d * 4 + 2 * r + c) * 32] * c1;
+  }
+}
+
 // One CTA: query tiles, heads and batches grid-stride (gridDim x, y, z), so any grid is safe.
 // A launch whose params disagree with the variant (head dim, block) computes nothing.
-template <int D, int BM, typename Y = __half>
+// KS 2 (the _k2 kernels): two warps for each 16 query rows, each taking one of every two key
+// tiles (a step loads 2 x 64 keys), their softmax states merged through shared memory at the
+// end: half the chain of dependent math a warp walks, for launches of fewer CTAs than SMs
+// (one warp a scheduler is latency-bound: ncu, ViT-B at batch 1, tests/perf/RESULTS.md).
+template <int D, int BM, typename Y = __half, int KS = 1>
 __device__ __forceinline__ void attention(const StepPointers& ptrs, const AttentionParams& p) {
-  constexpr int kThreads = BM * 2, kLd = D + kPad;
+  constexpr int kThreads = BM * 2 * KS, kLd = D + kPad, kStep = kBN * KS;
   extern __shared__ __align__(16) unsigned char smem[];
   __half* sq = reinterpret_cast<__half*>(smem);
   __half* sk = sq + BM * kLd;
-  __half* sv = sk + kBN * kLd;
+  __half* sv = sk + kStep * kLd;
   if (p.head_dim != D || blockDim.x != kThreads || blockDim.y != 1 || blockDim.z != 1) return;
   constexpr bool kInt8 = std::is_same_v<Y, int8_t>;
   if (kInt8 != (p.inv_scale_input > 0) || p.inv_scale_input >= kMaxStepInputs) return;
@@ -245,7 +290,11 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
              vec_v = rows_aligned(V, p.v),
              vec_o = reinterpret_cast<uintptr_t>(O) % (8 * sizeof(Y)) == 0 && p.o.batch % 8 == 0 &&
                      p.o.head % 8 == 0 && p.o.seq % 8 == 0;
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  // The warp's 16 query rows (warp) and its key tile of each step (half).
+  const int warp = KS == 1 ? static_cast<int>(threadIdx.x) / 32
+                            : static_cast<int>(threadIdx.x) / 32 % (BM / 16);
+  const int half = KS == 1 ? 0 : static_cast<int>(threadIdx.x) / 32 / (BM / 16);
   const float neg_inf = -__int_as_float(0x7f800000);
 
   for (int64_t b = blockIdx.z; b < p.batch; b += gridDim.z)
@@ -258,11 +307,11 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
         const __half* mb = M != nullptr ? M + b * p.mask_batch + h * p.mask_head : nullptr;
         // Causal: no key past the tile's last query row contributes.
         const int64_t keys = p.causal ? min(p.seq_kv, m0 + BM) : p.seq_kv;
-        const int tiles = static_cast<int>((keys + kBN - 1) / kBN);
+        const int tiles = static_cast<int>((keys + kStep - 1) / kStep);
 
         __syncthreads();  // the previous tile's output staging is done with sq
         load_rows<BM, D, kThreads>(sq, qg, p.q.seq, p.seq_q - m0, vec_q);
-        if (tiles > 0) load_rows<kBN, D, kThreads>(sk, kg, p.k.seq, p.seq_kv, vec_k);
+        if (tiles > 0) load_rows<kStep, D, kThreads>(sk, kg, p.k.seq, p.seq_kv, vec_k);
         cp_async_commit();
 
         RowState<D> st;
@@ -274,8 +323,8 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
         const int64_t row0 = m0 + warp * 16 + lane / 4;
 
         for (int t = 0; t < tiles; ++t) {
-          const int64_t n0 = static_cast<int64_t>(t) * kBN;
-          load_rows<kBN, D, kThreads>(sv, vg + n0 * p.v.seq, p.v.seq, p.seq_kv - n0, vec_v);
+          const int64_t n0 = static_cast<int64_t>(t) * kStep;
+          load_rows<kStep, D, kThreads>(sv, vg + n0 * p.v.seq, p.v.seq, p.seq_kv - n0, vec_v);
           cp_async_commit();
           cp_async_wait<1>();
           __syncthreads();  // Q (first tile) and K tile t are in
@@ -285,20 +334,24 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
               ldmatrix_x4(qf[kk], sq + (warp * 16 + lane % 16) * kLd + kk * 16 + (lane / 16) * 8);
           }
           float s[kBN / 8][4];
-          scores_tile<D>(s, qf, sk, lane);
-          softmax_tile<D>(s, st, p, mb, row0, n0, lane);
+          scores_tile<D>(s, qf, sk + half * kBN * kLd, lane);
+          softmax_tile<D>(s, st, p, mb, row0, n0 + half * kBN, lane);
           __syncthreads();  // every warp is done with K tile t
           if (t + 1 < tiles)
-            load_rows<kBN, D, kThreads>(sk, kg + (n0 + kBN) * p.k.seq, p.k.seq,
-                                        p.seq_kv - n0 - kBN, vec_k);
+            load_rows<kStep, D, kThreads>(sk, kg + (n0 + kStep) * p.k.seq, p.k.seq,
+                                          p.seq_kv - n0 - kStep, vec_k);
           cp_async_commit();
           cp_async_wait<1>();
           __syncthreads();  // V tile t is in
-          accumulate_pv<D>(st, s, sv, lane);
+          accumulate_pv<D>(st, s, sv + half * kBN * kLd, lane);
           __syncthreads();  // every warp is done with V tile t
         }
         cp_async_wait<0>();
         __syncthreads();  // nothing in flight into sq (a tile without keys)
+        if constexpr (KS == 2) {
+          merge_halves<D, BM>(st, reinterpret_cast<float*>(sk), warp, half, lane);
+          if (half != 0) continue;
+        }
         const int64_t first = m0 + warp * 16;
         if (first < p.seq_q) {
           Y* og = O + b * p.o.batch + h * p.o.head + first * p.o.seq;
@@ -311,25 +364,30 @@ __device__ __forceinline__ void attention(const StepPointers& ptrs, const Attent
 }  // namespace
 }  // namespace jetplan::kernels::cuda::attention
 
-#define JP_ATTENTION_KERNEL(d, m)                                                              \
-  extern "C" __global__ void __launch_bounds__(m * 2) jp_attention_f16_d##d##_m##m(           \
-      jetplan::kernels::cuda::StepPointers ptrs, const jetplan::kernels::AttentionParams p) { \
-    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
-    jetplan::kernels::cuda::attention::attention<d, m>(ptrs, p);                              \
-  }                                                                                            \
-  extern "C" __global__ void __launch_bounds__(m * 2) jp_attention_q8_f16_d##d##_m##m(        \
-      jetplan::kernels::cuda::StepPointers ptrs, const jetplan::kernels::AttentionParams p) { \
-    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger(); \
-    jetplan::kernels::cuda::attention::attention<d, m, int8_t>(ptrs, p);                      \
+#define JP_ATTENTION_KERNEL(d, m, ks, sfx)                                                     \
+  extern "C" __global__ void __launch_bounds__(m * 2 * ks) jp_attention_f16_d##d##_m##m##sfx(     \
+      jetplan::kernels::cuda::StepPointers ptrs, const jetplan::kernels::AttentionParams p) {   \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();                  \
+    jetplan::kernels::cuda::attention::attention<d, m, __half, ks>(ptrs, p);                    \
+  }                                                                                              \
+  extern "C" __global__ void __launch_bounds__(m * 2 * ks) jp_attention_q8_f16_d##d##_m##m##sfx(  \
+      jetplan::kernels::cuda::StepPointers ptrs, const jetplan::kernels::AttentionParams p) {   \
+    jetplan::kernels::cuda::pdl_wait(); jetplan::kernels::cuda::pdl_trigger();                  \
+    jetplan::kernels::cuda::attention::attention<d, m, int8_t, ks>(ptrs, p);                    \
   }
-JP_ATTENTION_KERNEL(32, 64)
-JP_ATTENTION_KERNEL(64, 64)
-JP_ATTENTION_KERNEL(80, 64)
-JP_ATTENTION_KERNEL(96, 64)
-JP_ATTENTION_KERNEL(128, 64)
-JP_ATTENTION_KERNEL(32, 128)
-JP_ATTENTION_KERNEL(64, 128)
-JP_ATTENTION_KERNEL(80, 128)
-JP_ATTENTION_KERNEL(96, 128)
-JP_ATTENTION_KERNEL(128, 128)
+JP_ATTENTION_KERNEL(32, 64, 1, )
+JP_ATTENTION_KERNEL(64, 64, 1, )
+JP_ATTENTION_KERNEL(80, 64, 1, )
+JP_ATTENTION_KERNEL(96, 64, 1, )
+JP_ATTENTION_KERNEL(128, 64, 1, )
+JP_ATTENTION_KERNEL(32, 128, 1, )
+JP_ATTENTION_KERNEL(64, 128, 1, )
+JP_ATTENTION_KERNEL(80, 128, 1, )
+JP_ATTENTION_KERNEL(96, 128, 1, )
+JP_ATTENTION_KERNEL(128, 128, 1, )
+JP_ATTENTION_KERNEL(32, 64, 2, _k2)
+JP_ATTENTION_KERNEL(64, 64, 2, _k2)
+JP_ATTENTION_KERNEL(80, 64, 2, _k2)
+JP_ATTENTION_KERNEL(96, 64, 2, _k2)
+JP_ATTENTION_KERNEL(128, 64, 2, _k2)
 #undef JP_ATTENTION_KERNEL

@@ -1,10 +1,10 @@
 // CUDA Attention (kernels/cuda/attention.cu) against its CPU twin (kernels/cpu/attention.cc) on
 // fresh random inputs rounded to FP16 (the twin reads the same values), outputs poisoned, guards
-// checked: every head dim (32, 64, 80, 96, 128), both query tiles (64 and 128 rows, forced
-// through the selector's target), sequence lengths that are not multiples of the tiles, every
-// layout the converter writes (dense [B, H, S, D], [B, S, H, D], a packed QKV buffer, rows not
-// 16-byte aligned) and every mask (none, ragged padding, Swin-style bias, a full mask with -inf
-// and a wholly masked row, causal).
+// checked: every head dim (32, 64, 80, 96, 128), every form (64- and 128-row query tiles, 64-row
+// tiles with the keys split over two warps; forced through the selector's target), sequence
+// lengths that are not multiples of the tiles, every layout the converter writes (dense
+// [B, H, S, D], [B, S, H, D], a packed QKV buffer, rows not 16-byte aligned) and every mask
+// (none, ragged padding, Swin-style bias, a full mask with -inf and a wholly masked row, causal).
 // Tolerance: |got - want| <= 4e-3 + 4e-3 |want|: the output is a convex combination of V (|v| <=
 // 2) with P rounded to FP16 for the P V mma (2^-11 relative per weight) and O rounded to FP16.
 // NaN never passes.
@@ -67,8 +67,10 @@ void check_case(const Case& c, test_util::SeededRng& rng, const cuda::TargetInfo
 TEST(GpuAttention, MatchesCpuTwinEveryHeadDimTileLayoutAndMask) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
-  // sm_count 1: 128-row tiles where there are 4 of them; a huge count: 64-row tiles.
-  const cuda::TargetInfo big = gpu_test::target_with(1), small = gpu_test::target_with(1u << 30);
+  // sm_count 1: 128-row tiles where there are 4 of them; 8: 64-row tiles, key-split ones where
+  // those are fewer than 8; a huge count: key-split 64-row tiles.
+  const cuda::TargetInfo big = gpu_test::target_with(1), mid = gpu_test::target_with(8),
+                         small = gpu_test::target_with(1u << 30);
   for (int64_t d : {32, 64, 80, 96, 128}) {
     const Case cases[] = {
         {2, 3, 197, 197, d, Layout::kBSHD, Mask::kNone, false},   // ViT tokens
@@ -83,20 +85,24 @@ TEST(GpuAttention, MatchesCpuTwinEveryHeadDimTileLayoutAndMask) {
       const int64_t tiles128 = (c.seq_q + 127) / 128 * c.heads * c.batch;
       check_case(c, rng, big, nullptr,
                  ("jp_attention_f16" + tail + (tiles128 >= 4 ? "_m128" : "_m64")).c_str());
-      check_case(c, rng, small, nullptr, ("jp_attention_f16" + tail + "_m64").c_str());
+      const int64_t tiles64 = (c.seq_q + 63) / 64 * c.heads * c.batch;
+      check_case(c, rng, mid, nullptr,
+                 ("jp_attention_f16" + tail + (tiles64 < 8 ? "_m64_k2" : "_m64")).c_str());
+      check_case(c, rng, small, nullptr, ("jp_attention_f16" + tail + "_m64_k2").c_str());
     }
   }
 }
 
 // An INT8 plan's attention writing Int8 (jp_attention_q8_f16_*, in front of an INT8 output
-// projection) against cpu::attention_to_int8 on the same inputs: every head dim, both tiles,
+// projection) against cpu::attention_to_int8 on the same inputs: every head dim, every form,
 // every layout and mask. The twin rounds exact FP32 values, the kernel its FP16-probability
 // ones (the float test's tolerance is about 0.6 of a unit at this scale), so every output is
 // within one unit of the twin's and at least 95% are equal. Outputs poisoned, guards checked.
 TEST(GpuAttention, IntoInt8MatchesCpuTwinWithinOneUnit) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
-  const cuda::TargetInfo big = gpu_test::target_with(1), small = gpu_test::target_with(1u << 30);
+  const cuda::TargetInfo big = gpu_test::target_with(1), mid = gpu_test::target_with(8),
+                         small = gpu_test::target_with(1u << 30);
   const float inv_o = 127.f / 1.5f;
   for (int64_t d : {32, 64, 80, 96, 128}) {
     const Case cases[] = {
@@ -106,7 +112,7 @@ TEST(GpuAttention, IntoInt8MatchesCpuTwinWithinOneUnit) {
         {1, 1, 33, 77, d, Layout::kPaddedRows, Mask::kFull, false},
     };
     for (const Case& c : cases)
-      for (const cuda::TargetInfo* target : {&big, &small}) {
+      for (const cuda::TargetInfo* target : {&big, &mid, &small}) {
         SCOPED_TRACE(c.str());
         attention_test::Data data = attention_test::make_data(c, rng);
         data.qkv = gpu_test::round_half(data.qkv);
@@ -179,8 +185,8 @@ TEST(GpuAttention, SelectorRefusesWhatNoKernelRuns) {
 }
 
 // Timings at the transformer shapes of issue 15 (disabled: run with
-// --gtest_also_run_disabled_tests --gtest_filter='*AttentionBench*'): the selector's pick and the
-// other query tile, dense [B, S, H, D] operands (as the fused plans read them), timed with driver
+// --gtest_also_run_disabled_tests --gtest_filter='*AttentionBench*'): every form (64-row,
+// 128-row and key-split 64-row tiles; the selector's pick starred), dense [B, S, H, D] operands (as the fused plans read them), timed with driver
 // events (gpu_test::mean_us); prints TFLOP/s of the 4 B H Sq Sk D multiply-adds (causal: half).
 TEST(GpuAttentionBench, DISABLED_TransformerShapes) {
   GPU_TEST_OR_SKIP();
@@ -219,24 +225,29 @@ TEST(GpuAttentionBench, DISABLED_TransformerShapes) {
     cuda::StepPointers ptrs = gpu_test::step_pointers({&dq, &dk, &dv, &dm}, dy);
     cuda::LaunchChoice picked;
     ASSERT_EQ(gpu_test::select(kAttention, DType::kFloat16, p, &picked), "");
-    cuda::LaunchChoice other = picked;
-    const bool big = std::string(picked.variant->name).find("_m128") != std::string::npos;
-    const std::string other_name = "jp_attention_f16_d" + std::to_string(s.head_dim) +
-                                   (big ? "_m64" : "_m128");
-    other.variant = cuda::find_kernel_variant(other_name.c_str());
-    ASSERT_NE(other.variant, nullptr);
-    other.grid[0] = static_cast<uint32_t>((s.seq + (big ? 63 : 127)) / (big ? 64 : 128));
-    other.block[0] = big ? 128 : 256;
-    other.shared_bytes = other.variant->shared_bytes;
-    for (const cuda::LaunchChoice* r : {&picked, &other}) {
+    // Every form at this shape: 64-row tiles, 128-row tiles, 64-row tiles with split keys.
+    std::vector<cuda::LaunchChoice> forms;
+    for (const char* form : {"_m64", "_m128", "_m64_k2"}) {
+      cuda::LaunchChoice c = picked;
+      const std::string name = "jp_attention_f16_d" + std::to_string(s.head_dim) + form;
+      c.variant = cuda::find_kernel_variant(name.c_str());
+      ASSERT_NE(c.variant, nullptr) << name;
+      const int64_t rows = std::string(form) == "_m128" ? 128 : 64;
+      c.grid[0] = static_cast<uint32_t>((s.seq + rows - 1) / rows);
+      c.block[0] = std::string(form) == "_m64" ? 128 : 256;
+      c.shared_bytes = c.variant->shared_bytes;
+      forms.push_back(c);
+    }
+    for (const cuda::LaunchChoice& form : forms) {
+      const cuda::LaunchChoice* r = &form;
       gpu_test::RepeatLaunch go;
       ASSERT_EQ(gpu_test::repeat_launch(*r, ptrs, p, &go), "");
       const double us = gpu_test::mean_us(20, 200, go);
       ASSERT_GT(us, 0);
       const double flop =
           4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim * (s.causal ? 0.5 : 1);
-      std::printf("%-36s %-26s%s grid %ux%ux%u  %8.2f us  %7.2f TFLOP/s\n", s.name,
-                  r->variant->name, r == &picked ? "*" : " ", r->grid[0], r->grid[1], r->grid[2],
+      std::printf("%-36s %-29s%s grid %ux%ux%u  %8.2f us  %7.2f TFLOP/s\n", s.name,
+                  r->variant->name, r->variant == picked.variant ? "*" : " ", r->grid[0], r->grid[1], r->grid[2],
                   us, flop / us * 1e-6);
     }
   }
