@@ -78,6 +78,62 @@ JP_HD_INLINE bool conv_dw_tiled_fits(const ConvParams& p) {
          p.batch * p.out_size[0] * p.out_size[1] < (int64_t{1} << 31);
 }
 
+// The stem kernels (jp_conv_stem_n{32,64}_f16, kernels/cuda/conv_stem.cuh): FP16 convs of
+// groups 1, 1-D or 2-D, whose whole K = KH * KW * Cin is short (an RGB stem's 3 channels, a
+// speech encoder's 1): a tile is kConvStemRows output pixels of one output row, whose KH input
+// row segments (contiguous in NHWC) are loaded whole into shared memory and read from there as
+// the im2col A operand, against all of K's weights held in shared memory for the CTA's life.
+// ConvStemLayout places the dynamic shared memory (bytes from its start): the epilogue's float
+// tile, the weights [BN][k_pad + 8] halves, the A offset of each K column (int32 [k_pad]), the
+// KH row segments (row_pitch halves apart), and zeros that K's padding columns read.
+constexpr int kConvStemRows = 64;
+constexpr int64_t kConvStemMaxK = 256;
+struct ConvStemLayout {
+  int32_t k = 0, k_pad = 0;        // K, and K rounded up to 16 (one mma step)
+  int32_t span = 0, row_pitch = 0;  // elements of one kernel row's x segment; its pitch
+  int32_t zeros = 0;               // zeros after the rows (elements)
+  uint32_t w_at = 0, off_at = 0, rows_at = 0, bytes = 0;
+};
+JP_HD_INLINE ConvStemLayout conv_stem_layout(const ConvParams& p, int bn) {
+  ConvStemLayout l;
+  const bool r1 = p.spatial_rank == 1;
+  const int64_t kh = r1 ? 1 : p.kernel[0], kw = p.kernel[r1 ? 0 : 1];
+  const int64_t sw = p.stride[r1 ? 0 : 1], dw = p.dilation[r1 ? 0 : 1], c = p.in_channels;
+  l.k = int32_t(kh * kw * c);
+  l.k_pad = (l.k + 15) / 16 * 16;
+  l.span = int32_t(((kConvStemRows - 1) * sw + (kw - 1) * dw + 1) * c);
+  l.row_pitch = (l.span + 7) / 8 * 8;
+  l.zeros = int32_t((kConvStemRows - 1) * sw * c + 8) / 8 * 8;
+  const uint32_t epi = uint32_t(kConvStemRows) * uint32_t(bn + 8) * 4;
+  l.w_at = epi;
+  l.off_at = l.w_at + uint32_t(bn) * uint32_t(l.k_pad + 8) * 2;
+  l.rows_at = l.off_at + uint32_t(l.k_pad) * 4;
+  l.bytes = l.rows_at + (uint32_t(kh) * uint32_t(l.row_pitch) + uint32_t(l.zeros)) * 2;
+  return l;
+}
+// Whether the stem kernels take a step: the conv above with K at most kConvStemMaxK, strides and
+// dilations of at most 8, at most 16 KiB of row segments, and 32-bit sizes. The selection and
+// the kernels both ask (the selection also checks ConvStemLayout::bytes against the target).
+JP_HD_INLINE bool conv_stem_fits(const ConvParams& p) {
+  if (!p.channels_last || p.int8.enabled || p.groups != 1 ||
+      (p.spatial_rank != 1 && p.spatial_rank != 2) || p.in_channels < 1 || p.out_channels < 1)
+    return false;
+  const int r = p.spatial_rank;
+  int64_t kvol = 1, m = p.batch;
+  for (int d = 0; d < r; ++d) {
+    if (p.stride[d] < 1 || p.stride[d] > 8 || p.dilation[d] < 1 || p.dilation[d] > 8 ||
+        p.kernel[d] < 1)
+      return false;
+    kvol *= p.kernel[d];
+    m *= p.out_size[d];
+  }
+  if (kvol * p.in_channels > kConvStemMaxK || m >= (int64_t{1} << 31) ||
+      p.out_channels >= (int64_t{1} << 24) || p.in_channels * p.in_size[r - 1] >= (int64_t{1} << 30))
+    return false;
+  const ConvStemLayout l = conv_stem_layout(p, 64);
+  return int64_t(r == 1 ? 1 : p.kernel[0]) * l.row_pitch * 2 <= 16 * 1024;
+}
+
 // Whether the grouped form of the implicit-GEMM kernels (jp_conv_igemm_*_grouped_*) takes a
 // step: a 1-D or 2-D NHWC conv of groups > 1 whose channels split evenly, Cin a multiple of 8
 // (A loads 8 elements at a time: 16 bytes of halves, 8 of int8), a group's input channels a
@@ -132,7 +188,8 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
 // The _wg rows are the Hopper tiles (sm_only 90: wgmma, kernels/cuda/wgmma.cuh), whose stages
 // are 64 K of 128-byte rows (no padding) plus 1 KiB for aligning them.
 // The _i8 rows read Int8 x and w and write Int8 y, the _i8_f16out rows Float16 y. The _grouped
-// rows take grouped convs (conv_grouped_igemm_fits), the others groups 1. The tiled
+// rows take grouped convs (conv_grouped_igemm_fits), the others groups 1. The stem rows
+// (conv_stem_fits) check their dynamic shared memory themselves (ConvStemLayout::bytes). The tiled
 // depthwise rows (jp_conv_dw<K>_*: window KxK) take any block of at most 256 threads and check
 // their dynamic shared memory themselves (K * K * 8 * blockDim.x weights of 4 bytes).
 #define JP_CUDA_VARIANTS_conv(X, F) \
@@ -168,6 +225,8 @@ void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const floa
   X(F, jp_conv_igemm_wg128x128_i8_f16out, kI8, 256, kF16, 3 * (128 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
   X(F, jp_conv_igemm_wg64x128_i8, kI8, 128, kAny, 4 * (64 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
   X(F, jp_conv_igemm_wg64x128_i8_f16out, kI8, 128, kF16, 4 * (64 + 128) * 128 + 1024, kZeroCounters, false, true, 90) \
+  X(F, jp_conv_stem_n32_f16, kF16, 128) \
+  X(F, jp_conv_stem_n64_f16, kF16, 128) \
   X(F, jp_conv_dw3_f16, kF16, 0) \
   X(F, jp_conv_dw5_f16, kF16, 0) \
   X(F, jp_conv_dw7_f16, kF16, 0) \

@@ -7,6 +7,9 @@
 //   jp_conv_igemm_<BM>x<BN>k64_f16    the same with 64 K a stage: half the pipeline steps (the
 //                                     128x128 one 108 KiB of shared memory: sm_87, sm_90).
 //   jp_conv_igemm_64x64_anyc_f16      the same for any Cin (element-wise loads into shared memory).
+//   jp_conv_stem_n{32,64}_f16         short K (RGB stems; conv_stem_fits): a tile's input row
+//                                     segments loaded whole, the im2col A read from them
+//                                     (kernels/cuda/conv_stem.cuh); N tiles of 32 or 64.
 //   jp_conv_igemm_<BM>x64_grouped_f16 the grouped form (conv_grouped_igemm_fits: 1-D/2-D, a group
 //                                     of 4k channels, Cin % 8 == 0): each N tile of 64 output
 //                                     channels runs K over its groups' input channels, the other
@@ -40,6 +43,7 @@
 #include "kernels/cuda/conv_depthwise.cuh"
 #include "kernels/cuda/conv_epilogue.cuh"
 #include "kernels/cuda/conv_igemm.cuh"
+#include "kernels/cuda/conv_stem.cuh"
 #include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/fp32_tile.cuh"
 #include "kernels/cuda/launch.h"
@@ -401,6 +405,18 @@ JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_i8_f16out, 2, int8_t, 64, 4, 1, jk::Epil
 #undef JP_CONV_IGEMM_HALF
 #undef JP_CONV_IGEMM_GROUPED
 #undef JP_CONV_IGEMM_WG
+// The stem kernels (conv_stem.cuh): 128 threads, N tiles of 32 or 64 output channels; they
+// check their dynamic shared memory (ConvStemLayout::bytes) themselves. Registers (sm_87 and
+// sm_90, no spills): the 32-channel one held to 80 (six CTAs an SM), the 64-channel one 168
+// (three; held to 128 it spills).
+extern "C" __global__ void __launch_bounds__(128, 6) jp_conv_stem_n32_f16(StepPointers ptrs,
+                                                                       const ConvParams p) {
+  jk::conv_stem<32>(ptrs, p);
+}
+extern "C" __global__ void __launch_bounds__(128) jp_conv_stem_n64_f16(StepPointers ptrs,
+                                                                       const ConvParams p) {
+  jk::conv_stem<64>(ptrs, p);
+}
 // The tiled depthwise kernels (conv_depthwise.cuh), one a window: blocks of at most 256.
 // AHEAD: the next kernel row of x is loaded while one is summed (conv_depthwise.cuh). The 7x7
 // FP16 kernel loads a row, then sums it: 90 registers where loading ahead took 128 (and

@@ -189,6 +189,31 @@ bool launch_hopper_tiles(uint64_t m, uint64_t n, uint64_t k, const TargetInfo& t
 
 }  // namespace
 
+bool launch_conv_stem(const ConvParams& p, const TargetInfo& target, LaunchChoice* out) {
+  if (!conv_stem_fits(p)) return false;
+  const int bn = p.out_channels <= 32 ? 32 : 64;
+  const ConvStemLayout l = conv_stem_layout(p, bn);
+  if (l.bytes > std::max<uint32_t>(48 * 1024, target.max_shared_per_block)) return false;
+  out->variant = &kernel_variant(bn == 32 ? VariantId::jp_conv_stem_n32_f16
+                                          : VariantId::jp_conv_stem_n64_f16);
+  const bool r1 = p.spatial_rank == 1;
+  const uint64_t oh = r1 ? 1 : uint64_t(p.out_size[0]), ow = uint64_t(p.out_size[r1 ? 0 : 1]);
+  const uint64_t tiles = uint64_t(p.batch) * oh * ((ow + kConvStemRows - 1) / kConvStemRows);
+  // As many CTAs as the SMs hold by shared memory (1 KiB of it reserved a CTA) and registers
+  // (conv.cu: 6 CTAs an SM of the 32-channel kernel, 3 of the 64-channel one).
+  const uint64_t per_sm =
+      std::clamp<uint64_t>(target.shared_per_sm / (l.bytes + 1024), 1, bn == 32 ? 6 : 3);
+  out->grid[0] = uint32_t(std::min<uint64_t>(tiles, per_sm * std::max<uint32_t>(1, target.sm_count)));
+  out->grid[1] = ceil_div_u32(uint64_t(p.out_channels), uint64_t(bn));
+  out->grid[2] = 1;
+  out->block[0] = 128;
+  out->block[1] = out->block[2] = 1;
+  out->shared_bytes = l.bytes;
+  out->split_k = 1;
+  out->workspace_bytes = 0;
+  return true;
+}
+
 bool launch_conv_dw_tiled(const ConvParams& p, const TargetInfo& target, LaunchChoice* out) {
   if (!conv_dw_tiled_fits(p)) return false;
   const bool i8 = p.int8.enabled, y8 = i8 && p.int8.y_dtype == DType::kInt8;
@@ -403,6 +428,8 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   // to H = 1); 3-D ones the direct kernel.
   const bool planar = p.spatial_rank == 1 || p.spatial_rank == 2;
   if (p.groups == 1 && planar && fits32) {
+    // Few input channels (RGB stems): the stem kernels, which read x's rows whole.
+    if (p.in_channels <= 4 && launch_conv_stem(p, target, out)) return true;
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
     if (launch_hopper_tiles(m, n, k, target, out, why)) return true;
     return launch_tiles(kTile128K64, kTile64K64, kTile32, kTile32K64, m, n, k, kvol, target,

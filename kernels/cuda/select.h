@@ -103,6 +103,10 @@ bool select_float_pair(const StepDesc& step, const char* kernels, KernelVariantI
 // Conv (conv_select.cc): the variant (jp_conv_dw<K>_* of p's window and types) and launch of
 // the tiled depthwise kernels; false where they do not take p (conv_dw_tiled_fits).
 bool launch_conv_dw_tiled(const ConvParams& p, const TargetInfo& target, LaunchChoice* out);
+// Conv: the variant and launch of the stem kernels (jp_conv_stem_n{32,64}_f16: N tiles of 32
+// channels for Cout <= 32, else 64; CTAs striding over the tiles, as many as the SMs hold);
+// false where they do not take p (conv_stem_fits) or their shared memory passes the target's.
+bool launch_conv_stem(const ConvParams& p, const TargetInfo& target, LaunchChoice* out);
 // Conv: the launch of jp_conv_igemm_f32 (the FP32 implicit GEMM, Float32 convs of groups 1:
 // 64x64 tiles, 256 threads); false where it does not take p (select_conv then takes the direct
 // kernel).

@@ -60,6 +60,25 @@ void push_tiled_depthwise(const ConvParams& p,
   runs->push_back({std::string("tiled, two blocks ") + t.variant->name, t});
 }
 
+// The stem kernels where they take p (conv_stem_fits): the selection's launch (whichever N tile
+// it gives), the other N tile forced, and two CTAs striding over every tile.
+void push_stem(const ConvParams& p, std::vector<std::pair<std::string, cuda::LaunchChoice>>* runs) {
+  cuda::LaunchChoice t;
+  if (!cuda::launch_conv_stem(p, gpu_test::device_target(), &t)) {
+    EXPECT_FALSE(conv_stem_fits(p) && conv_stem_layout(p, 64).bytes <= 48 * 1024);
+    return;
+  }
+  runs->push_back({std::string("stem ") + t.variant->name, t});
+  const bool n32 = std::string(t.variant->name) == "jp_conv_stem_n32_f16";
+  cuda::LaunchChoice o = t;
+  o.variant = cuda::find_kernel_variant(n32 ? "jp_conv_stem_n64_f16" : "jp_conv_stem_n32_f16");
+  o.grid[1] = cuda::ceil_div_u32(uint64_t(p.out_channels), n32 ? 64 : 32);
+  o.shared_bytes = conv_stem_layout(p, n32 ? 64 : 32).bytes;
+  runs->push_back({std::string("stem ") + o.variant->name, o});
+  t.grid[0] = std::min<uint32_t>(t.grid[0], 2);
+  runs->push_back({std::string("stem, two CTAs ") + t.variant->name, t});
+}
+
 std::vector<Case> cases() {
   return {
       {"3x3 s1 p1", 1, 64, 64, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
@@ -67,6 +86,14 @@ std::vector<Case> cases() {
       {"1x1 b8 cout 136", 8, 128, 136, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       {"1x1 s2", 1, 64, 128, 1, {14, 14}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
       {"7x7 s2 cin 3", 1, 3, 64, 1, {40, 40}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
+      // Stems (the stem kernels): YOLOv5's 6x6 s2 into 32 channels with a row of 71 outputs (a
+      // partial second tile), MobileNet's 3x3 s2, 4 channels into 80 (two N tiles, the second
+      // partial), a dilated one, a 9x9 window of K 243.
+      {"6x6 s2 p2 cin 3 cout 32 b2", 2, 3, 32, 1, {21, 142}, {6, 6}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},
+      {"3x3 s2 cin 3 cout 24 b3", 3, 3, 24, 1, {17, 130}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 1}},
+      {"3x3 s1 cin 4 cout 80", 1, 4, 80, 1, {9, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {"5x3 dil 2x3 s1x2 cin 2 cout 16", 2, 2, 16, 1, {13, 40}, {5, 3}, {1, 2}, {2, 3}, {2, 1}, {3, 2}},
+      {"9x9 s4 cin 3 cout 64", 1, 3, 64, 1, {40, 300}, {9, 9}, {4, 4}, {1, 1}, {4, 4}, {4, 4}},
       {"odd cin 5 cout 13", 2, 5, 13, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 0}, {2, 1}},
       {"dilation 2", 1, 16, 24, 1, {12, 12}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}},
       {"asym pads 3x2", 2, 24, 40, 1, {10, 9}, {3, 2}, {1, 2}, {1, 1}, {0, 1}, {2, 0}},
@@ -142,6 +169,7 @@ void check_every_variant(const Case& c, const ConvParams& p, int epilogue, Rng& 
     runs.push_back({t.name, igemm_choice(t, p, 1)});
     runs.push_back({std::string(t.name) + " split 3", igemm_choice(t, p, 3)});
   }
+  push_stem(p, &runs);
   cuda::LaunchChoice one;
   const uint64_t total = uint64_t(ny);
   if (p.spatial_rank <= 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
@@ -303,6 +331,7 @@ TEST_P(GpuConvSlice, EveryVariantWritesOnlyItsChannelSlice) {
     }
     for (const IgemmTile& t : kGroupedTiles)
       if (conv_grouped_igemm_fits(p, 4)) runs.push_back({t.name, igemm_choice(t, p, 2)});
+    push_stem(p, &runs);
     cuda::LaunchChoice one;
     if (p.spatial_rank <= 2 && p.groups == p.in_channels && p.groups == p.out_channels) {
       one.variant = cuda::find_kernel_variant("jp_conv_depthwise_f16");
@@ -374,7 +403,12 @@ TEST(GpuConvSelect, RefusesWhatNoKernelTakes) {
   ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
   EXPECT_STREQ(c.variant->name, "jp_conv_igemm_32x64k64_f16");  // 8x1 tiles, K 576: one slice
   EXPECT_EQ(c.split_k, 1u);
-  p = params_of(cases()[8], false, {});  // 512 -> 512 at 7x7: 2x8 tiles, K 4608: split-K
+  const std::vector<Case> shapes = cases();
+  const auto late = std::find_if(shapes.begin(), shapes.end(), [](const Case& c) {
+    return std::string(c.name) == "late 3x3 512";
+  });
+  ASSERT_NE(late, shapes.end());
+  p = params_of(*late, false, {});  // 512 -> 512 at 7x7: 2x8 tiles, K 4608: split-K
   ASSERT_TRUE(cuda::select_kernel(step, t, &c, &why)) << why;
   EXPECT_STREQ(c.variant->name, "jp_conv_igemm_32x64k64_f16");
   EXPECT_GT(c.split_k, 1u);
@@ -536,6 +570,45 @@ TEST(GpuConvSelect, DepthwiseTakesTheTiledKernelWhereItFits) {
     EXPECT_EQ(c.shared_bytes, uint64_t(p.kernel[0] * p.kernel[1]) * 8 * c.block[0] * 4) << w.c.name;
     EXPECT_LE(c.shared_bytes, 48u * 1024) << w.c.name;
   }
+}
+
+// The stem kernels take convs of 4 input channels or fewer where they fit (K up to 256, their
+// shared memory within the target's), N tiles of 32 channels up to Cout 32, else 64, and a grid
+// of as many CTAs as the SMs hold (never more than tiles); the any-C tile takes the rest of the
+// convs whose Cin is no multiple of 8.
+TEST(GpuConvSelect, StemsTakeTheStemKernels) {
+  cuda::TargetInfo h100 = gpu_test::target_with(132);
+  h100.max_shared_per_block = 232448;
+  h100.shared_per_sm = 233472;
+  const Case yolo{"yolo b8", 8, 3, 32, 1, {640, 640}, {6, 6}, {2, 2}, {1, 1}, {2, 2}, {2, 2}};
+  const Case resnet{"resnet", 1, 3, 64, 1, {224, 224}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}};
+  const Case speech{"1-D k10 s5", 1, 1, 512, 1, {16000}, {10}, {5}, {1}, {0}, {0}};
+  const Case c5{"cin 5", 1, 5, 32, 1, {64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  const Case k363{"11x11 cin 3", 1, 3, 64, 1, {64, 64}, {11, 11}, {4, 4}, {1, 1}, {2, 2}, {2, 2}};
+  cuda::LaunchChoice c = expect_selected({yolo, "jp_conv_stem_n32_f16"}, h100);
+  ConvParams p = params_of(yolo, true, {});
+  EXPECT_EQ(c.shared_bytes, conv_stem_layout(p, 32).bytes);
+  EXPECT_EQ(c.block[0], 128u);
+  EXPECT_EQ(c.grid[1], 1u);
+  // 6 CTAs an SM by registers (the shared memory would allow more); 8 * 320 * 5 tiles.
+  EXPECT_EQ(c.grid[0], 6u * 132);
+  c = expect_selected({resnet, "jp_conv_stem_n64_f16"}, h100);
+  EXPECT_EQ(c.grid[0], 112u * 2);  // fewer tiles than the SMs hold: one CTA a tile
+  c = expect_selected({speech, "jp_conv_stem_n64_f16"}, h100);
+  EXPECT_EQ(c.grid[1], 8u);
+  EXPECT_EQ(c.grid[0], 50u);  // 3199 outputs: 50 tiles of 64
+  expect_selected({c5, "jp_conv_igemm_64x64_anyc_f16"}, h100);
+  p = params_of(k363, true, {});
+  EXPECT_FALSE(conv_stem_fits(p));  // K 363
+  expect_selected({k363, "jp_conv_igemm_64x64_anyc_f16"}, h100);
+  // Stride 9 is past the kernels' limit; an INT8 conv is not theirs.
+  p = params_of(resnet, true, {});
+  EXPECT_TRUE(conv_stem_fits(p));
+  p.stride[1] = 9;
+  EXPECT_FALSE(conv_stem_fits(p));
+  p = params_of(resnet, true, {});
+  p.int8.enabled = true;
+  EXPECT_FALSE(conv_stem_fits(p));
 }
 
 }  // namespace

@@ -142,13 +142,15 @@ TEST(GpuConvBench, DISABLED_ConvNextMlps) {
   }
 }
 
-// Stem convs of RGB input as they are (3 channels: the element-wise `anyc` tile) against the
-// same convs over input padded with zero channels to 8 (the 16-byte cp.async tiles): whether
-// padding the input pays (issue 16). ResNet's 7x7 stem and MobileNet/EfficientNet's 3x3 one.
+// Stem convs of RGB input as they are (3 channels: the selector's stem kernel, against the
+// element-wise `anyc` tile among the alternatives) and over input padded with zero channels to
+// 8 (the 16-byte cp.async tiles): ResNet's 7x7 stem, MobileNet/EfficientNet's 3x3 one, and the
+// YOLO-style detector's 6x6 one at 640x640 (padded by 3 here, by 2 in the model).
 TEST(GpuConvBench, DISABLED_StemChannels) {
   GPU_TEST_OR_SKIP();
   constexpr BenchLayer kStems[] = {{3, 64, 224, 7, 2, 1}, {8, 64, 224, 7, 2, 1},
-                                   {3, 32, 224, 3, 2, 1}, {8, 32, 224, 3, 2, 1}};
+                                   {3, 32, 224, 3, 2, 1}, {8, 32, 224, 3, 2, 1},
+                                   {3, 32, 640, 6, 2, 1}};
   for (int64_t batch : {1, 8})
     bench_layers("stems at batch " + std::to_string(batch), kStems, batch, {1, 2, 4});
 }
