@@ -44,7 +44,8 @@ struct ConvInt8 {
   float y_inv_scale = 1.f;              // 1 / an Int8 y's scale, computed once at plan load
 };
 
-// y = act(conv(x, w) + bias + residual)
+// y = act(conv(x, w) + bias + residual), or act(conv(x, w) + bias) + residual
+// (residual_after_act)
 // x [batch, in_channels, *in_size], w [out_channels, in_channels / groups, *kernel],
 // bias [out_channels] (optional), residual and y [batch, out_channels, *out_size].
 // channels_last: x [batch, *in_size, in_channels], w [out_channels, *kernel, in_channels / groups],
@@ -62,6 +63,10 @@ struct ConvParams {
   // w is a weight of the plan (written once at load, by no step): a kernel launched early
   // (KernelVariant::early_launch) may read it before it waits for the previous kernel.
   bool w_constant = false;
+  // The residual joins after the activation: y = act(conv + bias) + residual (the bottlenecks
+  // of YOLO-style CSP blocks, x + SiLU(conv(x))); INT8 steps the same (ConvInt8's residual
+  // after the activation, then y's rounding).
+  bool residual_after_act = false;
 };
 
 // Whether the tiled depthwise kernels (jp_conv_dw<K>_*, kernels/cuda/conv_depthwise.cuh)

@@ -9,9 +9,11 @@ namespace jetplan::kernels::cpu {
 namespace {
 
 // Walks every output of a conv in the order (n, oc, spatial) and sums its taps in the order
-// (input channel, kd, kh, kw) into an Acc: sum += Acc(x) * Acc(w). store(oc, yi, sum) writes the
-// output element yi (its offset in y). channels_last only changes where each element lives (NHWC
-// tensors, [Cout, *kernel, Cin / groups] weights), not the summation order.
+// (input channel, kd, kh, kw) into an Acc: sum += Acc(x) * Acc(w). store(oc, yi, ri, sum) writes
+// the output element yi (its offset in y; ri: its offset in the dense output, the residual's,
+// which differs where y is a Concat's wider tensor written in place). channels_last only changes
+// where each element lives (NHWC tensors, [Cout, *kernel, Cin / groups] weights), not the
+// summation order.
 template <typename Acc, typename X, typename W, typename Store>
 void conv_sums(const ConvParams& p, const X* x, const W* w, Store store) {
   const ConvGeometry g = conv_geometry_3d(p);
@@ -31,6 +33,10 @@ void conv_sums(const ConvParams& p, const X* x, const W* w, Store store) {
     return cl ? (n * vol.out_plane + s) * y_channels + p.y_channel_offset + oc
               : (n * p.out_channels + oc) * vol.out_plane + s;
   };
+  auto dense_at = [&](int64_t n, int64_t oc, int64_t s) {
+    return cl ? (n * vol.out_plane + s) * p.out_channels + oc
+              : (n * p.out_channels + oc) * vol.out_plane + s;
+  };
 
   for (int64_t n = 0; n < p.batch; ++n) {
     for (int64_t oc = 0; oc < p.out_channels; ++oc) {
@@ -44,43 +50,51 @@ void conv_sums(const ConvParams& p, const X* x, const W* w, Store store) {
                 acc += Acc(x[x_at(n, first_ic + ic, s)]) * Acc(w[w_at(oc, ic, k)]);
               });
             }
-            store(oc, y_at(n, oc, (o0 * g.out[1] + o1) * g.out[2] + o2), acc);
+            const int64_t at = (o0 * g.out[1] + o1) * g.out[2] + o2;
+            store(oc, y_at(n, oc, at), dense_at(n, oc, at), acc);
           }
     }
   }
 }
 
+// act(v + residual), or act(v) + residual (ConvParams::residual_after_act); `add` joins the
+// residual, `act` applies the activation.
+template <typename Add, typename Act>
+float with_residual(const ConvParams& p, float v, Add add, Act act) {
+  if (!p.has_residual) return act(v);
+  return p.residual_after_act ? add(act(v)) : act(add(v));
+}
+
 }  // namespace
 
-// Accumulates in double, then adds the bias, rounds to float once and adds the residual: the
-// reference error stays far below that of any GPU kernel checked against it.
+// Accumulates in double, then adds the bias, rounds to float once and adds the residual (before
+// or after the activation): the reference error stays far below that of any GPU kernel checked
+// against it.
 void conv(const ConvParams& p, const float* x, const float* w, const float* bias,
           const float* residual, float* y) {
-  conv_sums<double>(p, x, w, [&](int64_t oc, int64_t yi, double acc) {
+  conv_sums<double>(p, x, w, [&](int64_t oc, int64_t yi, int64_t ri, double acc) {
     if (p.has_bias) acc += bias[oc];
-    float v = static_cast<float>(acc);
-    if (p.has_residual) v += residual[yi];  // no residual with a channel slice of y
-    y[yi] = apply_activation(p.act, v);
+    y[yi] = with_residual(
+        p, static_cast<float>(acc), [&](float a) { return a + residual[ri]; },
+        [&](float a) { return apply_activation(p.act, a); });
   });
 }
 
 // The integer sum is exact in int64 and wraps to int32 once, as the GPU's int32 accumulators
-// do; the epilogue is kernels/int8_epilogue.h's, as on the GPU. The residual is dense: its
-// offset is y's (a step with a residual never writes a channel slice).
+// do; the epilogue is kernels/int8_epilogue.h's, as on the GPU. The residual is dense (ri).
 void conv_int8(const ConvParams& p, const int8_t* x, const int8_t* w, const float* epi,
                const void* residual, void* y) {
   const ConvInt8& q = p.int8;
-  conv_sums<int64_t>(p, x, w, [&](int64_t oc, int64_t yi, int64_t sum) {
-    float v = int8_real(wrap_int32(sum), epi[oc], epi[p.out_channels + oc]);
-    if (p.has_residual) {
+  conv_sums<int64_t>(p, x, w, [&](int64_t oc, int64_t yi, int64_t ri, int64_t sum) {
+    const auto add = [&](float v) {
       if (q.residual_dtype == DType::kInt8)
-        v = int8_add_residual(v, static_cast<const int8_t*>(residual)[yi], q.residual_scale);
-      else if (q.residual_dtype == DType::kFloat16)
-        v += half_to_float(static_cast<const uint16_t*>(residual)[yi]);
-      else
-        v += static_cast<const float*>(residual)[yi];
-    }
-    v = activation_value(p.act, v);
+        return int8_add_residual(v, static_cast<const int8_t*>(residual)[ri], q.residual_scale);
+      if (q.residual_dtype == DType::kFloat16)
+        return v + half_to_float(static_cast<const uint16_t*>(residual)[ri]);
+      return v + static_cast<const float*>(residual)[ri];
+    };
+    const float v = with_residual(p, int8_real(wrap_int32(sum), epi[oc], epi[p.out_channels + oc]),
+                                  add, [&](float a) { return activation_value(p.act, a); });
     if (q.y_dtype == DType::kInt8)
       static_cast<int8_t*>(y)[yi] = int8_quantize(v, q.y_inv_scale);
     else if (q.y_dtype == DType::kFloat16)

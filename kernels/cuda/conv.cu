@@ -1,5 +1,6 @@
 // Conv on the GPU, channels_last (NHWC activations, weights [Cout, *kernel, Cin / groups]).
-// Twin: kernels/cpu/conv.cc. FP16 steps accumulate in FP32, y = act(conv + bias + residual):
+// Twin: kernels/cpu/conv.cc. FP16 steps accumulate in FP32, y = act(conv + bias + residual)
+// (or act(conv + bias) + residual: ConvParams::residual_after_act):
 //
 //   jp_conv_igemm_<BM>x<BN>_f16       implicit GEMM on tensor cores (kernels/cuda/conv_igemm.cuh:
 //                                     mma.sync m16n8k16, ldmatrix, cp.async multi-stage pipeline,
@@ -230,8 +231,10 @@ __device__ void direct(const StepPointers& ptrs, const ConvParams& p) {
       }
     }
     if (p.has_bias) acc += load_float(bias, oc);
-    if (p.has_residual) acc += load_float(res, i);
-    store_float(y, y_index(p, i, oc), activation_value(p.act, acc));
+    store_float(y, y_index(p, i, oc),
+                with_residual(
+                    p, acc, [&](float a) { return a + load_float(res, i); },
+                    [&](float a) { return activation_value(p.act, a); }));
   }
 }
 
@@ -290,8 +293,9 @@ __device__ void igemm_f32(const StepPointers& ptrs, const ConvParams& p) {
   }, acc);
   f32_tile_store(m0, n0, rq, kl, M, N, acc, [&](int64_t m, int64_t n, float v) {
     if (bias != nullptr) v += bias[n];
-    if (res != nullptr) v += res[m * N + n];
-    y[y_index(p, m * N + n, n)] = activation_value(p.act, v);
+    y[y_index(p, m * N + n, n)] = with_residual(
+        p, v, [&](float a) { return a + res[m * N + n]; },
+        [&](float a) { return activation_value(p.act, a); });
   });
 }
 

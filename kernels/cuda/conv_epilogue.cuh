@@ -34,12 +34,22 @@ __device__ __forceinline__ int64_t y_index(const ConvParams& p, int64_t i, int64
   return y_slice(p) ? (i / p.out_channels) * p.y_channels + p.y_channel_offset + c : i;
 }
 
+// The end of every conv epilogue: act(v + residual), or act(v) + residual where the residual
+// joins after the activation (ConvParams::residual_after_act: YOLO's x + SiLU(conv(x))).
+// `add` joins the residual to a value, `act` applies the activation.
+template <typename Add, typename Act>
+__device__ __forceinline__ float with_residual(const ConvParams& p, float v, Add add, Act act) {
+  if (!p.has_residual) return act(v);
+  return p.residual_after_act ? add(act(v)) : act(add(v));
+}
+
 // yi: the element's index in the dense output (the residual's layout).
 __device__ __forceinline__ float epilogue(const ConvParams& p, const __half* bias,
                                           const __half* res, int64_t yi, int oc, float v) {
   if (p.has_bias) v += __half2float(bias[oc]);
-  if (p.has_residual) v += __half2float(res[yi]);
-  return activation_value(p.act, v);
+  return with_residual(
+      p, v, [&](float a) { return a + __half2float(res[yi]); },
+      [&](float a) { return activation_value(p.act, a); });
 }
 
 
@@ -115,10 +125,10 @@ struct EpilogueF16 {
                                                 int N, float4 s, const float (&r)[4]) {
     float v[4] = {s.x, s.y, s.z, s.w};
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if (p.has_residual) v[e] += r[e];
-      v[e] = act_value<A>(p.act, v[e]);
-    }
+    for (int e = 0; e < 4; ++e)
+      v[e] = with_residual(
+          p, v[e], [&](float a) { return a + r[e]; },
+          [&](float a) { return act_value<A>(p.act, a); });
     store4_half<FAST>(c.out.y, c.out.at(m, n), N - n, v);
   }
 };
@@ -178,10 +188,12 @@ struct EpilogueI8 {
                ? int8_add_residual(v, int32_t(r), p.int8.residual_scale)
                : v + r;
   }
-  // Then the activation (kind A, or -1: the step's).
+  // With the activation (kind A, or -1: the step's), before or after it (with_residual).
   template <int A>
   static __device__ __forceinline__ float finish(const ConvParams& p, float v, float r) {
-    return act_value<A>(p.act, add_residual(p, v, r));
+    return with_residual(
+        p, v, [&](float a) { return add_residual(p, a, r); },
+        [&](float a) { return act_value<A>(p.act, a); });
   }
   static __device__ __forceinline__ bool aligned4(const Ctx& c, const ConvParams& p, int N) {
     return c.out.ldy % 4 == 0 && c.out.y0 % 4 == 0 && (!p.has_residual || N % 4 == 0);
@@ -221,7 +233,9 @@ struct EpilogueI8 {
       r = p.int8.residual_dtype == DType::kInt8
               ? float(static_cast<const int8_t*>(c.res)[yi])
               : __half2float(static_cast<const __half*>(c.res)[yi]);
-    return activation_value(p.act, add_residual(p, int8_real(acc, mult, shift), r));
+    return with_residual(
+        p, int8_real(acc, mult, shift), [&](float a) { return add_residual(p, a, r); },
+        [&](float a) { return activation_value(p.act, a); });
   }
 };
 
@@ -260,8 +274,9 @@ struct DwOutF16 {
     for (int e = 0; e < kDwVec; ++e) {
       float f = acc[e];
       if (p.has_bias) f += ch.bias[e];
-      if (p.has_residual) f += __half2float(c.res[yi + e]);
-      v[e] = act_value<A>(p.act, f);
+      v[e] = with_residual(
+          p, f, [&](float a) { return a + __half2float(c.res[yi + e]); },
+          [&](float a) { return act_value<A>(p.act, a); });
     }
     store8(c.y + (y_slice(p) ? pixel * p.y_channels + p.y_channel_offset + c0 : yi), v);
   }

@@ -66,6 +66,7 @@ std::string params_of(const fb::Step* s) {
            " dilation=" + longs(p->dilation()) + " pads=" + longs(p->pad_begin()) + "/" +
            longs(p->pad_end()) + " groups=" + std::to_string(p->groups()) +
            (p->has_bias() ? " bias" : "") + (p->has_residual() ? " residual" : "") +
+           (p->has_residual() && p->residual_after_activation() ? " after activation" : "") +
            activation(p->activation());
   }
   if (const auto* p = s->params_as_PoolParams()) {

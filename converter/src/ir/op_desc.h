@@ -182,6 +182,7 @@ struct OpDesc {
   std::vector<int64_t> output_padding;  // ConvTranspose
   int64_t groups = 1;                   // Conv, ConvTranspose, QLinearConv, GroupNorm
   bool has_residual = false;  // Conv, Gemm: inputs[3] is added before the activation
+  bool residual_after_act = false;  // Conv: ... or after it (fuse.cc: x + SiLU(conv(x)))
   bool has_bias = false;      // ConvTranspose, LayerNorm: the optional bias input is there
   // Conv writing a Concat along NHWC channels in place: its channels' first index in the
   // Concat's output (concat_in_place, gpu_lower.h).

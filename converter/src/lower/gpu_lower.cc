@@ -416,7 +416,7 @@ void concat_in_place(PlanDraft* draft) {
         tensor.layout != fb::Layout::NHWC || readers[t] != 1 || writer[t] < 0)
       return nullptr;
     DraftStep& s = draft->steps[static_cast<size_t>(writer[t])];
-    if (s.op.family != fb::OpFamily::Conv || s.op.has_residual || s.outputs.size() != 1)
+    if (s.op.family != fb::OpFamily::Conv || s.outputs.size() != 1)
       return nullptr;
     return &s;
   };

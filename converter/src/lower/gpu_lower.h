@@ -51,8 +51,8 @@ bool writes_output_cast(fb::OpFamily family);
 // last step fills the output. Tensors are added: memory must be placed again.
 void gpu_output_cast_fallback(PlanDraft* draft, size_t step);
 
-// Concat along NHWC channels whose every input is the output of a Conv step (no residual) read
-// by the Concat alone: each Conv writes its channels of the Concat's output directly
+// Concat along NHWC channels whose every input is the output of a Conv step read by the Concat
+// alone (a residual it adds stays a dense tensor of its own): each Conv writes its channels of the Concat's output directly
 // (ConvParams.y_channel_offset) and the Concat step goes. Run after gpu_layout.
 void concat_in_place(PlanDraft* draft);
 

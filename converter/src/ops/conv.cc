@@ -89,7 +89,7 @@ StepParamsOffset serialize_conv(flatbuffers::FlatBufferBuilder& fbb, const Draft
       fb::CreateConvParams(fbb, op.groups, ints(fbb, op.kernel), ints(fbb, op.stride),
                            ints(fbb, op.dilation), ints(fbb, op.pad_begin), ints(fbb, op.pad_end),
                            has_bias, op.has_residual, &act, op.y_channel_offset,
-                           op.residual_scale, op.y_scale);
+                           op.residual_scale, op.y_scale, op.residual_after_act);
   return params(p);
 }
 

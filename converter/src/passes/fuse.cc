@@ -1,6 +1,6 @@
 // Epilogue fusion: the consumer's work is done by the producer's step as it writes its output,
 // which saves a pass over memory and an intermediate buffer. A plan step computes
-//   Conv:   act(conv(x, w) + bias + residual)
+//   Conv:   act(conv(x, w) + bias + residual), or act(conv(x, w) + bias) + residual
 //   Gemm:   act(alpha * A x B + beta * C + residual)
 //   Binary: act(a op b)
 // so a consumer is absorbed only where it extends that formula in order.
@@ -89,14 +89,29 @@ bool absorb_next(Graph& g, size_t* at) {
   // Binary step: neither side of a fusion.
   if (n.op.expand != Expansion::kNone) return false;
   const int y = n.outputs[0];
-  if (g.values[y].graph_output || n.op.act.kind != fb::ActivationKind::None) return false;
+  const bool activated = n.op.act.kind != fb::ActivationKind::None;
+  if (g.values[y].graph_output || (activated && family != fb::OpFamily::Conv)) return false;
   const int reader = single_reader(g, y);
   if (reader < 0) return false;
   Node& c = g.nodes[reader];
   if (!c.op.resolved || c.op.expand != Expansion::kNone) return false;
 
   bool absorbed = false;
-  if (c.op.family == fb::OpFamily::Activation) {
+  if (activated) {
+    // A Conv whose activation is fused already takes an Add of a tensor of its output's shape
+    // as a residual after the activation: the bottlenecks of YOLO-style CSP blocks,
+    // x + SiLU(conv(x)). Nothing follows it into the step.
+    if (c.op.family != fb::OpFamily::Binary || c.op.binary != fb::BinaryOp::Add ||
+        c.op.act.kind != fb::ActivationKind::None || n.op.has_residual ||
+        g.values[c.outputs[0]].shape != g.values[y].shape)
+      return false;
+    const int other = c.inputs[0] == y ? c.inputs[1] : c.inputs[0];
+    if (other == y || g.values[other].shape != g.values[y].shape) return false;
+    n.inputs.resize(3, -1);
+    n.inputs.push_back(other);
+    n.op.has_residual = n.op.residual_after_act = true;
+    absorbed = true;
+  } else if (c.op.family == fb::OpFamily::Activation) {
     n.op.act = c.op.act;
     absorbed = true;
   } else if (c.op.family == fb::OpFamily::Binary && family != fb::OpFamily::Binary &&

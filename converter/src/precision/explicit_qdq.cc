@@ -135,6 +135,7 @@ bool fuse_int8_range_clip(OpDesc* op, float lo, float hi) {
   const fb::OpFamily f = op->family;
   if (f != fb::OpFamily::Conv && f != fb::OpFamily::Gemm && f != fb::OpFamily::Binary)
     return false;
+  if (op->residual_after_act) return false;  // the activation is not the step's last operation
   ActivationDesc& act = op->act;
   float a = lo, b = hi;
   if (act.kind == fb::ActivationKind::Relu) {

@@ -32,10 +32,10 @@ Status check_conv_tensors(const jp_plan& plan, const PreparedStep& s, const fb::
   }
   const int64_t y_offset = p.y_channel_offset();
   const bool slice = y_offset != 0 || channel_dim(y) != out_channels;
-  if (slice && (!cl || p.has_residual() || y_offset < 0 || y_offset > channel_dim(y) ||
+  if (slice && (!cl || y_offset < 0 || y_offset > channel_dim(y) ||
                 out_channels > channel_dim(y) - y_offset)) {
-    return invalid(s, "a channel slice of the output must be NHWC, without residual, and "
-                      "lie within the output's channels");
+    return invalid(s, "a channel slice of the output must be NHWC and lie within the "
+                      "output's channels");
   }
   if (y.dims[0] != x.dims[0] || (!slice && channel_dim(y) != out_channels)) {
     return invalid(s, "output batch or channels do not match");
@@ -48,8 +48,18 @@ Status check_conv_tensors(const jp_plan& plan, const PreparedStep& s, const fb::
       return invalid(s, "bias must have one value per output channel");
     }
   }
-  return check_residual(plan, s, p.has_residual(), next,
-                        "residual must have the output's shape and layout");
+  if (!slice)
+    return check_residual(plan, s, p.has_residual(), next,
+                          "residual must have the output's shape and layout");
+  // Writing a channel slice, the conv reads a dense residual of its own channels.
+  if (!p.has_residual()) return JP_OK;
+  const TensorInfo& r = input_at(plan, s, next);
+  bool dense = r.rank == y.rank && channels_last(r);
+  for (int32_t d = 0; dense && d < r.rank; ++d)
+    dense = r.dims[d] == (d == r.rank - 1 ? out_channels : y.dims[d]);
+  return dense ? JP_OK
+               : invalid(s, "the residual of a conv writing a channel slice must have the "
+                            "output's shape with the conv's own channels, channels last");
 }
 
 bool positive_finite(float v) { return v > 0.f && v <= 3.4028235e38f; }
@@ -119,6 +129,7 @@ Status prepare_conv(const jp_plan& plan, const fb::ConvParams& p, PreparedStep* 
   copy_window(win, &k);
   k.has_bias = p.has_bias();
   k.has_residual = p.has_residual();
+  k.residual_after_act = p.has_residual() && p.residual_after_activation();
   k.y_channels = channel_dim(y);
   k.y_channel_offset = p.y_channel_offset();
   k.int8 = q;

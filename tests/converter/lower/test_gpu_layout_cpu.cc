@@ -220,3 +220,73 @@ TEST(GpuLayoutOnCpuTwins, ModelPermutesAroundChannelsLastBecomeViews) {
 
 }  // namespace
 }  // namespace jetplan::converter::testing
+
+namespace jetplan::converter::testing {
+namespace {
+
+// A YOLOv5 C3 block over [2, 8, 10, 10]: cv1 and cv2 (1x1 convs with SiLU as Sigmoid * x), a
+// bottleneck on cv1's output (1x1 then 3x3, each with SiLU) whose sum with cv1's output joins
+// cv2's in a Concat, and cv3 over it. Fused, the 3x3 conv takes the Add as a residual after its
+// activation (act(conv) + x: ConvParams residual_after_activation), and the two convs write the
+// Concat in place, the residual one too (its residual stays a dense tensor): the same outputs as
+// the unfused NCHW plan, whose Add is a step of its own.
+ModelBuilder c3_block() {
+  ModelBuilder m;
+  m.input("x", {2, 8, 10, 10}).output("y");
+  const auto conv_silu = [&](const std::string& in, const std::string& out, int64_t cin,
+                             int64_t cout, int64_t k) {
+    m.random(out + "_w", {cout, cin, k, k}, -0.4f, 0.4f).random(out + "_b", {cout}, -0.2f, 0.2f);
+    auto& c = m.node("Conv", {in, out + "_w", out + "_b"}, {out + "_c"}, out);
+    if (k == 3) attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    m.node("Sigmoid", {out + "_c"}, {out + "_s"}, out + "_sigmoid");
+    m.node("Mul", {out + "_c", out + "_s"}, {out + "_y"}, out + "_silu");
+  };
+  conv_silu("x", "cv1", 8, 4, 1);
+  conv_silu("cv1_y", "m_cv1", 4, 4, 1);
+  conv_silu("m_cv1_y", "m_cv2", 4, 4, 3);
+  m.node("Add", {"cv1_y", "m_cv2_y"}, {"m_y"}, "m_add");
+  conv_silu("x", "cv2", 8, 4, 1);
+  attr(m.node("Concat", {"m_y", "cv2_y"}, {"cat"}, "cat"), "axis", int64_t{1});
+  conv_silu("cat", "cv3", 8, 8, 1);
+  m.node("Identity", {"cv3_y"}, {"y"}, "out");
+  return m;
+}
+
+TEST(GpuLayoutOnCpuTwins, ResidualAfterTheActivationWritesTheConcatInPlace) {
+  std::vector<float> input(2 * 8 * 10 * 10);
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (float& v : input) v = dist(rng);
+  ConvertOptions unfused;
+  unfused.fuse = false;
+  const auto want = float_outputs(run_plan(convert_ok(c3_block(), unfused).plan, {input}));
+  // The NCHW plan, fused: the CPU twin's residual after the activation.
+  const ConvertResult fused = convert_ok(c3_block());
+  const fb::Step* bottleneck = nullptr;
+  for (const auto* s : *plan_of(fused)->steps())
+    if (s->op() == fb::OpFamily::Conv && s->params_as_ConvParams()->has_residual()) bottleneck = s;
+  ASSERT_NE(bottleneck, nullptr) << "the Add did not join the 3x3 conv";
+  EXPECT_EQ(bottleneck->name()->str().rfind("m_cv2", 0), 0u) << bottleneck->name()->str();
+  EXPECT_TRUE(bottleneck->params_as_ConvParams()->residual_after_activation());
+  EXPECT_EQ(bottleneck->params_as_ConvParams()->activation()->kind(), fb::ActivationKind::Silu);
+  EXPECT_EQ(count_steps(plan_of(fused), fb::OpFamily::Binary), 0u);
+  expect_same_outputs(float_outputs(run_plan(fused.plan, {input})), want);
+  // Channels last, as a GPU plan: no Concat step left; the residual conv writes channels 0-3.
+  const std::vector<uint8_t> nhwc = nhwc_cpu_plan(c3_block().bytes(), GpuPipeline{true, true});
+  const fb::Plan* plan = fb::GetPlan(nhwc.data());
+  EXPECT_EQ(count_steps(plan, fb::OpFamily::Concat), 0u);
+  size_t in_place_residuals = 0;
+  for (const auto* s : *plan->steps()) {
+    const auto* p = s->params_as_ConvParams();
+    if (p != nullptr && p->has_residual() && p->residual_after_activation()) {
+      ++in_place_residuals;
+      EXPECT_EQ(p->y_channel_offset(), 0);
+      EXPECT_EQ(plan->tensors()->Get(s->outputs()->Get(0))->shape()->Get(3), 8);
+    }
+  }
+  EXPECT_EQ(in_place_residuals, 1u);
+  expect_same_outputs(float_outputs(run_plan(nhwc, {input})), want);
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing

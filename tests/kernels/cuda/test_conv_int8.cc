@@ -108,12 +108,15 @@ TEST_P(GpuConvInt8, EveryVariantMatchesCpuTwinBitForBit) {
   GPU_TEST_OR_SKIP();
   SEEDED_RNG(rng);
   const Case c = cases()[size_t(GetParam())];
-  // residual: 0 none, 1 Int8, 2 Float16; activations cycle through every kind.
+  // residual: 0 none, 1 Int8, 2 Float16 (before or after the activation); activations cycle
+  // through every kind.
   for (int residual = 0; residual < 3; ++residual) {
     ConvParams p = params_of(c);
     const Activation act = test_util::kEveryActivation[(GetParam() * 3 + residual) % kActivationKindCount];
     p.act = act;
     p.has_residual = residual != 0;
+    // Half the residual runs join it after the activation (each kind on every other case).
+    p.residual_after_act = residual != 0 && (GetParam() + residual) % 2 == 0;
     p.int8.residual_dtype = residual == 1 ? DType::kInt8 : DType::kFloat16;
     p.int8.residual_scale = 0.02f;
     const int64_t pixels = p.batch * p.out_size[0] * p.out_size[1];
