@@ -410,9 +410,9 @@ JP_CONV_IGEMM_WG(jp_conv_igemm_wg64x128_i8_f16out, 2, int8_t, 64, 4, 1, jk::Epil
 #undef JP_CONV_IGEMM_GROUPED
 #undef JP_CONV_IGEMM_WG
 // The stem kernels (conv_stem.cuh): 128 threads, N tiles of 32 or 64 output channels; they
-// check their dynamic shared memory (ConvStemLayout::bytes) themselves. Registers (sm_87 and
-// sm_90, no spills): the 32-channel one held to 80 (six CTAs an SM), the 64-channel one 168
-// (three; held to 128 it spills).
+// check their dynamic shared memory (ConvStemLayout::bytes) themselves. Registers: the
+// 32-channel one held to 80 (six CTAs an SM; no spills at sm_90, 20 bytes at sm_87), the
+// 64-channel one 168 (three; held to 128 it spills).
 extern "C" __global__ void __launch_bounds__(128, 6) jp_conv_stem_n32_f16(StepPointers ptrs,
                                                                        const ConvParams p) {
   jk::conv_stem<32>(ptrs, p);

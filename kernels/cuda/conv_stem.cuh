@@ -45,6 +45,34 @@ __device__ __forceinline__ uint32_t pack_halves(uint16_t lo, uint16_t hi) {
   return uint32_t(lo) | (uint32_t(hi) << 16);
 }
 
+// Copies `count` elements, element i being position e = i % len of strip r = i / len, to
+// dst[r * pitch + e]: value load(r, e, i). Each of the block's 128 threads keeps U loads in flight
+// before it stores them (one at a time, every load waited on before its store, the row segments
+// of a tile took 24 global round trips a thread: the loads, not the mma, set the kernel's time).
+template <int U, typename Load>
+__device__ __forceinline__ void copy_strips(uint16_t* dst, int pitch, int count, int len, int tid,
+                                            Load load) {
+  constexpr int kThreads = 128;
+  const int step_r = kThreads / len, step_e = kThreads - step_r * len;
+  int r = tid / len, e = tid - r * len;
+  for (int i0 = tid; i0 < count; i0 += U * kThreads) {
+    uint16_t v[U];
+    int at[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u * kThreads;
+      at[u] = r * pitch + e;
+      v[u] = i < count ? load(r, e, i) : uint16_t(0);
+      e += step_e;
+      r += step_r;
+      if (e >= len) e -= len, ++r;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (i0 + u * kThreads < count) dst[at[u]] = v[u];
+  }
+}
+
 template <int BN>
 __device__ __forceinline__ void conv_stem(const StepPointers& ptrs, const ConvParams& p) {
   using T = StemTile<BN>;
@@ -76,12 +104,20 @@ __device__ __forceinline__ void conv_stem(const StepPointers& ptrs, const ConvPa
     offs[k] = o;
   }
   for (int i = tid; i < l.zeros; i += T::kThreads) rows[g.KH * l.row_pitch + i] = 0;
-  // Weights [BN][KP + 8]: zeros past K and past the last output channel.
+  // Weights [BN][KP + 8]: the CTA's rows of w (contiguous in w: [Cout][K]), zeros past K and
+  // past the last output channel.
+  const int w_rows = min(BN, N - n0);
+  for (int i = tid; i < BN * (KP - K); i += T::kThreads) {
+    const int n = i / (KP - K);
+    sw_[n * kPitch + K + (i - n * (KP - K))] = 0;
+  }
+  for (int i = tid; i < (BN - w_rows) * K; i += T::kThreads) {
+    const int n = i / K;
+    sw_[(w_rows + n) * kPitch + (i - n * K)] = 0;
+  }
+  const uint16_t* w0 = w + int64_t(n0) * K;
   auto load_w = [&] {
-    for (int i = tid; i < BN * KP; i += T::kThreads) {
-      const int n = i / KP, k = i - n * KP;
-      sw_[n * kPitch + k] = n0 + n < N && k < K ? w[int64_t(n0 + n) * K + k] : uint16_t(0);
-    }
+    copy_strips<8>(sw_, kPitch, w_rows * K, K, tid, [&](int, int, int i) { return w0[i]; });
   };
   if (p.w_constant) load_w();
   pdl_wait();
@@ -104,16 +140,13 @@ __device__ __forceinline__ void conv_stem(const StepPointers& ptrs, const ConvPa
     const int64_t n = r / g.OH;
     const int iw0 = ow0 * g.sw - g.pw;
     // The tile's KH row segments: elements [iw0 * C, + span) of input rows ih (zeros outside x).
-    for (int kh = 0; kh < g.KH; ++kh) {
-      const int ih = oh * g.sh - g.ph + kh * g.dh;
-      const bool in = ih >= 0 && ih < g.H;
-      const uint16_t* src = x + (n * g.H + (in ? ih : 0)) * int64_t(row_len);
-      uint16_t* dst = rows + kh * l.row_pitch;
-      for (int e = tid; e < l.span; e += T::kThreads) {
-        const int q = iw0 * C + e;
-        dst[e] = in && q >= 0 && q < row_len ? src[q] : uint16_t(0);
-      }
-    }
+    const uint16_t* xn = x + n * g.H * int64_t(row_len);
+    const int ih0 = oh * g.sh - g.ph;
+    copy_strips<8>(rows, l.row_pitch, g.KH * l.span, l.span, tid, [&](int kh, int e, int) {
+      const int ih = ih0 + kh * g.dh, q = iw0 * C + e;
+      return ih >= 0 && ih < g.H && q >= 0 && q < row_len ? xn[int64_t(ih) * row_len + q]
+                                                          : uint16_t(0);
+    });
     __syncthreads();
     float acc[1][T::kNI][4];
 #pragma unroll

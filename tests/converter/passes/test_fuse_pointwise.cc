@@ -175,16 +175,17 @@ TEST(FusePointwise, LongChainsSplitAtTheKernelLimits) {
 // ------------------------------------------------------------------------------- GPU plans
 
 // An NHWC producer (Conv) feeding a chain with a per-channel constant, an [N, C, 1, 1] run-time
-// gate (global pooling), a second NHWC tensor (Conv + Relu) and a scalar.
+// gate (global pooling), a second NHWC tensor (Conv + Relu, also a graph output) and a scalar.
 ModelBuilder nhwc_chain() {
   ModelBuilder m;
-  m.input("x", {2, 3, 8, 8}).output("y");
+  m.input("x", {2, 3, 8, 8}).output("y").output("d");
   m.random("w1", {8, 3, 3, 3}, -0.4f, 0.4f).random("w2", {8, 3, 3, 3}, -0.4f, 0.4f);
   m.random("chan", {8, 1, 1}, 0.5f, 1.5f).initializer("k", {}, {0.5f});
   const std::vector<int64_t> pads = {1, 1, 1, 1};
   attr(m.node("Conv", {"x", "w1"}, {"c"}, "conv1"), "pads", pads);
   attr(m.node("Conv", {"x", "w2"}, {"d0"}, "conv2"), "pads", pads);
-  m.node("Relu", {"d0"}, {"d"}, "relu2");  // keeps fuse() from taking add_d as a residual
+  // d, a graph output too, keeps fuse() from taking add_d into conv2 as its residual.
+  m.node("Relu", {"d0"}, {"d"}, "relu2");
   m.node("GlobalAveragePool", {"c"}, {"g"}, "gap");
   m.node("Mul", {"c", "chan"}, {"a"}, "mul_chan");
   m.node("Add", {"a", "d"}, {"b"}, "add_d");
@@ -235,7 +236,7 @@ TEST(FusePointwiseGpu, NhwcLayoutGivesTheNchwOutputs) {
                       plan->tensors()->Get(s->outputs()->Get(0))->layout() == fb::Layout::NHWC;
   }
   EXPECT_EQ(nhwc_pointwise, 1u);
-  EXPECT_EQ(transposes, 2u);  // x into NHWC, y back to NCHW
+  EXPECT_EQ(transposes, 3u);  // x into NHWC, y and d back to NCHW
   ConvertOptions no_fuse;
   no_fuse.fuse = false;
   const auto in = random_inputs({2 * 3 * 8 * 8});
