@@ -61,8 +61,9 @@ void conv_sums(const ConvParams& p, const X* x, const W* w, Store store) {
 // residual, `act` applies the activation.
 template <typename Add, typename Act>
 float with_residual(const ConvParams& p, float v, Add add, Act act) {
-  if (!p.has_residual) return act(v);
-  return p.residual_after_act ? add(act(v)) : act(add(v));
+  const bool after = p.has_residual && p.residual_after_act;
+  const float a = act(p.has_residual && !after ? add(v) : v);
+  return after ? add(a) : a;
 }
 
 }  // namespace
