@@ -189,21 +189,34 @@ bool launch_hopper_tiles(uint64_t m, uint64_t n, uint64_t k, const TargetInfo& t
 
 }  // namespace
 
+namespace {
+
+// The stem kernels' tiles (kConvStemRows outputs of one output row each) and N tile.
+uint64_t stem_tiles(const ConvParams& p) {
+  const bool r1 = p.spatial_rank == 1;
+  const uint64_t oh = r1 ? 1 : uint64_t(p.out_size[0]), ow = uint64_t(p.out_size[r1 ? 0 : 1]);
+  return uint64_t(p.batch) * oh * ((ow + kConvStemRows - 1) / kConvStemRows);
+}
+int stem_bn(const ConvParams& p) { return p.out_channels <= 32 ? 32 : 64; }
+// As many CTAs as the SMs hold by shared memory (1 KiB of it reserved a CTA) and registers
+// (conv.cu: 6 CTAs an SM of the 32-channel kernel, 3 of the 64-channel one).
+uint64_t stem_ctas(const ConvParams& p, const TargetInfo& target) {
+  const int bn = stem_bn(p);
+  const uint64_t per_sm = std::clamp<uint64_t>(
+      target.shared_per_sm / (conv_stem_layout(p, bn).bytes + 1024), 1, bn == 32 ? 6 : 3);
+  return per_sm * std::max<uint32_t>(1, target.sm_count);
+}
+
+}  // namespace
+
 bool launch_conv_stem(const ConvParams& p, const TargetInfo& target, LaunchChoice* out) {
   if (!conv_stem_fits(p)) return false;
-  const int bn = p.out_channels <= 32 ? 32 : 64;
+  const int bn = stem_bn(p);
   const ConvStemLayout l = conv_stem_layout(p, bn);
   if (l.bytes > std::max<uint32_t>(48 * 1024, target.max_shared_per_block)) return false;
   out->variant = &kernel_variant(bn == 32 ? VariantId::jp_conv_stem_n32_f16
                                           : VariantId::jp_conv_stem_n64_f16);
-  const bool r1 = p.spatial_rank == 1;
-  const uint64_t oh = r1 ? 1 : uint64_t(p.out_size[0]), ow = uint64_t(p.out_size[r1 ? 0 : 1]);
-  const uint64_t tiles = uint64_t(p.batch) * oh * ((ow + kConvStemRows - 1) / kConvStemRows);
-  // As many CTAs as the SMs hold by shared memory (1 KiB of it reserved a CTA) and registers
-  // (conv.cu: 6 CTAs an SM of the 32-channel kernel, 3 of the 64-channel one).
-  const uint64_t per_sm =
-      std::clamp<uint64_t>(target.shared_per_sm / (l.bytes + 1024), 1, bn == 32 ? 6 : 3);
-  out->grid[0] = uint32_t(std::min<uint64_t>(tiles, per_sm * std::max<uint32_t>(1, target.sm_count)));
+  out->grid[0] = uint32_t(std::min(stem_tiles(p), stem_ctas(p, target)));
   out->grid[1] = ceil_div_u32(uint64_t(p.out_channels), uint64_t(bn));
   out->grid[2] = 1;
   out->block[0] = 128;
@@ -428,8 +441,16 @@ bool select_conv(const StepDesc& step, const TargetInfo& target, LaunchChoice* o
   // to H = 1); 3-D ones the direct kernel.
   const bool planar = p.spatial_rank == 1 || p.spatial_rank == 2;
   if (p.groups == 1 && planar && fits32) {
-    // Few input channels (RGB stems): the stem kernels, which read x's rows whole.
-    if (p.in_channels <= 4 && launch_conv_stem(p, target, out)) return true;
+    // Few input channels (RGB stems): the stem kernels, which read x's rows whole, where their
+    // tiles are at least the CTAs the SMs hold. With fewer, each CTA loads all of K's weights
+    // for one tile, and the any-C tile's pipelined loads were faster: ResNet-50's and
+    // MobileNetV2's stems at batch 1, 13.2 against 12.2 us and 6.0 against 5.5 (224 tiles);
+    // at batch 8 the stem kernels took 41.1 against 49.6 us (ResNet-50) and 14.7 us, faster
+    // than every igemm tile (MobileNetV2), and the YOLO-style 6x6 stem at 640x640 0.18 against
+    // 0.43 ms in the plan's step profile (H100, session 32: tests/perf/RESULTS.md).
+    if (p.in_channels <= 4 && stem_tiles(p) >= stem_ctas(p, target) &&
+        launch_conv_stem(p, target, out))
+      return true;
     if (p.in_channels % 8 != 0) return launch_igemm(kTileAnyC, m, n, k, target, out, why);
     if (launch_hopper_tiles(m, n, k, target, out, why)) return true;
     return launch_tiles(kTile128K64, kTile64K64, kTile32, kTile32K64, m, n, k, kvol, target,

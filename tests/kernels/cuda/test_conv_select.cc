@@ -215,40 +215,46 @@ TEST(GpuConvSelect, DepthwiseTakesTheTiledKernelWhereItFits) {
 }
 
 // The stem kernels take convs of 4 input channels or fewer where they fit (K up to 256, their
-// shared memory within the target's), N tiles of 32 channels up to Cout 32, else 64, and a grid
-// of as many CTAs as the SMs hold (never more than tiles); the any-C tile takes the rest of the
-// convs whose Cin is no multiple of 8.
+// shared memory within the target's) and have at least as many tiles as the SMs hold CTAs of
+// them: N tiles of 32 channels up to Cout 32, else 64, and a grid of those CTAs. The any-C tile
+// takes the rest of the convs whose Cin is no multiple of 8 (fewer tiles, K past 256, Cin 5).
 TEST(GpuConvSelect, StemsTakeTheStemKernels) {
   cuda::TargetInfo h100 = gpu_test::target_with(132);
   h100.max_shared_per_block = 232448;
   h100.shared_per_sm = 233472;
   const Case yolo{"yolo b8", 8, 3, 32, 1, {640, 640}, {6, 6}, {2, 2}, {1, 1}, {2, 2}, {2, 2}};
-  const Case resnet{"resnet", 1, 3, 64, 1, {224, 224}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}};
-  const Case speech{"1-D k10 s5", 1, 1, 512, 1, {16000}, {10}, {5}, {1}, {0}, {0}};
-  const Case c5{"cin 5", 1, 5, 32, 1, {64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
-  const Case k363{"11x11 cin 3", 1, 3, 64, 1, {64, 64}, {11, 11}, {4, 4}, {1, 1}, {2, 2}, {2, 2}};
+  const Case resnet8{"resnet b8", 8, 3, 64, 1, {224, 224}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}};
+  const Case resnet1{"resnet b1", 1, 3, 64, 1, {224, 224}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}};
+  const Case speech{"1-D k10 s5 b8", 8, 1, 512, 1, {16000}, {10}, {5}, {1}, {0}, {0}};
+  const Case c5{"cin 5", 8, 5, 32, 1, {128, 128}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  const Case k363{"11x11 cin 3", 8, 3, 64, 1, {256, 256}, {11, 11}, {4, 4}, {1, 1}, {2, 2}, {2, 2}};
   cuda::LaunchChoice c = expect_selected({yolo, "jp_conv_stem_n32_f16"}, h100);
   ConvParams p = params_of(yolo, true, {});
   EXPECT_EQ(c.shared_bytes, conv_stem_layout(p, 32).bytes);
   EXPECT_EQ(c.block[0], 128u);
   EXPECT_EQ(c.grid[1], 1u);
-  // 6 CTAs an SM by registers (the shared memory would allow more); 8 * 320 * 5 tiles.
+  // 6 CTAs an SM by registers (the shared memory would allow more), striding over 8 * 320 * 5
+  // tiles.
   EXPECT_EQ(c.grid[0], 6u * 132);
-  c = expect_selected({resnet, "jp_conv_stem_n64_f16"}, h100);
-  EXPECT_EQ(c.grid[0], 112u * 2);  // fewer tiles than the SMs hold: one CTA a tile
-  c = expect_selected({speech, "jp_conv_stem_n64_f16"}, h100);
+  c = expect_selected({resnet8, "jp_conv_stem_n64_f16"}, h100);
+  EXPECT_EQ(c.grid[0], 3u * 132);  // 1792 tiles
+  // 224 tiles: fewer than the 396 CTAs the SMs hold.
+  expect_selected({resnet1, "jp_conv_igemm_64x64_anyc_f16"}, h100);
+  c = expect_selected({speech, "jp_conv_stem_n64_f16"}, h100);  // 8 * 50 tiles
   EXPECT_EQ(c.grid[1], 8u);
-  EXPECT_EQ(c.grid[0], 50u);  // 3199 outputs: 50 tiles of 64
+  EXPECT_EQ(c.grid[0], 3u * 132);
+  ASSERT_TRUE(cuda::launch_conv_stem(params_of(resnet1, true, {}), h100, &c));
+  EXPECT_EQ(c.grid[0], 112u * 2);  // forced (the tests): one CTA a tile
   expect_selected({c5, "jp_conv_igemm_64x64_anyc_f16"}, h100);
   p = params_of(k363, true, {});
   EXPECT_FALSE(conv_stem_fits(p));  // K 363
   expect_selected({k363, "jp_conv_igemm_64x64_anyc_f16"}, h100);
   // Stride 9 is past the kernels' limit; an INT8 conv is not theirs.
-  p = params_of(resnet, true, {});
+  p = params_of(resnet8, true, {});
   EXPECT_TRUE(conv_stem_fits(p));
   p.stride[1] = 9;
   EXPECT_FALSE(conv_stem_fits(p));
-  p = params_of(resnet, true, {});
+  p = params_of(resnet8, true, {});
   p.int8.enabled = true;
   EXPECT_FALSE(conv_stem_fits(p));
 }
