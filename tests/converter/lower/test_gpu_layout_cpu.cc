@@ -97,12 +97,18 @@ void expect_same_outputs(const std::vector<std::vector<float>>& got,
   }
 }
 
-TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
-  const std::string bytes = net().bytes();
-  std::vector<float> input(2 * 3 * 16 * 16);
-  std::mt19937 rng(7);
+// n inputs uniform in [-1, 1] from `seed`.
+std::vector<float> uniform_input(size_t n, unsigned seed) {
+  std::vector<float> input(n);
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (float& v : input) v = dist(rng);
+  return input;
+}
+
+TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
+  const std::string bytes = net().bytes();
+  const std::vector<float> input = uniform_input(2 * 3 * 16 * 16, 7);
   for (bool fuse_nodes : {true, false}) {
     ConvertOptions options;
     options.fuse = fuse_nodes;
@@ -143,10 +149,7 @@ TEST(GpuLayoutOnCpuTwins, OneAndThreeDimensionalConvsRunChannelsLast) {
                           {gpu_video_stem(), 1 * 3 * 4 * 8 * 8, 5}};
   for (const Model& model : models) {
     SCOPED_TRACE("rank " + std::to_string(model.rank));
-    std::vector<float> input(model.input_elements);
-    std::mt19937 rng(11);
-    std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    for (float& v : input) v = dist(rng);
+    const std::vector<float> input = uniform_input(model.input_elements, 11);
     const auto want = float_outputs(run_plan(convert_ok(model.builder).plan, {input}));
     const std::vector<uint8_t> nhwc = nhwc_cpu_plan(model.builder.bytes(), GpuPipeline{});
     const fb::Plan* plan = fb::GetPlan(nhwc.data());
@@ -195,10 +198,7 @@ ModelBuilder convnext_block() {
 }
 
 TEST(GpuLayoutOnCpuTwins, ModelPermutesAroundChannelsLastBecomeViews) {
-  std::vector<float> input(2 * 16 * 6 * 6);
-  std::mt19937 rng(13);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  for (float& v : input) v = dist(rng);
+  const std::vector<float> input = uniform_input(2 * 16 * 6 * 6, 13);
   const auto want = float_outputs(run_plan(convert_ok(convnext_block()).plan, {input}));
   const std::vector<uint8_t> nhwc =
       nhwc_cpu_plan(convnext_block().bytes(), GpuPipeline{true, true});
@@ -253,10 +253,7 @@ ModelBuilder c3_block() {
 }
 
 TEST(GpuLayoutOnCpuTwins, ResidualAfterTheActivationWritesTheConcatInPlace) {
-  std::vector<float> input(2 * 8 * 10 * 10);
-  std::mt19937 rng(17);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  for (float& v : input) v = dist(rng);
+  const std::vector<float> input = uniform_input(2 * 8 * 10 * 10, 17);
   ConvertOptions unfused;
   unfused.fuse = false;
   const auto want = float_outputs(run_plan(convert_ok(c3_block(), unfused).plan, {input}));
