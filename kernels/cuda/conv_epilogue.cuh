@@ -25,7 +25,7 @@ __device__ __forceinline__ const __half* residual_ptr(const StepPointers& ptrs,
 }
 
 // A conv writing a Concat along channels in place stores into a channel slice of a wider y
-// (ConvParams::y_channels, y_channel_offset; never with a residual).
+// (ConvParams::y_channels, y_channel_offset); a residual stays dense ([N, *out, Cout]).
 __device__ __forceinline__ bool y_slice(const ConvParams& p) {
   return p.y_channel_offset != 0 || (p.y_channels != 0 && p.y_channels != p.out_channels);
 }

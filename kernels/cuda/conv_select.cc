@@ -187,10 +187,6 @@ bool launch_hopper_tiles(uint64_t m, uint64_t n, uint64_t k, const TargetInfo& t
   return launch_igemm(t, m, n, k, target, out, why, 1, /*min_slice_bytes=*/256);
 }
 
-}  // namespace
-
-namespace {
-
 // The stem kernels' tiles (kConvStemRows outputs of one output row each) and N tile.
 uint64_t stem_tiles(const ConvParams& p) {
   const bool r1 = p.spatial_rank == 1;

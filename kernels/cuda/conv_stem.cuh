@@ -77,7 +77,8 @@ template <int BN>
 __device__ __forceinline__ void conv_stem(const StepPointers& ptrs, const ConvParams& p) {
   using T = StemTile<BN>;
   const ConvStemLayout l = conv_stem_layout(p, BN);
-  if (blockDim.x != T::kThreads || !conv_stem_fits(p) || dynamic_smem_bytes() < l.bytes) {
+  if (blockDim.x != T::kThreads || !conv_stem_fits(p) || dynamic_smem_bytes() < l.bytes ||
+      int64_t(blockIdx.y) * BN >= p.out_channels) {
     pdl_wait();
     return;  // not a step this kernel fits (an untrusted plan)
   }

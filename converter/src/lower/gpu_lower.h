@@ -52,8 +52,9 @@ bool writes_output_cast(fb::OpFamily family);
 void gpu_output_cast_fallback(PlanDraft* draft, size_t step);
 
 // Concat along NHWC channels whose every input is the output of a Conv step read by the Concat
-// alone (a residual it adds stays a dense tensor of its own): each Conv writes its channels of the Concat's output directly
-// (ConvParams.y_channel_offset) and the Concat step goes. Run after gpu_layout.
+// alone: each Conv writes its channels of the Concat's output directly (ConvParams.
+// y_channel_offset; a residual it adds stays a dense tensor of its own) and the Concat step
+// goes. Run after gpu_layout.
 void concat_in_place(PlanDraft* draft);
 
 // Kernel selection (gpu_select.cc): serializes the placed draft, loads it with the runtime's
