@@ -57,6 +57,14 @@ void gpu_output_cast_fallback(PlanDraft* draft, size_t step);
 // goes. Run after gpu_layout.
 void concat_in_place(PlanDraft* draft);
 
+// A model's Transpose of a reshape (Copy) that splits one axis of a tensor gpu_layout turned
+// back to channels first: the Transpose reads the NHWC tensor itself with that axis split (the
+// Copy, a view once alias_views runs), the two permutations composed, and the Transpose into
+// channels first goes (each tensor on the way read by the next step alone). YOLO-style heads:
+// [N, H, W, 255] -> (to NCHW) -> [N, 3, 85, H, W] -> perm (0, 1, 3, 4, 2) becomes
+// [N, H, W, 3, 85] -> perm (0, 3, 1, 2, 4): one pass over the tensor instead of two.
+void compose_layout_transposes(PlanDraft* draft);
+
 // Kernel selection (gpu_select.cc): serializes the placed draft, loads it with the runtime's
 // loader to get every step's resolved kernel parameters, and asks kernels::cuda::select_kernel
 // for each step's variant and launch; writes DraftStep::kernel/launch and the workspace. Steps
