@@ -157,8 +157,10 @@ ConvertResult convert_onnx(const std::string& model_bytes, const std::string& so
   if (gpu || int8) {
     // A Float32 plan keeps every Concat input a tensor of its own, as the CPU plan does: its
     // step observer (calibration on the GPU) then sees each conv's output, and whole.
-    compose_layout_transposes(&draft);
-    if (!fp32) concat_in_place(&draft);
+    if (fp32)
+      compose_layout_transposes(&draft);
+    else
+      place_gpu_moves(&draft);
     remove_unused_tensors(&draft);
   }
   tell(options, "memory");

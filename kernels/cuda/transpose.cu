@@ -29,21 +29,52 @@ __device__ __forceinline__ __half moved<__half, float>(float v) {
 }
 
 // Generic transpose: one output element per thread, its source offset from the dense output
-// coordinate and x_strides. TI and TO: x's and y's element types.
+// coordinate and x_strides, its place in y from y_index. TI and TO: x's and y's element types.
+// Index math in 32 bits over dims held in registers where every index fits (loops over every
+// possible dim, those past the rank skipped, so nothing lives in local memory), else in 64.
 template <typename TI, typename TO>
 __device__ void transpose_generic(const TransposeParams& p, const void* x, void* y) {
   const TI* s = static_cast<const TI*>(x);
   TO* d = static_cast<TO*>(y);
-  int64_t count = 1;
-  for (int32_t k = 0; k < p.rank; ++k) count *= p.out_dims[k];
-  for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    int64_t rest = i, off = 0;
-    for (int32_t k = p.rank - 1; k >= 0; --k) {
-      const int64_t c = rest % p.out_dims[k];
-      rest /= p.out_dims[k];
-      off += c * p.x_strides[k];
+  const int n = p.rank;
+  int64_t count = 1, x_last = 0;
+  uint32_t dim[kMaxRank], stride[kMaxRank];
+#pragma unroll
+  for (int k = 0; k < kMaxRank; ++k) {
+    const int64_t dk = k < n ? p.out_dims[k] : 1, sk = k < n ? p.x_strides[k] : 0;
+    count *= dk;
+    x_last += (dk - 1) * sk;
+    dim[k] = static_cast<uint32_t>(dk);
+    stride[k] = static_cast<uint32_t>(sk);
+  }
+  if (count == 0) return;
+  if (count > INT32_MAX || x_last > INT32_MAX || y_index(p, count - 1) > INT32_MAX) {
+    for (int64_t i = global_thread(); i < count; i += global_threads()) {
+      int64_t rest = i, off = 0;
+      for (int32_t k = n - 1; k >= 0; --k) {
+        const int64_t c = rest % p.out_dims[k];
+        rest /= p.out_dims[k];
+        off += c * p.x_strides[k];
+      }
+      d[y_index(p, i)] = moved<TO>(s[off]);
     }
-    d[i] = moved<TO>(s[off]);
+    return;
+  }
+  const bool dense = p.y_block == 0;
+  const uint32_t yb = static_cast<uint32_t>(p.y_block), ys = static_cast<uint32_t>(p.y_block_stride),
+                 yo = static_cast<uint32_t>(p.y_offset);
+  for (int64_t i = global_thread(); i < count; i += global_threads()) {
+    const uint32_t i32 = static_cast<uint32_t>(i);
+    uint32_t rest = i32, off = 0;
+#pragma unroll
+    for (int k = kMaxRank - 1; k > 0; --k) {
+      if (k >= n) continue;
+      const uint32_t c = rest % dim[k];
+      rest /= dim[k];
+      off += c * stride[k];
+    }
+    const uint32_t b = dense ? 0 : i32 / yb;
+    d[dense ? i32 : yo + b * ys + (i32 - b * yb)] = moved<TO>(s[off + rest * stride[0]]);
   }
 }
 
@@ -74,6 +105,12 @@ __device__ void transpose_units(const TransposeParams& p, const void* x, void* y
     dim[k] = static_cast<uint32_t>(dk);
     stride[k] = static_cast<uint32_t>(sk);
   }
+  // y in units: blocks of yb units, ys apart from yo (transpose_runs made them whole units); a
+  // dense y is one block of all.
+  const int64_t yb = p.y_block != 0 ? p.y_block / per : count;
+  const int64_t ys = p.y_block != 0 ? p.y_block_stride / per : count;
+  const int64_t yo = p.y_block != 0 ? p.y_offset / per : 0;
+  fits &= count == 0 || yo + (count / yb - 1) * ys + yb <= INT32_MAX;
   if (count > INT32_MAX || !fits) {  // 64-bit index math (a tensor of 2^31 units or more)
     for (int64_t i = global_thread(); i < count; i += global_threads()) {
       int64_t rest = i, off = 0;
@@ -83,12 +120,17 @@ __device__ void transpose_units(const TransposeParams& p, const void* x, void* y
         rest /= dk;
         off += c * (k == n - 1 ? 1 : p.x_strides[k] / per);
       }
-      d[i] = s[off];
+      const int64_t b = i / yb;
+      d[yo + b * ys + (i - b * yb)] = s[off];
     }
     return;
   }
+  const uint32_t yb32 = static_cast<uint32_t>(yb), ys32 = static_cast<uint32_t>(ys),
+                 yo32 = static_cast<uint32_t>(yo);
+  const bool dense = p.y_block == 0;
   for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    uint32_t rest = static_cast<uint32_t>(i), off = 0;
+    const uint32_t i32 = static_cast<uint32_t>(i);
+    uint32_t rest = i32, off = 0;
 #pragma unroll
     for (int k = kMaxRank - 1; k > 0; --k) {
       if (k >= n) continue;
@@ -96,7 +138,8 @@ __device__ void transpose_units(const TransposeParams& p, const void* x, void* y
       rest /= dim[k];
       off += c * stride[k];
     }
-    d[i] = s[off + rest * stride[0]];
+    const uint32_t b = dense ? 0 : i32 / yb32;
+    d[dense ? i32 : yo32 + b * ys32 + (i32 - b * yb32)] = s[off + rest * stride[0]];
   }
 }
 
@@ -105,7 +148,8 @@ __device__ bool transpose_runs(const TransposeParams& p, const void* x, void* y)
   if (n < 2 || n > kMaxRank || p.x_strides[n - 1] != 1) return false;
   const int64_t e = p.elem_bytes;
   uint64_t bits = static_cast<uint64_t>(p.out_dims[n - 1] * e) | reinterpret_cast<uintptr_t>(x) |
-                  reinterpret_cast<uintptr_t>(y);
+                  reinterpret_cast<uintptr_t>(y) | static_cast<uint64_t>(p.y_block * e) |
+                  static_cast<uint64_t>(p.y_block_stride * e) | static_cast<uint64_t>(p.y_offset * e);
 #pragma unroll
   for (int k = 0; k < kMaxRank - 1; ++k)
     if (k < n - 1) bits |= static_cast<uint64_t>(p.x_strides[k] * e);
@@ -152,7 +196,7 @@ constexpr int64_t kNarrow = 8;
 // (all its rows) when rows are. Either way a warp's reads and its writes are each one contiguous
 // run for every step of the thread's loop.
 template <typename TI, typename TO>
-__device__ void transpose_lines(const TileView& v, const TI* s, TO* d) {
+__device__ void transpose_lines(const TransposeParams& p, const TileView& v, const TI* s, TO* d) {
   const bool by_row = v.cols <= kNarrow;
   const int64_t lines = v.batch * (by_row ? v.rows : v.cols), len = by_row ? v.cols : v.rows;
   const int64_t per_batch = by_row ? v.rows : v.cols;
@@ -162,10 +206,10 @@ __device__ void transpose_lines(const TileView& v, const TI* s, TO* d) {
        i < lines; i += threads) {
     const int64_t b = i / per_batch, l = i - b * per_batch;
     const TI* sb = s + b * v.batch_stride;
-    TO* db = d + b * v.rows * v.cols;
+    const int64_t yb = b * v.rows * v.cols;
     for (int64_t k = 0; k < len; ++k) {
       const int64_t r = by_row ? l : k, c = by_row ? k : l;
-      db[r * v.cols + c] = moved<TO>(sb[r + c * v.col_stride]);
+      d[y_index(p, yb + r * v.cols + c)] = moved<TO>(sb[r + c * v.col_stride]);
     }
   }
 }
@@ -183,7 +227,7 @@ __device__ void transpose_tiled(const TransposeParams& p, const void* x, void* y
   const TI* s = static_cast<const TI*>(x);
   TO* d = static_cast<TO*>(y);
   if (v.rows <= kNarrow || v.cols <= kNarrow) {
-    transpose_lines<TI, TO>(v, s, d);
+    transpose_lines<TI, TO>(p, v, s, d);
     return;
   }
   const int64_t row_tiles = (v.rows + kTile - 1) / kTile, col_tiles = (v.cols + kTile - 1) / kTile;
@@ -193,7 +237,7 @@ __device__ void transpose_tiled(const TransposeParams& p, const void* x, void* y
     const int64_t ct = t % col_tiles, rt = (t / col_tiles) % row_tiles, b = t / (col_tiles * row_tiles);
     const int64_t r0 = rt * kTile, c0 = ct * kTile;
     const TI* sb = s + b * v.batch_stride;
-    TO* db = d + b * v.rows * v.cols;
+    const int64_t yb = b * v.rows * v.cols;
     for (int j = ty; j < kTile; j += kTileRows) {  // j: col within tile, tx: row
       const int64_t r = r0 + tx, c = c0 + j;
       if (r < v.rows && c < v.cols) tile[j][tx] = sb[r + c * v.col_stride];
@@ -201,7 +245,7 @@ __device__ void transpose_tiled(const TransposeParams& p, const void* x, void* y
     __syncthreads();
     for (int j = ty; j < kTile; j += kTileRows) {  // j: row within tile, tx: col
       const int64_t r = r0 + j, c = c0 + tx;
-      if (r < v.rows && c < v.cols) db[r * v.cols + c] = moved<TO>(tile[tx][j]);
+      if (r < v.rows && c < v.cols) d[y_index(p, yb + r * v.cols + c)] = moved<TO>(tile[tx][j]);
     }
     __syncthreads();
   }

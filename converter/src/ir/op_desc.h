@@ -187,6 +187,9 @@ struct OpDesc {
   // Conv writing a Concat along NHWC channels in place: its channels' first index in the
   // Concat's output (concat_in_place, gpu_lower.h).
   int64_t y_channel_offset = 0;
+  // Transpose writing its part of a Concat in place (concat_in_place): its dense result in
+  // blocks of y_block elements, y_block_stride apart from y_offset (schemas/plan.fbs).
+  int64_t y_block = 0, y_block_stride = 0, y_offset = 0;
   // Conv INT8 steps (schemas/plan.fbs ConvParams): the scales of an Int8 residual and y.
   float residual_scale = 0.f, y_scale = 0.f;
   fb::PoolKind pool_kind = fb::PoolKind::Max;

@@ -26,16 +26,6 @@ Shape to_nchw(const Shape& s) {
   out.insert(out.end(), s.begin() + 1, s.end() - 1);
   return out;
 }
-// The Transpose permutation into channels last (or back) of a rank-r tensor.
-std::vector<int32_t> channels_last_perm(size_t r, bool into_nhwc) {
-  std::vector<int32_t> perm{0};
-  if (!into_nhwc) perm.push_back(static_cast<int32_t>(r - 1));
-  for (size_t d = into_nhwc ? 2 : 1; d < (into_nhwc ? r : r - 1); ++d)
-    perm.push_back(static_cast<int32_t>(d));
-  if (into_nhwc) perm.push_back(1);
-  return perm;
-}
-
 class LayoutPass {
  public:
   LayoutPass(PlanDraft* d, bool float32) : d_(*d), float32_(float32) {}
@@ -387,6 +377,15 @@ class LayoutPass {
 
 void gpu_layout(PlanDraft* draft, bool float32) { LayoutPass(draft, float32).run(); }
 
+std::vector<int32_t> channels_last_perm(size_t r, bool into_nhwc) {
+  std::vector<int32_t> perm{0};
+  if (!into_nhwc) perm.push_back(static_cast<int32_t>(r - 1));
+  for (size_t d = into_nhwc ? 2 : 1; d < (into_nhwc ? r : r - 1); ++d)
+    perm.push_back(static_cast<int32_t>(d));
+  if (into_nhwc) perm.push_back(1);
+  return perm;
+}
+
 DraftStep make_step(const std::string& name, fb::OpFamily family, uint32_t in, uint32_t out) {
   DraftStep s;
   s.name = name;
@@ -395,140 +394,6 @@ DraftStep make_step(const std::string& name, fb::OpFamily family, uint32_t in, u
   s.inputs = {in};
   s.outputs = {out};
   return s;
-}
-
-
-
-}  // namespace jetplan::converter
-
-namespace jetplan::converter {
-
-void concat_in_place(PlanDraft* draft) {
-  std::vector<int> readers(draft->tensors.size(), 0), writer(draft->tensors.size(), -1);
-  for (size_t s = 0; s < draft->steps.size(); ++s) {
-    for (uint32_t i : draft->steps[s].inputs) ++readers[i];
-    for (uint32_t o : draft->steps[s].outputs) writer[o] = static_cast<int>(s);
-  }
-  // A Conv step whose only output is `t`, an NHWC arena tensor of its own read by one step.
-  auto conv_output = [&](uint32_t t) -> DraftStep* {
-    const DraftTensor& tensor = draft->tensors[t];
-    if (tensor.storage != fb::Storage::Arena || tensor.alias_of >= 0 ||
-        tensor.layout != fb::Layout::NHWC || readers[t] != 1 || writer[t] < 0)
-      return nullptr;
-    DraftStep& s = draft->steps[static_cast<size_t>(writer[t])];
-    if (s.op.family != fb::OpFamily::Conv || s.outputs.size() != 1)
-      return nullptr;
-    return &s;
-  };
-  std::vector<bool> drop(draft->steps.size(), false);
-  for (size_t c = 0; c < draft->steps.size(); ++c) {
-    DraftStep& concat = draft->steps[c];
-    if (concat.op.family != fb::OpFamily::Concat || concat.op.axis != 3 ||
-        concat.outputs.size() != 1)
-      continue;
-    const uint32_t y = concat.outputs[0];
-    const DraftTensor& out = draft->tensors[y];
-    if (out.storage != fb::Storage::Arena || out.layout != fb::Layout::NHWC) continue;
-    bool all = !concat.inputs.empty();
-    for (uint32_t i : concat.inputs) all = all && conv_output(i) != nullptr;
-    if (!all) continue;
-    int64_t offset = 0;
-    for (uint32_t i : concat.inputs) {
-      DraftStep* conv = conv_output(i);
-      conv->outputs[0] = y;
-      conv->op.y_channel_offset = offset;
-      conv->name += "+" + concat.name;
-      offset += draft->tensors[i].shape[3];
-    }
-    drop[c] = true;
-  }
-  std::vector<DraftStep> kept;
-  for (size_t s = 0; s < draft->steps.size(); ++s)
-    if (!drop[s]) kept.push_back(std::move(draft->steps[s]));
-  draft->steps = std::move(kept);
-}
-
-}  // namespace jetplan::converter
-
-namespace jetplan::converter {
-
-void compose_layout_transposes(PlanDraft* draft) {
-  std::vector<int> readers(draft->tensors.size(), 0), reader(draft->tensors.size(), -1);
-  for (size_t s = 0; s < draft->steps.size(); ++s)
-    for (uint32_t i : draft->steps[s].inputs) {
-      ++readers[i];
-      reader[i] = static_cast<int>(s);
-    }
-  auto one_to_one = [&](const DraftStep& s, fb::OpFamily family) {
-    return s.op.family == family && s.inputs.size() == 1 && s.outputs.size() == 1;
-  };
-  // The single reader of arena tensor i, if it is a one-in one-out step of `family`.
-  auto sole_reader = [&](uint32_t i, fb::OpFamily family) -> DraftStep* {
-    const DraftTensor& t = draft->tensors[i];
-    if (t.storage != fb::Storage::Arena || t.alias_of >= 0 || readers[i] != 1 || reader[i] < 0)
-      return nullptr;
-    DraftStep& s = draft->steps[static_cast<size_t>(reader[i])];
-    return one_to_one(s, family) ? &s : nullptr;
-  };
-  std::vector<bool> drop(draft->steps.size(), false);
-  for (size_t s1 = 0; s1 < draft->steps.size(); ++s1) {
-    DraftStep& t1 = draft->steps[s1];
-    if (!one_to_one(t1, fb::OpFamily::Transpose)) continue;
-    const uint32_t x = t1.inputs[0], o1 = t1.outputs[0];
-    const DraftTensor& tx = draft->tensors[x];
-    if (tx.layout != fb::Layout::NHWC || t1.op.perm != channels_last_perm(tx.shape.size(), false))
-      continue;
-    DraftStep* r = sole_reader(o1, fb::OpFamily::Copy);
-    if (r == nullptr) continue;
-    const uint32_t o2 = r->outputs[0];
-    DraftStep* t2 = sole_reader(o2, fb::OpFamily::Transpose);
-    if (t2 == nullptr || draft->tensors[o2].dtype != tx.dtype) continue;
-    // The reshape must split one axis `a` of o1 into k >= 2 axes and keep every other one.
-    const Shape& y1 = draft->tensors[o1].shape;
-    const Shape& y2 = draft->tensors[o2].shape;
-    const size_t r1 = y1.size(), r2 = y2.size();
-    if (r2 <= r1) continue;
-    const size_t k = r2 - r1 + 1;
-    size_t a = 0;
-    while (a < r1 && y1[a] == y2[a]) ++a;
-    if (a == r1) continue;
-    bool split = true;
-    for (size_t i = a + 1; i < r1; ++i) split = split && y1[i] == y2[i + k - 1];
-    int64_t parts = 1;
-    for (size_t t = 0; t < k; ++t) parts *= y2[a + t];
-    if (!split || parts != y1[a]) continue;
-    // x seen with axis p1[a] split the same way; where each axis of o2 lives in it.
-    const std::vector<int32_t>& p1 = t1.op.perm;
-    const size_t xa = static_cast<size_t>(p1[a]);
-    Shape xs(tx.shape.begin(), tx.shape.begin() + static_cast<std::ptrdiff_t>(xa));
-    xs.insert(xs.end(), y2.begin() + static_cast<std::ptrdiff_t>(a),
-              y2.begin() + static_cast<std::ptrdiff_t>(a + k));
-    xs.insert(xs.end(), tx.shape.begin() + static_cast<std::ptrdiff_t>(xa + 1), tx.shape.end());
-    std::vector<int32_t> at(r2);
-    for (size_t j = 0; j < r2; ++j) {
-      if (j >= a && j < a + k) {
-        at[j] = static_cast<int32_t>(xa + (j - a));
-      } else {
-        const size_t src = static_cast<size_t>(p1[j < a ? j : j - k + 1]);
-        at[j] = static_cast<int32_t>(src < xa ? src : src + k - 1);
-      }
-    }
-    std::vector<int32_t> q(r2);
-    for (size_t j = 0; j < r2; ++j) q[j] = at[static_cast<size_t>(t2->op.perm[j])];
-    // The reshape now reads x (a view once alias_views runs), the model's Transpose the split
-    // view; the Transpose into channels first goes.
-    DraftTensor& split_view = draft->tensors[o2];
-    split_view.shape = xs;
-    split_view.name += ":from_nhwc";
-    r->inputs[0] = x;
-    t2->op.perm = q;
-    t2->name += "+" + t1.name;
-    drop[s1] = true;
-  }
-  std::vector<DraftStep> kept;
-  for (size_t s = 0; s < draft->steps.size(); ++s)
-    if (!drop[s]) kept.push_back(std::move(draft->steps[s]));
-  draft->steps = std::move(kept);
 }
 
 }  // namespace jetplan::converter

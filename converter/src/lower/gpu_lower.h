@@ -51,11 +51,18 @@ bool writes_output_cast(fb::OpFamily family);
 // last step fills the output. Tensors are added: memory must be placed again.
 void gpu_output_cast_fallback(PlanDraft* draft, size_t step);
 
-// Concat along NHWC channels whose every input is the output of a Conv step read by the Concat
-// alone: each Conv writes its channels of the Concat's output directly (ConvParams.
-// y_channel_offset; a residual it adds stays a dense tensor of its own) and the Concat step
-// goes. Run after gpu_layout.
+// Concat whose every input is written by a step that can write its part of the Concat's output
+// itself: a Conv step (Concat along NHWC channels; ConvParams.y_channel_offset; a residual it
+// adds stays a dense tensor of its own) or a Transpose, its result the input or reshaped into it
+// by one Copy (TransposeParams.y_block, y_block_stride, y_offset: a YOLO head's permuted,
+// flattened outputs of each scale). Each tensor on the way is read by the next step alone; the
+// Concat step and those Copies go. Run after gpu_layout.
 void concat_in_place(PlanDraft* draft);
+
+// A Cast from float16 to float32 whose input only Transposes write (one, or several in place)
+// and only it reads: the Transposes write its output themselves, converting as they move (the
+// h2f kernels), and the Cast goes. A GPU plan's float32 output filled by a head's Transposes.
+void transposes_write_output_casts(PlanDraft* draft);
 
 // A model's Transpose of a reshape (Copy) that splits one axis of a tensor gpu_layout turned
 // back to channels first: the Transpose reads the NHWC tensor itself with that axis split (the
@@ -64,6 +71,13 @@ void concat_in_place(PlanDraft* draft);
 // [N, H, W, 255] -> (to NCHW) -> [N, 3, 85, H, W] -> perm (0, 1, 3, 4, 2) becomes
 // [N, H, W, 3, 85] -> perm (0, 3, 1, 2, 4): one pass over the tensor instead of two.
 void compose_layout_transposes(PlanDraft* draft);
+
+// The three above in order (gpu_moves.cc): compose_layout_transposes, concat_in_place,
+// transposes_write_output_casts. Run after gpu_precision (INT8 plans: after int8_precision).
+void place_gpu_moves(PlanDraft* draft);
+
+// The Transpose permutation into channels last (into_nhwc) or back of a rank-r tensor.
+std::vector<int32_t> channels_last_perm(size_t r, bool into_nhwc);
 
 // Kernel selection (gpu_select.cc): serializes the placed draft, loads it with the runtime's
 // loader to get every step's resolved kernel parameters, and asks kernels::cuda::select_kernel

@@ -225,7 +225,7 @@ void alias_views(PlanDraft* draft) {
       DraftTensor& out = draft->tensors[s.outputs[0]];
       const bool bytes_kept =
           s.op.family == fb::OpFamily::Copy ||
-          (s.op.family == fb::OpFamily::Transpose &&
+          (s.op.family == fb::OpFamily::Transpose && s.op.y_block == 0 &&
            moves_only_unit_dims(in.shape, s.op.perm));
       if (bytes_kept && in.storage == fb::Storage::Arena && out.storage == fb::Storage::Arena &&
           in.size_bytes == out.size_bytes && in.dtype == out.dtype && out.alias_of < 0) {

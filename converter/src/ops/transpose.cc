@@ -78,7 +78,8 @@ constexpr OpRow kRows[] = {
 };
 
 StepParamsOffset serialize_transpose(flatbuffers::FlatBufferBuilder& fbb, const DraftStep& s) {
-  return params(fb::CreateTransposeParams(fbb, fbb.CreateVector(s.op.perm)));
+  return params(fb::CreateTransposeParams(fbb, fbb.CreateVector(s.op.perm), s.op.y_block,
+                                          s.op.y_block_stride, s.op.y_offset));
 }
 
 }  // namespace

@@ -169,6 +169,7 @@ void fuse(Graph& g) {
     while (absorb_next(g, &at)) {
     }
   }
+  hoist_activations(g);
   g.compact();
 }
 

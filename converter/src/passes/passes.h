@@ -53,6 +53,13 @@ void attention_row_order(Graph& g);
 // Binary + activation. A fused node runs where its last absorbed node ran.
 void fuse(Graph& g);
 
+// Part of fuse(), after its absorptions: an activation of data that Concats, Transposes and
+// Copies (reshapes) move, unchanged, from Convs and Gemms without an activation of their own
+// (every value on the way read once and no graph output) moves into those producers' epilogues;
+// the data movement then writes the activation's output (hoist_activation.cc). Elementwise
+// functions commute with moving the elements: the same values.
+void hoist_activations(Graph& g);
+
 // After fuse(): maximal groups of float elementwise nodes (Binary, Activation, float Unary math)
 // whose intermediates have one reader, the output's shape and are no graph outputs become one
 // Pointwise node (a program over its external inputs, fuse_pointwise.cc). Lone nodes stay.

@@ -71,7 +71,7 @@ PlanDraft nhwc_draft(PlanDraft lowered, const Int8Options* int8, Int8Summary* su
     const Int8Summary s = int8_precision(&lowered, *int8);
     if (summary != nullptr) *summary = s;
   }
-  concat_in_place(&lowered);
+  place_gpu_moves(&lowered);
   remove_unused_tensors(&lowered);
   alias_views(&lowered);
   assign_memory(&lowered);

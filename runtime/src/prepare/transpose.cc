@@ -15,7 +15,9 @@ Status prepare_transpose(const jp_plan& plan, const fb::TransposeParams& p, Prep
   const bool float_to_half = x.dtype == fb::DType::Float32 && y.dtype == fb::DType::Float16;
   if (!half_to_float && !float_to_half) JP_RETURN_IF_ERROR(check_same_dtype(*s, x, y));
   const uint32_t perm_size = p.perm() ? p.perm()->size() : 0;
-  if (perm_size != static_cast<uint32_t>(x.rank) || y.rank != x.rank) {
+  // A Transpose writing its part of a Concat in place (y_block > 0) has the Concat's y.
+  const bool in_place = p.y_block() != 0;
+  if (perm_size != static_cast<uint32_t>(x.rank) || (!in_place && y.rank != x.rank)) {
     return invalid(*s, "perm, input and output must have the same rank");
   }
   int64_t dense[kMaxRank];
@@ -34,9 +36,25 @@ Status prepare_transpose(const jp_plan& plan, const fb::TransposeParams& p, Prep
     const int32_t from = p.perm()->Get(static_cast<uint32_t>(d));
     if (from < 0 || from >= x.rank || seen[from]) return invalid(*s, "perm is not a permutation");
     seen[from] = true;
-    if (y.dims[d] != x.dims[from]) return invalid(*s, "output shape is not the permuted input's");
-    k.out_dims[d] = y.dims[d];
+    if (!in_place && y.dims[d] != x.dims[from])
+      return invalid(*s, "output shape is not the permuted input's");
+    k.out_dims[d] = x.dims[from];
     k.x_strides[d] = dense[from];
+  }
+  if (!in_place && (p.y_block_stride() != 0 || p.y_offset() != 0))
+    return invalid(*s, "y_block_stride and y_offset are set but y_block is 0");
+  if (in_place) {
+    // x's elements (`stride` now) in blocks of y_block, y_block_stride apart from y_offset, all
+    // inside y.
+    int64_t y_count = 1;
+    for (int32_t d = 0; d < y.rank; ++d) y_count *= y.dims[d];
+    const int64_t block = p.y_block(), step = p.y_block_stride(), offset = p.y_offset();
+    if (block < 0 || stride % block != 0 || step < block || offset < 0 ||
+        offset > y_count - block || (stride / block - 1) > (y_count - block - offset) / step)
+      return invalid(*s, "y_block, y_block_stride and y_offset place the result outside its output");
+    k.y_block = block;
+    k.y_block_stride = step;
+    k.y_offset = offset;
   }
   // The same mapping over the fewest dims (extent-1 dims dropped, dims that x holds as one
   // merged; kernels/transpose.h coalesce_transpose): the kernels' index math runs over these.

@@ -101,6 +101,39 @@ TEST(TensorGroupHostilePlan, TransposePermMustBeAPermutationOfMatchingShape) {
                  JP_ERROR_INVALID_PLAN, "is Int32 but input 'x' is Float32");
 }
 
+ParamsFn transpose_into(std::vector<int32_t> perm, int64_t block, int64_t stride, int64_t offset) {
+  return [=](flatbuffers::FlatBufferBuilder& b) {
+    return std::make_pair(fb::StepParams::TransposeParams,
+                          fb::CreateTransposeParamsDirect(b, &perm, block, stride, offset).Union());
+  };
+}
+
+// A Transpose writing its part of a Concat in place: its 6 elements in blocks that must lie
+// inside y, y_block dividing them, blocks no closer than their length; offsets without a block
+// are refused too.
+TEST(TensorGroupHostilePlan, TransposeBlocksMustLieInsideTheirOutput) {
+  const auto x = tensor("x", {2, 3});
+  const auto y = tensor("y", {2, 5});  // two rows of 5: the result's 3 at [1, 4) of each
+  expect_loads(one_step_plan(OpFamily::Transpose, {x}, y, transpose_into({0, 1}, 3, 5, 1)));
+  expect_loads(one_step_plan(OpFamily::Transpose, {x}, y, transpose_into({0, 1}, 3, 5, 2)));
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, y, transpose_into({0, 1}, 3, 5, 3)),
+                 JP_ERROR_INVALID_PLAN, "outside its output");
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, y, transpose_into({0, 1}, 4, 5, 0)),
+                 JP_ERROR_INVALID_PLAN, "outside its output");  // 4 does not divide 6
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, y, transpose_into({0, 1}, 3, 2, 0)),
+                 JP_ERROR_INVALID_PLAN, "outside its output");  // blocks overlap
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, y, transpose_into({0, 1}, -3, 5, 0)),
+                 JP_ERROR_INVALID_PLAN, "outside its output");
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, y, transpose_into({0, 1}, 3, 5, -1)),
+                 JP_ERROR_INVALID_PLAN, "outside its output");
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, y,
+                               transpose_into({0, 1}, 3, int64_t{1} << 62, 0)),
+                 JP_ERROR_INVALID_PLAN, "outside its output");
+  expect_refused(one_step_plan(OpFamily::Transpose, {x}, tensor("y", {3, 2}),
+                               transpose_into({1, 0}, 0, 0, 2)),
+                 JP_ERROR_INVALID_PLAN, "y_block is 0");
+}
+
 ParamsFn slice_params(std::vector<int64_t> starts, std::vector<int64_t> steps) {
   return [starts, steps](flatbuffers::FlatBufferBuilder& b) {
     return std::make_pair(fb::StepParams::SliceParams,

@@ -364,6 +364,35 @@ inline ModelBuilder gpu_deform_conv() {
   return m;
 }
 
+// A YOLO-style detection head over two scales: a conv to 3 anchors x 4 values, reshaped to
+// [N, 3, 4, H, W], permuted to [N, 3, H, W, 4], flattened to [N, 3HW, 4], the scales
+// concatenated and a Sigmoid (YOLOv5's export).
+inline ModelBuilder gpu_detect_head() {
+  ModelBuilder m;
+  m.input("x", {2, 6, 8, 8}).output("y");
+  m.random("w0", {12, 6, 1, 1}, -0.4f, 0.4f).random("b0", {12});
+  m.random("w1", {12, 6, 3, 3}, -0.3f, 0.3f).random("b1", {12});
+  m.node("Conv", {"x", "w0", "b0"}, {"h0"}, "head0");
+  auto& down = m.node("Conv", {"x", "w1", "b1"}, {"h1"}, "head1");
+  attr(down, "strides", std::vector<int64_t>{2, 2});
+  attr(down, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  std::vector<std::string> flat;
+  for (int i = 0; i < 2; ++i) {
+    const std::string s = std::to_string(i);
+    const int64_t hw = i == 0 ? 8 : 4;
+    m.initializer_i64("split" + s, {5}, {2, 3, 4, hw, hw});
+    m.initializer_i64("flat" + s, {3}, {2, 3 * hw * hw, 4});
+    m.node("Reshape", {"h" + s, "split" + s}, {"r" + s}, "split" + s);
+    attr(m.node("Transpose", {"r" + s}, {"t" + s}, "permute" + s), "perm",
+         std::vector<int64_t>{0, 1, 3, 4, 2});
+    m.node("Reshape", {"t" + s, "flat" + s}, {"f" + s}, "flatten" + s);
+    flat.push_back("f" + s);
+  }
+  attr(m.node("Concat", flat, {"cat"}, "cat"), "axis", int64_t{1});
+  m.node("Sigmoid", {"cat"}, {"y"}, "sigmoid");
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
@@ -378,7 +407,8 @@ inline std::vector<GpuPlanModel> gpu_plan_models() {
           {"quantize_ops", gpu_quantize_ops()},
           {"detector_nms", gpu_detector_nms()},
           {"unpool", gpu_unpool()},
-          {"deform_conv", gpu_deform_conv()}};
+          {"deform_conv", gpu_deform_conv()},
+          {"detect_head", gpu_detect_head()}};
 }
 
 }  // namespace jetplan::converter::testing

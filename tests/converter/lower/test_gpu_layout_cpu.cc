@@ -291,51 +291,43 @@ TEST(GpuLayoutOnCpuTwins, ResidualAfterTheActivationWritesTheConcatInPlace) {
 namespace jetplan::converter::testing {
 namespace {
 
-// A YOLO-style detection head over two scales: a conv to 3 anchors x 4 values, reshaped to
-// [N, 3, 4, H, W], permuted to [N, 3, H, W, 4], flattened to [N, 3HW, 4], the scales
-// concatenated and a Sigmoid. The GPU layout's Transpose back to channels first and the model's
-// own compose into one Transpose of each conv's NHWC output: the same outputs as the NCHW plan.
-ModelBuilder yolo_head() {
-  ModelBuilder m;
-  m.input("x", {2, 6, 8, 8}).output("y");
-  m.random("w0", {12, 6, 1, 1}, -0.4f, 0.4f).random("b0", {12});
-  m.random("w1", {12, 6, 3, 3}, -0.3f, 0.3f).random("b1", {12});
-  m.node("Conv", {"x", "w0", "b0"}, {"h0"}, "head0");
-  auto& down = m.node("Conv", {"x", "w1", "b1"}, {"h1"}, "head1");
-  attr(down, "strides", std::vector<int64_t>{2, 2});
-  attr(down, "pads", std::vector<int64_t>{1, 1, 1, 1});
-  std::vector<std::string> flat;
-  for (int i = 0; i < 2; ++i) {
-    const std::string s = std::to_string(i);
-    const int64_t hw = i == 0 ? 8 : 4;
-    m.initializer_i64("split" + s, {5}, {2, 3, 4, hw, hw});
-    m.initializer_i64("flat" + s, {3}, {2, 3 * hw * hw, 4});
-    m.node("Reshape", {"h" + s, "split" + s}, {"r" + s}, "split" + s);
-    attr(m.node("Transpose", {"r" + s}, {"t" + s}, "permute" + s), "perm",
-         std::vector<int64_t>{0, 1, 3, 4, 2});
-    m.node("Reshape", {"t" + s, "flat" + s}, {"f" + s}, "flatten" + s);
-    flat.push_back("f" + s);
-  }
-  attr(m.node("Concat", flat, {"cat"}, "cat"), "axis", int64_t{1});
-  m.node("Sigmoid", {"cat"}, {"y"}, "sigmoid");
-  return m;
-}
-
+// The GPU layout's Transpose back to channels first and the model's own compose into one
+// Transpose of each head conv's NHWC output; the Sigmoid moves into the head convs
+// (hoist_activations); each Transpose writes its scale's rows of the Concat's output in place
+// (TransposeParams.y_block): no Concat, Copy or Activation step is left, and the outputs are
+// the NCHW plan's.
 TEST(GpuLayoutOnCpuTwins, HeadPermutesOfNhwcConvOutputsComposeIntoOneTranspose) {
   const std::vector<float> input = uniform_input(2 * 6 * 8 * 8, 19);
-  const auto want = float_outputs(run_plan(convert_ok(yolo_head()).plan, {input}));
-  const std::vector<uint8_t> nhwc = nhwc_cpu_plan(yolo_head().bytes(), GpuPipeline{true, true});
+  const auto want = float_outputs(run_plan(convert_ok(gpu_detect_head()).plan, {input}));
+  const std::vector<uint8_t> nhwc =
+      nhwc_cpu_plan(gpu_detect_head().bytes(), GpuPipeline{true, true});
   const fb::Plan* plan = fb::GetPlan(nhwc.data());
   // x into NHWC, then one Transpose a head (two before: back to NCHW, then the model's).
   std::vector<std::vector<int32_t>> perms;
-  for (const auto* s : *plan->steps())
-    if (s->op() == fb::OpFamily::Transpose) {
-      const auto* p = s->params_as_TransposeParams()->perm();
-      perms.emplace_back(p->begin(), p->end());
+  std::vector<std::vector<int64_t>> blocks;  // y_block, y_block_stride, y_offset
+  int convs_with_sigmoid = 0;
+  for (const auto* s : *plan->steps()) {
+    EXPECT_NE(s->op(), fb::OpFamily::Concat) << s->name()->str();
+    EXPECT_NE(s->op(), fb::OpFamily::Activation) << s->name()->str();
+    EXPECT_NE(s->op(), fb::OpFamily::Copy) << s->name()->str();
+    if (s->op() == fb::OpFamily::Conv) {
+      const auto* a = s->params_as_ConvParams()->activation();
+      convs_with_sigmoid += a != nullptr && a->kind() == fb::ActivationKind::Sigmoid;
     }
+    if (s->op() == fb::OpFamily::Transpose) {
+      const auto* p = s->params_as_TransposeParams();
+      perms.emplace_back(p->perm()->begin(), p->perm()->end());
+      blocks.push_back({p->y_block(), p->y_block_stride(), p->y_offset()});
+    }
+  }
+  EXPECT_EQ(convs_with_sigmoid, 2);
   ASSERT_EQ(perms.size(), 3u);
   EXPECT_EQ(perms[1], (std::vector<int32_t>{0, 3, 1, 2, 4}));
   EXPECT_EQ(perms[2], (std::vector<int32_t>{0, 3, 1, 2, 4}));
+  // y [2, 3 * 64 + 3 * 16, 4]: scale 0's 768 values a batch at 0, scale 1's 192 after them.
+  EXPECT_EQ(blocks[0], (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(blocks[1], (std::vector<int64_t>{768, 960, 0}));
+  EXPECT_EQ(blocks[2], (std::vector<int64_t>{192, 960, 768}));
   expect_same_outputs(float_outputs(run_plan(nhwc, {input})), want);
 }
 

@@ -90,6 +90,35 @@ TEST(GpuPlanInvariant, EveryModelOfTheSpreadConvertsInFloat32) {
   }
 }
 
+// The detection head's FP16 GPU plan: the head Transposes write its Float32 output themselves,
+// FP16 in and FP32 out (transposes_write_output_casts), each its rows of the Concat's output
+// (concat_in_place); no Cast, Concat or Activation step is left (the Sigmoid is in the head
+// convs), for every kind of target.
+TEST(GpuPlanInvariant, DetectHeadTransposesWriteTheFloat32OutputInPlace) {
+  for (const char* target : kGpuTargets) {
+    SCOPED_TRACE(target);
+    ConvertOptions options;
+    options.target = target;
+    const ConvertResult r = convert_onnx(gpu_detect_head().bytes(), "model.onnx", options);
+    EXPECT_EQ(strict_load_error(r.plan), "");
+    const fb::Plan* plan = plan_of(r);
+    int into_output = 0;
+    for (const fb::Step* step : *plan->steps()) {
+      EXPECT_NE(step->op(), fb::OpFamily::Cast) << step->name()->str();
+      EXPECT_NE(step->op(), fb::OpFamily::Concat) << step->name()->str();
+      EXPECT_NE(step->op(), fb::OpFamily::Activation) << step->name()->str();
+      if (step->op() != fb::OpFamily::Transpose) continue;
+      const fb::Tensor* y = plan->tensors()->Get(step->outputs()->Get(0));
+      if (y->storage() != fb::Storage::Binding) continue;
+      ++into_output;
+      EXPECT_EQ(y->dtype(), fb::DType::Float32);
+      EXPECT_GT(step->params_as_TransposeParams()->y_block(), 0);
+      EXPECT_NE(step->kernel()->str().find("h2f"), std::string::npos) << step->kernel()->str();
+    }
+    EXPECT_EQ(into_output, 2);
+  }
+}
+
 // The draft convert_onnx builds for a GPU target, up to its kernel selection (convert.cc's
 // order), for tests that change it before write_gpu_plan. The draft borrows its weights from
 // the graph, which lives as long as it.
@@ -114,7 +143,7 @@ GpuDraft selected_gpu_draft(const ModelBuilder& m, const Target& target) {
   PlanDraft draft = lower(g);
   gpu_layout(&draft);
   gpu_precision(&draft);
-  concat_in_place(&draft);
+  place_gpu_moves(&draft);
   remove_unused_tensors(&draft);
   alias_views(&draft);
   assign_memory(&draft);

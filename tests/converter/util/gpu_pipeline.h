@@ -42,8 +42,7 @@ inline std::vector<uint8_t> nhwc_cpu_plan(const std::string& bytes, const GpuPip
     const Int8Summary s = int8_precision(&draft, *o.int8);
     if (o.int8_summary != nullptr) *o.int8_summary = s;
   }
-  compose_layout_transposes(&draft);
-  concat_in_place(&draft);
+  place_gpu_moves(&draft);
   remove_unused_tensors(&draft);
   alias_views(&draft);
   assign_memory(&draft);

@@ -11,12 +11,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/half.h"
 #include "kernels/kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -111,6 +113,51 @@ TEST(Transpose, FloatToHalfRoundsAsItMoves) {
   const std::vector<uint16_t> want = {0x3c00, 0x3c02, 0x8000, 0x3c00, 0x7c00, 0xfc00};
   expect_bytes(to_bytes<uint16_t>(want), 2,
                [&](unsigned char* y) { cpu::transpose(p, x.data(), y); });
+}
+
+// A Transpose writing its part of a larger y (a Concat in place): the dense result's blocks of
+// y_block elements at y_offset + k * y_block_stride, every other byte of y untouched; converting
+// and byte-moving alike. Reference: the dense transpose, its blocks copied into place here.
+TEST(Transpose, WritesItsBlocksIntoALargerOutput) {
+  SEEDED_RNG(rng);
+  struct Case {
+    Shape xs;
+    std::vector<int> perm;
+    int64_t block, gap, offset;
+  };
+  // A YOLO head [N, H, W, 3, 5] -> [N, 3, H, W, 5] into [N, rows, 5]; an NHWC -> NCHW into
+  // channels of a larger NCHW tensor; whole-tensor blocks.
+  for (const Case& c : {Case{{2, 3, 4, 3, 5}, {0, 3, 1, 2, 4}, 180, 40, 25},
+                        Case{{2, 3, 4, 6}, {0, 3, 1, 2}, 72, 24, 12},
+                        Case{{3, 7}, {1, 0}, 21, 0, 5}, Case{{3, 7}, {1, 0}, 3, 1, 0}}) {
+    for (int conv = 0; conv < 2; ++conv) {
+      SCOPED_TRACE(shape_str(c.xs) + " block " + std::to_string(c.block) +
+                   (conv ? " half to float" : ""));
+      const int64_t in_elem = 2, out_elem = conv ? 4 : 2, n = volume(c.xs);
+      TransposeParams p = transpose_params(c.xs, c.perm, in_elem);
+      p.half_to_float = conv == 1;
+      Bytes x(static_cast<size_t>(n * in_elem));
+      const std::vector<float> values = rng.uniform(n, -4.f, 4.f);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = half_from_float(values[size_t(i)]);
+        std::memcpy(&x[size_t(i * 2)], &h, 2);
+      }
+      Bytes dense(static_cast<size_t>(n * out_elem));
+      cpu::transpose(p, x.data(), dense.data());
+      p.y_block = c.block;
+      p.y_block_stride = c.block + c.gap;
+      p.y_offset = c.offset;
+      const int64_t blocks = n / c.block;
+      const int64_t y_count = c.offset + (blocks - 1) * p.y_block_stride + c.block + 3;
+      Bytes want(static_cast<size_t>(y_count * out_elem), 0xA5);
+      for (int64_t k = 0; k < blocks; ++k)
+        std::memcpy(&want[size_t((c.offset + k * p.y_block_stride) * out_elem)],
+                    &dense[size_t(k * c.block * out_elem)], size_t(c.block * out_elem));
+      Bytes got(want.size(), 0xA5);
+      cpu::transpose(p, x.data(), got.data());
+      EXPECT_EQ(got, want);
+    }
+  }
 }
 
 TEST(Transpose, EmptyTensorWritesNothing) {

@@ -160,5 +160,55 @@ TEST(GpuTranspose, FloatToHalfMatchesCpuTwinBitExact) {
   for (const TransposeCase& c : cases) check_converting(rng, c, true);
 }
 
+// A Transpose writing its part of a larger y (a Concat in place, TransposeParams.y_block):
+// every path (tiled, narrow lines, rows in wide units, the generic 32-bit loop) and the FP16 ->
+// FP32 one, against the CPU twin over the whole of y, whose other bytes stay poisoned.
+TEST(GpuTranspose, WritesItsBlocksIntoALargerOutputLikeTheTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case {
+    TransposeCase c;
+    int64_t block, gap, offset;  // in elements
+  };
+  const Case cases[] = {
+      // YOLO head: [N, H, W, 3, 85] -> [N, 3, H, W, 85] into [N, rows, 85] (generic loop)
+      {{{2, 20, 20, 3, 85}, {0, 3, 1, 2, 4}, false}, 3 * 400 * 85, 3 * 100 * 85, 0},
+      {{{2, 10, 10, 3, 85}, {0, 3, 1, 2, 4}, false}, 3 * 100 * 85, 3 * 400 * 85, 3 * 400 * 85},
+      // head split with rows of 8 halves (16-byte units), blocks of whole rows
+      {{{2, 6, 4, 8}, {0, 2, 1, 3}, false}, 192, 64, 32},
+      // NHWC -> NCHW into more channels (32x32 tiles), and a narrow one (one thread a line)
+      {{{2, 9, 7, 40}, {0, 3, 1, 2}, true}, 9 * 7 * 40, 9 * 7 * 8, 9 * 7 * 3},
+      {{{2, 9, 7, 3}, {0, 3, 1, 2}, true}, 9 * 7 * 3, 9 * 7 * 5, 9 * 7 * 2},
+  };
+  for (const Case& k : cases) {
+    for (int conv = 0; conv < 2; ++conv) {
+      const TransposeCase& c = k.c;
+      SCOPED_TRACE(test_util::shape_str(c.dims) + (conv ? " half to float" : ""));
+      const int64_t out_elem = conv ? 4 : 2, n = test_util::volume(c.dims);
+      TransposeParams p = transpose_params(c.dims, c.perm, 2);
+      p.half_to_float = conv == 1;
+      p.y_block = k.block;
+      p.y_block_stride = k.block + k.gap;
+      p.y_offset = k.offset;
+      const int64_t y_count = k.offset + (n / k.block - 1) * p.y_block_stride + k.block + k.gap;
+      const std::vector<uint16_t> xh = gpu_test::to_half(rng.uniform(n, -8.f, 8.f));
+      Bytes x(static_cast<size_t>(n * 2));
+      std::memcpy(x.data(), xh.data(), x.size());
+      Bytes want(static_cast<size_t>(y_count * out_elem), 0xA5);  // DeviceBuffer's poison
+      cpu::transpose(p, x.data(), want.data());
+      DeviceBuffer dx(n * 2), dy(y_count * out_elem);
+      dx.upload(x.data(), x.size());
+      cuda::StepPointers ptrs = gpu_test::step_pointers({&dx}, dy);
+      cuda::LaunchChoice chosen;
+      ASSERT_EQ(gpu_test::select_and_launch(kTranspose, DType::kFloat16, ptrs, p, &chosen), "");
+      const std::string name = chosen.variant->name;
+      EXPECT_EQ(name.find("tiled") != std::string::npos, c.tiled) << name;
+      EXPECT_EQ(gpu_test::first_difference(gpu_test::download_bytes(dy, want.size()), want), -1)
+          << name;
+      EXPECT_TRUE(dy.guard_intact());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jetplan::kernels
