@@ -28,6 +28,29 @@ __device__ __forceinline__ __half moved<__half, float>(float v) {
   return __float2half_rn(v);
 }
 
+// The 32-bit loop both movers run where every index fits: element (or unit) i of the dense
+// result from x's offset over dims and strides held in registers, into y's blocks (yb, ys and
+// yo in the same units; y dense when !blocks). Loops over every possible dim with those past
+// the rank skipped, so that nothing lives in local memory.
+template <typename TO, typename TI>
+__device__ __forceinline__ void move_32(int n, int64_t count, const uint32_t (&dim)[kMaxRank],
+                                        const uint32_t (&stride)[kMaxRank], bool blocks,
+                                        uint32_t yb, uint32_t ys, uint32_t yo, const TI* s, TO* d) {
+  for (int64_t i = global_thread(); i < count; i += global_threads()) {
+    const uint32_t i32 = static_cast<uint32_t>(i);
+    uint32_t rest = i32, off = 0;
+#pragma unroll
+    for (int k = kMaxRank - 1; k > 0; --k) {
+      if (k >= n) continue;
+      const uint32_t c = rest % dim[k];
+      rest /= dim[k];
+      off += c * stride[k];
+    }
+    const uint32_t b = blocks ? i32 / yb : 0;
+    d[blocks ? yo + b * ys + (i32 - b * yb) : i32] = moved<TO>(s[off + rest * stride[0]]);
+  }
+}
+
 // Generic transpose: one output element per thread, its source offset from the dense output
 // coordinate and x_strides, its place in y from y_index. TI and TO: x's and y's element types.
 // Index math in 32 bits over dims held in registers where every index fits (loops over every
@@ -60,22 +83,8 @@ __device__ void transpose_generic(const TransposeParams& p, const void* x, void*
     }
     return;
   }
-  const bool dense = p.y_block == 0;
-  const uint32_t yb = static_cast<uint32_t>(p.y_block), ys = static_cast<uint32_t>(p.y_block_stride),
-                 yo = static_cast<uint32_t>(p.y_offset);
-  for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    const uint32_t i32 = static_cast<uint32_t>(i);
-    uint32_t rest = i32, off = 0;
-#pragma unroll
-    for (int k = kMaxRank - 1; k > 0; --k) {
-      if (k >= n) continue;
-      const uint32_t c = rest % dim[k];
-      rest /= dim[k];
-      off += c * stride[k];
-    }
-    const uint32_t b = dense ? 0 : i32 / yb;
-    d[dense ? i32 : yo + b * ys + (i32 - b * yb)] = moved<TO>(s[off + rest * stride[0]]);
-  }
+  move_32<TO>(n, count, dim, stride, p.y_block != 0, static_cast<uint32_t>(p.y_block),
+              static_cast<uint32_t>(p.y_block_stride), static_cast<uint32_t>(p.y_offset), s, d);
 }
 
 // A transpose that keeps x's innermost dim (a head split, [B, S, H, D] -> [B, H, S, D]) moves
@@ -125,22 +134,8 @@ __device__ void transpose_units(const TransposeParams& p, const void* x, void* y
     }
     return;
   }
-  const uint32_t yb32 = static_cast<uint32_t>(yb), ys32 = static_cast<uint32_t>(ys),
-                 yo32 = static_cast<uint32_t>(yo);
-  const bool dense = p.y_block == 0;
-  for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    const uint32_t i32 = static_cast<uint32_t>(i);
-    uint32_t rest = i32, off = 0;
-#pragma unroll
-    for (int k = kMaxRank - 1; k > 0; --k) {
-      if (k >= n) continue;
-      const uint32_t c = rest % dim[k];
-      rest /= dim[k];
-      off += c * stride[k];
-    }
-    const uint32_t b = dense ? 0 : i32 / yb32;
-    d[dense ? i32 : yo32 + b * ys32 + (i32 - b * yb32)] = s[off + rest * stride[0]];
-  }
+  move_32<U>(n, count, dim, stride, p.y_block != 0, static_cast<uint32_t>(yb),
+             static_cast<uint32_t>(ys), static_cast<uint32_t>(yo), s, d);
 }
 
 __device__ bool transpose_runs(const TransposeParams& p, const void* x, void* y) {
