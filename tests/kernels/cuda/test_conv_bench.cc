@@ -155,6 +155,21 @@ TEST(GpuConvBench, DISABLED_StemChannels) {
     bench_layers("stems at batch " + std::to_string(batch), kStems, batch, {1, 2, 4});
 }
 
+// The YOLO-style detector's convs after its stem at 640x640 (YOLOv5s widths): large images, 32
+// to 128 channels, short K. At batch 8 they take a fifth of the plan's time at a small part of
+// the memory roofline (tests/perf/RESULTS.md, session 33): every tile's time, for the selector.
+TEST(GpuConvBench, DISABLED_YoloEarlyLayers) {
+  GPU_TEST_OR_SKIP();
+  constexpr BenchLayer kYolo[] = {{32, 64, 320, 3, 2, 1},  {64, 32, 160, 1, 1, 2},
+                                  {32, 32, 160, 1, 1, 1},  {32, 32, 160, 3, 1, 1},
+                                  {64, 64, 160, 1, 1, 1},  {64, 128, 160, 3, 2, 1},
+                                  {128, 64, 80, 1, 1, 2},  {64, 64, 80, 1, 1, 2},
+                                  {64, 64, 80, 3, 1, 2},   {128, 128, 80, 1, 1, 1}};
+  for (int64_t batch : {1, 8})
+    bench_layers("YOLO-style early convs at batch " + std::to_string(batch), kYolo, batch,
+                 {1, 2});
+}
+
 // The depthwise layers of MobileNetV2, EfficientNet-B0 and ConvNeXt-T at batch 1 and 8: the
 // selected kernel and launch, the tiled kernel of the window (jp_conv_dw<K>_f16, its own
 // launch) and the kernel of a channel a thread (jp_conv_depthwise_f16), for the selection rule.
