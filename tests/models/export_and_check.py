@@ -175,6 +175,55 @@ def video(name):
     return lambda: getattr(torchvision.models.video, name)(weights=None)
 
 
+class AnchorFreeTiny(nn.Module):
+    """A YOLOv8-style anchor-free detector: SiLU conv backbone, two scales, a box branch of 4 x 16
+    distribution bins and a class branch per scale, their outputs flattened and joined over the
+    scales, the distribution focal loss decode (softmax over the bins, a fixed 1x1 conv of
+    0..15), boxes from the anchor points and strides, Sigmoid class scores: [N, 4 + classes, A]."""
+
+    def __init__(self, classes=6, width=16, bins=16):
+        super().__init__()
+
+        def conv(cin, cout, stride=1):
+            return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
+                                 nn.BatchNorm2d(cout), nn.SiLU())
+
+        self.bins, self.classes = bins, classes
+        self.stem = nn.Sequential(conv(3, width, 2), conv(width, width * 2, 2))
+        self.p3 = conv(width * 2, width * 2, 2)
+        self.p4 = conv(width * 2, width * 4, 2)
+        self.box = nn.ModuleList(nn.Sequential(conv(c, width), nn.Conv2d(width, 4 * bins, 1))
+                                 for c in (width * 2, width * 4))
+        self.cls = nn.ModuleList(nn.Sequential(conv(c, width), nn.Conv2d(width, classes, 1))
+                                 for c in (width * 2, width * 4))
+        self.dfl = nn.Conv2d(bins, 1, 1, bias=False)
+        self.dfl.weight.data[:] = torch.arange(bins, dtype=torch.float32).view(1, bins, 1, 1)
+        self.dfl.weight.requires_grad_(False)
+        self.strides = (8, 16)
+
+    def forward(self, x):
+        p3 = self.p3(self.stem(x))
+        p4 = self.p4(p3)
+        n = x.shape[0]
+        outs, anchors, strides = [], [], []
+        for i, f in enumerate((p3, p4)):
+            h, w = f.shape[2], f.shape[3]
+            outs.append(torch.cat([self.box[i](f), self.cls[i](f)], 1).view(n, 4 * self.bins + self.classes, -1))
+            sy, sx = torch.meshgrid(torch.arange(h) + 0.5, torch.arange(w) + 0.5, indexing="ij")
+            anchors.append(torch.stack((sx, sy), -1).view(-1, 2))
+            strides.append(torch.full((h * w, 1), float(self.strides[i])))
+        y = torch.cat(outs, 2)
+        box, cls = y.split((4 * self.bins, self.classes), 1)
+        a = box.shape[2]
+        dist = self.dfl(box.view(n, 4, self.bins, a).transpose(2, 1).softmax(1)).view(n, 4, a)
+        anchor = torch.cat(anchors).transpose(0, 1).unsqueeze(0)
+        stride = torch.cat(strides).transpose(0, 1).unsqueeze(0)
+        lt, rb = dist.chunk(2, 1)
+        x1y1, x2y2 = anchor - lt, anchor + rb
+        dbox = torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * stride
+        return torch.cat((dbox, cls.sigmoid()), 1)
+
+
 class DetrTiny(nn.Module):
     """A detection transformer at toy size: a ResNet-18 trunk, a 1x1 projection, sine-free
     learned positions, nn.Transformer's encoder and decoder over 10 learned queries, class and
@@ -218,7 +267,7 @@ class CrnnOcr(nn.Module):
 
 # A zoo of architectures nobody tuned jetplan for (--models zoo; not in "all", which CI runs):
 # classifiers of every family torchvision has, video (3-D convs), segmentation heads, a detection
-# transformer and an OCR text-line recognizer.
+# transformer, a YOLOv8-style anchor-free detector and an OCR text-line recognizer.
 ZOO = {
     "shufflenet_v2_x1_0": (tv("shufflenet_v2_x1_0"), (1, 3, 224, 224), 17),
     "mnasnet1_0": (tv("mnasnet1_0"), (1, 3, 224, 224), 17),
@@ -242,6 +291,7 @@ ZOO = {
         weights=None, weights_backbone=None)), (1, 3, 320, 320), 17),
     "fcn_resnet50": (seg("fcn_resnet50"), (1, 3, 320, 320), 17),
     "detr_tiny": (DetrTiny, (1, 3, 224, 224), 17),
+    "anchor_free_tiny": (AnchorFreeTiny, (2, 3, 128, 160), 17),
     "crnn_ocr": (CrnnOcr, (1, 1, 32, 128), 17),
 }
 # float16 models (--half): every float32 weight rounded to 11 significant bits, the output too.
