@@ -31,14 +31,17 @@ __device__ __forceinline__ __half moved<__half, float>(float v) {
 // The 32-bit loop both movers run where every index fits: element (or unit) i of the dense
 // result from x's offset over dims and strides held in registers, into y's blocks (yb, ys and
 // yo in the same units; y dense when !blocks). Loops over every possible dim with those past
-// the rank skipped, so that nothing lives in local memory.
+// the rank skipped, so that nothing lives in local memory. Each thread loads kIlp elements
+// before it stores any: with one load in flight a warp (a store after each, which the compiler
+// may not move past the next load: x and y may alias), a YOLO head's permute from FP16 to FP32
+// moved 78 MB in 93 us (H100, session 33), bound by the loads' latency.
+constexpr int kIlp = 4;
 template <typename TO, typename TI>
 __device__ __forceinline__ void move_32(int n, int64_t count, const uint32_t (&dim)[kMaxRank],
                                         const uint32_t (&stride)[kMaxRank], bool blocks,
                                         uint32_t yb, uint32_t ys, uint32_t yo, const TI* s, TO* d) {
-  for (int64_t i = global_thread(); i < count; i += global_threads()) {
-    const uint32_t i32 = static_cast<uint32_t>(i);
-    uint32_t rest = i32, off = 0;
+  const auto source = [&](uint32_t i) {
+    uint32_t rest = i, off = 0;
 #pragma unroll
     for (int k = kMaxRank - 1; k > 0; --k) {
       if (k >= n) continue;
@@ -46,8 +49,24 @@ __device__ __forceinline__ void move_32(int n, int64_t count, const uint32_t (&d
       rest /= dim[k];
       off += c * stride[k];
     }
-    const uint32_t b = blocks ? i32 / yb : 0;
-    d[blocks ? yo + b * ys + (i32 - b * yb) : i32] = moved<TO>(s[off + rest * stride[0]]);
+    return off + rest * stride[0];
+  };
+  const auto target = [&](uint32_t i) {
+    const uint32_t b = blocks ? i / yb : 0;
+    return blocks ? yo + b * ys + (i - b * yb) : i;
+  };
+  const int64_t threads = global_threads();
+  int64_t i = global_thread();
+  for (; i + (kIlp - 1) * threads < count; i += kIlp * threads) {
+    TI v[kIlp];
+#pragma unroll
+    for (int u = 0; u < kIlp; ++u) v[u] = s[source(static_cast<uint32_t>(i + u * threads))];
+#pragma unroll
+    for (int u = 0; u < kIlp; ++u) d[target(static_cast<uint32_t>(i + u * threads))] = moved<TO>(v[u]);
+  }
+  for (; i < count; i += threads) {
+    const uint32_t i32 = static_cast<uint32_t>(i);
+    d[target(i32)] = moved<TO>(s[source(i32)]);
   }
 }
 
@@ -226,12 +245,17 @@ __device__ void transpose_lines(const TransposeParams& p, const TileView& v, con
     const uint32_t i32 = static_cast<uint32_t>(i), b = i32 / per, l = i32 - b * per;
     const TI* sb = s + b * bstride;
     const uint32_t y0 = b * rows * cols;
+    // The line's loads all in flight before its stores (move_32 says why).
+    TI v[kNarrow];
+#pragma unroll
+    for (uint32_t k = 0; k < uint32_t(kNarrow); ++k)
+      if (k < n) v[k] = sb[by_row ? l + k * cstride : k + l * cstride];
 #pragma unroll
     for (uint32_t k = 0; k < uint32_t(kNarrow); ++k) {
       if (k >= n) break;
       const uint32_t r = by_row ? l : k, c = by_row ? k : l, j = y0 + r * cols + c;
       const uint32_t q = blocks ? j / yb : 0;
-      d[blocks ? yo + q * ys + (j - q * yb) : j] = moved<TO>(sb[r + c * cstride]);
+      d[blocks ? yo + q * ys + (j - q * yb) : j] = moved<TO>(v[k]);
     }
   }
 }
