@@ -28,18 +28,32 @@ __device__ __forceinline__ __half moved<__half, float>(float v) {
   return __float2half_rn(v);
 }
 
+// Where element (or unit) i of the dense result goes in y, in the caller's units and index type:
+// blocks of yb, ys apart from yo (TransposeParams.y_block: a Concat written in place); i itself
+// where y is dense. kernels/transpose.h y_index() is the same in elements and 64 bits.
+template <typename I>
+struct YPlace {
+  bool blocks;
+  I yb, ys, yo;
+  __device__ __forceinline__ I at(I i) const {
+    if (!blocks) return i;
+    const I b = i / yb;
+    return yo + b * ys + (i - b * yb);
+  }
+};
+
 // The 32-bit loop both movers run where every index fits: element (or unit) i of the dense
-// result from x's offset over dims and strides held in registers, into y's blocks (yb, ys and
-// yo in the same units; y dense when !blocks). Loops over every possible dim with those past
-// the rank skipped, so that nothing lives in local memory. Each thread loads kIlp elements
+// result from x's offset over dims and strides held in registers, to y.at(i) (the caller's
+// units). Loops over every possible dim with those past the rank skipped, so that nothing lives
+// in local memory. Each thread loads kIlp elements
 // before it stores any: with one load in flight a warp (a store after each, which the compiler
 // may not move past the next load: x and y may alias), a YOLO head's permute from FP16 to FP32
 // moved 78 MB in 93 us (H100, session 33), bound by the loads' latency.
 constexpr int kIlp = 4;
 template <typename TO, typename TI>
 __device__ __forceinline__ void move_32(int n, int64_t count, const uint32_t (&dim)[kMaxRank],
-                                        const uint32_t (&stride)[kMaxRank], bool blocks,
-                                        uint32_t yb, uint32_t ys, uint32_t yo, const TI* s, TO* d) {
+                                        const uint32_t (&stride)[kMaxRank],
+                                        const YPlace<uint32_t>& y, const TI* s, TO* d) {
   const auto source = [&](uint32_t i) {
     uint32_t rest = i, off = 0;
 #pragma unroll
@@ -51,10 +65,6 @@ __device__ __forceinline__ void move_32(int n, int64_t count, const uint32_t (&d
     }
     return off + rest * stride[0];
   };
-  const auto target = [&](uint32_t i) {
-    const uint32_t b = blocks ? i / yb : 0;
-    return blocks ? yo + b * ys + (i - b * yb) : i;
-  };
   const int64_t threads = global_threads();
   int64_t i = global_thread();
   for (; i + (kIlp - 1) * threads < count; i += kIlp * threads) {
@@ -62,11 +72,11 @@ __device__ __forceinline__ void move_32(int n, int64_t count, const uint32_t (&d
 #pragma unroll
     for (int u = 0; u < kIlp; ++u) v[u] = s[source(static_cast<uint32_t>(i + u * threads))];
 #pragma unroll
-    for (int u = 0; u < kIlp; ++u) d[target(static_cast<uint32_t>(i + u * threads))] = moved<TO>(v[u]);
+    for (int u = 0; u < kIlp; ++u) d[y.at(static_cast<uint32_t>(i + u * threads))] = moved<TO>(v[u]);
   }
   for (; i < count; i += threads) {
     const uint32_t i32 = static_cast<uint32_t>(i);
-    d[target(i32)] = moved<TO>(s[source(i32)]);
+    d[y.at(i32)] = moved<TO>(s[source(i32)]);
   }
 }
 
@@ -102,8 +112,10 @@ __device__ void transpose_generic(const TransposeParams& p, const void* x, void*
     }
     return;
   }
-  move_32<TO>(n, count, dim, stride, p.y_block != 0, static_cast<uint32_t>(p.y_block),
-              static_cast<uint32_t>(p.y_block_stride), static_cast<uint32_t>(p.y_offset), s, d);
+  const YPlace<uint32_t> place{p.y_block != 0, static_cast<uint32_t>(p.y_block),
+                               static_cast<uint32_t>(p.y_block_stride),
+                               static_cast<uint32_t>(p.y_offset)};
+  move_32<TO>(n, count, dim, stride, place, s, d);
 }
 
 // A transpose that keeps x's innermost dim (a head split, [B, S, H, D] -> [B, H, S, D]) moves
@@ -148,13 +160,13 @@ __device__ void transpose_units(const TransposeParams& p, const void* x, void* y
         rest /= dk;
         off += c * (k == n - 1 ? 1 : p.x_strides[k] / per);
       }
-      const int64_t b = i / yb;
-      d[yo + b * ys + (i - b * yb)] = s[off];
+      d[YPlace<int64_t>{p.y_block != 0, yb, ys, yo}.at(i)] = s[off];
     }
     return;
   }
-  move_32<U>(n, count, dim, stride, p.y_block != 0, static_cast<uint32_t>(yb),
-             static_cast<uint32_t>(ys), static_cast<uint32_t>(yo), s, d);
+  const YPlace<uint32_t> place{p.y_block != 0, static_cast<uint32_t>(yb),
+                               static_cast<uint32_t>(ys), static_cast<uint32_t>(yo)};
+  move_32<U>(n, count, dim, stride, place, s, d);
 }
 
 __device__ bool transpose_runs(const TransposeParams& p, const void* x, void* y) {
@@ -239,9 +251,9 @@ __device__ void transpose_lines(const TransposeParams& p, const TileView& v, con
   const uint32_t rows = static_cast<uint32_t>(v.rows), cols = static_cast<uint32_t>(v.cols);
   const uint32_t bstride = static_cast<uint32_t>(v.batch_stride);
   const uint32_t cstride = static_cast<uint32_t>(v.col_stride);
-  const bool blocks = p.y_block != 0;
-  const uint32_t yb = static_cast<uint32_t>(p.y_block), ys = static_cast<uint32_t>(p.y_block_stride),
-                 yo = static_cast<uint32_t>(p.y_offset);
+  const YPlace<uint32_t> place{p.y_block != 0, static_cast<uint32_t>(p.y_block),
+                               static_cast<uint32_t>(p.y_block_stride),
+                               static_cast<uint32_t>(p.y_offset)};
   for (int64_t i = first; i < lines; i += threads) {
     const uint32_t i32 = static_cast<uint32_t>(i), b = i32 / per, l = i32 - b * per;
     const TI* sb = s + b * bstride;
@@ -254,9 +266,8 @@ __device__ void transpose_lines(const TransposeParams& p, const TileView& v, con
 #pragma unroll
     for (uint32_t k = 0; k < uint32_t(kNarrow); ++k) {
       if (k >= n) break;
-      const uint32_t r = by_row ? l : k, c = by_row ? k : l, j = y0 + r * cols + c;
-      const uint32_t q = blocks ? j / yb : 0;
-      d[blocks ? yo + q * ys + (j - q * yb) : j] = moved<TO>(v[k]);
+      const uint32_t r = by_row ? l : k, c = by_row ? k : l;
+      d[place.at(y0 + r * cols + c)] = moved<TO>(v[k]);
     }
   }
 }

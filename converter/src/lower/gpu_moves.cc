@@ -151,21 +151,14 @@ void transposes_write_output_casts(PlanDraft* draft) {
 }
 
 void compose_layout_transposes(PlanDraft* draft) {
-  std::vector<int> readers(draft->tensors.size(), 0), reader(draft->tensors.size(), -1);
-  for (size_t s = 0; s < draft->steps.size(); ++s)
-    for (uint32_t i : draft->steps[s].inputs) {
-      ++readers[i];
-      reader[i] = static_cast<int>(s);
-    }
+  const Uses uses(*draft);
   auto one_to_one = [&](const DraftStep& s, fb::OpFamily family) {
     return s.op.family == family && s.inputs.size() == 1 && s.outputs.size() == 1;
   };
   // The single reader of arena tensor i, if it is a one-in one-out step of `family`.
   auto sole_reader = [&](uint32_t i, fb::OpFamily family) -> DraftStep* {
-    const DraftTensor& t = draft->tensors[i];
-    if (t.storage != fb::Storage::Arena || t.alias_of >= 0 || readers[i] != 1 || reader[i] < 0)
-      return nullptr;
-    DraftStep& s = draft->steps[static_cast<size_t>(reader[i])];
+    if (!own_arena(draft->tensors[i]) || uses.readers[i] != 1) return nullptr;
+    DraftStep& s = draft->steps[static_cast<size_t>(uses.reader[i])];
     return one_to_one(s, family) ? &s : nullptr;
   };
   std::vector<bool> drop(draft->steps.size(), false);
