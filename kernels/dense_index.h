@@ -36,4 +36,19 @@ JP_HD_INLINE OperandOffsets operand_offsets(int64_t i, int32_t rank, const int64
   return off;
 }
 
+// A step that writes its dense result into a part of a larger y (its share of a Concat, written
+// in place: TransposeParams, ResizeParams) places it in blocks of y_block elements,
+// y_block_stride apart from y_offset; y_block 0: y is the dense result. Its params declare the
+// three (JP_Y_BLOCK_FIELDS); y_index() is where the result's element i goes in y.
+#define JP_Y_BLOCK_FIELDS      \
+  int64_t y_block = 0;         \
+  int64_t y_block_stride = 0;  \
+  int64_t y_offset = 0
+template <typename P>
+JP_HD_INLINE int64_t y_index(const P& p, int64_t i) {
+  if (p.y_block == 0) return i;
+  const int64_t k = i / p.y_block;
+  return p.y_offset + k * p.y_block_stride + (i - k * p.y_block);
+}
+
 }  // namespace jetplan::kernels

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/dense_index.h"
 #include "kernels/tensor_limits.h"
 
 namespace jetplan::kernels {
@@ -70,6 +71,9 @@ struct ResizeParams {
   float cubic_coeff_a = -0.75f;
   bool exclude_outside = false;
   float extrapolation_value = 0.f;
+  // y a part of a larger tensor (a Resize writing its share of a Concat in place): the dense
+  // result's element i goes to y_index(p, i) (kernels/dense_index.h).
+  JP_Y_BLOCK_FIELDS;
 };
 
 }  // namespace jetplan::kernels

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/dense_index.h"
 #include "kernels/host_device.h"
 #include "kernels/tensor_limits.h"
 
@@ -28,19 +29,9 @@ struct TransposeParams {
   // plan's float32 input read by its layout transpose: the input cast fused into it).
   bool float_to_half = false;
   // y a part of a larger tensor (a Transpose writing its share of a Concat in place): the dense
-  // result's element i goes to y_index(p, i), blocks of y_block elements y_block_stride apart
-  // from y_offset. y_block 0: y is the dense result.
-  int64_t y_block = 0;
-  int64_t y_block_stride = 0;
-  int64_t y_offset = 0;
+  // result's element i goes to y_index(p, i) (kernels/dense_index.h).
+  JP_Y_BLOCK_FIELDS;
 };
-
-// Where element i of the dense result goes in y.
-JP_HD_INLINE int64_t y_index(const TransposeParams& p, int64_t i) {
-  if (p.y_block == 0) return i;
-  const int64_t k = i / p.y_block;
-  return p.y_offset + k * p.y_block_stride + (i - k * p.y_block);
-}
 
 // The view of a transpose with its extent-1 dims dropped and each dim merged into the one before
 // it where x holds the two as one: returns n, the dims in dims[0, n) and x's strides in

@@ -11,7 +11,7 @@ namespace {
 
 // Calls element(o, taps) for every output element o in row-major order with the taps of every
 // dim (Weight: what a tap keeps), or outside(o) where tf_crop_and_resize puts it outside the
-// input. in_stride: x's element strides.
+// input. in_stride: x's element strides. o is the dense result's index: it goes to y_index(p, o).
 template <typename Weight, typename Element, typename Outside>
 void for_each_output(const ResizeParams& p, int64_t* in_stride, Element element, Outside outside) {
   const int rank = p.rank;
@@ -45,9 +45,9 @@ void resize(const ResizeParams& p, const float* x, float* y) {
       [&](int64_t o, const resize_math::Taps<double>* taps) {
         const double acc =
             tap_product_sum(p.rank, taps, in_stride, [x](int64_t offset) { return x[offset]; });
-        y[o] = static_cast<float>(acc);
+        y[y_index(p, o)] = static_cast<float>(acc);
       },
-      [&](int64_t o) { y[o] = p.extrapolation_value; });
+      [&](int64_t o) { y[y_index(p, o)] = p.extrapolation_value; });
 }
 
 // The GPU's arithmetic: float weights and int8_tap_sum (resize_math.h). The converter never
@@ -58,9 +58,9 @@ void resize_int8(const ResizeParams& p, const int8_t* x, int8_t* y) {
   for_each_output<float>(
       p, in_stride,
       [&](int64_t o, const resize_math::Taps<float>* taps) {
-        y[o] = int8_tap_sum(p.rank, taps, in_stride, x);
+        y[y_index(p, o)] = int8_tap_sum(p.rank, taps, in_stride, x);
       },
-      [&](int64_t o) { y[o] = 0; });
+      [&](int64_t o) { y[y_index(p, o)] = 0; });
 }
 
 }  // namespace jetplan::kernels::cpu

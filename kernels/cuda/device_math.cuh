@@ -154,6 +154,20 @@ __device__ __forceinline__ int64_t global_threads() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x;
 }
 
+// Where element (or unit) i of the dense result goes in y, in the caller's units and index type:
+// blocks of yb, ys apart from yo (the params' y_block: a Concat written in place); i itself
+// where y is dense. kernels/dense_index.h y_index() is the same in elements and 64 bits.
+template <typename I>
+struct YPlace {
+  bool blocks;
+  I yb, ys, yo;
+  __device__ __forceinline__ I at(I i) const {
+    if (!blocks) return i;
+    const I b = i / yb;
+    return yo + b * ys + (i - b * yb);
+  }
+};
+
 }  // namespace jetplan::kernels::cuda
 
 // A family kernel of one variant: extern "C" `name` of the signature kernels/cuda/launch.h

@@ -23,7 +23,8 @@ using resize_math::tap_product_sum;
 using Taps = resize_math::Taps<float>;  // weights in FP32, as the sum
 
 // One output element per thread: element(o, taps, in_stride) with the taps of every dim, or
-// outside(o) where tf_crop_and_resize puts the element outside the input. Dims with a single
+// outside(o) where tf_crop_and_resize puts the element outside the input. o is the dense
+// result's index (y_index places it in y: a Concat written in place). Dims with a single
 // weight-1 tap (not resized) cost nothing.
 template <typename Element, typename Outside>
 __device__ void for_each_output(const ResizeParams& p, Element element, Outside outside) {
@@ -100,10 +101,11 @@ __device__ void resize(const StepPointers& ptrs, const ResizeParams& p) {
   for_each_output(
       p,
       [&](int64_t o, const Taps* taps, const int64_t* in_stride) {
-        store_float(y, o, tap_product_sum(p.rank, taps, in_stride,
-                                          [x](int64_t offset) { return load_float(x, offset); }));
+        store_float(y, y_index(p, o),
+                    tap_product_sum(p.rank, taps, in_stride,
+                                    [x](int64_t offset) { return load_float(x, offset); }));
       },
-      [&](int64_t o) { store_float(y, o, p.extrapolation_value); });
+      [&](int64_t o) { store_float(y, y_index(p, o), p.extrapolation_value); });
 }
 
 // Int8 in x's scale (an INT8 plan's nearest or linear Resize): the twin's
@@ -115,9 +117,9 @@ __device__ void resize_i8(const StepPointers& ptrs, const ResizeParams& p) {
   for_each_output(
       p,
       [&](int64_t o, const Taps* taps, const int64_t* in_stride) {
-        y[o] = resize_math::int8_tap_sum(p.rank, taps, in_stride, x);
+        y[y_index(p, o)] = resize_math::int8_tap_sum(p.rank, taps, in_stride, x);
       },
-      [&](int64_t o) { y[o] = 0; });
+      [&](int64_t o) { y[y_index(p, o)] = 0; });
 }
 
 // The same two over pixel runs (rank 4).
@@ -128,10 +130,11 @@ __device__ void resize_pixels(const StepPointers& ptrs, const ResizeParams& p) {
   for_each_pixel_run(
       p,
       [&](int64_t o, const Taps* taps, const int64_t* in_stride) {
-        store_float(y, o, tap_product_sum(p.rank, taps, in_stride,
-                                          [x](int64_t offset) { return load_float(x, offset); }));
+        store_float(y, y_index(p, o),
+                    tap_product_sum(p.rank, taps, in_stride,
+                                    [x](int64_t offset) { return load_float(x, offset); }));
       },
-      [&](int64_t o) { store_float(y, o, p.extrapolation_value); });
+      [&](int64_t o) { store_float(y, y_index(p, o), p.extrapolation_value); });
 }
 __device__ void resize_pixels_i8(const StepPointers& ptrs, const ResizeParams& p) {
   const int8_t* x = static_cast<const int8_t*>(ptrs.in[0]);
@@ -139,9 +142,9 @@ __device__ void resize_pixels_i8(const StepPointers& ptrs, const ResizeParams& p
   for_each_pixel_run(
       p,
       [&](int64_t o, const Taps* taps, const int64_t* in_stride) {
-        y[o] = resize_math::int8_tap_sum(p.rank, taps, in_stride, x);
+        y[y_index(p, o)] = resize_math::int8_tap_sum(p.rank, taps, in_stride, x);
       },
-      [&](int64_t o) { y[o] = 0; });
+      [&](int64_t o) { y[y_index(p, o)] = 0; });
 }
 
 // ------------------------------------------------ H and W of an NHWC image (resizes_hw_only)
@@ -243,8 +246,14 @@ __device__ void resize_hw(const StepPointers& ptrs, const ResizeParams& p) {
   const int64_t H = p.in_dims[1], W = p.in_dims[2], C = p.in_dims[3];
   const int64_t OH = p.out_dims[1], OW = p.out_dims[2];
   constexpr int kVec = 16 / int(sizeof(T));
+  // y a part of a larger tensor (y_block): whole pixels of C channels, ys apart from yo (a
+  // Concat along channels, written in place), placed without a division; other blocks (along
+  // H, W or N) through y_index.
+  const bool pixels = p.y_block == 0 || p.y_block == C;
+  const int64_t ys = p.y_block == C ? p.y_block_stride : C, yo = p.y_block == C ? p.y_offset : 0;
   const bool vec = C % kVec == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
-                   reinterpret_cast<uintptr_t>(y) % 16 == 0;
+                   reinterpret_cast<uintptr_t>(y) % 16 == 0 &&
+                   (p.y_block | p.y_block_stride | p.y_offset) % kVec == 0;
   const int64_t groups = vec ? C / kVec : C;
   int64_t cols = int64_t(blockDim.x) / groups;
   cols = cols < 1 ? 1 : (cols > kMaxCols ? kMaxCols : cols);
@@ -259,14 +268,17 @@ __device__ void resize_hw(const StepPointers& ptrs, const ResizeParams& p) {
     if (threadIdx.x == blockDim.x - 1) row_taps = axis_taps(p, 1, row % OH);
     __syncthreads();
     const AxisTaps ry = row_taps;
-    const int64_t x_row = (row / OH) * H * W * C, y0 = (row * OW + ox0) * C;
+    const int64_t x_row = (row / OH) * H * W * C, pixel0 = row * OW + ox0;
     for (int64_t item = threadIdx.x; item < ncols * groups; item += blockDim.x) {
       const int64_t c = item / groups, g = item - c * groups;
       const AxisTaps cx = col_taps[c];
+      const int64_t c0 = vec ? g * kVec : g;
+      const int64_t yi =
+          pixels ? yo + (pixel0 + c) * ys + c0 : y_index(p, (pixel0 + c) * C + c0);
       if (vec)
-        resize_hw_elems<T, kVec>(x, y, ry, cx, x_row, W, C, g * kVec, y0 + c * C + g * kVec);
+        resize_hw_elems<T, kVec>(x, y, ry, cx, x_row, W, C, c0, yi);
       else
-        resize_hw_elems<T, 1>(x, y, ry, cx, x_row, W, C, g, y0 + c * C + g);
+        resize_hw_elems<T, 1>(x, y, ry, cx, x_row, W, C, c0, yi);
     }
   }
 }

@@ -28,20 +28,6 @@ __device__ __forceinline__ __half moved<__half, float>(float v) {
   return __float2half_rn(v);
 }
 
-// Where element (or unit) i of the dense result goes in y, in the caller's units and index type:
-// blocks of yb, ys apart from yo (TransposeParams.y_block: a Concat written in place); i itself
-// where y is dense. kernels/transpose.h y_index() is the same in elements and 64 bits.
-template <typename I>
-struct YPlace {
-  bool blocks;
-  I yb, ys, yo;
-  __device__ __forceinline__ I at(I i) const {
-    if (!blocks) return i;
-    const I b = i / yb;
-    return yo + b * ys + (i - b * yb);
-  }
-};
-
 // The 32-bit loop both movers run where every index fits: element (or unit) i of the dense
 // result from x's offset over dims and strides held in registers, to y.at(i) (the caller's
 // units). Loops over every possible dim with those past the rank skipped, so that nothing lives

@@ -44,6 +44,10 @@ struct ResizeDesc {
   float cubic_coeff_a = -0.75f;
   bool exclude_outside = false;
   float extrapolation_value = 0.f;
+  // Writing its part of a Concat along dim y_axis in place (concat_in_place): from y_axis_offset
+  // of that dim (schemas/plan.fbs). -1: y is the result.
+  int32_t y_axis = -1;
+  int64_t y_axis_offset = 0;
 };
 
 // Reduce: the op and the reduced axes (non-negative, ascending). Reduce and ArgReduce with

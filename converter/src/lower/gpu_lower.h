@@ -51,12 +51,17 @@ bool writes_output_cast(fb::OpFamily family);
 // last step fills the output. Tensors are added: memory must be placed again.
 void gpu_output_cast_fallback(PlanDraft* draft, size_t step);
 
-// Concat whose every input is written by a step that can write its part of the Concat's output
-// itself: a Conv step (Concat along NHWC channels; ConvParams.y_channel_offset; a residual it
-// adds stays a dense tensor of its own) or a Transpose, its result the input or reshaped into it
-// by one Copy (TransposeParams.y_block, y_block_stride, y_offset: a YOLO head's permuted,
-// flattened outputs of each scale). Each tensor on the way is read by the next step alone; the
-// Concat step and those Copies go. Run after gpu_layout.
+// Concats written in place by the steps that compute their inputs, where those can write their
+// part of the Concat's output themselves: a Conv step (Concat along NHWC channels;
+// ConvParams.y_channel_offset; a residual it adds stays a dense tensor of its own), a Resize that
+// does not resize the Concat's axis (ResizeParams.y_axis, y_axis_offset: the upsampled maps of
+// FPN/PAN necks and U-Nets), or a Transpose, its result the input or reshaped into it by one
+// Copy (TransposeParams.y_block, y_block_stride, y_offset: a YOLO head's permuted, flattened
+// outputs of each scale). Each tensor on the way is read by the next step alone; the Concat step
+// and those Copies go. Where some inputs are placed so, the others (read by another step too, as
+// a backbone's feature map joining a neck is) are copied into their blocks of the output by
+// identity Transposes (y_block) where the Concat was, as the Concat would have. Run after
+// gpu_layout.
 void concat_in_place(PlanDraft* draft);
 
 // A Cast from float16 to float32 whose input only Transposes write (one, or several in place)

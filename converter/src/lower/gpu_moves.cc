@@ -1,6 +1,7 @@
 // The data movement of GPU plans placed (gpu_lower.h): a model's head Transposes composed with
 // the layout's, Concats written in place by their producers, output Casts fused into the
 // Transposes that fill their inputs.
+#include <numeric>
 #include <vector>
 
 #include "converter/src/lower/gpu_lower.h"
@@ -51,16 +52,24 @@ void concat_in_place(PlanDraft* draft) {
     DraftStep& s = draft->steps[static_cast<size_t>(uses.writers[t][0])];
     return s.op.family == family && s.outputs.size() == 1 ? &s : nullptr;
   };
-  // Where an input of a Concat comes from: a Conv writing NHWC channels, or a Transpose whose
-  // dense result is the input, written by it or turned into it by one Copy (a reshape: the same
-  // bytes) that goes with the Concat.
+  // Where an input of a Concat along `axis` comes from: a Conv writing NHWC channels, a Resize
+  // that does not resize that axis, or a Transpose whose dense result is the input, written by
+  // it or turned into it by one Copy (a reshape: the same bytes) that goes with the Concat.
   struct Producer {
     DraftStep* step = nullptr;
     int copy = -1;  // the Copy step between, if any
   };
-  auto producer = [&](uint32_t t, bool nhwc_channels) -> Producer {
+  auto producer = [&](uint32_t t, bool nhwc_channels, int64_t axis) -> Producer {
     if (nhwc_channels && draft->tensors[t].layout == fb::Layout::NHWC)
       if (DraftStep* conv = sole_writer(t, fb::OpFamily::Conv)) return {conv, -1};
+    if (DraftStep* rs = sole_writer(t, fb::OpFamily::Resize)) {
+      const std::vector<double>& scale = rs->op.resize.scale;
+      const bool kept = static_cast<size_t>(axis) < scale.size() &&
+                        scale[static_cast<size_t>(axis)] == 1.0 &&
+                        scale.size() == draft->tensors[t].shape.size();
+      return kept && rs->op.resize.y_axis < 0 && rs->inputs.size() == 1 ? Producer{rs, -1}
+                                                                          : Producer{};
+    }
     if (DraftStep* tr = sole_writer(t, fb::OpFamily::Transpose))
       return tr->op.y_block == 0 && tr->inputs.size() == 1 ? Producer{tr, -1} : Producer{};
     DraftStep* copy = sole_writer(t, fb::OpFamily::Copy);
@@ -72,6 +81,9 @@ void concat_in_place(PlanDraft* draft) {
     return {tr, uses.writers[t][0]};
   };
   std::vector<bool> drop(draft->steps.size(), false);
+  // Copies of the inputs that no step writes in place, each put where its Concat was (an
+  // identity Transpose writing its block of y): steps[c]'s go at inserts[c].
+  std::vector<std::vector<DraftStep>> inserts(draft->steps.size());
   for (size_t c = 0; c < draft->steps.size(); ++c) {
     DraftStep& concat = draft->steps[c];
     if (concat.op.family != fb::OpFamily::Concat || concat.outputs.size() != 1 ||
@@ -89,26 +101,44 @@ void concat_in_place(PlanDraft* draft) {
         axis >= static_cast<int64_t>(out.shape.size()))
       continue;
     const bool nhwc_channels = out.layout == fb::Layout::NHWC && axis == 3 && !binding;
+    // Each input once (a tensor read twice by the Concat has two readers: never placed).
     std::vector<Producer> from;
+    size_t placed = 0;
     for (uint32_t i : concat.inputs) {
-      // Each input once (a tensor read twice by the Concat has two readers: never placed).
-      from.push_back(producer(i, nhwc_channels));
-      if (from.back().step == nullptr) break;
+      from.push_back(producer(i, nhwc_channels, axis));
+      placed += from.back().step != nullptr ? 1 : 0;
     }
-    if (from.size() != concat.inputs.size() || from.back().step == nullptr) continue;
+    // Into an output binding only where every input is placed (a copy's step would be the only
+    // one of its kind there); else where at least one is: the inputs that are not (read by
+    // another step too, or written by a step that cannot place its result) are copied into
+    // their blocks, as the Concat would have.
+    if (placed == 0 || (binding && placed != from.size())) continue;
     int64_t inner = 1;  // elements after the axis
     for (size_t d = static_cast<size_t>(axis) + 1; d < out.shape.size(); ++d) inner *= out.shape[d];
+    const int64_t extent_y = out.shape[static_cast<size_t>(axis)];
     int64_t offset = 0;
     for (size_t k = 0; k < from.size(); ++k) {
+      const uint32_t in = concat.inputs[k];
+      const int64_t extent = draft->tensors[in].shape[static_cast<size_t>(axis)];
       DraftStep* s = from[k].step;
-      const int64_t extent = draft->tensors[concat.inputs[k]].shape[static_cast<size_t>(axis)];
-      s->outputs[0] = y;
-      s->name += "+" + concat.name;
+      if (s == nullptr) {
+        DraftStep copy = make_step(draft->tensors[in].name + ":into_" + concat.name,
+                                   fb::OpFamily::Transpose, in, y);
+        copy.op.perm.resize(draft->tensors[in].shape.size());
+        std::iota(copy.op.perm.begin(), copy.op.perm.end(), 0);
+        s = &inserts[c].emplace_back(std::move(copy));
+      } else {
+        s->outputs[0] = y;
+        s->name += "+" + concat.name;
+      }
       if (s->op.family == fb::OpFamily::Conv) {
         s->op.y_channel_offset = offset;
+      } else if (s->op.family == fb::OpFamily::Resize) {
+        s->op.resize.y_axis = static_cast<int32_t>(axis);
+        s->op.resize.y_axis_offset = offset;
       } else {
         s->op.y_block = extent * inner;
-        s->op.y_block_stride = out.shape[static_cast<size_t>(axis)] * inner;
+        s->op.y_block_stride = extent_y * inner;
         s->op.y_offset = offset * inner;
       }
       if (from[k].copy >= 0) drop[static_cast<size_t>(from[k].copy)] = true;
@@ -116,7 +146,12 @@ void concat_in_place(PlanDraft* draft) {
     }
     drop[c] = true;
   }
-  drop_steps(draft, drop);
+  std::vector<DraftStep> kept;
+  for (size_t s = 0; s < draft->steps.size(); ++s) {
+    for (DraftStep& copy : inserts[s]) kept.push_back(std::move(copy));
+    if (!drop[s]) kept.push_back(std::move(draft->steps[s]));
+  }
+  draft->steps = std::move(kept);
 }
 
 void transposes_write_output_casts(PlanDraft* draft) {

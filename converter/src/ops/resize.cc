@@ -238,7 +238,7 @@ StepParamsOffset serialize_resize(flatbuffers::FlatBufferBuilder& fbb, const Dra
   const ResizeDesc& nn = s.op.resize;
   auto p = fb::CreateResizeParamsDirect(
       fbb, nn.mode, nn.coord, nn.nearest, &nn.scale, &nn.resized_length, &nn.roi_start, &nn.roi_end,
-      nn.cubic_coeff_a, nn.exclude_outside, nn.extrapolation_value);
+      nn.cubic_coeff_a, nn.exclude_outside, nn.extrapolation_value, nn.y_axis, nn.y_axis_offset);
   return params(p);
 }
 

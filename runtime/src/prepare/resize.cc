@@ -34,12 +34,23 @@ Status read_doubles(const PreparedStep& s, const char* what,
 
 // The output extent is ONNX's for the scale: out / in when sizes were given, or floor(in *
 // scale) in float (ONNX shape inference) when scales were (the kernel reads any extent safely;
-// this catches a plan that is not what the converter wrote).
-Status check_extents(const PreparedStep& s, const TensorInfo& x, const TensorInfo& y,
-                     kernels::ResizeParams* k) {
+// this catches a plan that is not what the converter wrote). A Resize writing its part of a
+// Concat along dim y_axis in place has the Concat's y: its result has y's dims but along
+// y_axis, where it has x's (a dim it does not resize), placed from y_axis_offset.
+Status check_extents(const PreparedStep& s, const fb::ResizeParams& p, const TensorInfo& x,
+                     const TensorInfo& y, kernels::ResizeParams* k) {
+  const int32_t axis = p.y_axis();
+  if (axis < -1 || axis >= x.rank || (axis < 0 && p.y_axis_offset() != 0))
+    return invalid(s, "y_axis is out of range, or y_axis_offset is set without it");
   for (int32_t d = 0; d < x.rank; ++d) {
     k->in_dims[d] = x.dims[d];
-    k->out_dims[d] = y.dims[d];
+    k->out_dims[d] = d == axis ? x.dims[d] : y.dims[d];
+    if (d == axis) {
+      const int64_t offset = p.y_axis_offset();
+      if (k->scale[d] != 1.0 || offset < 0 || offset > y.dims[d] - x.dims[d])
+        return invalid(s, "y_axis is resized, or y_axis_offset places the result outside y");
+      continue;
+    }
     const double in = static_cast<double>(x.dims[d]), out = static_cast<double>(y.dims[d]);
     const float product = static_cast<float>(x.dims[d]) * static_cast<float>(k->scale[d]);
     if (out / in != k->scale[d] && out != std::floor(static_cast<double>(product))) {
@@ -47,6 +58,13 @@ Status check_extents(const PreparedStep& s, const TensorInfo& x, const TensorInf
                   "step '%s': output '%s' dim %d is %" PRId64 ", which scale %g does not give",
                   s.name, y.name, d, y.dims[d], k->scale[d]);
     }
+  }
+  if (axis >= 0) {
+    int64_t inner = 1;  // y's elements after y_axis
+    for (int32_t d = axis + 1; d < y.rank; ++d) inner *= y.dims[d];
+    k->y_block = x.dims[axis] * inner;
+    k->y_block_stride = y.dims[axis] * inner;
+    k->y_offset = p.y_axis_offset() * inner;
   }
   return JP_OK;
 }
@@ -110,7 +128,7 @@ Status prepare_resize(const jp_plan& plan, const fb::ResizeParams& p, PreparedSt
   k.nearest = static_cast<kernels::ResizeNearest>(nearest);
   k.rank = x.rank;
   if (int8) s->run_cpu = run_resize_int8_cpu;
-  return check_extents(*s, x, y, &k);
+  return check_extents(*s, p, x, y, &k);
 }
 
 void run_resize_cpu(const PreparedStep& s, void* const* tensors, void*) {

@@ -134,6 +134,45 @@ TEST(TensorGroupHostilePlan, TransposeBlocksMustLieInsideTheirOutput) {
                  JP_ERROR_INVALID_PLAN, "y_block is 0");
 }
 
+// A Resize writing its part of a Concat along y_axis in place: x [2, 3, 2] resized x2 along
+// dim 2 into y [2, 5, 4] from 1 or 2 of dim 1 (the result's 3 inside y's 5); refused where
+// the result would leave y, the axis is resized or out of range, or an offset has no axis.
+ParamsFn resize_into(int32_t axis, int64_t offset, double scale1 = 1.0) {
+  return [=](flatbuffers::FlatBufferBuilder& b) {
+    const std::vector<double> scale{1.0, scale1, 2.0}, length{2.0, 3.0 * scale1, 4.0};
+    return std::make_pair(
+        fb::StepParams::ResizeParams,
+        fb::CreateResizeParamsDirect(b, fb::ResizeMode::Nearest, fb::ResizeCoord::Asymmetric,
+                                     fb::ResizeNearest::Floor, &scale, &length, nullptr, nullptr,
+                                     -0.75f, false, 0.f, axis, offset)
+            .Union());
+  };
+}
+
+TEST(TensorGroupHostilePlan, ResizeBlocksMustLieInsideTheirOutput) {
+  const auto x = tensor("x", {2, 3, 2});
+  const auto y = tensor("y", {2, 5, 4});
+  expect_loads(one_step_plan(OpFamily::Resize, {x}, y, resize_into(1, 1)));
+  expect_loads(one_step_plan(OpFamily::Resize, {x}, y, resize_into(1, 2)));
+  expect_refused(one_step_plan(OpFamily::Resize, {x}, y, resize_into(1, 3)),
+                 JP_ERROR_INVALID_PLAN, "outside y");
+  expect_refused(one_step_plan(OpFamily::Resize, {x}, y, resize_into(1, -1)),
+                 JP_ERROR_INVALID_PLAN, "outside y");
+  expect_refused(one_step_plan(OpFamily::Resize, {x}, y, resize_into(1, int64_t{1} << 62)),
+                 JP_ERROR_INVALID_PLAN, "outside y");
+  expect_refused(one_step_plan(OpFamily::Resize, {x}, y, resize_into(1, 0, 2.0)),
+                 JP_ERROR_INVALID_PLAN, "y_axis is resized");
+  expect_refused(one_step_plan(OpFamily::Resize, {x}, y, resize_into(3, 0)),
+                 JP_ERROR_INVALID_PLAN, "y_axis is out of range");
+  expect_refused(one_step_plan(OpFamily::Resize, {x}, y, resize_into(-2, 0)),
+                 JP_ERROR_INVALID_PLAN, "y_axis is out of range");
+  expect_refused(one_step_plan(OpFamily::Resize, {x}, tensor("y", {2, 3, 4}), resize_into(-1, 1)),
+                 JP_ERROR_INVALID_PLAN, "without it");
+  // Dims other than y_axis must still be what the scales give.
+  expect_refused(one_step_plan(OpFamily::Resize, {x}, tensor("y", {2, 5, 5}), resize_into(1, 1)),
+                 JP_ERROR_INVALID_PLAN, "which scale");
+}
+
 ParamsFn slice_params(std::vector<int64_t> starts, std::vector<int64_t> steps) {
   return [starts, steps](flatbuffers::FlatBufferBuilder& b) {
     return std::make_pair(fb::StepParams::SliceParams,

@@ -393,6 +393,45 @@ inline ModelBuilder gpu_detect_head() {
   return m;
 }
 
+// A PAN neck as YOLO-style detectors export it: x [2, 8, 8, 8] -> Conv 1x1 (8) + Relu -> c0,
+// read by the top-down Concat and by the downsampling conv below; Conv 3x3 s2 (16) + Relu ->
+// lat -> Conv 1x1 (8) -> red, read by the Resize (nearest x2) and by the bottom-up Concat;
+// Concat(up, c0) -> Conv 3x3 (8) + Relu -> td; Conv 3x3 s2 of td (8) -> down; Concat(down, red,
+// Conv 1x1 of c0 s2) -> Conv 1x1 (6) -> y [2, 6, 4, 4]; td -> z [2, 8, 8, 8]. GPU plans write the
+// Concats in place where the producer can (the Resize, the convs read once) and copy the rest.
+inline ModelBuilder gpu_pan_neck() {
+  ModelBuilder m(13);
+  m.input("x", {2, 8, 8, 8}).output("y").output("z");
+  const auto pads = std::vector<int64_t>{1, 1, 1, 1};
+  m.random("w0", {8, 8, 1, 1}, -0.4f, 0.4f).random("b0", {8});
+  m.random("wl", {16, 8, 3, 3}, -0.2f, 0.2f).random("bl", {16});
+  m.random("wr", {8, 16, 1, 1}, -0.3f, 0.3f).random("br", {8});
+  m.random("wt", {8, 16, 3, 3}, -0.2f, 0.2f).random("bt", {8});
+  m.random("wd", {8, 8, 3, 3}, -0.2f, 0.2f).random("bd", {8});
+  m.random("ws", {4, 8, 1, 1}, -0.4f, 0.4f).random("bs", {4});
+  m.random("wy", {6, 20, 1, 1}, -0.3f, 0.3f).random("by", {6});
+  m.initializer("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  m.node("Conv", {"x", "w0", "b0"}, {"c0a"}, "conv0");
+  m.node("Relu", {"c0a"}, {"c0"}, "relu0");
+  auto& lat = m.node("Conv", {"c0", "wl", "bl"}, {"lata"}, "lateral");
+  attr(lat, "strides", std::vector<int64_t>{2, 2});
+  attr(lat, "pads", pads);
+  m.node("Relu", {"lata"}, {"lat"}, "lateral_relu");
+  m.node("Conv", {"lat", "wr", "br"}, {"red"}, "reduce");
+  attr(m.node("Resize", {"red", "", "scales"}, {"up"}, "up"), "mode", std::string("nearest"));
+  attr(m.node("Concat", {"up", "c0"}, {"cat1"}, "cat_td"), "axis", int64_t{1});
+  attr(m.node("Conv", {"cat1", "wt", "bt"}, {"tda"}, "td"), "pads", pads);
+  m.node("Relu", {"tda"}, {"z"}, "td_relu");
+  auto& down = m.node("Conv", {"z", "wd", "bd"}, {"down"}, "down");
+  attr(down, "strides", std::vector<int64_t>{2, 2});
+  attr(down, "pads", pads);
+  attr(m.node("Conv", {"c0", "ws", "bs"}, {"skip"}, "skip"), "strides",
+       std::vector<int64_t>{2, 2});
+  attr(m.node("Concat", {"down", "red", "skip"}, {"cat2"}, "cat_bu"), "axis", int64_t{1});
+  m.node("Conv", {"cat2", "wy", "by"}, {"y"}, "out");
+  return m;
+}
+
 inline std::vector<GpuPlanModel> gpu_plan_models() {
   return {{"conv_net", gpu_conv_net()},
           {"encoder", gpu_encoder()},
@@ -408,7 +447,8 @@ inline std::vector<GpuPlanModel> gpu_plan_models() {
           {"detector_nms", gpu_detector_nms()},
           {"unpool", gpu_unpool()},
           {"deform_conv", gpu_deform_conv()},
-          {"detect_head", gpu_detect_head()}};
+          {"detect_head", gpu_detect_head()},
+          {"pan_neck", gpu_pan_neck()}};
 }
 
 }  // namespace jetplan::converter::testing

@@ -6,6 +6,7 @@
 #include <jetplan/jetplan.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "tests/converter/util/plan_runner.h"
@@ -118,17 +119,22 @@ TEST(GpuLayoutOnCpuTwins, SameOutputsAsTheNchwPlan) {
     const fb::Plan* plan = fb::GetPlan(nhwc.data());
     size_t nhwc_tensors = 0, transposes = 0;
     for (const auto* t : *plan->tensors()) nhwc_tensors += t->layout() == fb::Layout::NHWC;
-    size_t concats = 0, slices = 0;
+    size_t concats = 0, slices = 0, copies = 0;
     for (const auto* s : *plan->steps()) {
-      transposes += s->op() == fb::OpFamily::Transpose;
+      const bool copy = s->op() == fb::OpFamily::Transpose &&
+                        s->params_as_TransposeParams()->y_block() != 0;
+      transposes += s->op() == fb::OpFamily::Transpose && !copy;
+      copies += copy;
       concats += s->op() == fb::OpFamily::Concat;
       if (s->op() == fb::OpFamily::Conv) slices += s->params_as_ConvParams()->y_channel_offset() > 0;
     }
     EXPECT_GT(nhwc_tensors, 10u);
-    // Fused, the fire module's convs (with their Relu) write its Concat in place; the other
-    // Concat reads a tensor that a conv reads too. Unfused, Relu steps produce both inputs.
-    EXPECT_EQ(concats, fuse_nodes ? 1u : 2u);
-    EXPECT_EQ(slices, fuse_nodes ? 1u : 0u);
+    // The depthwise conv writes its channels of "cat" in place, and r3, which conv dw4 reads
+    // too, is copied into its own (an identity Transpose). Fused, the fire module's convs (with
+    // their Relu) write its Concat in place; unfused, Relu steps produce both its inputs.
+    EXPECT_EQ(concats, fuse_nodes ? 0u : 1u);
+    EXPECT_EQ(slices, fuse_nodes ? 2u : 1u);
+    EXPECT_EQ(copies, 1u);
     // x in, feat out (a 4-D output binding), se into the channel Softmax (NCHW only).
     EXPECT_EQ(transposes, 3u) << "fuse " << fuse_nodes;
     SCOPED_TRACE("fuse " + std::to_string(fuse_nodes));
@@ -328,6 +334,49 @@ TEST(GpuLayoutOnCpuTwins, HeadPermutesOfNhwcConvOutputsComposeIntoOneTranspose) 
   EXPECT_EQ(blocks[0], (std::vector<int64_t>{0, 0, 0}));
   EXPECT_EQ(blocks[1], (std::vector<int64_t>{768, 960, 0}));
   EXPECT_EQ(blocks[2], (std::vector<int64_t>{192, 960, 768}));
+  expect_same_outputs(float_outputs(run_plan(nhwc, {input})), want);
+}
+
+}  // namespace
+}  // namespace jetplan::converter::testing
+
+namespace jetplan::converter::testing {
+namespace {
+
+// A PAN neck's Concats in place: the Resize writes its channels of the top-down Concat
+// (ResizeParams.y_axis, y_axis_offset), the convs read once theirs of the bottom-up one, and the
+// feature maps that other steps read too are copied into their blocks by identity Transposes
+// (y_block) where the Concats were: no Concat step is left, and the outputs are the NCHW plan's.
+TEST(GpuLayoutOnCpuTwins, NeckConcatsAreWrittenInPlaceWhereTheirProducersCan) {
+  const std::vector<float> input = uniform_input(2 * 8 * 8 * 8, 23);
+  const auto want = float_outputs(run_plan(convert_ok(gpu_pan_neck()).plan, {input}));
+  const std::vector<uint8_t> nhwc = nhwc_cpu_plan(gpu_pan_neck().bytes(), GpuPipeline{true, true});
+  const fb::Plan* plan = fb::GetPlan(nhwc.data());
+  std::vector<std::vector<int64_t>> copies;  // identity Transposes: y_block, stride, offset
+  std::vector<std::pair<int32_t, int64_t>> resizes;  // y_axis, y_axis_offset
+  std::map<std::string, int64_t> conv_offsets;       // the convs writing a Concat in place
+  for (const auto* s : *plan->steps()) {
+    const std::string name = s->name()->str();
+    EXPECT_NE(s->op(), fb::OpFamily::Concat) << name;
+    if (s->op() == fb::OpFamily::Resize) {
+      const auto* p = s->params_as_ResizeParams();
+      resizes.emplace_back(p->y_axis(), p->y_axis_offset());
+    }
+    if (s->op() == fb::OpFamily::Conv && name.find("+cat_") != std::string::npos)
+      conv_offsets[name.substr(0, name.find('+'))] =
+          s->params_as_ConvParams()->y_channel_offset();
+    if (s->op() == fb::OpFamily::Transpose && s->params_as_TransposeParams()->y_block() != 0) {
+      const auto* p = s->params_as_TransposeParams();
+      const std::vector<int32_t> perm(p->perm()->begin(), p->perm()->end());
+      EXPECT_EQ(perm, (std::vector<int32_t>{0, 1, 2, 3})) << name;
+      copies.push_back({p->y_block(), p->y_block_stride(), p->y_offset()});
+    }
+  }
+  // cat_td [2, 8, 8, 16] NHWC: up's 8 channels at 0 (the Resize), c0's 8 after (copied);
+  // cat_bu [2, 4, 4, 20]: down's 8 at 0, red's 8 at 8 (copied), skip's 4 at 16.
+  EXPECT_EQ(resizes, (std::vector<std::pair<int32_t, int64_t>>{{3, 0}}));
+  EXPECT_EQ(copies, (std::vector<std::vector<int64_t>>{{8, 16, 8}, {8, 20, 8}}));
+  EXPECT_EQ(conv_offsets, (std::map<std::string, int64_t>{{"down", 0}, {"skip", 16}}));
   expect_same_outputs(float_outputs(run_plan(nhwc, {input})), want);
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -271,6 +272,57 @@ TEST(Resize, Rank8EveryDimResized) {
     const std::vector<float> x = rng.uniform(volume(c.in), -1.f, 1.f);
     EXPECT_TRUE(all_close(run_resize(c, x), resize_reference(c, x), {1e-5, 1e-5}));
   }
+}
+
+// A Resize writing its part of a larger y (its share of a Concat, in place: y_block,
+// y_block_stride, y_offset): each element of the dense result at y_index, bit for bit the dense
+// run's, every other element of y untouched; float32 and Int8, random cases of rank 1 to 4
+// placed along a random axis that they do not resize.
+TEST(Resize, WritesItsBlocksIntoALargerOutput) {
+  SEEDED_RNG(rng);
+  for (ResizeMode mode : {kNearest, kLinear, kCubic})
+    for (int rank = 1; rank <= 4; ++rank)
+      for (int rep = 0; rep < 4; ++rep) {
+        ResizeCase c = random_case(rng, rank, mode, ResizeCoord::kHalfPixel);
+        const size_t axis = size_t(rng.integer(0, rank - 1));
+        c.out[axis] = c.in[axis];
+        c.scale[axis] = 1.0;
+        c.length[axis] = double(c.in[axis]);
+        const int64_t before = rng.integer(0, 3), after = rng.integer(0, 3);
+        int64_t inner = 1;
+        for (size_t d = axis + 1; d < c.out.size(); ++d) inner *= c.out[d];
+        ResizeParams placed = resize_params(c);
+        placed.y_block = c.out[axis] * inner;
+        placed.y_block_stride = (before + c.out[axis] + after) * inner;
+        placed.y_offset = before * inner;
+        const int64_t n = volume(c.out);
+        const int64_t ny = n / c.out[axis] * (before + c.out[axis] + after);
+        SCOPED_TRACE("mode " + std::to_string(int(mode)) + " rank " + std::to_string(rank) +
+                     " axis " + std::to_string(axis));
+        const std::vector<float> x = rng.uniform(volume(c.in), -1.f, 1.f);
+        std::vector<float> dense(static_cast<size_t>(n)), y(static_cast<size_t>(ny), 77.f);
+        cpu::resize(resize_params(c), x.data(), dense.data());
+        cpu::resize(placed, x.data(), y.data());
+        std::vector<bool> hit(size_t(ny), false);
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t at = y_index(placed, i);
+          ASSERT_TRUE(at >= 0 && at < ny) << i;
+          hit[size_t(at)] = true;
+          ASSERT_EQ(std::memcmp(&y[size_t(at)], &dense[size_t(i)], sizeof(float)), 0) << i;
+        }
+        for (int64_t i = 0; i < ny; ++i) {
+          if (!hit[size_t(i)]) { ASSERT_EQ(y[size_t(i)], 77.f) << "y " << i; }
+        }
+        if (mode == kCubic) continue;  // no Int8 form
+        std::vector<int8_t> xq(x.size()), dq(static_cast<size_t>(n)), yq(static_cast<size_t>(ny), int8_t{0x5a});
+        for (size_t i = 0; i < xq.size(); ++i) xq[i] = int8_t(rng.integer(-128, 127));
+        cpu::resize_int8(resize_params(c), xq.data(), dq.data());
+        cpu::resize_int8(placed, xq.data(), yq.data());
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(yq[size_t(y_index(placed, i))], dq[size_t(i)]) << i;
+        for (int64_t i = 0; i < ny; ++i) {
+          if (!hit[size_t(i)]) { ASSERT_EQ(yq[size_t(i)], int8_t{0x5a}) << "y " << i; }
+        }
+      }
 }
 
 }  // namespace

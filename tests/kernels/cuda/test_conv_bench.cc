@@ -91,10 +91,11 @@ void bench_layer(const BenchLayer& l, int64_t batch, std::initializer_list<uint3
 // bench_layer over `layers` at `batch`, then a line of their totals headed `what`.
 template <typename Layers>
 void bench_layers(const std::string& what, const Layers& layers, int64_t batch,
-                  std::initializer_list<uint32_t> splits) {
+                  std::initializer_list<uint32_t> splits,
+                  Activation act = test_util::kEveryActivation[1]) {
   double total_us = 0, total_flop = 0;
   for (const BenchLayer& l : layers) {
-    bench_layer(l, batch, splits, &total_us, &total_flop);
+    bench_layer(l, batch, splits, &total_us, &total_flop, act);
     if (::testing::Test::HasFatalFailure()) return;
   }
   std::printf("%s: %.1f us, %.2f GFLOP, %.1f TFLOP/s\n", what.c_str(), total_us,
@@ -157,7 +158,8 @@ TEST(GpuConvBench, DISABLED_StemChannels) {
 
 // The YOLO-style detector's convs after its stem at 640x640 (YOLOv5s widths): large images, 32
 // to 128 channels, short K. At batch 8 they take a fifth of the plan's time at a small part of
-// the memory roofline (tests/perf/RESULTS.md, session 33): every tile's time, for the selector.
+// the memory roofline (tests/perf/RESULTS.md, session 33): every tile's time, for the selector,
+// with the model's SiLU epilogue.
 TEST(GpuConvBench, DISABLED_YoloEarlyLayers) {
   GPU_TEST_OR_SKIP();
   constexpr BenchLayer kYolo[] = {{32, 64, 320, 3, 2, 1},  {64, 32, 160, 1, 1, 2},
@@ -167,7 +169,7 @@ TEST(GpuConvBench, DISABLED_YoloEarlyLayers) {
                                   {64, 64, 80, 3, 1, 2},   {128, 128, 80, 1, 1, 1}};
   for (int64_t batch : {1, 8})
     bench_layers("YOLO-style early convs at batch " + std::to_string(batch), kYolo, batch,
-                 {1, 2});
+                 {1, 2}, test_util::kEveryActivation[8]);  // SiLU
 }
 
 // The depthwise layers of MobileNetV2, EfficientNet-B0 and ConvNeXt-T at batch 1 and 8: the

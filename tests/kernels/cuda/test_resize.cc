@@ -206,6 +206,84 @@ TEST(GpuResize, Int8MatchesCpuTwinBitExact) {
   EXPECT_NE(gpu_test::select_and_launch(kResize, DType::kInt8, step.ptrs, crop), "");
 }
 
+// A Resize writing its part of a larger y (a Concat written in place: ResizeParams.y_block,
+// y_block_stride, y_offset): along channels (blocks of C, the row-tile kernel's pixel placing;
+// with 16-byte groups and without) and along H (blocks of rows, through y_index), in every
+// kernel (row tiles, pixel runs, elements) and dtype. Each placed element is bit for bit what
+// the same kernel writes into a dense y, every other element of y keeps its poison; Int8 and
+// nearest FP32 also equal the twin's placed y bit for bit.
+TEST(GpuResize, WritesItsBlocksIntoALargerOutputLikeTheTwin) {
+  GPU_TEST_OR_SKIP();
+  SEEDED_RNG(rng);
+  struct Case {
+    Shape in, out;
+    ResizeMode mode;
+    ResizeCoord coord;
+    int axis;             // the Concat's
+    int64_t y_extent, offset;  // y's extent along the axis; the result's first index in it
+  };
+  const Case cases[] = {
+      {{2, 5, 6, 16}, {2, 10, 12, 16}, ResizeMode::kNearest, ResizeCoord::kAsymmetric, 3, 40, 8},
+      {{2, 5, 6, 16}, {2, 10, 12, 16}, ResizeMode::kLinear, ResizeCoord::kHalfPixel, 3, 32, 16},
+      {{1, 4, 7, 5}, {1, 9, 13, 5}, ResizeMode::kLinear, ResizeCoord::kAlignCorners, 3, 12, 7},
+      {{2, 4, 4, 8}, {2, 8, 8, 8}, ResizeMode::kNearest, ResizeCoord::kAsymmetric, 1, 11, 2},
+      {{1, 4, 4, 8}, {1, 8, 8, 8}, ResizeMode::kCubic, ResizeCoord::kHalfPixel, 3, 24, 8},
+      {{2, 6, 5}, {2, 6, 15}, ResizeMode::kLinear, ResizeCoord::kHalfPixel, 1, 9, 3},
+  };
+  for (const Case& c : cases) {
+    ResizeParams dense = make_params(c.in, c.out, c.mode, c.coord, ResizeNearest::kFloor);
+    Shape y_shape = c.out;
+    y_shape[size_t(c.axis)] = c.y_extent;
+    int64_t inner = 1, nx = 1, n = 1, ny = 1;
+    for (size_t d = size_t(c.axis) + 1; d < y_shape.size(); ++d) inner *= y_shape[d];
+    for (size_t d = 0; d < c.in.size(); ++d) {
+      nx *= c.in[d];
+      n *= c.out[d];
+      ny *= y_shape[d];
+    }
+    ResizeParams placed = dense;
+    placed.y_block = c.out[size_t(c.axis)] * inner;
+    placed.y_block_stride = c.y_extent * inner;
+    placed.y_offset = c.offset * inner;
+    const std::string what = "case in " + std::to_string(c.in[1]) + " axis " +
+                             std::to_string(c.axis) + " mode " + std::to_string(int(c.mode));
+    for (DType dtype : {DType::kFloat16, DType::kFloat32}) {
+      const std::vector<float> x = gpu_test::as_stored(rng.uniform(nx, -3.f, 3.f), dtype == DType::kFloat16);
+      const gpu_test::FloatStepResult a = gpu_test::run_float_step(kResize, dtype, dense, x, n);
+      const gpu_test::FloatStepResult b = gpu_test::run_float_step(kResize, dtype, placed, x, ny);
+      ASSERT_EQ(a.status + b.status, "") << what;
+      EXPECT_EQ(a.chosen.variant->name, b.chosen.variant->name) << what;
+      std::vector<bool> hit(size_t(ny), false);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t at = y_index(placed, i);
+        hit[size_t(at)] = true;
+        ASSERT_EQ(std::memcmp(&a.y[size_t(i)], &b.y[size_t(at)], sizeof(float)), 0)
+            << what << " element " << i << ": " << a.y[size_t(i)] << " placed " << b.y[size_t(at)];
+      }
+      for (int64_t i = 0; i < ny; ++i) {
+        if (!hit[size_t(i)]) { ASSERT_TRUE(std::isnan(b.y[size_t(i)])) << what << " y " << i; }
+      }
+      EXPECT_TRUE(b.guard_intact) << what;
+      if (dtype == DType::kFloat32 && c.mode == ResizeMode::kNearest) {
+        std::vector<float> want(size_t(ny), std::nanf(""));
+        cpu::resize(placed, x.data(), want.data());
+        for (int64_t i = 0; i < ny; ++i)
+          ASSERT_TRUE(hit[size_t(i)] ? want[size_t(i)] == b.y[size_t(i)] : std::isnan(want[size_t(i)]))
+              << what << " twin y " << i;
+      }
+    }
+    if (c.mode == ResizeMode::kCubic) continue;  // no Int8 form
+    const std::vector<uint8_t> xb = rng.bytes(size_t(nx));
+    gpu_test::ByteStep step(xb, size_t(ny));
+    std::vector<uint8_t> want = gpu_test::download_bytes(step.dy, size_t(ny));
+    cpu::resize_int8(placed, reinterpret_cast<const int8_t*>(xb.data()),
+                     reinterpret_cast<int8_t*>(want.data()));
+    ASSERT_EQ(gpu_test::select_and_launch(kResize, DType::kInt8, step.ptrs, placed), "") << what;
+    EXPECT_EQ(step.first_difference(want), -1) << what << " int8";
+    EXPECT_TRUE(step.dy.guard_intact()) << what;
+  }
+}
+
 // Timing only (run with --gtest_also_run_disabled_tests): the bench U-Net's two bilinear x2
 // upsamples (NHWC FP16, 128 channels to 128x128 and 64 to 256x256) at batch 1 and 8, in the
 // kernel the selector picks (jp_resize_hw_f16) and in the pixel-run kernel it replaced, with
