@@ -96,7 +96,22 @@ TEST(Int8DataMovement, UNetConcatsPoolsAndResizesMoveInt8WithOneScale) {
   for (fb::DType d : input_dtypes(p, fb::OpFamily::Concat)) EXPECT_EQ(d, fb::DType::Int8);
   for (fb::DType d : input_dtypes(p, fb::OpFamily::Pool)) EXPECT_EQ(d, fb::DType::Int8);
   for (fb::DType d : input_dtypes(p, fb::OpFamily::Resize)) EXPECT_EQ(d, fb::DType::Int8);
-  EXPECT_TRUE(input_dtypes(p, fb::OpFamily::Transpose).size() <= 2u);  // x's and y's layout only
+  // Transposes: x's and y's layout, and the two copies of the skips (e1, e2: read by a pool
+  // too) into their Concats, whose other inputs (the Resize u2, the conv u1) write theirs in
+  // place: in Int8, in the Concats' one scale.
+  size_t layout = 0, copies = 0;
+  for (const auto* s : *p->steps()) {
+    if (s->op() != fb::OpFamily::Transpose) continue;
+    const bool copy = s->params_as_TransposeParams()->y_block() != 0;
+    layout += !copy;
+    copies += copy;
+    if (copy) EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(0))->dtype(), fb::DType::Int8);
+  }
+  EXPECT_LE(layout, 2u);
+  EXPECT_EQ(copies, 2u);
+  for (const auto* s : *p->steps())
+    if (s->op() == fb::OpFamily::Resize && s->params_as_ResizeParams()->y_axis() >= 0)
+      EXPECT_EQ(p->tensors()->Get(s->outputs()->Get(0))->dtype(), fb::DType::Int8);
   // The head's Concat is written in place by its two convs (Int8 into channel slices), with
   // the same y_scale; every Concat's inputs and output share theirs, so nothing requantizes.
   std::set<float> head_scales;
