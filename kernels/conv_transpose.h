@@ -23,6 +23,11 @@ namespace jetplan::kernels {
 struct ConvTransposeParams {
   JP_CONV_FIELDS;  // as ConvParams
   bool channels_last = false;
+  // channels_last only, as ConvParams: y holds y_channels >= out_channels channels a pixel and
+  // this step writes [y_channel_offset, +out_channels) of them (a Concat along channels written
+  // in place; a residual stays dense). 0: y_channels = out_channels, the dense output.
+  int64_t y_channels = 0;
+  int64_t y_channel_offset = 0;
 };
 
 // The upsampling form: every output position takes exactly one tap of one input position, so

@@ -12,12 +12,14 @@ namespace {
 
 // channels_last (the upsampling form only, conv_transpose_upsamples; prepare checks it): each
 // output (n, oy, ox, oc) takes the one tap (oy % KH, ox % KW) of input pixel (oy / KH, ox / KW);
-// the same sum order and epilogue as the NCHW gather below.
+// the same sum order and epilogue as the NCHW gather below; y's pixels y_channels apart when the
+// step writes a Concat's channel slice (the residual dense).
 void conv_transpose_upsample_nhwc(const ConvTransposeParams& p, const float* x, const float* w,
                                   const float* bias, const float* residual, float* y) {
   if (!conv_transpose_upsamples(p)) return;
   const int64_t kh = p.kernel[0], kw = p.kernel[1], cin = p.in_channels, cout = p.out_channels;
   const int64_t ih = p.in_size[0], iw = p.in_size[1], oh = p.out_size[0], ow = p.out_size[1];
+  const int64_t ldy = p.y_channels != 0 ? p.y_channels : cout;
   for (int64_t n = 0; n < p.batch; ++n)
     for (int64_t oy = 0; oy < oh; ++oy)
       for (int64_t ox = 0; ox < ow; ++ox) {
@@ -28,10 +30,10 @@ void conv_transpose_upsample_nhwc(const ConvTransposeParams& p, const float* x, 
           for (int64_t ic = 0; ic < cin; ++ic)
             acc += static_cast<double>(xp[ic]) * static_cast<double>(wt[oc * cin + ic]);
           if (p.has_bias) acc += bias[oc];
-          const int64_t yi = ((n * oh + oy) * ow + ox) * cout + oc;
+          const int64_t pixel = (n * oh + oy) * ow + ox;
           float v = static_cast<float>(acc);
-          if (p.has_residual) v += residual[yi];
-          y[yi] = apply_activation(p.act, v);
+          if (p.has_residual) v += residual[pixel * cout + oc];
+          y[pixel * ldy + p.y_channel_offset + oc] = apply_activation(p.act, v);
         }
       }
 }

@@ -143,6 +143,7 @@ __device__ void conv_transpose_upsample(const StepPointers& ptrs, const ConvTran
 // given, this struct, to EpilogueUpsample by reference, which reads them back.
 struct UpsampleGemm : ConvParams {
   int32_t kh, kw, cout;  // the kernel (== stride) and the output channels
+  int64_t ldy, y0;       // y's channels a pixel and the step's first (a Concat's slice)
 };
 
 __device__ __forceinline__ UpsampleGemm upsample_gemm(const ConvTransposeParams& t) {
@@ -160,6 +161,8 @@ __device__ __forceinline__ UpsampleGemm upsample_gemm(const ConvTransposeParams&
   g.kh = int32_t(t.kernel[0]);
   g.kw = int32_t(t.kernel[1]);
   g.cout = int32_t(t.out_channels);
+  g.ldy = t.y_channels != 0 ? t.y_channels : t.out_channels;
+  g.y0 = t.y_channel_offset;
   return g;
 }
 
@@ -167,7 +170,9 @@ __device__ __forceinline__ UpsampleGemm upsample_gemm(const ConvTransposeParams&
 // residual, activation, FP16 store). GEMM row m is input pixel (n, h, w), column j = (kh * KW +
 // kw) * Cout + c; the value lands at output pixel (n, h * KH + kh, w * KW + kw), channel c. A
 // group of four columns from a multiple of 4 stays in one (kh, kw) and is four consecutive
-// channels of one output pixel when Cout % 4 == 0 (aligned4): one 8-byte access.
+// channels of one output pixel when Cout % 4 == 0 (aligned4): one 8-byte access. y's pixels
+// are ldy channels apart from channel y0 where the step writes a Concat's channel slice
+// (ConvTransposeParams.y_channels, y_channel_offset); the residual is dense.
 struct EpilogueUpsample {
   static constexpr bool kExtendedActivations = false;
   struct Ctx {
@@ -175,6 +180,7 @@ struct EpilogueUpsample {
     const __half* res;
     __half* y;
     int H, W, kh, kw, cout;
+    int64_t ldy, y0;
   };
   static __device__ __forceinline__ const UpsampleGemm& gemm(const ConvParams& p) {
     return static_cast<const UpsampleGemm&>(p);
@@ -190,14 +196,22 @@ struct EpilogueUpsample {
             int(p.in_size[1]),
             g.kh,
             g.kw,
-            g.cout};
+            g.cout,
+            g.ldy,
+            g.y0};
   }
-  // Where GEMM element (m, j) lands in y (and the residual).
-  static __device__ __forceinline__ int64_t at(const Ctx& c, int m, int j) {
+  // Where GEMM element (m, j) lands in the residual (dense), and in y (ldy channels a pixel,
+  // from y0).
+  static __device__ __forceinline__ int64_t at(const Ctx& c, int m, int j, int64_t ld = 0,
+                                               int64_t first = 0) {
     const int w = m % c.W, t = m / c.W, h = t % c.H, n = t / c.H;
     const int ch = j % c.cout, tap = j / c.cout, kx = tap % c.kw, ky = tap / c.kw;
     const int64_t oy = int64_t(h) * c.kh + ky, ox = int64_t(w) * c.kw + kx;
-    return ((int64_t(n) * c.H * c.kh + oy) * (int64_t(c.W) * c.kw) + ox) * c.cout + ch;
+    const int64_t pixel = (int64_t(n) * c.H * c.kh + oy) * (int64_t(c.W) * c.kw) + ox;
+    return pixel * (ld != 0 ? ld : c.cout) + first + ch;
+  }
+  static __device__ __forceinline__ int64_t at_y(const Ctx& c, int m, int j) {
+    return at(c, m, j, c.ldy, c.y0);
   }
   struct Col {
     float b[2];  // the bias of columns j and j + 1 (0 without one or past N)
@@ -215,7 +229,7 @@ struct EpilogueUpsample {
     return p.has_bias ? acc + col.b[e] : acc;
   }
   static __device__ __forceinline__ bool aligned4(const Ctx& c, const ConvParams&, int) {
-    return c.cout % 4 == 0;
+    return c.cout % 4 == 0 && c.ldy % 4 == 0 && c.y0 % 4 == 0;
   }
   template <bool FAST>
   static __device__ __forceinline__ void residual(const Ctx& c, const ConvParams& p, bool ok,
@@ -239,11 +253,11 @@ struct EpilogueUpsample {
       v[e] = act_value<A>(p.act, v[e]);
     }
     if constexpr (FAST) {
-      store4_half<true>(c.y, at(c, m, j), 4, v);
+      store4_half<true>(c.y, at_y(c, m, j), 4, v);
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        if (j + e < N) c.y[at(c, m, j + e)] = __float2half_rn(v[e]);
+        if (j + e < N) c.y[at_y(c, m, j + e)] = __float2half_rn(v[e]);
     }
   }
 };

@@ -24,6 +24,7 @@ struct TensorSpec {
   fb::DType dtype = fb::DType::Float32;
   int64_t size_override = -1;  // >= 0: write this size_bytes instead of the true one
   int32_t view_of = -1;        // Tensor.view_of
+  fb::Layout layout = fb::Layout::Any;
 };
 
 struct StepSpec {
@@ -94,7 +95,7 @@ inline std::vector<uint8_t> build_plan(const PlanSpec& spec) {
     const uint64_t size = t.size_override >= 0 ? static_cast<uint64_t>(t.size_override)
                                                : tensor_bytes(t);
     tensors.push_back(fb::CreateTensorDirect(b, t.name.c_str(), &t.shape, t.dtype,
-                                             fb::Layout::Any, t.storage, t.offset, size,
+                                             t.layout, t.storage, t.offset, size,
                                              t.binding, /*quant=*/0, t.view_of));
   }
   auto bindings = [&](const std::vector<std::pair<std::string, uint32_t>>& list) {

@@ -188,8 +188,8 @@ struct OpDesc {
   bool has_residual = false;  // Conv, Gemm: inputs[3] is added before the activation
   bool residual_after_act = false;  // Conv: ... or after it (fuse.cc: x + SiLU(conv(x)))
   bool has_bias = false;      // ConvTranspose, LayerNorm: the optional bias input is there
-  // Conv writing a Concat along NHWC channels in place: its channels' first index in the
-  // Concat's output (concat_in_place, gpu_lower.h).
+  // Conv or ConvTranspose writing a Concat along NHWC channels in place: its channels' first
+  // index in the Concat's output (concat_in_place, gpu_lower.h).
   int64_t y_channel_offset = 0;
   // Transpose writing its part of a Concat in place (concat_in_place): its dense result in
   // blocks of y_block elements, y_block_stride apart from y_offset (schemas/plan.fbs).

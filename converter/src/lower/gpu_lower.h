@@ -52,8 +52,9 @@ bool writes_output_cast(fb::OpFamily family);
 void gpu_output_cast_fallback(PlanDraft* draft, size_t step);
 
 // Concats written in place by the steps that compute their inputs, where those can write their
-// part of the Concat's output themselves: a Conv step (Concat along NHWC channels;
-// ConvParams.y_channel_offset; a residual it adds stays a dense tensor of its own), a Resize that
+// part of the Concat's output themselves: a Conv or ConvTranspose step (Concat along NHWC
+// channels; ConvParams.y_channel_offset, ConvTransposeParams.y_channel_offset: a U-Net's
+// upsampling; a residual it adds stays a dense tensor of its own), a Resize that
 // does not resize the Concat's axis (ResizeParams.y_axis, y_axis_offset: the upsampled maps of
 // FPN/PAN necks and U-Nets), or a Transpose, its result the input or reshaped into it by one
 // Copy (TransposeParams.y_block, y_block_stride, y_offset: a YOLO head's permuted, flattened

@@ -52,7 +52,8 @@ void concat_in_place(PlanDraft* draft) {
     DraftStep& s = draft->steps[static_cast<size_t>(uses.writers[t][0])];
     return s.op.family == family && s.outputs.size() == 1 ? &s : nullptr;
   };
-  // Where an input of a Concat along `axis` comes from: a Conv writing NHWC channels, a Resize
+  // Where an input of a Concat along `axis` comes from: a Conv or an (upsampling)
+  // ConvTranspose writing NHWC channels, a Resize
   // that does not resize that axis, or a Transpose whose dense result is the input, written by
   // it or turned into it by one Copy (a reshape: the same bytes) that goes with the Concat.
   struct Producer {
@@ -60,8 +61,10 @@ void concat_in_place(PlanDraft* draft) {
     int copy = -1;  // the Copy step between, if any
   };
   auto producer = [&](uint32_t t, bool nhwc_channels, int64_t axis) -> Producer {
-    if (nhwc_channels && draft->tensors[t].layout == fb::Layout::NHWC)
+    if (nhwc_channels && draft->tensors[t].layout == fb::Layout::NHWC) {
       if (DraftStep* conv = sole_writer(t, fb::OpFamily::Conv)) return {conv, -1};
+      if (DraftStep* up = sole_writer(t, fb::OpFamily::ConvTranspose)) return {up, -1};
+    }
     if (DraftStep* rs = sole_writer(t, fb::OpFamily::Resize)) {
       const std::vector<double>& scale = rs->op.resize.scale;
       const bool kept = static_cast<size_t>(axis) < scale.size() &&
@@ -131,7 +134,7 @@ void concat_in_place(PlanDraft* draft) {
         s->outputs[0] = y;
         s->name += "+" + concat.name;
       }
-      if (s->op.family == fb::OpFamily::Conv) {
+      if (s->op.family == fb::OpFamily::Conv || s->op.family == fb::OpFamily::ConvTranspose) {
         s->op.y_channel_offset = offset;
       } else if (s->op.family == fb::OpFamily::Resize) {
         s->op.resize.y_axis = static_cast<int32_t>(axis);

@@ -191,7 +191,8 @@ StepParamsOffset serialize_conv_transpose(flatbuffers::FlatBufferBuilder& fbb, c
   const fb::Activation act = activation(op.act);
   auto p = fb::CreateConvTransposeParamsDirect(fbb, op.groups, &op.kernel, &op.stride, &op.dilation,
                                                &op.pad_begin, &op.pad_end, &op.output_padding,
-                                               op.has_bias, op.has_residual, &act);
+                                               op.has_bias, op.has_residual, &act,
+                                               op.y_channel_offset);
   return params(p);
 }
 

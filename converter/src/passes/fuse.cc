@@ -3,6 +3,8 @@
 //   Conv:   act(conv(x, w) + bias + residual), or act(conv(x, w) + bias) + residual
 //   Gemm:   act(alpha * A x B + beta * C + residual)
 //   Binary: act(a op b)
+//   ConvTranspose: act(conv_transpose(x, w) + bias + residual) (only the activation is fused:
+//   a U-Net's upsampling + Relu)
 // so a consumer is absorbed only where it extends that formula in order.
 #include <algorithm>
 
@@ -83,7 +85,7 @@ bool absorb_next(Graph& g, size_t* at) {
   if (n.dead || !n.op.resolved) return false;
   const fb::OpFamily family = n.op.family;
   if (family != fb::OpFamily::Conv && family != fb::OpFamily::Gemm &&
-      family != fb::OpFamily::Binary)
+      family != fb::OpFamily::Binary && family != fb::OpFamily::ConvTranspose)
     return false;
   // A step that legalize expands (typed arithmetic promoted through float32, ...) is no single
   // Binary step: neither side of a fusion.
@@ -114,7 +116,8 @@ bool absorb_next(Graph& g, size_t* at) {
   } else if (c.op.family == fb::OpFamily::Activation) {
     n.op.act = c.op.act;
     absorbed = true;
-  } else if (c.op.family == fb::OpFamily::Binary && family != fb::OpFamily::Binary &&
+  } else if (c.op.family == fb::OpFamily::Binary &&
+             (family == fb::OpFamily::Conv || family == fb::OpFamily::Gemm) &&
              g.values[c.outputs[0]].shape == g.values[y].shape) {
     const int other = c.inputs[0] == y ? c.inputs[1] : c.inputs[0];
     const bool add = c.op.binary == fb::BinaryOp::Add;

@@ -82,9 +82,15 @@ Status prepare_conv_transpose(const jp_plan& plan, const fb::ConvTransposeParams
   }
   // w.dims[1] * groups <= w.dims[1] * w.dims[0] <= w.elements: no overflow.
   const int64_t out_channels = cl ? w.dims[w.rank - 2] : w.dims[1] * groups;
-  if (y.dims[0] != x.dims[0] || channel_dim(y) != out_channels) {
-    return invalid(*s, "output batch or channels do not match");
+  // NHWC: the step may write a channel slice of a Concat's output in place.
+  const int64_t y_offset = p.y_channel_offset();
+  const bool slice = y_offset != 0 || channel_dim(y) != out_channels;
+  if (slice && (!cl || !channels_last(y) || y_offset < 0 || y_offset > channel_dim(y) ||
+                out_channels > channel_dim(y) - y_offset)) {
+    return invalid(*s, "a channel slice of the output must be NHWC and lie within the "
+                       "output's channels");
   }
+  if (y.dims[0] != x.dims[0]) return invalid(*s, "output batch or channels do not match");
   k.spatial_rank = rank;
   k.channels_last = cl;
   k.groups = groups;
@@ -100,8 +106,21 @@ Status prepare_conv_transpose(const jp_plan& plan, const fb::ConvTransposeParams
     JP_RETURN_IF_ERROR(check_elements(*s, input_at(plan, *s, next++), out_channels,
                                       "bias must have one value per output channel"));
   }
-  JP_RETURN_IF_ERROR(check_residual(plan, *s, p.has_residual(), next,
-                                    "residual must have the output's shape and layout"));
+  if (!slice) {
+    JP_RETURN_IF_ERROR(check_residual(plan, *s, p.has_residual(), next,
+                                      "residual must have the output's shape and layout"));
+  } else if (p.has_residual()) {
+    // Writing a channel slice, the step reads a dense residual of its own channels.
+    const TensorInfo& r = input_at(plan, *s, next);
+    bool dense = r.rank == y.rank && channels_last(r);
+    for (int32_t d = 0; dense && d < r.rank; ++d)
+      dense = r.dims[d] == (d == r.rank - 1 ? out_channels : y.dims[d]);
+    if (!dense) return invalid(*s, "residual must be the step's own channels, NHWC");
+  }
+  if (slice) {
+    k.y_channels = channel_dim(y);
+    k.y_channel_offset = y_offset;
+  }
   k.batch = x.dims[0];
   k.in_channels = channels;
   k.out_channels = out_channels;

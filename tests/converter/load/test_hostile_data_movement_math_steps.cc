@@ -173,6 +173,40 @@ TEST(TensorGroupHostilePlan, ResizeBlocksMustLieInsideTheirOutput) {
                  JP_ERROR_INVALID_PLAN, "which scale");
 }
 
+// An NHWC upsampling ConvTranspose (x [1, 2, 3, 4] 2x2 stride 2 to 5 channels) writing its
+// channels of a Concat's y in place: loads where [offset, offset + 5) lies within y's channels;
+// refused past them, at a negative offset, or into an NCHW y.
+ParamsFn conv_transpose_into(int64_t offset) {
+  return [=](flatbuffers::FlatBufferBuilder& b) {
+    const std::vector<int64_t> two{2, 2};
+    const fb::Activation act(fb::ActivationKind::None, 0.f, 0.f);
+    return std::make_pair(fb::StepParams::ConvTransposeParams,
+                          fb::CreateConvTransposeParamsDirect(b, 1, &two, &two, nullptr, nullptr,
+                                                              nullptr, nullptr, false, false,
+                                                              &act, offset)
+                              .Union());
+  };
+}
+
+TEST(TensorGroupHostilePlan, ConvTransposeChannelSlicesMustLieInsideTheirOutput) {
+  auto nhwc = [](TensorSpec t) {
+    t.layout = fb::Layout::NHWC;
+    return t;
+  };
+  const auto x = nhwc(tensor("x", {1, 2, 3, 4})), w = nhwc(tensor("w", {2, 2, 5, 4}));
+  const auto y = nhwc(tensor("y", {1, 4, 6, 8}));  // 8 channels: the step's 5 from 0 to 3
+  expect_loads(one_step_plan(OpFamily::ConvTranspose, {x, w}, nhwc(tensor("y", {1, 4, 6, 5})),
+                             conv_transpose_into(0)));
+  expect_loads(one_step_plan(OpFamily::ConvTranspose, {x, w}, y, conv_transpose_into(0)));
+  expect_loads(one_step_plan(OpFamily::ConvTranspose, {x, w}, y, conv_transpose_into(3)));
+  for (int64_t bad : {int64_t{4}, int64_t{-1}, int64_t{1} << 62})
+    expect_refused(one_step_plan(OpFamily::ConvTranspose, {x, w}, y, conv_transpose_into(bad)),
+                   JP_ERROR_INVALID_PLAN, "lie within the output's channels");
+  expect_refused(one_step_plan(OpFamily::ConvTranspose, {x, w}, tensor("y", {1, 8, 4, 6}),
+                               conv_transpose_into(2)),
+                 JP_ERROR_INVALID_PLAN, "must be NHWC");
+}
+
 ParamsFn slice_params(std::vector<int64_t> starts, std::vector<int64_t> steps) {
   return [starts, steps](flatbuffers::FlatBufferBuilder& b) {
     return std::make_pair(fb::StepParams::SliceParams,

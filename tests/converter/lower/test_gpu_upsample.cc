@@ -37,9 +37,15 @@ TEST(GpuUpsample, NhwcOnCpuTwinsMatchesTheNchwPlan) {
   // Fused, the upsampling step is "up+up_relu" or so: find it by family and form.
   const fb::Step* up = nullptr;
   const fb::Step* up3 = nullptr;
-  size_t transposes = 0;
+  size_t transposes = 0, copies = 0;
   for (const auto* s : *plan->steps()) {
-    transposes += s->op() == fb::OpFamily::Transpose;
+    EXPECT_NE(s->op(), fb::OpFamily::Concat) << s->name()->str();
+    EXPECT_NE(s->op(), fb::OpFamily::Activation) << s->name()->str();
+    if (s->op() == fb::OpFamily::Transpose) {
+      const bool copy = s->params_as_TransposeParams()->y_block() != 0;
+      transposes += !copy;
+      copies += copy;
+    }
     if (s->op() != fb::OpFamily::ConvTranspose) continue;
     (s->params_as_ConvTransposeParams()->pad_begin()->Get(0) == 0 ? up : up3) = s;
   }
@@ -54,6 +60,13 @@ TEST(GpuUpsample, NhwcOnCpuTwinsMatchesTheNchwPlan) {
   EXPECT_EQ(tensors->Get(up3->inputs()->Get(0))->layout(), fb::Layout::NCHW);
   // x in, y out, and r2 back to NCHW for the 3x3 ConvTranspose: none around the upsampling.
   EXPECT_EQ(transposes, 3u);
+  // The upsampling (its Relu fused) writes channels [0, 8) of the Concat's output in place; r1,
+  // which the pool reads too, is copied into [8, 16) (an identity Transpose).
+  const auto* up_params = up->params_as_ConvTransposeParams();
+  EXPECT_EQ(up_params->activation()->kind(), fb::ActivationKind::Relu);
+  EXPECT_EQ(up_params->y_channel_offset(), 0);
+  EXPECT_EQ(tensors->Get(up->outputs()->Get(0))->shape()->Get(3), 16);
+  EXPECT_EQ(copies, 1u);
   const auto got = float_outputs(run_plan(nhwc, {input}));
   ASSERT_EQ(got.size(), want.size());
   for (size_t o = 0; o < want.size(); ++o) {
@@ -75,7 +88,8 @@ TEST(GpuUpsample, GpuPlansTakeTheGemmAndTheRowTileResize) {
     size_t upsample = 0, transposes = 0;
     for (const auto* s : *plan->steps()) {
       const std::string kernel = s->kernel()->str();
-      transposes += s->op() == fb::OpFamily::Transpose;
+      transposes += s->op() == fb::OpFamily::Transpose &&
+                    s->params_as_TransposeParams()->y_block() == 0;
       if (s->op() == fb::OpFamily::ConvTranspose) {
         const bool form = s->params_as_ConvTransposeParams()->pad_begin()->Get(0) == 0;
         upsample += form;

@@ -105,13 +105,17 @@ TEST(Int8DataMovement, UNetConcatsPoolsAndResizesMoveInt8WithOneScale) {
     const bool copy = s->params_as_TransposeParams()->y_block() != 0;
     layout += !copy;
     copies += copy;
-    if (copy) EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(0))->dtype(), fb::DType::Int8);
+    if (copy) {
+      EXPECT_EQ(p->tensors()->Get(s->inputs()->Get(0))->dtype(), fb::DType::Int8);
+    }
   }
   EXPECT_LE(layout, 2u);
   EXPECT_EQ(copies, 2u);
-  for (const auto* s : *p->steps())
-    if (s->op() == fb::OpFamily::Resize && s->params_as_ResizeParams()->y_axis() >= 0)
+  for (const auto* s : *p->steps()) {
+    if (s->op() == fb::OpFamily::Resize && s->params_as_ResizeParams()->y_axis() >= 0) {
       EXPECT_EQ(p->tensors()->Get(s->outputs()->Get(0))->dtype(), fb::DType::Int8);
+    }
+  }
   // The head's Concat is written in place by its two convs (Int8 into channel slices), with
   // the same y_scale; every Concat's inputs and output share theirs, so nothing requantizes.
   std::set<float> head_scales;

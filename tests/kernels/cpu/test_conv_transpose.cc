@@ -231,6 +231,20 @@ TEST(ConvTranspose, ChannelsLastUpsamplingIsTheNchwResultPermuted) {
     cpu::conv_transpose(p, last(x, c.batch, c.cin, in_plane).data(), wl.data(), bias.data(),
                         last(res, c.batch, c.cout, out_plane).data(), got.data());
     EXPECT_EQ(got, last(want, c.batch, c.cout, out_plane)) << c.cin << "x" << c.cout;
+    // Into channels [2, 2 + Cout) of a Concat's y of Cout + 3 channels (written in place):
+    // each pixel's Cout values the dense result's, the other channels untouched.
+    ConvTransposeParams slice = p;
+    slice.y_channels = c.cout + 3;
+    slice.y_channel_offset = 2;
+    std::vector<float> y(size_t(c.batch * out_plane * slice.y_channels), 7.f);
+    cpu::conv_transpose(slice, last(x, c.batch, c.cin, in_plane).data(), wl.data(), bias.data(),
+                        last(res, c.batch, c.cout, out_plane).data(), y.data());
+    for (int64_t px = 0; px < c.batch * out_plane; ++px)
+      for (int64_t k = 0; k < slice.y_channels; ++k) {
+        const float v = y[size_t(px * slice.y_channels + k)];
+        if (k >= 2 && k < 2 + c.cout) ASSERT_EQ(v, got[size_t(px * c.cout + k - 2)]) << px;
+        else ASSERT_EQ(v, 7.f) << px << " " << k;
+      }
   }
   ConvTransposeParams padded;
   padded.channels_last = true;

@@ -229,6 +229,37 @@ TEST(GpuConvTranspose, ChannelsLastUpsamplingMatchesCpuTwin) {
           gpu_test::download_floats(dy, ny, DType::kFloat16), c.batch, c.cout, out_plane, false);
       EXPECT_TRUE(gpu_test::all_close(got, want, 2e-3, 2e-3)) << "case " << ci << " " << name;
       EXPECT_TRUE(dy.guard_intact()) << "case " << ci << " " << name;
+      // The same tile into a channel slice of a Concat's y (written in place:
+      // ConvTransposeParams.y_channels, y_channel_offset), 4-aligned (8-byte stores where Cout
+      // allows) and not: each pixel's channels bit for bit the dense run's, the rest poisoned.
+      const std::vector<uint16_t> dense = dy.download<uint16_t>(size_t(ny));
+      for (const int64_t first : {int64_t{4}, int64_t{1}}) {
+        ConvTransposeParams slice = p;
+        slice.y_channels = c.cout + first + 3;
+        slice.y_channel_offset = first;
+        const int64_t pixels = c.batch * out_plane, n_big = pixels * slice.y_channels;
+        DeviceBuffer big(n_big * 2);
+        gpu_test::poison(big, DType::kFloat16);
+        cuda::StepPointers slice_ptrs = ptrs;
+        slice_ptrs.out[0] = big.get();
+        cuda::LaunchChoice again;
+        ASSERT_EQ(gpu_test::select_and_launch(kConvTranspose, DType::kFloat16, slice_ptrs, slice,
+                                              &again, &targets[ti]),
+                  "");
+        EXPECT_EQ(std::string(again.variant->name), name);
+        const std::vector<uint16_t> y = big.download<uint16_t>(size_t(n_big));
+        for (int64_t px = 0; px < pixels; ++px)
+          for (int64_t k = 0; k < slice.y_channels; ++k) {
+            const uint16_t v = y[size_t(px * slice.y_channels + k)];
+            if (k >= first && k < first + c.cout) {
+              ASSERT_EQ(v, dense[size_t(px * c.cout + k - first)])
+                  << "case " << ci << " " << name << " pixel " << px << " channel " << k;
+            } else {
+              ASSERT_EQ(v, gpu_test::kHalfPoison) << "case " << ci << " pixel " << px << " " << k;
+            }
+          }
+        EXPECT_TRUE(big.guard_intact()) << "case " << ci << " " << name;
+      }
     }
   }
 }
