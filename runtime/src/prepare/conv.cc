@@ -52,14 +52,7 @@ Status check_conv_tensors(const jp_plan& plan, const PreparedStep& s, const fb::
     return check_residual(plan, s, p.has_residual(), next,
                           "residual must have the output's shape and layout");
   // Writing a channel slice, the conv reads a dense residual of its own channels.
-  if (!p.has_residual()) return JP_OK;
-  const TensorInfo& r = input_at(plan, s, next);
-  bool dense = r.rank == y.rank && channels_last(r);
-  for (int32_t d = 0; dense && d < r.rank; ++d)
-    dense = r.dims[d] == (d == r.rank - 1 ? out_channels : y.dims[d]);
-  return dense ? JP_OK
-               : invalid(s, "the residual of a conv writing a channel slice must have the "
-                            "output's shape with the conv's own channels, channels last");
+  return check_slice_residual(plan, s, p.has_residual(), next, out_channels);
 }
 
 bool positive_finite(float v) { return v > 0.f && v <= 3.4028235e38f; }

@@ -106,17 +106,10 @@ Status prepare_conv_transpose(const jp_plan& plan, const fb::ConvTransposeParams
     JP_RETURN_IF_ERROR(check_elements(*s, input_at(plan, *s, next++), out_channels,
                                       "bias must have one value per output channel"));
   }
-  if (!slice) {
-    JP_RETURN_IF_ERROR(check_residual(plan, *s, p.has_residual(), next,
-                                      "residual must have the output's shape and layout"));
-  } else if (p.has_residual()) {
-    // Writing a channel slice, the step reads a dense residual of its own channels.
-    const TensorInfo& r = input_at(plan, *s, next);
-    bool dense = r.rank == y.rank && channels_last(r);
-    for (int32_t d = 0; dense && d < r.rank; ++d)
-      dense = r.dims[d] == (d == r.rank - 1 ? out_channels : y.dims[d]);
-    if (!dense) return invalid(*s, "residual must be the step's own channels, NHWC");
-  }
+  // Writing a channel slice, the step reads a dense residual of its own channels.
+  JP_RETURN_IF_ERROR(slice ? check_slice_residual(plan, *s, p.has_residual(), next, out_channels)
+                           : check_residual(plan, *s, p.has_residual(), next,
+                                            "residual must have the output's shape and layout"));
   if (slice) {
     k.y_channels = channel_dim(y);
     k.y_channel_offset = y_offset;

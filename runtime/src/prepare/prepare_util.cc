@@ -260,6 +260,19 @@ Status check_residual(const jp_plan& plan, const PreparedStep& s, bool has_resid
   return JP_OK;
 }
 
+Status check_slice_residual(const jp_plan& plan, const PreparedStep& s, bool has_residual,
+                            uint32_t index, int64_t out_channels) {
+  if (!has_residual) return JP_OK;
+  const TensorInfo& r = input_at(plan, s, index);
+  const TensorInfo& y = output_at(plan, s, 0);
+  bool dense = r.rank == y.rank && channels_last(r);
+  for (int32_t d = 0; dense && d < r.rank; ++d)
+    dense = r.dims[d] == (d == r.rank - 1 ? out_channels : y.dims[d]);
+  return dense ? JP_OK
+               : invalid(s, "the residual of a step writing a channel slice must have the "
+                            "output's shape with the step's own channels, channels last");
+}
+
 Status read_channels(const jp_plan& plan, const PreparedStep& s, int64_t* batch, int64_t* channels,
                      int64_t* spatial) {
   const TensorInfo& x = input_at(plan, s, 0);

@@ -151,6 +151,12 @@ void split_at(const TensorInfo& x, int32_t axis, int64_t* outer, int64_t* inner)
 [[nodiscard]] Status check_residual(const jp_plan& plan, const PreparedStep& s, bool has_residual,
                                     uint32_t index, const char* what);
 
+// Conv and ConvTranspose writing a channel slice of a Concat's y in place: where the step has a
+// residual, its input `index` is dense, NHWC, y's shape with the step's own out_channels.
+[[nodiscard]] Status check_slice_residual(const jp_plan& plan, const PreparedStep& s,
+                                          bool has_residual, uint32_t index,
+                                          int64_t out_channels);
+
 // Instance, group norm and LRN: x [N, C, ...] (input 0) and output 0 of its shape.
 [[nodiscard]] Status read_channels(const jp_plan& plan, const PreparedStep& s, int64_t* batch,
                                    int64_t* channels, int64_t* spatial);
